@@ -1,0 +1,14 @@
+/**
+ * Store failures that callers must tell apart from bugs. `StoreUnavailable` means the backing store could not
+ * be asked (unreachable, timed out, closed): the gateway fails closed on it with 503 `store-unavailable`
+ * rather than admitting on a guess. `StoreConflict` (a create met an existing record) lives with the
+ * interface in `store.ts` and is re-exported here so callers can import both from one place.
+ */
+export { StoreConflict } from './store.js';
+
+export class StoreUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailable';
+  }
+}

@@ -1,0 +1,452 @@
+/**
+ * The shared store: state in Redis (>= 7.0, for EVALSHA_RO) through the `redis` client, so any number of
+ * gateway processes see the same principals, tokens and receipts.
+ *
+ * Every operation that reads or writes more than one key is one Lua script, so it is atomic (no other
+ * client's write lands in the middle: `setRung` and `putScope` cannot lose each other's update) and costs
+ * one round trip (`identify` resolves hash -> token -> principal -> scopes -> legacy flag in one EVALSHA).
+ * Scripts are sent by SHA and node-redis re-sends the source on NOSCRIPT, so a server restart or SCRIPT
+ * FLUSH costs one extra trip, never an error. `identify` and `listTokens` derive keys from stored data,
+ * which Redis Cluster forbids: this store targets a single primary (with replicas/Sentinel), not a cluster.
+ *
+ * Layout (all under a configurable prefix, default `pc:`):
+ *   p:<id>     hash  doc (principal JSON minus rung/aup/scopes), rung (JSON), aup (JSON)
+ *   ps:<id>    hash  scope id -> scope JSON
+ *   po:<id>    list  scope ids in approval order (a hash has no order; a re-approval keeps its place)
+ *   t:<id>     hash  doc (token JSON minus revokedAt), principal, revokedAt (absent while active)
+ *   th:<hash>  string token id, the identify index
+ *   pt:<id>    list  token ids of a principal, in creation order
+ *   tv1        set   ids of legacy (v1) tokens, so a bulk revocation finds them without a scan
+ *   legacy-revoked  string  time of the first bulk legacy revocation
+ *   r:<id>     string receipt JSON, written once (SET NX)
+ * The namespaces differ before the id, so no id (principal ids contain ':') can collide with another key.
+ *
+ * Failure mode (fail closed, never hang): with Redis down, calls reject with `StoreUnavailable` at once
+ * (the offline queue is off) while the client reconnects in the background; with Redis frozen or the peer
+ * silently gone, a call rejects when its deadline passes and the connection is replaced. Startup fails
+ * with `StoreUnavailable` when no connection is ready within the connect budget.
+ */
+import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
+import { StoreUnavailable } from './errors.js';
+import {
+  StoreConflict,
+  type AupConsent,
+  type Identity,
+  type PrincipalRecord,
+  type Receipt,
+  type RungGrant,
+  type ScopeGrant,
+  type Store,
+  type TokenRecord,
+} from './store.js';
+
+export interface RedisStoreOptions {
+  /** `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
+  url: string;
+  /** Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. */
+  keyPrefix?: string;
+  /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
+  commandTimeoutMs?: number;
+  /** Deadline for bulk calls that touch many keys (revokeLegacyTokens). Default 30000 ms. */
+  bulkTimeoutMs?: number;
+  /** Budget for the first connection, retries included; past it startup fails. Default 3000 ms. */
+  connectTimeoutMs?: number;
+  /** Receives connection errors (the client reports each failed reconnect); never sees secrets. */
+  onError?: (err: Error) => void;
+}
+
+// Lua ------------------------------------------------------------------------------------------------------
+
+/** Reads a principal as {doc, rung, aup, {scope JSON...}} or false; shared by the scripts that return one. */
+const READ_PRINCIPAL = `
+local function read_principal(pk, psk, pok)
+  local f = redis.call('HMGET', pk, 'doc', 'rung', 'aup')
+  if not f[1] then return false end
+  local ids = redis.call('LRANGE', pok, 0, -1)
+  local scopes = {}
+  if #ids > 0 then scopes = redis.call('HMGET', psk, unpack(ids)) end
+  return {f[1], f[2], f[3], scopes}
+end
+`;
+
+/** Adds or replaces a scope; a new id goes to the end of the order, a known one keeps its place. */
+const PUT_SCOPE_FN = `
+local function put_scope(psk, pok, id, json)
+  if redis.call('HSET', psk, id, json) == 1 then redis.call('RPUSH', pok, id) end
+end
+`;
+
+const LUA = {
+  // KEYS p, ps, po  ARGV doc, rung, aup, [scopeId, scopeJson]...
+  createPrincipal: `${PUT_SCOPE_FN}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'doc', ARGV[1], 'rung', ARGV[2], 'aup', ARGV[3])
+redis.call('DEL', KEYS[2], KEYS[3])
+for i = 4, #ARGV, 2 do put_scope(KEYS[2], KEYS[3], ARGV[i], ARGV[i + 1]) end
+return 1`,
+
+  // KEYS p, ps, po
+  getPrincipal: `${READ_PRINCIPAL}
+return read_principal(KEYS[1], KEYS[2], KEYS[3])`,
+
+  // KEYS p, ps, po  ARGV rung, aup ('' keeps the recorded consent)
+  setRung: `${READ_PRINCIPAL}
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSET', KEYS[1], 'rung', ARGV[1])
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'aup', ARGV[2]) end
+return read_principal(KEYS[1], KEYS[2], KEYS[3])`,
+
+  // KEYS p, ps, po  ARGV scopeId, scopeJson
+  putScope: `${READ_PRINCIPAL}${PUT_SCOPE_FN}
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+put_scope(KEYS[2], KEYS[3], ARGV[1], ARGV[2])
+return read_principal(KEYS[1], KEYS[2], KEYS[3])`,
+
+  // KEYS t, th, pt, tv1  ARGV id, doc, principalId, revokedAt ('' = active), format
+  // Returns 1, or 0 on an id clash, -1 on a hash clash.
+  putToken: `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+redis.call('HSET', KEYS[1], 'doc', ARGV[2], 'principal', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'revokedAt', ARGV[4]) end
+redis.call('SET', KEYS[2], ARGV[1])
+redis.call('RPUSH', KEYS[3], ARGV[1])
+if ARGV[5] == 'v1' then redis.call('SADD', KEYS[4], ARGV[1]) end
+return 1`,
+
+  // KEYS th, legacy-revoked  ARGV prefix
+  identify: `${READ_PRINCIPAL}
+local id = redis.call('GET', KEYS[1])
+if not id then return false end
+local t = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'doc', 'principal', 'revokedAt')
+if not t[1] then return false end
+local p = read_principal(ARGV[1] .. 'p:' .. t[2], ARGV[1] .. 'ps:' .. t[2], ARGV[1] .. 'po:' .. t[2])
+if not p then return false end
+return {t[1], t[3], redis.call('EXISTS', KEYS[2]), p}`,
+
+  // KEYS pt  ARGV prefix
+  listTokens: `
+local out = {}
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local t = redis.call('HMGET', ARGV[1] .. 't:' .. id, 'doc', 'revokedAt')
+  if t[1] then out[#out + 1] = t end
+end
+return out`,
+
+  // KEYS t  ARGV at. HSETNX: the first revocation's time stands, a second revoke changes nothing.
+  revokeToken: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], 'revokedAt', ARGV[1])
+return redis.call('HMGET', KEYS[1], 'doc', 'revokedAt')`,
+
+  // KEYS tv1, legacy-revoked  ARGV prefix, at. O(v1 tokens) once, inside one script: no token slips through.
+  revokeLegacy: `
+local n = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local tk = ARGV[1] .. 't:' .. id
+  if redis.call('EXISTS', tk) == 1 and redis.call('HSETNX', tk, 'revokedAt', ARGV[2]) == 1 then n = n + 1 end
+end
+redis.call('SET', KEYS[2], ARGV[2], 'NX')
+return n`,
+} as const;
+
+function script<const K extends number>(lua: string, numberOfKeys: K, readOnly = false) {
+  return defineScript({
+    SCRIPT: lua,
+    NUMBER_OF_KEYS: numberOfKeys,
+    IS_READ_ONLY: readOnly,
+    parseCommand(parser: CommandParser, keys: string[], args: string[]) {
+      for (const key of keys) parser.pushKey(key);
+      parser.push(...args);
+    },
+    // Replies are decoded below, against the layout above; node-redis' reply typing has nothing to add.
+    transformReply: (reply: unknown): Reply => reply,
+  });
+}
+
+/** What a script returns, before decoding: nested arrays of strings, integers and nulls. */
+type Reply = unknown;
+
+const SCRIPTS = {
+  pcCreatePrincipal: script(LUA.createPrincipal, 3),
+  pcGetPrincipal: script(LUA.getPrincipal, 3, true),
+  pcSetRung: script(LUA.setRung, 3),
+  pcPutScope: script(LUA.putScope, 3),
+  pcPutToken: script(LUA.putToken, 4),
+  pcIdentify: script(LUA.identify, 2, true),
+  pcListTokens: script(LUA.listTokens, 1, true),
+  pcRevokeToken: script(LUA.revokeToken, 1),
+  pcRevokeLegacy: script(LUA.revokeLegacy, 2),
+};
+
+function makeClient(options: RedisStoreOptions) {
+  const client = createClient({
+    url: options.url,
+    // Without this, commands issued while disconnected wait (forever) for a reconnect.
+    disableOfflineQueue: true,
+    // Only bounds the wait before a command is written; the store's own deadline covers the reply.
+    commandOptions: { timeout: options.commandTimeoutMs ?? 2000 },
+    socket: {
+      connectTimeout: options.connectTimeoutMs ?? 3000,
+      // Retry forever: startup is bounded by the connect deadline in RedisStore.connect, and a running
+      // gateway should heal by itself when Redis returns.
+      reconnectStrategy: (retries: number) =>
+        Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
+    },
+    scripts: SCRIPTS,
+  });
+  // Without a listener an 'error' event (each failed reconnect) would crash the process.
+  client.on('error', (err: Error) => options.onError?.(err));
+  return client;
+}
+
+type Client = ReturnType<typeof makeClient>;
+
+// Decoding -------------------------------------------------------------------------------------------------
+
+function asArray(reply: Reply): Reply[] {
+  if (!Array.isArray(reply)) throw new TypeError(`unexpected store reply: ${typeof reply}`);
+  return reply;
+}
+
+function asString(reply: Reply): string {
+  if (typeof reply !== 'string') throw new TypeError(`unexpected store reply: ${typeof reply}`);
+  return reply;
+}
+
+function parseJson<T>(reply: Reply): T {
+  return JSON.parse(asString(reply)) as T;
+}
+
+function decodePrincipal(reply: Reply): PrincipalRecord | null {
+  if (reply === null) return null;
+  const [doc, rung, aup, scopes] = asArray(reply);
+  return {
+    ...parseJson<Omit<PrincipalRecord, 'rung' | 'aup' | 'scopes'>>(doc),
+    rung: parseJson<RungGrant | null>(rung),
+    aup: parseJson<AupConsent | null>(aup),
+    // A null here would be an order entry without a scope, which the scripts never write.
+    scopes: asArray(scopes).filter((s) => s !== null).map((s) => parseJson<ScopeGrant>(s)),
+  };
+}
+
+function decodeToken(doc: Reply, revokedAt: Reply): TokenRecord {
+  return {
+    ...parseJson<Omit<TokenRecord, 'revokedAt'>>(doc),
+    revokedAt: revokedAt === null ? null : asString(revokedAt),
+  };
+}
+
+function principalDoc(principal: PrincipalRecord): string {
+  const { rung: _rung, aup: _aup, scopes: _scopes, ...doc } = principal;
+  return JSON.stringify(doc);
+}
+
+// The store ------------------------------------------------------------------------------------------------
+
+export class RedisStore implements Store {
+  readonly kind = 'redis' as const;
+
+  /** Replaced (never repaired) when a reply misses its deadline; see #reset. */
+  #client: Client;
+  #closed = false;
+  readonly #prefix: string;
+  readonly #commandTimeoutMs: number;
+  readonly #bulkTimeoutMs: number;
+
+  readonly #options: RedisStoreOptions;
+
+  private constructor(client: Client, options: RedisStoreOptions) {
+    this.#client = client;
+    this.#options = options;
+    this.#prefix = options.keyPrefix ?? 'pc:';
+    this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
+    this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
+  }
+
+  /**
+   * Connects and resolves once Redis answers; rejects with StoreUnavailable when it cannot within
+   * `connectTimeoutMs` (refused, unroutable, or accepting connections but frozen).
+   */
+  static async connect(options: RedisStoreOptions): Promise<RedisStore> {
+    const client = makeClient(options);
+    const budget = options.connectTimeoutMs ?? 3000;
+    try {
+      await withDeadline(client.connect(), budget);
+    } catch (err) {
+      client.destroy();
+      const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
+      throw new StoreUnavailable(`cannot reach redis: ${why}`, { cause: err });
+    }
+    return new RedisStore(client, options);
+  }
+
+  #key(namespace: string, id: string): string {
+    return `${this.#prefix}${namespace}:${id}`;
+  }
+
+  #principalKeys(id: string): string[] {
+    return [this.#key('p', id), this.#key('ps', id), this.#key('po', id)];
+  }
+
+  /**
+   * Runs one call under a deadline that includes the reply, and maps "could not ask Redis" to
+   * StoreUnavailable; a Redis error reply is a bug and stays what it is. node-redis' own command timeout
+   * stops counting once the command is written (https://github.com/redis/node-redis/pull/3008), so a
+   * frozen server or a half-open connection would otherwise hang the call for as long as TCP takes to
+   * notice.
+   */
+  async #call<T>(
+    operation: string,
+    run: (client: Client) => Promise<T>,
+    timeoutMs = this.#commandTimeoutMs,
+  ): Promise<T> {
+    const client = this.#client;
+    try {
+      return await withDeadline(run(client), timeoutMs);
+    } catch (err) {
+      // An error reply (WRONGTYPE, a script error) or a malformed call means a bug, not an outage.
+      if (err instanceof ErrorReply || err instanceof TypeError) throw err;
+      if (err instanceof DeadlineExceeded) {
+        this.#reset(client);
+        throw new StoreUnavailable(`redis ${operation}: no reply within ${timeoutMs} ms`, { cause: err });
+      }
+      throw new StoreUnavailable(`redis ${operation} failed: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  /**
+   * A reply that misses its deadline means the connection cannot be trusted (the server is frozen or the
+   * peer is gone without a FIN). Swap in a fresh client that reconnects in the background and destroy the
+   * stale one, which fails whatever still waits on it; until the fresh one is ready, calls fail at once
+   * (offline queue disabled) instead of piling up behind a dead socket.
+   */
+  #reset(stale: Client): void {
+    if (this.#closed || stale !== this.#client) return; // closed, or another call already reset it
+    const fresh = makeClient(this.#options);
+    this.#client = fresh;
+    stale.destroy();
+    fresh.connect().catch(() => {
+      // Only a destroy/close ends the retry loop; the error events already went to onError.
+    });
+  }
+
+  async createPrincipal(principal: PrincipalRecord): Promise<void> {
+    const args = [principalDoc(principal), JSON.stringify(principal.rung), JSON.stringify(principal.aup)];
+    for (const scope of principal.scopes) args.push(scope.id, JSON.stringify(scope));
+    const keys = this.#principalKeys(principal.id);
+    const created = await this.#call('createPrincipal', (c) => c.pcCreatePrincipal(keys, args));
+    if (created !== 1) throw new StoreConflict(`principal ${principal.id}`);
+  }
+
+  async getPrincipal(id: string): Promise<PrincipalRecord | null> {
+    const reply = await this.#call('getPrincipal', (c) => c.pcGetPrincipal(this.#principalKeys(id), []));
+    return decodePrincipal(reply);
+  }
+
+  async setRung(id: string, rung: RungGrant, aup: AupConsent | null): Promise<PrincipalRecord | null> {
+    const args = [JSON.stringify(rung), aup === null ? '' : JSON.stringify(aup)];
+    const reply = await this.#call('setRung', (c) => c.pcSetRung(this.#principalKeys(id), args));
+    return decodePrincipal(reply);
+  }
+
+  async putScope(id: string, scope: ScopeGrant): Promise<PrincipalRecord | null> {
+    const args = [scope.id, JSON.stringify(scope)];
+    const reply = await this.#call('putScope', (c) => c.pcPutScope(this.#principalKeys(id), args));
+    return decodePrincipal(reply);
+  }
+
+  async putToken(token: TokenRecord): Promise<void> {
+    const { revokedAt, ...doc } = token;
+    const keys = [
+      this.#key('t', token.id),
+      this.#key('th', token.hash),
+      this.#key('pt', token.principalId),
+      `${this.#prefix}tv1`,
+    ];
+    const args = [token.id, JSON.stringify(doc), token.principalId, revokedAt ?? '', token.format];
+    const stored = await this.#call('putToken', (c) => c.pcPutToken(keys, args));
+    if (stored === 0) throw new StoreConflict(`token ${token.id}`);
+    if (stored !== 1) throw new StoreConflict('token with this hash');
+  }
+
+  async identify(tokenHash: string): Promise<Identity | null> {
+    const keys = [this.#key('th', tokenHash), `${this.#prefix}legacy-revoked`];
+    const reply = await this.#call('identify', (c) => c.pcIdentify(keys, [this.#prefix]));
+    if (reply === null) return null;
+    const [doc, revokedAt, legacyRevoked, principal] = asArray(reply);
+    const decoded = decodePrincipal(principal ?? null);
+    if (decoded === null) return null;
+    return { token: decodeToken(doc, revokedAt), principal: decoded, legacyRevoked: legacyRevoked === 1 };
+  }
+
+  async listTokens(principalId: string): Promise<TokenRecord[]> {
+    const keys = [this.#key('pt', principalId)];
+    const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#prefix]));
+    return asArray(reply).map((pair) => {
+      const [doc, revokedAt] = asArray(pair);
+      return decodeToken(doc, revokedAt);
+    });
+  }
+
+  async revokeToken(tokenId: string, at: string): Promise<TokenRecord | null> {
+    const reply = await this.#call('revokeToken', (c) => c.pcRevokeToken([this.#key('t', tokenId)], [at]));
+    if (reply === null) return null;
+    const [doc, revokedAt] = asArray(reply);
+    return decodeToken(doc, revokedAt);
+  }
+
+  async revokeLegacyTokens(at: string): Promise<number> {
+    const keys = [`${this.#prefix}tv1`, `${this.#prefix}legacy-revoked`];
+    const args = [this.#prefix, at];
+    const count = await this.#call('revokeLegacyTokens', (c) => c.pcRevokeLegacy(keys, args), this.#bulkTimeoutMs);
+    if (typeof count !== 'number') throw new TypeError(`unexpected store reply: ${typeof count}`);
+    return count;
+  }
+
+  async putReceipt(receipt: Receipt): Promise<void> {
+    const key = this.#key('r', receipt.id);
+    // NX: a retried settlement must not overwrite the receipt that was already signed and handed out.
+    await this.#call('putReceipt', (c) => c.set(key, JSON.stringify(receipt), { condition: 'NX' }));
+  }
+
+  async getReceipt(id: string): Promise<Receipt | null> {
+    const reply = await this.#call('getReceipt', (c) => c.get(this.#key('r', id)));
+    return reply === null ? null : parseJson<Receipt>(reply);
+  }
+
+  async ping(): Promise<void> {
+    await this.#call('ping', (c) => c.ping());
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const client = this.#client;
+    if (!client.isOpen) return;
+    try {
+      await withDeadline(client.close(), this.#commandTimeoutMs);
+    } catch {
+      // Closing while Redis is down or frozen: drop the socket instead of waiting for an answer.
+      client.destroy();
+    }
+  }
+}
+
+class DeadlineExceeded extends Error {}
+
+/** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
