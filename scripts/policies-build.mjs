@@ -1,0 +1,103 @@
+// Compiles the admission policy to wasm for the gateway: `npm run policies:build`.
+//
+// Runs the pinned `opa build -t wasm -e admission/decision` over the policy sources (every .rego under
+// policies/ except *_test.rego, testdata/ and build/), takes policy.wasm out of the bundle and writes
+//   policies/build/admission.wasm   the module src/policy/engine.ts loads
+//   policies/build/manifest.json    { opaVersion, entrypoint, sourceHash, sources }
+// Both are committed, so `npm start` never needs opa; test/policy/bundle.test.ts fails when the
+// sources no longer match the manifest's hash (a stale bundle).
+//
+// `--print-hash` prints the current sources' hash and exits (the bundle test uses it to prove this
+// script and src/policy/source-hash.ts compute the same hash).
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gunzipSync } from "node:zlib";
+import { opaPath, requireTool } from "./tools.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const entrypoint = "admission/decision";
+const outDir = join(root, "policies", "build");
+
+// Duplicated from src/policy/source-hash.ts (this script is plain node and cannot import TypeScript);
+// the bundle test runs both and fails if they ever disagree.
+/** Policy sources: repo-relative POSIX paths of the non-test .rego files under policies/, sorted. */
+export function policySources(repoRoot = root) {
+  const found = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== "build" && entry.name !== "testdata") walk(path);
+      } else if (entry.name.endsWith(".rego") && !entry.name.endsWith("_test.rego")) {
+        found.push(relative(repoRoot, path).split(sep).join("/"));
+      }
+    }
+  };
+  walk(join(repoRoot, "policies"));
+  return found.sort();
+}
+
+/** sha256 over each source's path and content, in path order, NUL-separated so no two inputs collide. */
+export function policySourceHash(repoRoot = root) {
+  const hash = createHash("sha256");
+  for (const path of policySources(repoRoot)) {
+    hash.update(path).update("\0").update(readFileSync(join(repoRoot, path))).update("\0");
+  }
+  return hash.digest("hex");
+}
+
+/** The bytes of one member of a .tar.gz (ustar; OPA's bundles use plain short names). */
+function extractFromTarGz(archive, wanted) {
+  const tar = gunzipSync(archive);
+  for (let offset = 0; offset + 512 <= tar.length; ) {
+    const header = tar.subarray(offset, offset + 512);
+    if (header.every((byte) => byte === 0)) break;
+    const field = (start, length) => header.subarray(start, start + length).toString("latin1").replace(/\0.*$/s, "");
+    const name = [field(345, 155), field(0, 100)].filter(Boolean).join("/").replace(/^\/+/, "");
+    const size = parseInt(field(124, 12).trim() || "0", 8);
+    if (name === wanted) return tar.subarray(offset + 512, offset + 512 + size);
+    offset += 512 + Math.ceil(size / 512) * 512;
+  }
+  throw new Error(`${wanted} not found in the opa bundle`);
+}
+
+function build() {
+  const opa = requireTool(opaPath);
+  const sources = policySources();
+  if (sources.length === 0) throw new Error("no policy sources under policies/");
+  const opaVersion = /^Version: (\S+)/m.exec(execFileSync(opa, ["version"], { encoding: "utf8" }))?.[1];
+  if (!opaVersion) throw new Error(`cannot read the version of ${opa}`);
+
+  const work = mkdtempSync(join(tmpdir(), "portcullis-policies-"));
+  try {
+    const bundle = join(work, "bundle.tar.gz");
+    // Explicit file list rather than the directory: the bundle gets exactly the hashed sources, never
+    // tests or test data.
+    execFileSync(opa, ["build", "-t", "wasm", "-e", entrypoint, "-o", bundle, ...sources], {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const wasm = extractFromTarGz(readFileSync(bundle), "policy.wasm");
+    mkdirSync(outDir, { recursive: true });
+    writeFileSync(join(outDir, "admission.wasm"), wasm);
+    const manifest = { opaVersion, entrypoint, sourceHash: policySourceHash(), sources };
+    writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    console.log(`policies: built ${relative(root, outDir)}/admission.wasm (${wasm.length} bytes, opa ${opaVersion})`);
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  try {
+    if (process.argv.includes("--print-hash")) console.log(policySourceHash());
+    else build();
+  } catch (error) {
+    console.error(`policies-build: ${error instanceof Error ? error.message : error}`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
+# tests start a real one) and the policy tools opa and regal at the versions pinned in
+# scripts/tools.env, each built into its own version-pinned directory
+#   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
+# so that whatever opa or regal happens to be on PATH is never used.
+#
+# Idempotent and silent when everything is present; it only talks when it installs something or
+# cannot. Needs Go for the policy tools (they are built from source through the Go module proxy,
+# the only network assumed besides package registries).
+set -euo pipefail
+
+scripts_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tools.env
+. "$scripts_dir/tools.env"
+tools_dir=${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}
+
+say() { echo "setup: $*" >&2; }
+fail() {
+  say "$*"
+  exit 1
+}
+
+# Runs a noisy command quietly, showing its output only when it fails.
+quietly() {
+  local log
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+ensure_redis() {
+  command -v redis-server >/dev/null 2>&1 && return 0
+  local cmd="apt-get update && apt-get install -y redis-server"
+  if [ "$(id -u)" -ne 0 ]; then
+    fail "redis-server is missing; run: sudo sh -c '$cmd'"
+  fi
+  command -v apt-get >/dev/null 2>&1 || fail "redis-server is missing and apt-get is not available; install redis-server"
+  say "installing redis-server (apt-get)"
+  quietly apt-get update -qq || fail "apt-get update failed; run: $cmd"
+  DEBIAN_FRONTEND=noninteractive quietly apt-get install -y -qq redis-server ||
+    fail "apt-get install failed; run: $cmd"
+  command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing after apt-get install"
+}
+
+require_go() {
+  command -v go >/dev/null 2>&1 && return 0
+  fail "Go is needed to build the policy tools; install it (https://go.dev/dl/ or: apt-get install -y golang-go)"
+}
+
+# Builds into a scratch directory and moves the binary into place only when the build succeeded, so a
+# half-built binary never sits at the pinned path.
+install_tool() { # name version builder
+  local name=$1 version=$2 builder=$3
+  local dest="$tools_dir/$name-$version/$name"
+  [ -x "$dest" ] && return 0
+  require_go
+  say "building $name $version into $dest (takes a few minutes once)"
+  local work
+  work=$(mktemp -d)
+  if ! "$builder" "$version" "$work"; then
+    rm -rf "$work"
+    fail "building $name $version failed"
+  fi
+  mkdir -p "$(dirname "$dest")"
+  mv -f "$work/$name" "$dest"
+  rm -rf "$work"
+}
+
+build_opa() { # version workdir
+  CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/open-policy-agent/opa@$1"
+}
+
+# `go install github.com/open-policy-agent/regal@version` fails behind a proxy that refuses the
+# module's version list (403; go install asks for it for the deprecation check). Resolving the
+# module inside a throwaway module with `go get` and building from there does not need the list.
+build_regal() { # version workdir
+  (
+    cd "$2"
+    quietly go mod init regalbuild
+    GOFLAGS="-mod=mod -buildvcs=false" quietly go get "github.com/open-policy-agent/regal@$1"
+    CGO_ENABLED=0 GOFLAGS="-mod=mod -buildvcs=false" quietly go build \
+      -ldflags "-X github.com/open-policy-agent/regal/pkg/version.Version=$1" \
+      -o "$2/regal" github.com/open-policy-agent/regal
+  )
+}
+
+ensure_redis
+install_tool opa "$OPA_VERSION" build_opa
+install_tool regal "$REGAL_VERSION" build_regal
