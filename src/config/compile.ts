@@ -1,0 +1,216 @@
+/**
+ * Compiling: a validated ConfigBundle becomes the immutable Runtime a request is served from — the policy
+ * instance with its data set, the compiled guardrail detectors, one undici pool per upstream origin, the
+ * price table. A request takes one Runtime at its start and keeps it to its end, so a reload never mixes two
+ * configurations inside one call. Compile either succeeds whole or throws; the caller swaps only on success.
+ */
+import { Pool } from 'undici';
+import { ConfigError } from './documents.js';
+import type { ConfigBundle } from './load.js';
+import type { BillingDoc, CatalogModel, ModelLimits, Rung, RungsDoc, Team, TeamBar } from './types.js';
+import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
+import { compileGuardrails, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
+
+/** One upstream origin: where a route's calls go, with its keep-alive pool. */
+export interface Origin {
+  route: string;
+  /** Base URL as configured (e.g. http://127.0.0.1:9000/v1) — never contains the key. */
+  baseUrl: string;
+  /** Path of the chat-completions endpoint on the origin (e.g. /v1/chat/completions). */
+  chatPath: string;
+  demo: boolean;
+  pool: Pool;
+  /** Authorization header value, or null. Held only here; never logged. */
+  authorization: string | null;
+}
+
+export interface ModelRuntime {
+  id: string;
+  team: Team;
+  route: string;
+  tasks: ReadonlySet<string>;
+  echo: CatalogModel['echo'];
+  limits: ModelLimits;
+  /** `served` when the route has an origin for this model. */
+  available: boolean;
+  /** The id sent upstream and expected back under the strict echo rule. */
+  upstreamModel: string;
+  origin: Origin | null;
+}
+
+export interface Versions {
+  catalog: string;
+  billing: string;
+  rules: string;
+  guardrails: string;
+  firewall: string;
+  compliance: string;
+  config: string;
+  policy: string;
+}
+
+export interface Runtime {
+  readonly bundle: ConfigBundle;
+  readonly versions: Versions;
+  readonly models: ReadonlyMap<string, ModelRuntime>;
+  /** Catalog order, for GET /v1/models. */
+  readonly modelList: readonly ModelRuntime[];
+  readonly tasks: RungsDoc['tasks'];
+  readonly defaultTask: string;
+  readonly rungs: ReadonlyMap<string, Rung>;
+  readonly teams: Readonly<Record<Team, TeamBar>>;
+  readonly aupVersion: string;
+  readonly rates: BillingDoc['rates'];
+  readonly policy: PolicyEngine;
+  readonly guard: Guardrails;
+  readonly gateway: ConfigBundle['gateway']['data'];
+  readonly jobs: ConfigBundle['gateway']['data']['jobs'];
+  /** Closes the upstream pools once their in-flight requests finish. */
+  close(): Promise<void>;
+}
+
+export interface CompileOptions {
+  /** Base URL of the bundled demo upstream, for routes whose origin says `demo: true`. */
+  demoBaseUrl?: string;
+  env?: Record<string, string | undefined>;
+}
+
+/** The policy's view of the configuration: small, flat, and everything Rego needs to decide. */
+export function policyData(bundle: ConfigBundle, available: (m: CatalogModel) => boolean): PolicyData {
+  const rules = bundle.rungs.data;
+  const guardrails = (bundle.guardrails.data as unknown as GuardrailsDoc).rules;
+  return {
+    catalog: {
+      models: Object.fromEntries(
+        bundle.models.data.models.map((m) => [m.id, { team: m.team, route: m.route, tasks: m.tasks, available: available(m) }]),
+      ),
+    },
+    rules: {
+      bands: rules.bands,
+      taskBands: Object.fromEntries(Object.entries(rules.tasks).map(([task, t]) => [task, t.band])),
+      rungs: Object.fromEntries(rules.rungs.map((r, i) => [r.id, { level: r.level, rank: i + 1, band: r.band }])),
+      teams: rules.teams,
+      guardrails: Object.fromEntries(guardrails.map((g) => [g.id, { action: g.action }])),
+    },
+  };
+}
+
+function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOptions, problems: string[]): Origin | null {
+  const cfg = bundle.gateway.data;
+  const origin = cfg.routes[route]?.origin;
+  if (!origin) return null;
+  const file = bundle.gateway.file;
+  let baseUrl: string;
+  let authorization: string | null = null;
+  let connections = 64;
+  if ('demo' in origin) {
+    if (!options.demoBaseUrl) {
+      problems.push(`${file}: /routes/${route}/origin uses the demo upstream, which is not running`);
+      return null;
+    }
+    baseUrl = options.demoBaseUrl;
+  } else {
+    baseUrl = origin.baseUrl;
+    connections = origin.connections ?? connections;
+    if (origin.apiKeyEnv) {
+      const key = (options.env ?? process.env)[origin.apiKeyEnv];
+      if (!key) {
+        problems.push(`${file}: /routes/${route}/origin/apiKeyEnv names ${origin.apiKeyEnv}, which is not set in the environment`);
+        return null;
+      }
+      authorization = `Bearer ${key}`;
+    }
+  }
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    problems.push(`${file}: /routes/${route}/origin/baseUrl is not a URL`);
+    return null;
+  }
+  const t = cfg.timeouts;
+  const pool = new Pool(url.origin, {
+    connections,
+    pipelining: 1,
+    connect: { timeout: t.upstreamConnectMs },
+    headersTimeout: t.upstreamHeadersMs,
+    bodyTimeout: t.upstreamBodyMs,
+    keepAliveTimeout: 30_000,
+  });
+  return {
+    route,
+    baseUrl,
+    chatPath: `${url.pathname.replace(/\/+$/, '')}/chat/completions`,
+    demo: 'demo' in origin,
+    pool,
+    authorization,
+  };
+}
+
+/** Compiles a whole runtime or throws (ConfigError for configuration problems). */
+export async function compileRuntime(bundle: ConfigBundle, options: CompileOptions = {}): Promise<Runtime> {
+  const problems: string[] = [];
+  const cfg = bundle.gateway.data;
+  const origins = new Map<string, Origin | null>();
+  for (const route of Object.keys(cfg.routes)) origins.set(route, compileOrigin(bundle, route, options, problems));
+
+  const models = new Map<string, ModelRuntime>();
+  for (const m of bundle.models.data.models) {
+    const routed = cfg.routes[m.route]?.models[m.id];
+    const origin = routed ? (origins.get(m.route) ?? null) : null;
+    models.set(m.id, {
+      id: m.id,
+      team: m.team,
+      route: m.route,
+      tasks: new Set(m.tasks),
+      echo: m.echo,
+      limits: m.limits,
+      available: origin !== null,
+      upstreamModel: routed?.upstreamModel ?? m.id,
+      origin,
+    });
+  }
+
+  let guard: Guardrails;
+  try {
+    guard = compileGuardrails(bundle.guardrails.data as unknown as GuardrailsDoc);
+  } catch (err) {
+    problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);
+  }
+  const closePools = () => Promise.all([...origins.values()].map((o) => o?.pool.close())).then(() => undefined);
+  if (problems.length > 0) {
+    await closePools();
+    throw new ConfigError(problems);
+  }
+
+  const policy = await loadPolicyEngine();
+  policy.setData(policyData(bundle, (m) => models.get(m.id)?.available ?? false));
+
+  const rungs = bundle.rungs.data;
+  return Object.freeze({
+    bundle,
+    versions: {
+      catalog: bundle.models.version,
+      billing: bundle.billing.version,
+      rules: rungs.version,
+      guardrails: bundle.guardrails.version,
+      firewall: bundle.firewall.version,
+      compliance: bundle.compliance.version,
+      config: bundle.gateway.version,
+      policy: policy.version,
+    },
+    models,
+    modelList: [...models.values()],
+    tasks: rungs.tasks,
+    defaultTask: rungs.defaultTask,
+    rungs: new Map(rungs.rungs.map((r) => [r.id, r])),
+    teams: rungs.teams,
+    aupVersion: rungs.aup.version,
+    rates: bundle.billing.data.rates,
+    policy,
+    guard: guard!,
+    gateway: cfg,
+    jobs: cfg.jobs,
+    close: closePools,
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * Reading one versioned YAML document strictly: YAML parse errors, duplicate keys and schema violations
+ * (unknown keys included, since every schema says `additionalProperties: false`) all become a ConfigError
+ * naming the file and the JSON path, so an operator can find the line to fix.
+ *
+ * Each document's schema sits beside it (`models.yaml` -> `models.schema.json`); compiled validators are
+ * cached per schema file so a reload does not recompile them.
+ */
+import { readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { basename, dirname, join, relative } from 'node:path';
+import { parseDocument } from 'yaml';
+import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+
+/** Every problem found in the configuration, each naming its file and path. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`configuration is invalid:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** A document as loaded: its data, its version, and the hash a reviewer can check it by. */
+export interface LoadedDocument<T> {
+  file: string; // path relative to the configuration root
+  version: string;
+  sha256: string;
+  data: T;
+}
+
+const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
+const validators = new Map<string, ValidateFunction>();
+
+function validatorFor(schemaPath: string): ValidateFunction {
+  let validate = validators.get(schemaPath);
+  if (!validate) {
+    const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as { $id?: string };
+    // Schemas carry an $id; a reload re-reads the same file, so drop the old copy before compiling again.
+    if (schema.$id) ajv.removeSchema(schema.$id);
+    validate = ajv.compile(schema);
+    validators.set(schemaPath, validate);
+  }
+  return validate;
+}
+
+/** Readable schema errors: `catalog/models.yaml: /models/2/team must be equal to one of the allowed values`. */
+export function describeSchemaErrors(file: string, errors: ErrorObject[] | null | undefined): string[] {
+  return (errors ?? []).map((e) => {
+    const at = e.instancePath || '/';
+    if (e.keyword === 'additionalProperties') {
+      return `${file}: ${at} has unknown key "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+    }
+    if (e.keyword === 'enum') {
+      return `${file}: ${at} must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;
+    }
+    return `${file}: ${at} ${e.message ?? 'is invalid'}`;
+  });
+}
+
+/**
+ * Reads `<root>/<file>`, parses it as YAML, applies `patch` (environment overrides) and validates the result
+ * against the schema beside it. Throws ConfigError listing every problem.
+ */
+export function loadDocument<T>(root: string, file: string, patch?: (data: Record<string, unknown>) => void): LoadedDocument<T> {
+  const path = join(root, file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`]);
+  }
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(doc.errors.map((e) => `${file}: ${e.message.split('\n')[0]}`));
+  }
+  const data = doc.toJS() as Record<string, unknown>;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new ConfigError([`${file}: / must be a mapping`]);
+  }
+  patch?.(data);
+  const schemaPath = join(dirname(path), basename(path).replace(/\.ya?ml$/, '.schema.json'));
+  const validate = validatorFor(schemaPath);
+  if (!validate(data)) throw new ConfigError(describeSchemaErrors(relative(root, path), validate.errors));
+  return {
+    file,
+    version: String(data['version']),
+    sha256: createHash('sha256').update(text).digest('hex'),
+    data: data as T,
+  };
+}

@@ -1,0 +1,128 @@
+/**
+ * Loading: the YAML documents under one root (catalog/, rules/, config/) become one validated, plain-data
+ * bundle. Each document is checked against its own schema first, then the bundle is checked across files
+ * (a model's tasks must exist in the rules, a configured model must be in the catalog on that route, ...),
+ * so that compiling never meets a dangling reference.
+ *
+ * Environment overrides are applied here, before validation, so an override is held to the same schema
+ * as the file it overrides.
+ */
+import { ConfigError, loadDocument, type LoadedDocument } from './documents.js';
+import type { BillingDoc, GatewayDoc, ModelsDoc, RungsDoc } from './types.js';
+
+export const DOCUMENT_FILES = {
+  models: 'catalog/models.yaml',
+  billing: 'catalog/billing.yaml',
+  rungs: 'rules/rungs.yaml',
+  guardrails: 'rules/guardrails.yaml',
+  firewall: 'rules/firewall.yaml',
+  compliance: 'rules/compliance.yaml',
+  gateway: 'config/gateway.yaml',
+} as const;
+
+export interface ConfigBundle {
+  root: string;
+  models: LoadedDocument<ModelsDoc>;
+  billing: LoadedDocument<BillingDoc>;
+  rungs: LoadedDocument<RungsDoc>;
+  guardrails: LoadedDocument<Record<string, unknown>>;
+  firewall: LoadedDocument<Record<string, unknown>>;
+  compliance: LoadedDocument<Record<string, unknown>>;
+  gateway: LoadedDocument<GatewayDoc>;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Environment overrides of config/gateway.yaml; each is validated with the file. */
+export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void {
+  const listeners = doc['listeners'] as Record<string, Record<string, unknown>> | undefined;
+  const port = (name: string) => (/^\d+$/.test(env[name] ?? '') ? Number(env[name]) : env[name]);
+  if (env['PORT'] !== undefined && listeners?.['api']) listeners['api']['port'] = port('PORT');
+  if (env['PORTCULLIS_ADMIN_PORT'] !== undefined && listeners?.['admin']) listeners['admin']['port'] = port('PORTCULLIS_ADMIN_PORT');
+  if (env['REDIS_URL']) {
+    const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
+    doc['store'] = { kind: 'redis', url: env['REDIS_URL'], ...(prefix ? { prefix } : {}) };
+  }
+  const routes = doc['routes'] as Record<string, { origin?: Record<string, unknown> }> | undefined;
+  for (const [name, route] of Object.entries(routes ?? {})) {
+    const url = env[`PORTCULLIS_ROUTE_${name.toUpperCase().replace(/-/g, '_')}_URL`];
+    if (!url) continue;
+    const previous = route.origin ?? {};
+    route.origin = { baseUrl: url, ...('apiKeyEnv' in previous ? { apiKeyEnv: previous['apiKeyEnv'] } : {}) };
+  }
+}
+
+/** Checks that hold across documents; each problem names the file and path that hold the dangling name. */
+function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
+  const problems: string[] = [];
+  const rungs = b.rungs.data;
+  const bands = new Set(rungs.bands);
+  const tasks = rungs.tasks;
+  const at = (file: string, path: string, msg: string) => problems.push(`${file}: ${path} ${msg}`);
+
+  for (const [task, t] of Object.entries(tasks)) {
+    if (!bands.has(t.band)) at(b.rungs.file, `/tasks/${task}/band`, `names unknown band "${t.band}"`);
+  }
+  if (!tasks[rungs.defaultTask]) at(b.rungs.file, '/defaultTask', `names unknown task "${rungs.defaultTask}"`);
+  const seenRungs = new Set<string>();
+  rungs.rungs.forEach((r, i) => {
+    if (seenRungs.has(r.id)) at(b.rungs.file, `/rungs/${i}/id`, `repeats rung "${r.id}"`);
+    seenRungs.add(r.id);
+    if (!bands.has(r.band)) at(b.rungs.file, `/rungs/${i}/band`, `names unknown band "${r.band}"`);
+    if (r.ceilingPerDay < r.tokensPerDay) at(b.rungs.file, `/rungs/${i}/ceilingPerDay`, 'is below tokensPerDay');
+    r.approves.forEach((a, j) =>
+      a.tasks.forEach((task, k) => {
+        if (!tasks[task]) at(b.rungs.file, `/rungs/${i}/approves/${j}/tasks/${k}`, `names unknown task "${task}"`);
+      }),
+    );
+  });
+  for (const [team, bar] of Object.entries(rungs.teams)) {
+    if (!bands.has(bar.maxBand)) at(b.rungs.file, `/teams/${team}/maxBand`, `names unknown band "${bar.maxBand}"`);
+  }
+
+  const catalog = new Map<string, { route: string }>();
+  b.models.data.models.forEach((m, i) => {
+    if (catalog.has(m.id)) at(b.models.file, `/models/${i}/id`, `repeats model "${m.id}"`);
+    catalog.set(m.id, m);
+    m.tasks.forEach((task, k) => {
+      if (!tasks[task]) at(b.models.file, `/models/${i}/tasks/${k}`, `names unknown task "${task}"`);
+    });
+  });
+
+  for (const [route, r] of Object.entries(b.gateway.data.routes)) {
+    for (const id of Object.keys(r.models)) {
+      const model = catalog.get(id);
+      if (!model) at(b.gateway.file, `/routes/${route}/models/${id}`, 'is not in the catalog');
+      else if (model.route !== route) at(b.gateway.file, `/routes/${route}/models/${id}`, `is on route "${model.route}" in the catalog`);
+    }
+  }
+  return problems;
+}
+
+/** Loads and validates every document under `root`. Throws ConfigError with every problem found. */
+export function loadConfig(root: string, env: Env = process.env): ConfigBundle {
+  const problems: string[] = [];
+  const attempt = <T>(file: string, patch?: (d: Record<string, unknown>) => void): LoadedDocument<T> | undefined => {
+    try {
+      return loadDocument<T>(root, file, patch);
+    } catch (err) {
+      if (err instanceof ConfigError) problems.push(...err.problems);
+      else throw err;
+      return undefined;
+    }
+  };
+  const docs = {
+    models: attempt<ModelsDoc>(DOCUMENT_FILES.models),
+    billing: attempt<BillingDoc>(DOCUMENT_FILES.billing),
+    rungs: attempt<RungsDoc>(DOCUMENT_FILES.rungs),
+    guardrails: attempt<Record<string, unknown>>(DOCUMENT_FILES.guardrails),
+    firewall: attempt<Record<string, unknown>>(DOCUMENT_FILES.firewall),
+    compliance: attempt<Record<string, unknown>>(DOCUMENT_FILES.compliance),
+    gateway: attempt<GatewayDoc>(DOCUMENT_FILES.gateway, (d) => applyEnvOverrides(d, env)),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  const bundle = docs as Omit<ConfigBundle, 'root'>;
+  const cross = crossCheck(bundle);
+  if (cross.length > 0) throw new ConfigError(cross);
+  return { root, ...bundle };
+}

@@ -1,0 +1,106 @@
+/**
+ * The shapes of the configuration documents, as their JSON Schemas (beside each YAML file) allow them.
+ * These are plain data; `compile.ts` turns them into the runtime the gateway serves from.
+ */
+
+export type Team = 'blue' | 'red';
+export type EchoRule = 'strict' | 'shape-and-content';
+
+export interface ModelLimits {
+  inputChars: number;
+  outputTokens: number;
+  tools: number;
+  turns: number;
+}
+
+export interface CatalogModel {
+  id: string;
+  team: Team;
+  route: string;
+  tasks: string[];
+  echo: EchoRule;
+  limits: ModelLimits;
+}
+
+export interface ModelsDoc {
+  version: string;
+  models: CatalogModel[];
+}
+
+export interface Plan {
+  id: string;
+  name: string;
+  priceMicroUSD: number;
+  aiCreditsMicroUSD: number;
+  storageGiB: number;
+  purchasable: boolean;
+}
+
+export interface BillingDoc {
+  version: string;
+  currency: 'USD';
+  checkoutEnabled: boolean;
+  rates: {
+    inputPerMTok: number;
+    cachedInputPerMTok: number;
+    outputPerMTok: number;
+    storagePerGiBMonth: number;
+    egressPerGiB: number;
+  };
+  plans: Plan[];
+  topups: Array<{ sku: string; name: string; priceMicroUSD: number; scope: 'ai' | 'storage'; validityMonths?: number; purchasable: boolean }>;
+  creditTiers: Array<{ usd: number; purchasable: boolean }>;
+}
+
+export interface Rung {
+  id: string;
+  level: string;
+  evidence: string;
+  tokensPerDay: number;
+  ceilingPerDay: number;
+  band: string;
+  validityDays: number;
+  approves: Array<{ scope: string; tasks: string[] }>;
+}
+
+export interface TeamBar {
+  requiresVerification: boolean;
+  requiresAup: boolean;
+  requiresScope: boolean;
+  maxBand: string;
+}
+
+export interface RungsDoc {
+  version: string;
+  bands: string[];
+  tasks: Record<string, { band: string; standard: boolean }>;
+  defaultTask: string;
+  rungs: Rung[];
+  teams: Record<Team, TeamBar>;
+  aup: { version: string };
+  freeAllowance: { perDay: number; unit: 'requests' | 'tokens' };
+}
+
+export type OriginConfig = { demo: true } | { baseUrl: string; apiKeyEnv?: string; connections?: number };
+
+export interface RouteConfig {
+  origin: OriginConfig;
+  models: Record<string, { upstreamModel?: string }>;
+}
+
+export interface Listener {
+  host: string;
+  port: number;
+}
+
+export interface GatewayDoc {
+  version: string;
+  principalDomain: string;
+  listeners: { api: Listener; admin: Listener };
+  store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
+  limits: { bodyBytes: number; defaultMaxTokens: number };
+  timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
+  jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
+  demo?: { bootstrap?: boolean };
+  routes: Record<string, RouteConfig>;
+}

@@ -1,0 +1,102 @@
+/**
+ * The one table of errors. Every code the gateway can answer lives here with its HTTP status and a default
+ * message; every error leaves through `toWire` as `{error:{code,message}}`. The README's error table is kept
+ * in step with this one by `test/errors.test.ts`, so adding a code here means documenting it there.
+ *
+ * Messages never carry secrets or prompt text: they may name a model, task, band, rung, scope or limit.
+ */
+
+export const ERRORS = {
+  // Request shape (validate)
+  'invalid-json': { status: 400, message: 'the body is not valid JSON' },
+  'invalid-request': { status: 400, message: 'the request does not match the expected shape' },
+  'invalid-messages': { status: 400, message: 'messages break the conversation rules' },
+  'too-many-turns': { status: 400, message: 'the conversation has more turns than the model allows' },
+  'too-many-tools': { status: 400, message: 'the request defines more tools than the model allows' },
+  'input-too-large': { status: 400, message: 'the input is longer than the model allows' },
+  'max-tokens-out-of-range': { status: 400, message: 'max_tokens is outside what the model allows' },
+  'unsupported-media-type': { status: 415, message: 'content-type must be application/json' },
+  'payload-too-large': { status: 413, message: 'the body is larger than the POST limit' },
+  'not-found': { status: 404, message: 'no such route' },
+  'method-not-allowed': { status: 405, message: 'method not allowed on this route' },
+  'wire-not-offered': { status: 405, message: 'this wire is not offered; use POST /v1/chat/completions' },
+
+  // Step 1: principal (identify)
+  'unauthenticated': { status: 401, message: 'a bearer personal access token is required' },
+  'invalid-token': { status: 401, message: 'the token is not a valid personal access token' },
+  'token-revoked': { status: 401, message: 'the token has been revoked; issue a new one in the console' },
+
+  // Step 2: model and route (admit)
+  'model-not-found': { status: 404, message: 'the model is not in the catalog' },
+  'route-not-configured': { status: 503, message: 'the model is listed but its route is not configured' },
+
+  // Step 3: team requirements (admit)
+  'verification-required': { status: 403, message: 'this model needs a verified principal' },
+  'aup-consent-required': { status: 403, message: 'this model needs consent to the acceptable-use policy' },
+  'research-scope-required': { status: 403, message: 'this model needs an approved research scope' },
+  'task-not-offered': { status: 403, message: 'the task is not offered on this model' },
+  'business-rung-required': { status: 403, message: 'the task band opens at the business rung (L3)' },
+  'contracted-rung-required': { status: 403, message: 'the task band opens at the contracted rung (L4)' },
+  'scope-not-approved': { status: 403, message: 'the named scope is not approved for this principal' },
+  'task-out-of-scope': { status: 403, message: 'no approved scope lists this task' },
+
+  // Step 5: guardrails (guard)
+  'guardrail-blocked': { status: 403, message: 'the request was refused by a guardrail block rule' },
+
+  // Forward
+  'upstream-model-mismatch': { status: 502, message: 'the upstream answered with a model other than the one routed' },
+  'upstream-error': { status: 502, message: 'the upstream failed to answer' },
+  'upstream-unavailable': { status: 502, message: 'the upstream could not be reached' },
+  'upstream-timeout': { status: 504, message: 'the upstream did not answer in time' },
+
+  // Jobs
+  'inference-timeout': { status: 504, message: 'the answer was not ready within the synchronous wait; the job continues' },
+  'job-not-found': { status: 404, message: 'no such job' },
+  'invalid-job-id': { status: 400, message: 'jobId must be a UUID' },
+  'idempotency-key-required': { status: 400, message: 'the idempotency-key header (a UUID v4) is required' },
+  'invalid-idempotency-key': { status: 400, message: 'the idempotency-key header must be a UUID v4' },
+  'idempotency-key-reused': { status: 409, message: 'this idempotency key was used with a different body' },
+  'job-cancelled': { status: 409, message: 'the job was cancelled when its client went away; resend to run it again' },
+  'job-interrupted': { status: 503, message: 'the gateway instance running the job stopped; resend to run it again' },
+  'job-expired': { status: 504, message: 'the job ran longer than the maximum run time and was stopped' },
+
+  // Operator plane
+  'admin-unauthorized': { status: 401, message: 'the operator token is missing or wrong' },
+  'principal-not-found': { status: 404, message: 'no such principal' },
+  'principal-exists': { status: 409, message: 'a principal with this id exists' },
+  'token-not-found': { status: 404, message: 'no such token' },
+  'unknown-rung': { status: 400, message: 'no such rung in the rung ladder' },
+  'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
+
+  // Everything else
+  'store-unavailable': { status: 503, message: 'the store cannot be reached; nothing was admitted' },
+  'internal-error': { status: 500, message: 'internal error' },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** The one error type that stages throw. `message` overrides the table's default with a more specific one. */
+export class GatewayError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+    super(message ?? ERRORS[code].message, options);
+    this.name = 'GatewayError';
+    this.code = code;
+    this.status = ERRORS[code].status;
+  }
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERRORS, code);
+}
+
+/** A denial code from the policy becomes a GatewayError; a code the table lacks is our bug, not the caller's. */
+export function fromDenial(code: string, message: string): GatewayError {
+  return isErrorCode(code) ? new GatewayError(code, message) : new GatewayError('internal-error');
+}
+
+/** The wire format, the only one. */
+export function toWire(err: GatewayError): { error: { code: string; message: string } } {
+  return { error: { code: err.code, message: err.message } };
+}
