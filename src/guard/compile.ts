@@ -1,0 +1,294 @@
+/**
+ * Compiling: the rules document (plain data) becomes the Guardrails runtime - term tries and secret
+ * scanners built once, when the configuration is compiled, never per request. A document that cannot be
+ * compiled throws here, so a bad edit never replaces a working runtime.
+ *
+ * Per request the work is: collect the texts (slots.ts), normalise each once, run one secret pass per text
+ * plus one over all texts joined (for secrets split across a boundary), run the lexical trie once over all
+ * words. The secret pass uses the union of every secrets detector's kinds and decoders; each detector then
+ * keeps the hits it asked for.
+ *
+ * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
+ * secret detectors found, and the block and flag actions only ever produce findings.
+ */
+import { LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
+import { applyMasks, type Span } from './mask.js';
+import { normalise, originalSpan, type Normalised } from './normalise.js';
+import { findSecrets, type SecretHit, type SecretScanOptions } from './secrets.js';
+import { collectSlots, type Slot } from './slots.js';
+import {
+  DECODERS,
+  SECRET_KINDS,
+  type Action,
+  type ChatLike,
+  type Classifier,
+  type Decoder,
+  type Finding,
+  type Guardrails,
+  type GuardrailsDoc,
+  type ScanResult,
+  type SecretKind,
+  type Via,
+} from './types.js';
+
+export interface CompileGuardrailsOptions {
+  /** External classifiers (a moderation endpoint) run by `classify`, after the built-in detectors. */
+  classifiers?: readonly Classifier[];
+}
+
+interface SecretsDetector {
+  rule: string;
+  action: Action;
+  id: string;
+  kinds: ReadonlySet<SecretKind>;
+  decoders: ReadonlySet<Decoder>;
+  boundaries: boolean;
+  mask: string;
+}
+
+/** A secret found in one slot, in that slot's ORIGINAL coordinates. */
+interface SlotSecret {
+  slot: number;
+  kind: SecretKind;
+  start: number;
+  end: number;
+  via?: Via;
+}
+
+const RULE_ID = /^[a-z0-9][a-z0-9-]*$/;
+
+function checkDoc(doc: GuardrailsDoc): void {
+  if (typeof doc?.version !== 'string' || doc.version === '') throw new Error('guardrails: version is missing');
+  if (!Array.isArray(doc.rules)) throw new Error('guardrails: rules must be a list');
+  const ruleIds = new Set<string>();
+  const detectorIds = new Set<string>();
+  for (const rule of doc.rules) {
+    if (!RULE_ID.test(rule.id)) throw new Error(`guardrails: rule id "${rule.id}" must be lowercase words joined by -`);
+    if (ruleIds.has(rule.id)) throw new Error(`guardrails: rule "${rule.id}" is defined twice`);
+    ruleIds.add(rule.id);
+    if (!['block', 'redact', 'flag'].includes(rule.action)) throw new Error(`rule ${rule.id}: unknown action "${rule.action}"`);
+    if (!Array.isArray(rule.detectors) || rule.detectors.length === 0) throw new Error(`rule ${rule.id}: has no detectors`);
+    for (const d of rule.detectors) {
+      if (detectorIds.has(d.id)) throw new Error(`rule ${rule.id}: detector id "${d.id}" is used twice`);
+      detectorIds.add(d.id);
+      if (d.kind === 'lexical') {
+        // Masking words would change the prompt's meaning; lexical detectors block or flag.
+        if (rule.action === 'redact') throw new Error(`rule ${rule.id}: lexical detector ${d.id} cannot redact`);
+        if ((d.any ?? []).length === 0 && (d.near ?? []).length === 0) throw new Error(`rule ${rule.id}: detector ${d.id} has no terms`);
+        for (const g of d.near ?? []) {
+          if (!Number.isInteger(g.within) || g.within < 1) throw new Error(`rule ${rule.id}: detector ${d.id}: within must be a positive integer`);
+        }
+      } else if (d.kind === 'secrets') {
+        for (const k of d.kinds) if (!SECRET_KINDS.includes(k)) throw new Error(`rule ${rule.id}: unknown secret kind "${k}"`);
+        for (const k of d.decode) if (!DECODERS.includes(k)) throw new Error(`rule ${rule.id}: unknown decoder "${k}"`);
+        if (d.kinds.length === 0) throw new Error(`rule ${rule.id}: detector ${d.id} names no secret kinds`);
+      } else {
+        throw new Error(`rule ${rule.id}: unknown detector kind "${(d as { kind: string }).kind}"`);
+      }
+    }
+  }
+}
+
+function sortFindings(findings: Finding[], order: ReadonlyMap<string, number>): Finding[] {
+  return findings.sort(
+    (a, b) =>
+      (order.get(a.where) ?? 0) - (order.get(b.where) ?? 0) || a.rule.localeCompare(b.rule) || a.detector.localeCompare(b.detector),
+  );
+}
+
+function result(findings: Finding[], order: ReadonlyMap<string, number>): ScanResult {
+  return { findings: sortFindings(findings, order), ruleIds: [...new Set(findings.map((f) => f.rule))].sort() };
+}
+
+type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
+
+/**
+ * One pass over the texts `order` joined with nothing between them: a hit that starts in one text and ends
+ * in another is a split secret, reported to `push` once per text it touches. Hits inside one text were
+ * already found by the per-text pass.
+ */
+function boundaryPass(norm: readonly Normalised[], order: readonly number[], union: SecretScanOptions, push: Push): void {
+  if (order.length < 2) return;
+  const offsets: number[] = [];
+  let joined = '';
+  for (const i of order) {
+    offsets.push(joined.length);
+    joined += norm[i]!.text;
+  }
+  const at = (pos: number): number => {
+    let lo = 0;
+    let hi = offsets.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (offsets[mid]! <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  for (const h of findSecrets(joined, union)) {
+    let a = at(h.start);
+    const b = at(h.end - 1);
+    if (a === b) continue;
+    // Joining glues a text's tail to the next text's head (`...ok` + a base64 run). If the hit survives
+    // without the earlier text, that tail was not part of the secret: leave it alone. (The later side
+    // cannot be told apart from a genuinely split key and is masked: erring toward masking.) Binary search
+    // for the last text the hit can start in, one scan of the hit's length per step.
+    let start = h.start;
+    let hi = b;
+    while (a < hi) {
+      const mid = (a + hi + 1) >> 1;
+      const rest = findSecrets(joined.slice(offsets[mid]!, h.end), union);
+      if (rest.length > 0) {
+        a = mid;
+        start = offsets[mid]! + rest.reduce((m, r) => Math.min(m, r.start), Infinity);
+      } else hi = mid - 1;
+    }
+    a = at(start);
+    if (a === b) continue;
+    for (let k = a; k <= b; k++) {
+      const from = k === a ? start - offsets[k]! : 0;
+      const to = k === b ? h.end - offsets[k]! : norm[order[k]!]!.text.length;
+      push(order[k]!, { kind: h.kind, via: 'split' }, from, to);
+    }
+  }
+}
+
+export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrailsOptions = {}): Guardrails {
+  checkDoc(doc);
+  const lexicalSpecs: LexicalDetectorSpec[] = [];
+  const secrets: SecretsDetector[] = [];
+  for (const rule of doc.rules) {
+    for (const d of rule.detectors) {
+      if (d.kind === 'lexical') lexicalSpecs.push({ rule: rule.id, action: rule.action, id: d.id, any: d.any ?? [], near: d.near ?? [] });
+      else {
+        secrets.push({
+          rule: rule.id,
+          action: rule.action,
+          id: d.id,
+          kinds: new Set(d.kinds),
+          decoders: new Set(d.decode),
+          boundaries: d.boundaries,
+          mask: d.mask,
+        });
+      }
+    }
+  }
+  const lexical = new LexicalMatcher(lexicalSpecs);
+  const union: SecretScanOptions = {
+    kinds: new Set(secrets.flatMap((s) => [...s.kinds])),
+    decoders: new Set(secrets.flatMap((s) => [...s.decoders])),
+  };
+  const anyBoundaries = secrets.some((s) => s.boundaries);
+  const redactors = secrets.filter((s) => s.action === 'redact');
+  const external = [...(options.classifiers ?? [])];
+
+  /** Secrets in every slot, in original coordinates; split secrets appear once per slot they touch. */
+  function findSlotSecrets(slots: readonly Slot[], norm: readonly Normalised[]): SlotSecret[] {
+    const out: SlotSecret[] = [];
+    if (union.kinds.size === 0) return out;
+    const push: Push = (slot, hit, start, end) => {
+      if (end <= start) return;
+      const [s, e] = originalSpan(norm[slot]!, start, end);
+      out.push({ slot, kind: hit.kind, start: s, end: e, ...(hit.via ? { via: hit.via } : {}) });
+    };
+    norm.forEach((n, slot) => {
+      for (const h of findSecrets(n.text, union)) push(slot, h, h.start, h.end);
+    });
+    if (anyBoundaries) {
+      // Texts in the order the model reads them; and message contents alone, so that a secret split between
+      // a message and a tool result is joined even with the tool call's arguments between them.
+      const all = norm.map((_, i) => i);
+      boundaryPass(norm, all, union, push);
+      const contents = all.filter((i) => slots[i]!.content);
+      if (contents.length !== all.length) boundaryPass(norm, contents, union, push);
+    }
+    return out;
+  }
+
+  function secretFindings(slots: readonly Slot[], found: readonly SlotSecret[]): Finding[] {
+    const findings: Finding[] = [];
+    const seen = new Set<string>();
+    for (const d of secrets) {
+      for (const s of found) {
+        if (!d.kinds.has(s.kind)) continue;
+        if (s.via === 'split' ? !d.boundaries : s.via !== undefined && !d.decoders.has(s.via as Decoder)) continue;
+        const detector = `${d.id}:${s.kind}`;
+        const where = slots[s.slot]!.where;
+        const key = `${d.rule}\u0000${detector}\u0000${where}\u0000${s.via ?? ''}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        findings.push({ rule: d.rule, action: d.action, detector, where, ...(s.via ? { via: s.via } : {}) });
+      }
+    }
+    return findings;
+  }
+
+  function analyse(req: ChatLike) {
+    const collected = collectSlots(req);
+    const norm = collected.slots.map((s) => normalise(s.text));
+    const found = findSlotSecrets(collected.slots, norm);
+    return { collected, norm, found };
+  }
+
+  function whereOrder(slots: readonly Slot[]): Map<string, number> {
+    const order = new Map<string, number>();
+    slots.forEach((s, i) => {
+      if (!order.has(s.where)) order.set(s.where, i);
+    });
+    return order;
+  }
+
+  function scan(req: ChatLike): ScanResult {
+    const { collected, norm, found } = analyse(req);
+    const slots = collected.slots;
+    const findings = secretFindings(slots, found);
+    if (lexicalSpecs.length > 0) findings.push(...lexical.match(slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }))));
+    return result(findings, whereOrder(slots));
+  }
+
+  /** The spans redact-action detectors mask, per slot. */
+  function maskPlan(found: readonly SlotSecret[]): Map<number, { spans: Span[]; mask: string }> {
+    const plan = new Map<number, { spans: Span[]; mask: string }>();
+    for (const s of found) {
+      const d = redactors.find(
+        (r) => r.kinds.has(s.kind) && (s.via === 'split' ? r.boundaries : s.via === undefined || r.decoders.has(s.via as Decoder)),
+      );
+      if (!d) continue;
+      let entry = plan.get(s.slot);
+      if (!entry) plan.set(s.slot, (entry = { spans: [], mask: d.mask }));
+      entry.spans.push({ start: s.start, end: s.end, kind: s.kind });
+    }
+    return plan;
+  }
+
+  function redact<T extends ChatLike>(req: T): { request: T; masked: number } {
+    const { collected, found } = analyse(req);
+    const replacements = new Map<number, string>();
+    let masked = 0;
+    for (const [slot, { spans, mask }] of maskPlan(found)) {
+      const r = applyMasks(collected.slots[slot]!.text, spans, mask);
+      replacements.set(slot, r.text);
+      masked += r.masked;
+    }
+    return { request: collected.rebuild(req, replacements), masked };
+  }
+
+  function maskOutput(text: string): { text: string; masked: number } {
+    if (redactors.length === 0 || text === '') return { text, masked: 0 };
+    // The answer is one text, or (tool-call arguments) one JSON value whose strings are the texts.
+    const probe = { messages: [{ role: 'assistant', tool_calls: [{ function: { name: '', arguments: text } }] }] };
+    const { request, masked } = redact(probe);
+    return masked === 0 ? { text, masked } : { text: request.messages[0]!.tool_calls![0]!.function.arguments, masked };
+  }
+
+  async function classify(req: ChatLike): Promise<ScanResult> {
+    const base = scan(req);
+    if (external.length === 0) return base;
+    const { slots } = collectSlots(req);
+    const texts = slots.map((s) => ({ where: s.where, text: s.text }));
+    const more = (await Promise.all(external.map((c) => c.classify(texts)))).flat();
+    return result([...base.findings, ...more], whereOrder(slots));
+  }
+
+  return Object.freeze({ version: doc.version, scan, classify, redact, maskOutput });
+}

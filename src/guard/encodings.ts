@@ -1,0 +1,314 @@
+/**
+ * Encoded runs: the places in a text where a secret may hide behind base64, hex or percent/backslash
+ * escapes, each with the text it decodes to. The secret scanner (secrets.ts) scans the decoded text and, on
+ * a hit, masks the whole encoded run in the original.
+ *
+ * Runs are found in single passes over the text (a class-table lookup per character; escapes by a regular
+ * expression of three literal-led alternatives), and decoding is linear in the run. Runs are found as:
+ *  - base64 / base64url: runs of at least 24 alphabet characters (a 20-byte AWS key id needs 27), optional
+ *    `=` padding, and MIME-style line breaks after lines of at least 32 characters. Only runs that mix
+ *    upper and lower case and are not all hex digits (base64 of text always does; hashes, identifiers and
+ *    hex do not). Decoded at all four alignments: a run glued to a preceding character starts mid-quantum.
+ *  - hex: runs of at least 40 hex digits (20 bytes), at both alignments; and byte lists of at least 20 pairs
+ *    separated by one of ` `, `:`, `,`, `, ` with optional `0x` (hexdump and C-array forms).
+ *  - escapes: runs of URL/identifier characters (letters, digits, `+/-_=.~:,!*`) holding `%XX` (percent), `\xXX` (hex) or `\uXXXX`
+ *    (unicode-escape) escapes, mixed with literal characters (`sk%2Dproj...` is a partially encoded key).
+ *
+ * Decoded bytes become text as UTF-8 when they are valid UTF-8, otherwise as Latin-1 marked `binary`
+ * (an image, a hash): key shapes are ASCII, so they survive either way, and binary is not decoded further.
+ */
+import type { Decoder, Via } from './types.js';
+
+export interface Decoded {
+  text: string;
+  binary: boolean;
+}
+
+export interface EncodedRun {
+  start: number;
+  end: number;
+  via: Via;
+  decodings: Decoded[];
+}
+
+const MIN_BASE64 = 24;
+const MIN_HEX_DIGITS = 40;
+const MIN_HEX_PAIRS = 20;
+const MIN_DECODED = 20; // the shortest secret shape (an AWS access key id) is 20 characters
+const MIME_LINE_MIN = 32;
+
+const B64 = 1; // base64 or base64url alphabet
+const HEX = 2;
+const ESC = 4; // may appear in an escape run
+const ALNUM = 8;
+const UPPER = 16;
+const LOWER = 32;
+const NOT_HEX = 64; // in the base64 alphabet but not a hex digit
+const CLASS = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[A-Za-z0-9]/.test(ch)) CLASS[c]! |= B64 | ESC | ALNUM;
+  if (/[0-9A-Fa-f]/.test(ch)) CLASS[c]! |= HEX;
+  else if (/[A-Za-z+/_-]/.test(ch)) CLASS[c]! |= NOT_HEX;
+  if (/[A-Z]/.test(ch)) CLASS[c]! |= UPPER;
+  if (/[a-z]/.test(ch)) CLASS[c]! |= LOWER;
+  if ('+/-_'.includes(ch)) CLASS[c]! |= B64 | ESC;
+  if ('=.~:,!*%\\'.includes(ch)) CLASS[c]! |= ESC;
+}
+const is = (code: number, flag: number): boolean => code < 128 && (CLASS[code]! & flag) !== 0;
+
+const utf8 = new TextDecoder('utf-8');
+
+/**
+ * Is `buf` well-formed UTF-8? A plain loop rather than a fatal TextDecoder: random bytes (images, hashes)
+ * fail within a few bytes, and a thrown decoding error costs far more than the whole check.
+ */
+function isUtf8(buf: Uint8Array): boolean {
+  const n = buf.length;
+  for (let i = 0; i < n; ) {
+    const b = buf[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) (need = 1), (min = 0x80);
+    else if (b >= 0xe0 && b <= 0xef) (need = 2), (min = 0x800);
+    else if (b >= 0xf0 && b <= 0xf4) (need = 3), (min = 0x10000);
+    else return false;
+    if (i + need >= n) return false;
+    let cp = b & (0x3f >> need);
+    for (let k = 1; k <= need; k++) {
+      const c = buf[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return false;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += need + 1;
+  }
+  return true;
+}
+
+/** Bytes as text: ASCII and valid UTF-8 as such, anything else as Latin-1 marked binary. */
+export function bytesToText(buf: Uint8Array): Decoded {
+  let ascii = true;
+  for (let i = 0; i < buf.length; i++) {
+    if (buf[i]! >= 0x80) {
+      ascii = false;
+      break;
+    }
+  }
+  const latin1 = () => Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString('latin1');
+  if (ascii) return { text: latin1(), binary: false };
+  if (isUtf8(buf)) return { text: utf8.decode(buf), binary: false };
+  return { text: latin1(), binary: true };
+}
+
+function decodeBase64Run(text: string, start: number, end: number): Decoded[] {
+  const out: Decoded[] = [];
+  // Buffer's base64 decoder accepts both alphabets and skips line breaks and padding.
+  for (let offset = 0; offset < 4; offset++) {
+    const buf = Buffer.from(text.slice(start + offset, end), 'base64');
+    if (buf.length >= MIN_DECODED) out.push(bytesToText(buf));
+  }
+  return out;
+}
+
+function decodeHex(digits: string): Decoded[] {
+  const out: Decoded[] = [];
+  for (let offset = 0; offset < 2; offset++) {
+    const s = digits.slice(offset);
+    const buf = Buffer.from(s.length % 2 === 0 ? s : s.slice(0, -1), 'hex');
+    if (buf.length >= MIN_DECODED) out.push(bytesToText(buf));
+  }
+  return out;
+}
+
+const ESCAPE = /%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}/g;
+
+/**
+ * `73 6b 2d`, `73:6b:2d`, `0x73, 0x6b`: byte pairs with separators, each pair standing alone. Walks the list
+ * starting at `start`; returns its end and hex digits, or null when it has fewer than 20 pairs.
+ */
+function hexPairsAt(text: string, start: number): { end: number; digits: string } | null {
+  const n = text.length;
+  let digits = '';
+  let pairs = 0;
+  let last = start;
+  let p = start;
+  for (;;) {
+    if (p + 1 < n && text.charCodeAt(p) === 0x30 && (text.charCodeAt(p + 1) | 0x20) === 0x78) p += 2;
+    if (p + 1 >= n || !is(text.charCodeAt(p), HEX) || !is(text.charCodeAt(p + 1), HEX)) break;
+    if (p + 2 < n && is(text.charCodeAt(p + 2), ALNUM)) break;
+    digits += text.slice(p, p + 2);
+    pairs++;
+    last = p + 2;
+    const sep = last < n ? text.charCodeAt(last) : 0;
+    if (sep !== 0x20 && sep !== 0x2c && sep !== 0x3a) break;
+    p = last + 1;
+    if (sep === 0x2c && p < n && text.charCodeAt(p) === 0x20) p++;
+  }
+  return pairs >= MIN_HEX_PAIRS ? { end: last, digits } : null;
+}
+
+/**
+ * Base64 runs, hex runs and hex byte lists in one pass over the text (a table lookup per character): each
+ * run of base64-alphabet characters is walked once, the hex runs inside it are tracked on the way, and a
+ * lone two-digit token followed by a separator is tried as the start of a byte list.
+ */
+function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): void {
+  const n = text.length;
+  const emitHex = (s: number, e: number) => {
+    const decodings = decodeHex(text.slice(s, e));
+    if (decodings.length > 0) onRun({ start: s, end: e, via: 'hex', decodings });
+  };
+  let i = 0;
+  while (i < n) {
+    const c0 = text.charCodeAt(i);
+    if (c0 >= 128 || (CLASS[c0]! & B64) === 0) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let flags = 0;
+    let count = 0;
+    for (;;) {
+      // One line of the run; hex runs inside it end at any character that is not a hex digit.
+      const lineStart = i;
+      let hexStart = i;
+      for (; i < n; i++) {
+        const c = text.charCodeAt(i);
+        const k = c < 128 ? CLASS[c]! : 0;
+        if ((k & B64) === 0) break;
+        flags |= k;
+        if ((k & HEX) === 0) {
+          if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+          hexStart = i + 1;
+        }
+      }
+      if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+      const line = i - lineStart;
+      count += line;
+      if (hex && (line === 2 || line === 4) && i < n) {
+        const list = hexPairsAt(text, lineStart);
+        if (list) {
+          const decodings = decodeHex(list.digits);
+          if (decodings.length > 0) onRun({ start: lineStart, end: list.end, via: 'hex', decodings });
+          i = list.end;
+          count = 0; // a byte list is not base64
+          break;
+        }
+      }
+      let pad = 0;
+      while (i < n && pad < 2 && text.charCodeAt(i) === 0x3d /* = */) (i++, pad++);
+      if (pad > 0 || line < MIME_LINE_MIN || i >= n) break;
+      // MIME wraps base64 at 64 or 76 columns: a full-length line continues on the next one.
+      let k = i;
+      if (text.charCodeAt(k) === 0x0d) k++;
+      if (text.charCodeAt(k) !== 0x0a || !is(text.charCodeAt(k + 1), B64)) break;
+      i = k + 1;
+    }
+    // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
+    if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
+      const decodings = decodeBase64Run(text, start, i);
+      if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
+    }
+    if (i === start) i++;
+  }
+}
+
+function hexValue(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  const lower = code | 0x20;
+  if (lower >= 0x61 && lower <= 0x66) return lower - 0x61 + 10;
+  return -1;
+}
+
+function hexAt(text: string, p: number, digits: number): number {
+  if (p + digits > text.length) return -1;
+  let v = 0;
+  for (let k = 0; k < digits; k++) {
+    const h = hexValue(text.charCodeAt(p + k));
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+function pushUtf8(bytes: number[], cp: number): void {
+  const s = Buffer.from(String.fromCodePoint(cp), 'utf8');
+  for (const b of s) bytes.push(b);
+}
+
+function scanEscapes(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
+  const percent = decoders.has('percent');
+  const hex = decoders.has('hex');
+  const unicode = decoders.has('unicode-escape');
+  const n = text.length;
+  const re = new RegExp(ESCAPE.source, 'g');
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const kind = m[0][0] === '%' ? percent : m[0][1] === 'x' ? hex : unicode;
+    if (!kind) continue;
+    // The run around the escape: URL and identifier characters on both sides.
+    let start = m.index;
+    while (start > 0 && is(text.charCodeAt(start - 1), ESC)) start--;
+    let end = m.index + m[0].length;
+    while (end < n && is(text.charCodeAt(end), ESC)) end++;
+    re.lastIndex = end;
+    // A trailing backslash may be escaping the next character (a JSON quote); masking it would break the text.
+    while (end > start && text.charCodeAt(end - 1) === 0x5c) end--;
+    if (end - start < MIN_DECODED) continue;
+    const bytes: number[] = [];
+    let via: Via | null = null;
+    for (let p = start; p < end; ) {
+      const c = text.charCodeAt(p);
+      if (c === 0x25 && percent) {
+        const v = hexAt(text, p + 1, 2);
+        if (v >= 0) {
+          bytes.push(v);
+          via ??= 'percent';
+          p += 3;
+          continue;
+        }
+      }
+      if (c === 0x5c && p + 1 < end) {
+        const next = text.charCodeAt(p + 1);
+        const v2 = hex && next === 0x78 ? hexAt(text, p + 2, 2) : -1;
+        if (v2 >= 0) {
+          bytes.push(v2);
+          via ??= 'hex';
+          p += 4;
+          continue;
+        }
+        let u = unicode && next === 0x75 ? hexAt(text, p + 2, 4) : -1;
+        if (u >= 0) {
+          p += 6;
+          // A surrogate pair written as two escapes is one code point.
+          if (u >= 0xd800 && u <= 0xdbff && text.charCodeAt(p) === 0x5c && text.charCodeAt(p + 1) === 0x75) {
+            const lo = hexAt(text, p + 2, 4);
+            if (lo >= 0xdc00 && lo <= 0xdfff) {
+              u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+              p += 6;
+            }
+          }
+          pushUtf8(bytes, u);
+          via ??= 'unicode-escape';
+          continue;
+        }
+      }
+      bytes.push(c);
+      p++;
+    }
+    if (bytes.length >= MIN_DECODED && via !== null) {
+      onRun({ start, end, via, decodings: [bytesToText(Uint8Array.from(bytes))] });
+    }
+  }
+}
+
+/** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
+export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
+  if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), onRun);
+  if (decoders.has('percent') || decoders.has('hex') || decoders.has('unicode-escape')) scanEscapes(text, decoders, onRun);
+}

@@ -1,0 +1,31 @@
+/**
+ * Guardrails: detectors that read a chat request and report findings, and the filter that masks secrets.
+ * Compiled once from `rules/guardrails.yaml` (compileGuardrails), used per request through the Guardrails
+ * interface: `scan` (findings), `redact` (a masked copy), `maskOutput` (the upstream's answer).
+ *
+ * Mask format: `[REDACTED:<kind>]`, kind one of openai-key, aws-access-key-id, private-key (the template
+ * is the `mask` of the secrets detector in the rules file).
+ */
+export { compileGuardrails, type CompileGuardrailsOptions } from './compile.js';
+export { loadGuardrailsDoc } from './load.js';
+export { lexicalClassifier, LexicalMatcher, lexicalWords } from './lexical.js';
+export { normalise, originalSpan, type Normalised } from './normalise.js';
+export { findSecrets, type SecretHit } from './secrets.js';
+export type {
+  Action,
+  ChatLike,
+  Classifier,
+  ClassifierText,
+  Decoder,
+  DetectorDoc,
+  Finding,
+  Guardrails,
+  GuardrailsDoc,
+  LexicalDetectorDoc,
+  NearDoc,
+  RuleDoc,
+  ScanResult,
+  SecretKind,
+  SecretsDetectorDoc,
+  Via,
+} from './types.js';

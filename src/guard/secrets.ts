@@ -1,0 +1,107 @@
+/**
+ * Secret shapes: where in a (normalised) text live credentials are, by kind. This is what the
+ * secret-hygiene rule masks and what `maskOutput` masks in the upstream's answer.
+ *
+ *  - openai-key: `sk-` then a run of `[A-Za-z0-9_-]` (covers `sk-proj-`, `sk-svcacct-`, `sk-admin-` and
+ *    32-hex `sk-` keys of compatible providers). The run must look random, not like an identifier: at least
+ *    20 alphanumerics, a digit and a letter, and one dash/underscore-free stretch of 16 or more
+ *    (`sk-learn`, `task-runner`, `sk-some-long-css-class` are not keys).
+ *  - aws-access-key-id: one of the documented four-letter prefixes (AKIA, ASIA, ABIA, ACCA, AGPA, AIDA,
+ *    AIPA, ANPA, ANVA, APKA, AROA, ASCA) then exactly 16 of `[A-Z0-9]`, standing alone: an `AKIA...` inside
+ *    a longer hash or identifier is not a key id.
+ *  - private-key: PEM, OpenSSH and PGP private key blocks, complete or cut off (private-key.ts).
+ *
+ * Encoded secrets (encodings.ts) are found by decoding candidate runs and scanning the decoded text with
+ * the same detectors, up to two levels deep (base64 of a percent-encoded key); the hit covers the whole run.
+ *
+ * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
+ * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
+ */
+import { forEachEncodedRun } from './encodings.js';
+import { normalise } from './normalise.js';
+import { findPrivateKeyBlocks } from './private-key.js';
+import type { Decoder, SecretKind, Via } from './types.js';
+
+export interface SecretHit {
+  kind: SecretKind;
+  start: number;
+  end: number;
+  via?: Via;
+}
+
+export interface SecretScanOptions {
+  kinds: ReadonlySet<SecretKind>;
+  decoders: ReadonlySet<Decoder>;
+}
+
+const MAX_DEPTH = 2;
+
+// The run after `sk-` is bounded; a longer run is cut and the rest scanned on its own.
+const OPENAI = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,4096}/g;
+const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
+const AWS_KEY_ID = /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g;
+
+/** Does the run after `sk-` (at text[s, e)) read as a random key rather than an identifier? */
+function looksLikeOpenAIBody(text: string, s: number, e: number): boolean {
+  const sub = OPENAI_SUBPREFIX.exec(text.slice(s, Math.min(e, s + 8)));
+  if (sub) s += sub[0].length;
+  let alnum = 0;
+  let digits = 0;
+  let letters = 0;
+  let stretch = 0;
+  let longest = 0;
+  for (let i = s; i < e; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2d || c === 0x5f) {
+      stretch = 0;
+      continue;
+    }
+    alnum++;
+    if (c <= 0x39) digits++;
+    else letters++;
+    if (++stretch > longest) longest = stretch;
+  }
+  return alnum >= 20 && digits > 0 && letters > 0 && longest >= 16;
+}
+
+function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
+  if (kinds.has('openai-key') && text.includes('sk-')) {
+    const re = new RegExp(OPENAI.source, 'g');
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text)) !== null) {
+      const end = m.index + m[0].length;
+      if (looksLikeOpenAIBody(text, m.index + 3, end)) hits.push({ kind: 'openai-key', start: m.index, end });
+    }
+  }
+  if (kinds.has('aws-access-key-id')) {
+    const re = new RegExp(AWS_KEY_ID.source, 'g');
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(text)) !== null) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
+  }
+  if (kinds.has('private-key') && text.includes('BEGIN')) {
+    for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+  }
+}
+
+function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[]): void {
+  findDirect(text, opts.kinds, hits);
+  if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
+  forEachEncodedRun(text, opts.decoders, (run) => {
+    for (const d of run.decodings) {
+      const inner: SecretHit[] = [];
+      if (d.binary) findDirect(d.text, opts.kinds, inner);
+      else scan(normalise(d.text).text, opts, depth + 1, inner);
+      if (inner.length > 0) {
+        hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: run.via });
+        return;
+      }
+    }
+  });
+}
+
+/** Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order. */
+export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] {
+  const hits: SecretHit[] = [];
+  scan(text, opts, 0, hits);
+  return hits;
+}

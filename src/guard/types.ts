@@ -1,0 +1,128 @@
+/**
+ * The guardrail vocabulary: what a request looks like to the detectors, what they report, what the compiled
+ * runtime offers, and the shape of `rules/guardrails.yaml` as plain data (checked against
+ * `rules/guardrails.schema.json` before it gets here).
+ *
+ * A Finding names a rule, a detector and a location, never the text that matched: findings travel into
+ * policy input, logs and receipts, where a secret or a prompt must never appear.
+ */
+
+export type Action = 'block' | 'redact' | 'flag';
+
+/** The parts of an OpenAI chat request the detectors read. Other fields pass through `redact` untouched. */
+export interface ChatLike {
+  messages: Array<{
+    role: string;
+    content?: string | null;
+    tool_calls?: Array<{ id?: string; type?: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+    name?: string;
+  }>;
+  tools?: unknown[];
+}
+
+/** How a secret reached the detector when it was not written out plainly in one text. */
+export type Via = 'split' | 'base64' | 'hex' | 'percent' | 'unicode-escape';
+
+export interface Finding {
+  rule: string;
+  action: Action;
+  /** The detector id from the rules file; secret detectors append the secret kind (`credential-shapes:openai-key`). */
+  detector: string;
+  /** Location in the request, e.g. `messages[2].content`, `messages[3].tool_calls[0].function.arguments`, `tools[1]`. */
+  where: string;
+  /** Set when the secret was split across texts or encoded; absent for a plain match. */
+  via?: Via;
+}
+
+export interface ScanResult {
+  findings: Finding[];
+  /** Unique rule ids that have at least one finding, sorted. */
+  ruleIds: string[];
+}
+
+/** One text handed to a classifier, with the location findings should name. */
+export interface ClassifierText {
+  where: string;
+  text: string;
+}
+
+/**
+ * A classifier reads texts and reports findings. The lexical classifier is built in; an external moderation
+ * endpoint will implement the same interface (it is asynchronous for that reason) and be passed to
+ * `compileGuardrails(doc, { classifiers })`.
+ */
+export interface Classifier {
+  readonly id: string;
+  classify(texts: readonly ClassifierText[]): Promise<Finding[]>;
+}
+
+export interface Guardrails {
+  /** `version:` of the rules file the runtime was compiled from. */
+  readonly version: string;
+  /** Runs every built-in detector over the request; synchronous, no I/O. */
+  scan(req: ChatLike): ScanResult;
+  /** `scan` plus every external classifier given at compile time. */
+  classify(req: ChatLike): Promise<ScanResult>;
+  /**
+   * A new request with the secrets of redact-action rules masked in message contents, tool-call arguments,
+   * tool results and tool definitions. The input is never mutated. `masked` counts masked spans (a secret
+   * split across two texts counts once per text).
+   */
+  redact<T extends ChatLike>(req: T): { request: T; masked: number };
+  /** Masks secrets in text the upstream produced (answer content or tool-call arguments). */
+  maskOutput(text: string): { text: string; masked: number };
+}
+
+// ---- rules/guardrails.yaml as plain data -------------------------------------------------------------
+
+export const SECRET_KINDS = ['openai-key', 'aws-access-key-id', 'private-key'] as const;
+export type SecretKind = (typeof SECRET_KINDS)[number];
+
+export const DECODERS = ['base64', 'hex', 'percent', 'unicode-escape'] as const;
+export type Decoder = (typeof DECODERS)[number];
+
+/** Terms: words or phrases matched on whole words of normalised text; a trailing `*` makes the last word a prefix. */
+export interface NearDoc {
+  /** Largest distance, in words, between the first words of the matched terms. */
+  within: number;
+  /** Named term sets; a match needs one term of every set inside the window. */
+  sets: Record<string, string[]>;
+}
+
+export interface LexicalDetectorDoc {
+  id: string;
+  kind: 'lexical';
+  description?: string;
+  /** Any one of these terms is a finding. */
+  any?: string[];
+  near?: NearDoc[];
+}
+
+export interface SecretsDetectorDoc {
+  id: string;
+  kind: 'secrets';
+  description?: string;
+  kinds: SecretKind[];
+  /** Encodings whose runs are decoded and scanned; a secret found inside masks the whole encoded run. */
+  decode: Decoder[];
+  /** Also scan across the boundary of adjacent texts (a secret split across two messages). */
+  boundaries: boolean;
+  /** Replacement text; `{kind}` is replaced by the secret kind. */
+  mask: string;
+}
+
+export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc;
+
+export interface RuleDoc {
+  id: string;
+  action: Action;
+  description: string;
+  detectors: DetectorDoc[];
+}
+
+export interface GuardrailsDoc {
+  version: string;
+  description?: string;
+  rules: RuleDoc[];
+}
