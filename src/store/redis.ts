@@ -26,6 +26,7 @@
  * silently gone, a call rejects when its deadline passes and the connection is replaced. Startup fails
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
+import { createHash } from 'node:crypto';
 import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import {
@@ -166,6 +167,16 @@ function script<const K extends number>(lua: string, numberOfKeys: K, readOnly =
 
 /** What a script returns, before decoding: nested arrays of strings, integers and nulls. */
 type Reply = unknown;
+
+/** A Lua script run through `RedisStore.runScript`. */
+export interface LuaScript {
+  source: string;
+  sha1: string;
+}
+
+export function luaScript(source: string): LuaScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
 
 const SCRIPTS = {
   pcCreatePrincipal: script(LUA.createPrincipal, 3),
@@ -328,6 +339,28 @@ export class RedisStore implements Store {
     stale.destroy();
     fresh.connect().catch(() => {
       // Only a destroy/close ends the retry loop; the error events already went to onError.
+    });
+  }
+
+  /** The key prefix, for capabilities that keep their own keys beside the store's (jobs). */
+  get keyPrefix(): string {
+    return this.#prefix;
+  }
+
+  /**
+   * Runs a Lua script of another capability (jobs) on this store's connection, under the same deadline and
+   * failure mapping as the store's own calls. Sent by SHA; the source follows only after NOSCRIPT.
+   */
+  async runScript(operation: string, script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
+    return this.#call(operation, async (c) => {
+      try {
+        return (await c.evalSha(script.sha1, { keys, arguments: args })) as Reply;
+      } catch (err) {
+        if (err instanceof ErrorReply && err.message.startsWith('NOSCRIPT')) {
+          return (await c.eval(script.source, { keys, arguments: args })) as Reply;
+        }
+        throw err;
+      }
     });
   }
 

@@ -1,0 +1,96 @@
+/**
+ * The operator plane: an admin API on its own loopback listener, behind the operator token
+ * (`PORTCULLIS_ADMIN_TOKEN`). It is how operators run without the payment processor — principals, rungs,
+ * scopes, tokens, reloads — and what the `portcullis admin` CLI speaks to.
+ */
+import Koa, { type Context, type Next } from 'koa';
+import { Router } from '@koa/router';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Deps } from './deps.js';
+import { singleExit } from './single-exit.js';
+import { GatewayError } from '../errors.js';
+import { readJson } from '../stages/read-body.js';
+import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
+
+function operatorOnly(adminToken: string) {
+  // Compare digests, not strings: equal length for timingSafeEqual, and no early exit on the first byte.
+  const expected = createHash('sha256').update(adminToken).digest();
+  return async function operatorOnly(ctx: Context, next: Next): Promise<void> {
+    const match = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'));
+    const given = createHash('sha256').update(match?.[1] ?? '').digest();
+    if (!match || !timingSafeEqual(given, expected)) throw new GatewayError('admin-unauthorized');
+    await next();
+  };
+}
+
+const str = (v: unknown, field: string): string => {
+  if (typeof v !== 'string' || v.length === 0) throw new GatewayError('invalid-request', `${field} must be a non-empty string`);
+  return v;
+};
+
+export function createAdminApp(deps: Deps, adminToken: string): Koa {
+  const { store, holder } = deps;
+  const app = new Koa();
+  const router = new Router({ prefix: '/admin' });
+  const body = async (ctx: Context) => ((await readJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
+
+  router.post('/principals', async (ctx) => {
+    const b = ctx.get('content-length') === '0' || !ctx.get('content-type') ? {} : await body(ctx);
+    const opts: { tenant?: string; username?: string } = {};
+    if (b['tenant'] !== undefined) opts.tenant = str(b['tenant'], 'tenant');
+    if (b['username'] !== undefined) opts.username = str(b['username'], 'username');
+    ctx.status = 201;
+    ctx.body = await createPrincipal(store, holder.current, opts);
+  });
+  router.get('/principals/:id', async (ctx) => {
+    ctx.body = await requirePrincipal(store, ctx.params['id']!);
+  });
+  router.post('/principals/:id/rung', async (ctx) => {
+    const b = await body(ctx);
+    ctx.body = await grantRung(store, holder.current, ctx.params['id']!, str(b['rung'], 'rung'), 'operator');
+  });
+  router.post('/principals/:id/scopes', async (ctx) => {
+    const b = await body(ctx);
+    const tasks = b['tasks'];
+    if (!Array.isArray(tasks) || !tasks.every((t) => typeof t === 'string')) throw new GatewayError('invalid-request', 'tasks must be a list of task names');
+    ctx.body = await approveScope(store, holder.current, ctx.params['id']!, str(b['scope'], 'scope'), tasks);
+  });
+  router.post('/principals/:id/tokens', async (ctx) => {
+    const b = await body(ctx);
+    const format = b['format'] === undefined ? 'v2' : b['format'];
+    if (format !== 'v1' && format !== 'v2') throw new GatewayError('invalid-request', 'format must be v1 or v2');
+    ctx.status = 201;
+    ctx.body = await issueToken(store, ctx.params['id']!, str(b['label'], 'label'), format);
+  });
+  router.get('/principals/:id/tokens', async (ctx) => {
+    await requirePrincipal(store, ctx.params['id']!);
+    const tokens = await store.listTokens(ctx.params['id']!);
+    ctx.body = { data: tokens.map((t) => ({ id: t.id, label: t.label, format: t.format, createdAt: t.createdAt, revokedAt: t.revokedAt })) };
+  });
+  router.post('/tokens/revoke-legacy', async (ctx) => {
+    ctx.body = { revoked: await store.revokeLegacyTokens(new Date().toISOString()) };
+  });
+  router.post('/tokens/:id/revoke', async (ctx) => {
+    const t = await revokeToken(store, ctx.params['id']!);
+    ctx.body = { id: t.id, label: t.label, revokedAt: t.revokedAt };
+  });
+  router.get('/receipts/:id', async (ctx) => {
+    const r = await store.getReceipt(ctx.params['id']!);
+    if (!r) throw new GatewayError('not-found', 'no such receipt');
+    ctx.body = r;
+  });
+  router.post('/reload', async (ctx) => {
+    const result = await holder.reload('admin api');
+    if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));
+    ctx.body = result;
+  });
+  router.get('/runtime', (ctx) => {
+    ctx.body = { versions: holder.current.versions, store: store.kind };
+  });
+
+  app.use(singleExit(deps.log));
+  app.use(operatorOnly(adminToken));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

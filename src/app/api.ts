@@ -1,0 +1,75 @@
+/**
+ * The API listener. The chat path is the named pipeline of architecture.md, in admission order:
+ *
+ *   readBody -> validate -> identify -> jobKey -> attach -> scan -> admit -> meter -> guard -> run -> wait -> respond
+ *
+ * (shape and limits first — a body that cannot be read cannot be admitted — then the principal; an
+ * identical request re-attaches to its live job there, skipping admission and payment; then model and
+ * route, team requirements, quota, guardrails; then the job runs and the call waits for it). The job API
+ * shares every stage up to `run`. Every error leaves through singleExit.
+ */
+import Koa from 'koa';
+import compose from 'koa-compose';
+import { Router } from '@koa/router';
+import type { Deps } from './deps.js';
+import { singleExit } from './single-exit.js';
+import { openCall } from './call-context.js';
+import { wiresNotOffered } from '../routes/wires.js';
+import { listModels } from '../routes/models.js';
+import { bindIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
+import { readBody } from '../stages/read-body.js';
+import { validate } from '../stages/validate.js';
+import { identify } from '../stages/identify.js';
+import { scan } from '../stages/scan.js';
+import { admit } from '../stages/admit.js';
+import { meter } from '../stages/meter.js';
+import { guard } from '../stages/guard.js';
+import { attach, jobKey, run, wait } from '../stages/job.js';
+import { respond } from '../stages/respond.js';
+
+export function createApiApp(deps: Deps): Koa {
+  const { store, holder, log, jobs, engine } = deps;
+  const app = new Koa({ proxy: false });
+  const router = new Router();
+  const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
+  /** Admission proper: the stages a new job passes and a re-attached request skips. */
+  const admission = [scan(), admit(store), meter(store, deps.meter, log), guard(log)];
+
+  router.get('/v1/models', listModels(holder));
+
+  const answer = compose([wait(engine), respond()]) as Koa.Middleware;
+  router.post(
+    '/v1/chat/completions',
+    openCall(holder),
+    readBody(bodyLimit),
+    validate('chat'),
+    identify(store),
+    jobKey(),
+    attach(jobs, answer),
+    ...admission,
+    run(deps, engine, 'chat'),
+    answer,
+  );
+
+  router.post(
+    '/v1/research/jobs',
+    openCall(holder),
+    requireIdempotencyKey(),
+    readBody(bodyLimit),
+    validate('job'),
+    identify(store),
+    jobKey(),
+    bindIdempotencyKey(jobs),
+    attach(jobs, queued()),
+    ...admission,
+    run(deps, engine, 'api'),
+    queued(),
+  );
+  router.get('/v1/research/job', getJob(store, jobs, holder));
+
+  app.use(singleExit(log));
+  app.use(wiresNotOffered());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,21 @@
+/**
+ * Opens a call: a fresh id, the runtime snapshot the call will keep to its end, and an AbortController that
+ * fires when the client goes away before its answer was written (a chat job with no one left waiting for
+ * it is then cancelled, its upstream call with it).
+ */
+import type { Context, Next } from 'koa';
+import { randomUUID } from 'node:crypto';
+import type { RuntimeHolder } from '../config/reloader.js';
+import type { Call } from '../stages/call.js';
+
+export function openCall(holder: RuntimeHolder) {
+  return async function openCall(ctx: Context, next: Next): Promise<void> {
+    const call: Call = { id: randomUUID(), startedAt: new Date(), runtime: holder.current, scopeId: null, abort: new AbortController() };
+    ctx.state.call = call;
+    const onClose = () => {
+      if (!ctx.res.writableFinished) call.abort.abort();
+    };
+    ctx.res.once('close', onClose);
+    await next();
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * The `portcullis` command. `check` validates the configuration offline; `admin ...` speaks to the admin
+ * API of a running gateway, found through PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT on loopback) with
+ * the operator token in PORTCULLIS_ADMIN_TOKEN. Output is made for scripts: `token issue` prints the token
+ * alone, `token list` one token a line (id, a tab, label); errors go to stderr with a non-zero exit.
+ */
+import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
+import { loadConfig } from '../config/load.js';
+import { compileRuntime } from '../config/compile.js';
+import { ConfigError } from '../config/documents.js';
+
+const USAGE = `usage:
+  portcullis check [--root DIR]
+  portcullis admin principal create [--tenant ID] [--username NAME]
+  portcullis admin principal show <principal>
+  portcullis admin principal grant <principal> --rung card|identity|business|contracted
+  portcullis admin principal scope <principal> --scope <id> --tasks a,b
+  portcullis admin token issue <principal> --label <label> [--legacy]
+  portcullis admin token list <principal>
+  portcullis admin token revoke <tokenId>
+  portcullis admin token revoke-legacy
+  portcullis admin reload
+environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
+
+class UsageError extends Error {}
+
+async function check(root: string): Promise<number> {
+  try {
+    const runtime = await compileRuntime(loadConfig(root), { demoBaseUrl: 'http://127.0.0.1:9/v1' });
+    await runtime.close();
+    process.stdout.write(`configuration is valid: ${JSON.stringify(runtime.versions)}\n`);
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+function adminUrl(): string {
+  const env = process.env;
+  return (env['PORTCULLIS_ADMIN_URL'] ?? `http://127.0.0.1:${env['PORTCULLIS_ADMIN_PORT'] ?? '8090'}`).replace(/\/+$/, '');
+}
+
+async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const token = process.env['PORTCULLIS_ADMIN_TOKEN'];
+  if (!token) throw new UsageError('PORTCULLIS_ADMIN_TOKEN is not set');
+  let res: Response;
+  try {
+    res = await fetch(`${adminUrl()}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch {
+    throw new UsageError(`cannot reach the admin API at ${adminUrl()} (is the gateway running?)`);
+  }
+  const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!res.ok) {
+    const e = (json['error'] ?? {}) as { code?: string; message?: string };
+    throw new UsageError(`${e.code ?? res.status}: ${e.message ?? 'request failed'}`);
+  }
+  return json;
+}
+
+const enc = encodeURIComponent;
+const need = (v: string | undefined, what: string): string => {
+  if (!v) throw new UsageError(`missing ${what}`);
+  return v;
+};
+
+async function admin(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      tenant: { type: 'string' },
+      username: { type: 'string' },
+      rung: { type: 'string' },
+      scope: { type: 'string' },
+      tasks: { type: 'string' },
+      label: { type: 'string' },
+      legacy: { type: 'boolean' },
+    },
+  });
+  const target = positionals[2];
+  const out = (s: string): void => void process.stdout.write(`${s}\n`);
+  switch (positionals.slice(0, 2).join(' ')) {
+    case 'principal create': {
+      const p = await call('POST', '/principals', { ...(values.tenant ? { tenant: values.tenant } : {}), ...(values.username ? { username: values.username } : {}) });
+      return out(String(p['id']));
+    }
+    case 'principal show':
+      return out(JSON.stringify(await call('GET', `/principals/${enc(need(target, '<principal>'))}`), null, 2));
+    case 'principal grant': {
+      const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung') });
+      const rung = p['rung'] as { id: string; expiresAt: string };
+      return out(`${p['id']} holds rung ${rung.id} until ${rung.expiresAt}`);
+    }
+    case 'principal scope': {
+      const tasks = need(values.tasks, '--tasks').split(',').map((t) => t.trim()).filter(Boolean);
+      await call('POST', `/principals/${enc(need(target, '<principal>'))}/scopes`, { scope: need(values.scope, '--scope'), tasks });
+      return out(`scope ${values.scope} approved with ${tasks.join(', ')}`);
+    }
+    case 'token issue': {
+      const t = await call('POST', `/principals/${enc(need(target, '<principal>'))}/tokens`, { label: need(values.label, '--label'), ...(values.legacy ? { format: 'v1' } : {}) });
+      return out(String(t['token']));
+    }
+    case 'token list': {
+      const list = await call('GET', `/principals/${enc(need(target, '<principal>'))}/tokens`);
+      for (const t of list['data'] as Array<{ id: string; label: string; revokedAt: string | null }>) out(`${t.id}\t${t.label}${t.revokedAt ? '\t(revoked)' : ''}`);
+      return;
+    }
+    case 'token revoke': {
+      const t = await call('POST', `/tokens/${enc(need(target, '<tokenId>'))}/revoke`);
+      return out(`revoked ${t['id']}`);
+    }
+    case 'token revoke-legacy': {
+      const r = await call('POST', '/tokens/revoke-legacy');
+      return out(`revoked ${r['revoked']} legacy token(s)`);
+    }
+    case 'reload': {
+      const r = await call('POST', '/reload');
+      return out(`reloaded: ${JSON.stringify(r['versions'])}`);
+    }
+    default:
+      throw new UsageError(`unknown command: admin ${positionals.join(' ')}`);
+  }
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === 'check') {
+      const { values } = parseArgs({ args: rest, options: { root: { type: 'string' } } });
+      return await check(resolve(values.root ?? process.env['PORTCULLIS_ROOT'] ?? process.cwd()));
+    }
+    if (command === 'admin') {
+      await admin(rest);
+      return 0;
+    }
+    process.stderr.write(`${USAGE}\n`);
+    return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`portcullis: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+}
+
+process.exitCode = await run(process.argv.slice(2));

@@ -1,0 +1,42 @@
+/**
+ * `npm start`: one gateway on the embedded defaults (or whatever config/ and the environment say), with
+ * reload on change or SIGHUP, and a clean stop on SIGINT/SIGTERM. Prints the operator token and a demo PAT
+ * on stdout so the README's first curl works.
+ */
+import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
+import { startGateway } from './server.js';
+import { createLogger } from './log.js';
+import { ConfigError } from './config/documents.js';
+
+const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
+const log = createLogger((process.env['LOG_LEVEL'] as 'info' | undefined) ?? 'info');
+
+try {
+  const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
+  const lines = [
+    `portcullis is serving the API on ${gw.apiUrl} and the admin API on ${gw.adminUrl}`,
+    `  store: ${gw.store.kind}`,
+    gw.adminTokenGenerated
+      ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
+      : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
+  ];
+  if (gw.demoToken) {
+    lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
+    lines.push('', `  export PAT=${gw.demoToken}${gw.adminTokenGenerated ? ` PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}` : ''}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
+  const stop = (signal: string) => {
+    log.info('gateway.stopping', { signal });
+    void gw.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+} catch (err) {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78); // EX_CONFIG
+  }
+  throw err;
+}

@@ -1,0 +1,60 @@
+/**
+ * The job API. POST /v1/research/jobs takes the strict body {model, task, scopeId, max_tokens, messages}
+ * with an `idempotency-key` header (a UUID v4), runs the same admission as the chat path with the named
+ * scope, and answers 202 with the queued job. GET /v1/research/job?jobId= answers 202 with `pollAfterMs`
+ * while the job is queued or running, 200 once it has ended (with content, toolCalls and finishReason, or
+ * its error). A principal sees only its own jobs: another's id is answered as not found.
+ */
+import type { Context, Next } from 'koa';
+import { GatewayError } from '../errors.js';
+import { bodyHash, jobObject, TERMINAL } from '../jobs/job.js';
+import type { JobStore } from '../jobs/store.js';
+import { bearerToken, resolveToken } from '../stages/identify.js';
+import type { Store } from '../store/store.js';
+import type { RuntimeHolder } from '../config/reloader.js';
+import type { Call } from '../stages/call.js';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Checks the header before the body is read: a request without one cannot be made idempotent. */
+export function requireIdempotencyKey() {
+  return async function requireIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+    const key = ctx.get('idempotency-key');
+    if (!key) throw new GatewayError('idempotency-key-required');
+    if (!UUID_V4.test(key)) throw new GatewayError('invalid-idempotency-key');
+    await next();
+  };
+}
+
+/** Binds the key to this body and job; the same key with another body is refused, whatever it asked. */
+export function bindIdempotencyKey(jobs: JobStore) {
+  return async function bindIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const entry = { bodyHash: bodyHash(call.body), jobId: call.jobId! };
+    const bound = await jobs.bindIdempotencyKey(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase(), entry, call.runtime.jobs.retentionMs);
+    if (bound && bound.bodyHash !== entry.bodyHash) throw new GatewayError('idempotency-key-reused');
+    await next();
+  };
+}
+
+/** The 202 answer of POST /v1/research/jobs. */
+export function queued() {
+  return async function queued(ctx: Context): Promise<void> {
+    const call: Call = ctx.state.call;
+    ctx.status = 202;
+    ctx.body = jobObject(call.job!, call.runtime.jobs.pollAfterMs);
+  };
+}
+
+export function getJob(store: Store, jobs: JobStore, holder: RuntimeHolder) {
+  return async function getJob(ctx: Context): Promise<void> {
+    const identity = await resolveToken(store, bearerToken(ctx));
+    const jobId = ctx.query['jobId'];
+    if (typeof jobId !== 'string' || !UUID.test(jobId)) throw new GatewayError('invalid-job-id');
+    const job = await jobs.get(jobId.toLowerCase());
+    if (!job || job.principalId !== identity.principal.id) throw new GatewayError('job-not-found');
+    ctx.status = TERMINAL.has(job.status) ? 200 : 202;
+    ctx.body = jobObject(job, holder.current.jobs.pollAfterMs);
+  };
+}

@@ -1,0 +1,125 @@
+/**
+ * Starting a gateway: the demo upstream (when a route uses it), the store, the live runtime, and the two
+ * listeners (API and admin). main.ts runs one for `npm start`; tests start as many as they need, in-process
+ * or as child processes, each on its own ports.
+ *
+ * Listeners and the store are read at start; a reload swaps everything else (catalog, rules, policy data,
+ * guardrails, routes and their pools) without a restart.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from './config/load.js';
+import { RuntimeHolder } from './config/reloader.js';
+import { createStore } from './store/index.js';
+import { RedisStore } from './store/redis.js';
+import { RedisJobStore } from './jobs/redis-store.js';
+import { MemoryJobStore } from './jobs/memory-store.js';
+import { JobEngine } from './jobs/engine.js';
+import { StoreConflict, type Store } from './store/store.js';
+import { createFreeMeter, type Meter } from './metering/meter.js';
+import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
+import { createApiApp } from './app/api.js';
+import { createAdminApp } from './app/admin.js';
+import { createPrincipal, issueToken, principalId } from './auth/principals.js';
+import type { Logger } from './log.js';
+
+export interface GatewayOptions {
+  /** Folder holding catalog/, rules/ and config/. */
+  root: string;
+  env?: Record<string, string | undefined>;
+  log: Logger;
+  /** Watch the configuration folders and reload on change. */
+  watch?: boolean;
+}
+
+export interface Gateway {
+  apiUrl: string;
+  adminUrl: string;
+  adminToken: string;
+  /** True when the operator token was generated here rather than read from PORTCULLIS_ADMIN_TOKEN. */
+  adminTokenGenerated: boolean;
+  /** A fresh PAT for the demo blue-team principal, when demo.bootstrap is on. */
+  demoToken: string | null;
+  demoPrincipal: string | null;
+  store: Store;
+  holder: RuntimeHolder;
+  meter: Meter;
+  engine: JobEngine;
+  close(): Promise<void>;
+}
+
+async function listen(server: Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  return `http://${host}:${addr.port}`;
+}
+
+async function bootstrapDemo(store: Store, holder: RuntimeHolder): Promise<{ principal: string; token: string }> {
+  const runtime = holder.current;
+  const id = principalId(runtime.gateway.principalDomain, 'demo');
+  try {
+    await createPrincipal(store, runtime, { tenant: 'demo', username: 'demo' });
+  } catch (err) {
+    if (!(err instanceof StoreConflict) && (err as { code?: string }).code !== 'principal-exists') throw err;
+  }
+  const { token } = await issueToken(store, id, `demo (start-up ${new Date().toISOString()})`);
+  return { principal: id, token };
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  const env = opts.env ?? process.env;
+  const first = loadConfig(opts.root, env);
+  const cfg = first.gateway.data;
+  const usesDemo = Object.values(cfg.routes).some((r) => 'demo' in r.origin);
+  const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
+  const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
+  const store = await createStore(cfg.store);
+  const meter = createFreeMeter();
+  // Jobs live beside the store: in Redis on its connection, or in this process with the memory store.
+  const jobs = store instanceof RedisStore ? new RedisJobStore(store) : new MemoryJobStore();
+  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);
+  engine.start();
+  const deps = { store, holder, meter, log: opts.log, jobs, engine };
+  const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
+
+  const api = createServer(createApiApp(deps).callback());
+  const admin = createServer(createAdminApp(deps, adminToken).callback());
+  // The synchronous wait is long (14 minutes); Node's default request timeout (5 minutes) must not cut it.
+  api.requestTimeout = 0;
+  api.keepAliveTimeout = 65_000;
+  const apiUrl = await listen(api, cfg.listeners.api.host, cfg.listeners.api.port);
+  const adminUrl = await listen(admin, cfg.listeners.admin.host, cfg.listeners.admin.port);
+  if (opts.watch) holder.watch();
+
+  const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
+  opts.log.info('gateway.started', { api: apiUrl, admin: adminUrl, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
+
+  return {
+    apiUrl,
+    adminUrl,
+    adminToken,
+    adminTokenGenerated: !env['PORTCULLIS_ADMIN_TOKEN'],
+    demoToken: boot?.token ?? null,
+    demoPrincipal: boot?.principal ?? null,
+    store,
+    holder,
+    meter,
+    engine,
+    async close() {
+      await engine.close();
+      api.closeAllConnections();
+      admin.closeAllConnections();
+      await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => admin.close(r))]);
+      await holder.close();
+      await store.close();
+      await demo?.close();
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The state one call carries through the pipeline (`ctx.state.call`). Each stage reads what earlier stages
+ * wrote and adds its own part; nothing else travels between stages.
+ */
+import type { ModelRuntime, Runtime } from '../config/compile.js';
+import type { Decision } from '../policy/engine.js';
+import type { ScanResult } from '../guard/index.js';
+import type { Identity } from '../store/store.js';
+import type { Reservation, Settlement } from '../metering/meter.js';
+import type { ValidCall } from './validate.js';
+import type { UpstreamAnswer } from '../upstream/forward.js';
+import type { JobRecord } from '../jobs/job.js';
+
+export interface Call {
+  id: string;
+  startedAt: Date;
+  /** The runtime this call was taken under; it keeps it to the end even across a reload. */
+  runtime: Runtime;
+  body?: unknown;
+  valid?: ValidCall;
+  identity?: Identity;
+  model?: ModelRuntime;
+  task?: string;
+  scan?: ScanResult;
+  decision?: Decision;
+  reservation?: Reservation;
+  /** The request as it goes upstream: redacted, sampling parameters dropped, upstream model id. */
+  forward?: Record<string, unknown>;
+  answer?: UpstreamAnswer;
+  settlement?: Settlement;
+  receiptId?: string;
+  /** The scope named by the request (jobs API); null on the chat path, where the policy picks one. */
+  scopeId: string | null;
+  /** The deterministic job id of this request (jobs/job.ts). */
+  jobId?: string;
+  /** True once a job owns the reservation and the receipt: the HTTP side no longer ends the call. */
+  handedOver?: boolean;
+  /** The finished job this request re-attached to or waited for. */
+  job?: JobRecord;
+  /** Set by the client-abort watcher; forward passes it to undici so the upstream call is cancelled too. */
+  abort: AbortController;
+}
+
+export interface CallContextState {
+  call: Call;
+}

@@ -1,0 +1,107 @@
+/**
+ * The job stages of the pipeline.
+ *
+ *   jobKey   the request's deterministic job id (principal + canonical request)
+ *   attach   a live job with that id exists: skip admission and metering, go straight to `reattached`
+ *            (wait and respond for chat; the job object for the jobs API) — no second upstream call, no
+ *            second charge
+ *   run      hand the admitted, metered, guarded call to the job engine; from here its runner owns the
+ *            reservation and the receipt
+ *   wait     chat only: wait up to the synchronous wait (14 minutes by default); past it 504
+ *            `inference-timeout` while the job goes on
+ */
+import type { Context, Middleware, Next } from 'koa';
+import { GatewayError, isErrorCode } from '../errors.js';
+import { jobIdFor, TERMINAL, type JobRecord } from '../jobs/job.js';
+import type { JobEngine } from '../jobs/engine.js';
+import type { JobStore } from '../jobs/store.js';
+import { executeCall } from '../jobs/execute.js';
+import { newReceiptId } from '../receipts/receipt.js';
+import type { Deps } from '../app/deps.js';
+import type { Call } from './call.js';
+
+export function jobKey() {
+  return async function jobKey(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const { request, maxTokens } = call.valid!;
+    call.jobId = jobIdFor(call.identity!.principal.id, {
+      model: request.model,
+      task: call.task!,
+      scopeId: call.scopeId,
+      max_tokens: maxTokens,
+      messages: request.messages,
+      tools: request.tools,
+      tool_choice: request.tool_choice,
+    });
+    await next();
+  };
+}
+
+export const isLive = (job: JobRecord | null): job is JobRecord => job !== null && job.status !== 'failed' && job.status !== 'expired';
+
+export function attach(jobs: JobStore, reattached: Middleware) {
+  return async function attach(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const existing = await jobs.get(call.jobId!);
+    if (isLive(existing)) {
+      call.job = existing;
+      call.handedOver = true;
+      return reattached(ctx, next) as Promise<void>;
+    }
+    await next();
+  };
+}
+
+export function run(deps: Deps, engine: JobEngine, origin: JobRecord['origin']) {
+  return async function run(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const now = new Date().toISOString();
+    const job: JobRecord = {
+      jobId: call.jobId!,
+      principalId: call.identity!.principal.id,
+      model: call.model!.id,
+      task: call.task!,
+      scopeId: call.scopeId,
+      origin,
+      status: 'queued',
+      billing: call.reservation!.billing,
+      receiptId: newReceiptId(call.id),
+      callId: call.id,
+      owner: '',
+      leaseUntil: 0,
+      reservation: call.reservation!,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const settings = call.runtime.jobs;
+    const { created, job: stored } = await engine.submit(job, (signal) => executeCall(deps, call, signal, settings.upstreamRetries));
+    if (!created) {
+      // An identical request won the race to create the job: attach to it and give back what we reserved.
+      await deps.meter.release(call.reservation!);
+    }
+    call.handedOver = true;
+    call.job = stored;
+    await next();
+  };
+}
+
+/** A job that ended without an answer answers as its error. */
+export function jobError(job: JobRecord): GatewayError {
+  const code = job.error?.code ?? 'internal-error';
+  return isErrorCode(code) ? new GatewayError(code, job.error?.message) : new GatewayError('internal-error');
+}
+
+export function wait(engine: JobEngine) {
+  return async function wait(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const job = await engine.wait(call.jobId!, call.runtime.gateway.timeouts.syncWaitMs, call.abort.signal);
+    if (call.abort.signal.aborted) return; // the client is gone; nobody to answer
+    if (!job) throw new GatewayError('job-not-found');
+    if (!TERMINAL.has(job.status)) {
+      throw new GatewayError('inference-timeout', `the answer was not ready within the synchronous wait; job ${job.jobId} continues — resend the identical request to re-attach, or poll GET /v1/research/job?jobId=${job.jobId}`);
+    }
+    if (job.status !== 'succeeded') throw jobError(job);
+    call.job = job;
+    await next();
+  };
+}

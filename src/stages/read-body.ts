@@ -1,0 +1,40 @@
+/**
+ * Reading a POST body: `content-type: application/json` required (415), at most the configured size
+ * (2 MiB by default; 413, counted on the bytes actually received so a lying content-length cannot slip
+ * past), and valid JSON (400). A body that cannot be read cannot be admitted, so this runs first.
+ */
+import type { Context, Next } from 'koa';
+import getRawBody from 'raw-body';
+import { GatewayError } from '../errors.js';
+
+export function isJsonContentType(header: string | undefined): boolean {
+  if (!header) return false;
+  const [type] = header.split(';');
+  return type!.trim().toLowerCase() === 'application/json';
+}
+
+export async function readJson(ctx: Context, limitBytes: number): Promise<unknown> {
+  if (!isJsonContentType(ctx.get('content-type'))) throw new GatewayError('unsupported-media-type');
+  let raw: string;
+  try {
+    raw = await getRawBody(ctx.req, { limit: limitBytes, encoding: 'utf8', length: ctx.get('content-length') || undefined });
+  } catch (err) {
+    const type = (err as { type?: string }).type;
+    if (type === 'entity.too.large') throw new GatewayError('payload-too-large', `the body is larger than ${limitBytes} bytes`);
+    if (type === 'request.aborted') throw new GatewayError('invalid-request', 'the request body was cut off');
+    throw new GatewayError('invalid-request', 'the request body could not be read');
+  }
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    throw new GatewayError('invalid-json');
+  }
+}
+
+/** Koa stage: parses the JSON body of a POST into `ctx.state.call.body`. */
+export function readBody(limitBytes: () => number) {
+  return async function readBody(ctx: Context, next: Next): Promise<void> {
+    ctx.state.call.body = await readJson(ctx, limitBytes());
+    await next();
+  };
+}

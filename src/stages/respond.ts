@@ -1,0 +1,70 @@
+/**
+ * respond: the one way out for an answered call, built from the finished job's chat.completion (so a
+ * re-attached request gets the very answer the first one paid for). Non-streaming: the completion, which
+ * carries `billing`, `receiptId`, `usage` and `chargedMicroUSD`. Streaming (`stream: true`), emulated on the
+ * finished answer as the spec says: one content chunk (role assistant, content, and tool calls as OpenAI
+ * clients expect them in a delta; finish_reason null), one finish chunk (empty delta, finish_reason,
+ * billing, receiptId, usage, chargedMicroUSD), then `data: [DONE]`. The first byte goes out when the
+ * answer is complete.
+ */
+import type { Context, Next } from 'koa';
+import type { Call } from './call.js';
+
+type Completion = Record<string, unknown> & {
+  choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[] }; finish_reason: string }>;
+};
+
+export function completionBody(call: Call): Record<string, unknown> {
+  const a = call.answer!;
+  const s = call.settlement!;
+  return {
+    id: `chatcmpl-${call.id}`,
+    object: 'chat.completion',
+    created: a.created,
+    model: a.model,
+    choices: a.choices.map((c) => ({ index: c.index, message: c.message, logprobs: null, finish_reason: c.finish_reason })),
+    usage: {
+      prompt_tokens: s.usage.prompt_tokens,
+      completion_tokens: s.usage.completion_tokens,
+      total_tokens: s.usage.total_tokens,
+      prompt_tokens_details: { cached_tokens: s.usage.cached_tokens },
+    },
+    billing: s.billing,
+    receiptId: call.receiptId,
+    chargedMicroUSD: s.chargedMicroUSD,
+  };
+}
+
+/** The exact bytes of the emulated stream for a finished completion. */
+export function streamBody(completion: Record<string, unknown>): string {
+  const c = completion as Completion;
+  const choice = c.choices[0]!;
+  const base = { id: c['id'], object: 'chat.completion.chunk', created: c['created'], model: c['model'] };
+  const delta: Record<string, unknown> = { role: 'assistant', content: choice.message.content ?? '' };
+  if (choice.message.tool_calls) delta['tool_calls'] = choice.message.tool_calls.map((tc, index) => ({ index, ...(tc as object) }));
+  const content = { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] };
+  const finish = {
+    ...base,
+    choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }],
+    usage: c['usage'],
+    billing: c['billing'],
+    receiptId: c['receiptId'],
+    chargedMicroUSD: c['chargedMicroUSD'],
+  };
+  return `data: ${JSON.stringify(content)}\n\ndata: ${JSON.stringify(finish)}\n\ndata: [DONE]\n\n`;
+}
+
+export function respond() {
+  return async function respond(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const completion = call.job!.result!.completion;
+    if (call.valid!.stream) {
+      ctx.set('content-type', 'text/event-stream');
+      ctx.set('cache-control', 'no-cache');
+      ctx.body = streamBody(completion);
+    } else {
+      ctx.body = completion;
+    }
+    await next();
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * Forwarding one chat call to an upstream origin over its undici pool (keep-alive; connect, headers and body
+ * timeouts from config). The upstream is asked for a non-streaming answer — streaming is emulated by the
+ * gateway on the finished answer — and its reply is read into a normalised answer. Failures are typed:
+ * unreachable (502 `upstream-unavailable`), a non-2xx or malformed reply (502 `upstream-error`), a timeout
+ * (504 `upstream-timeout`). Error messages carry status codes, never the upstream's body, which may echo
+ * the prompt or the key.
+ */
+import { errors as undiciErrors } from 'undici';
+import { GatewayError } from '../errors.js';
+import type { Origin } from '../config/compile.js';
+import type { Usage } from '../metering/price.js';
+
+export interface AnswerMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+  refusal?: string | null;
+}
+
+export interface UpstreamAnswer {
+  id: string;
+  created: number;
+  model: string;
+  choices: Array<{ index: number; message: AnswerMessage; finish_reason: string }>;
+  usage: Usage;
+}
+
+const nonNegInt = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
+
+/** Reads the parts of an OpenAI chat.completion the gateway serves; anything malformed is an upstream error. */
+export function normaliseAnswer(json: unknown): UpstreamAnswer {
+  const bad = (why: string) => new GatewayError('upstream-error', `the upstream answer is malformed: ${why}`);
+  if (!json || typeof json !== 'object') throw bad('not an object');
+  const j = json as Record<string, unknown>;
+  if (!Array.isArray(j['choices']) || j['choices'].length === 0) throw bad('no choices');
+  const choices = (j['choices'] as unknown[]).map((c, index) => {
+    const choice = c as Record<string, unknown> | null;
+    const m = choice?.['message'] as Record<string, unknown> | undefined;
+    if (!m || typeof m !== 'object') throw bad(`choices[${index}] has no message`);
+    const content = typeof m['content'] === 'string' ? m['content'] : null;
+    const message: AnswerMessage = { role: 'assistant', content };
+    if (Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0) {
+      message.tool_calls = (m['tool_calls'] as Array<Record<string, unknown>>).map((tc, k) => {
+        const fn = tc?.['function'] as Record<string, unknown> | undefined;
+        if (typeof fn?.['name'] !== 'string') throw bad(`choices[${index}].message.tool_calls[${k}] has no function name`);
+        return {
+          id: typeof tc['id'] === 'string' ? tc['id'] : `call_${index}_${k}`,
+          type: 'function' as const,
+          function: { name: fn['name'], arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {}) },
+        };
+      });
+    }
+    if (typeof m['refusal'] === 'string') message.refusal = m['refusal'];
+    const finish = typeof choice?.['finish_reason'] === 'string' ? (choice['finish_reason'] as string) : message.tool_calls ? 'tool_calls' : 'stop';
+    return { index, message, finish_reason: finish };
+  });
+  const u = (j['usage'] ?? {}) as Record<string, unknown>;
+  const details = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
+  const prompt = nonNegInt(u['prompt_tokens']);
+  const completion = nonNegInt(u['completion_tokens']);
+  return {
+    id: typeof j['id'] === 'string' ? j['id'] : '',
+    created: nonNegInt(j['created']) || Math.floor(Date.now() / 1000),
+    model: typeof j['model'] === 'string' ? j['model'] : '',
+    choices,
+    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: Math.min(nonNegInt(details['cached_tokens']), prompt) },
+  };
+}
+
+/** Errors raised before a byte of the request reached the upstream: the only ones safe to retry. */
+function notStarted(err: unknown): boolean {
+  const code = (err as { code?: string } | undefined)?.code;
+  return err instanceof undiciErrors.ConnectTimeoutError || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH';
+}
+
+/**
+ * Forwards with up to `retries` more attempts, only when the previous one is known not to have started
+ * (the connection was refused or never opened), so an upstream never runs the same call twice.
+ */
+export async function forwardChat(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<UpstreamAnswer> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await forwardOnce(origin, body, signal);
+    } catch (err) {
+      const cause = (err as { cause?: unknown }).cause;
+      if (attempt >= retries || !notStarted(cause) || signal.aborted) throw err;
+      await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
+    }
+  }
+}
+
+async function forwardOnce(origin: Origin, body: Record<string, unknown>, signal: AbortSignal): Promise<UpstreamAnswer> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  if (origin.authorization) headers['authorization'] = origin.authorization;
+  let statusCode: number;
+  let json: unknown;
+  try {
+    const res = await origin.pool.request({ method: 'POST', path: origin.chatPath, headers, body: JSON.stringify(body), signal });
+    statusCode = res.statusCode;
+    if (statusCode < 200 || statusCode > 299) {
+      await res.body.dump();
+      throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered ${statusCode}`);
+    }
+    try {
+      json = await res.body.json();
+    } catch {
+      throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered with a body that is not JSON`);
+    }
+  } catch (err) {
+    if (err instanceof GatewayError) throw err;
+    if (err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
+      throw new GatewayError('upstream-timeout', `the upstream of route ${origin.route} did not answer in time`);
+    }
+    if (err instanceof undiciErrors.ConnectTimeoutError) {
+      throw new GatewayError('upstream-unavailable', `the upstream of route ${origin.route} did not accept a connection in time`, { cause: err });
+    }
+    if (err instanceof undiciErrors.RequestAbortedError || (err as Error).name === 'AbortError') {
+      throw new GatewayError('upstream-error', 'the call was cancelled before the upstream answered');
+    }
+    throw new GatewayError('upstream-unavailable', `the upstream of route ${origin.route} could not be reached`, { cause: err });
+  }
+  return normaliseAnswer(json);
+}

@@ -1,0 +1,94 @@
+/**
+ * A gateway for tests, started in-process on free ports from a private copy of catalog/, rules/ and config/
+ * (so a test may edit its configuration without touching the repository's), with the routes pointed at a
+ * recording upstream through the same environment overrides an operator uses.
+ */
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startGateway, type Gateway } from '../../src/server.js';
+import { silentLogger } from '../../src/log.js';
+
+export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** Copies the configuration folders into a fresh temporary root. */
+export function configRoot(): string {
+  const root = mkdtempSync(join(tmpdir(), 'portcullis-'));
+  for (const dir of ['catalog', 'rules', 'config']) cpSync(join(REPO, dir), join(root, dir), { recursive: true });
+  return root;
+}
+
+/** Rewrites one YAML file of a root with a string transformation. */
+export function editFile(root: string, file: string, edit: (text: string) => string): void {
+  const path = join(root, file);
+  writeFileSync(path, edit(readFileSync(path, 'utf8')));
+}
+
+export interface TestGateway extends Gateway {
+  root: string;
+  admin(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** A new principal with a fresh token; `rung` grants a rung first. */
+  principal(opts?: { rung?: string; tenant?: string }): Promise<{ id: string; token: string; tokenId: string }>;
+  chat(token: string | null, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+}
+
+export interface TestGatewayOptions {
+  upstreamUrl?: string;
+  redisUrl?: string;
+  root?: string;
+  env?: Record<string, string>;
+}
+
+export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const root = opts.root ?? configRoot();
+  editFile(root, 'config/gateway.yaml', (t) => t.replace('bootstrap: true', 'bootstrap: false'));
+  const env: Record<string, string> = {
+    PORT: '0',
+    PORTCULLIS_ADMIN_PORT: '0',
+    PORTCULLIS_ADMIN_TOKEN: 'test-operator-token',
+    ...(opts.upstreamUrl ? { PORTCULLIS_ROUTE_SHARED_URL: opts.upstreamUrl, PORTCULLIS_ROUTE_DEDICATED_URL: opts.upstreamUrl } : {}),
+    ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl } : {}),
+    ...opts.env,
+  };
+  const gw = await startGateway({ root, env, log: silentLogger });
+  const admin: TestGateway['admin'] = async (method, path, body) => {
+    const res = await fetch(`${gw.adminUrl}/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${gw.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: await res.json() };
+  };
+  let n = 0;
+  return Object.assign(gw, {
+    root,
+    admin,
+    async principal(o: { rung?: string; tenant?: string } = {}) {
+      const p = await admin('POST', '/principals', { tenant: o.tenant ?? `t${process.pid}-${Date.now().toString(36)}-${n++}` });
+      if (p.status !== 201) throw new Error(`principal create failed: ${JSON.stringify(p.body)}`);
+      const id = p.body.id as string;
+      if (o.rung) {
+        const g = await admin('POST', `/principals/${encodeURIComponent(id)}/rung`, { rung: o.rung });
+        if (g.status !== 200) throw new Error(`grant failed: ${JSON.stringify(g.body)}`);
+      }
+      const t = await admin('POST', `/principals/${encodeURIComponent(id)}/tokens`, { label: 'test' });
+      return { id, token: t.body.token as string, tokenId: t.body.id as string };
+    },
+    async chat(token: string | null, body: unknown, headers: Record<string, string> = {}) {
+      const res = await fetch(`${gw.apiUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* streams and non-JSON bodies are returned as text */
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    },
+  });
+}

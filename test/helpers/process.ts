@@ -1,0 +1,43 @@
+/**
+ * A gateway in its own process (`src/main.ts`), for what an in-process gateway cannot show: a second
+ * instance that can be SIGKILLed mid-job, or `npm start` as a newcomer meets it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { REPO } from './gateway.js';
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  apiUrl: string;
+  adminUrl: string;
+  stdout(): string;
+  stop(): Promise<void>;
+}
+
+export async function spawnGateway(root: string, env: Record<string, string>): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
+    env: { ...process.env, PORTCULLIS_ROOT: root, PORT: '0', PORTCULLIS_ADMIN_PORT: '0', PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  const started = Date.now();
+  while (!/admin API on \S+\n/.test(out)) {
+    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
+    if (Date.now() - started > 20_000) throw new Error('gateway did not start');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(out)!;
+  return {
+    child,
+    apiUrl: apiUrl!,
+    adminUrl: adminUrl!,
+    stdout: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * `npm start` as a newcomer meets it: the process starts on the embedded defaults (memory store, bundled
+ * demo upstream), prints a demo PAT and the operator token, the README's first calls work with them, and
+ * SIGHUP reloads the configuration.
+ */
+import { expect } from 'chai';
+import { configRoot, editFile } from './helpers/gateway.js';
+import { spawnGateway, type GatewayProcess } from './helpers/process.js';
+
+describe('npm start (embedded defaults)', () => {
+  let gw: GatewayProcess;
+  let root: string;
+  const grab = (re: RegExp) => re.exec(gw.stdout())?.[1];
+
+  before(async () => {
+    root = configRoot();
+    gw = await spawnGateway(root, { PORTCULLIS_ADMIN_TOKEN: '' });
+    for (let i = 0; i < 200 && !gw.stdout().includes('export PAT='); i++) await new Promise((r) => setTimeout(r, 25));
+  });
+  after(() => gw.stop());
+
+  it('prints the API address, the operator token and a demo PAT that works', async () => {
+    const api = grab(/serving the API on (\S+)/)!;
+    const pat = grab(/demo PAT \(blue team\): (\S+)/)!;
+    expect(grab(/operator token \(generated[^)]*\): (\S+)/)).to.match(/^pcl_admin_/);
+    expect(pat).to.match(/^pcl_pat_/);
+    const models = (await (await fetch(`${api}/v1/models`)).json()) as { data: unknown[] };
+    expect(models.data).to.have.length(4);
+    const res = await fetch(`${api}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${pat}` },
+      body: JSON.stringify({ model: 'shared-general-a', max_tokens: 2048, messages: [{ role: 'user', content: 'Review this diff' }] }),
+    });
+    expect(res.status).to.equal(200);
+    const body = (await res.json()) as { choices: Array<{ message: { content: string } }>; billing: string };
+    expect(body.choices[0]!.message.content).to.contain('demo');
+    expect(body.billing).to.equal('free');
+  });
+
+  it('reloads on SIGHUP', async () => {
+    const api = grab(/serving the API on (\S+)/)!;
+    editFile(root, 'config/gateway.yaml', (t) => t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'));
+    gw.child.kill('SIGHUP');
+    let availability = '';
+    for (let i = 0; i < 100 && availability !== 'served'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      const { data } = (await (await fetch(`${api}/v1/models`)).json()) as { data: Array<{ id: string; availability: string }> };
+      availability = data.find((m) => m.id === 'red-whitehacker-b')!.availability;
+    }
+    expect(availability).to.equal('served');
+  });
+});
