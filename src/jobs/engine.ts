@@ -1,0 +1,197 @@
+/**
+ * The job engine: every call runs as a job. `submit` creates the job in the job store (or finds the live one
+ * with the same deterministic id and attaches to it) and runs it on this instance; `wait` waits for a job
+ * to finish, here or on any other instance sharing the store, up to a deadline.
+ *
+ * Liveness across instances: a runner holds a lease on each of its jobs and renews it every third of the
+ * lease. Every instance sweeps: a job whose lease ran out (its instance died) is failed `job-interrupted`
+ * and its reservation released — within `leaseMs` + `sweepEveryMs` of the death. A job is never run twice:
+ * the upstream call may have started on the dead instance, and a second run could charge twice.
+ *
+ * A chat job whose every local waiter went away is cancelled (its upstream call aborted). A job from the
+ * jobs API has no waiter and runs to its end. Every job is cut off after `maxRunMs` (status `expired`).
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { GatewayError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Meter } from '../metering/meter.js';
+import type { Store } from '../store/store.js';
+import { TERMINAL, type JobRecord, type JobResult } from './job.js';
+import type { JobStore } from './store.js';
+
+export interface JobSettings {
+  leaseMs: number;
+  sweepEveryMs: number;
+  retentionMs: number;
+  pollAfterMs: number;
+  maxRunMs: number;
+  upstreamRetries: number;
+}
+
+interface Running {
+  done: Promise<JobRecord>;
+  abort: AbortController;
+  waiters: number;
+  origin: JobRecord['origin'];
+}
+
+export class JobEngine {
+  readonly instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  readonly #running = new Map<string, Running>();
+  #timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly jobs: JobStore,
+    private readonly store: Store,
+    private readonly meter: Meter,
+    private readonly log: Logger,
+    private readonly settings: () => JobSettings,
+  ) {}
+
+  /** Starts the lease renewal and the sweeper. */
+  start(): void {
+    const s = this.settings();
+    this.#timers.push(setInterval(() => void this.#renew(), Math.max(50, Math.floor(s.leaseMs / 3))).unref());
+    this.#timers.push(setInterval(() => void this.sweep(), s.sweepEveryMs).unref());
+  }
+
+  /**
+   * Creates `job` and runs `run` for it here, or — when a live job has the id — attaches to that one and
+   * runs nothing. Returns the job as stored and whether this call created it.
+   */
+  async submit(job: JobRecord, run: (signal: AbortSignal) => Promise<JobResult>): Promise<{ created: boolean; job: JobRecord }> {
+    const s = this.settings();
+    const fresh: JobRecord = { ...job, owner: this.instanceId, leaseUntil: Date.now() + s.leaseMs };
+    const { created, job: stored } = await this.jobs.createOrAttach(fresh, s.retentionMs);
+    if (created) this.#run(stored, run);
+    return { created, job: stored };
+  }
+
+  #run(job: JobRecord, run: (signal: AbortSignal) => Promise<JobResult>): void {
+    const s = this.settings();
+    const abort = new AbortController();
+    const expiry = AbortSignal.timeout(s.maxRunMs);
+    const signal = AbortSignal.any([abort.signal, expiry]);
+    const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
+      const updated = await this.jobs
+        .update(job.jobId, this.instanceId, { ...patch, updatedAt: new Date().toISOString() }, s.retentionMs)
+        .catch((err: Error) => {
+          this.log.error('job.update.failed', { jobId: job.jobId, error: err.name });
+          return null;
+        });
+      // null: the lease was lost and a sweeper decided; what it stored is the truth.
+      return updated ?? (await this.jobs.get(job.jobId)) ?? { ...job, ...patch };
+    };
+    const done = (async () => {
+      try {
+        await this.jobs.update(job.jobId, this.instanceId, { status: 'running', updatedAt: new Date().toISOString() }, s.retentionMs);
+        const result = await run(signal);
+        return await finish({ status: 'succeeded', result });
+      } catch (err) {
+        const e =
+          expiry.aborted ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
+          : abort.signal.aborted ? new GatewayError('job-cancelled')
+          : err instanceof GatewayError ? err
+          : new GatewayError('internal-error');
+        if (!(err instanceof GatewayError)) this.log.error('job.failed', { jobId: job.jobId, error: (err as Error)?.name });
+        return await finish({ status: expiry.aborted ? 'expired' : 'failed', error: { code: e.code, message: e.message } });
+      } finally {
+        this.#running.delete(job.jobId);
+      }
+    })();
+    this.#running.set(job.jobId, { done, abort, waiters: 0, origin: job.origin });
+  }
+
+  /**
+   * Waits for the job to end, up to `timeoutMs`; resolves to the job as it then is (terminal or not). A
+   * waiter whose `signal` aborts stops waiting; when the last local waiter of a chat job goes, the job is
+   * cancelled.
+   */
+  async wait(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
+    const local = this.#running.get(jobId);
+    if (!local) return this.#poll(jobId, timeoutMs, signal);
+    local.waiters++;
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    try {
+      return await Promise.race([
+        local.done,
+        new Promise<JobRecord | null>((resolve) => {
+          timer = setTimeout(() => resolve(this.jobs.get(jobId)), timeoutMs);
+        }),
+        new Promise<JobRecord | null>((resolve) => {
+          onAbort = () => resolve(null);
+          if (signal?.aborted) onAbort();
+          else signal?.addEventListener('abort', onAbort, { once: true });
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
+      local.waiters--;
+      if (signal?.aborted && local.waiters === 0 && local.origin === 'chat' && this.#running.has(jobId)) local.abort.abort();
+    }
+  }
+
+  /** Waiting on a job another instance runs: poll the store, backing off to the poll interval. */
+  async #poll(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
+    const deadline = Date.now() + timeoutMs;
+    let delay = 25;
+    for (;;) {
+      const job = await this.jobs.get(jobId);
+      if (!job || TERMINAL.has(job.status) || Date.now() >= deadline || signal?.aborted) return job;
+      await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      delay = Math.min(delay * 2, this.settings().pollAfterMs);
+    }
+  }
+
+  async #renew(): Promise<void> {
+    const ids = [...this.#running.keys()];
+    if (ids.length === 0) return;
+    await this.jobs.renew(this.instanceId, ids, Date.now() + this.settings().leaseMs).catch((err: Error) =>
+      this.log.warn('job.lease.renew.failed', { jobs: ids.length, error: err.name }),
+    );
+  }
+
+  /** Fails jobs whose runner died and releases what they held. Returns how many it failed. */
+  async sweep(now = Date.now()): Promise<number> {
+    const s = this.settings();
+    let swept: JobRecord[];
+    try {
+      swept = await this.jobs.sweep(now, 100, s.retentionMs);
+    } catch (err) {
+      this.log.warn('job.sweep.failed', { error: (err as Error).name });
+      return 0;
+    }
+    for (const job of swept) {
+      this.log.warn('job.interrupted', { jobId: job.jobId, owner: job.owner });
+      await this.meter.release(job.reservation).catch(() => undefined);
+      await this.store
+        .putReceipt({
+          id: job.receiptId,
+          callId: job.callId,
+          principalId: job.principalId,
+          createdAt: job.createdAt,
+          finishedAt: new Date(now).toISOString(),
+          outcome: 'failed',
+          error: { code: 'job-interrupted' },
+          model: job.model,
+          task: job.task,
+          billing: job.billing,
+          chargedMicroUSD: 0,
+        })
+        .catch(() => undefined);
+    }
+    return swept.length;
+  }
+
+  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
+  async close(): Promise<void> {
+    for (const t of this.#timers) clearInterval(t);
+    this.#timers = [];
+    const pending = [...this.#running.values()];
+    for (const r of pending) r.abort.abort();
+    await Promise.allSettled(pending.map((r) => r.done));
+  }
+}

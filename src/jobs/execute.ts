@@ -1,0 +1,56 @@
+/**
+ * What a job's runner does with a call: forward it to its route's origin, check the echoed model against the
+ * catalog's echo rule, mask secrets in the model's own output, settle the usage and write the receipt, and
+ * hand back the finished chat.completion. A failure ends the call the one shared way (end-call.ts).
+ */
+import { GatewayError } from '../errors.js';
+import { forwardChat, type UpstreamAnswer } from '../upstream/forward.js';
+import { echoMatches } from '../upstream/echo.js';
+import type { Guardrails } from '../guard/index.js';
+import type { Call } from '../stages/call.js';
+import type { Deps } from '../app/deps.js';
+import { writeReceipt } from '../receipts/receipt.js';
+import { completionBody } from '../stages/respond.js';
+import { endUnanswered } from '../stages/end-call.js';
+import type { JobResult } from './job.js';
+
+function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
+  const mask = (text: string) => guard.maskOutput(text).text;
+  return {
+    ...answer,
+    choices: answer.choices.map((c) => ({
+      ...c,
+      message: {
+        ...c.message,
+        content: c.message.content === null ? null : mask(c.message.content),
+        ...(c.message.tool_calls
+          ? { tool_calls: c.message.tool_calls.map((tc) => ({ ...tc, function: { ...tc.function, arguments: mask(tc.function.arguments) } })) }
+          : {}),
+      },
+    })),
+  };
+}
+
+export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, retries: number): Promise<JobResult> {
+  try {
+    const model = call.model!;
+    const answer = await forwardChat(model.origin!, call.forward!, signal, retries);
+    call.answer = answer;
+    if (!echoMatches(model.echo, model.upstreamModel, answer)) {
+      throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
+    }
+    call.answer = maskAnswer(call.runtime.guard, answer);
+    call.settlement = await deps.meter.settle(call.reservation!, call.answer.usage);
+    await writeReceipt(deps.store, call, 'answered');
+    const first = call.answer.choices[0]!;
+    return {
+      completion: completionBody(call),
+      content: first.message.content,
+      toolCalls: first.message.tool_calls ?? null,
+      finishReason: first.finish_reason,
+    };
+  } catch (err) {
+    await endUnanswered(deps.store, deps.meter, deps.log, call, err);
+    throw err;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Jobs: every call is one. A job's id is deterministic — a UUID derived from the principal and the RFC 8785
+ * canonical JSON of what decides the answer (model, task, scopeId, max_tokens, messages, tools, tool_choice)
+ * — so the identical request from the same principal finds the same job: it re-attaches instead of paying
+ * for a second upstream call. Streaming or not does not change the answer, so `stream` is not part of it.
+ *
+ * The record holds what another instance needs to see the job, wait for it, or fail it cleanly when its
+ * runner died: status, owner and lease, the reservation to release, the result or the error.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { Reservation } from '../metering/meter.js';
+
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'expired';
+
+export const TERMINAL: ReadonlySet<JobStatus> = new Set(['succeeded', 'failed', 'expired']);
+
+export interface JobResult {
+  /** The chat.completion body as answered (billing, receiptId, usage, chargedMicroUSD included). */
+  completion: Record<string, unknown>;
+  content: string | null;
+  toolCalls: unknown[] | null;
+  finishReason: string;
+}
+
+export interface JobRecord {
+  jobId: string;
+  principalId: string;
+  /** The catalog id requested. */
+  model: string;
+  task: string;
+  scopeId: string | null;
+  /** `chat` jobs are cancelled when their last waiter goes away; `api` jobs run to the end. */
+  origin: 'chat' | 'api';
+  status: JobStatus;
+  billing: 'free' | 'paid';
+  receiptId: string;
+  /** The attempt's call id; a failed job resubmitted gets a new attempt. */
+  callId: string;
+  /** Instance running the job and until when its lease holds; past it, a sweeper fails the job. */
+  owner: string;
+  leaseUntil: number;
+  reservation: Reservation;
+  createdAt: string;
+  updatedAt: string;
+  result?: JobResult;
+  error?: { code: string; message: string };
+}
+
+/** What decides a job's answer. */
+export interface JobKey {
+  model: string;
+  task: string;
+  scopeId: string | null;
+  max_tokens: number;
+  messages: unknown[];
+  tools?: unknown[] | undefined;
+  tool_choice?: unknown;
+}
+
+export function jobIdFor(principalId: string, key: JobKey): string {
+  const canonical = canonicalize({ principal: principalId, ...key }) ?? '';
+  const h = createHash('sha256').update(canonical).digest();
+  // An RFC 9562 version-8 (custom) UUID from the first 16 bytes of the digest.
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const hex = h.subarray(0, 16).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** sha256 of a body's canonical JSON: what an idempotency key is bound to. */
+export function bodyHash(body: unknown): string {
+  return createHash('sha256').update(canonicalize(body) ?? '').digest('hex');
+}
+
+/** The job object of the spec: jobId, status, billing, model, receiptId, pollAfterMs; content when done. */
+export function jobObject(job: JobRecord, pollAfterMs: number): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    jobId: job.jobId,
+    status: job.status,
+    billing: job.billing,
+    model: job.model,
+    receiptId: job.receiptId,
+  };
+  if (!TERMINAL.has(job.status)) out['pollAfterMs'] = pollAfterMs;
+  if (job.result) {
+    out['content'] = job.result.content;
+    out['toolCalls'] = job.result.toolCalls;
+    out['finishReason'] = job.result.finishReason;
+  }
+  if (job.error) out['error'] = job.error;
+  return out;
+}

@@ -1,0 +1,78 @@
+/**
+ * Jobs in one process, for the embedded default: the same semantics as the Redis job store (contract suite
+ * in test/jobs/job-store.test.ts), records copied in and out so no caller shares state with the store.
+ */
+import { TERMINAL, type JobRecord } from './job.js';
+import type { IdempotencyEntry, JobStore } from './store.js';
+
+const copy = <T>(v: T): T => structuredClone(v);
+
+export class MemoryJobStore implements JobStore {
+  #jobs = new Map<string, { job: JobRecord; expiresAt: number }>();
+  #keys = new Map<string, { entry: IdempotencyEntry; expiresAt: number }>();
+
+  #live(jobId: string): JobRecord | null {
+    const hit = this.#jobs.get(jobId);
+    if (!hit) return null;
+    if (hit.expiresAt <= Date.now()) {
+      this.#jobs.delete(jobId);
+      return null;
+    }
+    return hit.job;
+  }
+
+  async createOrAttach(job: JobRecord, retentionMs: number) {
+    const current = this.#live(job.jobId);
+    if (current && current.status !== 'failed' && current.status !== 'expired') return { created: false, job: copy(current) };
+    this.#jobs.set(job.jobId, { job: copy(job), expiresAt: Date.now() + retentionMs });
+    return { created: true, job: copy(job) };
+  }
+
+  async get(jobId: string) {
+    const job = this.#live(jobId);
+    return job ? copy(job) : null;
+  }
+
+  async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
+    const job = this.#live(jobId);
+    if (!job || job.owner !== owner || TERMINAL.has(job.status)) return null;
+    const next = { ...job, ...copy(patch) };
+    this.#jobs.set(jobId, { job: next, expiresAt: Date.now() + retentionMs });
+    return copy(next);
+  }
+
+  async renew(owner: string, jobIds: string[], leaseUntil: number) {
+    for (const id of jobIds) {
+      const job = this.#live(id);
+      if (job && job.owner === owner && !TERMINAL.has(job.status)) job.leaseUntil = leaseUntil;
+    }
+  }
+
+  async sweep(now: number, limit: number, retentionMs: number) {
+    const out: JobRecord[] = [];
+    for (const [id] of this.#jobs) {
+      const job = this.#live(id);
+      if (!job || TERMINAL.has(job.status) || job.leaseUntil >= now) continue;
+      const failed: JobRecord = {
+        ...job,
+        status: 'failed',
+        error: { code: 'job-interrupted', message: 'the gateway instance running this job stopped; resend the request to run it again' },
+        updatedAt: new Date(now).toISOString(),
+      };
+      this.#jobs.set(id, { job: failed, expiresAt: now + retentionMs });
+      out.push(copy(failed));
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number) {
+    const k = `${principalId}\n${key}`;
+    const hit = this.#keys.get(k);
+    if (hit && hit.expiresAt > Date.now()) return copy(hit.entry);
+    this.#keys.set(k, { entry: copy(entry), expiresAt: Date.now() + retentionMs });
+    return null;
+  }
+
+  async close() {}
+}

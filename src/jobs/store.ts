@@ -1,0 +1,35 @@
+/**
+ * Where jobs live: shared by every gateway instance (Redis) or held in one process (memory). A narrow
+ * interface with both implementations beside it and one contract suite (test/jobs/job-store.test.ts).
+ *
+ * Jobs are kept for the configured retention after their last change and then expire. Every write that a
+ * runner makes names the owner it believes it is, so a runner that lost its lease (its job was failed by a
+ * sweeper) cannot overwrite what the sweeper decided.
+ */
+import type { JobRecord } from './job.js';
+
+export interface IdempotencyEntry {
+  bodyHash: string;
+  jobId: string;
+}
+
+export interface JobStore {
+  /**
+   * Creates the job unless a live one (queued, running, succeeded) has its id: then returns that one and
+   * `created: false`. A failed or expired job is replaced by the new attempt.
+   */
+  createOrAttach(job: JobRecord, retentionMs: number): Promise<{ created: boolean; job: JobRecord }>;
+  get(jobId: string): Promise<JobRecord | null>;
+  /** Applies `patch` only while `owner` still owns a non-terminal job; returns the new record or null. */
+  update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): Promise<JobRecord | null>;
+  /** Extends the lease of the owner's running jobs. */
+  renew(owner: string, jobIds: string[], leaseUntil: number): Promise<void>;
+  /**
+   * Atomically fails every non-terminal job whose lease ended before `now` (code `job-interrupted`) and
+   * returns them, so the caller can release their reservations. At most `limit` a call.
+   */
+  sweep(now: number, limit: number, retentionMs: number): Promise<JobRecord[]>;
+  /** Binds an idempotency key to a body and a job, unless bound already: then returns the binding. */
+  bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number): Promise<IdempotencyEntry | null>;
+  close(): Promise<void>;
+}

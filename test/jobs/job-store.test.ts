@@ -1,0 +1,116 @@
+/**
+ * One contract for both job stores (memory, and Redis on a real redis-server): a live job is attached to,
+ * never replaced; a failed one is replaced by a new attempt; only the owner writes, and only until the job
+ * is terminal; a sweep fails abandoned jobs exactly once; an idempotency key binds once.
+ */
+import { expect } from 'chai';
+import { MemoryJobStore } from '../../src/jobs/memory-store.js';
+import { RedisJobStore } from '../../src/jobs/redis-store.js';
+import { RedisStore } from '../../src/store/redis.js';
+import type { JobStore } from '../../src/jobs/store.js';
+import type { JobRecord } from '../../src/jobs/job.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+
+const RETAIN = 60_000;
+
+function job(id: string, patch: Partial<JobRecord> = {}): JobRecord {
+  return {
+    jobId: id,
+    principalId: 'did:web:x:tenant:a',
+    model: 'shared-general-a',
+    task: 'code-review',
+    scopeId: null,
+    origin: 'api',
+    status: 'running',
+    billing: 'free',
+    receiptId: `rcpt_${id}`,
+    callId: id,
+    owner: 'gw-1',
+    leaseUntil: Date.now() + 10_000,
+    reservation: { callId: id, principalId: 'did:web:x:tenant:a', billing: 'free', reservedMicroUSD: 0, reservedTokens: 10 },
+    createdAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+    ...patch,
+  };
+}
+
+function contract(name: string, make: () => Promise<JobStore>) {
+  describe(`job store contract: ${name}`, () => {
+    let s: JobStore;
+    beforeEach(async () => {
+      s = await make();
+    });
+    afterEach(() => s.close());
+
+    it('creates a job once; the same id attaches to the live one', async () => {
+      const first = await s.createOrAttach(job('a'), RETAIN);
+      expect(first.created).to.equal(true);
+      const again = await s.createOrAttach(job('a', { owner: 'gw-2', callId: 'other' }), RETAIN);
+      expect(again.created).to.equal(false);
+      expect(again.job.owner).to.equal('gw-1');
+      expect(again.job.callId).to.equal('a');
+    });
+
+    it('replaces a failed job with a new attempt', async () => {
+      await s.createOrAttach(job('b'), RETAIN);
+      await s.update('b', 'gw-1', { status: 'failed', error: { code: 'upstream-error', message: 'x' } }, RETAIN);
+      const retry = await s.createOrAttach(job('b', { callId: 'b2' }), RETAIN);
+      expect(retry.created).to.equal(true);
+      expect((await s.get('b'))!.callId).to.equal('b2');
+      expect((await s.get('b'))!.error).to.equal(undefined);
+    });
+
+    it('lets only the owner write, and nothing once terminal', async () => {
+      await s.createOrAttach(job('c'), RETAIN);
+      expect(await s.update('c', 'gw-2', { status: 'succeeded' }, RETAIN)).to.equal(null);
+      const done = await s.update('c', 'gw-1', { status: 'succeeded', result: { completion: {}, content: 'hi', toolCalls: [], finishReason: 'stop' } }, RETAIN);
+      expect(done!.status).to.equal('succeeded');
+      expect(await s.update('c', 'gw-1', { status: 'failed' }, RETAIN)).to.equal(null);
+      const read = await s.get('c');
+      expect(read!.status).to.equal('succeeded');
+      expect(read!.result!.toolCalls).to.deep.equal([]);
+    });
+
+    it('sweeps jobs whose lease ended, once, and leaves renewed and finished ones', async () => {
+      const now = Date.now();
+      await s.createOrAttach(job('d1', { leaseUntil: now - 1 }), RETAIN);
+      await s.createOrAttach(job('d2', { leaseUntil: now - 1 }), RETAIN);
+      await s.createOrAttach(job('d3', { leaseUntil: now - 1 }), RETAIN);
+      await s.renew('gw-1', ['d2'], now + 60_000);
+      await s.update('d3', 'gw-1', { status: 'succeeded' }, RETAIN);
+      const swept = await s.sweep(now, 100, RETAIN);
+      expect(swept.map((j) => j.jobId)).to.deep.equal(['d1']);
+      expect(swept[0]!.reservation.reservedTokens).to.equal(10);
+      expect((await s.get('d1'))!).to.deep.include({ status: 'failed', error: { code: 'job-interrupted', message: swept[0]!.error!.message } });
+      expect(await s.sweep(now, 100, RETAIN)).to.deep.equal([]);
+      // The runner that lost its lease cannot write over the sweeper's verdict.
+      expect(await s.update('d1', 'gw-1', { status: 'succeeded' }, RETAIN)).to.equal(null);
+    });
+
+    it('binds an idempotency key once per principal', async () => {
+      expect(await s.bindIdempotencyKey('p1', 'k', { bodyHash: 'h1', jobId: 'j1' }, RETAIN)).to.equal(null);
+      expect(await s.bindIdempotencyKey('p1', 'k', { bodyHash: 'h2', jobId: 'j2' }, RETAIN)).to.deep.equal({ bodyHash: 'h1', jobId: 'j1' });
+      expect(await s.bindIdempotencyKey('p2', 'k', { bodyHash: 'h2', jobId: 'j2' }, RETAIN)).to.equal(null);
+    });
+
+    it('returns null for an unknown job', async () => {
+      expect(await s.get('nope')).to.equal(null);
+    });
+  });
+}
+
+contract('memory', async () => new MemoryJobStore());
+
+describe('job store on redis', () => {
+  let redis: RedisServer;
+  let n = 0;
+  before(async () => {
+    redis = await startRedisServer();
+  });
+  after(() => redis.stop());
+  contract('redis', async () => {
+    const store = await RedisStore.connect({ url: redis.url, keyPrefix: `jt${n++}:` });
+    const jobs = new RedisJobStore(store);
+    return Object.assign(jobs, { close: () => store.close() });
+  });
+});
