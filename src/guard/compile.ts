@@ -4,9 +4,9 @@
  * compiled throws here, so a bad edit never replaces a working runtime.
  *
  * Per request the work is: collect the texts (slots.ts), normalise each once, run one secret pass per text
- * plus one over all texts joined (for secrets split across a boundary), run the lexical trie once over all
- * words. The secret pass uses the union of every secrets detector's kinds and decoders; each detector then
- * keeps the hits it asked for.
+ * plus one over the joined texts around each boundary (for secrets split across two texts), run the
+ * lexical trie once over all words. The secret pass uses the union of every secrets detector's kinds and
+ * decoders; each detector then keeps the hits it asked for.
  *
  * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
  * secret detectors found, and the block and flag actions only ever produce findings.
@@ -14,7 +14,8 @@
 import { LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
 import { applyMasks, type Span } from './mask.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
-import { findSecrets, type SecretHit, type SecretScanOptions } from './secrets.js';
+import { boundaryPass, type Push } from './boundaries.js';
+import { findSecrets, type SecretScanOptions } from './secrets.js';
 import { collectSlots, type Slot } from './slots.js';
 import {
   DECODERS,
@@ -98,59 +99,6 @@ function sortFindings(findings: Finding[], order: ReadonlyMap<string, number>): 
 
 function result(findings: Finding[], order: ReadonlyMap<string, number>): ScanResult {
   return { findings: sortFindings(findings, order), ruleIds: [...new Set(findings.map((f) => f.rule))].sort() };
-}
-
-type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
-
-/**
- * One pass over the texts `order` joined with nothing between them: a hit that starts in one text and ends
- * in another is a split secret, reported to `push` once per text it touches. Hits inside one text were
- * already found by the per-text pass.
- */
-function boundaryPass(norm: readonly Normalised[], order: readonly number[], union: SecretScanOptions, push: Push): void {
-  if (order.length < 2) return;
-  const offsets: number[] = [];
-  let joined = '';
-  for (const i of order) {
-    offsets.push(joined.length);
-    joined += norm[i]!.text;
-  }
-  const at = (pos: number): number => {
-    let lo = 0;
-    let hi = offsets.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (offsets[mid]! <= pos) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
-  for (const h of findSecrets(joined, union)) {
-    let a = at(h.start);
-    const b = at(h.end - 1);
-    if (a === b) continue;
-    // Joining glues a text's tail to the next text's head (`...ok` + a base64 run). If the hit survives
-    // without the earlier text, that tail was not part of the secret: leave it alone. (The later side
-    // cannot be told apart from a genuinely split key and is masked: erring toward masking.) Binary search
-    // for the last text the hit can start in, one scan of the hit's length per step.
-    let start = h.start;
-    let hi = b;
-    while (a < hi) {
-      const mid = (a + hi + 1) >> 1;
-      const rest = findSecrets(joined.slice(offsets[mid]!, h.end), union);
-      if (rest.length > 0) {
-        a = mid;
-        start = offsets[mid]! + rest.reduce((m, r) => Math.min(m, r.start), Infinity);
-      } else hi = mid - 1;
-    }
-    a = at(start);
-    if (a === b) continue;
-    for (let k = a; k <= b; k++) {
-      const from = k === a ? start - offsets[k]! : 0;
-      const to = k === b ? h.end - offsets[k]! : norm[order[k]!]!.text.length;
-      push(order[k]!, { kind: h.kind, via: 'split' }, from, to);
-    }
-  }
 }
 
 export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrailsOptions = {}): Guardrails {

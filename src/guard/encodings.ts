@@ -90,8 +90,24 @@ function isUtf8(buf: Uint8Array): boolean {
   return true;
 }
 
-/** Bytes as text: ASCII and valid UTF-8 as such, anything else as Latin-1 marked binary. */
-export function bytesToText(buf: Uint8Array): Decoded {
+/** Is there a run of at least MIN_DECODED printable ASCII bytes (tab and line breaks included)? */
+function hasPrintableRun(buf: Uint8Array): boolean {
+  let run = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i]!;
+    if ((b >= 0x20 && b < 0x7f) || b === 0x09 || b === 0x0a || b === 0x0d) {
+      if (++run >= MIN_DECODED) return true;
+    } else run = 0;
+  }
+  return false;
+}
+
+/**
+ * Bytes as text: ASCII and valid UTF-8 as such, anything else as Latin-1 marked binary - or null when the
+ * bytes are binary without a printable stretch long enough to hold a secret (a hash, an image), which is
+ * nearly always, so nothing is converted or scanned.
+ */
+export function bytesToText(buf: Uint8Array): Decoded | null {
   let ascii = true;
   for (let i = 0; i < buf.length; i++) {
     if (buf[i]! >= 0x80) {
@@ -102,15 +118,20 @@ export function bytesToText(buf: Uint8Array): Decoded {
   const latin1 = () => Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString('latin1');
   if (ascii) return { text: latin1(), binary: false };
   if (isUtf8(buf)) return { text: utf8.decode(buf), binary: false };
-  return { text: latin1(), binary: true };
+  return hasPrintableRun(buf) ? { text: latin1(), binary: true } : null;
+}
+
+function pushDecoded(out: Decoded[], buf: Uint8Array): void {
+  if (buf.length < MIN_DECODED) return;
+  const d = bytesToText(buf);
+  if (d) out.push(d);
 }
 
 function decodeBase64Run(text: string, start: number, end: number): Decoded[] {
   const out: Decoded[] = [];
   // Buffer's base64 decoder accepts both alphabets and skips line breaks and padding.
   for (let offset = 0; offset < 4; offset++) {
-    const buf = Buffer.from(text.slice(start + offset, end), 'base64');
-    if (buf.length >= MIN_DECODED) out.push(bytesToText(buf));
+    pushDecoded(out, Buffer.from(text.slice(start + offset, end), 'base64'));
   }
   return out;
 }
@@ -119,8 +140,7 @@ function decodeHex(digits: string): Decoded[] {
   const out: Decoded[] = [];
   for (let offset = 0; offset < 2; offset++) {
     const s = digits.slice(offset);
-    const buf = Buffer.from(s.length % 2 === 0 ? s : s.slice(0, -1), 'hex');
-    if (buf.length >= MIN_DECODED) out.push(bytesToText(buf));
+    pushDecoded(out, Buffer.from(s.length % 2 === 0 ? s : s.slice(0, -1), 'hex'));
   }
   return out;
 }
@@ -237,8 +257,10 @@ function hexAt(text: string, p: number, digits: number): number {
 }
 
 function pushUtf8(bytes: number[], cp: number): void {
-  const s = Buffer.from(String.fromCodePoint(cp), 'utf8');
-  for (const b of s) bytes.push(b);
+  if (cp < 0x80) bytes.push(cp);
+  else if (cp < 0x800) bytes.push(0xc0 | (cp >> 6), 0x80 | (cp & 0x3f));
+  else if (cp < 0x10000) bytes.push(0xe0 | (cp >> 12), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
+  else bytes.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
 }
 
 function scanEscapes(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
@@ -301,9 +323,9 @@ function scanEscapes(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: 
       bytes.push(c);
       p++;
     }
-    if (bytes.length >= MIN_DECODED && via !== null) {
-      onRun({ start, end, via, decodings: [bytesToText(Uint8Array.from(bytes))] });
-    }
+    const decodings: Decoded[] = [];
+    if (via !== null) pushDecoded(decodings, Uint8Array.from(bytes));
+    if (decodings.length > 0) onRun({ start, end, via: via!, decodings });
   }
 }
 

@@ -3,21 +3,21 @@
  * the built-in floor of the block rules, not a judge of intent; the external moderation classifier plugs in
  * beside it through the same Classifier interface.
  *
- * Words: normalised text (normalise.ts) lowercased and cut into letter/digit runs; separators of every kind
- * (space, punctuation, `-`, `_`) are equal, so `weapons-grade` reads as `weapons grade`. Two more evasions
- * are undone: leetspeak digits inside a word that also has letters (`s4r1n` -> `sarin`; plain numbers are
- * left alone) and letters spelled out one by one (`s a r i n`, `s.a.r.i.n`: three or more single letters in a
- * row become one word). Terms are normalised the same way when compiled, so both sides always agree.
+ * Words: normalised text (normalise.ts) folded by words.ts - lowercase, any punctuation a separator (so
+ * `weapons-grade` reads as `weapons grade`), leetspeak undone inside words (`s4r1n`), letters spelled out one
+ * by one joined (`s a r i n`). Terms are folded by the same code when compiled, so both sides agree.
  *
  * A detector fires on `any` term, or on a `near` group: a term of every named set within `within` words.
  * Terms are literal; a trailing `*` makes the last word a prefix (`weaponi*`). Operator-written regular
  * expressions are deliberately not accepted: they could not be held to linear time.
  *
- * Matching is a walk of one word trie built at compile time, shared by every detector: for each word,
- * follow the trie at most as many words as the longest term. Linear in the number of words.
+ * Matching is a walk of one word trie built at compile time, shared by every detector and keyed by word
+ * hashes: for each word, follow the trie at most as many words as the longest term (a hash narrows, the
+ * folded word confirms). Linear in the number of words; near groups are a sliding window over the hits.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
+import { foldWords, hashWord, PREFIX_LENGTH as MIN_PREFIX, WordStream } from './words.js';
 
 export interface LexicalDetectorSpec {
   rule: string;
@@ -27,52 +27,9 @@ export interface LexicalDetectorSpec {
   near: readonly NearDoc[];
 }
 
-const LEET: Readonly<Record<string, string>> = { '0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't' };
-const MIN_PREFIX = 3;
-// `s@rin`, `$arin`-style substitutions and apostrophes join the letters around them.
-const JOINER = /(?<=[\p{L}\p{N}])[@$'’](?=[\p{L}\p{N}])/gu;
-const ASCII_JOINER = /(?<=[a-z0-9])[@$'](?=[a-z0-9])/g;
-// Words longer than 256 characters are cut; no term is that long. ASCII text (most of it) takes the
-// plain class, which is several times faster than the Unicode property class.
-const WORD = /[\p{L}\p{N}]{1,256}/gu;
-const ASCII_WORD = /[a-z0-9]{1,256}/g;
-const NON_ASCII = /[^\x00-\x7f]/;
-
-const joinerValue = (j: string): string => (j === '@' ? 'a' : j === '$' ? 's' : '');
-
-/** Leetspeak: digits inside a word that also has letters become the letters they stand for. */
-function unleet(w: string): string {
-  let digits = 0;
-  for (let i = 0; i < w.length; i++) {
-    const c = w.charCodeAt(i);
-    if (c >= 0x30 && c <= 0x39) digits++;
-  }
-  if (digits === 0 || digits === w.length) return w;
-  let out = '';
-  for (let i = 0; i < w.length; i++) out += LEET[w[i]!] ?? w[i]!;
-  return out;
-}
-
-/** The words of already-normalised text, as the lexical classifier sees them. */
+/** The folded words of already-normalised text, as the lexical classifier sees them. */
 export function lexicalWords(normalisedText: string): string[] {
-  let text = normalisedText.toLowerCase();
-  const ascii = !NON_ASCII.test(text);
-  text = text.replace(ascii ? ASCII_JOINER : JOINER, joinerValue);
-  const raw = text.match(ascii ? ASCII_WORD : WORD) ?? [];
-  const words: string[] = [];
-  for (let k = 0; k < raw.length; ) {
-    // Three or more single letters in a row are one spelled-out word (`s a r i n`).
-    let e = k;
-    while (e < raw.length && raw[e]!.length === 1 && raw[e]! > '9') e++;
-    if (e - k >= 3) {
-      words.push(raw.slice(k, e).join(''));
-      k = e;
-    } else {
-      words.push(unleet(raw[k]!));
-      k++;
-    }
-  }
-  return words;
+  return foldWords(normalisedText);
 }
 
 interface Tag {
@@ -81,14 +38,25 @@ interface Tag {
   set: number;
 }
 
+type Edge = [word: string, node: TrieNode];
+
 class TrieNode {
-  readonly exact = new Map<string, TrieNode>();
-  /** Prefix edges, indexed by their first three letters. */
-  readonly prefixes = new Map<string, Array<[string, TrieNode]>>();
+  /** Whole-word edges by word hash (a list: two words may share a hash). */
+  readonly exact = new Map<number, Edge[]>();
+  /** Prefix edges by the hash of their first three letters. */
+  readonly prefixes = new Map<number, Edge[]>();
   readonly tags: number[] = [];
   get leaf(): boolean {
     return this.exact.size === 0 && this.prefixes.size === 0;
   }
+}
+
+function edgeTo(map: Map<number, Edge[]>, key: number, word: string): TrieNode {
+  let list = map.get(key);
+  if (!list) map.set(key, (list = []));
+  let edge = list.find(([w]) => w === word);
+  if (!edge) list.push((edge = [word, new TrieNode()]));
+  return edge[1];
 }
 
 interface CompiledTerm {
@@ -104,7 +72,7 @@ export function compileTerm(term: string): CompiledTerm {
   parts.forEach((part, i) => {
     const prefix = part.endsWith('*');
     if (prefix && i !== parts.length - 1) throw new Error(`term "${term}": only the last word may end with *`);
-    const ws = lexicalWords(normalise(prefix ? part.slice(0, -1) : part).text);
+    const ws = foldWords(normalise(prefix ? part.slice(0, -1) : part).text);
     words.push(...ws);
     if (prefix) prefixLast = true;
   });
@@ -148,18 +116,10 @@ export class LexicalMatcher {
     this.maxWords = Math.max(this.maxWords, words.length);
     let node = this.root;
     words.forEach((w, i) => {
-      if (prefixLast && i === words.length - 1) {
-        const key = w.slice(0, MIN_PREFIX);
-        let list = node.prefixes.get(key);
-        if (!list) node.prefixes.set(key, (list = []));
-        let edge = list.find(([p]) => p === w);
-        if (!edge) list.push((edge = [w, new TrieNode()]));
-        node = edge[1];
-      } else {
-        let next = node.exact.get(w);
-        if (!next) node.exact.set(w, (next = new TrieNode()));
-        node = next;
-      }
+      node =
+        prefixLast && i === words.length - 1
+          ? edgeTo(node.prefixes, hashWord(w.slice(0, MIN_PREFIX)), w)
+          : edgeTo(node.exact, hashWord(w), w);
     });
     node.tags.push(this.tags.length);
     this.tags.push(tag);
@@ -167,22 +127,17 @@ export class LexicalMatcher {
 
   /** Findings for texts that are already normalised (normalise(...).text). */
   match(texts: ReadonlyArray<{ where: string; text: string }>): Finding[] {
-    const words: string[] = [];
-    const slotOf: number[] = [];
-    texts.forEach((t, si) => {
-      for (const w of lexicalWords(t.text)) {
-        words.push(w);
-        slotOf.push(si);
-      }
-    });
+    const ws = new WordStream();
+    texts.forEach((t, si) => ws.add(t.text, si));
+    const slotOf = ws.text;
 
-    const anyHits = new Set<string>(); // `${detector}\u0000${slot}`
+    const anyHits = new Set<number>(); // detector * 2^20 + slot
     // Per near group: the word positions where a term of some set starts, in order.
     const events = this.nears.map(() => ({ pos: [] as number[], set: [] as number[] }));
     const record = (tagIds: readonly number[], start: number, end: number) => {
       for (const id of tagIds) {
         const tag = this.tags[id]!;
-        if (tag.near < 0) anyHits.add(`${tag.detector}\u0000${slotOf[end]!}`);
+        if (tag.near < 0) anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
         else {
           const e = events[tag.near]!;
           e.pos.push(start);
@@ -191,22 +146,26 @@ export class LexicalMatcher {
       }
     };
     const walk = (node: TrieNode, j: number, start: number): void => {
-      const w = words[j];
-      if (w === undefined || j - start >= this.maxWords) return;
-      const next = node.exact.get(w);
-      if (next) {
+      if (j >= ws.count || j - start >= this.maxWords) return;
+      // Hashes only narrow the search; the folded word is compared before an edge is taken.
+      for (const [word, next] of node.exact.get(ws.hash[j]!) ?? []) {
+        if (ws.word(j) !== word) continue;
         record(next.tags, start, j);
         if (!next.leaf) walk(next, j + 1, start);
       }
-      if (node.prefixes.size > 0 && w.length >= MIN_PREFIX) {
-        for (const [p, child] of node.prefixes.get(w.slice(0, MIN_PREFIX)) ?? []) {
-          if (!w.startsWith(p)) continue;
-          record(child.tags, start, j);
-          if (!child.leaf) walk(child, j + 1, start);
+      if (ws.length[j]! >= MIN_PREFIX) {
+        for (const [prefix, next] of node.prefixes.get(ws.prefix[j]!) ?? []) {
+          if (!ws.word(j).startsWith(prefix)) continue;
+          record(next.tags, start, j);
+          if (!next.leaf) walk(next, j + 1, start);
         }
       }
     };
-    for (let i = 0; i < words.length; i++) walk(this.root, i, i);
+    // Most words start no term: a map lookup or two rules them out.
+    const root = this.root;
+    for (let i = 0; i < ws.count; i++) {
+      if (root.exact.has(ws.hash[i]!) || (ws.length[i]! >= MIN_PREFIX && root.prefixes.has(ws.prefix[i]!))) walk(root, i, i);
+    }
 
     const findings: Finding[] = [];
     const seen = new Set<string>();
@@ -217,10 +176,7 @@ export class LexicalMatcher {
       const d = this.detectors[detector]!;
       findings.push({ rule: d.rule, action: d.action, detector: d.id, where: texts[slot]!.where });
     };
-    for (const key of anyHits) {
-      const [d, s] = key.split('\u0000');
-      emit(Number(d), Number(s));
-    }
+    for (const key of anyHits) emit(Math.floor(key / 0x100000), key % 0x100000);
     this.nears.forEach((near, ni) => {
       const { pos, set } = events[ni]!;
       const counts = new Array<number>(near.sets).fill(0);

@@ -29,9 +29,11 @@ const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
 const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}]$/u;
 const MARKS = /\p{M}/gu;
 
-// Folding a code point costs two normalize() calls; text repeats its code points, so remember them.
-const foldCache = new Map<number, string>();
-const FOLD_CACHE_MAX = 65_536;
+// Folding a code point costs two normalize() calls; text repeats its code points, so remember them
+// (a flat table for the BMP, a bounded map above it).
+const bmpFolds: Array<string | undefined> = new Array(65536);
+const astralFolds = new Map<number, string>();
+const ASTRAL_CACHE_MAX = 65_536;
 
 function computeFold(cp: number): string {
   const homoglyph = HOMOGLYPHS.get(cp);
@@ -49,67 +51,67 @@ function computeFold(cp: number): string {
 
 /** The folded form of one non-ASCII code point ('' when it is removed). */
 export function foldCodePoint(cp: number): string {
-  let f = foldCache.get(cp);
+  if (cp < 0x10000) {
+    let f = bmpFolds[cp];
+    if (f === undefined) bmpFolds[cp] = f = computeFold(cp);
+    return f;
+  }
+  let f = astralFolds.get(cp);
   if (f === undefined) {
     f = computeFold(cp);
-    if (foldCache.size < FOLD_CACHE_MAX) foldCache.set(cp, f);
+    if (astralFolds.size < ASTRAL_CACHE_MAX) astralFolds.set(cp, f);
   }
   return f;
 }
 
-/** Grows with the output; normalised text is usually no longer than the original. */
-class Builder {
-  units: Uint16Array;
-  starts: Int32Array;
-  ends: Int32Array;
-  length = 0;
-  constructor(capacity: number) {
-    this.units = new Uint16Array(capacity);
-    this.starts = new Int32Array(capacity);
-    this.ends = new Int32Array(capacity);
-  }
-  push(unit: number, start: number, end: number): void {
-    if (this.length === this.units.length) this.grow();
-    this.units[this.length] = unit;
-    this.starts[this.length] = start;
-    this.ends[this.length] = end;
-    this.length++;
-  }
-  private grow(): void {
-    const cap = this.units.length * 2 + 16;
-    const u = new Uint16Array(cap);
-    u.set(this.units);
-    const s = new Int32Array(cap);
-    s.set(this.starts);
-    const e = new Int32Array(cap);
-    e.set(this.ends);
-    this.units = u;
-    this.starts = s;
-    this.ends = e;
-  }
-  text(): string {
-    const dec = new TextDecoder('utf-16le');
-    return dec.decode(this.units.subarray(0, this.length));
-  }
-}
+const utf16 = new TextDecoder('utf-16le');
 
 export function normalise(original: string): Normalised {
   if (PLAIN_ASCII.test(original)) return { original, text: original, starts: null, ends: null };
-  const b = new Builder(original.length + 16);
-  for (let i = 0; i < original.length; ) {
+  const n = original.length;
+  let cap = n + 16;
+  let units = new Uint16Array(cap);
+  let starts = new Int32Array(cap);
+  let ends = new Int32Array(cap);
+  let length = 0;
+  for (let i = 0; i < n; ) {
     const c = original.charCodeAt(i);
     if (c < 0x80) {
-      if ((c >= 0x20 && c !== 0x7f) || c === 0x09 || c === 0x0a || c === 0x0d) b.push(c, i, i + 1);
+      // Printable ASCII, tab and line breaks pass; other control characters are dropped.
+      if ((c >= 0x20 && c !== 0x7f) || c === 0x09 || c === 0x0a || c === 0x0d) {
+        if (length === cap) ({ cap, units, starts, ends } = grow(cap, units, starts, ends));
+        units[length] = c;
+        starts[length] = i;
+        ends[length] = i + 1;
+        length++;
+      }
       i++;
       continue;
     }
-    const cp = original.codePointAt(i)!;
+    const cp = c >= 0xd800 && c <= 0xdbff ? original.codePointAt(i)! : c;
     const width = cp > 0xffff ? 2 : 1;
     const f = foldCodePoint(cp);
-    for (let k = 0; k < f.length; k++) b.push(f.charCodeAt(k), i, i + width);
+    for (let k = 0; k < f.length; k++) {
+      if (length === cap) ({ cap, units, starts, ends } = grow(cap, units, starts, ends));
+      units[length] = f.charCodeAt(k);
+      starts[length] = i;
+      ends[length] = i + width;
+      length++;
+    }
     i += width;
   }
-  return { original, text: b.text(), starts: b.starts.subarray(0, b.length), ends: b.ends.subarray(0, b.length) };
+  return { original, text: utf16.decode(units.subarray(0, length)), starts: starts.subarray(0, length), ends: ends.subarray(0, length) };
+}
+
+function grow(cap: number, units: Uint16Array, starts: Int32Array, ends: Int32Array) {
+  const next = cap * 2;
+  const u = new Uint16Array(next);
+  u.set(units);
+  const s = new Int32Array(next);
+  s.set(starts);
+  const e = new Int32Array(next);
+  e.set(ends);
+  return { cap: next, units: u, starts: s, ends: e };
 }
 
 /** Maps the normalised span [start, end) (end > start) to the original span it came from. */

@@ -1,0 +1,116 @@
+/**
+ * Guardrail throughput: how fast `scan` and `redact` read the largest request the firewall admits
+ * (524,288 characters of input), for realistic text and for inputs built to hurt each pattern (long runs of
+ * the characters a detector keys on). Every figure should stay in the same order of magnitude: a detector
+ * whose time grows faster than its input would show here as a collapse in MB/s.
+ *
+ *   npx tsx bench/guard-scan.ts            # all inputs
+ *   npx tsx bench/guard-scan.ts base64     # inputs whose name contains "base64"
+ *
+ * MB/s is UTF-8 megabytes (10^6 bytes) of input per second, median of several runs after a warm-up.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { compileGuardrails, loadGuardrailsDoc, type ChatLike } from '../src/guard/index.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const MAX_INPUT = 524_288;
+
+const guard = compileGuardrails(loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`));
+
+function fill(unit: string, length = MAX_INPUT): string {
+  return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+}
+
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = seeded(7);
+const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
+
+/** The clean corpus fixtures, repeated to the input limit and cut into messages of ~8 KiB. */
+function realistic(): ChatLike {
+  const dir = `${ROOT}test/fixtures/guard/clean/`;
+  const corpus = readdirSync(dir)
+    .sort()
+    .map((f) => readFileSync(dir + f, 'utf8'))
+    .join('\n');
+  const text = fill(corpus + '\n');
+  const messages: ChatLike['messages'] = [];
+  for (let i = 0; i < text.length; i += 8192) messages.push({ role: i % 16384 ? 'assistant' : 'user', content: text.slice(i, i + 8192) });
+  return { messages };
+}
+
+const one = (content: string): ChatLike => ({ messages: [{ role: 'user', content }] });
+const SK = ['s', 'k', '-'].join('');
+const dashes = '-'.repeat(5);
+
+const inputs: Array<[string, () => ChatLike]> = [
+  ['realistic: clean corpus, 64 messages', realistic],
+  ['prose: one message of English words', () => one(fill('the quick brown fox reviews code for buffer overflows and triages reports. '))],
+  [`sk- repeated`, () => one(fill(SK))],
+  ['sk- then a 524k key-alphabet run', () => one(SK + fill('a1B2-', MAX_INPUT - 3))],
+  ['A run', () => one(fill('A'))],
+  ['AKIA repeated', () => one(fill('AKIA'))],
+  ['-----BEGIN repeated', () => one(fill(`${dashes}BEGIN `))],
+  ['private-key headers repeated', () => one(fill(`${dashes}BEGIN RSA ${'PRIVATE'} KEY${dashes}\n`))],
+  ['header then blank lines', () => one(`${dashes}BEGIN ${'PRIVATE'} KEY${dashes}` + fill('\n', MAX_INPUT - 40))],
+  ['base64 run (random bytes)', () => one(randomBytes((MAX_INPUT * 3) / 4).toString('base64'))],
+  ['base64 wrapped at 76 (random bytes)', () => one(randomBytes((MAX_INPUT * 3) / 4).toString('base64').replace(/.{76}/g, '$&\n').slice(0, MAX_INPUT))],
+  ['hex run (random bytes)', () => one(randomBytes(MAX_INPUT / 2).toString('hex'))],
+  ['hex byte list', () => one(fill('de ad be ef '))],
+  ['percent escapes', () => one(fill('%41'))],
+  ['backslash-x escapes', () => one(fill('\\x41'))],
+  ['unicode escapes', () => one(fill('\\u0041'))],
+  ['zero-width run', () => one(fill('\u200b'))],
+  ['zero-width between letters', () => one(fill('a\u200b'))],
+  ['fullwidth text', () => one(fill('ｓｋ－ｐｒｏｊ　ｋｅｙ　'))],
+  ['cyrillic homoglyph text', () => one(fill('АКІА ѕк-рrој '))],
+  ['single letters (spelled-out evasion)', () => one(fill('s a r i n '))],
+  ['one long word', () => one(fill('abcdefghij'))],
+  ['256 messages of 2 KiB base64', () => ({
+    messages: Array.from({ length: 256 }, () => ({ role: 'user', content: randomBytes(1536).toString('base64') })),
+  })],
+];
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+function measure(f: () => void): number {
+  f(); // warm-up
+  const times: number[] = [];
+  const deadline = performance.now() + 1500;
+  do {
+    const t = performance.now();
+    f();
+    times.push(performance.now() - t);
+  } while (times.length < 5 || (performance.now() < deadline && times.length < 50));
+  return median(times);
+}
+
+const filter = process.argv[2];
+const rows: string[][] = [['input', 'chars', 'MB', 'scan ms', 'scan MB/s', 'redact ms', 'redact MB/s']];
+for (const [name, build] of inputs) {
+  if (filter && !name.includes(filter)) continue;
+  const req = build();
+  let chars = 0;
+  let bytes = 0;
+  for (const m of req.messages) {
+    chars += m.content?.length ?? 0;
+    bytes += Buffer.byteLength(m.content ?? '');
+  }
+  const scanMs = measure(() => guard.scan(req));
+  const redactMs = measure(() => guard.redact(req));
+  const mb = bytes / 1e6;
+  rows.push([name, String(chars), mb.toFixed(2), scanMs.toFixed(1), (mb / (scanMs / 1000)).toFixed(1), redactMs.toFixed(1), (mb / (redactMs / 1000)).toFixed(1)]);
+}
+const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));

@@ -1,0 +1,79 @@
+/**
+ * The boundary pass: secrets split across two texts - the end of one message and the start of the next, or
+ * a message and a tool result. The texts are joined in reading order with nothing between them and read
+ * again around each boundary; a hit that starts in one text and ends in another is reported for every
+ * text it touches, in that text's own coordinates, so each half is masked where it stands.
+ */
+import type { Normalised } from './normalise.js';
+import { findSecrets, type SecretHit, type SecretScanOptions } from './secrets.js';
+
+export type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
+
+/** How far on each side of a text boundary the boundary pass reads (more than the longest key block). */
+const BOUNDARY_WINDOW = 32 * 1024;
+
+/**
+ * The texts `order` joined with nothing between them, read around each boundary: a hit that starts in one
+ * text and ends in another is a split secret, reported to `push` once per text it touches. Hits inside one
+ * text were already found by the per-text pass. Only a window on each side of a boundary is read, so long
+ * texts are not scanned twice; a secret longer than the window split far from its start is masked only in
+ * part (the first text's part, by the per-text pass).
+ */
+export function boundaryPass(norm: readonly Normalised[], order: readonly number[], union: SecretScanOptions, push: Push): void {
+  if (order.length < 2) return;
+  const offsets: number[] = [];
+  let joined = '';
+  for (const i of order) {
+    offsets.push(joined.length);
+    joined += norm[i]!.text;
+  }
+  const at = (pos: number): number => {
+    let lo = 0;
+    let hi = offsets.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (offsets[mid]! <= pos) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  // Windows around every boundary, merged where they overlap.
+  const regions: Array<[number, number]> = [];
+  for (let k = 1; k < offsets.length; k++) {
+    const from = Math.max(0, offsets[k]! - BOUNDARY_WINDOW);
+    const to = Math.min(joined.length, offsets[k]! + BOUNDARY_WINDOW);
+    const last = regions[regions.length - 1];
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else regions.push([from, to]);
+  }
+  for (const [from, to] of regions) {
+    const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
+    for (const hit of findSecrets(region, union)) {
+      const h = { kind: hit.kind, start: hit.start + from, end: hit.end + from };
+      let a = at(h.start);
+      const b = at(h.end - 1);
+      if (a === b) continue;
+      // Joining glues a text's tail to the next text's head (`...ok` + a base64 run). If the hit survives
+      // without the earlier text, that tail was not part of the secret: leave it alone. (The later side
+      // cannot be told apart from a genuinely split key and is masked: erring toward masking.) Binary
+      // search for the last text the hit can start in, one scan of the hit's length per step.
+      let start = h.start;
+      let hi = b;
+      while (a < hi) {
+        const mid = (a + hi + 1) >> 1;
+        const rest = findSecrets(joined.slice(offsets[mid]!, h.end), union);
+        if (rest.length > 0) {
+          a = mid;
+          start = offsets[mid]! + rest.reduce((m, r) => Math.min(m, r.start), Infinity);
+        } else hi = mid - 1;
+      }
+      a = at(start);
+      if (a === b) continue;
+      for (let k = a; k <= b; k++) {
+        const fromK = k === a ? start - offsets[k]! : 0;
+        const toK = k === b ? h.end - offsets[k]! : norm[order[k]!]!.text.length;
+        push(order[k]!, { kind: h.kind, via: 'split' }, fromK, toK);
+      }
+    }
+  }
+}

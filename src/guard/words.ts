@@ -1,0 +1,209 @@
+/**
+ * Words as the lexical classifier reads them, without making a string of every word: a request of half a
+ * million characters holds around a hundred thousand words, and allocating each one costs more than the
+ * rest of the matching together. A word is kept as its offsets and a 32-bit hash of its folded letters;
+ * the folded string is built only for the few words whose hash a term shares.
+ *
+ * Folding (the rules every term is compiled with too): lowercase; letters and digits of any script make
+ * words, everything else separates them; `@`, `$` and apostrophes between letters join them (`s@rin` ->
+ * `sarin`, `don't` -> `dont`); in a word that mixes letters and digits, leetspeak digits become letters
+ * (`s4r1n` -> `sarin`; plain numbers and long hashes stay as they are); three or more single letters in a
+ * row are one spelled-out word (`s a r i n`, `s.a.r.i.n`).
+ */
+
+const LEET = new Map<number, number>([
+  [0x30, 0x6f], // 0 -> o
+  [0x31, 0x69], // 1 -> i
+  [0x33, 0x65], // 3 -> e
+  [0x34, 0x61], // 4 -> a
+  [0x35, 0x73], // 5 -> s
+  [0x37, 0x74], // 7 -> t
+]);
+// Longer mixed words are hashes and identifiers, not leetspeak.
+const MAX_LEET_WORD = 24;
+export const PREFIX_LENGTH = 3;
+
+// Word characters beyond ASCII, decided once per code unit (letters and digits of every script).
+const nonAsciiClass = new Uint8Array(65536); // 0 unknown, 1 word, 2 not a word
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+function isWordUnit(c: number): boolean {
+  if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
+  if (c >= 0xd800 && c <= 0xdfff) return false; // astral characters (emoji, symbols) separate words
+  let k = nonAsciiClass[c]!;
+  if (k === 0) nonAsciiClass[c] = k = LETTER_OR_DIGIT.test(String.fromCharCode(c)) ? 1 : 2;
+  return k === 1;
+}
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+const joinerValue = (c: number): number => (c === 0x40 ? 0x61 : c === 0x24 ? 0x73 : c === 0x27 || c === 0x2019 ? 0 : -1);
+
+/** Can the characters between two single letters be part of a spelled-out word (`s a r`, `s.a.r`, `s-a-r`)? */
+function spelledGap(t: string, from: number, to: number): boolean {
+  if (to - from > 2) return false;
+  for (let k = from; k < to; k++) {
+    const c = t.charCodeAt(k);
+    if (c !== 0x20 && c !== 0x2e && c !== 0x2d && c !== 0x5f && c !== 0x2a) return false;
+  }
+  return true;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const fnv = (h: number, c: number): number => Math.imul(h ^ c, 0x01000193);
+
+/** The words of one or more texts. Arrays grow as words are added. */
+export class WordStream {
+  count = 0;
+  hash = new Int32Array(1024);
+  /** Hash of the first PREFIX_LENGTH folded units (0 when the word is shorter). */
+  prefix = new Int32Array(1024);
+  length = new Int32Array(1024);
+  text = new Int32Array(1024); // which text (slot) the word is in
+  private start = new Int32Array(1024);
+  private end = new Int32Array(1024);
+  private flags = new Uint8Array(1024); // 1 leet-folded, 2 spelled-out letters
+  private readonly sources: string[] = [];
+  private sourceOf = new Int32Array(1024); // which entry of `sources` the word's offsets refer to
+  private readonly folded = new Map<number, string>();
+
+  private grow(): void {
+    const cap = this.hash.length * 2;
+    const g32 = (a: Int32Array) => {
+      const b = new Int32Array(cap);
+      b.set(a);
+      return b;
+    };
+    this.hash = g32(this.hash);
+    this.prefix = g32(this.prefix);
+    this.length = g32(this.length);
+    this.text = g32(this.text);
+    this.start = g32(this.start);
+    this.end = g32(this.end);
+    this.sourceOf = g32(this.sourceOf);
+    const f = new Uint8Array(cap);
+    f.set(this.flags);
+    this.flags = f;
+  }
+
+  /** Adds the words of `text` (already normalised; lowercased here) as text number `slot`. */
+  add(original: string, slot: number): void {
+    const t = original.toLowerCase();
+    const source = this.sources.length;
+    this.sources.push(t);
+    const n = t.length;
+    let singles = 0; // consecutive single-letter words ending at the last word added
+    let i = 0;
+    while (i < n) {
+      if (!isWordUnit(t.charCodeAt(i))) {
+        i++;
+        continue;
+      }
+      // First pass: the word's extent, and whether it mixes letters and digits.
+      const start = i;
+      let digits = 0;
+      let units = 0;
+      while (i < n) {
+        const c = t.charCodeAt(i);
+        if (isWordUnit(c)) {
+          if (isDigit(c)) digits++;
+          units++;
+          i++;
+          continue;
+        }
+        const j = joinerValue(c);
+        if (j >= 0 && i + 1 < n && isWordUnit(t.charCodeAt(i + 1))) {
+          if (j > 0) units++;
+          i++;
+          continue;
+        }
+        break;
+      }
+      const leet = digits > 0 && digits < units && units <= MAX_LEET_WORD;
+      // Second pass: the hash of the folded units.
+      let h = FNV_OFFSET;
+      let p = 0;
+      let len = 0;
+      for (let k = start; k < i; k++) {
+        let c = t.charCodeAt(k);
+        if (!isWordUnit(c)) {
+          c = joinerValue(c);
+          if (c <= 0) continue;
+        } else if (leet) c = LEET.get(c) ?? c;
+        h = fnv(h, c);
+        if (++len === PREFIX_LENGTH) p = h;
+      }
+      const single = len === 1 && !isDigit(t.charCodeAt(start));
+      // A spelled-out run ends at the first word that is not a single letter, and at a separator that is
+      // more than a space or a dot (`s a r i n, s.a.r.i.n` is two words).
+      if (single && singles > 0 && !spelledGap(t, this.end[this.count - 1]!, start)) {
+        if (singles >= 3) this.collapse(singles);
+        singles = 0;
+      }
+      if (!single && singles >= 3) this.collapse(singles);
+      singles = single ? singles + 1 : 0;
+      if (this.count === this.hash.length) this.grow();
+      const w = this.count++;
+      this.hash[w] = h;
+      this.prefix[w] = p;
+      this.length[w] = len;
+      this.text[w] = slot;
+      this.start[w] = start;
+      this.end[w] = i;
+      this.flags[w] = leet ? 1 : 0;
+      this.sourceOf[w] = source;
+    }
+    if (singles >= 3) this.collapse(singles);
+  }
+
+  /** The last `run` words are single letters: replace them by one word of all of them. */
+  private collapse(run: number): void {
+    const first = this.count - run;
+    const t = this.sources[this.sourceOf[first]!]!;
+    let h = FNV_OFFSET;
+    let p = 0;
+    for (let w = first; w < this.count; w++) {
+      h = fnv(h, t.charCodeAt(this.start[w]!));
+      if (w - first + 1 === PREFIX_LENGTH) p = h;
+    }
+    this.hash[first] = h;
+    this.prefix[first] = p;
+    this.length[first] = run;
+    this.end[first] = this.end[this.count - 1]!;
+    this.flags[first] = 2;
+    this.count = first + 1;
+  }
+
+  /** The folded string of word `w` (built on demand, remembered). */
+  word(w: number): string {
+    let s = this.folded.get(w);
+    if (s !== undefined) return s;
+    const t = this.sources[this.sourceOf[w]!]!;
+    const flags = this.flags[w]!;
+    s = '';
+    for (let k = this.start[w]!; k < this.end[w]!; k++) {
+      let c = t.charCodeAt(k);
+      if (!isWordUnit(c)) {
+        if (flags === 2) continue; // separators between spelled-out letters
+        c = joinerValue(c);
+        if (c <= 0) continue;
+      } else if (flags === 1) c = LEET.get(c) ?? c;
+      s += String.fromCharCode(c);
+    }
+    this.folded.set(w, s);
+    return s;
+  }
+}
+
+/** FNV-1a of a folded string, as WordStream hashes words. */
+export function hashWord(s: string): number {
+  let h = FNV_OFFSET;
+  for (let i = 0; i < s.length; i++) h = fnv(h, s.charCodeAt(i));
+  return h;
+}
+
+/** The folded words of a text, as strings (for compiling terms, and for tests). */
+export function foldWords(text: string): string[] {
+  const ws = new WordStream();
+  ws.add(text, 0);
+  const out: string[] = [];
+  for (let w = 0; w < ws.count; w++) out.push(ws.word(w));
+  return out;
+}
