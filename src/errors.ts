@@ -40,8 +40,17 @@ export const ERRORS = {
   'scope-not-approved': { status: 403, message: 'the named scope is not approved for this principal' },
   'task-out-of-scope': { status: 403, message: 'no approved scope lists this task' },
 
+  // Step 4: quota (meter)
+  'daily-ceiling-reached': { status: 429, message: 'the daily token ceiling of the rung would be passed; it resets at 00:00 UTC' },
+  'daily-allowance-exhausted': { status: 429, message: 'the daily allowance is used and the principal holds no credits; it resets at 00:00 UTC' },
+  'insufficient-credits': { status: 402, message: 'the available credits do not cover the worst case of this call' },
+
+  // Billing and receipts
+  'receipt-not-found': { status: 404, message: 'no such receipt for this principal' },
+
   // Step 5: guardrails (guard)
   'guardrail-blocked': { status: 403, message: 'the request was refused by a guardrail block rule' },
+  'guardrail-classifier-unavailable': { status: 503, message: 'a guardrail classifier that fails closed could not be asked; the call was refused, nothing spent — retry later' },
 
   // Forward
   'upstream-model-mismatch': { status: 502, message: 'the upstream answered with a model other than the one routed' },
@@ -66,6 +75,8 @@ export const ERRORS = {
   'principal-exists': { status: 409, message: 'a principal with this id exists' },
   'token-not-found': { status: 404, message: 'no such token' },
   'unknown-rung': { status: 400, message: 'no such rung in the rung ladder' },
+  'unknown-plan': { status: 400, message: 'no such plan in the billing catalog' },
+  'operation-id-reused': { status: 409, message: 'this operation id was used for a different grant' },
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Everything else

@@ -16,8 +16,14 @@ import { RedisStore } from './store/redis.js';
 import { RedisJobStore } from './jobs/redis-store.js';
 import { MemoryJobStore } from './jobs/memory-store.js';
 import { JobEngine } from './jobs/engine.js';
+import { RedisReviewStore } from './reviews/redis-store.js';
+import { MemoryReviewStore } from './reviews/memory-store.js';
+import { RedisHistoryStore } from './secure/redis-history.js';
+import { MemoryHistoryStore } from './secure/memory-history.js';
+import { HistoryRecorder } from './secure/recorder.js';
 import { StoreConflict, type Store } from './store/store.js';
-import { createFreeMeter, type Meter } from './metering/meter.js';
+import { createMeter, type Meter } from './metering/index.js';
+import { loadReceiptSigner } from './receipts/signing.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { createApiApp } from './app/api.js';
 import { createAdminApp } from './app/admin.js';
@@ -31,6 +37,8 @@ export interface GatewayOptions {
   log: Logger;
   /** Watch the configuration folders and reload on change. */
   watch?: boolean;
+  /** The meter's clock (epoch ms): which UTC day a call counts on, when reservations expire. For tests. */
+  now?: () => number;
 }
 
 export interface Gateway {
@@ -80,13 +88,23 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const usesDemo = Object.values(cfg.routes).some((r) => 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
   const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
-  const store = await createStore(cfg.store);
-  const meter = createFreeMeter();
+  const store = await createStore(
+    cfg.store.kind === 'redis' ? { kind: 'redis', url: cfg.store.url, ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}) } : cfg.store,
+  );
+  // Receipts are signed with the configured key (read at start), or an ephemeral one with a warning.
+  const signer = loadReceiptSigner({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
+  const meter = createMeter(store, { signer, ...(opts.now ? { now: opts.now } : {}) });
+  meter.start();
   // Jobs live beside the store: in Redis on its connection, or in this process with the memory store.
   const jobs = store instanceof RedisStore ? new RedisJobStore(store) : new MemoryJobStore();
   const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);
   engine.start();
-  const deps = { store, holder, meter, log: opts.log, jobs, engine };
+  // The review list and the version history live beside the store the same way.
+  const reviews = store instanceof RedisStore ? new RedisReviewStore(store) : new MemoryReviewStore();
+  const history = new HistoryRecorder(store instanceof RedisStore ? new RedisHistoryStore(store) : new MemoryHistoryStore(), opts.log);
+  await history.wentLive(holder.current);
+  holder.onSwap((next) => void history.wentLive(next));
+  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history };
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
   const api = createServer(createApiApp(deps).callback());
@@ -118,6 +136,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       admin.closeAllConnections();
       await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => admin.close(r))]);
       await holder.close();
+      await meter.close();
       await store.close();
       await demo?.close();
     },

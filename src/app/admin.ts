@@ -10,6 +10,8 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
 import { readJson } from '../stages/read-body.js';
+import { mountBillingAdmin } from './admin-billing.js';
+import { mountReviewsAdmin } from './admin-reviews.js';
 import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 
 function operatorOnly(adminToken: string) {
@@ -79,6 +81,8 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
     if (!r) throw new GatewayError('not-found', 'no such receipt');
     ctx.body = r;
   });
+  mountBillingAdmin(router, deps);
+  mountReviewsAdmin(router, deps);
   router.post('/reload', async (ctx) => {
     const result = await holder.reload('admin api');
     if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));

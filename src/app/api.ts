@@ -26,6 +26,8 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
+import { billingStatus, ownReceipt } from '../routes/billing.js';
+import { secure } from '../routes/secure.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -33,9 +35,10 @@ export function createApiApp(deps: Deps): Koa {
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = [scan(), admit(store), meter(store, deps.meter, log), guard(log)];
+  const admission = [scan(log), admit(deps.meter), meter(store, deps.meter, log), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
+  router.get('/v1/secure', secure(holder, deps.meter, deps.history));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
@@ -66,6 +69,8 @@ export function createApiApp(deps: Deps): Koa {
     queued(),
   );
   router.get('/v1/research/job', getJob(store, jobs, holder));
+  router.get('/v1/billing/status', billingStatus(store, deps.meter));
+  router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));
   app.use(wiresNotOffered());

@@ -5,6 +5,8 @@ import type { Meter } from '../metering/meter.js';
 import type { Logger } from '../log.js';
 import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
+import type { ReviewStore } from '../reviews/store.js';
+import type { HistoryRecorder } from '../secure/recorder.js';
 
 export interface Deps {
   store: Store;
@@ -13,4 +15,8 @@ export interface Deps {
   log: Logger;
   jobs: JobStore;
   engine: JobEngine;
+  /** The operator review list of flagged calls (src/reviews). */
+  reviews: ReviewStore;
+  /** The document version history GET /v1/secure serves (src/secure). */
+  history: HistoryRecorder;
 }

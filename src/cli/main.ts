@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { compileRuntime } from '../config/compile.js';
 import { ConfigError } from '../config/documents.js';
+import { receiptCommand } from './receipt-verify.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -21,9 +22,25 @@ const USAGE = `usage:
   portcullis admin token revoke <tokenId>
   portcullis admin token revoke-legacy
   portcullis admin reload
+  portcullis admin credits grant <principal> --micro-usd <n> [--id <operationId>]
+  portcullis admin plan set <principal> <plan>  [--id <operationId>]
+  portcullis admin billing <principal> [--day YYYY-MM-DD]
+  portcullis admin receipts <principal> [--day YYYY-MM-DD]   # one receipt (JSON) a line
+  portcullis admin receipt-key                                # the public key receipts are signed with
+  portcullis admin reviews [--day YYYY-MM-DD]                 # the day's flagged calls, one JSON a line
+  portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
 
 class UsageError extends Error {}
+
+/** One line for an applied (or already applied) grant: what it credited and the balance after. */
+function grantLine(r: Record<string, unknown>): string {
+  const g = r['grant'] as { operationId: string; principalId: string; microUSD: number; plan?: string };
+  const ai = ((r['billing'] as { balances: Array<{ availableMicroUSD: number }> }).balances[0]) ?? { availableMicroUSD: 0 };
+  const what = g.plan ? `plan ${g.plan} with ${g.microUSD} micro-USD of AI credits` : `${g.microUSD} micro-USD of credits`;
+  const verb = r['applied'] ? 'granted' : 'already granted (nothing changed)';
+  return `${verb}: ${what} to ${g.principalId}, operation ${g.operationId}; available ${ai.availableMicroUSD} micro-USD`;
+}
 
 async function check(root: string): Promise<number> {
   try {
@@ -84,11 +101,15 @@ async function admin(args: string[]): Promise<void> {
       tasks: { type: 'string' },
       label: { type: 'string' },
       legacy: { type: 'boolean' },
+      'micro-usd': { type: 'string' },
+      id: { type: 'string' },
+      day: { type: 'string' },
     },
   });
   const target = positionals[2];
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
-  switch (positionals.slice(0, 2).join(' ')) {
+  const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews'].includes(positionals[0] ?? '');
+  switch (oneWord ? positionals[0] : positionals.slice(0, 2).join(' ')) {
     case 'principal create': {
       const p = await call('POST', '/principals', { ...(values.tenant ? { tenant: values.tenant } : {}), ...(values.username ? { username: values.username } : {}) });
       return out(String(p['id']));
@@ -126,6 +147,41 @@ async function admin(args: string[]): Promise<void> {
       const r = await call('POST', '/reload');
       return out(`reloaded: ${JSON.stringify(r['versions'])}`);
     }
+    case 'credits grant': {
+      const micro = need(values['micro-usd'], '--micro-usd');
+      if (!/^[1-9][0-9]*$/.test(micro)) throw new UsageError('--micro-usd must be a positive integer (1 USD = 1000000)');
+      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/credits`, { microUSD: Number(micro), ...(values.id ? { operationId: values.id } : {}) });
+      return out(grantLine(r));
+    }
+    case 'plan set': {
+      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/plan`, { plan: need(positionals[3], '<plan>'), ...(values.id ? { operationId: values.id } : {}) });
+      return out(grantLine(r));
+    }
+    case 'billing': {
+      const day = values.day ? `?day=${enc(values.day)}` : '';
+      return out(JSON.stringify(await call('GET', `/principals/${enc(need(positionals[1], '<principal>'))}/billing${day}`), null, 2));
+    }
+    case 'receipts': {
+      const day = values.day ? `?day=${enc(values.day)}` : '';
+      const list = await call('GET', `/principals/${enc(need(positionals[1], '<principal>'))}/receipts${day}`);
+      for (const r of list['data'] as unknown[]) out(JSON.stringify(r));
+      return;
+    }
+    case 'reviews': {
+      // Every page of the day, oldest first: one entry (JSON) a line.
+      const day = values.day ? `&day=${enc(values.day)}` : '';
+      for (let offset = 0; ; ) {
+        const page = await call('GET', `/reviews?offset=${offset}${day}`);
+        const data = page['data'] as unknown[];
+        for (const r of data) out(JSON.stringify(r));
+        offset += data.length;
+        if (data.length === 0 || offset >= Number(page['total'])) return;
+      }
+    }
+    case 'receipt-key': {
+      const k = await call('GET', '/receipt-key');
+      return void process.stdout.write(String(k['publicKeyPem']));
+    }
     default:
       throw new UsageError(`unknown command: admin ${positionals.join(' ')}`);
   }
@@ -142,6 +198,7 @@ export async function run(argv: string[]): Promise<number> {
       await admin(rest);
       return 0;
     }
+    if (command === 'receipt') return await receiptCommand(rest);
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   } catch (err) {

@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Meter } from '../metering/meter.js';
+import { NOTHING_REPORTED, type Meter } from '../metering/meter.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
 import type { JobStore } from './store.js';
@@ -130,7 +130,7 @@ export class JobEngine {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
       local.waiters--;
-      if (signal?.aborted && local.waiters === 0 && local.origin === 'chat' && this.#running.has(jobId)) local.abort.abort();
+      if (signal?.aborted && local.waiters === 0 && local.origin === 'chat' && this.#running.has(jobId)) local.abort.abort(new GatewayError('job-cancelled'));
     }
   }
 
@@ -166,9 +166,10 @@ export class JobEngine {
     }
     for (const job of swept) {
       this.log.warn('job.interrupted', { jobId: job.jobId, owner: job.owner });
-      await this.meter.release(job.reservation).catch(() => undefined);
-      await this.store
-        .putReceipt({
+      // Release what it held and write its receipt in one settlement; if its runner settled before dying,
+      // the receipt is there and this changes nothing.
+      await this.meter
+        .settle(job.reservation, NOTHING_REPORTED, (st) => ({
           id: job.receiptId,
           callId: job.callId,
           principalId: job.principalId,
@@ -178,9 +179,13 @@ export class JobEngine {
           error: { code: 'job-interrupted' },
           model: job.model,
           task: job.task,
-          billing: job.billing,
-          chargedMicroUSD: 0,
-        })
+          usage: st.usage,
+          billing: st.billing,
+          chargedMicroUSD: st.chargedMicroUSD,
+          pricedMicroUSD: st.pricedMicroUSD,
+          reservedMicroUSD: st.reservedMicroUSD,
+          countedTokens: st.countedTokens,
+        }))
         .catch(() => undefined);
     }
     return swept.length;
@@ -191,7 +196,7 @@ export class JobEngine {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
     const pending = [...this.#running.values()];
-    for (const r of pending) r.abort.abort();
+    for (const r of pending) r.abort.abort(new GatewayError('job-cancelled', 'the gateway stopped while the job ran; resend to run it again'));
     await Promise.allSettled(pending.map((r) => r.done));
   }
 }

@@ -9,7 +9,7 @@ import { echoMatches } from '../upstream/echo.js';
 import type { Guardrails } from '../guard/index.js';
 import type { Call } from '../stages/call.js';
 import type { Deps } from '../app/deps.js';
-import { writeReceipt } from '../receipts/receipt.js';
+import { settleCall } from '../receipts/receipt.js';
 import { completionBody } from '../stages/respond.js';
 import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
@@ -40,8 +40,7 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }
     call.answer = maskAnswer(call.runtime.guard, answer);
-    call.settlement = await deps.meter.settle(call.reservation!, call.answer.usage);
-    await writeReceipt(deps.store, call, 'answered');
+    await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true });
     const first = call.answer.choices[0]!;
     return {
       completion: completionBody(call),
@@ -50,7 +49,10 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
       finishReason: first.finish_reason,
     };
   } catch (err) {
-    await endUnanswered(deps.store, deps.meter, deps.log, call, err);
-    throw err;
+    // An aborted job ends as why it was aborted (cancelled by its client, or out of run time), not as the
+    // upstream error the abort surfaced as.
+    const why = signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-expired')) : err;
+    await endUnanswered(deps.store, deps.meter, deps.log, call, why);
+    throw why;
   }
 }

@@ -1,12 +1,36 @@
 /**
- * The meter: reserve before forwarding, settle after. This is the one place a call's `billing`,
- * `chargedMicroUSD` and quota come from.
+ * The meter: the ledger of quota and money. It is the one place a call's `billing`, `chargedMicroUSD` and
+ * quota come from, and the one writer of receipts, which it signs.
  *
- * This first implementation admits every call inside the free allowance and charges nothing; the Redis
- * accounting of issue #3 (free allowance, rung allowances and ceilings, micro-USD credits, one atomic script
- * to reserve and one durable write to settle) replaces it behind the same interface.
+ * Reserve, then settle (decisions.md, Quota and money):
+ *   reserve  one atomic step: count the call against the principal's UTC day (free allowance, rung
+ *            allowance and ceiling) and, when it is paid, hold its worst case (input estimate + max_tokens,
+ *            priced at the rates) against the credit balance; or refuse it (429 for a daily limit, 402 for
+ *            credits) having changed nothing.
+ *   settle   one atomic, durable step keyed by the call id: charge the usage the upstream reported (never
+ *            more than was held), release the rest, and store the signed receipt. Applied once: a retried
+ *            settlement, even one whose first reply was lost, finds the receipt and changes nothing.
+ * A reservation left behind by a gateway that died is reclaimed by a sweep once it expires.
+ *
+ * Implementations: `redis-meter.ts` (Lua scripts on the store's Redis connection) and `memory-meter.ts` (one
+ * process); one contract suite (test/metering/contract.test.ts) runs against both.
  */
-import type { Usage } from './price.js';
+import type { BillingDoc } from '../config/types.js';
+import type { Receipt } from '../store/store.js';
+import type { ReceiptSigner } from '../receipts/signing.js';
+import { priceMicroUSD, type Usage } from './price.js';
+
+export type Rates = Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>;
+export type FreeUnit = 'requests' | 'tokens';
+export type Billing = 'free' | 'paid';
+
+/** The day's limits a call is counted against. */
+export interface DailyLimits {
+  /** The free allowance: per principal per UTC day, in requests or tokens. */
+  free: { perDay: number; unit: FreeUnit };
+  /** The rung allowance (red team); null for a call that counts toward the free allowance and credits only. */
+  rung: { id: string; tokensPerDay: number; ceilingPerDay: number } | null;
+}
 
 export interface ReserveRequest {
   callId: string;
@@ -15,44 +39,194 @@ export interface ReserveRequest {
   task: string;
   /** Worst case: input token estimate + max_tokens. */
   estimatedTokens: number;
+  /** Of `estimatedTokens`, max_tokens: priced at the output rate, the rest at the input rate. */
+  maxOutputTokens: number;
+  limits: DailyLimits;
+  rates: Rates;
+  /** How long the reservation may stay open; past it a sweep releases it. */
+  ttlMs: number;
 }
 
 export interface Reservation {
   callId: string;
   principalId: string;
-  billing: 'free' | 'paid';
+  billing: Billing;
+  /** Held against the credit balance (0 for a free call). */
   reservedMicroUSD: number;
   reservedTokens: number;
+  /** The UTC day (YYYY-MM-DD) the call counts on, whenever it settles. */
+  day: string;
+  /** The rates the call is priced at (those in force when it was admitted). */
+  rates: Rates;
+  /** The free-allowance unit the call holds, when it is free. */
+  freeUnit: FreeUnit | null;
+  /** Whether the call counts against the rung allowance (red team). */
+  rungCounted: boolean;
+  /** Epoch ms after which a sweep may release the reservation. */
+  expiresAt: number;
+}
+
+/** What settlement is told about the call's end. */
+export interface SettleInput {
+  /** The usage the upstream reported; null when it reported none (failed, timed out, cancelled first). */
+  usage: Usage | null;
+  /** False when the usage is recorded but not the principal's to pay (an echo mismatch). */
+  chargeable: boolean;
 }
 
 export interface Settlement {
-  billing: 'free' | 'paid';
+  billing: Billing;
   chargedMicroUSD: number;
   usage: Usage;
+  /** The usage at the rates, before the cap at the reservation (equal to the charge unless the upstream
+   * reported more than the worst case, or the call was free or not chargeable). */
+  pricedMicroUSD: number;
+  reservedMicroUSD: number;
+  /** Tokens counted against the day's allowances. */
+  countedTokens: number;
+  /** `reservation-expired`: the reservation had been swept before settlement; nothing was charged. */
+  note?: 'reservation-expired';
+}
+
+export interface BalanceRow {
+  scope: 'ai';
+  grantedMicroUSD: number;
+  spentMicroUSD: number;
+  reservedMicroUSD: number;
+  availableMicroUSD: number;
+}
+
+/** GET /v1/billing/status. */
+export interface BillingStatus {
+  status: 'connected';
+  plan: string | null;
+  balances: BalanceRow[];
+}
+
+/** A principal's counters for one UTC day. */
+export interface DayUsage {
+  day: string;
+  /** Free-allowance units (requests or tokens) used by settled calls and held by open ones. */
+  freeUsed: number;
+  freeHeld: number;
+  /** Tokens counted against the rung allowance: settled, and held by open calls. */
+  rungTokensUsed: number;
+  rungTokensHeld: number;
+}
+
+export interface GrantRequest {
+  /** Idempotency: a grant with an operation id already applied changes nothing. */
+  operationId: string;
+  principalId: string;
+  kind: 'credits' | 'plan';
+  microUSD: number;
+  /** For kind `plan`: the plan id the principal moves to. */
+  plan?: string;
+  source: string;
+}
+
+export interface GrantRecord extends GrantRequest {
+  at: string;
+}
+
+export interface GrantResult {
+  /** False when the operation id had been applied before: `grant` is what was applied then. */
+  applied: boolean;
+  grant: GrantRecord;
 }
 
 export interface Meter {
+  readonly kind: 'memory' | 'redis';
+  /** Signs every receipt the meter writes; its public key is what verifiers need. */
+  readonly signer: ReceiptSigner;
+  /** The meter's UTC day (YYYY-MM-DD), by its clock. */
+  today(): string;
+  /** Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing. */
   reserve(req: ReserveRequest): Promise<Reservation>;
-  /** Charges actual usage and releases the rest; applies once per callId. */
-  settle(reservation: Reservation, usage: Usage): Promise<Settlement>;
-  /** Releases a reservation that will not be used (a refusal after reserve, an upstream that never started). */
+  /**
+   * Charges, releases the rest and writes the receipt `build` returns (signed here) in one atomic write,
+   * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement.
+   */
+  settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt): Promise<Settlement>;
+  /** Releases a reservation without a receipt (its call is answered by another job); idempotent. */
   release(reservation: Reservation): Promise<void>;
+  /** Signs and stores the receipt of a call that holds nothing (refused before or at reserve); once per id. */
+  record(receipt: Receipt): Promise<Receipt>;
+  status(principalId: string): Promise<BillingStatus>;
+  usage(principalId: string, day: string): Promise<DayUsage>;
+  /** Applies a grant once per operation id. */
+  grant(req: GrantRequest): Promise<GrantResult>;
+  /** Releases expired reservations (at most `limit`); returns how many. */
+  sweep(limit?: number): Promise<number>;
+  /** Sweeps every `everyMs` until close. */
+  start(everyMs?: number): void;
+  close(): Promise<void>;
 }
 
-/** Everything free: the placeholder until the Redis meter lands. */
-export function createFreeMeter(): Meter {
-  return {
-    async reserve(req) {
-      return { callId: req.callId, principalId: req.principalId, billing: 'free', reservedMicroUSD: 0, reservedTokens: req.estimatedTokens };
-    },
-    async settle(reservation, usage) {
-      return { billing: reservation.billing, chargedMicroUSD: 0, usage };
-    },
-    async release() {},
-  };
-}
+export const NOTHING_REPORTED: SettleInput = { usage: null, chargeable: false };
+export const ZERO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 };
 
 /** A rough, deliberately high token estimate for reservations: one token per three characters. */
 export function estimateInputTokens(inputChars: number): number {
   return Math.ceil(inputChars / 3);
+}
+
+/** The UTC calendar day of an instant, YYYY-MM-DD. */
+export function utcDay(at: Date | number): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** Seconds from `now` to two days after the end of `day`: how long a day's counters are kept. */
+export function dayTtlSeconds(day: string, now: number): number {
+  const end = Date.parse(`${day}T00:00:00.000Z`) + 3 * 86_400_000;
+  return Math.max(60, Math.ceil((end - now) / 1000));
+}
+
+/** The worst case of a call, priced: the input estimate at the input rate, max_tokens at the output rate. */
+export function worstCaseMicroUSD(req: Pick<ReserveRequest, 'estimatedTokens' | 'maxOutputTokens' | 'rates'>): number {
+  const output = Math.min(req.maxOutputTokens, req.estimatedTokens);
+  const input = req.estimatedTokens - output;
+  return priceMicroUSD({ prompt_tokens: input, completion_tokens: output, total_tokens: req.estimatedTokens, cached_tokens: 0 }, req.rates);
+}
+
+/**
+ * What settling `input` against `reservation` comes to, before it is applied: the usage priced at the
+ * reservation's rates, capped at what was held (the worst case is the most a call can cost, so no balance
+ * goes negative), zero for a free call or usage that is not chargeable. Deterministic, so a retried
+ * settlement computes the same numbers.
+ */
+export function quote(reservation: Reservation, input: SettleInput): Settlement {
+  const usage = input.usage ?? ZERO_USAGE;
+  const counts = input.chargeable && input.usage !== null;
+  const priced = counts && reservation.billing === 'paid' ? priceMicroUSD(usage, reservation.rates) : 0;
+  return {
+    billing: reservation.billing,
+    chargedMicroUSD: Math.min(priced, reservation.reservedMicroUSD),
+    usage,
+    pricedMicroUSD: priced,
+    reservedMicroUSD: reservation.reservedMicroUSD,
+    countedTokens: counts ? usage.prompt_tokens + usage.completion_tokens : 0,
+  };
+}
+
+/** What a settlement consumes of the day's free allowance (the call's unit) and rung allowance. */
+export function consumption(reservation: Reservation, s: Settlement, input: SettleInput): { free: number; rungTokens: number } {
+  const consumed = input.chargeable && input.usage !== null;
+  const free = reservation.freeUnit === null ? 0 : reservation.freeUnit === 'requests' ? (consumed ? 1 : 0) : s.countedTokens;
+  return { free, rungTokens: reservation.rungCounted ? s.countedTokens : 0 };
+}
+
+/** The settlement a stored receipt records (what a repeated settlement returns). */
+export function settlementOf(receipt: Receipt, fallback: Settlement): Settlement {
+  if (typeof receipt['chargedMicroUSD'] !== 'number' || (receipt['billing'] !== 'free' && receipt['billing'] !== 'paid')) return fallback;
+  const r = receipt as Receipt & Partial<Settlement>;
+  return {
+    billing: r.billing!,
+    chargedMicroUSD: r.chargedMicroUSD!,
+    usage: r.usage ?? fallback.usage,
+    pricedMicroUSD: r.pricedMicroUSD ?? fallback.pricedMicroUSD,
+    reservedMicroUSD: r.reservedMicroUSD ?? fallback.reservedMicroUSD,
+    countedTokens: r.countedTokens ?? fallback.countedTokens,
+    ...(r.note ? { note: r.note } : {}),
+  };
 }

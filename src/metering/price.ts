@@ -13,7 +13,7 @@ export interface Usage {
   cached_tokens: number;
 }
 
-export function priceMicroUSD(usage: Usage, rates: BillingDoc['rates']): number {
+export function priceMicroUSD(usage: Usage, rates: Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>): number {
   const cached = BigInt(Math.min(usage.cached_tokens, usage.prompt_tokens));
   const fresh = BigInt(usage.prompt_tokens) - cached;
   const sum =

@@ -1,11 +1,19 @@
 /**
  * Receipts: the durable record of a call that reached admission step 3 or later — admitted, refused by
  * team rules, quota or guardrails, or failed upstream. A receipt names the versions the call was decided
- * under, so a compliance reviewer can match it to the rules served by GET /v1/secure. It holds rule ids and
- * counts, never prompt text or tokens. Written once per call id.
+ * under, so a compliance reviewer can match it to the rules served by GET /v1/secure, and what the call
+ * counted and cost: tokens (input, cached input, output), the reservation, the charge and the billing. It
+ * holds rule ids and counts, never prompt text or tokens. Written once per call id, by the meter, which
+ * signs it (signing.ts): a settled call's receipt in the same write as its charge.
  */
 import type { Call } from '../stages/call.js';
-import type { Store, Receipt } from '../store/store.js';
+import type { Receipt } from '../store/store.js';
+import type { Meter, SettleInput, Settlement } from '../metering/meter.js';
+import { StoreUnavailable } from '../store/errors.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Pauses before each retry of a settlement the store could not take (about 1 s in all). */
+const SETTLE_RETRY_MS = [50, 200, 750];
 
 export type Outcome = 'answered' | 'refused' | 'failed';
 
@@ -13,11 +21,11 @@ export function newReceiptId(callId: string): string {
   return `rcpt_${callId}`;
 }
 
-export function buildReceipt(call: Call, outcome: Outcome, error?: { code: string }): Receipt {
+export function buildReceipt(call: Call, outcome: Outcome, error?: { code: string }, s: Settlement | undefined = call.settlement): Receipt {
   const principal = call.identity!.principal;
   const d = call.decision;
   const v = call.runtime.versions;
-  const s = call.settlement;
+  const r = call.reservation;
   return {
     id: call.receiptId ?? newReceiptId(call.id),
     callId: call.id,
@@ -35,19 +43,56 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
     decision: {
       allow: d?.allow ?? false,
       codes: d?.denials.map((x) => x.code) ?? [],
-      versions: { policy: v.policy, rules: v.rules, catalog: v.catalog, guardrails: v.guardrails, config: v.config },
+      versions: {
+        policy: v.policy,
+        rules: v.rules,
+        catalog: v.catalog,
+        guardrails: v.guardrails,
+        firewall: v.firewall,
+        compliance: v.compliance,
+        config: v.config,
+      },
     },
     guardrails: d?.guardrails ?? { block: [], redact: [], flag: [] },
     upstream: call.answer ? { model: call.model?.upstreamModel, echoedModel: call.answer.model } : null,
+    ...(r ? { day: r.day } : {}),
     usage: s?.usage ?? null,
-    billing: s?.billing ?? null,
+    billing: s?.billing ?? r?.billing ?? null,
     chargedMicroUSD: s?.chargedMicroUSD ?? 0,
+    pricedMicroUSD: s?.pricedMicroUSD ?? 0,
+    reservedMicroUSD: r?.reservedMicroUSD ?? 0,
+    reservedTokens: r?.reservedTokens ?? 0,
+    countedTokens: s?.countedTokens ?? 0,
+    rates: r?.rates ?? null,
+    ...(s?.note ? { note: s.note } : {}),
   };
 }
 
-export async function writeReceipt(store: Store, call: Call, outcome: Outcome, error?: { code: string }): Promise<string> {
-  const receipt = buildReceipt(call, outcome, error);
-  await store.putReceipt(receipt);
+/** Writes the receipt of a call that holds no reservation (refused at or before reserve). */
+export async function writeReceipt(meter: Pick<Meter, 'record'>, call: Call, outcome: Outcome, error?: { code: string }): Promise<string> {
+  const receipt = await meter.record(buildReceipt(call, outcome, error));
   call.receiptId = receipt.id;
   return receipt.id;
+}
+
+/**
+ * Settles a call that holds a reservation and writes its receipt, in one write (once per call id): what
+ * `input` reports is charged, the rest released. Sets `call.settlement` (as stored, on a repeat) and
+ * `call.receiptId` only once the write succeeded.
+ */
+export async function settleCall(meter: Meter, call: Call, outcome: Outcome, input: SettleInput, error?: { code: string }): Promise<Settlement> {
+  // Settlement applies once per call id, so retrying it through a store blip is safe — and it spares a
+  // call that was answered (and maybe charged, its reply lost) from ending as an error.
+  let settlement: Settlement | undefined;
+  for (let attempt = 0; settlement === undefined; attempt += 1) {
+    try {
+      settlement = await meter.settle(call.reservation!, input, (s) => buildReceipt(call, outcome, error, s));
+    } catch (err) {
+      if (!(err instanceof StoreUnavailable) || attempt >= SETTLE_RETRY_MS.length) throw err;
+      await sleep(SETTLE_RETRY_MS[attempt]);
+    }
+  }
+  call.settlement = settlement;
+  call.receiptId = call.receiptId ?? newReceiptId(call.id);
+  return settlement;
 }

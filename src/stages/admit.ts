@@ -11,7 +11,7 @@
 import type { Context, Next } from 'koa';
 import { fromDenial } from '../errors.js';
 import type { PolicyInput } from '../policy/engine.js';
-import type { Store } from '../store/store.js';
+import type { Meter } from '../metering/meter.js';
 import type { Call } from './call.js';
 import { writeReceipt } from '../receipts/receipt.js';
 
@@ -35,7 +35,7 @@ export function policyInput(call: Call, now = Date.now()): PolicyInput {
   };
 }
 
-export function admit(store: Store) {
+export function admit(meter: Pick<Meter, 'record'>) {
   return async function admit(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const decision = call.runtime.policy.decide(policyInput(call));
@@ -43,7 +43,7 @@ export function admit(store: Store) {
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
     if (first && first.step < 5) {
-      if (first.step >= 3) await writeReceipt(store, call, 'refused', { code: first.code });
+      if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code: first.code });
       throw fromDenial(first.code, first.message);
     }
     await next();

@@ -1,22 +1,25 @@
 /**
- * How a call that will not be answered ends: its reservation released (unless settlement already charged
- * it) and a receipt saying how it ended (unless one was written). Shared by the meter stage (failures
- * before the job took the call) and the job runner (failures after), so both end a call the same way.
+ * How a call that will not be answered ends: settled in one write with its receipt — what the upstream
+ * reported (if it reported anything) charged, the rest of the reservation released — unless settlement
+ * already happened; or, holding no reservation, just its receipt (unless one was written). An echo
+ * mismatch is recorded but not charged. Shared by the meter stage (failures before the job took the call)
+ * and the job runner (failures after), so both end a call the same way.
  */
 import { GatewayError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
-import { writeReceipt } from '../receipts/receipt.js';
+import { settleCall, writeReceipt } from '../receipts/receipt.js';
 import type { Logger } from '../log.js';
 import type { Call } from './call.js';
 
-export async function endUnanswered(store: Store, meter: Meter, log: Logger, call: Call, err: unknown): Promise<void> {
+export async function endUnanswered(_store: Store, meter: Meter, log: Logger, call: Call, err: unknown): Promise<void> {
+  const code = err instanceof GatewayError ? err.code : 'internal-error';
+  const outcome = code === 'guardrail-blocked' || code === 'guardrail-classifier-unavailable' ? 'refused' : 'failed';
   if (call.reservation && !call.settlement) {
-    await meter.release(call.reservation).catch((e: Error) => log.error('reservation.release.failed', { callId: call.id, error: e.name }));
-  }
-  if (!call.receiptId) {
-    const code = err instanceof GatewayError ? err.code : 'internal-error';
-    const outcome = code === 'guardrail-blocked' ? 'refused' : 'failed';
-    await writeReceipt(store, call, outcome, { code }).catch((e: Error) => log.error('receipt.write.failed', { callId: call.id, error: e.name }));
+    const input = { usage: call.answer?.usage ?? null, chargeable: code !== 'upstream-model-mismatch' };
+    // On failure the reservation stays held until its expiry, when the meter's sweep releases it.
+    await settleCall(meter, call, outcome, input, { code }).catch((e: Error) => log.error('settlement.failed', { callId: call.id, error: e.name }));
+  } else if (!call.receiptId) {
+    await writeReceipt(meter, call, outcome, { code }).catch((e: Error) => log.error('receipt.write.failed', { callId: call.id, error: e.name }));
   }
 }

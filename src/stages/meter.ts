@@ -7,7 +7,8 @@
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import { estimateInputTokens, type Meter } from '../metering/meter.js';
+import type { Meter } from '../metering/meter.js';
+import { reserveRequest } from '../metering/request.js';
 import { writeReceipt } from '../receipts/receipt.js';
 import type { Call } from './call.js';
 import { endUnanswered } from './end-call.js';
@@ -17,15 +18,9 @@ export function meter(store: Store, meter: Meter, log: Logger) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     try {
-      call.reservation = await meter.reserve({
-        callId: call.id,
-        principalId: call.identity!.principal.id,
-        model: call.model!.id,
-        task: call.task!,
-        estimatedTokens: estimateInputTokens(call.valid!.inputChars) + call.valid!.maxTokens,
-      });
+      call.reservation = await meter.reserve(reserveRequest(call));
     } catch (err) {
-      if (err instanceof GatewayError) await writeReceipt(store, call, 'refused', { code: err.code });
+      if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
       throw err;
     }
     try {

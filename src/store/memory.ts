@@ -7,6 +7,7 @@
  */
 import { StoreUnavailable } from './errors.js';
 import {
+  receiptDay,
   StoreConflict,
   type AupConsent,
   type Identity,
@@ -34,6 +35,8 @@ export class MemoryStore implements Store {
   readonly #legacyTokenIds = new Set<string>();
   #legacyRevokedAt: string | null = null;
   readonly #receipts = new Map<string, Receipt>();
+  /** Receipt ids by `<day> <principal>`, kept in createdAt order (as the Redis sorted set is). */
+  readonly #receiptIndex = new Map<string, Array<{ id: string; at: number }>>();
 
   #open(): void {
     // Parity with Redis, where a closed client cannot answer: a use-after-close is an outage, not a no-op.
@@ -132,6 +135,23 @@ export class MemoryStore implements Store {
     this.#open();
     if (this.#receipts.has(receipt.id)) return;
     this.#receipts.set(receipt.id, copy(receipt));
+    const key = `${receiptDay(receipt)} ${receipt.principalId}`;
+    const list = this.#receiptIndex.get(key) ?? [];
+    const at = Date.parse(receipt.createdAt) || 0;
+    // Sorted insert by (createdAt, id), the order of Redis' ZRANGE on equal scores too.
+    let i = list.length;
+    while (i > 0 && (list[i - 1]!.at > at || (list[i - 1]!.at === at && list[i - 1]!.id > receipt.id))) i -= 1;
+    list.splice(i, 0, { id: receipt.id, at });
+    this.#receiptIndex.set(key, list);
+  }
+
+  async listReceipts(principalId: string, day: string): Promise<Receipt[]> {
+    this.#open();
+    const list = this.#receiptIndex.get(`${day} ${principalId}`) ?? [];
+    return list.flatMap(({ id }) => {
+      const r = this.#receipts.get(id);
+      return r === undefined ? [] : [copy(r)];
+    });
   }
 
   async getReceipt(id: string): Promise<Receipt | null> {

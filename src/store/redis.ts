@@ -19,6 +19,8 @@
  *   tv1        set   ids of legacy (v1) tokens, so a bulk revocation finds them without a scan
  *   legacy-revoked  string  time of the first bulk legacy revocation
  *   r:<id>     string receipt JSON, written once (SET NX)
+ *   rd:<day>:<principal>  zset  ids of a principal's receipts of one UTC day, scored by createdAt (ms);
+ *              written with the receipt in one script (the meter's settlement writes both the same way)
  * The namespaces differ before the id, so no id (principal ids contain ':') can collide with another key.
  *
  * Failure mode (fail closed, never hang): with Redis down, calls reject with `StoreUnavailable` at once
@@ -30,6 +32,7 @@ import { createHash } from 'node:crypto';
 import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import {
+  receiptDay,
   StoreConflict,
   type AupConsent,
   type Identity,
@@ -76,6 +79,29 @@ local function put_scope(psk, pok, id, json)
   if redis.call('HSET', psk, id, json) == 1 then redis.call('RPUSH', pok, id) end
 end
 `;
+
+/**
+ * Writes a receipt once and lists it under its principal and day; shared with the meter's settlement
+ * script (src/metering/redis-meter.ts), which stores the receipt in the same write as the money.
+ */
+export const PUT_RECEIPT_FN = `
+local function put_receipt(rk, ik, json, id, score)
+  if redis.call('SET', rk, json, 'NX') then
+    redis.call('ZADD', ik, score, id)
+    return 1
+  end
+  return 0
+end
+`;
+
+/** The keys of a receipt and of its day's index, under `prefix`. */
+export function receiptKeys(prefix: string, receipt: Receipt): { receipt: string; index: string; score: string } {
+  return {
+    receipt: `${prefix}r:${receipt.id}`,
+    index: `${prefix}rd:${receiptDay(receipt)}:${receipt.principalId}`,
+    score: String(Date.parse(receipt.createdAt) || 0),
+  };
+}
 
 const LUA = {
   // KEYS p, ps, po  ARGV doc, rung, aup, [scopeId, scopeJson]...
@@ -140,6 +166,19 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSETNX', KEYS[1], 'revokedAt', ARGV[1])
 return redis.call('HMGET', KEYS[1], 'doc', 'revokedAt')`,
 
+  // KEYS r, rd  ARGV json, id, score
+  putReceipt: `${PUT_RECEIPT_FN}
+return put_receipt(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])`,
+
+  // KEYS rd  ARGV prefix
+  listReceipts: `
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local r = redis.call('GET', ARGV[1] .. 'r:' .. id)
+  if r then out[#out + 1] = r end
+end
+return out`,
+
   // KEYS tv1, legacy-revoked  ARGV prefix, at. O(v1 tokens) once, inside one script: no token slips through.
   revokeLegacy: `
 local n = 0
@@ -188,6 +227,8 @@ const SCRIPTS = {
   pcListTokens: script(LUA.listTokens, 1, true),
   pcRevokeToken: script(LUA.revokeToken, 1),
   pcRevokeLegacy: script(LUA.revokeLegacy, 2),
+  pcPutReceipt: script(LUA.putReceipt, 2),
+  pcListReceipts: script(LUA.listReceipts, 1, true),
 };
 
 function makeClient(options: RedisStoreOptions) {
@@ -438,9 +479,15 @@ export class RedisStore implements Store {
   }
 
   async putReceipt(receipt: Receipt): Promise<void> {
-    const key = this.#key('r', receipt.id);
+    const k = receiptKeys(this.#prefix, receipt);
     // NX: a retried settlement must not overwrite the receipt that was already signed and handed out.
-    await this.#call('putReceipt', (c) => c.set(key, JSON.stringify(receipt), { condition: 'NX' }));
+    await this.#call('putReceipt', (c) => c.pcPutReceipt([k.receipt, k.index], [JSON.stringify(receipt), receipt.id, k.score]));
+  }
+
+  async listReceipts(principalId: string, day: string): Promise<Receipt[]> {
+    const key = `${this.#prefix}rd:${day}:${principalId}`;
+    const reply = await this.#call('listReceipts', (c) => c.pcListReceipts([key], [this.#prefix]));
+    return asArray(reply).filter((r) => r !== null).map((r) => parseJson<Receipt>(r));
   }
 
   async getReceipt(id: string): Promise<Receipt | null> {

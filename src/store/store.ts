@@ -65,7 +65,14 @@ export interface Receipt {
   id: string;
   principalId: string;
   createdAt: string;
+  /** The UTC day (YYYY-MM-DD) the receipt is listed under; the day of `createdAt` when absent. */
+  day?: string;
   [field: string]: unknown;
+}
+
+/** The UTC day a receipt is listed under. */
+export function receiptDay(receipt: Receipt): string {
+  return typeof receipt.day === 'string' ? receipt.day : receipt.createdAt.slice(0, 10);
 }
 
 /**
@@ -112,9 +119,14 @@ export interface Store {
   revokeLegacyTokens(at: string): Promise<number>;
 
   // Receipts ---------------------------------------------------------------------------------------------
-  /** Writes a receipt once: a second write with the same id is ignored (idempotent on the call id). */
+  /**
+   * Writes a receipt once: a second write with the same id is ignored (idempotent on the call id). The
+   * receipt is listed under its principal and day (`receiptDay`), in order of `createdAt`.
+   */
   putReceipt(receipt: Receipt): Promise<void>;
   getReceipt(id: string): Promise<Receipt | null>;
+  /** The principal's receipts of one UTC day (YYYY-MM-DD), oldest first; [] when none. */
+  listReceipts(principalId: string, day: string): Promise<Receipt[]>;
 
   /** Liveness of the backing store. */
   ping(): Promise<void>;

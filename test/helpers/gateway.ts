@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGateway, type Gateway } from '../../src/server.js';
-import { silentLogger } from '../../src/log.js';
+import { silentLogger, type Logger } from '../../src/log.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 
@@ -38,6 +38,10 @@ export interface TestGatewayOptions {
   redisUrl?: string;
   root?: string;
   env?: Record<string, string>;
+  /** The meter's clock (epoch ms), to cross a UTC midnight or expire reservations without waiting. */
+  now?: () => number;
+  /** Where the gateway logs (default: nowhere), for tests that assert what is logged. */
+  log?: Logger;
 }
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
@@ -51,7 +55,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
     ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl } : {}),
     ...opts.env,
   };
-  const gw = await startGateway({ root, env, log: silentLogger });
+  const gw = await startGateway({ root, env, log: opts.log ?? silentLogger, ...(opts.now ? { now: opts.now } : {}) });
   const admin: TestGateway['admin'] = async (method, path, body) => {
     const res = await fetch(`${gw.adminUrl}/admin${path}`, {
       method,

@@ -262,6 +262,19 @@ function storeContract(name: string, harness: Harness): void {
       it('answers null for an unknown receipt', async () => {
         expect(await store.getReceipt('call-none')).to.equal(null);
       });
+
+      it('lists a principal’s receipts of one UTC day in createdAt order, by `day` when given', async () => {
+        await store.putReceipt({ id: 'r-late', principalId: PID, createdAt: '2025-01-05T23:00:00.000Z' });
+        await store.putReceipt({ id: 'r-early', principalId: PID, createdAt: '2025-01-05T01:00:00.000Z' });
+        await store.putReceipt({ id: 'r-next', principalId: PID, createdAt: '2025-01-05T23:59:00.000Z', day: '2025-01-06' });
+        await store.putReceipt({ id: 'r-bob', principalId: OTHER, createdAt: '2025-01-05T02:00:00.000Z' });
+        await store.putReceipt({ id: 'r-early', principalId: PID, createdAt: '2025-01-05T00:00:00.000Z', changed: true });
+        expect((await store.listReceipts(PID, '2025-01-05')).map((r) => r.id)).to.deep.equal(['r-early', 'r-late']);
+        expect((await store.listReceipts(PID, '2025-01-06')).map((r) => r.id)).to.deep.equal(['r-next']);
+        expect((await store.listReceipts(OTHER, '2025-01-05')).map((r) => r.id)).to.deep.equal(['r-bob']);
+        expect(await store.listReceipts(PID, '2025-01-07')).to.deep.equal([]);
+        expect((await store.listReceipts(PID, '2025-01-05'))[0]).to.not.have.property('changed');
+      });
     });
 
     describe('copies', () => {

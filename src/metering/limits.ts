@@ -1,0 +1,71 @@
+/**
+ * The admission rule of step 4, as data in, verdict out. The memory meter runs it as written; the Redis
+ * meter runs the same rule inside its reserve script (redis-meter.ts, RESERVE) — the contract suite holds
+ * the two to the same answers. In order:
+ *
+ *   1. Rung ceiling (red team): the day's rung tokens (settled + held) plus this call's worst case above
+ *      `ceilingPerDay` -> 429 `daily-ceiling-reached`.
+ *   2. Free: the call fits what is left of the free allowance (1 request, or its worst-case tokens) and,
+ *      on the red team, stays within the rung's `tokensPerDay`. A free call holds no money.
+ *   3. Otherwise paid: it holds its worst-case price against the credits, if they cover it. If not: 429
+ *      `daily-allowance-exhausted` when the principal was never granted credits (the daily allowance is
+ *      their limit), else 402 `insufficient-credits`.
+ */
+import { GatewayError } from '../errors.js';
+import type { Billing, ReserveRequest } from './meter.js';
+
+export interface DayCounters {
+  freeUsed: number;
+  freeHeld: number;
+  rungTokensUsed: number;
+  rungTokensHeld: number;
+}
+
+export interface Balance {
+  granted: number;
+  spent: number;
+  reserved: number;
+}
+
+export type Verdict =
+  | { kind: 'ok'; billing: Billing; micro: number; freeHold: number; rungHold: number }
+  | { kind: 'ceiling'; rungTokens: number }
+  | { kind: 'credits'; granted: number; available: number; rungTokens: number; freeCount: number };
+
+export function decide(req: ReserveRequest, cost: number, day: DayCounters, balance: Balance): Verdict {
+  const { free, rung } = req.limits;
+  const est = req.estimatedTokens;
+  const rungTokens = day.rungTokensUsed + day.rungTokensHeld;
+  if (rung && rungTokens + est > rung.ceilingPerDay) return { kind: 'ceiling', rungTokens };
+  const units = free.unit === 'requests' ? 1 : est;
+  const isFree = day.freeUsed + day.freeHeld + units <= free.perDay && !(rung && rungTokens + est > rung.tokensPerDay);
+  const rungHold = rung ? est : 0;
+  if (isFree) return { kind: 'ok', billing: 'free', micro: 0, freeHold: units, rungHold };
+  const available = balance.granted - balance.spent - balance.reserved;
+  if (available < cost) return { kind: 'credits', granted: balance.granted, available, rungTokens, freeCount: day.freeUsed + day.freeHeld };
+  return { kind: 'ok', billing: 'paid', micro: cost, freeHold: 0, rungHold };
+}
+
+/** The error a refusal answers with; messages give the exact numbers (never prompt text). */
+export function refusal(req: ReserveRequest, cost: number, day: string, v: Exclude<Verdict, { kind: 'ok' }>): GatewayError {
+  const { free, rung } = req.limits;
+  const est = req.estimatedTokens;
+  if (v.kind === 'ceiling') {
+    return new GatewayError(
+      'daily-ceiling-reached',
+      `the daily ceiling of ${rung!.ceilingPerDay} tokens at rung ${rung!.id} would be passed: ${v.rungTokens} used or held on ${day} (UTC), ` +
+        `and this call may use ${est} (input estimate + max_tokens); lower max_tokens, or wait for 00:00 UTC`,
+    );
+  }
+  if (v.granted === 0) {
+    const overRung = rung !== null && v.rungTokens + est > rung.tokensPerDay;
+    const what = overRung
+      ? `the allowance of ${rung!.tokensPerDay} tokens per day at rung ${rung!.id} is used (${v.rungTokens} used or held on ${day}, this call may use ${est})`
+      : `the free allowance of ${free.perDay} ${free.unit} per day is used (${v.freeCount} on ${day}${free.unit === 'tokens' ? `, this call may use ${est}` : ''})`;
+    return new GatewayError('daily-allowance-exhausted', `${what} and the principal holds no credits; calls are free again from 00:00 UTC, or paid with credits`);
+  }
+  return new GatewayError(
+    'insufficient-credits',
+    `this call may cost ${cost} micro-USD (input estimate + max_tokens at the rates) and ${Math.max(0, v.available)} micro-USD of credits are available; add credits or lower max_tokens`,
+  );
+}

@@ -1,0 +1,317 @@
+/**
+ * The meter in Redis, on the store's connection and under its key prefix (so it shares the store's
+ * deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted). Each
+ * operation is one Lua script, so it is atomic and costs one round trip:
+ *
+ *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call
+ *   settle   charge, release the rest, store the signed receipt — one script, hence one AOF entry: with
+ *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
+ *            (also of a script whose reply was lost) finds it and changes nothing.
+ *
+ * Layout (under the store's prefix, beside its keys):
+ *   bill:<principal>        hash   aiGranted, aiSpent, aiReserved (integer micro-USD), plan, planSince
+ *   use:<day>:<principal>   hash   freeUsed, freeHeld, tokUsed, tokHeld for one UTC day; expires two days
+ *                                  after the day ends
+ *   hold:<callId>           hash   an open reservation: pid, day, micro, tok, free, billing, exp
+ *   holds                   zset   open reservations by expiry (epoch ms): the sweep's index
+ *   grant:<operationId>     string the grant applied under that operation id (JSON), kept for good
+ *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
+ * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
+ */
+import { luaScript, PUT_RECEIPT_FN, receiptKeys, type RedisStore } from '../store/redis.js';
+import type { Receipt } from '../store/store.js';
+import type { ReceiptSigner } from '../receipts/signing.js';
+import { refusal } from './limits.js';
+import {
+  consumption,
+  dayTtlSeconds,
+  quote,
+  settlementOf,
+  utcDay,
+  worstCaseMicroUSD,
+  type BillingStatus,
+  type DayUsage,
+  type GrantRecord,
+  type GrantRequest,
+  type GrantResult,
+  type Meter,
+  type Reservation,
+  type ReserveRequest,
+  type SettleInput,
+  type Settlement,
+} from './meter.js';
+import type { MeterOptions } from './memory-meter.js';
+
+/** Releasing one reservation, and sweeping expired ones: shared by the scripts that do either. */
+const RELEASE_FN = `
+local function release_hold(prefix, id)
+  local hk = prefix .. 'hold:' .. id
+  local h = redis.call('HMGET', hk, 'pid', 'day', 'micro', 'tok', 'free')
+  if h[1] then
+    local micro, tok, free = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
+    local uk = prefix .. 'use:' .. h[2] .. ':' .. h[1]
+    if micro > 0 then redis.call('HINCRBY', prefix .. 'bill:' .. h[1], 'aiReserved', -micro) end
+    if tok > 0 then redis.call('HINCRBY', uk, 'tokHeld', -tok) end
+    if free > 0 then redis.call('HINCRBY', uk, 'freeHeld', -free) end
+    redis.call('DEL', hk)
+  end
+  redis.call('ZREM', prefix .. 'holds', id)
+  return h[1] ~= false
+end
+local function sweep(prefix, now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', prefix .. 'holds', '-inf', now, 'LIMIT', 0, limit)
+  for _, id in ipairs(ids) do release_hold(prefix, id) end
+  return #ids
+end
+`;
+
+// KEYS bill, use, hold, holds
+// ARGV prefix, now, callId, pid, day, freePerDay, freeUnit, rungCounted, tokensPerDay, ceilingPerDay,
+//      est, cost, expiresAt, useTtl, sweepLimit
+// The rule is limits.ts `decide`, step for step.
+const RESERVE = luaScript(`${RELEASE_FN}
+sweep(ARGV[1], ARGV[2], tonumber(ARGV[15]))
+local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
+if held[1] then return {'held', held[1], tonumber(held[2]), tonumber(held[3])} end
+local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
+local freeCount = tonumber(u[1] or 0) + tonumber(u[2] or 0)
+local tokens = tonumber(u[3] or 0) + tonumber(u[4] or 0)
+local rung = ARGV[8] == '1'
+local est, cost = tonumber(ARGV[11]), tonumber(ARGV[12])
+if rung and tokens + est > tonumber(ARGV[10]) then return {'ceiling', tokens} end
+local units = 1
+if ARGV[7] == 'tokens' then units = est end
+local free = freeCount + units <= tonumber(ARGV[6])
+if rung and tokens + est > tonumber(ARGV[9]) then free = false end
+local micro, freeHold, tokHold = 0, 0, 0
+if free then freeHold = units else
+  local b = redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved')
+  local granted = tonumber(b[1] or 0)
+  local available = granted - tonumber(b[2] or 0) - tonumber(b[3] or 0)
+  if available < cost then return {'credits', granted, available, tokens, freeCount} end
+  micro = cost
+end
+if rung then tokHold = est end
+if micro > 0 then redis.call('HINCRBY', KEYS[1], 'aiReserved', micro) end
+if freeHold > 0 then redis.call('HINCRBY', KEYS[2], 'freeHeld', freeHold) end
+if tokHold > 0 then redis.call('HINCRBY', KEYS[2], 'tokHeld', tokHold) end
+if freeHold > 0 or tokHold > 0 then redis.call('EXPIRE', KEYS[2], ARGV[14]) end
+local billing = 'paid'
+if free then billing = 'free' end
+redis.call('HSET', KEYS[3], 'pid', ARGV[4], 'day', ARGV[5], 'micro', micro, 'tok', tokHold, 'free', freeHold, 'billing', billing, 'exp', ARGV[13])
+redis.call('ZADD', KEYS[4], ARGV[13], ARGV[3])
+return {'ok', billing, micro, tonumber(ARGV[13])}`);
+
+// KEYS hold, bill, use, r, rd, holds
+// ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl
+// mode 'settle' needs the reservation ('expired' when it is gone); mode 'late' stores the receipt alone.
+const SETTLE = luaScript(`${RELEASE_FN}${PUT_RECEIPT_FN}
+local prev = redis.call('GET', KEYS[4])
+if prev then
+  release_hold(ARGV[1], ARGV[2])
+  return {'dup', prev}
+end
+if ARGV[9] == 'settle' then
+  local h = redis.call('HMGET', KEYS[1], 'micro', 'tok', 'free')
+  if not h[1] then return {'expired'} end
+  local micro, tok, free, charge = tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), tonumber(ARGV[6])
+  if charge > micro then return redis.error_reply('settle: charge above the reservation') end
+  release_hold(ARGV[1], ARGV[2])
+  if charge > 0 then redis.call('HINCRBY', KEYS[2], 'aiSpent', charge) end
+  if tok > 0 and tonumber(ARGV[8]) > 0 then redis.call('HINCRBY', KEYS[3], 'tokUsed', ARGV[8]) end
+  if free > 0 and tonumber(ARGV[7]) > 0 then redis.call('HINCRBY', KEYS[3], 'freeUsed', ARGV[7]) end
+  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
+end
+put_receipt(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5])
+return {'ok'}`);
+
+// KEYS -  ARGV prefix, callId
+const RELEASE = luaScript(`${RELEASE_FN}
+return release_hold(ARGV[1], ARGV[2]) and 1 or 0`);
+
+// KEYS -  ARGV prefix, now, limit
+const SWEEP = luaScript(`${RELEASE_FN}
+return sweep(ARGV[1], ARGV[2], tonumber(ARGV[3]))`);
+
+// KEYS bill  ARGV prefix, now. Sweeps first, so `reserved` does not count reservations already expired.
+const STATUS = luaScript(`${RELEASE_FN}
+sweep(ARGV[1], ARGV[2], 16)
+return redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved', 'plan')`);
+
+// KEYS use
+const USAGE = luaScript(`return redis.call('HMGET', KEYS[1], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')`);
+
+// KEYS grant, bill  ARGV grantJson, microUSD, plan ('' = none), at
+const GRANT = luaScript(`
+local prev = redis.call('GET', KEYS[1])
+if prev then return {'dup', prev} end
+if tonumber(ARGV[2]) > 0 then redis.call('HINCRBY', KEYS[2], 'aiGranted', ARGV[2]) end
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], 'plan', ARGV[3], 'planSince', ARGV[4]) end
+redis.call('SET', KEYS[1], ARGV[1])
+return {'ok', ARGV[1]}`);
+
+const int = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+
+export class RedisMeter implements Meter {
+  readonly kind = 'redis' as const;
+  readonly signer: ReceiptSigner;
+  readonly #store: RedisStore;
+  readonly #prefix: string;
+  readonly #now: () => number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(store: RedisStore, options: MeterOptions) {
+    this.#store = store;
+    this.#prefix = store.keyPrefix;
+    this.signer = options.signer;
+    this.#now = options.now ?? Date.now;
+  }
+
+  today(): string {
+    return utcDay(this.#now());
+  }
+
+  #bill(pid: string) {
+    return `${this.#prefix}bill:${pid}`;
+  }
+  #use(day: string, pid: string) {
+    return `${this.#prefix}use:${day}:${pid}`;
+  }
+  #hold(callId: string) {
+    return `${this.#prefix}hold:${callId}`;
+  }
+
+  async reserve(req: ReserveRequest): Promise<Reservation> {
+    const now = this.#now();
+    const day = utcDay(now);
+    const cost = worstCaseMicroUSD(req);
+    const rung = req.limits.rung;
+    const reply = (await this.#store.runScript(
+      'meter.reserve',
+      RESERVE,
+      [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`],
+      [
+        this.#prefix,
+        String(now),
+        req.callId,
+        req.principalId,
+        day,
+        String(req.limits.free.perDay),
+        req.limits.free.unit,
+        rung ? '1' : '0',
+        String(rung?.tokensPerDay ?? 0),
+        String(rung?.ceilingPerDay ?? 0),
+        String(req.estimatedTokens),
+        String(cost),
+        String(now + req.ttlMs),
+        String(dayTtlSeconds(day, now)),
+        '16',
+      ],
+    )) as unknown[];
+    const [verdict] = reply;
+    if (verdict === 'ceiling') throw refusal(req, cost, day, { kind: 'ceiling', rungTokens: int(reply[1]) });
+    if (verdict === 'credits') {
+      throw refusal(req, cost, day, { kind: 'credits', granted: int(reply[1]), available: int(reply[2]), rungTokens: int(reply[3]), freeCount: int(reply[4]) });
+    }
+    if (verdict !== 'ok' && verdict !== 'held') throw new TypeError(`unexpected meter reply: ${String(verdict)}`);
+    const billing = reply[1] === 'free' ? 'free' : 'paid';
+    return {
+      callId: req.callId,
+      principalId: req.principalId,
+      billing,
+      reservedMicroUSD: int(reply[2]),
+      reservedTokens: req.estimatedTokens,
+      day,
+      rates: req.rates,
+      freeUnit: billing === 'free' ? req.limits.free.unit : null,
+      rungCounted: rung !== null,
+      expiresAt: int(reply[3]),
+    };
+  }
+
+  async #settleScript(reservation: Reservation, receipt: Receipt, s: Settlement, input: SettleInput, mode: 'settle' | 'late'): Promise<unknown[]> {
+    const k = receiptKeys(this.#prefix, receipt);
+    const c = consumption(reservation, s, input);
+    return (await this.#store.runScript(
+      'meter.settle',
+      SETTLE,
+      [this.#hold(reservation.callId), this.#bill(reservation.principalId), this.#use(reservation.day, reservation.principalId), k.receipt, k.index, `${this.#prefix}holds`],
+      [
+        this.#prefix,
+        reservation.callId,
+        JSON.stringify(receipt),
+        receipt.id,
+        k.score,
+        String(s.chargedMicroUSD),
+        String(c.free),
+        String(c.rungTokens),
+        mode,
+        String(dayTtlSeconds(reservation.day, this.#now())),
+      ],
+    )) as unknown[];
+  }
+
+  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt): Promise<Settlement> {
+    const s = quote(reservation, input);
+    const receipt = this.signer.sign({ ...build(s), day: reservation.day });
+    const reply = await this.#settleScript(reservation, receipt, s, input, 'settle');
+    if (reply[0] === 'dup') return settlementOf(JSON.parse(String(reply[1])) as Receipt, s);
+    if (reply[0] === 'ok') return s;
+    // The reservation was swept before settlement (the call outlived it): record the call, charge nothing.
+    const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
+    const lateReceipt = this.signer.sign({ ...build(late), day: reservation.day });
+    const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late');
+    return again[0] === 'dup' ? settlementOf(JSON.parse(String(again[1])) as Receipt, late) : late;
+  }
+
+  async release(reservation: Reservation): Promise<void> {
+    await this.#store.runScript('meter.release', RELEASE, [], [this.#prefix, reservation.callId]);
+  }
+
+  async record(receipt: Receipt): Promise<Receipt> {
+    const signed = this.signer.sign({ ...receipt, day: receipt.day ?? this.today() });
+    await this.#store.putReceipt(signed);
+    return signed;
+  }
+
+  async status(principalId: string): Promise<BillingStatus> {
+    const [g, s, r, plan] = (await this.#store.runScript('meter.status', STATUS, [this.#bill(principalId)], [this.#prefix, String(this.#now())])) as unknown[];
+    const granted = int(g);
+    const spent = int(s);
+    const reserved = int(r);
+    return {
+      status: 'connected',
+      plan: typeof plan === 'string' ? plan : null,
+      balances: [{ scope: 'ai', grantedMicroUSD: granted, spentMicroUSD: spent, reservedMicroUSD: reserved, availableMicroUSD: granted - spent - reserved }],
+    };
+  }
+
+  async usage(principalId: string, day: string): Promise<DayUsage> {
+    const [fu, fh, tu, th] = (await this.#store.runScript('meter.usage', USAGE, [this.#use(day, principalId)], [])) as unknown[];
+    return { day, freeUsed: int(fu), freeHeld: int(fh), rungTokensUsed: int(tu), rungTokensHeld: int(th) };
+  }
+
+  async grant(req: GrantRequest): Promise<GrantResult> {
+    const record: GrantRecord = { ...req, at: new Date(this.#now()).toISOString() };
+    const reply = (await this.#store.runScript(
+      'meter.grant',
+      GRANT,
+      [`${this.#prefix}grant:${req.operationId}`, this.#bill(req.principalId)],
+      [JSON.stringify(record), String(req.microUSD), req.kind === 'plan' && req.plan ? req.plan : '', record.at],
+    )) as unknown[];
+    return { applied: reply[0] === 'ok', grant: JSON.parse(String(reply[1])) as GrantRecord };
+  }
+
+  async sweep(limit = 1000): Promise<number> {
+    return int(await this.#store.runScript('meter.sweep', SWEEP, [], [this.#prefix, String(this.#now()), String(limit)]));
+  }
+
+  start(everyMs = 30_000): void {
+    this.#timer ??= setInterval(() => void this.sweep().catch(() => undefined), everyMs).unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Money through a Redis crash: with Redis run as the README recommends (appendonly, appendfsync always,
+ * noeviction — as the test helper starts it), redis-server is SIGKILLed under a steady load of paid calls
+ * and restarted. Afterwards no receipt of a call answered 2xx is missing, every balance read satisfies
+ * available = granted - spent - reserved and is never negative, and once the reservations orphaned by the
+ * outage expire (the injected clock moves past their expiry) nothing stays held and the receipts' charges
+ * sum exactly to what was spent.
+ */
+import { expect } from 'chai';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startWorld, type World } from '../helpers/world.js';
+import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
+
+describe('billing durability (SIGKILL redis under load)', function () {
+  this.timeout(60_000);
+  let w: World;
+  let now = Date.parse('2030-03-14T12:00:00.000Z');
+
+  before(async () => {
+    w = await startWorld({ root: smallLimitsRoot(0), now: () => now });
+    await w.upstream.behave({ mode: 'echo', usage: { prompt_tokens: 10, completion_tokens: 90 } });
+  });
+  after(() => w.stop());
+
+  it('loses no receipt of a 2xx call and keeps every balance consistent', async () => {
+    const p = await w.gw.principal();
+    const granted = 10_000 * WORST;
+    await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/credits`, { microUSD: granted });
+    const billing = async () => {
+      const r = await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/billing`);
+      return r.status === 200 ? (r.body.balances[0] as Record<string, number>) : null;
+    };
+
+    const answered: string[] = [];
+    const failures: number[] = [];
+    let running = true;
+    const worker = async () => {
+      while (running) {
+        try {
+          const r = await w.gw.chat(p.token, body());
+          if (r.status === 200) answered.push(r.body.receiptId as string);
+          else failures.push(r.status);
+        } catch {
+          failures.push(0);
+        }
+      }
+    };
+    const workers = Array.from({ length: 8 }, worker);
+    await sleep(400);
+    const before = answered.length;
+    await w.redis.kill('SIGKILL');
+    await sleep(200);
+    await w.redis.restart();
+    await sleep(500);
+    running = false;
+    await Promise.all(workers);
+
+    expect(before, 'calls answered before the crash').to.be.greaterThan(0);
+    expect(answered.length, 'calls answered after the restart').to.be.greaterThan(before);
+    expect(failures.length, 'calls refused while Redis was down').to.be.greaterThan(0);
+    expect(new Set(failures)).to.satisfy((s: Set<number>) => [...s].every((code) => code >= 500));
+
+    // Every 2xx call's receipt survived, as answered and charged.
+    for (const id of answered) {
+      const r = await w.gw.admin('GET', `/receipts/${id}`);
+      expect(r.status, `receipt ${id}`).to.equal(200);
+      expect(r.body).to.include({ outcome: 'answered', billing: 'paid', chargedMicroUSD: WORST });
+    }
+
+    const held = (await billing())!;
+    expect(held['availableMicroUSD']).to.equal(held['grantedMicroUSD']! - held['spentMicroUSD']! - held['reservedMicroUSD']!);
+    expect(held['availableMicroUSD']).to.be.at.least(0);
+    expect(held['grantedMicroUSD']).to.equal(granted);
+
+    // Reservations orphaned by the outage are reclaimed once they expire (bound: jobs.maxRunMs + leaseMs +
+    // sweepEveryMs + 60 s after they were made); the clock moves two hours on, still the same UTC day.
+    now += 2 * 3_600_000;
+    const after = (await billing())!;
+    expect(after['reservedMicroUSD']).to.equal(0);
+    const receipts = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts?day=2030-03-14`)).body.data as Array<Record<string, any>>;
+    const charged = receipts.reduce((n, r) => n + (r['chargedMicroUSD'] as number), 0);
+    expect(after['spentMicroUSD']).to.equal(charged);
+    expect(after['availableMicroUSD']).to.equal(granted - charged);
+    expect(charged).to.be.at.least(answered.length * WORST);
+  });
+});

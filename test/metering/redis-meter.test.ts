@@ -1,0 +1,124 @@
+/**
+ * What only the Redis meter can show, against a private redis-server: reserve and settle are one command
+ * each on the wire, a settlement whose reply was lost and is retried charges once, and settled money and
+ * receipts survive a SIGKILL of Redis (appendfsync always). The shared rules are in `contract.test.ts`.
+ */
+import { expect } from 'chai';
+import { createClient } from 'redis';
+import { RedisStore } from '../../src/store/redis.js';
+import { StoreUnavailable } from '../../src/store/errors.js';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import type { Reservation, ReserveRequest } from '../../src/metering/meter.js';
+import { ephemeralReceiptSigner } from '../../src/receipts/signing.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+
+const PID = 'did:web:portcullis.test:tenant:alice';
+const RATES = { inputPerMTok: 900_000, cachedInputPerMTok: 225_000, outputPerMTok: 4_500_000 };
+let seq = 0;
+const paid = (): ReserveRequest => ({
+  callId: `rc-${++seq}`,
+  principalId: PID,
+  model: 'shared-general-a',
+  task: 'code-review',
+  estimatedTokens: 100,
+  maxOutputTokens: 90,
+  rates: RATES,
+  ttlMs: 3_600_000,
+  limits: { free: { perDay: 0, unit: 'requests' }, rung: null },
+});
+const usage = { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20, cached_tokens: 0 }; // 54 micro-USD
+const receipt = (r: Reservation) => (s: { billing: string; chargedMicroUSD: number }) => ({
+  id: `rcpt_${r.callId}`,
+  principalId: r.principalId,
+  createdAt: new Date().toISOString(),
+  outcome: 'answered',
+  billing: s.billing,
+  chargedMicroUSD: s.chargedMicroUSD,
+});
+
+async function untilAnswers(store: RedisStore): Promise<void> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      return await store.ping();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+}
+
+describe('redis meter', () => {
+  let redis: RedisServer;
+  let store: RedisStore;
+  let meter: RedisMeter;
+  let n = 0;
+
+  before(async () => {
+    redis = await startRedisServer();
+  });
+  after(() => redis.stop());
+  beforeEach(async () => {
+    store = await RedisStore.connect({ url: redis.url, keyPrefix: `rm${n++}:`, commandTimeoutMs: 300 });
+    meter = new RedisMeter(store, { signer: ephemeralReceiptSigner() });
+    await meter.grant({ operationId: `g-${n}`, principalId: PID, kind: 'credits', microUSD: 10_000, source: 'test' });
+  });
+  afterEach(async () => {
+    await meter.close();
+    await store.close();
+  });
+
+  it('reserves and settles with one command each on the wire (one EVALSHA)', async () => {
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    const evalshas = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await spy.info('commandstats'))?.[1] ?? 0);
+    const r0 = await meter.reserve(paid()); // loads the script cache
+    await meter.settle(r0, { usage, chargeable: true }, receipt(r0));
+    const before = await evalshas();
+    const r = await meter.reserve(paid());
+    expect(await evalshas()).to.equal(before + 1);
+    await meter.settle(r, { usage, chargeable: true }, receipt(r));
+    expect(await evalshas()).to.equal(before + 2);
+    await spy.quit();
+  });
+
+  it('charges once when a settlement reply is lost (Redis frozen past the deadline) and the settlement is retried', async () => {
+    const r = await meter.reserve(paid());
+    await redis.kill('SIGSTOP');
+    let lost: unknown;
+    try {
+      await meter.settle(r, { usage, chargeable: true }, receipt(r));
+    } catch (err) {
+      lost = err;
+    }
+    await redis.kill('SIGCONT');
+    expect(lost).to.be.instanceOf(StoreUnavailable);
+    await untilAnswers(store);
+    // The frozen server still had the script in its socket buffer and ran it once it thawed: the charge
+    // and the receipt are there, though the gateway never heard so.
+    expect(await store.getReceipt(`rcpt_${r.callId}`)).to.include({ chargedMicroUSD: 54 });
+    const retried = await meter.settle(r, { usage, chargeable: true }, receipt(r));
+    expect(retried.chargedMicroUSD).to.equal(54);
+    expect((await meter.status(PID)).balances[0]).to.deep.equal({
+      scope: 'ai',
+      grantedMicroUSD: 10_000,
+      spentMicroUSD: 54,
+      reservedMicroUSD: 0,
+      availableMicroUSD: 10_000 - 54,
+    });
+  });
+
+  it('keeps settled money, holds and receipts through SIGKILL and restart', async () => {
+    const settled = await meter.reserve(paid());
+    await meter.settle(settled, { usage, chargeable: true }, receipt(settled));
+    const open = await meter.reserve(paid());
+    await redis.kill('SIGKILL');
+    await redis.restart();
+    await untilAnswers(store);
+    expect((await meter.status(PID)).balances[0]).to.include({ spentMicroUSD: 54, reservedMicroUSD: open.reservedMicroUSD });
+    expect(await store.getReceipt(`rcpt_${settled.callId}`)).to.include({ chargedMicroUSD: 54 });
+    await meter.settle(open, { usage, chargeable: true }, receipt(open));
+    expect((await meter.status(PID)).balances[0]).to.include({ spentMicroUSD: 108, reservedMicroUSD: 0 });
+  });
+});
