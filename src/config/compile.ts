@@ -9,7 +9,7 @@ import { ConfigError } from './documents.js';
 import type { ConfigBundle } from './load.js';
 import type { BillingDoc, CatalogModel, ModelLimits, Rung, RungsDoc, Team, TeamBar } from './types.js';
 import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
-import { compileGuardrails, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
+import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
 /** One upstream origin: where a route's calls go, with its keep-alive pool. */
 export interface Origin {
@@ -172,12 +172,17 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
   }
 
   let guard: Guardrails;
+  // External classifiers (rules/guardrails.yaml `classifiers:`) hold connection pools: closed with the runtime.
+  let external: ExternalClassifiers | undefined;
   try {
-    guard = compileGuardrails(bundle.guardrails.data as unknown as GuardrailsDoc);
+    const doc = bundle.guardrails.data as unknown as GuardrailsDoc;
+    external = buildClassifiers(doc, options.env ?? process.env);
+    guard = compileGuardrails(doc, { classifiers: external.classifiers });
   } catch (err) {
     problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);
   }
-  const closePools = () => Promise.all([...origins.values()].map((o) => o?.pool.close())).then(() => undefined);
+  const closePools = () =>
+    Promise.all([...[...origins.values()].map((o) => o?.pool.close()), external?.close()]).then(() => undefined);
   if (problems.length > 0) {
     await closePools();
     throw new ConfigError(problems);

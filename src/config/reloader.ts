@@ -20,6 +20,7 @@ export class RuntimeHolder {
   #watchers: FSWatcher[] = [];
   #debounce: NodeJS.Timeout | undefined;
   #reloading: Promise<ReloadResult> | undefined;
+  #listeners: Array<(next: Runtime) => void> = [];
 
   private constructor(
     runtime: Runtime,
@@ -38,6 +39,11 @@ export class RuntimeHolder {
 
   get current(): Runtime {
     return this.#current;
+  }
+
+  /** Calls `listener` with each runtime swapped in by a reload, right after the swap (not the first one). */
+  onSwap(listener: (next: Runtime) => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Reloads now. Concurrent triggers share one reload rather than racing two swaps. */
@@ -60,6 +66,13 @@ export class RuntimeHolder {
     const previous = this.#current;
     this.#current = next;
     this.log.info('config.reload.applied', { reason, versions: next.versions });
+    for (const listener of this.#listeners) {
+      try {
+        listener(next);
+      } catch (err) {
+        this.log.error('config.reload.listener.failed', { error: (err as Error).name });
+      }
+    }
     void previous.close();
     return { ok: true, versions: next.versions };
   }

@@ -18,9 +18,11 @@ import { boundaryPass, type Push } from './boundaries.js';
 import { findSecrets, type SecretScanOptions } from './secrets.js';
 import { collectSlots, type Slot } from './slots.js';
 import {
+  ClassifierError,
   DECODERS,
   SECRET_KINDS,
   type Action,
+  type ClassifierFailure,
   type ChatLike,
   type Classifier,
   type Decoder,
@@ -86,6 +88,19 @@ function checkDoc(doc: GuardrailsDoc): void {
       } else {
         throw new Error(`rule ${rule.id}: unknown detector kind "${(d as { kind: string }).kind}"`);
       }
+    }
+  }
+  const classifierIds = new Set<string>();
+  for (const c of doc.classifiers ?? []) {
+    if (classifierIds.has(c.id) || detectorIds.has(c.id)) throw new Error(`classifier id "${c.id}" is used twice`);
+    classifierIds.add(c.id);
+    if (typeof c.failClosed !== 'boolean') throw new Error(`classifier ${c.id}: failClosed must be stated (true or false)`);
+    for (const [category, target] of Object.entries(c.categories ?? {})) {
+      const ruleId = typeof target === 'string' ? target : target.rule;
+      const rule = doc.rules.find((r) => r.id === ruleId);
+      if (!rule) throw new Error(`classifier ${c.id}: category "${category}" names unknown rule "${ruleId}"`);
+      // A classifier names a text, not a span in it: it can refuse or flag a call, never mask part of it.
+      if (rule.action === 'redact') throw new Error(`classifier ${c.id}: category "${category}" names redact rule "${ruleId}"; a classifier can only block or flag`);
     }
   }
 }
@@ -232,10 +247,21 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   async function classify(req: ChatLike): Promise<ScanResult> {
     const base = scan(req);
     if (external.length === 0) return base;
-    const { slots } = collectSlots(req);
+    // An external classifier is another party: it reads the request as the upstream will, with the redact
+    // rules' masks applied, so a live credential never leaves the gateway through it either.
+    const seen = redactors.length > 0 ? redact(req).request : req;
+    const { slots } = collectSlots(seen);
     const texts = slots.map((s) => ({ where: s.where, text: s.text }));
-    const more = (await Promise.all(external.map((c) => c.classify(texts)))).flat();
-    return result([...base.findings, ...more], whereOrder(slots));
+    const settled = await Promise.allSettled(external.map((c) => c.classify(texts)));
+    const more: Finding[] = [];
+    const failures: ClassifierFailure[] = [];
+    settled.forEach((s, i) => {
+      const c = external[i]!;
+      if (s.status === 'fulfilled') more.push(...s.value);
+      else failures.push({ classifier: c.id, failClosed: c.failClosed ?? true, reason: s.reason instanceof ClassifierError ? s.reason.reason : 'error' });
+    });
+    const out = result([...base.findings, ...more], whereOrder(slots));
+    return failures.length > 0 ? { ...out, failures } : out;
   }
 
   return Object.freeze({ version: doc.version, scan, classify, redact, maskOutput });

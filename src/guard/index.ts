@@ -11,7 +11,13 @@ export { loadGuardrailsDoc } from './load.js';
 export { lexicalClassifier, LexicalMatcher, lexicalWords } from './lexical.js';
 export { normalise, originalSpan, type Normalised } from './normalise.js';
 export { findSecrets, type SecretHit } from './secrets.js';
+export { ClassifierError } from './types.js';
+export { buildClassifiers, type ExternalClassifiers } from './external.js';
+export { moderationClassifier, type ModerationOptions } from './moderation.js';
 export type {
+  ClassifierDoc,
+  ClassifierFailure,
+  ModerationClassifierDoc,
   Action,
   ChatLike,
   Classifier,

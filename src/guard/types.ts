@@ -39,6 +39,20 @@ export interface ScanResult {
   findings: Finding[];
   /** Unique rule ids that have at least one finding, sorted. */
   ruleIds: string[];
+  /** External classifiers that could not answer (`classify` only); absent when every one answered. */
+  failures?: ClassifierFailure[];
+}
+
+/**
+ * An external classifier that could not answer (unreachable, timed out, an error status, a malformed
+ * answer). What that means is the classifier's stated failure mode: `failClosed` refuses the call,
+ * otherwise the call goes on without its verdict (and the failure is logged). `reason` is short and fixed
+ * (`timeout`, `unreachable`, `http 503`, `malformed answer`): never text of the request.
+ */
+export interface ClassifierFailure {
+  classifier: string;
+  failClosed: boolean;
+  reason: string;
 }
 
 /** One text handed to a classifier, with the location findings should name. */
@@ -54,7 +68,23 @@ export interface ClassifierText {
  */
 export interface Classifier {
   readonly id: string;
+  /**
+   * What a rejection of `classify` means: true refuses the call, false lets it through without this
+   * classifier's verdict. External classifiers state it in the rules file (required, no default); a
+   * classifier that leaves it out is treated as failing closed.
+   */
+  readonly failClosed?: boolean;
   classify(texts: readonly ClassifierText[]): Promise<Finding[]>;
+}
+
+/** Thrown by an external classifier that could not answer; `reason` is safe to log (no request text). */
+export class ClassifierError extends Error {
+  readonly reason: string;
+  constructor(reason: string, options?: { cause?: unknown }) {
+    super(`classifier failed: ${reason}`, options);
+    this.name = 'ClassifierError';
+    this.reason = reason;
+  }
 }
 
 export interface Guardrails {
@@ -121,8 +151,38 @@ export interface RuleDoc {
   detectors: DetectorDoc[];
 }
 
+/** A category of the classifier's answer -> the rule a hit is a finding of (a block or flag rule). */
+export type CategoryMapDoc = Record<string, string | { rule: string; minScore: number }>;
+
+/**
+ * An OpenAI-compatible moderation endpoint (`POST <url>` with `{input: [...]}`, answering
+ * `{results: [{categories, category_scores}]}`), asked once per request with every text of the request,
+ * the redact rules' masks applied first.
+ */
+export interface ModerationClassifierDoc {
+  id: string;
+  kind: 'moderation';
+  description?: string;
+  /** The full endpoint URL, e.g. https://api.openai.com/v1/moderations. */
+  url: string;
+  /** The environment variable holding the API key (sent as a Bearer token); none when absent. */
+  apiKeyEnv?: string;
+  /** Sent as `model` when set. */
+  model?: string;
+  /** The whole exchange, connection included; past it the classifier has failed. */
+  timeoutMs: number;
+  /** Required, no default: true refuses the call when the classifier fails, false admits it (logged). */
+  failClosed: boolean;
+  categories: CategoryMapDoc;
+}
+
+export type ClassifierDoc = ModerationClassifierDoc;
+
 export interface GuardrailsDoc {
   version: string;
   description?: string;
+  normalisation?: string;
   rules: RuleDoc[];
+  /** External classifiers, asked after the built-in detectors (`Guardrails.classify`). */
+  classifiers?: ClassifierDoc[];
 }

@@ -124,6 +124,8 @@ export interface Decision {
 export interface PolicyEngine {
   /** First 12 hex digits of the wasm's sha256: names exactly the policy being served. */
   readonly version: string;
+  /** The whole sha256 (hex) of the wasm, for the version history GET /v1/secure serves. */
+  readonly sha256: string;
   /**
    * Replaces the whole `data` document. Meant to be called once, before the engine serves: a reload
    * builds a new engine and swaps it in whole, so a bad edit never leaves a half-set engine serving.
@@ -145,11 +147,13 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
   if (!Object.hasOwn(policy.entrypoints as object, ENTRYPOINT)) {
     throw new Error(`${wasmPath} has no ${ENTRYPOINT} entrypoint (run \`npm run policies:build\`)`);
   }
-  const version = createHash('sha256').update(wasm).digest('hex').slice(0, 12);
+  const sha256 = createHash('sha256').update(wasm).digest('hex');
+  const version = sha256.slice(0, 12);
   let dataSet = false;
 
   return {
     version,
+    sha256,
     setData(data: PolicyData): void {
       policy.setData(data);
       dataSet = true;

@@ -4,14 +4,36 @@
  * before anything is forwarded. Otherwise the redactions the policy decided are applied to a copy of the
  * request (messages, tool definitions, tool-call arguments, tool results), and the upstream body is built
  * from that copy with the upstream's model id and the sampling parameters dropped.
+ *
+ * An external classifier that failed and states `failClosed: true` refuses the call here too (503
+ * guardrail-classifier-unavailable; a block finding, being the more specific answer, wins). A flagged call
+ * goes on untouched and is recorded on the operator review list (src/reviews) before it is forwarded.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { Call } from './call.js';
 import { upstreamBody, type ChatRequest } from './validate.js';
 import type { Logger } from '../log.js';
+import type { ReviewStore } from '../reviews/store.js';
+import { newReceiptId } from '../receipts/receipt.js';
 
-export function guard(log: Logger) {
+/** The review-list entry of a flagged call: ids, rule ids and places, never text. */
+function reviewEntry(call: Call, rules: string[], at: Date) {
+  const flagged = new Set(rules);
+  return {
+    callId: call.id,
+    principalId: call.identity!.principal.id,
+    receiptId: call.receiptId ?? newReceiptId(call.id),
+    rules,
+    findings: (call.scan?.findings ?? []).filter((f) => flagged.has(f.rule)).map((f) => ({ rule: f.rule, detector: f.detector, where: f.where })),
+    model: call.model!.id,
+    task: call.task!,
+    at: at.toISOString(),
+    day: call.reservation?.day ?? at.toISOString().slice(0, 10),
+  };
+}
+
+export function guard(log: Logger, reviews: ReviewStore) {
   return async function guard(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const actions = call.decision!.guardrails;
@@ -19,9 +41,17 @@ export function guard(log: Logger) {
       log.warn('guardrail.blocked', { callId: call.id, rules: actions.block });
       throw new GatewayError('guardrail-blocked');
     }
+    const closed = (call.scan?.failures ?? []).filter((f) => f.failClosed);
+    if (closed.length > 0) {
+      log.warn('guardrail.classifier.refused', { callId: call.id, classifiers: closed.map((f) => f.classifier) });
+      throw new GatewayError('guardrail-classifier-unavailable');
+    }
     let request: ChatRequest = call.valid!.request;
     if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request as ChatRequest;
-    if (actions.flag.length > 0) log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
+    if (actions.flag.length > 0) {
+      log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
+      await reviews.record(reviewEntry(call, actions.flag, new Date()));
+    }
     call.forward = upstreamBody(call.valid!, call.model!.upstreamModel, request.messages, request.tools);
     await next();
   };
