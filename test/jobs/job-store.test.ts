@@ -6,10 +6,9 @@
 import { expect } from 'chai';
 import { MemoryJobStore } from '../../src/jobs/memory-store.js';
 import { RedisJobStore } from '../../src/jobs/redis-store.js';
-import { RedisStore } from '../../src/store/redis.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import type { JobRecord } from '../../src/jobs/job.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedis } from '../helpers/redis-contract.js';
 
 const RETAIN = 60_000;
 
@@ -112,16 +111,9 @@ function contract(name: string, make: () => Promise<JobStore>) {
 
 contract('memory', async () => new MemoryJobStore());
 
-describe('job store on redis', () => {
-  let redis: RedisServer;
-  let n = 0;
-  before(async () => {
-    redis = await startRedisServer();
-  });
-  after(() => redis.stop());
+onRedis('job store on redis', (connect) =>
   contract('redis', async () => {
-    const store = await RedisStore.connect({ url: redis.url, keyPrefix: `jt${n++}:` });
-    const jobs = new RedisJobStore(store);
-    return Object.assign(jobs, { close: () => store.close() });
-  });
-});
+    const store = await connect();
+    return Object.assign(new RedisJobStore(store), { close: () => store.close() });
+  }),
+);

@@ -6,7 +6,6 @@
  */
 import { expect } from 'chai';
 import { MemoryStore } from '../../src/store/memory.js';
-import { RedisStore } from '../../src/store/redis.js';
 import type { Store } from '../../src/store/store.js';
 import { MemoryMeter } from '../../src/metering/memory-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
@@ -14,7 +13,7 @@ import { NOTHING_REPORTED, type DailyLimits, type Meter, type Reservation, type 
 import type { Usage } from '../../src/metering/price.js';
 import { ephemeralReceiptSigner, publicKeyFromPem, verifyReceipt } from '../../src/receipts/signing.js';
 import { GatewayError } from '../../src/errors.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedis } from '../helpers/redis-contract.js';
 
 const PID = 'did:web:portcullis.test:tenant:alice';
 const OTHER = 'did:web:portcullis.test:tenant:bob';
@@ -372,18 +371,11 @@ meterContract('memory', {
   },
 });
 
-describe('meter on redis', () => {
-  let redis: RedisServer;
-  let n = 0;
-  before(async () => {
-    redis = await startRedisServer();
-  });
-  after(() => redis.stop());
-
+onRedis('meter on redis', (connect) =>
   meterContract('redis', {
     async open(now) {
-      const store = await RedisStore.connect({ url: redis.url, keyPrefix: `m${n++}:` });
+      const store = await connect();
       return { store, meter: new RedisMeter(store, { signer: ephemeralReceiptSigner(), now }) };
     },
-  });
-});
+  }),
+);

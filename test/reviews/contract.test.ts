@@ -6,9 +6,8 @@
 import { expect } from 'chai';
 import { MemoryReviewStore } from '../../src/reviews/memory-store.js';
 import { RedisReviewStore } from '../../src/reviews/redis-store.js';
-import { RedisStore } from '../../src/store/redis.js';
 import type { ReviewEntry, ReviewStore } from '../../src/reviews/store.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedis } from '../helpers/redis-contract.js';
 
 function entry(callId: string, at: string, patch: Partial<ReviewEntry> = {}): ReviewEntry {
   return {
@@ -85,15 +84,9 @@ function contract(name: string, make: () => Promise<ReviewStore & { close(): Pro
 
 contract('memory', async () => Object.assign(new MemoryReviewStore(), { close: async () => {} }));
 
-describe('review store on redis', () => {
-  let redis: RedisServer;
-  let n = 0;
-  before(async () => {
-    redis = await startRedisServer();
-  });
-  after(() => redis.stop());
+onRedis('review store on redis', (connect) =>
   contract('redis', async () => {
-    const store = await RedisStore.connect({ url: redis.url, keyPrefix: `rv${n++}:` });
+    const store = await connect();
     return Object.assign(new RedisReviewStore(store), { close: () => store.close() });
-  });
-});
+  }),
+);

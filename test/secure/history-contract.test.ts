@@ -6,9 +6,8 @@
 import { expect } from 'chai';
 import { MemoryHistoryStore } from '../../src/secure/memory-history.js';
 import { RedisHistoryStore } from '../../src/secure/redis-history.js';
-import { RedisStore } from '../../src/store/redis.js';
 import type { HistoryStore } from '../../src/secure/history.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedis } from '../helpers/redis-contract.js';
 
 const g1 = { document: 'guardrails', version: '2026.1.1', sha256: 'a'.repeat(64) };
 const g2 = { document: 'guardrails', version: '2026.2.1', sha256: 'b'.repeat(64) };
@@ -70,15 +69,9 @@ function contract(name: string, make: () => Promise<HistoryStore & { close(): Pr
 
 contract('memory', async () => Object.assign(new MemoryHistoryStore(), { close: async () => {} }));
 
-describe('version history on redis', () => {
-  let redis: RedisServer;
-  let n = 0;
-  before(async () => {
-    redis = await startRedisServer();
-  });
-  after(() => redis.stop());
+onRedis('version history on redis', (connect) =>
   contract('redis', async () => {
-    const store = await RedisStore.connect({ url: redis.url, keyPrefix: `dh${n++}:` });
+    const store = await connect();
     return Object.assign(new RedisHistoryStore(store), { close: () => store.close() });
-  });
-});
+  }),
+);
