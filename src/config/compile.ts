@@ -49,6 +49,12 @@ export interface Versions {
   policy: string;
 }
 
+/** The versions a call is decided under: what a receipt records and GET /v1/secure serves, by the same names. */
+export function decisionVersions(v: Versions): Omit<Versions, 'billing'> {
+  const { billing: _billing, ...decided } = v;
+  return decided;
+}
+
 export interface Runtime {
   readonly bundle: ConfigBundle;
   readonly versions: Versions;

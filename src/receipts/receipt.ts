@@ -6,6 +6,7 @@
  * holds rule ids and counts, never prompt text or tokens. Written once per call id, by the meter, which
  * signs it (signing.ts): a settled call's receipt in the same write as its charge.
  */
+import { decisionVersions } from '../config/compile.js';
 import type { Call } from '../stages/call.js';
 import type { Receipt } from '../store/store.js';
 import type { Meter, SettleInput, Settlement } from '../metering/meter.js';
@@ -43,15 +44,7 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
     decision: {
       allow: d?.allow ?? false,
       codes: d?.denials.map((x) => x.code) ?? [],
-      versions: {
-        policy: v.policy,
-        rules: v.rules,
-        catalog: v.catalog,
-        guardrails: v.guardrails,
-        firewall: v.firewall,
-        compliance: v.compliance,
-        config: v.config,
-      },
+      versions: decisionVersions(v),
     },
     guardrails: d?.guardrails ?? { block: [], redact: [], flag: [] },
     upstream: call.answer ? { model: call.model?.upstreamModel, echoedModel: call.answer.model } : null,

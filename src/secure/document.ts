@@ -9,7 +9,7 @@
  * Left out on purpose: where an external classifier lives and which environment variable holds its key
  * (`url`, `apiKeyEnv`) — operator infrastructure, not rules. Everything else of the files is served.
  */
-import type { Runtime } from '../config/compile.js';
+import { decisionVersions, type Runtime } from '../config/compile.js';
 import { documentRefs } from './recorder.js';
 import type { DocumentVersion } from './history.js';
 
@@ -63,15 +63,7 @@ export function secureBody(runtime: Runtime, history: readonly DocumentVersion[]
   return {
     object: 'secure',
     // The same names a receipt's decision.versions carries, so a receipt can be matched to this body.
-    versions: {
-      policy: v.policy,
-      rules: v.rules,
-      catalog: v.catalog,
-      guardrails: v.guardrails,
-      firewall: v.firewall,
-      compliance: v.compliance,
-      config: v.config,
-    },
+    versions: decisionVersions(v),
     policy: { version: runtime.policy.version, sha256: runtime.policy.sha256, entrypoint: 'admission/decision' },
     guardrails: guardrails(runtime),
     firewall: served(runtime.bundle.firewall),
