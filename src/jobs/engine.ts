@@ -73,7 +73,9 @@ export class JobEngine {
     const abort = new AbortController();
     const expiry = AbortSignal.timeout(s.maxRunMs);
     const signal = AbortSignal.any([abort.signal, expiry]);
+    let started: Promise<unknown> = Promise.resolve();
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
+      await started;
       const updated = await this.jobs
         .update(job.jobId, this.instanceId, { ...patch, updatedAt: new Date().toISOString() }, s.retentionMs)
         .catch((err: Error) => {
@@ -85,7 +87,11 @@ export class JobEngine {
     };
     const done = (async () => {
       try {
-        await this.jobs.update(job.jobId, this.instanceId, { status: 'running', updatedAt: new Date().toISOString() }, s.retentionMs);
+        // Marked running while the upstream call starts, not before it: the mark is not on the answer's path.
+        // `finish` awaits it first, so the end state is always written after it.
+        started = this.jobs
+          .update(job.jobId, this.instanceId, { status: 'running', updatedAt: new Date().toISOString() }, s.retentionMs)
+          .catch(() => null);
         const result = await run(signal);
         return await finish({ status: 'succeeded', result });
       } catch (err) {

@@ -1,74 +1,81 @@
 /**
  * Jobs in Redis, beside the store's keys and on its connection (so they share its deadlines and its
  * fail-closed behaviour). Layout under the store's prefix:
- *   j:<jobId>          hash   status, owner, doc (the job JSON as its runner last wrote it), and `error` when a
- *                             sweeper failed it; `status` and `error` win over the doc's (see decode)
+ *   j:<jobId>          hash   status, owner, doc (the job JSON as created), and p:<field> (a top-level field
+ *                             changed since, as JSON); a read overlays the p: fields and status on the doc
  *   jlease             zset   non-terminal job ids scored by lease end; the sweeper's index
  *   ik:<principal>:<k> string idempotency binding JSON; expires with the retention
- * Each change is one script: a live job is never replaced, a runner that lost its lease cannot write, and
- * a sweep fails an abandoned job exactly once.
+ * Each change is one script and one round trip: a live job is never replaced, a runner that lost its lease
+ * cannot write, and a sweep fails an abandoned job exactly once. Changed fields are written beside the doc
+ * rather than merged into it, so no JSON passes through Lua (whose cjson cannot tell [] from {}).
  */
 import type { RedisStore } from '../store/redis.js';
 import { luaScript } from '../store/redis.js';
 import type { JobRecord } from './job.js';
 import type { IdempotencyEntry, JobStore } from './store.js';
 
+// KEYS job, lease  ARGV doc, status, owner, leaseUntil, retention, jobId
 const CREATE = luaScript(`
 local st = redis.call('HGET', KEYS[1], 'status')
-if st and st ~= 'failed' and st ~= 'expired' then return {0, redis.call('HMGET', KEYS[1], 'status', 'error', 'doc')} end
+if st and st ~= 'failed' and st ~= 'expired' then return {0, redis.call('HGETALL', KEYS[1])} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'owner', ARGV[3], 'doc', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
-return {1, {ARGV[2], false, ARGV[1]}}`);
+return {1, false}`);
 
-const GET = luaScript(`return redis.call('HMGET', KEYS[1], 'status', 'error', 'doc')`);
+const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
 
-// KEYS job, lease  ARGV doc, status, owner, retention, jobId, terminal(0/1), leaseUntil
+// KEYS job, lease  ARGV status|'', owner, retention, jobId, terminal(0/1), leaseUntil|'', then field, json
+// pairs. Answers the job as it now is, or 0 when the caller no longer owns a live job.
 const UPDATE = luaScript(`
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
-if not f[1] or f[2] ~= ARGV[3] or f[1] == 'succeeded' or f[1] == 'failed' or f[1] == 'expired' then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'doc', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-if ARGV[6] == '1' then redis.call('ZREM', KEYS[2], ARGV[5]) else redis.call('ZADD', KEYS[2], 'XX', ARGV[7], ARGV[5]) end
-return 1`);
+if not f[1] or f[2] ~= ARGV[2] or f[1] == 'succeeded' or f[1] == 'failed' or f[1] == 'expired' then return 0 end
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'status', ARGV[1]) end
+for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], 'p:' .. ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if ARGV[5] == '1' then redis.call('ZREM', KEYS[2], ARGV[4])
+elseif ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'XX', ARGV[6], ARGV[4]) end
+return redis.call('HGETALL', KEYS[1])`);
 
 // KEYS lease  ARGV leaseUntil, id...
 const RENEW = luaScript(`
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i]) end
 return 0`);
 
-// KEYS lease  ARGV now, limit, prefix, retention, errorJson. The doc is left as its runner wrote it (no JSON
-// round trip through Lua, whose cjson cannot tell an empty array from an empty object).
+// KEYS lease  ARGV now, limit, prefix, retention, errorJson, updatedAtJson
 const SWEEP = luaScript(`
 local out = {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))) do
   redis.call('ZREM', KEYS[1], id)
   local k = ARGV[3] .. 'j:' .. id
-  local f = redis.call('HMGET', k, 'status', 'doc')
-  if f[1] and f[1] ~= 'succeeded' and f[1] ~= 'failed' and f[1] ~= 'expired' then
-    redis.call('HSET', k, 'status', 'failed', 'error', ARGV[5])
+  local st = redis.call('HGET', k, 'status')
+  if st and st ~= 'succeeded' and st ~= 'failed' and st ~= 'expired' then
+    redis.call('HSET', k, 'status', 'failed', 'p:error', ARGV[5], 'p:updatedAt', ARGV[6])
     redis.call('PEXPIRE', k, ARGV[4])
-    table.insert(out, {'failed', ARGV[5], f[2]})
+    table.insert(out, redis.call('HGETALL', k))
   end
 end
 return out`);
+
+/** A job as stored: the doc, overlaid with the fields changed since and the hash's status. */
+function decode(reply: unknown): JobRecord | null {
+  if (!Array.isArray(reply) || reply.length === 0) return null;
+  const fields = new Map<string, string>();
+  for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), String(reply[i + 1]));
+  const doc = fields.get('doc');
+  if (doc === undefined) return null;
+  const job = JSON.parse(doc) as Record<string, unknown>;
+  for (const [k, v] of fields) if (k.startsWith('p:')) job[k.slice(2)] = JSON.parse(v);
+  job['status'] = fields.get('status');
+  return job as unknown as JobRecord;
+}
 
 const BIND = luaScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then return cur end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`);
-
-/** A job as stored: the doc, with the hash's status and error (a sweeper's verdict) taking precedence. */
-function decode(reply: unknown): JobRecord | null {
-  if (!Array.isArray(reply) || typeof reply[2] !== 'string') return null;
-  const [status, error, doc] = reply as [JobRecord['status'], string | null, string];
-  const job = JSON.parse(doc) as JobRecord;
-  job.status = status;
-  if (error) job.error = JSON.parse(error) as JobRecord['error'] & object;
-  return job;
-}
 
 const INTERRUPTED = { code: 'job-interrupted', message: 'the gateway instance running this job stopped; resend the request to run it again' };
 
@@ -98,28 +105,28 @@ export class RedisJobStore implements JobStore {
       String(retentionMs),
       job.jobId,
     ])) as [number, unknown];
-    return { created: reply[0] === 1, job: decode(reply[1])! };
+    return reply[0] === 1 ? { created: true, job } : { created: false, job: decode(reply[1])! };
   }
 
   async get(jobId: string) {
     return decode(await this.#store.runScript('jobs.get', GET, [this.#job(jobId)], []));
   }
 
+  /** One round trip: the changed fields are written beside the doc, guarded by owner and status. */
   async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
-    const current = await this.get(jobId);
-    if (!current || current.owner !== owner) return null;
-    const next = { ...current, ...patch };
-    const terminal = next.status === 'succeeded' || next.status === 'failed' || next.status === 'expired';
-    const ok = await this.#store.runScript('jobs.update', UPDATE, [this.#job(jobId), this.#lease], [
-      JSON.stringify(next),
-      next.status,
+    const status = patch.status;
+    const terminal = status === 'succeeded' || status === 'failed' || status === 'expired';
+    const pairs = Object.entries(patch).flatMap(([k, v]) => (k === 'status' || v === undefined ? [] : [k, JSON.stringify(v)]));
+    const reply = await this.#store.runScript('jobs.update', UPDATE, [this.#job(jobId), this.#lease], [
+      status ?? '',
       owner,
       String(retentionMs),
       jobId,
       terminal ? '1' : '0',
-      String(next.leaseUntil),
+      patch.leaseUntil === undefined ? '' : String(patch.leaseUntil),
+      ...pairs,
     ]);
-    return ok === 1 ? next : null;
+    return reply === 0 ? null : decode(reply);
   }
 
   async renew(_owner: string, jobIds: string[], leaseUntil: number) {
@@ -134,8 +141,9 @@ export class RedisJobStore implements JobStore {
       this.#prefix,
       String(retentionMs),
       JSON.stringify(INTERRUPTED),
+      JSON.stringify(new Date(now).toISOString()),
     ])) as unknown[];
-    return reply.map((r) => ({ ...decode(r)!, updatedAt: new Date(now).toISOString() }));
+    return reply.map((r) => decode(r)!);
   }
 
   async bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number) {
