@@ -1,0 +1,207 @@
+/**
+ * One load run: autocannon, as a library, against one row's URL with the bench's per-request bodies.
+ *
+ *  - Saturation (`rate` unset): `connections` keep-alive connections, each sending its next request as
+ *    soon as the previous answer is in. Throughput is 2xx answers per second of the run.
+ *  - Fixed rate (`rate` set): autocannon's own rate options are not a fixed rate: each connection sends
+ *    as fast as it can until its per-second quota is spent and then idles to the next second, so what they
+ *    measure at "50 %" is queueing at saturation for half of every second. Instead a pacer releases send
+ *    slots evenly (checked every millisecond, and at once when a slot is already due) and each autocannon
+ *    client waits for a slot before it sends: requests arrive at the rate, spread over the second. When no
+ *    connection is free for a due slot the row cannot keep up; missed slots are dropped (no catch-up
+ *    burst) and the run reports the rate it achieved, flagged `overloaded`.
+ *
+ * Latency is recorded here, unrounded, from autocannon's per-response time (from the write of the request
+ * to the last byte of the answer, measured with process.hrtime): autocannon's own histogram keeps whole
+ * milliseconds, too coarse for a 0.3 ms budget.
+ */
+import autocannon, { type Client } from 'autocannon';
+import { stampNonce, type BodyTemplate } from './bodies.js';
+
+export interface LoadSpec {
+  url: string;
+  headers: Record<string, string>;
+  body: BodyTemplate;
+  connections: number;
+  durationSec: number;
+  /** Requests per second to hold; unset = saturation. */
+  rate?: number;
+}
+
+export interface Percentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  mean: number;
+  max: number;
+}
+
+export interface LoadResult {
+  /** 2xx answers per second over the run. */
+  rps: number;
+  ok: number;
+  /** Non-2xx answers, connection errors and timeouts. */
+  errors: number;
+  /** Status codes other than 2xx, with counts (for the report when a row fails). */
+  statuses: Record<string, number>;
+  durationSec: number;
+  /** Latency of 2xx answers, in milliseconds. */
+  latency: Percentiles;
+  targetRate?: number;
+  /** True when a fixed rate could not be held (achieved < 95 % of target). */
+  overloaded?: boolean;
+  /** CPU that processes other than the bench's used meanwhile, in cores (cpu-usage.ts); null if unknown. */
+  foreignCores?: number | null;
+  /** True when this is a second attempt, the first having been contended. */
+  retried?: boolean;
+  /**
+   * CPU time the server under test used per 2xx answer, ms (all its threads; 10 ms ticks over the run).
+   * Unlike throughput, this hardly moves when other processes compete for the machine.
+   */
+  serverCpuMsPerReq?: number;
+  /** The same for redis-server (R3 only): what the store costs per call. */
+  redisCpuMsPerReq?: number;
+}
+
+/** Evenly spaced send slots at `rate` per second; clients wait in a FIFO for one. */
+class Pacer {
+  readonly #rate: number;
+  readonly #slack: number;
+  readonly #queue: Array<() => void> = [];
+  readonly #timer: NodeJS.Timeout;
+  #start = performance.now();
+  #released = 0;
+
+  constructor(rate: number, slack: number) {
+    this.#rate = rate;
+    this.#slack = slack;
+    this.#timer = setInterval(() => this.#drain(), 1);
+  }
+
+  #due(): number {
+    const due = Math.floor(((performance.now() - this.#start) / 1000) * this.#rate);
+    // Slots nobody could take (all connections busy) are dropped, not saved up for a burst.
+    if (due - this.#released > this.#slack) this.#released = due - this.#slack;
+    return due;
+  }
+
+  #drain(): void {
+    if (this.#queue.length === 0) return;
+    const due = this.#due();
+    while (this.#released < due && this.#queue.length > 0) {
+      this.#released++;
+      this.#queue.shift()!();
+    }
+  }
+
+  /** Runs `send` now if a slot is due, else when the next one is. */
+  take(send: () => void): void {
+    if (this.#queue.length === 0 && this.#released < this.#due()) {
+      this.#released++;
+      send();
+    } else {
+      this.#queue.push(send);
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#queue.length = 0;
+  }
+}
+
+function percentile(sorted: Float64Array, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+export function summarise(values: Float64Array): Percentiles {
+  const sorted = values.slice().sort();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    p50: percentile(sorted, 0.5),
+    p90: percentile(sorted, 0.9),
+    p99: percentile(sorted, 0.99),
+    mean: sorted.length ? sum / sorted.length : Number.NaN,
+    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+  };
+}
+
+/** A growable array of doubles. */
+class Samples {
+  #buf = new Float64Array(1 << 14);
+  #n = 0;
+  push(v: number): void {
+    if (this.#n === this.#buf.length) {
+      const next = new Float64Array(this.#buf.length * 2);
+      next.set(this.#buf);
+      this.#buf = next;
+    }
+    this.#buf[this.#n++] = v;
+  }
+  get values(): Float64Array {
+    return this.#buf.subarray(0, this.#n);
+  }
+}
+
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  const pacer = spec.rate ? new Pacer(spec.rate, spec.connections) : null;
+  const latencies = new Samples();
+  const statuses: Record<string, number> = {};
+  let ok = 0;
+  let errors = 0;
+  // One body buffer per connection, re-stamped in place: autocannon copies it into the request it writes.
+  const setupRequest = (req: Record<string, unknown>, context: Record<string, unknown>) => {
+    let buf = context['body'] as Buffer | undefined;
+    if (!buf) context['body'] = buf = Buffer.from(spec.body.template);
+    return { ...req, body: stampNonce(spec.body, buf) };
+  };
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    // Answers after the deadline (autocannon stops at its next sample tick) are not counted.
+    const deadline = started + spec.durationSec * 1000;
+    const instance = autocannon(
+      {
+        url: spec.url,
+        method: 'POST',
+        connections: spec.connections,
+        duration: spec.durationSec,
+        sampleInt: 50,
+        timeout: 30,
+        headers: { 'content-type': 'application/json', ...spec.headers },
+        requests: [{ method: 'POST', setupRequest }],
+        setupClient: pacer
+          ? (client: Client) => {
+              const send = client._doRequest;
+              client._doRequest = (...args: unknown[]) => pacer.take(() => !client.destroyed && send.apply(client, args));
+            }
+          : undefined,
+      },
+      (err) => {
+        pacer?.stop();
+        if (err) return reject(err);
+        const durationSec = spec.durationSec;
+        const result: LoadResult = { rps: ok / durationSec, ok, errors, statuses, durationSec, latency: summarise(latencies.values) };
+        if (spec.rate) {
+          result.targetRate = spec.rate;
+          result.overloaded = result.rps < 0.95 * spec.rate;
+        }
+        resolve(result);
+      },
+    );
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (performance.now() > deadline) return;
+      if (statusCode >= 200 && statusCode < 300) {
+        ok++;
+        latencies.push(responseTime);
+      } else {
+        errors++;
+        statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+      }
+    });
+    instance.on('reqError', () => {
+      if (performance.now() <= deadline) errors++;
+    });
+  });
+}

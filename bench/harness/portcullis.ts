@@ -1,0 +1,161 @@
+/**
+ * Row R3 of the bench: portcullis itself, the whole path on a real redis-server — PAT lookup, the compiled
+ * policy decision, the guardrail scan, the meter's reservation, the job engine, forwarding, settlement,
+ * receipt — as its own process running the built `dist/main.js`.
+ *
+ * The gateway is built from a snapshot, in a temporary folder, never in the repository's dist/: other
+ * work goes on in the tree while the bench runs. `auto` takes the working tree when it type-checks and
+ * otherwise the last commit (HEAD), and says which; `worktree` and `head` force one. The snapshot's own
+ * catalog/, rules/ and config/ are its configuration (PORTCULLIS_ROOT), with the demo bootstrap off and both
+ * routes pointed at the mock through PORTCULLIS_ROUTE_SHARED_URL / _DEDICATED_URL. A principal and its
+ * PAT are created through the admin API, as an operator would.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer, type Pinning, type ServerProcess } from './processes.js';
+
+export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const SNAPSHOT_PATHS = ['src', 'policies', 'catalog', 'rules', 'config', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+const ADMIN_TOKEN = 'pcl_admin_bench_operator_token_0123456789';
+/** 1,000,000 USD in micro-USD: more than any bench run can spend. */
+const BENCH_CREDITS = 1_000_000_000_000;
+
+export type SourceChoice = 'auto' | 'worktree' | 'head';
+
+export interface Snapshot {
+  dir: string;
+  /** `working tree (<sha>, with uncommitted changes)` or `HEAD <sha>`. */
+  source: string;
+  /** Why the working tree was not used, when it was not. */
+  note: string | null;
+  remove(): void;
+}
+
+function git(args: string[]): string {
+  return execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
+}
+
+function tsc(dir: string): Promise<{ ok: boolean; output: string }> {
+  const child = spawn(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], { cwd: dir });
+  let output = '';
+  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ ok: code === 0, output })));
+}
+
+function snapshotDir(from: 'worktree' | 'head'): string {
+  const dir = mkdtempSync(join(tmpdir(), `portcullis-bench-${from}-`));
+  if (from === 'worktree') {
+    for (const p of SNAPSHOT_PATHS) if (existsSync(join(REPO, p))) cpSync(join(REPO, p), join(dir, p), { recursive: true });
+  } else {
+    const tar = execFileSync('git', ['archive', '--format=tar', 'HEAD', ...SNAPSHOT_PATHS], { cwd: REPO, maxBuffer: 256 * 1024 * 1024 });
+    execFileSync('tar', ['-x', '-C', dir], { input: tar });
+  }
+  symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+/** Copies and builds the gateway (`tsc -p tsconfig.build.json` into the snapshot's dist/). */
+export async function buildSnapshot(choice: SourceChoice, log: (line: string) => void): Promise<Snapshot> {
+  const sha = git(['rev-parse', '--short', 'HEAD']);
+  const dirty = git(['status', '--porcelain', '--', 'src', 'policies', 'catalog', 'rules', 'config']) !== '';
+  let note: string | null = null;
+  if (choice !== 'head') {
+    const dir = snapshotDir('worktree');
+    const built = await tsc(dir);
+    if (built.ok) {
+      return { dir, source: `working tree (${sha}${dirty ? ', with uncommitted changes' : ''})`, note: null, remove: () => rmSync(dir, { recursive: true, force: true }) };
+    }
+    rmSync(dir, { recursive: true, force: true });
+    const errors = built.output.split('\n').filter((l) => /error TS\d+/.test(l));
+    if (choice === 'worktree') throw new Error(`the working tree does not build:\n${errors.slice(0, 20).join('\n')}`);
+    note = `the working tree did not type-check (${errors.length} errors, e.g. ${errors[0] ?? '?'}); benchmarked HEAD instead`;
+    log(`  ${note}`);
+  }
+  const dir = snapshotDir('head');
+  const built = await tsc(dir);
+  if (!built.ok) throw new Error(`HEAD does not build:\n${built.output.slice(0, 4000)}`);
+  return { dir, source: `HEAD ${sha}`, note, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface Portcullis {
+  server: ServerProcess;
+  /** What the bench principal was given to pay with beyond the free allowance, for the report. */
+  credits: string;
+  apiUrl: string;
+  adminUrl: string;
+  /** A PAT of a fresh blue-team principal. */
+  token: string;
+  adminGet(path: string): Promise<unknown>;
+}
+
+async function admin(adminUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${adminUrl}/admin${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+export interface PortcullisOptions {
+  snapshot: Snapshot;
+  mockBaseUrl: string;
+  redisUrl: string;
+  pin: Pinning;
+  /** Extra node flags, e.g. --cpu-prof. */
+  nodeFlags?: string[];
+  name?: string;
+}
+
+export async function startPortcullis(opts: PortcullisOptions): Promise<Portcullis> {
+  const root = opts.snapshot.dir;
+  const gatewayYaml = join(root, 'config/gateway.yaml');
+  writeFileSync(gatewayYaml, readFileSync(gatewayYaml, 'utf8').replace('bootstrap: true', 'bootstrap: false'));
+  const server = await startServer({
+    name: opts.name ?? 'R3 portcullis',
+    args: [...(opts.nodeFlags ?? []), join(root, 'dist/main.js')],
+    cwd: root,
+    env: {
+      PORTCULLIS_ROOT: root,
+      PORT: '0',
+      PORTCULLIS_ADMIN_PORT: '0',
+      PORTCULLIS_ADMIN_TOKEN: ADMIN_TOKEN,
+      PORTCULLIS_WATCH: '0',
+      PORTCULLIS_ROUTE_SHARED_URL: opts.mockBaseUrl,
+      PORTCULLIS_ROUTE_DEDICATED_URL: opts.mockBaseUrl,
+      REDIS_URL: opts.redisUrl,
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'production',
+    },
+    pin: opts.pin,
+    ready: /admin API on (\S+)\n/,
+  });
+  const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(server.output())!;
+  const tenant = `bench-${process.pid}-${Date.now().toString(36)}`;
+  const p = await admin(adminUrl!, 'POST', '/principals', { tenant });
+  if (p.status !== 201) throw new Error(`creating the bench principal failed: ${JSON.stringify(p.body)}`);
+  const t = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(p.body.id)}/tokens`, { label: 'bench' });
+  if (t.status !== 201) throw new Error(`issuing the bench PAT failed: ${JSON.stringify(t.body)}`);
+  // The free allowance (1,000 requests a day) is spent in the first second; past it a call is paid from
+  // credits, so the principal gets plenty, through the operator's credit grant where the gateway has one.
+  const c = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(p.body.id)}/credits`, { microUSD: BENCH_CREDITS, operationId: `bench-credits-${tenant}` });
+  const credits =
+    c.status === 201 || c.status === 200
+      ? `${BENCH_CREDITS / 1e6} USD of credits (operator grant): calls past the free allowance are paid, so R3 measures the paid path`
+      : c.status === 404
+        ? 'no credits (this gateway has no credit grant): every call takes the free path'
+        : `credit grant failed (${c.status} ${JSON.stringify(c.body).slice(0, 200)})`;
+  if (c.status !== 201 && c.status !== 200 && c.status !== 404) throw new Error(`granting the bench credits failed: ${credits}`);
+  return {
+    server,
+    credits,
+    apiUrl: apiUrl!,
+    adminUrl: adminUrl!,
+    token: t.body.token as string,
+    adminGet: async (path) => (await admin(adminUrl!, 'GET', path)).body,
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * The shape of a bench run's results (bench/results/latest.json), and the figures derived from the raw
+ * load results: throughput as a ratio to R1, and added latency — a row's latency at a fixed rate minus
+ * R0's (the load generator straight to the mock) at the same rate, so what is left is what the row's
+ * hop adds — also as a ratio to R1's.
+ */
+import type { LoadResult } from './load.js';
+import type { Pinning } from './processes.js';
+import type { ProfileSummary } from './cpu-profile.js';
+
+export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4'] as const;
+export type RowId = (typeof ROW_IDS)[number];
+
+export interface RowInfo {
+  id: RowId;
+  name: string;
+  what: string;
+  status: 'ok' | 'skipped' | 'failed';
+  reason?: string;
+}
+
+export interface ScenarioResults {
+  id: string;
+  label: string;
+  size: 'small' | 'large';
+  stream: boolean;
+  bodyBytes: number;
+  r1MaxRps: number;
+  saturation: Partial<Record<RowId, LoadResult>>;
+  rates: Array<{ fraction: number; targetRps: number; results: Partial<Record<RowId, LoadResult>> }>;
+  /**
+   * R3 at half of its own maximum, with R0 at the same rate: its added latency where it is not overloaded
+   * (the fixed rates above are R1's, which R3 may not reach).
+   */
+  r3Own?: { targetRps: number; R3: LoadResult; R0: LoadResult; p50Added: number; p90Added: number; p99Added: number };
+}
+
+export interface Derived {
+  scenario: string;
+  row: RowId;
+  rps: number;
+  rpsRatio: number;
+  /** CPU ms per answer of the row's server at saturation (R0: the mock's), and as a ratio to R1's. */
+  cpuMsPerReq: number;
+  cpuRatio: number;
+  /** R3: redis-server's CPU ms per answer at saturation. */
+  redisCpuMsPerReq?: number;
+  /** Per load fraction: added latency (ms) at p50/p90/p99, its p50 ratio to R1's, and whether overloaded. */
+  at: Array<{ fraction: number; p50: number; p90: number; p99: number; p50Ratio: number; overloaded: boolean; achievedRps: number }>;
+}
+
+export interface Budget {
+  scenario: string;
+  throughputRatio: number;
+  p50AddedMsAt50: number;
+  overloadedAt50: boolean;
+  floor: boolean;
+  aim: boolean;
+}
+
+export interface SoakResult {
+  durationSec: number;
+  rps: number;
+  errors: number;
+  samples: Array<{ t: number; rssMiB: number }>;
+  startMiB: number;
+  endMiB: number;
+  minMiB: number;
+  maxMiB: number;
+  peakMiB: number;
+  /** Least-squares slope over the run's second half, MiB per minute. */
+  slopeMiBPerMin: number;
+  grows: boolean;
+  verdict: string;
+}
+
+export interface BenchResults {
+  schema: 'portcullis-bench/1';
+  mode: 'full' | 'quick';
+  startedAt: string;
+  finishedAt: string;
+  elapsedSec: number;
+  machine: { cpus: number; cpuModel: string; node: string; platform: string; pinning: Pinning };
+  gateway: { source: string; note: string | null; store: string };
+  settings: { connections: number; warmupSec: number; saturationSec: number; rateSec: number; loadFractions: number[]; profileSec: number; soakSec: number };
+  rows: RowInfo[];
+  scenarios: ScenarioResults[];
+  derived: Derived[];
+  budget: Budget[];
+  /** Other processes' CPU use during the measurements (the machine is shared). */
+  contention: { threshold: number; retries: number; maxForeignCores: number; contended: string[] };
+  profiles: Array<{ scenario: string; file: string | null; rps: number; summary: ProfileSummary | null; error?: string }>;
+  memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
+  notes: string[];
+}
+
+export const FLOOR = { throughput: 0.6, p50Ms: 1 };
+export const AIM = { throughput: 0.75, p50Ms: 0.3 };
+
+export function derive(scenarios: ScenarioResults[], rows: RowInfo[]): { derived: Derived[]; budget: Budget[] } {
+  const derived: Derived[] = [];
+  const budget: Budget[] = [];
+  for (const s of scenarios) {
+    const r1 = s.saturation.R1?.rps ?? Number.NaN;
+    const addedOf = (row: RowId, i: number) => {
+      const rate = s.rates[i]!;
+      const x = rate.results[row];
+      const base = rate.results.R0;
+      if (!x || !base) return null;
+      return {
+        p50: x.latency.p50 - base.latency.p50,
+        p90: x.latency.p90 - base.latency.p90,
+        p99: x.latency.p99 - base.latency.p99,
+        overloaded: x.overloaded ?? false,
+        achievedRps: x.rps,
+      };
+    };
+    for (const row of rows) {
+      const sat = s.saturation[row.id];
+      if (!sat) continue;
+      const at = s.rates.map((rate, i) => {
+        const a = addedOf(row.id, i);
+        const r1a = addedOf('R1', i);
+        return {
+          fraction: rate.fraction,
+          p50: a?.p50 ?? Number.NaN,
+          p90: a?.p90 ?? Number.NaN,
+          p99: a?.p99 ?? Number.NaN,
+          // A ratio to an R1 figure at or below zero (noise at the harness' resolution) means nothing.
+          p50Ratio: a && r1a && r1a.p50 > 0.005 ? a.p50 / r1a.p50 : Number.NaN,
+          overloaded: a?.overloaded ?? false,
+          achievedRps: a?.achievedRps ?? Number.NaN,
+        };
+      });
+      const cpu = sat.serverCpuMsPerReq ?? Number.NaN;
+      const r1cpu = s.saturation.R1?.serverCpuMsPerReq ?? Number.NaN;
+      derived.push({
+        scenario: s.id,
+        row: row.id,
+        rps: sat.rps,
+        rpsRatio: sat.rps / r1,
+        cpuMsPerReq: cpu,
+        cpuRatio: cpu / r1cpu,
+        ...(sat.redisCpuMsPerReq !== undefined ? { redisCpuMsPerReq: sat.redisCpuMsPerReq } : {}),
+        at,
+      });
+    }
+    const r3 = derived.find((d) => d.scenario === s.id && d.row === 'R3');
+    if (r3) {
+      const half = r3.at.find((a) => a.fraction === 0.5) ?? r3.at[Math.floor(r3.at.length / 2)];
+      const p50 = half?.p50 ?? Number.NaN;
+      const overloaded = half?.overloaded ?? false;
+      budget.push({
+        scenario: s.id,
+        throughputRatio: r3.rpsRatio,
+        p50AddedMsAt50: p50,
+        overloadedAt50: overloaded,
+        floor: r3.rpsRatio >= FLOOR.throughput && p50 < FLOOR.p50Ms && !overloaded,
+        aim: r3.rpsRatio >= AIM.throughput && p50 < AIM.p50Ms && !overloaded,
+      });
+    }
+  }
+  return { derived, budget };
+}
