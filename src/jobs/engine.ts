@@ -70,9 +70,16 @@ export class JobEngine {
 
   #run(job: JobRecord, run: (signal: AbortSignal) => Promise<JobResult>): void {
     const s = this.settings();
+    // One controller for both ways a job is stopped (cancelled, or out of run time): one timer per job,
+    // cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
     const abort = new AbortController();
-    const expiry = AbortSignal.timeout(s.maxRunMs);
-    const signal = AbortSignal.any([abort.signal, expiry]);
+    const signal = abort.signal;
+    const expiry = { aborted: false };
+    const deadline = setTimeout(() => {
+      expiry.aborted = true;
+      abort.abort(new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`));
+    }, s.maxRunMs);
+    deadline.unref();
     let started: Promise<unknown> = Promise.resolve();
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
       await started;
@@ -97,12 +104,13 @@ export class JobEngine {
       } catch (err) {
         const e =
           expiry.aborted ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
-          : abort.signal.aborted ? new GatewayError('job-cancelled')
+          : signal.aborted ? new GatewayError('job-cancelled')
           : err instanceof GatewayError ? err
           : new GatewayError('internal-error');
         if (!(err instanceof GatewayError)) this.log.error('job.failed', { jobId: job.jobId, error: (err as Error)?.name });
         return await finish({ status: expiry.aborted ? 'expired' : 'failed', error: { code: e.code, message: e.message } });
       } finally {
+        clearTimeout(deadline);
         this.#running.delete(job.jobId);
       }
     })();
