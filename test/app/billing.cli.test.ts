@@ -4,27 +4,14 @@
  * the key given, from PORTCULLIS_RECEIPT_KEY, or from `receipts.keyFile` in config/gateway.yaml.
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { configRoot, editFile, REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { body } from '../helpers/billing.js';
-
-const CLI = join(REPO, 'src/cli/main.ts');
-
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env }, cwd: REPO });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { cli } from '../helpers/cli.js';
 
 describe('portcullis CLI: billing and receipts', function () {
   this.timeout(60_000);

@@ -3,23 +3,9 @@
  * commands against a running gateway — the set-up path of the README walk-through.
  */
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { join } from 'node:path';
 import { configRoot, editFile, REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-
-const CLI = join(REPO, 'src/cli/main.ts');
-
-async function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { ...process.env, ...env }, cwd: REPO });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { cli } from '../helpers/cli.js';
 
 describe('portcullis CLI', () => {
   it('check: exits 0 on the shipped configuration', async () => {
