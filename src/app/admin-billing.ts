@@ -15,17 +15,7 @@ import { readJson } from '../stages/read-body.js';
 import { requirePrincipal } from '../auth/principals.js';
 import { grantCredits, setPlan } from '../metering/grants.js';
 import type { GrantResult } from '../metering/meter.js';
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-function dayParam(ctx: Context, today: string): string {
-  const day = ctx.query['day'];
-  if (day === undefined) return today;
-  if (typeof day !== 'string' || !DAY.test(day) || Number.isNaN(Date.parse(`${day}T00:00:00Z`))) {
-    throw new GatewayError('invalid-request', 'day must be a UTC date, YYYY-MM-DD');
-  }
-  return day;
-}
+import { dayParam } from './day-param.js';
 
 function optionalString(v: unknown, field: string): string | undefined {
   if (v === undefined) return undefined;

@@ -10,17 +10,7 @@ import type { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { GatewayError } from '../errors.js';
 import { MAX_REVIEW_PAGE } from '../reviews/store.js';
-
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
-
-function day(ctx: Context, today: string): string {
-  const d = ctx.query['day'];
-  if (d === undefined) return today;
-  if (typeof d !== 'string' || !DAY.test(d) || Number.isNaN(Date.parse(`${d}T00:00:00Z`))) {
-    throw new GatewayError('invalid-request', 'day must be a UTC date, YYYY-MM-DD');
-  }
-  return d;
-}
+import { dayParam } from './day-param.js';
 
 function count(ctx: Context, name: string, fallback: number, max: number): number {
   const v = ctx.query[name];
@@ -31,7 +21,7 @@ function count(ctx: Context, name: string, fallback: number, max: number): numbe
 
 export function mountReviewsAdmin(router: Router, deps: Pick<Deps, 'reviews' | 'meter'>): void {
   router.get('/reviews', async (ctx) => {
-    const d = day(ctx, deps.meter.today());
+    const d = dayParam(ctx, deps.meter.today());
     const offset = count(ctx, 'offset', 0, Number.MAX_SAFE_INTEGER);
     const limit = count(ctx, 'limit', MAX_REVIEW_PAGE, MAX_REVIEW_PAGE);
     ctx.body = await deps.reviews.list(d, offset, limit);
