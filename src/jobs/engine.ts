@@ -15,7 +15,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { NOTHING_REPORTED, type Meter } from '../metering/meter.js';
+import { NOTHING_REPORTED, type Meter, type SettleRider } from '../metering/meter.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
 import type { JobStore } from './store.js';
@@ -29,6 +29,19 @@ export interface JobSettings {
   upstreamRetries: number;
 }
 
+/** How often jobs started here are marked running (at most; a third of the lease if that is shorter). */
+const MARK_EVERY_MS = 1000;
+
+/**
+ * What a job's runner gets besides its abort signal: the way to end the job in its settlement's own write
+ * (meter.settle's rider), so that the answer, its charge and its receipt land in one atomic write.
+ */
+export interface JobEnding {
+  succeeded(result: JobResult): SettleRider;
+}
+
+export type JobRun = (signal: AbortSignal, ending: JobEnding) => Promise<JobResult>;
+
 interface Running {
   done: Promise<JobRecord>;
   abort: AbortController;
@@ -39,6 +52,8 @@ interface Running {
 export class JobEngine {
   readonly instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
   readonly #running = new Map<string, Running>();
+  /** Jobs started here and not yet marked running in the store. */
+  readonly #starting = new Set<string>();
   #timers: NodeJS.Timeout[] = [];
 
   constructor(
@@ -49,9 +64,10 @@ export class JobEngine {
     private readonly settings: () => JobSettings,
   ) {}
 
-  /** Starts the lease renewal and the sweeper. */
+  /** Starts the running marks, the lease renewal and the sweeper. */
   start(): void {
     const s = this.settings();
+    this.#timers.push(setInterval(() => void this.#markRunning(), Math.min(MARK_EVERY_MS, Math.max(50, Math.floor(s.leaseMs / 3)))).unref());
     this.#timers.push(setInterval(() => void this.#renew(), Math.max(50, Math.floor(s.leaseMs / 3))).unref());
     this.#timers.push(setInterval(() => void this.sweep(), s.sweepEveryMs).unref());
   }
@@ -60,7 +76,7 @@ export class JobEngine {
    * Creates `job` and runs `run` for it here, or — when a live job has the id — attaches to that one and
    * runs nothing. Returns the job as stored and whether this call created it.
    */
-  async submit(job: JobRecord, run: (signal: AbortSignal) => Promise<JobResult>): Promise<{ created: boolean; job: JobRecord }> {
+  async submit(job: JobRecord, run: JobRun): Promise<{ created: boolean; job: JobRecord }> {
     const s = this.settings();
     const fresh: JobRecord = { ...job, owner: this.instanceId, leaseUntil: Date.now() + s.leaseMs };
     const { created, job: stored } = await this.jobs.createOrAttach(fresh, s.retentionMs);
@@ -68,7 +84,7 @@ export class JobEngine {
     return { created, job: stored };
   }
 
-  #run(job: JobRecord, run: (signal: AbortSignal) => Promise<JobResult>): void {
+  #run(job: JobRecord, run: JobRun): void {
     const s = this.settings();
     // One controller for both ways a job is stopped (cancelled, or out of run time): one timer per job,
     // cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
@@ -80,9 +96,15 @@ export class JobEngine {
       abort.abort(new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`));
     }, s.maxRunMs);
     deadline.unref();
-    let started: Promise<unknown> = Promise.resolve();
+    /** Set when the job's end rode along with its settlement: the record as that write left it. */
+    let ended: { job: JobRecord | null } | undefined;
+    const ending: JobEnding = {
+      succeeded: (result) =>
+        this.jobs.updateRider(job.jobId, this.instanceId, { status: 'succeeded', result, updatedAt: new Date().toISOString() }, s.retentionMs, (stored) => {
+          ended = { job: stored };
+        }),
+    };
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
-      await started;
       const updated = await this.jobs
         .update(job.jobId, this.instanceId, { ...patch, updatedAt: new Date().toISOString() }, s.retentionMs)
         .catch((err: Error) => {
@@ -94,12 +116,12 @@ export class JobEngine {
     };
     const done = (async () => {
       try {
-        // Marked running while the upstream call starts, not before it: the mark is not on the answer's path.
-        // `finish` awaits it first, so the end state is always written after it.
-        started = this.jobs
-          .update(job.jobId, this.instanceId, { status: 'running', updatedAt: new Date().toISOString() }, s.retentionMs)
-          .catch(() => null);
-        const result = await run(signal);
+        // Marked running by the next batch of marks (#markRunning), not here: the mark is neither on the
+        // answer's path nor a write of its own, and it never overwrites an end written before it.
+        this.#starting.add(job.jobId);
+        const result = await run(signal, ending);
+        // null: the lease was lost and a sweeper decided; what it stored is the truth.
+        if (ended) return ended.job ?? (await this.jobs.get(job.jobId)) ?? { ...job, status: 'succeeded', result };
         return await finish({ status: 'succeeded', result });
       } catch (err) {
         const e =
@@ -111,6 +133,7 @@ export class JobEngine {
         return await finish({ status: expiry.aborted ? 'expired' : 'failed', error: { code: e.code, message: e.message } });
       } finally {
         clearTimeout(deadline);
+        this.#starting.delete(job.jobId);
         this.#running.delete(job.jobId);
       }
     })();
@@ -158,6 +181,16 @@ export class JobEngine {
       await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
       delay = Math.min(delay * 2, this.settings().pollAfterMs);
     }
+  }
+
+  /** One write for every job that started since the last batch and still runs. */
+  async #markRunning(): Promise<void> {
+    if (this.#starting.size === 0) return;
+    const ids = [...this.#starting];
+    this.#starting.clear();
+    await this.jobs.markRunning(this.instanceId, ids, new Date().toISOString()).catch((err: Error) =>
+      this.log.warn('job.mark.failed', { jobs: ids.length, error: err.name }),
+    );
   }
 
   async #renew(): Promise<void> {

@@ -1,7 +1,7 @@
 /**
  * What a job's runner does with a call: forward it to its route's origin, check the echoed model against the
- * catalog's echo rule, mask secrets in the model's own output, settle the usage and write the receipt, and
- * hand back the finished chat.completion. A failure ends the call the one shared way (end-call.ts).
+ * catalog's echo rule, mask secrets in the model's own output, settle the usage and write the receipt — with
+ * the job's end in the same write — and hand back the finished chat.completion. A failure ends the call the one shared way (end-call.ts).
  */
 import { GatewayError } from '../errors.js';
 import { forwardChat, type UpstreamAnswer } from '../upstream/forward.js';
@@ -13,6 +13,8 @@ import { settleCall } from '../receipts/receipt.js';
 import { completionBody } from '../stages/respond.js';
 import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
+import type { JobEnding } from './engine.js';
+import type { Settlement } from '../metering/meter.js';
 
 function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
   const mask = (text: string) => guard.maskOutput(text).text;
@@ -31,7 +33,18 @@ function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
   };
 }
 
-export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, retries: number): Promise<JobResult> {
+/** The job's result: the chat.completion as the client gets it, and its parts for the jobs API. */
+function jobResult(call: Call, s: Settlement): JobResult {
+  const first = call.answer!.choices[0]!;
+  return {
+    completion: completionBody(call, s),
+    content: first.message.content,
+    toolCalls: first.message.tool_calls ?? null,
+    finishReason: first.finish_reason,
+  };
+}
+
+export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
   try {
     const model = call.model!;
     const answer = await forwardChat(model.origin!, call.forward!, signal, retries);
@@ -40,14 +53,11 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }
     call.answer = maskAnswer(call.runtime.guard, answer);
-    await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true });
-    const first = call.answer.choices[0]!;
-    return {
-      completion: completionBody(call),
-      content: first.message.content,
-      toolCalls: first.message.tool_calls ?? null,
-      finishReason: first.finish_reason,
-    };
+    // The job's end rides in the settlement's write: one durable write for the answer, charge and receipt.
+    const settled = await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true }, undefined, (s) =>
+      ending.succeeded(jobResult(call, s)),
+    );
+    return jobResult(call, settled);
   } catch (err) {
     // An aborted job ends as why it was aborted (cancelled by its client, or out of run time), not as the
     // upstream error the abort surfaced as.

@@ -4,6 +4,7 @@
  */
 import { TERMINAL, type JobRecord } from './job.js';
 import type { IdempotencyEntry, JobStore } from './store.js';
+import type { SettleRider } from '../metering/meter.js';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -33,12 +34,27 @@ export class MemoryJobStore implements JobStore {
     return job ? copy(job) : null;
   }
 
-  async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
+  #update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): JobRecord | null {
     const job = this.#live(jobId);
     if (!job || job.owner !== owner || TERMINAL.has(job.status)) return null;
     const next = { ...job, ...copy(patch) };
     this.#jobs.set(jobId, { job: next, expiresAt: Date.now() + retentionMs });
     return copy(next);
+  }
+
+  async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
+    return this.#update(jobId, owner, patch, retentionMs);
+  }
+
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider {
+    return { memory: () => this.#update(jobId, owner, patch, retentionMs), done: (job) => done(job as JobRecord | null) };
+  }
+
+  async markRunning(owner: string, jobIds: string[], updatedAt: string) {
+    for (const id of jobIds) {
+      const job = this.#live(id);
+      if (job && job.owner === owner && job.status === 'queued') Object.assign(job, { status: 'running', updatedAt });
+    }
   }
 
   async renew(owner: string, jobIds: string[], leaseUntil: number) {

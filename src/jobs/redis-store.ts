@@ -13,6 +13,7 @@ import type { RedisStore } from '../store/redis.js';
 import { luaScript } from '../store/redis.js';
 import type { JobRecord } from './job.js';
 import type { IdempotencyEntry, JobStore } from './store.js';
+import type { SettleRider } from '../metering/meter.js';
 
 // KEYS job, lease  ARGV doc, status, owner, leaseUntil, retention, jobId
 const CREATE = luaScript(`
@@ -41,6 +42,15 @@ return redis.call('HGETALL', KEYS[1])`);
 // KEYS lease  ARGV leaseUntil, id...
 const RENEW = luaScript(`
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i]) end
+return 0`);
+
+// KEYS -  ARGV prefix, owner, updatedAtJson, id...  Only a queued job of this owner moves: never a finished one.
+const MARK = luaScript(`
+for i = 4, #ARGV do
+  local k = ARGV[1] .. 'j:' .. ARGV[i]
+  local f = redis.call('HMGET', k, 'status', 'owner')
+  if f[1] == 'queued' and f[2] == ARGV[2] then redis.call('HSET', k, 'status', 'running', 'p:updatedAt', ARGV[3]) end
+end
 return 0`);
 
 // KEYS lease  ARGV now, limit, prefix, retention, errorJson, updatedAtJson
@@ -112,21 +122,33 @@ export class RedisJobStore implements JobStore {
     return decode(await this.#store.runScript('jobs.get', GET, [this.#job(jobId)], []));
   }
 
-  /** One round trip: the changed fields are written beside the doc, guarded by owner and status. */
-  async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
+  /** The UPDATE script's keys and arguments: the changed fields go beside the doc, guarded by owner and status. */
+  #updateCall(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
     const status = patch.status;
     const terminal = status === 'succeeded' || status === 'failed' || status === 'expired';
     const pairs = Object.entries(patch).flatMap(([k, v]) => (k === 'status' || v === undefined ? [] : [k, JSON.stringify(v)]));
-    const reply = await this.#store.runScript('jobs.update', UPDATE, [this.#job(jobId), this.#lease], [
-      status ?? '',
-      owner,
-      String(retentionMs),
-      jobId,
-      terminal ? '1' : '0',
-      patch.leaseUntil === undefined ? '' : String(patch.leaseUntil),
-      ...pairs,
-    ]);
+    return {
+      keys: [this.#job(jobId), this.#lease],
+      args: [status ?? '', owner, String(retentionMs), jobId, terminal ? '1' : '0', patch.leaseUntil === undefined ? '' : String(patch.leaseUntil), ...pairs],
+    };
+  }
+
+  async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
+    const { keys, args } = this.#updateCall(jobId, owner, patch, retentionMs);
+    const reply = await this.#store.runScript('jobs.update', UPDATE, keys, args);
     return reply === 0 ? null : decode(reply);
+  }
+
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider {
+    return {
+      redis: { script: UPDATE, ...this.#updateCall(jobId, owner, patch, retentionMs) },
+      done: (reply) => done(reply === 0 ? null : decode(reply)),
+    };
+  }
+
+  async markRunning(owner: string, jobIds: string[], updatedAt: string) {
+    if (jobIds.length === 0) return;
+    await this.#store.runScript('jobs.mark', MARK, [], [this.#prefix, owner, JSON.stringify(updatedAt), ...jobIds]);
   }
 
   async renew(_owner: string, jobIds: string[], leaseUntil: number) {

@@ -7,6 +7,7 @@
  * sweeper) cannot overwrite what the sweeper decided.
  */
 import type { JobRecord } from './job.js';
+import type { SettleRider } from '../metering/meter.js';
 
 export interface IdempotencyEntry {
   bodyHash: string;
@@ -22,6 +23,13 @@ export interface JobStore {
   get(jobId: string): Promise<JobRecord | null>;
   /** Applies `patch` only while `owner` still owns a non-terminal job; returns the new record or null. */
   update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): Promise<JobRecord | null>;
+  /**
+   * The same change as `update`, made as a rider of a settlement (meter.settle): in the settlement's own
+   * write, so a job's end and its charge land together. `done` gets the record as `update` would answer it.
+   */
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider;
+  /** Moves the owner's queued jobs among `jobIds` to running (a finished job stays as it is). */
+  markRunning(owner: string, jobIds: string[], updatedAt: string): Promise<void>;
   /** Extends the lease of the owner's running jobs. */
   renew(owner: string, jobIds: string[], leaseUntil: number): Promise<void>;
   /**

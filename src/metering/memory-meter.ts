@@ -22,6 +22,7 @@ import {
   type Reservation,
   type ReserveRequest,
   type SettleInput,
+  type SettleRider,
   type Settlement,
 } from './meter.js';
 
@@ -134,8 +135,15 @@ export class MemoryMeter implements Meter {
     return reservation(v.billing, v.micro, expiresAt);
   }
 
-  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt): Promise<Settlement> {
+  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
     const s = quote(reservation, input);
+    // The rider's change is made in the same synchronous step as the settlement's, as Redis makes it in the same script.
+    const ride = (settled: Settlement) => {
+      if (!rider) return;
+      const r = rider(settled);
+      if (!r.memory) throw new TypeError('the memory meter takes a rider with a memory change');
+      r.done(r.memory());
+    };
     const previous = this.#settled.get(reservation.callId);
     if (previous) {
       this.#release(reservation.callId); // as Redis does: a receipt stands, nothing stays held for it
@@ -147,6 +155,7 @@ export class MemoryMeter implements Meter {
       const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
       const receipt = this.signer.sign({ ...build(late), day: reservation.day });
       this.#settled.set(reservation.callId, receipt);
+      ride(late);
       await this.#store.putReceipt(receipt);
       return late;
     }
@@ -159,6 +168,7 @@ export class MemoryMeter implements Meter {
     if (hold.rungTokens > 0) d.rungTokensUsed += c.rungTokens;
     if (hold.free > 0) d.freeUsed += c.free;
     this.#settled.set(reservation.callId, receipt);
+    ride(s);
     await this.#store.putReceipt(receipt);
     return s;
   }

@@ -18,6 +18,7 @@
 import type { BillingDoc } from '../config/types.js';
 import type { Receipt } from '../store/store.js';
 import type { ReceiptSigner } from '../receipts/signing.js';
+import type { LuaScript } from '../store/redis.js';
 import { priceMicroUSD, type Usage } from './price.js';
 
 export type Rates = Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>;
@@ -72,6 +73,21 @@ export interface SettleInput {
   usage: Usage | null;
   /** False when the usage is recorded but not the principal's to pay (an echo mismatch). */
   chargeable: boolean;
+}
+
+/**
+ * A write of another capability that lands in the settlement's own atomic, durable write: the job's end,
+ * so an answer is never stored without its charge and receipt, or charged without its answer stored, and
+ * the pair costs one round trip. Applied only by the settlement that charges — not by a repeat, which finds
+ * the first one (and its rider) applied. Each meter takes the form made for it, and hands what the rider's
+ * write answered to `done`.
+ */
+export interface SettleRider {
+  /** For the Redis meter: a script run after the settlement's, in the same EVAL (store/redis.ts chainScripts). */
+  redis?: { script: LuaScript; keys: string[]; args: string[] };
+  /** For the memory meter: the same change, made in the same synchronous step as the settlement. */
+  memory?: () => unknown;
+  done(reply: unknown): void;
 }
 
 export interface Settlement {
@@ -145,9 +161,10 @@ export interface Meter {
   reserve(req: ReserveRequest): Promise<Reservation>;
   /**
    * Charges, releases the rest and writes the receipt `build` returns (signed here) in one atomic write,
-   * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement.
+   * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;
+   * so does `rider`, whose write (if given) joins the settlement's.
    */
-  settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt): Promise<Settlement>;
+  settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement>;
   /** Releases a reservation without a receipt (its call is answered by another job); idempotent. */
   release(reservation: Reservation): Promise<void>;
   /** Signs and stores the receipt of a call that holds nothing (refused before or at reserve); once per id. */

@@ -6,7 +6,8 @@
  *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call
  *   settle   charge, release the rest, store the signed receipt — one script, hence one AOF entry: with
  *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
- *            (also of a script whose reply was lost) finds it and changes nothing.
+ *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
+ *            runs in the same script when the settlement applies.
  *
  * Layout (under the store's prefix, beside its keys):
  *   bill:<principal>        hash   aiGranted, aiSpent, aiReserved (integer micro-USD), plan, planSince
@@ -18,7 +19,7 @@
  *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
  */
-import { luaScript, PUT_RECEIPT_FN, receiptKeys, type RedisStore } from '../store/redis.js';
+import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
 import type { ReceiptSigner } from '../receipts/signing.js';
 import { refusal } from './limits.js';
@@ -38,6 +39,7 @@ import {
   type Reservation,
   type ReserveRequest,
   type SettleInput,
+  type SettleRider,
   type Settlement,
 } from './meter.js';
 import type { MeterOptions } from './memory-meter.js';
@@ -229,14 +231,19 @@ export class RedisMeter implements Meter {
     };
   }
 
-  async #settleScript(reservation: Reservation, receipt: Receipt, s: Settlement, input: SettleInput, mode: 'settle' | 'late'): Promise<unknown[]> {
+  async #settleScript(
+    reservation: Reservation,
+    receipt: Receipt,
+    s: Settlement,
+    input: SettleInput,
+    mode: 'settle' | 'late',
+    rider: SettleRider | undefined,
+  ): Promise<unknown[]> {
     const k = receiptKeys(this.#prefix, receipt);
     const c = consumption(reservation, s, input);
-    return (await this.#store.runScript(
-      'meter.settle',
-      SETTLE,
-      [this.#hold(reservation.callId), this.#bill(reservation.principalId), this.#use(reservation.day, reservation.principalId), k.receipt, k.index, `${this.#prefix}holds`],
-      [
+    const own = {
+      keys: [this.#hold(reservation.callId), this.#bill(reservation.principalId), this.#use(reservation.day, reservation.principalId), k.receipt, k.index, `${this.#prefix}holds`],
+      args: [
         this.#prefix,
         reservation.callId,
         JSON.stringify(receipt),
@@ -248,19 +255,25 @@ export class RedisMeter implements Meter {
         mode,
         String(dayTtlSeconds(reservation.day, this.#now())),
       ],
-    )) as unknown[];
+    };
+    if (!rider) return (await this.#store.runScript('meter.settle', SETTLE, own.keys, own.args)) as unknown[];
+    if (!rider.redis) throw new TypeError('the Redis meter takes a rider with a Redis script');
+    const both = chainedCall(own, rider.redis);
+    const [reply, ridden] = (await this.#store.runScript('meter.settle', chainScripts(SETTLE, rider.redis.script), both.keys, both.args)) as [unknown[], unknown];
+    if (reply[0] === 'ok') rider.done(ridden);
+    return reply;
   }
 
-  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt): Promise<Settlement> {
+  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
     const s = quote(reservation, input);
     const receipt = this.signer.sign({ ...build(s), day: reservation.day });
-    const reply = await this.#settleScript(reservation, receipt, s, input, 'settle');
+    const reply = await this.#settleScript(reservation, receipt, s, input, 'settle', rider?.(s));
     if (reply[0] === 'dup') return settlementOf(JSON.parse(String(reply[1])) as Receipt, s);
     if (reply[0] === 'ok') return s;
     // The reservation was swept before settlement (the call outlived it): record the call, charge nothing.
     const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
     const lateReceipt = this.signer.sign({ ...build(late), day: reservation.day });
-    const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late');
+    const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late', rider?.(late));
     return again[0] === 'dup' ? settlementOf(JSON.parse(String(again[1])) as Receipt, late) : late;
   }
 

@@ -74,7 +74,7 @@ export function run(deps: Deps, engine: JobEngine, origin: JobRecord['origin']) 
       updatedAt: now,
     };
     const settings = call.runtime.jobs;
-    const { created, job: stored } = await engine.submit(job, (signal) => executeCall(deps, call, signal, settings.upstreamRetries));
+    const { created, job: stored } = await engine.submit(job, (signal, ending) => executeCall(deps, call, signal, settings.upstreamRetries, ending));
     if (!created) {
       // An identical request won the race to create the job: attach to it and give back what we reserved.
       await deps.meter.release(call.reservation!);

@@ -9,14 +9,15 @@
  */
 import type { Context, Next } from 'koa';
 import type { Call } from './call.js';
+import type { Settlement } from '../metering/meter.js';
+import { newReceiptId } from '../receipts/receipt.js';
 
 type Completion = Record<string, unknown> & {
   choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[] }; finish_reason: string }>;
 };
 
-export function completionBody(call: Call): Record<string, unknown> {
+export function completionBody(call: Call, s: Settlement = call.settlement!): Record<string, unknown> {
   const a = call.answer!;
-  const s = call.settlement!;
   return {
     id: `chatcmpl-${call.id}`,
     object: 'chat.completion',
@@ -30,7 +31,8 @@ export function completionBody(call: Call): Record<string, unknown> {
       prompt_tokens_details: { cached_tokens: s.usage.cached_tokens },
     },
     billing: s.billing,
-    receiptId: call.receiptId,
+    // Built inside the settlement too (the job's end rides in its write), before call.receiptId is set.
+    receiptId: call.receiptId ?? newReceiptId(call.id),
     chargedMicroUSD: s.chargedMicroUSD,
   };
 }

@@ -217,6 +217,45 @@ export function luaScript(source: string): LuaScript {
   return { source, sha1: createHash('sha1').update(source).digest('hex') };
 }
 
+const chains = new Map<string, LuaScript>();
+
+/**
+ * Two scripts run as one: `first`, then — only when it answers `{'ok', ...}` — `second`, in one EVAL: one
+ * atomic step, one round trip, one AOF entry (with `appendfsync always`, one fsync). Each source runs
+ * unchanged as a Lua function of its own KEYS and ARGV (parameters shadow the globals); the reply is
+ * `{first's reply, second's reply or nil}`, or first's error reply as it is. Pass the keys and arguments
+ * through `chainedCall`. Composites are made once per pair.
+ */
+export function chainScripts(first: LuaScript, second: LuaScript): LuaScript {
+  const id = `${first.sha1}+${second.sha1}`;
+  let chained = chains.get(id);
+  if (!chained) {
+    chained = luaScript(`local function first(KEYS, ARGV)
+${first.source}
+end
+local function second(KEYS, ARGV)
+${second.source}
+end
+local nk, na = tonumber(ARGV[1]), tonumber(ARGV[2])
+local k1, a1, k2, a2 = {}, {}, {}, {}
+for i = 1, #KEYS do if i <= nk then k1[#k1 + 1] = KEYS[i] else k2[#k2 + 1] = KEYS[i] end end
+for i = 3, #ARGV do if i - 2 <= na then a1[#a1 + 1] = ARGV[i] else a2[#a2 + 1] = ARGV[i] end end
+local r = first(k1, a1)
+if type(r) == 'table' and r.err then return r end
+if type(r) == 'table' and r[1] == 'ok' then return {r, second(k2, a2)} end
+return {r, false}`);
+    chains.set(id, chained);
+  }
+  return chained;
+}
+/** The keys and arguments of a `chainScripts` composite: each script's own, in order. */
+export function chainedCall(first: { keys: string[]; args: string[] }, second: { keys: string[]; args: string[] }): { keys: string[]; args: string[] } {
+  return {
+    keys: [...first.keys, ...second.keys],
+    args: [String(first.keys.length), String(first.args.length), ...first.args, ...second.args],
+  };
+}
+
 const SCRIPTS = {
   pcCreatePrincipal: script(LUA.createPrincipal, 3),
   pcGetPrincipal: script(LUA.getPrincipal, 3, true),

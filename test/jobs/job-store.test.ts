@@ -97,6 +97,18 @@ function contract(name: string, make: () => Promise<JobStore>) {
       expect(await s.update('d1', 'gw-1', { status: 'succeeded' }, RETAIN)).to.equal(null);
     });
 
+    it('marks the owner\'s queued jobs running, and nothing else', async () => {
+      await s.createOrAttach(job('m1', { status: 'queued' }), RETAIN);
+      await s.createOrAttach(job('m2', { status: 'queued', owner: 'gw-2' }), RETAIN);
+      await s.createOrAttach(job('m3', { status: 'queued' }), RETAIN);
+      await s.update('m3', 'gw-1', { status: 'succeeded' }, RETAIN);
+      await s.markRunning('gw-1', ['m1', 'm2', 'm3', 'unknown'], '2030-01-01T00:00:00.000Z');
+      expect(await s.get('m1')).to.include({ status: 'running', updatedAt: '2030-01-01T00:00:00.000Z' });
+      expect(await s.get('m2')).to.include({ status: 'queued' });
+      expect(await s.get('m3')).to.include({ status: 'succeeded' });
+      expect(await s.get('unknown')).to.equal(null);
+    });
+
     it('binds an idempotency key once per principal', async () => {
       expect(await s.bindIdempotencyKey('p1', 'k', { bodyHash: 'h1', jobId: 'j1' }, RETAIN)).to.equal(null);
       expect(await s.bindIdempotencyKey('p1', 'k', { bodyHash: 'h2', jobId: 'j2' }, RETAIN)).to.deep.equal({ bodyHash: 'h1', jobId: 'j1' });

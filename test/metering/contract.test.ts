@@ -1,8 +1,8 @@
 /**
  * The meter contract: one suite, run against the memory meter and the Redis meter (on a real redis-server of
  * our own), so the embedded default and the shared ledger keep the same rules: free allowance, rung
- * allowance and ceiling, credits, reserve-then-settle once per call id, expiry sweeps, day rollover, grants,
- * and signed receipts. Numbers are exact; the clock is injected.
+ * allowance and ceiling, credits, reserve-then-settle once per call id (with the job's end riding in the
+ * settlement's write), expiry sweeps, day rollover, grants, and signed receipts. Numbers are exact; the clock is injected.
  */
 import { expect } from 'chai';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -14,6 +14,10 @@ import type { Usage } from '../../src/metering/price.js';
 import { ephemeralReceiptSigner, publicKeyFromPem, verifyReceipt } from '../../src/receipts/signing.js';
 import { GatewayError } from '../../src/errors.js';
 import { onRedis } from '../helpers/redis-contract.js';
+import { MemoryJobStore } from '../../src/jobs/memory-store.js';
+import { RedisJobStore } from '../../src/jobs/redis-store.js';
+import type { JobStore } from '../../src/jobs/store.js';
+import type { JobRecord } from '../../src/jobs/job.js';
 
 const PID = 'did:web:portcullis.test:tenant:alice';
 const OTHER = 'did:web:portcullis.test:tenant:bob';
@@ -73,20 +77,44 @@ async function refusal(p: Promise<unknown>): Promise<GatewayError> {
 }
 
 interface Harness {
-  open(now: () => number): Promise<{ store: Store; meter: Meter }>;
+  /** A meter, its store, and the job store of the same kind (whose job ends ride in settlements). */
+  open(now: () => number): Promise<{ store: Store; meter: Meter; jobs: JobStore }>;
+}
+
+/** A queued job of `gw-1` for the reservation's call, as the job engine creates it. */
+function jobOf(r: Reservation): JobRecord {
+  const at = new Date(DAY1).toISOString();
+  return {
+    jobId: `job-${r.callId}`,
+    principalId: r.principalId,
+    model: 'shared-general-a',
+    task: 'code-review',
+    scopeId: null,
+    origin: 'chat',
+    status: 'queued',
+    billing: r.billing,
+    receiptId: `rcpt_${r.callId}`,
+    callId: r.callId,
+    owner: 'gw-1',
+    leaseUntil: DAY1 + HOUR,
+    reservation: r,
+    createdAt: at,
+    updatedAt: at,
+  };
 }
 
 function meterContract(name: string, harness: Harness): void {
   describe(`meter contract: ${name}`, () => {
     let store: Store;
     let meter: Meter;
+    let jobs: JobStore;
     let clock = DAY1;
     const ai = async (pid = PID) => (await meter.status(pid)).balances[0]!;
     const settleWith = (r: Reservation, u: Usage | null, chargeable = true) => meter.settle(r, { usage: u, chargeable }, receiptFor(r));
 
     beforeEach(async () => {
       clock = DAY1;
-      ({ store, meter } = await harness.open(() => clock));
+      ({ store, meter, jobs } = await harness.open(() => clock));
     });
     afterEach(async () => {
       await meter.close();
@@ -255,6 +283,54 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
+    describe('a rider (the job\'s end) in the settlement\'s write', () => {
+      /** Settles `r` with the job's end as its rider; answers the settlement and what the rider wrote (undefined: not applied). */
+      const settleEnding = async (r: Reservation, u: Usage | null, owner = 'gw-1') => {
+        let ended: JobRecord | null | undefined;
+        const s = await meter.settle(r, { usage: u, chargeable: true }, receiptFor(r), (q) =>
+          jobs.updateRider(`job-${r.callId}`, owner, { status: 'succeeded', result: { completion: { chargedMicroUSD: q.chargedMicroUSD } } }, HOUR, (j) => {
+            ended = j;
+          }),
+        );
+        return { s, ended };
+      };
+
+      it('ends the job with the settlement that charges, and not again on a repeat', async () => {
+        await meter.grant({ operationId: 'op-r1', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        const r = await meter.reserve(req({ limits: { free: { perDay: 0, unit: 'requests' } } }));
+        await jobs.createOrAttach(jobOf(r), HOUR);
+        const first = await settleEnding(r, usage(10, 10));
+        expect(first.s.chargedMicroUSD).to.equal(54);
+        expect(first.ended).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 54 } } });
+        expect(await jobs.get(`job-${r.callId}`)).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 54 } } });
+        // A repeat (say, a retry after a lost reply) finds the settlement, and the job's end, already written.
+        const again = await settleEnding(r, usage(999, 999));
+        expect(again.s.chargedMicroUSD).to.equal(54);
+        expect(again.ended).to.equal(undefined);
+        expect(await ai()).to.include({ spentMicroUSD: 54, reservedMicroUSD: 0 });
+      });
+
+      it('ends the job with a late settlement too, as charged: nothing', async () => {
+        await meter.grant({ operationId: 'op-r2', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        const r = await meter.reserve(req({ limits: { free: { perDay: 0, unit: 'requests' } }, ttlMs: 1000 }));
+        await jobs.createOrAttach(jobOf(r), HOUR);
+        clock += 1000;
+        expect(await meter.sweep()).to.equal(1);
+        const late = await settleEnding(r, usage(10, 10));
+        expect(late.s).to.deep.include({ chargedMicroUSD: 0, note: 'reservation-expired' });
+        expect(late.ended).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 0 } } });
+      });
+
+      it('settles even when the job is no longer the runner\'s to end, and says so', async () => {
+        const r = await meter.reserve(req());
+        await jobs.createOrAttach(jobOf(r), HOUR);
+        const other = await settleEnding(r, usage(5, 5), 'gw-2');
+        expect(other.ended).to.equal(null);
+        expect(await jobs.get(`job-${r.callId}`)).to.include({ status: 'queued' });
+        expect(await store.getReceipt(`rcpt_${r.callId}`)).to.include({ outcome: 'answered' });
+      });
+    });
+
     describe('expiry', () => {
       it('sweeps a reservation past its expiry, and a late settlement records the call without charging', async () => {
         await meter.grant({ operationId: 'op-8', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
@@ -367,7 +443,7 @@ function meterContract(name: string, harness: Harness): void {
 meterContract('memory', {
   async open(now) {
     const store = new MemoryStore();
-    return { store, meter: new MemoryMeter(store, { signer: ephemeralReceiptSigner(), now }) };
+    return { store, meter: new MemoryMeter(store, { signer: ephemeralReceiptSigner(), now }), jobs: new MemoryJobStore() };
   },
 });
 
@@ -375,7 +451,7 @@ onRedis('meter on redis', (connect) =>
   meterContract('redis', {
     async open(now) {
       const store = await connect();
-      return { store, meter: new RedisMeter(store, { signer: ephemeralReceiptSigner(), now }) };
+      return { store, meter: new RedisMeter(store, { signer: ephemeralReceiptSigner(), now }), jobs: new RedisJobStore(store) };
     },
   }),
 );
