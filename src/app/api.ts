@@ -35,7 +35,7 @@ export function createApiApp(deps: Deps): Koa {
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = [scan(log), admit(deps.meter), meter(store, deps.meter, log), guard(log, deps.reviews)];
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
@@ -49,7 +49,7 @@ export function createApiApp(deps: Deps): Koa {
     identify(store),
     jobKey(),
     attach(jobs, answer),
-    ...admission,
+    ...admission('chat'),
     run(deps, engine, 'chat'),
     answer,
   );
@@ -64,7 +64,7 @@ export function createApiApp(deps: Deps): Koa {
     jobKey(),
     bindIdempotencyKey(jobs),
     attach(jobs, queued()),
-    ...admission,
+    ...admission('api'),
     run(deps, engine, 'api'),
     queued(),
   );

@@ -15,10 +15,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { NOTHING_REPORTED, type Meter, type SettleRider } from '../metering/meter.js';
+import { NOTHING_REPORTED, type Meter, type ReserveRider, type SettleRider } from '../metering/meter.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
-import type { JobStore } from './store.js';
+import type { CreateOutcome, JobStore } from './store.js';
 
 export interface JobSettings {
   leaseMs: number;
@@ -77,11 +77,37 @@ export class JobEngine {
    * runs nothing. Returns the job as stored and whether this call created it.
    */
   async submit(job: JobRecord, run: JobRun): Promise<{ created: boolean; job: JobRecord }> {
-    const s = this.settings();
-    const fresh: JobRecord = { ...job, owner: this.instanceId, leaseUntil: Date.now() + s.leaseMs };
-    const { created, job: stored } = await this.jobs.createOrAttach(fresh, s.retentionMs);
+    const fresh = this.claim(job);
+    const { created, job: stored } = await this.jobs.createOrAttach(fresh, this.settings().retentionMs);
     if (created) this.#run(stored, run);
     return { created, job: stored };
+  }
+
+  /** `job` as this instance creates it: owned here, under a fresh lease. */
+  claim(job: JobRecord): JobRecord {
+    return { ...job, owner: this.instanceId, leaseUntil: Date.now() + this.settings().leaseMs };
+  }
+
+  /**
+   * The other way to create a job: as a rider of its call's reservation (the meter stage), so creating it
+   * costs no write of its own. `job` comes from `claim`; once created, `runCreated` runs it.
+   */
+  createRider(job: JobRecord, done: (outcome: CreateOutcome) => void): ReserveRider {
+    return this.jobs.createRider(job, this.settings().retentionMs, done);
+  }
+
+  /** Runs a job created through `createRider`. */
+  runCreated(job: JobRecord, run: JobRun): void {
+    this.#run(job, run);
+  }
+
+  /** Fails a job created through `createRider` that will not run (its call failed before the hand-over). */
+  async abandon(job: JobRecord, error: GatewayError): Promise<void> {
+    const patch: Partial<JobRecord> = { status: 'failed', error: { code: error.code, message: error.message }, updatedAt: new Date().toISOString() };
+    await this.jobs.update(job.jobId, this.instanceId, patch, this.settings().retentionMs).catch((err: Error) =>
+      // Its lease then runs out and a sweeper fails it.
+      this.log.warn('job.abandon.failed', { jobId: job.jobId, error: err.name }),
+    );
   }
 
   #run(job: JobRecord, run: JobRun): void {

@@ -3,8 +3,8 @@
  * in test/jobs/job-store.test.ts), records copied in and out so no caller shares state with the store.
  */
 import { TERMINAL, type JobRecord } from './job.js';
-import type { IdempotencyEntry, JobStore } from './store.js';
-import type { SettleRider } from '../metering/meter.js';
+import type { CreateOutcome, IdempotencyEntry, JobStore } from './store.js';
+import type { ReserveRider, SettleRider } from '../metering/meter.js';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -22,11 +22,25 @@ export class MemoryJobStore implements JobStore {
     return hit.job;
   }
 
-  async createOrAttach(job: JobRecord, retentionMs: number) {
+  #create(job: JobRecord, retentionMs: number): { created: boolean; job: JobRecord } {
     const current = this.#live(job.jobId);
     if (current && current.status !== 'failed' && current.status !== 'expired') return { created: false, job: copy(current) };
     this.#jobs.set(job.jobId, { job: copy(job), expiresAt: Date.now() + retentionMs });
     return { created: true, job: copy(job) };
+  }
+
+  async createOrAttach(job: JobRecord, retentionMs: number) {
+    return this.#create(job, retentionMs);
+  }
+
+  createRider(job: JobRecord, retentionMs: number, done: (outcome: CreateOutcome) => void): ReserveRider {
+    return {
+      memory: (reservation) => this.#create({ ...job, billing: reservation.billing, reservation }, retentionMs),
+      done: (reply) => {
+        const r = reply as { created: boolean; job: JobRecord };
+        done(r.created ? { created: true } : { created: false, job: r.job });
+      },
+    };
   }
 
   async get(jobId: string) {

@@ -2,7 +2,9 @@
  * Jobs in Redis, beside the store's keys and on its connection (so they share its deadlines and its
  * fail-closed behaviour). Layout under the store's prefix:
  *   j:<jobId>          hash   status, owner, doc (the job JSON as created), and p:<field> (a top-level field
- *                             changed since, as JSON); a read overlays the p: fields and status on the doc
+ *                             changed since, as JSON); a read overlays the p: fields and status on the doc;
+ *                             a job created in its reservation's script also keeps `rsv`, what that script
+ *                             decided (billing, micro-USD held, expiry, day), overlaid on the doc's reservation
  *   jlease             zset   non-terminal job ids scored by lease end; the sweeper's index
  *   ik:<principal>:<k> string idempotency binding JSON; expires with the retention
  * Each change is one script and one round trip: a live job is never replaced, a runner that lost its lease
@@ -12,18 +14,23 @@
 import type { RedisStore } from '../store/redis.js';
 import { luaScript } from '../store/redis.js';
 import type { JobRecord } from './job.js';
-import type { IdempotencyEntry, JobStore } from './store.js';
-import type { SettleRider } from '../metering/meter.js';
+import type { CreateOutcome, IdempotencyEntry, JobStore } from './store.js';
+import type { ReserveRider, SettleRider } from '../metering/meter.js';
 
 // KEYS job, lease  ARGV doc, status, owner, leaseUntil, retention, jobId
-const CREATE = luaScript(`
+// FIRST: as a rider of a reservation (meter.reserve), the reserve script's reply {'ok', billing, micro,
+// expiresAt, day}, kept as the field `rsv`: what only that script decides about the job's reservation.
+const CREATE_BODY = `
 local st = redis.call('HGET', KEYS[1], 'status')
 if st and st ~= 'failed' and st ~= 'expired' then return {0, redis.call('HGETALL', KEYS[1])} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'owner', ARGV[3], 'doc', ARGV[1])
+if FIRST then redis.call('HSET', KEYS[1], 'rsv', string.format('%s %d %d %s', FIRST[2], FIRST[3], FIRST[4], FIRST[5])) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
-return {1, false}`);
+return {1, false}`;
+const CREATE = luaScript(`local FIRST = false\n${CREATE_BODY}`);
+const CREATE_RIDER = luaScript(CREATE_BODY);
 
 const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
 
@@ -75,10 +82,27 @@ function decode(reply: unknown): JobRecord | null {
   for (let i = 0; i + 1 < reply.length; i += 2) fields.set(String(reply[i]), String(reply[i + 1]));
   const doc = fields.get('doc');
   if (doc === undefined) return null;
-  const job = JSON.parse(doc) as Record<string, unknown>;
-  for (const [k, v] of fields) if (k.startsWith('p:')) job[k.slice(2)] = JSON.parse(v);
-  job['status'] = fields.get('status');
-  return job as unknown as JobRecord;
+  const job = JSON.parse(doc) as JobRecord;
+  const rsv = fields.get('rsv');
+  if (rsv !== undefined) decided(job, rsv);
+  for (const [k, v] of fields) if (k.startsWith('p:')) (job as unknown as Record<string, unknown>)[k.slice(2)] = JSON.parse(v);
+  job.status = fields.get('status') as JobRecord['status'];
+  return job;
+}
+
+/** Overlays what the reserve script decided (field `rsv`) on a job created as its rider. */
+function decided(job: JobRecord, rsv: string): void {
+  const [billing, micro, expiresAt, day] = rsv.split(' ');
+  const paid = billing === 'paid';
+  job.billing = paid ? 'paid' : 'free';
+  job.reservation = {
+    ...job.reservation,
+    billing: job.billing,
+    reservedMicroUSD: Number(micro),
+    expiresAt: Number(expiresAt),
+    day: day!,
+    freeUnit: paid ? null : job.reservation.freeUnit,
+  };
 }
 
 const BIND = luaScript(`
@@ -106,16 +130,27 @@ export class RedisJobStore implements JobStore {
     return `${this.#prefix}jlease`;
   }
 
+  #createCall(job: JobRecord, retentionMs: number) {
+    return {
+      keys: [this.#job(job.jobId), this.#lease],
+      args: [JSON.stringify(job), job.status, job.owner, String(job.leaseUntil), String(retentionMs), job.jobId],
+    };
+  }
+
   async createOrAttach(job: JobRecord, retentionMs: number) {
-    const reply = (await this.#store.runScript('jobs.create', CREATE, [this.#job(job.jobId), this.#lease], [
-      JSON.stringify(job),
-      job.status,
-      job.owner,
-      String(job.leaseUntil),
-      String(retentionMs),
-      job.jobId,
-    ])) as [number, unknown];
+    const { keys, args } = this.#createCall(job, retentionMs);
+    const reply = (await this.#store.runScript('jobs.create', CREATE, keys, args)) as [number, unknown];
     return reply[0] === 1 ? { created: true, job } : { created: false, job: decode(reply[1])! };
+  }
+
+  createRider(job: JobRecord, retentionMs: number, done: (outcome: CreateOutcome) => void): ReserveRider {
+    return {
+      redis: { script: CREATE_RIDER, ...this.#createCall(job, retentionMs) },
+      done: (reply) => {
+        const [created, existing] = reply as [number, unknown];
+        done(created === 1 ? { created: true } : { created: false, job: decode(existing)! });
+      },
+    };
   }
 
   async get(jobId: string) {

@@ -7,12 +7,15 @@
  * sweeper) cannot overwrite what the sweeper decided.
  */
 import type { JobRecord } from './job.js';
-import type { SettleRider } from '../metering/meter.js';
+import type { ReserveRider, SettleRider } from '../metering/meter.js';
 
 export interface IdempotencyEntry {
   bodyHash: string;
   jobId: string;
 }
+
+/** What creating a job found: created, or a live job with its id (attach to that one instead). */
+export type CreateOutcome = { created: true } | { created: false; job: JobRecord };
 
 export interface JobStore {
   /**
@@ -20,6 +23,11 @@ export interface JobStore {
    * `created: false`. A failed or expired job is replaced by the new attempt.
    */
   createOrAttach(job: JobRecord, retentionMs: number): Promise<{ created: boolean; job: JobRecord }>;
+  /**
+   * `createOrAttach` as a rider of the call's reservation (meter.reserve): the job is created in the hold's
+   * own write, with the reservation as the meter made it, or not at all when the meter refuses.
+   */
+  createRider(job: JobRecord, retentionMs: number, done: (outcome: CreateOutcome) => void): ReserveRider;
   get(jobId: string): Promise<JobRecord | null>;
   /** Applies `patch` only while `owner` still owns a non-terminal job; returns the new record or null. */
   update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): Promise<JobRecord | null>;

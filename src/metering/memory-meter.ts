@@ -21,6 +21,7 @@ import {
   type Meter,
   type Reservation,
   type ReserveRequest,
+  type ReserveRider,
   type SettleInput,
   type SettleRider,
   type Settlement,
@@ -104,7 +105,7 @@ export class MemoryMeter implements Meter {
     return n;
   }
 
-  async reserve(req: ReserveRequest): Promise<Reservation> {
+  async reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation> {
     const now = this.#now();
     const day = utcDay(now);
     const cost = worstCaseMicroUSD(req);
@@ -132,7 +133,13 @@ export class MemoryMeter implements Meter {
     counters.freeHeld += v.freeHold;
     counters.rungTokensHeld += v.rungHold;
     this.#holds.set(req.callId, { principalId: req.principalId, day, micro: v.micro, rungTokens: v.rungHold, free: v.freeHold, billing: v.billing, expiresAt });
-    return reservation(v.billing, v.micro, expiresAt);
+    const made = reservation(v.billing, v.micro, expiresAt);
+    if (rider) {
+      // In the same synchronous step, as Redis runs it in the same script.
+      if (!rider.memory) throw new TypeError('the memory meter takes a rider with a memory change');
+      rider.done(rider.memory(made));
+    }
+    return made;
   }
 
   async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
@@ -142,7 +149,7 @@ export class MemoryMeter implements Meter {
       if (!rider) return;
       const r = rider(settled);
       if (!r.memory) throw new TypeError('the memory meter takes a rider with a memory change');
-      r.done(r.memory());
+      r.done(r.memory(settled));
     };
     const previous = this.#settled.get(reservation.callId);
     if (previous) {

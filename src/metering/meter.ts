@@ -67,6 +67,25 @@ export interface Reservation {
   expiresAt: number;
 }
 
+/**
+ * The reservation as far as the request decides it, for a record made before the meter answers (a job
+ * created in the reservation's own write): billing, micro-USD held, expiry and day are the meter's to fill in.
+ */
+export function provisionalReservation(req: ReserveRequest): Reservation {
+  return {
+    callId: req.callId,
+    principalId: req.principalId,
+    billing: 'free',
+    reservedMicroUSD: 0,
+    reservedTokens: req.estimatedTokens,
+    day: '',
+    rates: req.rates,
+    freeUnit: req.limits.free.unit,
+    rungCounted: req.limits.rung !== null,
+    expiresAt: 0,
+  };
+}
+
 /** What settlement is told about the call's end. */
 export interface SettleInput {
   /** The usage the upstream reported; null when it reported none (failed, timed out, cancelled first). */
@@ -76,19 +95,25 @@ export interface SettleInput {
 }
 
 /**
- * A write of another capability that lands in the settlement's own atomic, durable write: the job's end,
- * so an answer is never stored without its charge and receipt, or charged without its answer stored, and
- * the pair costs one round trip. Applied only by the settlement that charges — not by a repeat, which finds
- * the first one (and its rider) applied. Each meter takes the form made for it, and hands what the rider's
- * write answered to `done`.
+ * A write of another capability that lands in the meter's own atomic write, so the two cannot part and
+ * cost one round trip: a job's creation rides in its reservation, a job's end in its settlement (an answer
+ * is never stored without its charge and receipt, nor charged without being stored). Applied only by the
+ * reservation or settlement that takes effect — not by a refusal, nor by a repeat, which finds the first
+ * one (and its rider) applied. Each meter takes the form made for it, and hands what the rider's write
+ * answered to `done`.
  */
-export interface SettleRider {
-  /** For the Redis meter: a script run after the settlement's, in the same EVAL (store/redis.ts chainScripts). */
+export interface MeterRider<T> {
+  /**
+   * For the Redis meter: a script run after the meter's, in the same EVAL (store/redis.ts chainScripts),
+   * seeing the meter script's reply as FIRST (reserve: `{'ok', billing, micro, expiresAt, day}`).
+   */
   redis?: { script: LuaScript; keys: string[]; args: string[] };
-  /** For the memory meter: the same change, made in the same synchronous step as the settlement. */
-  memory?: () => unknown;
+  /** For the memory meter: the same change, made in the same synchronous step, given what the meter decided. */
+  memory?: (decided: T) => unknown;
   done(reply: unknown): void;
 }
+export type ReserveRider = MeterRider<Reservation>;
+export type SettleRider = MeterRider<Settlement>;
 
 export interface Settlement {
   billing: Billing;
@@ -157,8 +182,11 @@ export interface Meter {
   readonly signer: ReceiptSigner;
   /** The meter's UTC day (YYYY-MM-DD), by its clock. */
   today(): string;
-  /** Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing. */
-  reserve(req: ReserveRequest): Promise<Reservation>;
+  /**
+   * Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing.
+   * `rider` (the job's creation), if given, joins the hold's write.
+   */
+  reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation>;
   /**
    * Charges, releases the rest and writes the receipt `build` returns (signed here) in one atomic write,
    * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;

@@ -3,7 +3,8 @@
  * deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted). Each
  * operation is one Lua script, so it is atomic and costs one round trip:
  *
- *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call
+ *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call;
+ *            a rider (the job's creation) runs in the same script when the hold is made
  *   settle   charge, release the rest, store the signed receipt — one script, hence one AOF entry: with
  *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
  *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
@@ -19,7 +20,7 @@
  *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
  */
-import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type RedisStore } from '../store/redis.js';
+import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type LuaScript, type RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
 import type { ReceiptSigner } from '../receipts/signing.js';
 import { refusal } from './limits.js';
@@ -37,7 +38,9 @@ import {
   type GrantResult,
   type Meter,
   type Reservation,
+  type MeterRider,
   type ReserveRequest,
+  type ReserveRider,
   type SettleInput,
   type SettleRider,
   type Settlement,
@@ -102,7 +105,7 @@ local billing = 'paid'
 if free then billing = 'free' end
 redis.call('HSET', KEYS[3], 'pid', ARGV[4], 'day', ARGV[5], 'micro', micro, 'tok', tokHold, 'free', freeHold, 'billing', billing, 'exp', ARGV[13])
 redis.call('ZADD', KEYS[4], ARGV[13], ARGV[3])
-return {'ok', billing, micro, tonumber(ARGV[13])}`);
+return {'ok', billing, micro, tonumber(ARGV[13]), ARGV[5]}`);
 
 // KEYS hold, bill, use, r, rd, holds
 // ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl
@@ -183,16 +186,14 @@ export class RedisMeter implements Meter {
     return `${this.#prefix}hold:${callId}`;
   }
 
-  async reserve(req: ReserveRequest): Promise<Reservation> {
+  async reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation> {
     const now = this.#now();
     const day = utcDay(now);
     const cost = worstCaseMicroUSD(req);
     const rung = req.limits.rung;
-    const reply = (await this.#store.runScript(
-      'meter.reserve',
-      RESERVE,
-      [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`],
-      [
+    const own = {
+      keys: [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`],
+      args: [
         this.#prefix,
         String(now),
         req.callId,
@@ -209,7 +210,8 @@ export class RedisMeter implements Meter {
         String(dayTtlSeconds(day, now)),
         '16',
       ],
-    )) as unknown[];
+    };
+    const reply = await this.#withRider('meter.reserve', RESERVE, own, rider);
     const [verdict] = reply;
     if (verdict === 'ceiling') throw refusal(req, cost, day, { kind: 'ceiling', rungTokens: int(reply[1]) });
     if (verdict === 'credits') {
@@ -256,10 +258,15 @@ export class RedisMeter implements Meter {
         String(dayTtlSeconds(reservation.day, this.#now())),
       ],
     };
-    if (!rider) return (await this.#store.runScript('meter.settle', SETTLE, own.keys, own.args)) as unknown[];
+    return this.#withRider('meter.settle', SETTLE, own, rider);
+  }
+
+  /** Runs one of the meter's scripts, with the rider's script chained after it when there is a rider. */
+  async #withRider<T>(operation: string, script: LuaScript, own: { keys: string[]; args: string[] }, rider: MeterRider<T> | undefined): Promise<unknown[]> {
+    if (!rider) return (await this.#store.runScript(operation, script, own.keys, own.args)) as unknown[];
     if (!rider.redis) throw new TypeError('the Redis meter takes a rider with a Redis script');
     const both = chainedCall(own, rider.redis);
-    const [reply, ridden] = (await this.#store.runScript('meter.settle', chainScripts(SETTLE, rider.redis.script), both.keys, both.args)) as [unknown[], unknown];
+    const [reply, ridden] = (await this.#store.runScript(operation, chainScripts(script, rider.redis.script), both.keys, both.args)) as [unknown[], unknown];
     if (reply[0] === 'ok') rider.done(ridden);
     return reply;
   }

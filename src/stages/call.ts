@@ -33,6 +33,11 @@ export interface Call {
   scopeId: string | null;
   /** The deterministic job id of this request (jobs/job.ts). */
   jobId?: string;
+  /**
+   * What the reservation's write did about the call's job (meter stage): created it (this record, to run),
+   * or found the live job of an identical request to attach to. Unset: no job yet (the run stage creates it).
+   */
+  created?: JobRecord | { attachTo: JobRecord };
   /** True once a job owns the reservation and the receipt: the HTTP side no longer ends the call. */
   handedOver?: boolean;
   /** The finished job this request re-attached to or waited for. */

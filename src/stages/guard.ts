@@ -33,18 +33,25 @@ function reviewEntry(call: Call, rules: string[], at: Date) {
   };
 }
 
+/**
+ * Whether this stage will refuse the call, and why: a block finding, else a fail-closed classifier that
+ * failed. Known once the policy has decided; the meter stage asks too (it creates no job for such a call).
+ */
+export function guardRefusal(call: Call): GatewayError | null {
+  if (call.decision!.guardrails.block.length > 0) return new GatewayError('guardrail-blocked');
+  if ((call.scan?.failures ?? []).some((f) => f.failClosed)) return new GatewayError('guardrail-classifier-unavailable');
+  return null;
+}
+
 export function guard(log: Logger, reviews: ReviewStore) {
   return async function guard(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const actions = call.decision!.guardrails;
-    if (actions.block.length > 0) {
-      log.warn('guardrail.blocked', { callId: call.id, rules: actions.block });
-      throw new GatewayError('guardrail-blocked');
-    }
-    const closed = (call.scan?.failures ?? []).filter((f) => f.failClosed);
-    if (closed.length > 0) {
-      log.warn('guardrail.classifier.refused', { callId: call.id, classifiers: closed.map((f) => f.classifier) });
-      throw new GatewayError('guardrail-classifier-unavailable');
+    const refused = guardRefusal(call);
+    if (refused) {
+      if (refused.code === 'guardrail-blocked') log.warn('guardrail.blocked', { callId: call.id, rules: actions.block });
+      else log.warn('guardrail.classifier.refused', { callId: call.id, classifiers: (call.scan?.failures ?? []).filter((f) => f.failClosed).map((f) => f.classifier) });
+      throw refused;
     }
     let request: ChatRequest = call.valid!.request;
     if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request as ChatRequest;

@@ -5,20 +5,21 @@
  *   attach   a live job with that id exists: skip admission and metering, go straight to `reattached`
  *            (wait and respond for chat; the job object for the jobs API) — no second upstream call, no
  *            second charge
- *   run      hand the admitted, metered, guarded call to the job engine; from here its runner owns the
- *            reservation and the receipt
+ *   run      hand the admitted, metered, guarded call to the job engine — its job was created in the
+ *            reservation's write, or is created now — from here its runner owns the reservation and the receipt
  *   wait     chat only: wait up to the synchronous wait (14 minutes by default); past it 504
  *            `inference-timeout` while the job goes on
  */
 import type { Context, Middleware, Next } from 'koa';
 import { GatewayError, isErrorCode } from '../errors.js';
 import { jobIdFor, TERMINAL, type JobRecord } from '../jobs/job.js';
-import type { JobEngine } from '../jobs/engine.js';
+import type { JobEngine, JobRun } from '../jobs/engine.js';
 import type { JobStore } from '../jobs/store.js';
 import { executeCall } from '../jobs/execute.js';
 import { newReceiptId } from '../receipts/receipt.js';
 import type { Deps } from '../app/deps.js';
 import type { Call } from './call.js';
+import type { Reservation } from '../metering/meter.js';
 
 export function jobKey() {
   return async function jobKey(ctx: Context, next: Next): Promise<void> {
@@ -52,29 +53,46 @@ export function attach(jobs: JobStore, reattached: Middleware) {
   };
 }
 
+/** The call's job as it is created: queued, not yet owned (the engine claims it). */
+export function jobRecord(call: Call, origin: JobRecord['origin'], reservation: Reservation): JobRecord {
+  const now = new Date().toISOString();
+  return {
+    jobId: call.jobId!,
+    principalId: call.identity!.principal.id,
+    model: call.model!.id,
+    task: call.task!,
+    scopeId: call.scopeId,
+    origin,
+    status: 'queued',
+    billing: reservation.billing,
+    receiptId: newReceiptId(call.id),
+    callId: call.id,
+    owner: '',
+    leaseUntil: 0,
+    reservation,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 export function run(deps: Deps, engine: JobEngine, origin: JobRecord['origin']) {
   return async function run(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    const now = new Date().toISOString();
-    const job: JobRecord = {
-      jobId: call.jobId!,
-      principalId: call.identity!.principal.id,
-      model: call.model!.id,
-      task: call.task!,
-      scopeId: call.scopeId,
-      origin,
-      status: 'queued',
-      billing: call.reservation!.billing,
-      receiptId: newReceiptId(call.id),
-      callId: call.id,
-      owner: '',
-      leaseUntil: 0,
-      reservation: call.reservation!,
-      createdAt: now,
-      updatedAt: now,
-    };
     const settings = call.runtime.jobs;
-    const { created, job: stored } = await engine.submit(job, (signal, ending) => executeCall(deps, call, signal, settings.upstreamRetries, ending));
+    const runner: JobRun = (signal, ending) => executeCall(deps, call, signal, settings.upstreamRetries, ending);
+    let created: boolean;
+    let stored: JobRecord;
+    if (call.created && 'attachTo' in call.created) {
+      created = false;
+      stored = call.created.attachTo;
+    } else if (call.created) {
+      // Created in the reservation's write (meter stage): run it.
+      engine.runCreated(call.created, runner);
+      created = true;
+      stored = call.created;
+    } else {
+      ({ created, job: stored } = await engine.submit(jobRecord(call, origin, call.reservation!), runner));
+    }
     if (!created) {
       // An identical request won the race to create the job: attach to it and give back what we reserved.
       await deps.meter.release(call.reservation!);

@@ -1,6 +1,7 @@
 /**
  * meter (admission step 4): reserve the worst case (input estimate + max_tokens) before anything goes
- * upstream, and own that reservation until a job takes the call over. Whatever fails before that — a
+ * upstream — creating the call's job in the same write (or finding the live job of an identical request,
+ * which the call then attaches to) — and own that reservation until a job takes the call over. Whatever fails before that — a
  * guardrail block, a lost race to an identical job — releases the reservation and leaves a receipt saying
  * how the call ended. After the hand-over the job's runner owns both. Nothing is half-done.
  */
@@ -12,23 +13,43 @@ import { reserveRequest } from '../metering/request.js';
 import { writeReceipt } from '../receipts/receipt.js';
 import type { Call } from './call.js';
 import { endUnanswered } from './end-call.js';
+import { guardRefusal } from './guard.js';
+import { jobRecord } from './job.js';
+import { provisionalReservation } from '../metering/meter.js';
+import type { JobEngine } from '../jobs/engine.js';
+import type { JobRecord } from '../jobs/job.js';
+import type { CreateOutcome } from '../jobs/store.js';
 import type { Logger } from '../log.js';
 
-export function meter(store: Store, meter: Meter, log: Logger) {
+export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCreation) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
+    const req = reserveRequest(call);
+    // The call's job is created in the hold's own write — unless the guard stage is going to refuse the call.
+    const job = creating && guardRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
+    let outcome: CreateOutcome | undefined;
     try {
-      call.reservation = await meter.reserve(reserveRequest(call));
+      call.reservation = await meter.reserve(req, job ? creating!.engine.createRider(job, (o) => (outcome = o)) : undefined);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
       throw err;
     }
+    if (job && outcome) call.created = outcome.created ? { ...job, billing: call.reservation.billing, reservation: call.reservation } : { attachTo: outcome.job };
     try {
       await next();
     } catch (err) {
       // Once a job has taken the call, the job's runner ends it (a 504 while waiting is not the end).
-      if (!call.handedOver) await endUnanswered(store, meter, log, call, err);
+      if (!call.handedOver) {
+        if (call.created && !('attachTo' in call.created)) await creating!.engine.abandon(call.created, err instanceof GatewayError ? err : new GatewayError('internal-error'));
+        await endUnanswered(store, meter, log, call, err);
+      }
       throw err;
     }
   };
+}
+
+/** What the meter stage needs to create a call's job with its reservation. */
+export interface JobCreation {
+  engine: JobEngine;
+  origin: JobRecord['origin'];
 }

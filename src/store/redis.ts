@@ -222,9 +222,9 @@ const chains = new Map<string, LuaScript>();
 /**
  * Two scripts run as one: `first`, then — only when it answers `{'ok', ...}` — `second`, in one EVAL: one
  * atomic step, one round trip, one AOF entry (with `appendfsync always`, one fsync). Each source runs
- * unchanged as a Lua function of its own KEYS and ARGV (parameters shadow the globals); the reply is
- * `{first's reply, second's reply or nil}`, or first's error reply as it is. Pass the keys and arguments
- * through `chainedCall`. Composites are made once per pair.
+ * unchanged as a Lua function of its own KEYS and ARGV (parameters shadow the globals); `second` also sees
+ * first's reply as FIRST. The reply is `{first's reply, second's reply or nil}`, or first's error reply as
+ * it is. Pass the keys and arguments through `chainedCall`. Composites are made once per pair.
  */
 export function chainScripts(first: LuaScript, second: LuaScript): LuaScript {
   const id = `${first.sha1}+${second.sha1}`;
@@ -233,7 +233,7 @@ export function chainScripts(first: LuaScript, second: LuaScript): LuaScript {
     chained = luaScript(`local function first(KEYS, ARGV)
 ${first.source}
 end
-local function second(KEYS, ARGV)
+local function second(KEYS, ARGV, FIRST)
 ${second.source}
 end
 local nk, na = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -242,7 +242,7 @@ for i = 1, #KEYS do if i <= nk then k1[#k1 + 1] = KEYS[i] else k2[#k2 + 1] = KEY
 for i = 3, #ARGV do if i - 2 <= na then a1[#a1 + 1] = ARGV[i] else a2[#a2 + 1] = ARGV[i] end end
 local r = first(k1, a1)
 if type(r) == 'table' and r.err then return r end
-if type(r) == 'table' and r[1] == 'ok' then return {r, second(k2, a2)} end
+if type(r) == 'table' and r[1] == 'ok' then return {r, second(k2, a2, r)} end
 return {r, false}`);
     chains.set(id, chained);
   }

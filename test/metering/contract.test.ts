@@ -9,14 +9,14 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { Store } from '../../src/store/store.js';
 import { MemoryMeter } from '../../src/metering/memory-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
-import { NOTHING_REPORTED, type DailyLimits, type Meter, type Reservation, type ReserveRequest } from '../../src/metering/meter.js';
+import { NOTHING_REPORTED, provisionalReservation, type DailyLimits, type Meter, type Reservation, type ReserveRequest } from '../../src/metering/meter.js';
 import type { Usage } from '../../src/metering/price.js';
 import { ephemeralReceiptSigner, publicKeyFromPem, verifyReceipt } from '../../src/receipts/signing.js';
 import { GatewayError } from '../../src/errors.js';
 import { onRedis } from '../helpers/redis-contract.js';
 import { MemoryJobStore } from '../../src/jobs/memory-store.js';
 import { RedisJobStore } from '../../src/jobs/redis-store.js';
-import type { JobStore } from '../../src/jobs/store.js';
+import type { CreateOutcome, JobStore } from '../../src/jobs/store.js';
 import type { JobRecord } from '../../src/jobs/job.js';
 
 const PID = 'did:web:portcullis.test:tenant:alice';
@@ -288,7 +288,7 @@ function meterContract(name: string, harness: Harness): void {
       const settleEnding = async (r: Reservation, u: Usage | null, owner = 'gw-1') => {
         let ended: JobRecord | null | undefined;
         const s = await meter.settle(r, { usage: u, chargeable: true }, receiptFor(r), (q) =>
-          jobs.updateRider(`job-${r.callId}`, owner, { status: 'succeeded', result: { completion: { chargedMicroUSD: q.chargedMicroUSD } } }, HOUR, (j) => {
+          jobs.updateRider(`job-${r.callId}`, owner, { status: 'succeeded', result: { completion: { chargedMicroUSD: q.chargedMicroUSD }, content: 'ok', toolCalls: null, finishReason: 'stop' } }, HOUR, (j) => {
             ended = j;
           }),
         );
@@ -301,8 +301,8 @@ function meterContract(name: string, harness: Harness): void {
         await jobs.createOrAttach(jobOf(r), HOUR);
         const first = await settleEnding(r, usage(10, 10));
         expect(first.s.chargedMicroUSD).to.equal(54);
-        expect(first.ended).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 54 } } });
-        expect(await jobs.get(`job-${r.callId}`)).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 54 } } });
+        expect(first.ended).to.include({ status: 'succeeded' }).and.nested.include({ 'result.completion.chargedMicroUSD': 54 });
+        expect(await jobs.get(`job-${r.callId}`)).to.include({ status: 'succeeded' }).and.nested.include({ 'result.completion.chargedMicroUSD': 54 });
         // A repeat (say, a retry after a lost reply) finds the settlement, and the job's end, already written.
         const again = await settleEnding(r, usage(999, 999));
         expect(again.s.chargedMicroUSD).to.equal(54);
@@ -318,7 +318,7 @@ function meterContract(name: string, harness: Harness): void {
         expect(await meter.sweep()).to.equal(1);
         const late = await settleEnding(r, usage(10, 10));
         expect(late.s).to.deep.include({ chargedMicroUSD: 0, note: 'reservation-expired' });
-        expect(late.ended).to.deep.include({ status: 'succeeded', result: { completion: { chargedMicroUSD: 0 } } });
+        expect(late.ended).to.include({ status: 'succeeded' }).and.nested.include({ 'result.completion.chargedMicroUSD': 0 });
       });
 
       it('settles even when the job is no longer the runner\'s to end, and says so', async () => {
@@ -328,6 +328,43 @@ function meterContract(name: string, harness: Harness): void {
         expect(other.ended).to.equal(null);
         expect(await jobs.get(`job-${r.callId}`)).to.include({ status: 'queued' });
         expect(await store.getReceipt(`rcpt_${r.callId}`)).to.include({ outcome: 'answered' });
+      });
+    });
+
+    describe('a rider (the job\'s creation) in the reservation\'s write', () => {
+      const reserveCreating = async (r: ReserveRequest) => {
+        let outcome: CreateOutcome | undefined;
+        const draft = jobOf({ ...provisionalReservation(r), callId: r.callId });
+        const reservation = await meter.reserve(r, jobs.createRider(draft, HOUR, (o) => (outcome = o)));
+        return { reservation, outcome, jobId: draft.jobId };
+      };
+
+      it('creates the job with the hold, carrying the reservation as the meter made it', async () => {
+        await meter.grant({ operationId: 'op-c1', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        const paid = await reserveCreating(req({ limits: { free: { perDay: 0, unit: 'requests' } } }));
+        expect(paid.outcome).to.deep.equal({ created: true });
+        const stored = await jobs.get(paid.jobId);
+        expect(stored).to.include({ status: 'queued', billing: 'paid', owner: 'gw-1' });
+        expect(stored!.reservation).to.deep.equal(paid.reservation);
+        const free = await reserveCreating(req());
+        expect((await jobs.get(free.jobId))!.reservation).to.deep.equal(free.reservation);
+        expect(free.reservation).to.include({ billing: 'free', reservedMicroUSD: 0, freeUnit: 'requests', day: '2030-03-14' });
+      });
+
+      it('creates nothing when the meter refuses', async () => {
+        const r = req({ limits: { free: { perDay: 0, unit: 'requests' } } });
+        const err = await refusal(reserveCreating(r));
+        expect(err.code).to.equal('daily-allowance-exhausted');
+        expect(await jobs.get(`job-${r.callId}`)).to.equal(null);
+      });
+
+      it('finds the live job of the same id instead, holding the call all the same', async () => {
+        const twin = req();
+        await jobs.createOrAttach(jobOf({ ...provisionalReservation(twin), callId: twin.callId }), HOUR);
+        const attached = await reserveCreating(twin);
+        expect(attached.outcome).to.have.property('created', false);
+        expect(attached.outcome).to.have.nested.property('job.jobId', `job-${twin.callId}`);
+        expect((await meter.usage(PID, '2030-03-14')).freeHeld).to.equal(1); // the caller releases it
       });
     });
 
