@@ -122,13 +122,15 @@ export class JobEngine {
       abort.abort(new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`));
     }, s.maxRunMs);
     deadline.unref();
-    /** Set when the job's end rode along with its settlement: the record as that write left it. */
+    /** Set when the job's end rode along with its settlement: the record as that write left it, or null. */
     let ended: { job: JobRecord | null } | undefined;
     const ending: JobEnding = {
-      succeeded: (result) =>
-        this.jobs.updateRider(job.jobId, this.instanceId, { status: 'succeeded', result, updatedAt: new Date().toISOString() }, s.retentionMs, (stored) => {
-          ended = { job: stored };
-        }),
+      succeeded: (result) => {
+        const patch: Partial<JobRecord> = { status: 'succeeded', result, updatedAt: new Date().toISOString() };
+        return this.jobs.updateRider(job.jobId, this.instanceId, patch, s.retentionMs, (applied) => {
+          ended = { job: applied ? { ...job, ...patch } : null };
+        });
+      },
     };
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
       const updated = await this.jobs

@@ -60,8 +60,8 @@ export class MemoryJobStore implements JobStore {
     return this.#update(jobId, owner, patch, retentionMs);
   }
 
-  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider {
-    return { memory: () => this.#update(jobId, owner, patch, retentionMs), done: (job) => done(job as JobRecord | null) };
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (applied: boolean) => void): SettleRider {
+    return { memory: () => this.#update(jobId, owner, patch, retentionMs) !== null, done: (applied) => done(applied === true) };
   }
 
   async markRunning(owner: string, jobIds: string[], updatedAt: string) {

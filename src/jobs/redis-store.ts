@@ -35,16 +35,20 @@ const CREATE_RIDER = luaScript(CREATE_BODY);
 const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
 
 // KEYS job, lease  ARGV status|'', owner, retention, jobId, terminal(0/1), leaseUntil|'', then field, json
-// pairs. Answers the job as it now is, or 0 when the caller no longer owns a live job.
-const UPDATE = luaScript(`
+// pairs. 0 when the caller no longer owns a live job; else UPDATE answers the job as it now is, and
+// UPDATE_RIDER (the job's end in a settlement, whose caller knows the record) just 1.
+const UPDATE_BODY = `
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not f[1] or f[2] ~= ARGV[2] or f[1] == 'succeeded' or f[1] == 'failed' or f[1] == 'expired' then return 0 end
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'status', ARGV[1]) end
 for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], 'p:' .. ARGV[i], ARGV[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('ZREM', KEYS[2], ARGV[4])
-elseif ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'XX', ARGV[6], ARGV[4]) end
+elseif ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'XX', ARGV[6], ARGV[4]) end`;
+const UPDATE = luaScript(`${UPDATE_BODY}
 return redis.call('HGETALL', KEYS[1])`);
+const UPDATE_RIDER = luaScript(`${UPDATE_BODY}
+return 1`);
 
 // KEYS lease  ARGV leaseUntil, id...
 const RENEW = luaScript(`
@@ -174,10 +178,10 @@ export class RedisJobStore implements JobStore {
     return reply === 0 ? null : decode(reply);
   }
 
-  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider {
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (applied: boolean) => void): SettleRider {
     return {
-      redis: { script: UPDATE, ...this.#updateCall(jobId, owner, patch, retentionMs) },
-      done: (reply) => done(reply === 0 ? null : decode(reply)),
+      redis: { script: UPDATE_RIDER, ...this.#updateCall(jobId, owner, patch, retentionMs) },
+      done: (reply) => done(reply === 1),
     };
   }
 

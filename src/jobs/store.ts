@@ -33,9 +33,10 @@ export interface JobStore {
   update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): Promise<JobRecord | null>;
   /**
    * The same change as `update`, made as a rider of a settlement (meter.settle): in the settlement's own
-   * write, so a job's end and its charge land together. `done` gets the record as `update` would answer it.
+   * write, so a job's end and its charge land together. `done` learns whether it applied (false: the owner
+   * no longer owns a live job); the record is then the job with `patch`, so none is read back.
    */
-  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (job: JobRecord | null) => void): SettleRider;
+  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (applied: boolean) => void): SettleRider;
   /** Moves the owner's queued jobs among `jobIds` to running (a finished job stays as it is). */
   markRunning(owner: string, jobIds: string[], updatedAt: string): Promise<void>;
   /** Extends the lease of the owner's running jobs. */
