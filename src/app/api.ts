@@ -24,7 +24,7 @@ import { scan } from '../stages/scan.js';
 import { admit } from '../stages/admit.js';
 import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
-import { attach, jobKey, run, wait } from '../stages/job.js';
+import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
@@ -46,7 +46,7 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(store),
+    identify(store, lookAhead(jobs)),
     jobKey(),
     attach(jobs, answer),
     ...admission('chat'),
@@ -60,7 +60,7 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(store),
+    identify(store, lookAhead(jobs)),
     jobKey(),
     bindIdempotencyKey(jobs),
     attach(jobs, queued()),

@@ -33,6 +33,8 @@ export interface Call {
   scopeId: string | null;
   /** The deterministic job id of this request (jobs/job.ts). */
   jobId?: string;
+  /** The job lookup started alongside the token lookup (stages/job.ts lookAhead), for `attach`. */
+  lookahead?: { principalId: string; jobId: string; job: Promise<JobRecord | null> };
   /**
    * What the reservation's write did about the call's job (meter stage): created it (this record, to run),
    * or found the live job of an identical request to attach to. Unset: no job yet (the run stage creates it).

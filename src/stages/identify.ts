@@ -1,12 +1,14 @@
 /**
  * identify (admission step 1): who is calling. A Bearer personal access token is checked for shape and
  * checksum locally (a typo never costs a store round trip), then resolved by its SHA-256 in one store call.
- * Nothing is cached: a revocation written by any gateway instance is seen by the very next request here.
+ * Nothing about the token's state is cached: a revocation written by any gateway instance is seen by the
+ * very next request here.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import { hashToken, parseToken } from '../auth/pat.js';
 import type { Identity, Store } from '../store/store.js';
+import type { Call } from './call.js';
 
 const LEGACY_MESSAGE =
   'legacy-token-revoked: legacy (v1) tokens were revoked together; issue a new personal access token in the account console';
@@ -17,13 +19,33 @@ export function bearerToken(ctx: Context): string | null {
   return match ? match[1]! : null;
 }
 
-/** Resolves a bearer token to its identity, or throws the 401 that says why not. */
-export async function resolveToken(store: Store, token: string | null): Promise<Identity> {
+/**
+ * Which principal each recently seen token belongs to: a token never changes hands, so this is a fact, not a
+ * cache of state (revocation, rung, scopes are read from the store on every call). It lets a caller start a
+ * lookup that needs the principal id in the same round trip as the token's (see `identify`). Bounded: the
+ * oldest entry goes first.
+ */
+const principalOfToken = new Map<string, string>();
+const REMEMBERED_TOKENS = 10_000;
+
+/**
+ * Resolves a bearer token to its identity, or throws the 401 that says why not. `alongside` is called with
+ * the token's principal id, when it is known, just before the store is asked: a store call it makes there
+ * goes out in the same write as the token lookup.
+ */
+export async function resolveToken(store: Store, token: string | null, alongside?: (principalId: string) => void): Promise<Identity> {
   if (token === null) throw new GatewayError('unauthenticated');
   const format = parseToken(token);
   if (format === null) throw new GatewayError('invalid-token');
-  const identity = await store.identify(hashToken(token));
+  const hash = hashToken(token);
+  const known = principalOfToken.get(hash);
+  if (known !== undefined && alongside) alongside(known);
+  const identity = await store.identify(hash);
   if (!identity) throw new GatewayError('invalid-token');
+  if (known === undefined) {
+    if (principalOfToken.size >= REMEMBERED_TOKENS) principalOfToken.delete(principalOfToken.keys().next().value!);
+    principalOfToken.set(hash, identity.principal.id);
+  }
   if (identity.token.format === 'v1' && identity.legacyRevoked) throw new GatewayError('token-revoked', LEGACY_MESSAGE);
   if (identity.token.revokedAt) {
     throw new GatewayError('token-revoked', identity.token.format === 'v1' ? LEGACY_MESSAGE : undefined);
@@ -31,10 +53,14 @@ export async function resolveToken(store: Store, token: string | null): Promise<
   return identity;
 }
 
-/** Koa stage. */
-export function identify(store: Store) {
+/**
+ * Koa stage. With `alongside` (the job lookup, stages/job.ts), a request whose token was seen before also
+ * looks up its job in the same round trip as its token.
+ */
+export function identify(store: Store, alongside?: (call: Call, principalId: string) => void) {
   return async function identify(ctx: Context, next: Next): Promise<void> {
-    ctx.state.call.identity = await resolveToken(store, bearerToken(ctx));
+    const call: Call = ctx.state.call;
+    call.identity = await resolveToken(store, bearerToken(ctx), alongside && ((pid) => alongside(call, pid)));
     await next();
   };
 }

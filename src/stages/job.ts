@@ -1,7 +1,8 @@
 /**
  * The job stages of the pipeline.
  *
- *   jobKey   the request's deterministic job id (principal + canonical request)
+ *   jobKey   the request's deterministic job id (principal + canonical request); for a token seen
+ *            before, computed by `lookAhead` during identify, whose job lookup rides with the token's
  *   attach   a live job with that id exists: skip admission and metering, go straight to `reattached`
  *            (wait and respond for chat; the job object for the jobs API) — no second upstream call, no
  *            second charge
@@ -21,19 +22,37 @@ import type { Deps } from '../app/deps.js';
 import type { Call } from './call.js';
 import type { Reservation } from '../metering/meter.js';
 
+function callJobId(call: Call, principalId: string): string {
+  const { request, maxTokens } = call.valid!;
+  return jobIdFor(principalId, {
+    model: request.model,
+    task: call.task!,
+    scopeId: call.scopeId,
+    max_tokens: maxTokens,
+    messages: request.messages,
+    tools: request.tools,
+    tool_choice: request.tool_choice,
+  });
+}
+
+/**
+ * The job lookup of `attach`, started early: by the identify stage, alongside the token lookup, when the
+ * token's principal is already known (so both go to the store in one round trip).
+ */
+export function lookAhead(jobs: JobStore) {
+  return (call: Call, principalId: string): void => {
+    const jobId = callJobId(call, principalId);
+    const job = jobs.get(jobId);
+    job.catch(() => undefined); // awaited by `attach`, or dropped when the call ends before it
+    call.lookahead = { principalId, jobId, job };
+  };
+}
+
 export function jobKey() {
   return async function jobKey(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    const { request, maxTokens } = call.valid!;
-    call.jobId = jobIdFor(call.identity!.principal.id, {
-      model: request.model,
-      task: call.task!,
-      scopeId: call.scopeId,
-      max_tokens: maxTokens,
-      messages: request.messages,
-      tools: request.tools,
-      tool_choice: request.tool_choice,
-    });
+    const pid = call.identity!.principal.id;
+    call.jobId = call.lookahead?.principalId === pid ? call.lookahead.jobId : callJobId(call, pid);
     await next();
   };
 }
@@ -43,7 +62,7 @@ export const isLive = (job: JobRecord | null): job is JobRecord => job !== null 
 export function attach(jobs: JobStore, reattached: Middleware) {
   return async function attach(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    const existing = await jobs.get(call.jobId!);
+    const existing = call.lookahead?.jobId === call.jobId ? await call.lookahead!.job : await jobs.get(call.jobId!);
     if (isLive(existing)) {
       call.job = existing;
       call.handedOver = true;
