@@ -1,7 +1,12 @@
 /**
  * The job engine: every call runs as a job. `submit` creates the job in the job store (or finds the live one
- * with the same deterministic id and attaches to it) and runs it on this instance; `wait` waits for a job
- * to finish, here or on any other instance sharing the store, up to a deadline.
+ * with the same deterministic id and attaches to it) and runs it on this instance — or the job is created
+ * as a rider of its call's reservation (`createRider`, one write for both) and run with `runCreated`; `wait`
+ * waits for a job to finish, here or on any other instance sharing the store, up to a deadline. A job's
+ * end normally rides in its settlement's write (`JobEnding`); jobs are marked running in batches.
+ *
+ * Writes a job's runner makes name their owner, so a runner that lost its lease cannot overwrite what a
+ * sweeper decided.
  *
  * Liveness across instances: a runner holds a lease on each of its jobs and renews it every third of the
  * lease. Every instance sweeps: a job whose lease ran out (its instance died) is failed `job-interrupted`
