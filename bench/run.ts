@@ -24,7 +24,7 @@ import { runLoad, type LoadResult } from './harness/load.js';
 import { httpAnswers, memoryOf, pinSelf, startServer, type Pinning, type ServerProcess } from './harness/processes.js';
 import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { summariseProfile } from './harness/cpu-profile.js';
-import { CpuWatch, findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
+import { CpuWatch, findRedisPid, HZ, processTicks, type Contention } from './harness/cpu-usage.js';
 import { derive, ROW_IDS, type BenchResults, type RowId, type RowInfo, type ScenarioResults, type SoakResult } from './harness/results.js';
 import { updateReadme, writeResults } from './harness/report.js';
 import { freePort } from '../test/helpers/ports.js';
@@ -71,7 +71,13 @@ const CONTENDED = 0.2;
 const MAX_RETRIES = 8;
 /** No re-runs after this much of the run, so that a busy machine cannot push it past 10 minutes. */
 const RETRY_UNTIL_MS = 6.5 * 60_000;
-const contention = { retries: 0, maxForeignCores: 0 };
+const contention = { retries: 0, maxForeignCores: 0, maxStealCores: 0 };
+/** Records what a run lost to others; `lost` is the sum, in cores (unknown counts as nothing). */
+const note = (r: LoadResult, c: Contention | null) => {
+  r.foreignCores = c?.foreign ?? null;
+  r.stealCores = c?.steal ?? null;
+};
+const lost = (r: LoadResult) => (r.foreignCores ?? 0) + (r.stealCores ?? 0);
 
 interface Target {
   info: RowInfo;
@@ -201,8 +207,8 @@ async function main(): Promise<void> {
   // --- check every row answers correctly, and that R3 walks the whole admitted path --------------------
 
   if (!quick) {
-    const foreign = await watch.quiet(CONTENDED / 2, 30_000);
-    log(`[${elapsed()}] other processes use ${foreign === null ? 'an unknown share of' : `${foreign.toFixed(2)} cores of`} the CPU before the matrix`);
+    const c = await watch.quiet(CONTENDED / 2, 30_000);
+    log(`[${elapsed()}] before the matrix, ${c === null ? 'an unknown share of the CPU goes elsewhere' : `other processes use ${c.foreign.toFixed(2)} cores and the hypervisor takes ${c.steal.toFixed(2)} (steal)`}`);
   }
 
   const templates = new Map<string, BodyTemplate>(scenarios.map((s) => [s.id, bodyTemplate(s)]));
@@ -244,22 +250,23 @@ async function main(): Promise<void> {
   const measure = async (t: Pick<Target, 'url' | 'headers'> & { pid?: number; usesRedis?: boolean }, body: BodyTemplate, durationSec: number, rate?: number): Promise<LoadResult> => {
     const stop = watch.start();
     let r = await load(t, body, durationSec, rate);
-    r.foreignCores = stop();
-    if (!quick && r.foreignCores !== null && r.foreignCores > CONTENDED && contention.retries < MAX_RETRIES && Date.now() - t0 < RETRY_UNTIL_MS) {
+    note(r, stop());
+    if (!quick && lost(r) > CONTENDED && contention.retries < MAX_RETRIES && Date.now() - t0 < RETRY_UNTIL_MS) {
       contention.retries++;
-      log(`[${elapsed()}]   contended (${r.foreignCores.toFixed(2)} cores used by other processes): waiting for quiet, then once more`);
+      log(`[${elapsed()}]   contended (other processes ${r.foreignCores!.toFixed(2)} cores, steal ${r.stealCores!.toFixed(2)}): waiting for quiet, then once more`);
       await watch.quiet(CONTENDED / 2, 6_000);
       await load(t, body, Math.min(1, settings.warmupSec));
       const again = watch.start();
       const second = await load(t, body, durationSec, rate);
-      second.foreignCores = again();
+      note(second, again());
       second.retried = true;
       // Contention only ever slows a row down: at saturation keep the faster attempt, at a fixed rate the
       // less contended one.
-      const better = rate === undefined ? second.rps > r.rps : (second.foreignCores ?? Infinity) < r.foreignCores;
+      const better = rate === undefined ? second.rps > r.rps : lost(second) < lost(r);
       r = better ? second : { ...r, retried: true };
     }
-    if (r.foreignCores !== null && r.foreignCores !== undefined) contention.maxForeignCores = Math.max(contention.maxForeignCores, r.foreignCores);
+    if (r.foreignCores != null) contention.maxForeignCores = Math.max(contention.maxForeignCores, r.foreignCores);
+    if (r.stealCores != null) contention.maxStealCores = Math.max(contention.maxStealCores, r.stealCores);
     return r;
   };
   // Every row is warmed up first on small and large bodies: the JIT optimises what runs hot, and R3's
@@ -435,8 +442,8 @@ async function main(): Promise<void> {
 function contendedCells(results: ScenarioResults[]): string[] {
   const out: string[] = [];
   for (const s of results) {
-    for (const [row, r] of Object.entries(s.saturation)) if ((r?.foreignCores ?? 0) > CONTENDED) out.push(`${s.id} ${row} saturation`);
-    for (const at of s.rates) for (const [row, r] of Object.entries(at.results)) if ((r?.foreignCores ?? 0) > CONTENDED) out.push(`${s.id} ${row} @${at.fraction * 100} %`);
+    for (const [row, r] of Object.entries(s.saturation)) if (r && lost(r) > CONTENDED) out.push(`${s.id} ${row} saturation`);
+    for (const at of s.rates) for (const [row, r] of Object.entries(at.results)) if (r && lost(r) > CONTENDED) out.push(`${s.id} ${row} @${at.fraction * 100} %`);
   }
   return out;
 }

@@ -1,22 +1,33 @@
 /**
  * Who else used the CPU while we measured. This machine is shared (other work runs its test suites
- * beside the bench), and a measurement taken while something else ran is not one. Over an interval, the
- * busy time of the whole machine (/proc/stat) minus the CPU time of the bench's own processes
- * (/proc/<pid>/stat) is the "foreign" load, in cores; a load run under more than a little is re-run once
- * and, if still contended, flagged in the report. Linux only; elsewhere it reports nothing.
+ * beside the bench) and may be a virtual machine on a shared host, and a measurement taken while something
+ * else ran is not one. Over an interval, the busy time of the whole machine (/proc/stat) minus the CPU time
+ * of the bench's own processes (/proc/<pid>/stat) is the "foreign" load, and the machine's steal time what
+ * the hypervisor took, both in cores; a load run that lost more than a little is re-run once and, if still
+ * contended, flagged in the report. Linux only; elsewhere it reports nothing.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
 export const HZ = 100; // USER_HZ: /proc reports clock ticks of 10 ms on Linux
 
-function machineBusyTicks(): number | null {
+/** Machine-wide ticks: busy (user, nice, system, irq, softirq) and stolen by the hypervisor. */
+function machineTicks(): { busy: number; steal: number } | null {
   try {
     const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    const total = cpu.slice(0, 8).reduce((a, b) => a + b, 0);
-    return total - cpu[3]! - cpu[4]!; // less idle and iowait
+    return { busy: cpu[0]! + cpu[1]! + cpu[2]! + cpu[5]! + cpu[6]!, steal: cpu[7] ?? 0 };
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU the bench did not get, in cores: `foreign`, what other processes of this machine used, plus `steal`,
+ * what the hypervisor gave to other virtual machines while ours wanted to run (on a shared host the larger
+ * part, and one no process list shows).
+ */
+export interface Contention {
+  foreign: number;
+  steal: number;
 }
 
 /** CPU time (user + system, all threads) a process has used, in clock ticks of 10 ms. */
@@ -50,30 +61,31 @@ export class CpuWatch {
     this.#pids = pids;
   }
 
-  /** Starts an interval; the returned function ends it and gives the foreign load in cores (null if unknown). */
-  start(): () => number | null {
-    const busy0 = machineBusyTicks();
+  /** Starts an interval; the returned function ends it and says what the bench did not get (null if unknown). */
+  start(): () => Contention | null {
+    const m0 = machineTicks();
     const pids = this.#pids();
     const own0 = pids.reduce((a, p) => a + processTicks(p), 0);
     const t0 = performance.now();
     return () => {
-      const busy1 = machineBusyTicks();
-      if (busy0 === null || busy1 === null) return null;
+      const m1 = machineTicks();
+      if (m0 === null || m1 === null) return null;
       const own1 = pids.reduce((a, p) => a + processTicks(p), 0);
       const seconds = (performance.now() - t0) / 1000;
       if (seconds <= 0) return null;
-      return Math.max(0, (busy1 - busy0 - (own1 - own0)) / HZ / seconds);
+      const cores = (ticks: number) => Math.max(0, ticks / HZ / seconds);
+      return { foreign: cores(m1.busy - m0.busy - (own1 - own0)), steal: cores(m1.steal - m0.steal) };
     };
   }
 
-  /** Waits (up to `maxMs`) for a second in which others use less than `cores`; returns the last reading. */
-  async quiet(cores: number, maxMs: number): Promise<number | null> {
+  /** Waits (up to `maxMs`) for a second in which the bench loses less than `cores`; returns the last reading. */
+  async quiet(cores: number, maxMs: number): Promise<Contention | null> {
     const deadline = Date.now() + maxMs;
     for (;;) {
       const stop = this.start();
       await new Promise((r) => setTimeout(r, 1000));
-      const foreign = stop();
-      if (foreign === null || foreign < cores || Date.now() > deadline) return foreign;
+      const c = stop();
+      if (c === null || c.foreign + c.steal < cores || Date.now() > deadline) return c;
     }
   }
 }

@@ -52,6 +52,8 @@ export interface LoadResult {
   overloaded?: boolean;
   /** CPU that processes other than the bench's used meanwhile, in cores (cpu-usage.ts); null if unknown. */
   foreignCores?: number | null;
+  /** CPU the hypervisor gave to other virtual machines meanwhile (steal), in cores; null if unknown. */
+  stealCores?: number | null;
   /** True when this is a second attempt, the first having been contended. */
   retried?: boolean;
   /**

@@ -63,7 +63,7 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
   }
   if (errs.length) lines.push('', `Errors: ${errs.join('; ')}.`);
   const contended = r.contention.contended.filter((c) => c.startsWith(`${s.id} `));
-  if (contended.length) lines.push('', `Contended (other processes used > ${r.contention.threshold} cores even after a re-run): ${contended.join(', ')}.`);
+  if (contended.length) lines.push('', `Contended (other processes and the hypervisor took > ${r.contention.threshold} cores even after a re-run): ${contended.join(', ')}.`);
   lines.push('');
   return lines;
 }
@@ -166,7 +166,7 @@ export function markdown(r: BenchResults): string {
   );
   lines.push(`Pinning: ${r.machine.pinning.how}.`, '');
   lines.push(
-    `Other processes on this (shared) machine used at most ${r.contention.maxForeignCores.toFixed(2)} cores during a kept measurement; ${r.contention.retries} measurement(s) were re-run because they used more than ${r.contention.threshold}.`,
+    `During a kept measurement, other processes on this (shared) machine used at most ${r.contention.maxForeignCores.toFixed(2)} cores${r.contention.maxStealCores === undefined ? '' : ` and the hypervisor took at most ${r.contention.maxStealCores.toFixed(2)} (steal: CPU time given to other virtual machines while ours wanted it)`}; ${r.contention.retries} measurement(s) were re-run because together they took more than ${r.contention.threshold}.`,
     '',
   );
   lines.push(

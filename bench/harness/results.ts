@@ -88,7 +88,8 @@ export interface BenchResults {
   derived: Derived[];
   budget: Budget[];
   /** Other processes' CPU use during the measurements (the machine is shared). */
-  contention: { threshold: number; retries: number; maxForeignCores: number; contended: string[] };
+  /** What the bench lost to others (cpu-usage.ts): other processes, and the hypervisor (steal). */
+  contention: { threshold: number; retries: number; maxForeignCores: number; maxStealCores?: number; contended: string[] };
   profiles: Array<{ scenario: string; file: string | null; rps: number; summary: ProfileSummary | null; error?: string }>;
   memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
   notes: string[];
