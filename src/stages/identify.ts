@@ -42,7 +42,8 @@ export async function resolveToken(store: Store, token: string | null, alongside
   if (known !== undefined && alongside) alongside(known);
   const identity = await store.identify(hash);
   if (!identity) throw new GatewayError('invalid-token');
-  if (known === undefined) {
+  if (known !== identity.principal.id) {
+    // New here (or, with two stores in one process, another store's token of the same text).
     if (principalOfToken.size >= REMEMBERED_TOKENS) principalOfToken.delete(principalOfToken.keys().next().value!);
     principalOfToken.set(hash, identity.principal.id);
   }

@@ -1,9 +1,10 @@
 /**
  * meter (admission step 4): reserve the worst case (input estimate + max_tokens) before anything goes
- * upstream — creating the call's job in the same write (or finding the live job of an identical request,
- * which the call then attaches to) — and own that reservation until a job takes the call over. Whatever fails before that — a
- * guardrail block, a lost race to an identical job — releases the reservation and leaves a receipt saying
- * how the call ended. After the hand-over the job's runner owns both. Nothing is half-done.
+ * upstream — creating the call's job in the same write, or finding the live job of an identical request
+ * for the call to attach to — and own that reservation until a job takes the call over. Whatever fails
+ * before that — a guardrail block, a lost race to an identical job — releases the reservation (and fails
+ * the job it created) and leaves a receipt saying how the call ended. After the hand-over the job's runner
+ * owns both. Nothing is half-done.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
