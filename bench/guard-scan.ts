@@ -12,6 +12,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { compileGuardrails, loadGuardrailsDoc, type ChatLike } from '../src/guard/index.js';
+import { reviewText } from './harness/bodies.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const MAX_INPUT = 524_288;
@@ -48,11 +49,18 @@ function realistic(): ChatLike {
 }
 
 const one = (content: string): ChatLike => ({ messages: [{ role: 'user', content }] });
+
+/** The shape of the gateway bench's request bodies (bench/harness/bodies.ts), at the input limit. */
+function codeReview(): ChatLike {
+  const system = 'You review code for security problems. Answer briefly.';
+  return { messages: [{ role: 'system', content: system }, { role: 'user', content: reviewText(MAX_INPUT - system.length) }] };
+}
 const SK = ['s', 'k', '-'].join('');
 const dashes = '-'.repeat(5);
 
 const inputs: Array<[string, () => ChatLike]> = [
   ['realistic: clean corpus, 64 messages', realistic],
+  ['code review: system turn and user turn', codeReview],
   ['prose: one message of English words', () => one(fill('the quick brown fox reviews code for buffer overflows and triages reports. '))],
   [`sk- repeated`, () => one(fill(SK))],
   ['sk- then a 524k key-alphabet run', () => one(SK + fill('a1B2-', MAX_INPUT - 3))],

@@ -5,7 +5,7 @@
  * text it touches, in that text's own coordinates, so each half is masked where it stands.
  */
 import type { Normalised } from './normalise.js';
-import { findSecrets, type SecretHit, type SecretScanOptions } from './secrets.js';
+import { findSecrets, findSecretsAcross, type SecretHit, type SecretScanOptions } from './secrets.js';
 
 export type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
 
@@ -17,7 +17,8 @@ const BOUNDARY_WINDOW = 32 * 1024;
  * text and ends in another is a split secret, reported to `push` once per text it touches. Hits inside one
  * text were already found by the per-text pass. Only a window on each side of a boundary is read, so long
  * texts are not scanned twice; a secret longer than the window split far from its start is masked only in
- * part (the first text's part, by the per-text pass).
+ * part (the first text's part, by the per-text pass). Of a window, usually only the few words around the
+ * boundary a secret could be made of are read (findSecretsAcross).
  */
 export function boundaryPass(norm: readonly Normalised[], order: readonly number[], union: SecretScanOptions, push: Push): void {
   if (order.length < 2) return;
@@ -37,18 +38,19 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
     }
     return lo;
   };
-  // Windows around every boundary, merged where they overlap.
-  const regions: Array<[number, number]> = [];
+  // Windows around every boundary, merged where they overlap, with the boundaries inside each.
+  const regions: Array<{ from: number; to: number; cuts: number[] }> = [];
   for (let k = 1; k < offsets.length; k++) {
     const from = Math.max(0, offsets[k]! - BOUNDARY_WINDOW);
     const to = Math.min(joined.length, offsets[k]! + BOUNDARY_WINDOW);
     const last = regions[regions.length - 1];
-    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
-    else regions.push([from, to]);
+    if (last && from <= last.to) last.to = Math.max(last.to, to);
+    else regions.push({ from, to, cuts: [] });
+    regions[regions.length - 1]!.cuts.push(offsets[k]!);
   }
-  for (const [from, to] of regions) {
+  for (const { from, to, cuts } of regions) {
     const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
-    for (const hit of findSecrets(region, union)) {
+    for (const hit of findSecretsAcross(region, cuts.map((c) => c - from), union)) {
       const h = { kind: hit.kind, start: hit.start + from, end: hit.end + from };
       let a = at(h.start);
       const b = at(h.end - 1);

@@ -3,8 +3,9 @@
  * escapes, each with the text it decodes to. The secret scanner (secrets.ts) scans the decoded text and, on
  * a hit, masks the whole encoded run in the original.
  *
- * Runs are found in single passes over the text (a class-table lookup per character; escapes by a regular
- * expression of three literal-led alternatives), and decoding is linear in the run. Runs are found as:
+ * Runs are found in single passes over the text (a class-table lookup per character, or only a few in
+ * every 24 where the text is prose; escapes by indexOf of `%` and backslash), and decoding is linear in the
+ * run. Runs are found as:
  *  - base64 / base64url: runs of at least 24 alphabet characters (a 20-byte AWS key id needs 27), optional
  *    `=` padding, and MIME-style line breaks after lines of at least 32 characters. Only runs that mix
  *    upper and lower case and are not all hex digits (base64 of text always does; hashes, identifiers and
@@ -36,6 +37,8 @@ const MIN_HEX_DIGITS = 40;
 const MIN_HEX_PAIRS = 20;
 const MIN_DECODED = 20; // the shortest secret shape (an AWS access key id) is 20 characters
 const MIME_LINE_MIN = 32;
+const MIN_LIST_LENGTH = MIN_HEX_PAIRS * 3 - 1; // pairs and one-character separators
+const MAX_SKIP_BACKOFF = 1024;
 
 const B64 = 1; // base64 or base64url alphabet
 const HEX = 2;
@@ -44,7 +47,9 @@ const ALNUM = 8;
 const UPPER = 16;
 const LOWER = 32;
 const NOT_HEX = 64; // in the base64 alphabet but not a hex digit
-const CLASS = new Uint8Array(128);
+const IN_RUN = 128; // may be inside some run: an alphabet character, padding, a separator, a line break
+const IN_LIST = 256; // may be inside a hex byte list: a hex digit, the x of 0x, a separator
+const CLASS = new Uint16Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
   if (/[A-Za-z0-9]/.test(ch)) CLASS[c]! |= B64 | ESC | ALNUM;
@@ -54,8 +59,13 @@ for (let c = 0; c < 128; c++) {
   if (/[a-z]/.test(ch)) CLASS[c]! |= LOWER;
   if ('+/-_'.includes(ch)) CLASS[c]! |= B64 | ESC;
   if ('=.~:,!*%\\'.includes(ch)) CLASS[c]! |= ESC;
+  if ((CLASS[c]! & (B64 | ESC)) !== 0 || ' \r\n'.includes(ch)) CLASS[c]! |= IN_RUN;
+  if (/[0-9A-Fa-fxX ,:]/.test(ch)) CLASS[c]! |= IN_LIST;
 }
 const is = (code: number, flag: number): boolean => code < 128 && (CLASS[code]! & flag) !== 0;
+
+/** Can character `code` be inside an encoded run of any kind? */
+export const mayBeInRun = (code: number): boolean => is(code, IN_RUN);
 
 const utf8 = new TextDecoder('utf-8');
 
@@ -90,14 +100,21 @@ function isUtf8(buf: Uint8Array): boolean {
   return true;
 }
 
-/** Is there a run of at least MIN_DECODED printable ASCII bytes (tab and line breaks included)? */
+const isPrintable = (b: number): boolean => (b >= 0x20 && b < 0x7f) || b === 0x09 || b === 0x0a || b === 0x0d;
+
+/**
+ * Is there a run of at least MIN_DECODED printable ASCII bytes (tab and line breaks included)? Such a run
+ * covers one in every MIN_DECODED bytes, so only those are tested, and their neighbours only when they are
+ * printable: random bytes, the usual input here, are read a few bytes in twenty.
+ */
 function hasPrintableRun(buf: Uint8Array): boolean {
-  let run = 0;
-  for (let i = 0; i < buf.length; i++) {
-    const b = buf[i]!;
-    if ((b >= 0x20 && b < 0x7f) || b === 0x09 || b === 0x0a || b === 0x0d) {
-      if (++run >= MIN_DECODED) return true;
-    } else run = 0;
+  for (let at = MIN_DECODED - 1; at < buf.length; at += MIN_DECODED) {
+    if (!isPrintable(buf[at]!)) continue;
+    let start = at;
+    while (start > at - MIN_DECODED + 1 && isPrintable(buf[start - 1]!)) start--;
+    let end = at + 1;
+    while (end - start < MIN_DECODED && end < buf.length && isPrintable(buf[end]!)) end++;
+    if (end - start >= MIN_DECODED) return true;
   }
   return false;
 }
@@ -145,8 +162,6 @@ function decodeHex(digits: string): Decoded[] {
   return out;
 }
 
-const ESCAPE = /%[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}/g;
-
 /**
  * `73 6b 2d`, `73:6b:2d`, `0x73, 0x6b`: byte pairs with separators, each pair standing alone. Walks the list
  * starting at `start`; returns its end and hex digits, or null when it has fewer than 20 pairs.
@@ -173,69 +188,144 @@ function hexPairsAt(text: string, start: number): { end: number; digits: string 
 }
 
 /**
- * Base64 runs, hex runs and hex byte lists in one pass over the text (a table lookup per character): each
- * run of base64-alphabet characters is walked once, the hex runs inside it are tracked on the way, and a
- * lone two-digit token followed by a separator is tried as the start of a byte list.
+ * Can the run text[start, end) of base64-alphabet characters start a hex byte list (`de ad`, `0xde, 0xad`)?
+ * Only a pair standing alone, or after `0x`, and followed by a separator can (see hexPairsAt).
+ */
+function mayStartHexList(text: string, start: number, end: number): boolean {
+  const sep = end < text.length ? text.charCodeAt(end) : 0;
+  if (sep !== 0x20 && sep !== 0x2c && sep !== 0x3a) return false;
+  const prefixed = end - start === 4 && text.charCodeAt(start) === 0x30 && (text.charCodeAt(start + 1) | 0x20) === 0x78;
+  if (end - start !== 2 && !prefixed) return false;
+  return is(text.charCodeAt(end - 2), HEX) && is(text.charCodeAt(end - 1), HEX);
+}
+
+/**
+ * How far the scan at `i` can skip: no run that scanRun could report (base64, hex, a byte list) starts
+ * between `i` and the offset returned. Such a run starting in the next MIN_BASE64 characters would cover
+ * the last of them - base64 and hex need MIN_BASE64 alphabet characters in a row, a byte list
+ * MIN_LIST_LENGTH characters of its own - so that one character and the stretch around it decide. In prose,
+ * a few characters are read for every MIN_BASE64, and what is skipped is words. At most MIN_BASE64 +
+ * MIN_LIST_LENGTH characters are read per call.
+ */
+function skipQuiet(text: string, i: number, hex: boolean): number {
+  const last = i + MIN_BASE64 - 1;
+  if (last >= text.length) return i;
+  const c = text.charCodeAt(last);
+  if (hex && is(c, IN_LIST)) {
+    const start = stretchStart(text, i, last, IN_LIST);
+    if (stretchEnd(text, start, last, IN_LIST, MIN_LIST_LENGTH) - start >= MIN_LIST_LENGTH) return i;
+  }
+  if (!is(c, B64)) return last + 1;
+  // The run holding `last`, as the scan from `i` would cut it: passed over if short, else where to stop.
+  const start = stretchStart(text, i, last, B64);
+  const end = stretchEnd(text, start, last, B64, MIN_BASE64);
+  return end - start < MIN_BASE64 ? end : start;
+}
+
+/** Where the stretch of `flag` characters holding `at` starts, counting from `from` at the earliest. */
+function stretchStart(text: string, from: number, at: number, flag: number): number {
+  let start = at;
+  while (start > from && is(text.charCodeAt(start - 1), flag)) start--;
+  return start;
+}
+
+/** Where the stretch of `flag` characters from `start` over `at` ends - walked no further than `enough` characters. */
+function stretchEnd(text: string, start: number, at: number, flag: number, enough: number): number {
+  let end = at + 1;
+  while (end - start < enough && end < text.length && is(text.charCodeAt(end), flag)) end++;
+  return end;
+}
+
+/**
+ * Base64 runs, hex runs and hex byte lists in one pass over the text. Stretches where none can start are
+ * skipped (skipQuiet); elsewhere each run of base64-alphabet characters is measured (a table lookup per
+ * character), and one that is too short for base64 or hex and starts no byte list - a word - is passed
+ * over; the others are walked by scanRun. Where skips keep failing (base64, hex, long stretches of list
+ * characters) they are tried ever less often, so that text is read little more than once.
  */
 function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): void {
+  const n = text.length;
+  let i = 0;
+  let nextSkip = 0;
+  let backoff = MIN_BASE64;
+  while (i < n) {
+    if (i >= nextSkip) {
+      const past = skipQuiet(text, i, hex);
+      if (past > i) {
+        i = past;
+        backoff = MIN_BASE64;
+        continue;
+      }
+      nextSkip = i + backoff;
+      backoff = Math.min(2 * backoff, MAX_SKIP_BACKOFF);
+    }
+    if (!is(text.charCodeAt(i), B64)) {
+      i++;
+      continue;
+    }
+    // Measured only as far as it matters: a run that long is walked again by scanRun.
+    let end = i + 1;
+    while (end < n && end - i < MIN_BASE64 && is(text.charCodeAt(end), B64)) end++;
+    if (end - i < MIN_BASE64 && !(hex && mayStartHexList(text, i, end))) i = end;
+    else i = scanRun(text, i, base64, hex, onRun);
+  }
+}
+
+/**
+ * The run of base64-alphabet characters at `start`, with the padding and MIME line breaks base64 may carry:
+ * reports the base64 run, the hex runs inside it or the hex byte list it starts, and returns where it ends.
+ */
+function scanRun(text: string, start: number, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): number {
   const n = text.length;
   const emitHex = (s: number, e: number) => {
     const decodings = decodeHex(text.slice(s, e));
     if (decodings.length > 0) onRun({ start: s, end: e, via: 'hex', decodings });
   };
-  let i = 0;
-  while (i < n) {
-    const c0 = text.charCodeAt(i);
-    if (c0 >= 128 || (CLASS[c0]! & B64) === 0) {
-      i++;
-      continue;
-    }
-    const start = i;
-    let flags = 0;
-    let count = 0;
-    for (;;) {
-      // One line of the run; hex runs inside it end at any character that is not a hex digit.
-      const lineStart = i;
-      let hexStart = i;
-      for (; i < n; i++) {
-        const c = text.charCodeAt(i);
-        const k = c < 128 ? CLASS[c]! : 0;
-        if ((k & B64) === 0) break;
-        flags |= k;
-        if ((k & HEX) === 0) {
-          if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
-          hexStart = i + 1;
-        }
+  let i = start;
+  let flags = 0;
+  let count = 0;
+  for (;;) {
+    // One line of the run; hex runs inside it end at any character that is not a hex digit.
+    const lineStart = i;
+    let hexStart = i;
+    for (; i < n; i++) {
+      const c = text.charCodeAt(i);
+      const k = c < 128 ? CLASS[c]! : 0;
+      if ((k & B64) === 0) break;
+      flags |= k;
+      if ((k & HEX) === 0) {
+        if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+        hexStart = i + 1;
       }
-      if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
-      const line = i - lineStart;
-      count += line;
-      if (hex && (line === 2 || line === 4) && i < n) {
-        const list = hexPairsAt(text, lineStart);
-        if (list) {
-          const decodings = decodeHex(list.digits);
-          if (decodings.length > 0) onRun({ start: lineStart, end: list.end, via: 'hex', decodings });
-          i = list.end;
-          count = 0; // a byte list is not base64
-          break;
-        }
+    }
+    if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+    const line = i - lineStart;
+    count += line;
+    if (hex && (line === 2 || line === 4) && i < n) {
+      const list = hexPairsAt(text, lineStart);
+      if (list) {
+        const decodings = decodeHex(list.digits);
+        if (decodings.length > 0) onRun({ start: lineStart, end: list.end, via: 'hex', decodings });
+        i = list.end;
+        count = 0; // a byte list is not base64
+        break;
       }
-      let pad = 0;
-      while (i < n && pad < 2 && text.charCodeAt(i) === 0x3d /* = */) (i++, pad++);
-      if (pad > 0 || line < MIME_LINE_MIN || i >= n) break;
-      // MIME wraps base64 at 64 or 76 columns: a full-length line continues on the next one.
-      let k = i;
-      if (text.charCodeAt(k) === 0x0d) k++;
-      if (text.charCodeAt(k) !== 0x0a || !is(text.charCodeAt(k + 1), B64)) break;
-      i = k + 1;
     }
-    // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
-    if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
-      const decodings = decodeBase64Run(text, start, i);
-      if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
-    }
-    if (i === start) i++;
+    let pad = 0;
+    while (i < n && pad < 2 && text.charCodeAt(i) === 0x3d /* = */) (i++, pad++);
+    if (pad > 0 || line < MIME_LINE_MIN || i >= n) break;
+    // MIME wraps base64 at 64 or 76 columns: a full-length line continues on the next one.
+    let k = i;
+    if (text.charCodeAt(k) === 0x0d) k++;
+    if (text.charCodeAt(k) !== 0x0a || !is(text.charCodeAt(k + 1), B64)) break;
+    i = k + 1;
   }
+  // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
+  if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
+    const decodings = decodeBase64Run(text, start, i);
+    if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
+  }
+  return i === start ? i + 1 : i;
 }
 
 function hexValue(code: number): number {
@@ -263,74 +353,107 @@ function pushUtf8(bytes: number[], cp: number): void {
   else bytes.push(0xf0 | (cp >> 18), 0x80 | ((cp >> 12) & 0x3f), 0x80 | ((cp >> 6) & 0x3f), 0x80 | (cp & 0x3f));
 }
 
-function scanEscapes(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
-  const percent = decoders.has('percent');
-  const hex = decoders.has('hex');
-  const unicode = decoders.has('unicode-escape');
+interface EscapeKinds {
+  percent: boolean;
+  hex: boolean;
+  unicode: boolean;
+}
+
+/** Length of the escape of an enabled kind at `p` (`%XX` 3, `\xXX` 4, `\uXXXX` 6), or 0. */
+function escapeLength(text: string, p: number, kinds: EscapeKinds): number {
+  if (text.charCodeAt(p) === 0x25) return kinds.percent && hexAt(text, p + 1, 2) >= 0 ? 3 : 0;
+  const next = text.charCodeAt(p + 1);
+  if (next === 0x78) return kinds.hex && hexAt(text, p + 2, 2) >= 0 ? 4 : 0;
+  if (next === 0x75) return kinds.unicode && hexAt(text, p + 2, 4) >= 0 ? 6 : 0;
+  return 0;
+}
+
+/**
+ * Escape runs. Escapes start with `%` or a backslash, found with indexOf - native, and far cheaper than
+ * reading every character, as most texts hold few or none; each search resumes where the last one
+ * stopped, so the text is searched once. Only the kinds of escape being decoded are looked for: no escape
+ * holds the first character of another, so passing over one never hides another.
+ */
+function scanEscapes(text: string, kinds: EscapeKinds, onRun: (run: EncodedRun) => void): void {
   const n = text.length;
-  const re = new RegExp(ESCAPE.source, 'g');
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const kind = m[0][0] === '%' ? percent : m[0][1] === 'x' ? hex : unicode;
-    if (!kind) continue;
+  let percentAt = kinds.percent ? text.indexOf('%') : -1;
+  let backslashAt = kinds.hex || kinds.unicode ? text.indexOf('\\') : -1;
+  let from = 0;
+  for (;;) {
+    if (percentAt >= 0 && percentAt < from) percentAt = text.indexOf('%', from);
+    if (backslashAt >= 0 && backslashAt < from) backslashAt = text.indexOf('\\', from);
+    const at = percentAt < 0 ? backslashAt : backslashAt < 0 ? percentAt : Math.min(percentAt, backslashAt);
+    if (at < 0) return;
+    const length = escapeLength(text, at, kinds);
+    if (length === 0) {
+      from = at + 1;
+      continue;
+    }
     // The run around the escape: URL and identifier characters on both sides.
-    let start = m.index;
+    let start = at;
     while (start > 0 && is(text.charCodeAt(start - 1), ESC)) start--;
-    let end = m.index + m[0].length;
+    let end = at + length;
     while (end < n && is(text.charCodeAt(end), ESC)) end++;
-    re.lastIndex = end;
+    from = end;
     // A trailing backslash may be escaping the next character (a JSON quote); masking it would break the text.
     while (end > start && text.charCodeAt(end - 1) === 0x5c) end--;
     if (end - start < MIN_DECODED) continue;
-    const bytes: number[] = [];
-    let via: Via | null = null;
-    for (let p = start; p < end; ) {
-      const c = text.charCodeAt(p);
-      if (c === 0x25 && percent) {
-        const v = hexAt(text, p + 1, 2);
-        if (v >= 0) {
-          bytes.push(v);
-          via ??= 'percent';
-          p += 3;
-          continue;
-        }
-      }
-      if (c === 0x5c && p + 1 < end) {
-        const next = text.charCodeAt(p + 1);
-        const v2 = hex && next === 0x78 ? hexAt(text, p + 2, 2) : -1;
-        if (v2 >= 0) {
-          bytes.push(v2);
-          via ??= 'hex';
-          p += 4;
-          continue;
-        }
-        let u = unicode && next === 0x75 ? hexAt(text, p + 2, 4) : -1;
-        if (u >= 0) {
-          p += 6;
-          // A surrogate pair written as two escapes is one code point.
-          if (u >= 0xd800 && u <= 0xdbff && text.charCodeAt(p) === 0x5c && text.charCodeAt(p + 1) === 0x75) {
-            const lo = hexAt(text, p + 2, 4);
-            if (lo >= 0xdc00 && lo <= 0xdfff) {
-              u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-              p += 6;
-            }
-          }
-          pushUtf8(bytes, u);
-          via ??= 'unicode-escape';
-          continue;
-        }
-      }
-      bytes.push(c);
-      p++;
-    }
-    const decodings: Decoded[] = [];
-    if (via !== null) pushDecoded(decodings, Uint8Array.from(bytes));
-    if (decodings.length > 0) onRun({ start, end, via: via!, decodings });
+    const run = decodeEscapeRun(text, start, end, kinds);
+    if (run) onRun(run);
   }
+}
+
+/** The escape run text[start, end) decoded, or null when it holds no escape or decodes to nothing. */
+function decodeEscapeRun(text: string, start: number, end: number, { percent, hex, unicode }: EscapeKinds): EncodedRun | null {
+  const bytes: number[] = [];
+  let via: Via | null = null;
+  for (let p = start; p < end; ) {
+    const c = text.charCodeAt(p);
+    if (c === 0x25 && percent) {
+      const v = hexAt(text, p + 1, 2);
+      if (v >= 0) {
+        bytes.push(v);
+        via ??= 'percent';
+        p += 3;
+        continue;
+      }
+    }
+    if (c === 0x5c && p + 1 < end) {
+      const next = text.charCodeAt(p + 1);
+      const v2 = hex && next === 0x78 ? hexAt(text, p + 2, 2) : -1;
+      if (v2 >= 0) {
+        bytes.push(v2);
+        via ??= 'hex';
+        p += 4;
+        continue;
+      }
+      let u = unicode && next === 0x75 ? hexAt(text, p + 2, 4) : -1;
+      if (u >= 0) {
+        p += 6;
+        // A surrogate pair written as two escapes is one code point.
+        if (u >= 0xd800 && u <= 0xdbff && text.charCodeAt(p) === 0x5c && text.charCodeAt(p + 1) === 0x75) {
+          const lo = hexAt(text, p + 2, 4);
+          if (lo >= 0xdc00 && lo <= 0xdfff) {
+            u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+            p += 6;
+          }
+        }
+        pushUtf8(bytes, u);
+        via ??= 'unicode-escape';
+        continue;
+      }
+    }
+    bytes.push(c);
+    p++;
+  }
+  const decodings: Decoded[] = [];
+  if (via !== null) pushDecoded(decodings, Uint8Array.from(bytes));
+  return decodings.length > 0 ? { start, end, via: via!, decodings } : null;
 }
 
 /** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
 export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
   if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), onRun);
-  if (decoders.has('percent') || decoders.has('hex') || decoders.has('unicode-escape')) scanEscapes(text, decoders, onRun);
+  const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };
+  if (kinds.percent || kinds.hex || kinds.unicode) scanEscapes(text, kinds, onRun);
 }

@@ -14,6 +14,7 @@
  * Matching is a walk of one word trie built at compile time, shared by every detector and keyed by word
  * hashes: for each word, follow the trie at most as many words as the longest term (a hash narrows, the
  * folded word confirms). Linear in the number of words; near groups are a sliding window over the hits.
+ * Most words start no term, and a bit table of the root's hashes says so before any map is consulted.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
@@ -89,12 +90,26 @@ interface NearState {
   sets: number;
 }
 
+// One bit per value of a hash's low 16 bits: set when some term's first word (or prefix) has such a hash.
+const FILTER_BITS = 16;
+const FILTER_MASK = (1 << FILTER_BITS) - 1;
+const inFilter = (filter: Uint32Array, h: number): boolean => (filter[(h & FILTER_MASK) >>> 5]! & (1 << (h & 31))) !== 0;
+const addToFilter = (filter: Uint32Array, h: number): void => {
+  filter[(h & FILTER_MASK) >>> 5]! |= 1 << (h & 31);
+};
+
 /** The compiled term lists of every lexical detector. */
 export class LexicalMatcher {
   private readonly root = new TrieNode();
   private readonly tags: Tag[] = [];
   private readonly nears: NearState[] = [];
   private maxWords = 1;
+  private readonly startFilter = new Uint32Array((1 << FILTER_BITS) / 32);
+  /**
+   * One word stream for every `match` (allocating its arrays was most of a small request's cost): matches
+   * never overlap, as matching is synchronous, and each resets it, so no request's text outlives its match.
+   */
+  private readonly words = new WordStream();
 
   constructor(readonly detectors: readonly LexicalDetectorSpec[]) {
     detectors.forEach((d, di) => {
@@ -109,6 +124,8 @@ export class LexicalMatcher {
         });
       });
     });
+    for (const key of this.root.exact.keys()) addToFilter(this.startFilter, key);
+    for (const key of this.root.prefixes.keys()) addToFilter(this.startFilter, key);
   }
 
   private add(term: string, tag: Tag): void {
@@ -127,8 +144,15 @@ export class LexicalMatcher {
 
   /** Findings for texts that are already normalised (normalise(...).text). */
   match(texts: ReadonlyArray<{ where: string; text: string }>): Finding[] {
-    const ws = new WordStream();
-    texts.forEach((t, si) => ws.add(t.text, si));
+    try {
+      return this.matchWords(texts, this.words);
+    } finally {
+      this.words.reset();
+    }
+  }
+
+  private matchWords(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Finding[] {
+    for (const t of texts) ws.add(t.text);
     const slotOf = ws.text;
 
     const anyHits = new Set<number>(); // detector * 2^20 + slot
@@ -149,22 +173,26 @@ export class LexicalMatcher {
       if (j >= ws.count || j - start >= this.maxWords) return;
       // Hashes only narrow the search; the folded word is compared before an edge is taken.
       for (const [word, next] of node.exact.get(ws.hash[j]!) ?? []) {
-        if (ws.word(j) !== word) continue;
+        if (!ws.matches(j, word, false)) continue;
         record(next.tags, start, j);
         if (!next.leaf) walk(next, j + 1, start);
       }
       if (ws.length[j]! >= MIN_PREFIX) {
         for (const [prefix, next] of node.prefixes.get(ws.prefix[j]!) ?? []) {
-          if (!ws.word(j).startsWith(prefix)) continue;
+          if (!ws.matches(j, prefix, true)) continue;
           record(next.tags, start, j);
           if (!next.leaf) walk(next, j + 1, start);
         }
       }
     };
-    // Most words start no term: a map lookup or two rules them out.
-    const root = this.root;
-    for (let i = 0; i < ws.count; i++) {
-      if (root.exact.has(ws.hash[i]!) || (ws.length[i]! >= MIN_PREFIX && root.prefixes.has(ws.prefix[i]!))) walk(root, i, i);
+    // Most words start no term: a bit, or a map lookup or two, rules them out.
+    const { root, startFilter: filter } = this;
+    const { hash, length, prefix: prefixHash, count } = ws;
+    for (let i = 0; i < count; i++) {
+      const h = hash[i]!;
+      const prefix = length[i]! >= MIN_PREFIX;
+      if (!inFilter(filter, h) && !(prefix && inFilter(filter, prefixHash[i]!))) continue;
+      if (root.exact.has(h) || (prefix && root.prefixes.has(prefixHash[i]!))) walk(root, i, i);
     }
 
     const findings: Finding[] = [];
@@ -179,6 +207,7 @@ export class LexicalMatcher {
     for (const key of anyHits) emit(Math.floor(key / 0x100000), key % 0x100000);
     this.nears.forEach((near, ni) => {
       const { pos, set } = events[ni]!;
+      if (pos.length === 0) return;
       const counts = new Array<number>(near.sets).fill(0);
       let present = 0;
       let left = 0;

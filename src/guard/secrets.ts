@@ -17,7 +17,7 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachEncodedRun } from './encodings.js';
+import { forEachEncodedRun, mayBeInRun } from './encodings.js';
 import { normalise } from './normalise.js';
 import { findPrivateKeyBlocks } from './private-key.js';
 import type { Decoder, SecretKind, Via } from './types.js';
@@ -36,7 +36,8 @@ export interface SecretScanOptions {
 
 const MAX_DEPTH = 2;
 
-// The run after `sk-` is bounded; a longer run is cut and the rest scanned on its own.
+// The run after `sk-` is bounded; a longer run is cut and the rest scanned on its own. The global patterns
+// are shared, so each loop over their matches starts by rewinding them (the loops call nothing that uses them).
 const OPENAI = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,4096}/g;
 const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
 const AWS_KEY_ID = /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g;
@@ -66,7 +67,8 @@ function looksLikeOpenAIBody(text: string, s: number, e: number): boolean {
 
 function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
   if (kinds.has('openai-key') && text.includes('sk-')) {
-    const re = new RegExp(OPENAI.source, 'g');
+    const re = OPENAI;
+    re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) {
       const end = m.index + m[0].length;
@@ -74,7 +76,8 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
     }
   }
   if (kinds.has('aws-access-key-id')) {
-    const re = new RegExp(AWS_KEY_ID.source, 'g');
+    const re = AWS_KEY_ID;
+    re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
   }
@@ -104,4 +107,59 @@ export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] 
   const hits: SecretHit[] = [];
   scan(text, opts, 0, hits);
   return hits;
+}
+
+// Joins the stretches findSecretsAcross reads: no hit contains it, so none runs from one stretch into the next.
+const STRETCH_SEPARATOR = '\u0000';
+
+/**
+ * The hits of findSecrets(text, opts) that contain the characters on both sides of one of the `cuts`
+ * (offsets in `text`, ascending), in the order findSecrets gives them, and maybe some others.
+ *
+ * A private key block may hold any character, but every other hit is made of characters an encoded run may
+ * hold (key shapes are base64-alphabet characters; an encoded run is reported whole), and no shape or run
+ * reaches past a character it cannot hold - so it is found alike in its stretch of such characters and in
+ * the whole text. Unless the text may hold a private key block, only the stretches around the cuts are
+ * read (a few words of prose, usually, instead of the whole window): joined by a character no hit holds,
+ * in one findSecrets call, so the hits keep their order.
+ */
+export function findSecretsAcross(text: string, cuts: readonly number[], opts: SecretScanOptions): SecretHit[] {
+  if (opts.kinds.has('private-key') && text.includes('BEGIN')) return findSecrets(text, opts);
+  const n = text.length;
+  const starts: number[] = []; // where each stretch starts in `text`
+  const at: number[] = []; // and in `joined`
+  let joined = '';
+  let end = 0;
+  for (const cut of cuts) {
+    // A cut up to the last stretch's end is in it or next to it; a character no hit holds on either side of
+    // a cut means no hit crosses it.
+    if (cut <= end || cut >= n || !mayBeInRun(text.charCodeAt(cut - 1)) || !mayBeInRun(text.charCodeAt(cut))) continue;
+    let start = cut - 1;
+    while (start > 0 && mayBeInRun(text.charCodeAt(start - 1))) start--;
+    end = cut + 1;
+    while (end < n && mayBeInRun(text.charCodeAt(end))) end++;
+    if (start === 0 && end === n) return findSecrets(text, opts);
+    if (joined !== '') joined += STRETCH_SEPARATOR;
+    starts.push(start);
+    at.push(joined.length);
+    joined += text.slice(start, end);
+  }
+  if (joined === '') return [];
+  return findSecrets(joined, opts).map((hit) => {
+    const k = lastAtOrBefore(at, hit.start);
+    const shift = starts[k]! - at[k]!;
+    return { ...hit, start: hit.start + shift, end: hit.end + shift };
+  });
+}
+
+/** Index of the last entry of ascending `xs` that is <= `x` (xs[0] <= x). */
+function lastAtOrBefore(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (xs[mid]! <= x) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

@@ -2,13 +2,16 @@
  * Words as the lexical classifier reads them, without making a string of every word: a request of half a
  * million characters holds around a hundred thousand words, and allocating each one costs more than the
  * rest of the matching together. A word is kept as its offsets and a 32-bit hash of its folded letters;
- * the folded string is built only for the few words whose hash a term shares.
+ * the few words whose hash a term shares are compared with it unit by unit, still without a string.
  *
  * Folding (the rules every term is compiled with too): lowercase; letters and digits of any script make
  * words, everything else separates them; `@`, `$` and apostrophes between letters join them (`s@rin` ->
  * `sarin`, `don't` -> `dont`); in a word that mixes letters and digits, leetspeak digits become letters
  * (`s4r1n` -> `sarin`; plain numbers and long hashes stay as they are); three or more single letters in a
  * row are one spelled-out word (`s a r i n`, `s.a.r.i.n`).
+ *
+ * A stream is reused from request to request (`reset`): its arrays are most of what a small request would
+ * otherwise allocate.
  */
 
 const LEET = new Map<number, number>([
@@ -46,23 +49,57 @@ function spelledGap(t: string, from: number, to: number): boolean {
   return true;
 }
 
+/** Word character `c` of a word with `flags` as it folds, or -1 when it folds to nothing. */
+function foldUnit(c: number, flags: number): number {
+  if (isWordUnit(c)) return flags === 1 ? (LEET.get(c) ?? c) : c;
+  if (flags === 2) return -1; // separators between spelled-out letters
+  const j = joinerValue(c);
+  return j > 0 ? j : -1;
+}
+
 const FNV_OFFSET = 0x811c9dc5;
 const fnv = (h: number, c: number): number => Math.imul(h ^ c, 0x01000193);
+
+const INITIAL_CAPACITY = 1024;
+// A stream grown past this many words (a request of several hundred kilobytes) is not kept for the next one.
+const RETAINED_CAPACITY = 1 << 16;
 
 /** The words of one or more texts. Arrays grow as words are added. */
 export class WordStream {
   count = 0;
-  hash = new Int32Array(1024);
+  hash!: Int32Array;
   /** Hash of the first PREFIX_LENGTH folded units (0 when the word is shorter). */
-  prefix = new Int32Array(1024);
-  length = new Int32Array(1024);
-  text = new Int32Array(1024); // which text (slot) the word is in
-  private start = new Int32Array(1024);
-  private end = new Int32Array(1024);
-  private flags = new Uint8Array(1024); // 1 leet-folded, 2 spelled-out letters
-  private readonly sources: string[] = [];
-  private sourceOf = new Int32Array(1024); // which entry of `sources` the word's offsets refer to
-  private readonly folded = new Map<number, string>();
+  prefix!: Int32Array;
+  length!: Int32Array;
+  text!: Int32Array; // which text the word is in (0 for the first one added)
+  private start!: Int32Array;
+  private end!: Int32Array;
+  private flags!: Uint8Array; // 1 leet-folded, 2 spelled-out letters
+  private readonly sources: string[] = []; // the texts, lowercased
+
+  constructor(capacity = INITIAL_CAPACITY) {
+    this.allocate(capacity);
+  }
+
+  private allocate(cap: number): void {
+    this.hash = new Int32Array(cap);
+    this.prefix = new Int32Array(cap);
+    this.length = new Int32Array(cap);
+    this.text = new Int32Array(cap);
+    this.start = new Int32Array(cap);
+    this.end = new Int32Array(cap);
+    this.flags = new Uint8Array(cap);
+  }
+
+  /**
+   * Forgets every word and text (a reused stream must not keep a request's text alive), keeping the arrays
+   * unless an unusually large request grew them.
+   */
+  reset(): void {
+    this.count = 0;
+    this.sources.length = 0;
+    if (this.hash.length > RETAINED_CAPACITY) this.allocate(INITIAL_CAPACITY);
+  }
 
   private grow(): void {
     const cap = this.hash.length * 2;
@@ -77,14 +114,13 @@ export class WordStream {
     this.text = g32(this.text);
     this.start = g32(this.start);
     this.end = g32(this.end);
-    this.sourceOf = g32(this.sourceOf);
     const f = new Uint8Array(cap);
     f.set(this.flags);
     this.flags = f;
   }
 
-  /** Adds the words of `text` (already normalised; lowercased here) as text number `slot`. */
-  add(original: string, slot: number): void {
+  /** Adds the words of `text` (already normalised; lowercased here), numbered as the next text. */
+  add(original: string): void {
     const t = original.toLowerCase();
     const source = this.sources.length;
     this.sources.push(t);
@@ -96,41 +132,34 @@ export class WordStream {
         i++;
         continue;
       }
-      // First pass: the word's extent, and whether it mixes letters and digits.
+      // One pass: the word's extent, whether it mixes letters and digits, and the hash of its units as
+      // written (a leetspeak word, rare, is hashed again once stored).
       const start = i;
       let digits = 0;
       let units = 0;
-      while (i < n) {
-        const c = t.charCodeAt(i);
-        if (isWordUnit(c)) {
-          if (isDigit(c)) digits++;
-          units++;
-          i++;
-          continue;
-        }
-        const j = joinerValue(c);
-        if (j >= 0 && i + 1 < n && isWordUnit(t.charCodeAt(i + 1))) {
-          if (j > 0) units++;
-          i++;
-          continue;
-        }
-        break;
-      }
-      const leet = digits > 0 && digits < units && units <= MAX_LEET_WORD;
-      // Second pass: the hash of the folded units.
       let h = FNV_OFFSET;
       let p = 0;
-      let len = 0;
-      for (let k = start; k < i; k++) {
-        let c = t.charCodeAt(k);
-        if (!isWordUnit(c)) {
-          c = joinerValue(c);
-          if (c <= 0) continue;
-        } else if (leet) c = LEET.get(c) ?? c;
+      while (i < n) {
+        let c = t.charCodeAt(i);
+        if (c >= 0x61 && c <= 0x7a) {
+          // a lowercase ASCII letter, nearly always
+        } else if (isWordUnit(c)) {
+          if (isDigit(c)) digits++;
+        } else {
+          const j = joinerValue(c);
+          if (j < 0 || i + 1 >= n || !isWordUnit(t.charCodeAt(i + 1))) break;
+          if (j === 0) {
+            i++;
+            continue;
+          }
+          c = j;
+        }
+        i++;
         h = fnv(h, c);
-        if (++len === PREFIX_LENGTH) p = h;
+        if (++units === PREFIX_LENGTH) p = h;
       }
-      const single = len === 1 && !isDigit(t.charCodeAt(start));
+      const leet = digits > 0 && digits < units && units <= MAX_LEET_WORD;
+      const single = units === 1 && !isDigit(t.charCodeAt(start));
       // A spelled-out run ends at the first word that is not a single letter, and at a separator that is
       // more than a space or a dot (`s a r i n, s.a.r.i.n` is two words).
       if (single && singles > 0 && !spelledGap(t, this.end[this.count - 1]!, start)) {
@@ -143,20 +172,35 @@ export class WordStream {
       const w = this.count++;
       this.hash[w] = h;
       this.prefix[w] = p;
-      this.length[w] = len;
-      this.text[w] = slot;
+      this.length[w] = units;
+      this.text[w] = source;
       this.start[w] = start;
       this.end[w] = i;
       this.flags[w] = leet ? 1 : 0;
-      this.sourceOf[w] = source;
+      if (leet) this.rehash(w);
     }
     if (singles >= 3) this.collapse(singles);
+  }
+
+  /** Hashes word `w` again from its folded units (a leetspeak word: its digits read as letters). */
+  private rehash(w: number): void {
+    const t = this.sources[this.text[w]!]!;
+    const flags = this.flags[w]!;
+    let h = FNV_OFFSET;
+    let len = 0;
+    for (let k = this.start[w]!; k < this.end[w]!; k++) {
+      const c = foldUnit(t.charCodeAt(k), flags);
+      if (c < 0) continue;
+      h = fnv(h, c);
+      if (++len === PREFIX_LENGTH) this.prefix[w] = h;
+    }
+    this.hash[w] = h;
   }
 
   /** The last `run` words are single letters: replace them by one word of all of them. */
   private collapse(run: number): void {
     const first = this.count - run;
-    const t = this.sources[this.sourceOf[first]!]!;
+    const t = this.sources[this.text[first]!]!;
     let h = FNV_OFFSET;
     let p = 0;
     for (let w = first; w < this.count; w++) {
@@ -171,24 +215,34 @@ export class WordStream {
     this.count = first + 1;
   }
 
-  /** The folded string of word `w` (built on demand, remembered). */
+  /** The folded string of word `w`. */
   word(w: number): string {
-    let s = this.folded.get(w);
-    if (s !== undefined) return s;
-    const t = this.sources[this.sourceOf[w]!]!;
+    const t = this.sources[this.text[w]!]!;
     const flags = this.flags[w]!;
-    s = '';
+    let s = '';
     for (let k = this.start[w]!; k < this.end[w]!; k++) {
-      let c = t.charCodeAt(k);
-      if (!isWordUnit(c)) {
-        if (flags === 2) continue; // separators between spelled-out letters
-        c = joinerValue(c);
-        if (c <= 0) continue;
-      } else if (flags === 1) c = LEET.get(c) ?? c;
-      s += String.fromCharCode(c);
+      const c = foldUnit(t.charCodeAt(k), flags);
+      if (c >= 0) s += String.fromCharCode(c);
     }
-    this.folded.set(w, s);
     return s;
+  }
+
+  /**
+   * Does word `w` fold to `s` - or, with `prefix`, start with it? Unit by unit, without building the word
+   * (its length, the number of its folded units, rules out most words at once).
+   */
+  matches(w: number, s: string, prefix: boolean): boolean {
+    const length = this.length[w]!;
+    if (prefix ? length < s.length : length !== s.length) return false;
+    const t = this.sources[this.text[w]!]!;
+    const flags = this.flags[w]!;
+    const end = this.end[w]!;
+    let m = 0;
+    for (let k = this.start[w]!; k < end && m < s.length; k++) {
+      const c = foldUnit(t.charCodeAt(k), flags);
+      if (c >= 0 && c !== s.charCodeAt(m++)) return false;
+    }
+    return m === s.length;
   }
 }
 
@@ -201,8 +255,8 @@ export function hashWord(s: string): number {
 
 /** The folded words of a text, as strings (for compiling terms, and for tests). */
 export function foldWords(text: string): string[] {
-  const ws = new WordStream();
-  ws.add(text, 0);
+  const ws = new WordStream(64);
+  ws.add(text);
   const out: string[] = [];
   for (let w = 0; w < ws.count; w++) out.push(ws.word(w));
   return out;
