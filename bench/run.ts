@@ -7,7 +7,8 @@
  *   npm run bench -- --quick            a smoke run of a few seconds into a temp dir (no README, no speed checks)
  *   options: --out DIR  --no-pin  --no-readme  --gateway auto|worktree|head  --rows R0,R1,R3  --soak SEC
  *            --scenarios small,small-stream,large,large-stream  (a partial run: R0 and R1 always run)
- *            --rewrite  (no run: rewrite latest.md, and the README unless --no-readme, from latest.json)
+ *            --rewrite  (no run: rewrite latest.md, and the README unless --no-readme, from latest.json,
+ *                       the soak's verdict derived again from its samples)
  *
  * Steps: pin (taskset) -> mock upstream, redis-server -> build portcullis from a snapshot -> start the rows
  * -> check each row answers correctly -> per scenario: warm-up and saturation for every row, then every
@@ -459,21 +460,25 @@ function soakVerdict(samples: SoakResult['samples'], r: LoadResult, durationSec:
   const slopeMiBPerMin = sxx > 0 ? (sxy / sxx) * 60 : 0;
   const startMiB = rss[0] ?? Number.NaN;
   const endMiB = rss[rss.length - 1] ?? Number.NaN;
-  // "Grows": still climbing in the second half — by more than 2 MiB/min and by more than 5 % of its level
-  // over that half. A level that settles after the load starts (heap sizing, JIT, a major GC giving memory
-  // back and the heap filling again) is not growth; neither is a rise within 5 %, which one minute cannot
-  // tell from the heap filling up before its next major GC.
+  // "Grows": the floor rises. Under load RSS is a sawtooth — the heap fills, a major GC gives memory back —
+  // so any one sample, and a line through them, swings by tens of MiB; what a leak moves is the level GC
+  // brings it back to. So: the lowest RSS of the last quarter against that of the third quarter, grown by
+  // more than 5 % and 2 MiB, with the second half's trend rising too. A level that settles after the load
+  // starts (heap sizing, JIT) is not growth.
+  const floor = (from: number, to: number) => Math.min(...samples.filter((s) => s.t >= from * durationSec && s.t < to * durationSec + 1e-9).map((s) => s.rssMiB));
+  const third = floor(0.5, 0.75);
+  const last = floor(0.75, 1);
+  const floorRise = last - third;
+  const grows = durationSec >= 20 && slopeMiBPerMin > 2 && floorRise > 2 && floorRise > 0.05 * third;
   const secondHalf = samples.filter((s) => s.t >= durationSec / 2).map((s) => s.rssMiB);
-  const halfStart = secondHalf[0] ?? Number.NaN;
-  const halfRise = (secondHalf[secondHalf.length - 1] ?? Number.NaN) - halfStart;
-  const grows = durationSec >= 20 && slopeMiBPerMin > 2 && halfRise > 0.05 * halfStart;
   const level = `${Math.min(...secondHalf).toFixed(0)}–${Math.max(...secondHalf).toFixed(0)} MiB`;
+  const rise = `${floorRise >= 0 ? '+' : ''}${floorRise.toFixed(1)} MiB, ${((100 * floorRise) / third).toFixed(1)} %`;
   const verdict =
     durationSec < 20
       ? `too short (${durationSec} s) to tell whether RSS grows`
       : grows
-        ? `RSS grows: +${halfRise.toFixed(1)} MiB over the second half (${slopeMiBPerMin.toFixed(1)} MiB/min), ${startMiB.toFixed(0)} -> ${endMiB.toFixed(0)} MiB`
-        : `RSS does not grow beyond noise: ${level} over the second half (${halfRise >= 0 ? '+' : ''}${halfRise.toFixed(1)} MiB, ${((100 * halfRise) / halfStart).toFixed(1)} %; threshold 5 %)`;
+        ? `RSS grows: its floor (the lowest RSS, after a GC) rose ${rise} from the third quarter of the soak to the last (${slopeMiBPerMin.toFixed(1)} MiB/min over the second half), ${startMiB.toFixed(0)} -> ${endMiB.toFixed(0)} MiB`
+        : `RSS does not grow beyond noise: ${level} over the second half, its floor (the lowest RSS, after a GC) ${rise} from the third quarter to the last (threshold 5 % and 2 MiB)`;
   return {
     durationSec,
     rps: r.rps,
@@ -493,6 +498,9 @@ function soakVerdict(samples: SoakResult['samples'], r: LoadResult, durationSec:
 if (args.rewrite) {
   const { readFileSync } = await import('node:fs');
   const saved = JSON.parse(readFileSync(join(outDir, 'latest.json'), 'utf8')) as BenchResults;
+  // The soak's verdict is derived from its samples: derive it again, with the rule as it is now.
+  const soak = saved.memory.soak;
+  if (soak) saved.memory.soak = soakVerdict(soak.samples, { rps: soak.rps, errors: soak.errors } as LoadResult, soak.durationSec, soak.peakMiB);
   writeResults(outDir, saved);
   if (!args['no-readme'] && !args.out && saved.mode === 'full') updateReadme(join(REPO, 'README.md'), saved);
   log(`rewrote ${join(outDir, 'latest.md')}${!args['no-readme'] && !args.out && saved.mode === 'full' ? ' and the README' : ''} from latest.json`);
