@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { startWorld, type World } from '../helpers/world.js';
+import { jobOwners, startWorld, type World } from '../helpers/world.js';
 import { REPO } from '../helpers/gateway.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 
@@ -67,7 +67,7 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       ],
     ];
     for (const [rule, place, text, build] of positives) {
-      it(`refuses a ${rule} positive in ${place} with 403 guardrail-blocked, forwards nothing, and names the rule on the receipt only`, async () => {
+      it(`refuses a ${rule} positive in ${place} with 403 guardrail-blocked, forwards nothing, names the rule on the receipt only, and leaves no job`, async () => {
         const who = await w.gw.principal();
         const res = await w.gw.chat(who.token, { model: 'shared-general-a', max_tokens: 2048, ...build(text) });
         expect(res.status).to.equal(403);
@@ -83,6 +83,12 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
         expect(r!.guardrails.block).to.deep.equal([rule]);
         expect(r!.decision.versions).to.include.keys('guardrails', 'firewall', 'compliance', 'policy');
         expect(JSON.stringify(r)).not.to.contain(text);
+
+        // No job was made for it, so the identical request has nothing to attach to: it is refused again.
+        expect(await jobOwners(w)).not.to.include(who.id);
+        const again = await w.gw.chat(who.token, { model: 'shared-general-a', max_tokens: 2048, ...build(text) });
+        expect(again.status).to.equal(403);
+        expect(await receipts(who.id)).to.have.length(2);
       });
     }
 

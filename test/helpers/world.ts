@@ -40,3 +40,17 @@ export async function allReceipts(w: World): Promise<Array<Record<string, any>>>
     await c.close();
   }
 }
+
+/** The principal ids of every job in the world's Redis (job layout `pc:j:<id>`, see src/jobs/redis-store.ts). */
+export async function jobOwners(w: World): Promise<string[]> {
+  const { createClient } = await import('redis');
+  const c = createClient({ url: w.redis.url });
+  await c.connect();
+  try {
+    const keys = await c.keys('pc:j:*');
+    const docs = await Promise.all(keys.map((k) => c.hGet(k, 'doc')));
+    return docs.filter((d): d is string => typeof d === 'string').map((d) => (JSON.parse(d) as { principalId: string }).principalId);
+  } finally {
+    await c.close();
+  }
+}
