@@ -54,10 +54,13 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
     }
     call.answer = maskAnswer(call.runtime.guard, answer);
     // The job's end rides in the settlement's write: one durable write for the answer, charge and receipt.
-    const settled = await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true }, undefined, (s) =>
-      ending.succeeded(jobResult(call, s)),
-    );
-    return jobResult(call, settled);
+    // The result built for it is the one returned, unless the settlement stored earlier (a repeat) differs.
+    let built: { s: Settlement; result: JobResult } | undefined;
+    const settled = await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true }, undefined, (s) => {
+      built = { s, result: jobResult(call, s) };
+      return ending.succeeded(built.result);
+    });
+    return built?.s === settled ? built.result : jobResult(call, settled);
   } catch (err) {
     // An aborted job ends as why it was aborted (cancelled by its client, or out of run time), not as the
     // upstream error the abort surfaced as.

@@ -19,6 +19,7 @@ import {
   type GrantRequest,
   type GrantResult,
   type Meter,
+  type MeterRider,
   type Reservation,
   type ReserveRequest,
   type ReserveRider,
@@ -45,6 +46,12 @@ export interface MeterOptions {
   signer: ReceiptSigner;
   /** The clock (epoch ms); injectable so tests can cross a UTC midnight. */
   now?: () => number;
+}
+
+/** A rider's change, made in the same synchronous step as the meter's, as Redis runs it in the same script. */
+function ride<T>(rider: MeterRider<T>, decided: T): void {
+  if (!rider.memory) throw new TypeError('the memory meter takes a rider with a memory change');
+  rider.done(rider.memory(decided));
 }
 
 export class MemoryMeter implements Meter {
@@ -134,23 +141,12 @@ export class MemoryMeter implements Meter {
     counters.rungTokensHeld += v.rungHold;
     this.#holds.set(req.callId, { principalId: req.principalId, day, micro: v.micro, rungTokens: v.rungHold, free: v.freeHold, billing: v.billing, expiresAt });
     const made = reservation(v.billing, v.micro, expiresAt);
-    if (rider) {
-      // In the same synchronous step, as Redis runs it in the same script.
-      if (!rider.memory) throw new TypeError('the memory meter takes a rider with a memory change');
-      rider.done(rider.memory(made));
-    }
+    if (rider) ride(rider, made);
     return made;
   }
 
   async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
     const s = quote(reservation, input);
-    // The rider's change is made in the same synchronous step as the settlement's, as Redis makes it in the same script.
-    const ride = (settled: Settlement) => {
-      if (!rider) return;
-      const r = rider(settled);
-      if (!r.memory) throw new TypeError('the memory meter takes a rider with a memory change');
-      r.done(r.memory(settled));
-    };
     const previous = this.#settled.get(reservation.callId);
     if (previous) {
       this.#release(reservation.callId); // as Redis does: a receipt stands, nothing stays held for it
@@ -162,7 +158,7 @@ export class MemoryMeter implements Meter {
       const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
       const receipt = this.signer.sign({ ...build(late), day: reservation.day });
       this.#settled.set(reservation.callId, receipt);
-      ride(late);
+      if (rider) ride(rider(late), late);
       await this.#store.putReceipt(receipt);
       return late;
     }
@@ -175,7 +171,7 @@ export class MemoryMeter implements Meter {
     if (hold.rungTokens > 0) d.rungTokensUsed += c.rungTokens;
     if (hold.free > 0) d.freeUsed += c.free;
     this.#settled.set(reservation.callId, receipt);
-    ride(s);
+    if (rider) ride(rider(s), s);
     await this.#store.putReceipt(receipt);
     return s;
   }
