@@ -1,7 +1,7 @@
 /**
  * The one table of errors. Every code the gateway can answer lives here with its HTTP status and a default
- * message; every error leaves through `toWire` as `{error:{code,message}}`. The README's error table is kept
- * in step with this one by `test/errors.test.ts`, so adding a code here means documenting it there.
+ * message; every error leaves through `toWire` as `{error:{code,message}}`. The error table in docs/errors.md is
+ * kept in step with this one by `test/errors.test.ts`, so adding a code here means documenting it there.
  *
  * Messages never carry secrets or prompt text: they may name a model, task, band, rung, scope or limit.
  */
@@ -78,6 +78,20 @@ export const ERRORS = {
   'unknown-plan': { status: 400, message: 'no such plan in the billing catalog' },
   'operation-id-reused': { status: 409, message: 'this operation id was used for a different grant' },
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
+
+  // Sign-in, sessions and account tokens (auth and console hosts)
+
+  // Verification, research status, applications and billing
+
+  // Client compatibility (the chat request's fields)
+
+  // Hardening: forwarding, bounds and guardrails
+
+  // Operations: rate limits, health, shutdown
+
+  // Receipts log
+
+  // Agents: MCP, knowledge, discovery
 
   // Everything else
   'store-unavailable': { status: 503, message: 'the store cannot be reached; nothing was admitted' },
