@@ -431,7 +431,7 @@ async function main(): Promise<void> {
   writeResults(outDir, results_);
   log(`[${elapsed()}] wrote ${join(outDir, 'latest.json')} and latest.md`);
   if (!quick && !args['no-readme'] && !args.out) {
-    updateReadme(join(REPO, 'README.md'), results_);
+    updateReadme(join(REPO, 'bench', 'README.md'), results_);
     log(`[${elapsed()}] updated the README's Performance section`);
   }
   for (const b of budget) {
@@ -502,7 +502,7 @@ if (args.rewrite) {
   const soak = saved.memory.soak;
   if (soak) saved.memory.soak = soakVerdict(soak.samples, { rps: soak.rps, errors: soak.errors } as LoadResult, soak.durationSec, soak.peakMiB);
   writeResults(outDir, saved);
-  if (!args['no-readme'] && !args.out && saved.mode === 'full') updateReadme(join(REPO, 'README.md'), saved);
+  if (!args['no-readme'] && !args.out && saved.mode === 'full') updateReadme(join(REPO, 'bench', 'README.md'), saved);
   log(`rewrote ${join(outDir, 'latest.md')}${!args['no-readme'] && !args.out && saved.mode === 'full' ? ' and the README' : ''} from latest.json`);
   process.exit(0);
 }

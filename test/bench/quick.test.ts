@@ -36,7 +36,7 @@ describe('bench --quick', function () {
 
   it('completes and writes a well-formed result into the folder it is given', async () => {
     const latest = join(REPO, 'bench/results/latest.json');
-    const readme = join(REPO, 'README.md');
+    const readme = join(REPO, 'bench', 'README.md');
     const before = { latest: mtime(latest), readme: mtime(readme) };
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'bench/run.ts'), '--quick', '--out', out], {
       cwd: REPO,
