@@ -9,10 +9,14 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());
