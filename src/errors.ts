@@ -90,6 +90,11 @@ export const ERRORS = {
   'passkey-unknown': { status: 401, message: 'no account has this passkey; register it first' },
   'passkey-replayed': { status: 401, message: 'the passkey signature counter did not move forward: a replayed assertion or a cloned authenticator' },
   'passkey-exists': { status: 409, message: 'this passkey is already registered' },
+  'totp-code-invalid': { status: 401, message: 'the code is wrong' },
+  'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
+  'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
+  'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
+  'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing
 

@@ -11,6 +11,7 @@ import type { HostName } from '../config/types.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
+import type { TotpStore } from '../totp/store.js';
 
 export interface Deps {
   store: Store;
@@ -34,6 +35,8 @@ export interface Deps {
   challenges: ChallengeStore;
   /** Registered passkeys (src/passkeys). */
   passkeys: PasskeyStore;
+  /** TOTP enrolments (src/totp). */
+  totp: TotpStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }
