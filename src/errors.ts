@@ -80,6 +80,21 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
+  'session-required': { status: 401, message: 'this route needs a signed-in browser session; sign in first' },
+  'session-ended': { status: 401, message: 'the session has ended (signed out, idle too long, or past its lifetime); sign in again' },
+  'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
+  'pat-not-accepted': { status: 403, message: 'this route accepts only a browser session, not a personal access token' },
+  'cross-site-request': { status: 403, message: 'a cookie-authenticated request must come from the console, API or sign-in origin' },
+  'challenge-invalid': { status: 400, message: 'the challenge is unknown, used or expired; start the ceremony again' },
+  'passkey-rejected': { status: 401, message: 'the passkey response does not verify' },
+  'passkey-unknown': { status: 401, message: 'no account has this passkey; register it first' },
+  'passkey-replayed': { status: 401, message: 'the passkey signature counter did not move forward: a replayed assertion or a cloned authenticator' },
+  'passkey-exists': { status: 409, message: 'this passkey is already registered' },
+  'totp-code-invalid': { status: 401, message: 'the code is wrong' },
+  'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
+  'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
+  'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
+  'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing
 

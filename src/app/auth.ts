@@ -9,10 +9,23 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
+import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  router.post('/v1/passkey/register/options', registerOptions(deps));
+  router.post('/v1/passkey/register/verify', registerVerify(deps));
+  router.post('/v1/passkey/login/options', loginOptions(deps));
+  router.post('/v1/passkey/login/verify', loginVerify(deps));
+  router.post('/v1/totp/verify', totpVerify(deps));
+  router.post('/v1/totp/enrol', totpEnrol(deps));
+  router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -15,11 +15,27 @@ import { MemoryReviewStore } from '../reviews/memory-store.js';
 import type { HistoryStore } from '../secure/history.js';
 import { RedisHistoryStore } from '../secure/redis-history.js';
 import { MemoryHistoryStore } from '../secure/memory-history.js';
+import type { SessionStore } from '../sessions/store.js';
+import { RedisSessionStore } from '../sessions/redis-store.js';
+import { MemorySessionStore } from '../sessions/memory-store.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import { RedisChallengeStore } from '../challenges/redis-store.js';
+import { MemoryChallengeStore } from '../challenges/memory-store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
+import { RedisPasskeyStore } from '../passkeys/redis-store.js';
+import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
+import type { TotpStore } from '../totp/store.js';
+import { RedisTotpStore } from '../totp/redis-store.js';
+import { MemoryTotpStore } from '../totp/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
+  sessions: SessionStore;
+  challenges: ChallengeStore;
+  passkeys: PasskeyStore;
+  totp: TotpStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -29,5 +45,9 @@ export function wireCapabilities(store: Store): Capabilities {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+    sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
+    challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
+    passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
+    totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
   };
 }
