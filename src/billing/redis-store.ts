@@ -160,7 +160,7 @@ export class RedisBillingStore implements BillingStore {
     if (single !== undefined) {
       const json = (await this.#run(op, GET, [`ba:${single}`])) as string | null;
       if (!json) return [];
-      return [withDecision(json, pairs((await this.#run(op, GET_CHECKS, [`bad:${single}`])) as string[]))];
+      return [withDecision(json, (await this.#run(op, GET_CHECKS, [`bad:${single}`])) as string[])];
     }
     const rows = (await this.#run(op, LIST_APPS, [index!], [this.#p, String(MAX_APPLICATION_PAGE * 4)])) as Array<[string, string[]]>;
     return rows.map(([json, d]) => withDecision(json, d));
