@@ -21,6 +21,9 @@ import { MemoryReviewStore } from './reviews/memory-store.js';
 import { RedisHistoryStore } from './secure/redis-history.js';
 import { MemoryHistoryStore } from './secure/memory-history.js';
 import { HistoryRecorder } from './secure/recorder.js';
+import { RedisBillingStore } from './billing/redis-store.js';
+import { MemoryBillingStore } from './billing/memory-store.js';
+import { stripeFromEnv } from './billing/stripe.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptSigner } from './receipts/signing.js';
@@ -104,7 +107,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const history = new HistoryRecorder(store instanceof RedisStore ? new RedisHistoryStore(store) : new MemoryHistoryStore(), opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
-  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history };
+  // Billing state lives beside the store the same way; Stripe only when a key is configured.
+  const billing = store instanceof RedisStore ? new RedisBillingStore(store) : new MemoryBillingStore();
+  const stripe = stripeFromEnv(env);
+  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, billing, stripe };
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
   const api = createServer(createApiApp(deps).callback());

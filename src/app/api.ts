@@ -26,7 +26,12 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
-import { billingStatus, ownReceipt } from '../routes/billing.js';
+import { billingCatalog, billingCheckout, billingPortal, billingStatus, ownReceipt } from '../routes/billing.js';
+import { researchRoutes, type Caller } from '../routes/research.js';
+import { stripeWebhook } from '../routes/stripe-webhook.js';
+import { bearerToken, resolveToken } from '../stages/identify.js';
+import { GatewayError } from '../errors.js';
+import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
 
 export function createApiApp(deps: Deps): Koa {
@@ -35,7 +40,8 @@ export function createApiApp(deps: Deps): Koa {
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
@@ -70,6 +76,22 @@ export function createApiApp(deps: Deps): Koa {
   );
   router.get('/v1/research/job', getJob(store, jobs, holder));
   router.get('/v1/billing/status', billingStatus(store, deps.meter));
+
+  // Research status, verification and applications: `pat / cookie`. Buying: cookie only.
+  const patOrCookie: Caller = (ctx) => resolveToken(store, bearerToken(ctx));
+  const cookieOnly: Caller = async (ctx) => {
+    if (bearerToken(ctx) !== null) throw new GatewayError('cookie-session-required');
+    throw new GatewayError('unauthenticated', 'a browser session is required');
+  };
+  const research = researchRoutes(deps, patOrCookie);
+  router.get('/v1/research/status', research.status);
+  router.post('/v1/research/ekyc/start', research.ekycStart);
+  router.get('/v1/research/ekyc/status', research.ekycStatus);
+  router.post('/v1/research/applications', research.apply);
+  router.get('/v1/billing/catalog', billingCatalog(holder, deps.stripe !== null));
+  router.post('/v1/billing/checkout', billingCheckout(deps, cookieOnly));
+  router.post('/v1/billing/portal', billingPortal(deps, cookieOnly));
+  router.post('/v1/webhooks/stripe', stripeWebhook(deps));
   router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));

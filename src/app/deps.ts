@@ -7,6 +7,8 @@ import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
+import type { BillingStore } from '../billing/store.js';
+import type { PaymentProcessor } from '../billing/stripe.js';
 
 export interface Deps {
   store: Store;
@@ -19,4 +21,8 @@ export interface Deps {
   reviews: ReviewStore;
   /** The document version history GET /v1/secure serves (src/secure). */
   history: HistoryRecorder;
+  /** Verification, applications, checkouts and applied webhook events (src/billing). */
+  billing: BillingStore;
+  /** Stripe, when STRIPE_SECRET_KEY is set; null otherwise (the routes that need it answer 503). */
+  stripe: PaymentProcessor | null;
 }
