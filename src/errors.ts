@@ -80,6 +80,11 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
+  'session-required': { status: 401, message: 'this route needs a signed-in browser session; sign in first' },
+  'session-ended': { status: 401, message: 'the session has ended (signed out, idle too long, or past its lifetime); sign in again' },
+  'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
+  'pat-not-accepted': { status: 403, message: 'this route accepts only a browser session, not a personal access token' },
+  'cross-site-request': { status: 403, message: 'a cookie-authenticated request must come from the console, API or sign-in origin' },
 
   // Verification, research status, applications and billing
   'prepaid-card-not-accepted': { status: 403, message: 'the registered card is prepaid, which is not accepted; register a credit or debit card' },
@@ -91,7 +96,6 @@ export const ERRORS = {
   'sku-not-purchasable': { status: 409, message: 'this catalog item is listed but not purchasable' },
   'checkout-disabled': { status: 409, message: 'checkout is not enabled in the billing catalog' },
   'request-id-reused': { status: 409, message: 'this requestId was used for a different checkout' },
-  'cookie-session-required': { status: 403, message: 'this route needs a browser session; a personal access token cannot buy or manage billing' },
   'billing-not-configured': { status: 503, message: 'the payment processor is not configured on this gateway' },
   'payment-processor-error': { status: 502, message: 'the payment processor did not answer as expected; nothing was changed' },
   'webhook-signature-invalid': { status: 400, message: 'the webhook signature is missing, wrong or stale; nothing was changed' },

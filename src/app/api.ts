@@ -27,12 +27,13 @@ import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingCatalog, billingCheckout, billingPortal, billingStatus, ownReceipt } from '../routes/billing.js';
-import { researchRoutes, type Caller } from '../routes/research.js';
+import { researchRoutes, type WhoCalls } from '../routes/research.js';
 import { stripeWebhook } from '../routes/stripe-webhook.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
-import { GatewayError } from '../errors.js';
+import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
 import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -52,7 +53,7 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(store, lookAhead(jobs)),
+    identify(deps, lookAhead(jobs)),
     jobKey(),
     attach(jobs, answer),
     ...admission('chat'),
@@ -66,7 +67,7 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(store, lookAhead(jobs)),
+    identify(deps, lookAhead(jobs)),
     jobKey(),
     bindIdempotencyKey(jobs),
     attach(jobs, queued()),
@@ -74,15 +75,21 @@ export function createApiApp(deps: Deps): Koa {
     run(deps, engine, 'api'),
     queued(),
   );
-  router.get('/v1/research/job', getJob(store, jobs, holder));
-  router.get('/v1/billing/status', billingStatus(store, deps.meter));
+  router.get('/v1/research/job', getJob(deps, jobs, holder));
+  router.get('/v1/billing/status', billingStatus(deps, deps.meter));
+  router.get('/v1/receipts/:id', ownReceipt(deps));
 
-  // Research status, verification and applications: `pat / cookie`. Buying: cookie only.
-  const patOrCookie: Caller = (ctx) => resolveToken(store, bearerToken(ctx));
-  const cookieOnly: Caller = async (ctx) => {
-    if (bearerToken(ctx) !== null) throw new GatewayError('cookie-session-required');
-    throw new GatewayError('unauthenticated', 'a browser session is required');
-  };
+  // The browser session (cookie routes; auth/caller.ts has the rules).
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
+  router.post('/v1/account/api-token', issueAccountToken(deps));
+  router.get('/v1/account/api-tokens', listAccountTokens(deps));
+  router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
+
+  // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
+  const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);
+  const cookieOnly: WhoCalls = (ctx) => resolveCaller(ctx, deps, SESSION_ONLY);
   const research = researchRoutes(deps, patOrCookie);
   router.get('/v1/research/status', research.status);
   router.post('/v1/research/ekyc/start', research.ekycStart);
@@ -92,7 +99,6 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/billing/checkout', billingCheckout(deps, cookieOnly));
   router.post('/v1/billing/portal', billingPortal(deps, cookieOnly));
   router.post('/v1/webhooks/stripe', stripeWebhook(deps));
-  router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));
   app.use(wiresNotOffered());

@@ -1,4 +1,4 @@
-/** What the listeners are built from: the store, the live runtime, the meter and the logger. */
+/** What the listeners are built from: the store, the live runtime, the meter, the logger, the capabilities and the hosts' origins. */
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { Store } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
@@ -9,6 +9,8 @@ import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { BillingStore } from '../billing/store.js';
 import type { PaymentProcessor } from '../billing/stripe.js';
+import type { HostName } from '../config/types.js';
+import type { Sessions } from '../sessions/sessions.js';
 
 export interface Deps {
   store: Store;
@@ -25,4 +27,13 @@ export interface Deps {
   billing: BillingStore;
   /** Stripe, when STRIPE_SECRET_KEY is set; null otherwise (the routes that need it answer 503). */
   stripe: PaymentProcessor | null;
+  /**
+   * The public origin of every host (`listeners.<name>.url`, or http://localhost:<bound port>), known once
+   * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
+   */
+  origins: Record<HostName, string>;
+  /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
+  sessions: Sessions;
+  /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
+  now: () => number;
 }

@@ -5,9 +5,9 @@
  *   POST /v1/billing/checkout  (cookie) {sku, requestId} -> {url, sessionId, sku, requestId}: a hosted
  *                              Checkout Session; the same requestId answers the same session
  *   POST /v1/billing/portal    (cookie) -> {url, sessionId}: the customer portal
- * Buying is a person's act: a PAT (an agent's credential) answers 403 `cookie-session-required` there.
+ * Buying is a person's act: a PAT (an agent's credential) answers 403 `pat-not-accepted` there.
  *
- * The principal's own view of its money and its calls:
+ * The principal's own view of its money and its calls, with a PAT or a browser session (`pat / cookie`):
  *   GET /v1/billing/status   {status: 'connected', plan, balances: [{scope: 'ai', grantedMicroUSD,
  *                            spentMicroUSD, reservedMicroUSD, availableMicroUSD}]}, available = granted -
  *                            spent - reserved, always; plan is the plan id, or null when none was set
@@ -16,27 +16,26 @@
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { Meter } from '../metering/meter.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
-import type { Store } from '../store/store.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { BillingDeps } from '../billing/deps.js';
 import { checkShape } from '../billing/schemas.js';
 import { createCheckout, createPortal, purchasable } from '../billing/sessions.js';
 import { requireProcessor } from '../billing/stripe.js';
 import { readJson } from '../stages/read-body.js';
-import type { Caller } from './research.js';
+import type { WhoCalls } from './research.js';
+import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 
-export function billingStatus(store: Store, meter: Meter) {
+export function billingStatus(deps: CallerDeps, meter: Meter) {
   return async function billingStatus(ctx: Context): Promise<void> {
-    const identity = await resolveToken(store, bearerToken(ctx));
+    const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
     ctx.body = await meter.status(identity.principal.id);
   };
 }
 
-export function ownReceipt(store: Store) {
+export function ownReceipt(deps: CallerDeps) {
   return async function ownReceipt(ctx: Context): Promise<void> {
-    const identity = await resolveToken(store, bearerToken(ctx));
-    const receipt = await store.getReceipt(String(ctx.params['id']));
+    const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
+    const receipt = await deps.store.getReceipt(String(ctx.params['id']));
     if (!receipt || receipt.principalId !== identity.principal.id) throw new GatewayError('receipt-not-found');
     ctx.body = receipt;
   };
@@ -60,7 +59,7 @@ export function billingCatalog(holder: RuntimeHolder, stripeConfigured: boolean)
   };
 }
 
-export function billingCheckout(d: BillingDeps, caller: Caller) {
+export function billingCheckout(d: BillingDeps, caller: WhoCalls) {
   return async function billingCheckout(ctx: Context): Promise<void> {
     const { principal } = await caller(ctx);
     const body = checkShape<{ sku: string; requestId: string }>('checkout', await readJson(ctx, d.holder.current.gateway.limits.bodyBytes));
@@ -82,7 +81,7 @@ export function billingCheckout(d: BillingDeps, caller: Caller) {
   };
 }
 
-export function billingPortal(d: BillingDeps, caller: Caller) {
+export function billingPortal(d: BillingDeps, caller: WhoCalls) {
   return async function billingPortal(ctx: Context): Promise<void> {
     const { principal } = await caller(ctx);
     const page = await createPortal(d, principal.id);

@@ -8,7 +8,7 @@
  * The agent only relays a URL; it never completes a verification itself.
  */
 import type { Context } from 'koa';
-import type { Identity } from '../store/store.js';
+import type { PrincipalRecord } from '../store/store.js';
 import type { BillingDeps } from '../billing/deps.js';
 import { researchStatus } from '../billing/research-status.js';
 import { checkShape } from '../billing/schemas.js';
@@ -19,10 +19,10 @@ import { validRung } from '../billing/verification.js';
 import { ekycState } from '../billing/ekyc-status.js';
 import { readJson } from '../stages/read-body.js';
 
-/** Who is calling: resolves the request's credentials to an identity, or throws the 401 that says why not. */
-export type Caller = (ctx: Context) => Promise<Identity>;
+/** Who is calling (auth/caller.ts resolves it): the principal, or the 401/403 that says why not. */
+export type WhoCalls = (ctx: Context) => Promise<{ principal: PrincipalRecord }>;
 
-export function researchRoutes(d: BillingDeps, caller: Caller) {
+export function researchRoutes(d: BillingDeps, caller: WhoCalls) {
   const limit = () => d.holder.current.gateway.limits.bodyBytes;
   return {
     async status(ctx: Context): Promise<void> {
