@@ -10,7 +10,8 @@
  * The principal's own view of its money and its calls, with a PAT or a browser session (`pat / cookie`):
  *   GET /v1/billing/status   {status: 'connected', plan, balances: [{scope: 'ai', grantedMicroUSD,
  *                            spentMicroUSD, reservedMicroUSD, availableMicroUSD}]}, available = granted -
- *                            spent - reserved, always; plan is the plan id, or null when none was set
+ *                            spent - reserved, always; plan is the plan id, or null when none was set;
+ *                            a `storage` row follows once storage credits were bought (billing/storage.ts)
  *   GET /v1/receipts/{id}    one of its receipts, signed; another principal's id is answered as not found
  */
 import type { Context } from 'koa';
@@ -18,6 +19,8 @@ import { GatewayError } from '../errors.js';
 import type { Meter } from '../metering/meter.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { BillingDeps } from '../billing/deps.js';
+import type { BillingStore } from '../billing/store.js';
+import { storageBalance } from '../billing/storage.js';
 import { checkShape } from '../billing/schemas.js';
 import { createCheckout, createPortal, purchasable } from '../billing/sessions.js';
 import { requireProcessor } from '../billing/stripe.js';
@@ -25,10 +28,11 @@ import { readJson } from '../stages/read-body.js';
 import type { WhoCalls } from './research.js';
 import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 
-export function billingStatus(deps: CallerDeps, meter: Meter) {
+export function billingStatus(deps: CallerDeps & { billing: BillingStore }, meter: Meter) {
   return async function billingStatus(ctx: Context): Promise<void> {
     const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
-    ctx.body = await meter.status(identity.principal.id);
+    const [status, storage] = await Promise.all([meter.status(identity.principal.id), storageBalance(deps.billing, identity.principal.id)]);
+    ctx.body = storage ? { ...status, balances: [...status.balances, storage] } : status;
   };
 }
 

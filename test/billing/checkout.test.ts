@@ -100,6 +100,31 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     }
   });
 
+  it('serves research status, verification and applications to a browser session as well as to a PAT', async () => {
+    const { p, b } = await person();
+    const status = await b.get('api', '/v1/research/status');
+    expect(status.status).to.equal(200);
+    expect(status.body).to.deep.include({ status: 'pending', reason: 'verification-required' });
+    const start = await b.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] });
+    expect(start.body.kind).to.equal('card');
+    expect((await b.get('api', '/v1/research/ekyc/status')).body.state).to.equal('pending');
+    const app = await b.post('api', '/v1/research/applications', {
+      verificationMode: 'card',
+      policyVersion: '2026-11',
+      consent: { acceptableUse: true, localExecutionBoundary: true },
+      authorizedResearch: { authorization: 'owned', targets: [{ kind: 'domain', identifier: 'acme.example' }] },
+      purpose: 'review the code of our own web application',
+      scope: { id: 'acme-web', tasks: ['code-review'] },
+    });
+    expect(app.status).to.equal(202);
+    const listed = await w.gw.admin('GET', '/applications?status=submitted');
+    expect(listed.body.data.find((a: any) => a.id === app.body.id).principalId).to.equal(p.id);
+    // A cookie POST from another site is refused before anything is done.
+    const foreign = new Browser(w.gw, 'https://evil.example');
+    foreign.cookie = b.cookie;
+    expect((await foreign.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] })).status).to.equal(403);
+  });
+
   it('opens the customer portal for the session\'s principal', async () => {
     const { p, b } = await person();
     const res = await b.post('api', '/v1/billing/portal');

@@ -103,6 +103,8 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
 
   it('grants a top-up with its completed payment only (AI credits to the balance, storage credits for 12 months)', async () => {
     const p = await w.gw.principal();
+    const bare = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+    expect(bare.balances.map((b: any) => b.scope)).to.deep.equal(['ai']);
     const session = (sku: string, payment_status: string) => ({
       id: `cs_topup_${sku}_${Date.now()}`,
       object: 'checkout.session',
@@ -125,6 +127,11 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     const storage = await deliver(w.gw.apiUrl, event('checkout.session.completed', session('storage-credits-25', 'paid')));
     expect(storage.body.outcome).to.equal('storage credits granted: 25000000');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(25_000_000);
+    const own = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+    const row = own.balances.find((b: any) => b.scope === 'storage');
+    expect(row).to.deep.include({ grantedMicroUSD: 25_000_000, spentMicroUSD: 0, reservedMicroUSD: 0, availableMicroUSD: 25_000_000 });
+    const months = (Date.parse(row.nextExpiryAt) - Date.now()) / (30.44 * 86_400_000);
+    expect(months).to.be.within(11.8, 12.2);
   });
 
   it('answers 503 for an event about a principal the gateway does not hold, so Stripe retries it', async () => {
