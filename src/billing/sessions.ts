@@ -64,8 +64,8 @@ export async function startCardVerification(d: BillingDeps, principalId: string,
       client_reference_id: principalId,
       metadata,
       setup_intent_data: { metadata },
-      success_url: `${p.consoleUrl}/verification/done?session_id={CHECKOUT_SESSION_ID}`,
-      cancel_url: `${p.consoleUrl}/verification`,
+      success_url: `${d.origins.console}/verification/done?session_id={CHECKOUT_SESSION_ID}`,
+      cancel_url: `${d.origins.console}/verification`,
     }),
   );
   return { url: pageUrl(session.url), kind: 'card', sessionId: session.id, expiresAt: expiry(session.expires_at) };
@@ -80,7 +80,7 @@ export async function startIdentityVerification(d: BillingDeps, principalId: str
       options: { document: { require_matching_selfie: true } },
       client_reference_id: principalId,
       metadata: { principalId, sku: 'identity-verification', requestId: randomUUID(), scopeId: scope.scopeId, tasks: scope.tasks.join(',') },
-      return_url: `${p.consoleUrl}/verification/done`,
+      return_url: `${d.origins.console}/verification/done`,
     }),
   );
   return { url: pageUrl(session.url), kind: 'identity', sessionId: session.id, expiresAt: null };
@@ -108,8 +108,8 @@ export async function createCheckout(d: BillingDeps, principalId: string, sku: s
     customer,
     client_reference_id: principalId,
     metadata,
-    success_url: `${p.consoleUrl}/billing/done?session_id={CHECKOUT_SESSION_ID}`,
-    cancel_url: `${p.consoleUrl}/billing`,
+    success_url: `${d.origins.console}/billing/done?session_id={CHECKOUT_SESSION_ID}`,
+    cancel_url: `${d.origins.console}/billing`,
   };
   const params: Stripe.Checkout.SessionCreateParams =
     item.kind === 'plan'
@@ -140,6 +140,6 @@ export async function createCheckout(d: BillingDeps, principalId: string, sku: s
 export async function createPortal(d: BillingDeps, principalId: string): Promise<HostedPage> {
   const p = requireProcessor(d.stripe);
   const customer = await ensureCustomer(d, principalId);
-  const session = await stripeCall(d.log, 'billingPortal.sessions.create', () => p.client.billingPortal.sessions.create({ customer, return_url: `${p.consoleUrl}/billing` }));
+  const session = await stripeCall(d.log, 'billingPortal.sessions.create', () => p.client.billingPortal.sessions.create({ customer, return_url: `${d.origins.console}/billing` }));
   return { url: pageUrl(session.url), kind: 'portal', sessionId: session.id, expiresAt: null };
 }

@@ -16,8 +16,6 @@ export interface PaymentProcessor {
   client: Stripe;
   /** Null when STRIPE_WEBHOOK_SECRET is unset: the webhook then answers 503. */
   webhookSecret: string | null;
-  /** Where a person lands after a hosted page: the account console (PORTCULLIS_CONSOLE_URL). */
-  consoleUrl: string;
 }
 
 export function stripeFromEnv(env: Record<string, string | undefined>): PaymentProcessor | null {
@@ -37,8 +35,7 @@ export function stripeFromEnv(env: Record<string, string | undefined>): PaymentP
         }
       : {}),
   });
-  const consoleUrl = (env['PORTCULLIS_CONSOLE_URL'] || 'http://localhost:8082').replace(/\/+$/, '');
-  return { client, webhookSecret: env['STRIPE_WEBHOOK_SECRET'] || null, consoleUrl };
+  return { client, webhookSecret: env['STRIPE_WEBHOOK_SECRET'] || null };
 }
 
 export function requireProcessor(p: PaymentProcessor | null): PaymentProcessor {
