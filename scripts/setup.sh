@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
-# tests start a real one) and the policy tools opa and regal at the versions pinned in
-# scripts/tools.env, each built into its own version-pinned directory
+# tests start a real one), the policy tools opa and regal, and stripe-mock (the billing tests' payment
+# processor), at the versions pinned in scripts/tools.env, each built into its own version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
 #
@@ -89,6 +89,11 @@ build_regal() { # version workdir
   )
 }
 
+build_stripe_mock() { # version workdir
+  CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
+}
+
 ensure_redis
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
+install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

@@ -97,6 +97,19 @@ export const ERRORS = {
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing
+  'prepaid-card-not-accepted': { status: 403, message: 'the registered card is prepaid, which is not accepted; register a credit or debit card' },
+  'screening-expired': { status: 403, message: 'the AML/CTF screening behind the rung has expired; an operator must screen again' },
+  'policy-version-mismatch': { status: 409, message: 'policyVersion is not the acceptable-use policy version in force' },
+  'application-not-found': { status: 404, message: 'no such research application' },
+  'application-decided': { status: 409, message: 'the application has been decided already' },
+  'unknown-sku': { status: 404, message: 'no such sku in the billing catalog' },
+  'sku-not-purchasable': { status: 409, message: 'this catalog item is listed but not purchasable' },
+  'checkout-disabled': { status: 409, message: 'checkout is not enabled in the billing catalog' },
+  'request-id-reused': { status: 409, message: 'this requestId was used for a different checkout' },
+  'billing-not-configured': { status: 503, message: 'the payment processor is not configured on this gateway' },
+  'payment-processor-error': { status: 502, message: 'the payment processor did not answer as expected; nothing was changed' },
+  'webhook-signature-invalid': { status: 400, message: 'the webhook signature is missing, wrong or stale; nothing was changed' },
+  'webhook-not-ready': { status: 503, message: 'the event names a principal or object not known yet; nothing was changed, a retry can apply it' },
 
   // Client compatibility (the chat request's fields)
 

@@ -15,6 +15,7 @@ import { HOST_NAMES, type HostName } from './config/types.js';
 import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
+import { stripeFromEnv } from './billing/stripe.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptSigner } from './receipts/signing.js';
@@ -133,7 +134,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp };
+  // Stripe only when a key is configured; without one the billing routes that need it answer 503.
+  const stripe = stripeFromEnv(env);
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, billing: wired.billing, stripe };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

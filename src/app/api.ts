@@ -26,7 +26,11 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
-import { billingStatus, ownReceipt } from '../routes/billing.js';
+import { billingCatalog, billingCheckout, billingPortal, billingStatus, ownReceipt } from '../routes/billing.js';
+import { researchRoutes, type WhoCalls } from '../routes/research.js';
+import { stripeWebhook } from '../routes/stripe-webhook.js';
+import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
+import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
@@ -37,7 +41,8 @@ export function createApiApp(deps: Deps): Koa {
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
@@ -81,6 +86,19 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/account/api-token', issueAccountToken(deps));
   router.get('/v1/account/api-tokens', listAccountTokens(deps));
   router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
+
+  // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
+  const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);
+  const cookieOnly: WhoCalls = (ctx) => resolveCaller(ctx, deps, SESSION_ONLY);
+  const research = researchRoutes(deps, patOrCookie);
+  router.get('/v1/research/status', research.status);
+  router.post('/v1/research/ekyc/start', research.ekycStart);
+  router.get('/v1/research/ekyc/status', research.ekycStatus);
+  router.post('/v1/research/applications', research.apply);
+  router.get('/v1/billing/catalog', billingCatalog(holder, deps.stripe !== null));
+  router.post('/v1/billing/checkout', billingCheckout(deps, cookieOnly));
+  router.post('/v1/billing/portal', billingPortal(deps, cookieOnly));
+  router.post('/v1/webhooks/stripe', stripeWebhook(deps));
 
   app.use(singleExit(log));
   app.use(wiresNotOffered());

@@ -7,6 +7,8 @@ import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
+import type { BillingStore } from '../billing/store.js';
+import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
@@ -24,6 +26,10 @@ export interface Deps {
   reviews: ReviewStore;
   /** The document version history GET /v1/secure serves (src/secure). */
   history: HistoryRecorder;
+  /** Verification, applications, checkouts and applied webhook events (src/billing). */
+  billing: BillingStore;
+  /** Stripe, when STRIPE_SECRET_KEY is set; null otherwise (the routes that need it answer 503). */
+  stripe: PaymentProcessor | null;
   /**
    * The public origin of every host (`listeners.<name>.url`, or http://localhost:<bound port>), known once
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.

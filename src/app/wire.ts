@@ -27,6 +27,9 @@ import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
 import type { TotpStore } from '../totp/store.js';
 import { RedisTotpStore } from '../totp/redis-store.js';
 import { MemoryTotpStore } from '../totp/memory-store.js';
+import type { BillingStore } from '../billing/store.js';
+import { RedisBillingStore } from '../billing/redis-store.js';
+import { MemoryBillingStore } from '../billing/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -36,6 +39,7 @@ export interface Capabilities {
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
   totp: TotpStore;
+  billing: BillingStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -49,5 +53,6 @@ export function wireCapabilities(store: Store): Capabilities {
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
     totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
+    billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
   };
 }

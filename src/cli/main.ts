@@ -29,6 +29,10 @@ const USAGE = `usage:
   portcullis admin receipts <principal> [--day YYYY-MM-DD]   # one receipt (JSON) a line
   portcullis admin receipt-key                                # the public key receipts are signed with
   portcullis admin reviews [--day YYYY-MM-DD]                 # the day's flagged calls, one JSON a line
+  portcullis admin applications [--status submitted|approved|refused]   # one application (JSON) a line
+  portcullis admin application show <id>
+  portcullis admin application approve <id> [--note TEXT]
+  portcullis admin application refuse <id> --reason TEXT
   portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
@@ -106,11 +110,14 @@ async function admin(args: string[]): Promise<void> {
       'micro-usd': { type: 'string' },
       id: { type: 'string' },
       day: { type: 'string' },
+      status: { type: 'string' },
+      note: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
   const target = positionals[2];
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
-  const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews'].includes(positionals[0] ?? '');
+  const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews', 'applications'].includes(positionals[0] ?? '');
   switch (oneWord ? positionals[0] : positionals.slice(0, 2).join(' ')) {
     case 'principal create': {
       const p = await call('POST', '/principals', { ...(values.tenant ? { tenant: values.tenant } : {}), ...(values.username ? { username: values.username } : {}) });
@@ -179,6 +186,22 @@ async function admin(args: string[]): Promise<void> {
         offset += data.length;
         if (data.length === 0 || offset >= Number(page['total'])) return;
       }
+    }
+    case 'applications': {
+      const list = await call('GET', `/applications${values.status ? `?status=${enc(values.status)}` : ''}`);
+      for (const a of list['data'] as unknown[]) out(JSON.stringify(a));
+      return;
+    }
+    case 'application show':
+      return out(JSON.stringify(await call('GET', `/applications/${enc(need(target, '<id>'))}`), null, 2));
+    case 'application approve': {
+      const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/approve`, values.note ? { note: values.note } : {});
+      const scope = (a['request'] as { scope: { id: string; tasks: string[] } }).scope;
+      return out(`approved ${a['id']}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${a['principalId']}`);
+    }
+    case 'application refuse': {
+      const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/refuse`, { reason: need(values.reason, '--reason') });
+      return out(`refused ${a['id']}`);
     }
     case 'receipt-key': {
       const k = await call('GET', '/receipt-key');

@@ -79,6 +79,7 @@ export interface RungsDoc {
   teams: Record<Team, TeamBar>;
   aup: { version: string };
   freeAllowance: { perDay: number; unit: 'requests' | 'tokens' };
+  verification: { screeningValidityDays: number; trustProjectionSeconds: number; screenedRungs: string[] };
 }
 
 export type OriginConfig = { demo: true } | { baseUrl: string; apiKeyEnv?: string; connections?: number };
