@@ -28,6 +28,9 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
+import { ownReceipts, usageSummary } from '../routes/usage.js';
+import { consoleCors } from '../pages/console-cors.js';
+import { bearerToken, resolveToken } from '../stages/identify.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -70,9 +73,13 @@ export function createApiApp(deps: Deps): Koa {
   );
   router.get('/v1/research/job', getJob(store, jobs, holder));
   router.get('/v1/billing/status', billingStatus(store, deps.meter));
+  const principalOf = async (ctx: Koa.Context) => (await resolveToken(store, bearerToken(ctx))).principal.id;
+  router.get('/v1/receipts', ownReceipts(store, deps.meter, principalOf));
+  router.get('/v1/usage', usageSummary(store, deps.meter, principalOf));
   router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));
+  app.use(consoleCors(deps.origins.console));
   app.use(wiresNotOffered());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -9,11 +9,15 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { servePages } from '../pages/serve.js';
+import { consoleCors } from '../pages/console-cors.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
   app.use(singleExit(deps.log));
+  app.use(consoleCors(deps.origins.console));
+  app.use(servePages({ '/sign-in': 'sign-in.html' }, deps.origins));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
