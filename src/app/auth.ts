@@ -11,10 +11,14 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
   app.use(consoleCors(deps.origins.console));
   app.use(servePages({ '/sign-in': 'sign-in.html' }, deps.origins));

@@ -8,6 +8,7 @@ import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { HostName } from '../config/types.js';
+import type { Sessions } from '../sessions/sessions.js';
 
 export interface Deps {
   store: Store;
@@ -25,4 +26,8 @@ export interface Deps {
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
+  /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
+  sessions: Sessions;
+  /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
+  now: () => number;
 }

@@ -15,11 +15,15 @@ import { MemoryReviewStore } from '../reviews/memory-store.js';
 import type { HistoryStore } from '../secure/history.js';
 import { RedisHistoryStore } from '../secure/redis-history.js';
 import { MemoryHistoryStore } from '../secure/memory-history.js';
+import type { SessionStore } from '../sessions/store.js';
+import { RedisSessionStore } from '../sessions/redis-store.js';
+import { MemorySessionStore } from '../sessions/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
+  sessions: SessionStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -29,5 +33,6 @@ export function wireCapabilities(store: Store): Capabilities {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+    sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
   };
 }
