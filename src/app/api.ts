@@ -28,14 +28,11 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
-<<<<<<< HEAD
-import { ownReceipts, usageSummary } from '../routes/usage.js';
-import { consoleCors } from '../pages/console-cors.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
-=======
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
->>>>>>> wip/auth
+import { ownReceipts, usageSummary } from '../routes/usage.js';
+import { consoleCors } from '../pages/console-cors.js';
+import { PAT_OR_SESSION, resolveCaller } from '../auth/caller.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -76,16 +73,11 @@ export function createApiApp(deps: Deps): Koa {
     run(deps, engine, 'api'),
     queued(),
   );
-<<<<<<< HEAD
-  router.get('/v1/research/job', getJob(store, jobs, holder));
-  router.get('/v1/billing/status', billingStatus(store, deps.meter));
-  const principalOf = async (ctx: Koa.Context) => (await resolveToken(store, bearerToken(ctx))).principal.id;
-  router.get('/v1/receipts', ownReceipts(store, deps.meter, principalOf));
-  router.get('/v1/usage', usageSummary(store, deps.meter, principalOf));
-  router.get('/v1/receipts/:id', ownReceipt(store));
-=======
   router.get('/v1/research/job', getJob(deps, jobs, holder));
   router.get('/v1/billing/status', billingStatus(deps, deps.meter));
+  const principalOf = async (ctx: Koa.Context) => (await resolveCaller(ctx, deps, PAT_OR_SESSION)).principal.id;
+  router.get('/v1/receipts', ownReceipts(store, deps.meter, principalOf));
+  router.get('/v1/usage', usageSummary(store, deps.meter, principalOf));
   router.get('/v1/receipts/:id', ownReceipt(deps));
 
   // The browser session (cookie routes; auth/caller.ts has the rules).
@@ -95,7 +87,6 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/account/api-token', issueAccountToken(deps));
   router.get('/v1/account/api-tokens', listAccountTokens(deps));
   router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
->>>>>>> wip/auth
 
   app.use(singleExit(log));
   app.use(consoleCors(deps.origins.console));
