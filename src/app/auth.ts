@@ -12,10 +12,15 @@ import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+  router.post('/v1/passkey/register/options', registerOptions(deps));
+  router.post('/v1/passkey/register/verify', registerVerify(deps));
+  router.post('/v1/passkey/login/options', loginOptions(deps));
+  router.post('/v1/passkey/login/verify', loginVerify(deps));
   router.get('/v1/session', getSession(deps));
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));

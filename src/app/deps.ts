@@ -9,6 +9,8 @@ import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { HostName } from '../config/types.js';
 import type { Sessions } from '../sessions/sessions.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
 
 export interface Deps {
   store: Store;
@@ -28,6 +30,10 @@ export interface Deps {
   origins: Record<HostName, string>;
   /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
   sessions: Sessions;
+  /** Single-use ceremony challenges and nonces (src/challenges). */
+  challenges: ChallengeStore;
+  /** Registered passkeys (src/passkeys). */
+  passkeys: PasskeyStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }

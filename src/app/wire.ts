@@ -18,12 +18,20 @@ import { MemoryHistoryStore } from '../secure/memory-history.js';
 import type { SessionStore } from '../sessions/store.js';
 import { RedisSessionStore } from '../sessions/redis-store.js';
 import { MemorySessionStore } from '../sessions/memory-store.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import { RedisChallengeStore } from '../challenges/redis-store.js';
+import { MemoryChallengeStore } from '../challenges/memory-store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
+import { RedisPasskeyStore } from '../passkeys/redis-store.js';
+import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
   sessions: SessionStore;
+  challenges: ChallengeStore;
+  passkeys: PasskeyStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -34,5 +42,7 @@ export function wireCapabilities(store: Store): Capabilities {
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
+    challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
+    passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
   };
 }

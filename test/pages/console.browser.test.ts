@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js';
-import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/browser.js';
+import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 
 describe('pages in a real browser (Chromium, virtual passkey authenticator)', function () {
   this.timeout(60_000);
