@@ -4,7 +4,7 @@
  * the documented API. Without a valid session the page goes to the sign-in page and comes back here.
  */
 import { call, origins } from '../api.js';
-import { $, announce, busy, h } from '../dom.js';
+import { $, announce, busy, errorText, h } from '../dom.js';
 import type { Section, Session } from './section.js';
 import { home } from './home.js';
 import { tokens } from './tokens.js';
@@ -31,7 +31,7 @@ async function show(session: Session): Promise<void> {
     await section.render(body, { session, errorBox, refresh: () => void show(session) });
   } catch (err) {
     errorBox.hidden = false;
-    errorBox.textContent = err instanceof Error ? err.message : String(err);
+    errorBox.textContent = errorText(err);
   }
   announce(`${section.title} loaded`);
 }
