@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
-# tests start a real one), the policy tools opa and regal, and stripe-mock (the billing tests' payment
-# processor), at the versions pinned in scripts/tools.env, each built into its own version-pinned directory
+# tests start a real one), Debian's Chromium (the page tests), the policy tools opa and regal, and
+# stripe-mock (the billing tests' payment processor), at the versions pinned in scripts/tools.env, each
+# built into its own version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
 #
@@ -33,18 +34,25 @@ quietly() {
   rm -f "$log"
 }
 
-ensure_redis() {
-  command -v redis-server >/dev/null 2>&1 && return 0
-  local cmd="apt-get update && apt-get install -y redis-server"
+# Installs a Debian package when its command is missing: `ensure_apt COMMAND PACKAGE...`.
+apt_updated=0
+ensure_apt() {
+  local command_name=$1
+  shift
+  command -v "$command_name" >/dev/null 2>&1 && return 0
+  local cmd="apt-get update && apt-get install -y $*"
   if [ "$(id -u)" -ne 0 ]; then
-    fail "redis-server is missing; run: sudo sh -c '$cmd'"
+    fail "$command_name is missing; run: sudo sh -c '$cmd'"
   fi
-  command -v apt-get >/dev/null 2>&1 || fail "redis-server is missing and apt-get is not available; install redis-server"
-  say "installing redis-server (apt-get)"
-  quietly apt-get update -qq || fail "apt-get update failed; run: $cmd"
-  DEBIAN_FRONTEND=noninteractive quietly apt-get install -y -qq redis-server ||
+  command -v apt-get >/dev/null 2>&1 || fail "$command_name is missing and apt-get is not available; install $*"
+  say "installing $* (apt-get)"
+  if [ "$apt_updated" -eq 0 ]; then
+    quietly apt-get update -qq || fail "apt-get update failed; run: $cmd"
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive quietly apt-get install -y -qq "$@" ||
     fail "apt-get install failed; run: $cmd"
-  command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing after apt-get install"
+  command -v "$command_name" >/dev/null 2>&1 || fail "$command_name still missing after apt-get install $*"
 }
 
 require_go() {
@@ -93,7 +101,9 @@ build_stripe_mock() { # version workdir
   CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
 }
 
-ensure_redis
+# The store's tests start real redis-server processes; the page tests drive Debian's Chromium.
+ensure_apt redis-server redis-server
+ensure_apt chromium chromium fonts-dejavu-core
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

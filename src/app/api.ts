@@ -34,6 +34,8 @@ import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
+import { ownReceipts, usageSummary } from '../routes/usage.js';
+import { consoleCors } from '../pages/console-cors.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -100,7 +102,12 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/billing/portal', billingPortal(deps, cookieOnly));
   router.post('/v1/webhooks/stripe', stripeWebhook(deps));
 
+  // The principal's own record of its calls (the console's receipts and usage chart): `pat / cookie`.
+  router.get('/v1/receipts', ownReceipts(store, deps.meter, patOrCookie));
+  router.get('/v1/usage', usageSummary(store, deps.meter, patOrCookie));
+
   app.use(singleExit(log));
+  app.use(consoleCors(deps.origins.console));
   app.use(wiresNotOffered());
   app.use(router.routes());
   app.use(router.allowedMethods());

@@ -9,6 +9,8 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { servePages } from '../pages/serve.js';
+import { consoleCors } from '../pages/console-cors.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
@@ -27,6 +29,8 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
+  app.use(consoleCors(deps.origins.console));
+  app.use(servePages({ '/sign-in': 'sign-in.html' }, deps.origins));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
