@@ -11,6 +11,7 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
+import { signInMethods } from '../routes/sign-in-methods.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
@@ -25,6 +26,7 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/totp/verify', totpVerify(deps));
   router.post('/v1/totp/enrol', totpEnrol(deps));
   router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
+  router.get('/v1/account/sign-in-methods', signInMethods(deps));
   router.get('/v1/session', getSession(deps));
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));

@@ -5,7 +5,9 @@
  *   GET /v1/usage?days=N              {principalId, days: [{day, models: {<model>: {calls, tokens,
  *                                     chargedMicroUSD}}}]}: the last N UTC days (1..31, default 30), oldest
  *                                     first, summed from the receipts: calls answered, tokens counted
- *                                     (prompt, cached prompt included, and completion), micro-USD charged
+ *                                     (prompt, cached prompt included, and completion), micro-USD charged;
+ *                                     and `today`: the meter's counters for the current UTC day (free
+ *                                     allowance used and held, rung-allowance tokens used and held)
  * Both read only the caller's own receipts.
  */
 import type { Context } from 'koa';
@@ -46,9 +48,10 @@ export function usageSummary(store: Store, meter: Meter, caller: WhoCalls) {
       throw new GatewayError('invalid-request', 'days must be a whole number from 1 to 31');
     }
     const days = lastDays(meter.today(), Number(raw));
-    const lists = await Promise.all(days.map((day) => store.listReceipts(principalId, day)));
+    const [today, ...lists] = await Promise.all([meter.usage(principalId, days.at(-1)!), ...days.map((day) => store.listReceipts(principalId, day))]);
     ctx.body = {
       principalId,
+      today,
       days: days.map((day, i) => {
         const models: Record<string, { calls: number; tokens: number; chargedMicroUSD: number }> = {};
         for (const r of lists[i]!) {

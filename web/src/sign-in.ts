@@ -12,13 +12,14 @@ const errorBox = $('#error');
 const next = safeReturn(new URLSearchParams(location.search).get('return'));
 
 interface SignedIn {
-  /** `pending-2fa` when the account has TOTP enrolled: the session is only good for /v1/totp/verify. */
-  status?: string;
+  verified?: boolean;
   principalId?: string;
+  /** `totp` when the account has TOTP enrolled: the session is only good for /v1/totp/verify until then. */
+  secondFactor?: string;
 }
 
 function afterPrimary(result: SignedIn): void {
-  if (result.status === 'pending-2fa') {
+  if (result.secondFactor === 'totp') {
     $('#totp').hidden = false;
     $('#totp-code').focus();
     announce('Enter your two-factor code.');
@@ -76,7 +77,9 @@ $('#totp-form').addEventListener('submit', (event) => {
   const form = event.currentTarget as HTMLFormElement;
   const button = form.querySelector('button') as HTMLButtonElement;
   const code = String(new FormData(form).get('code') ?? '').trim();
-  void busy(button, errorBox, async () => afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/totp/verify', { code })));
+  // Six digits are a code from the app; anything else is one of the recovery codes shown at enrolment.
+  const body = /^\d{6}$/.test(code) ? { code } : { recoveryCode: code };
+  void busy(button, errorBox, async () => afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/totp/verify', body)));
 });
 
 // The console origin is where a signed-in person lands; show it so a person knows where they are going.

@@ -33,9 +33,9 @@ export const security: Section = {
     const enrol = h('button', { type: 'button', id: 'totp-enrol' }, 'Set up an authenticator app');
     enrol.addEventListener('click', () =>
       void busy(enrol, errorBox, async () => {
-        const started = await call<{ secret: string; otpauthUrl: string }>('auth', 'POST', '/v1/totp/enrol', {});
+        const started = await call<{ secret: string; uri: string }>('auth', 'POST', '/v1/totp/enrol', {});
         const QRCode = (await import('qrcode')).default; // its own chunk, loaded on enrolment only
-        const img = h('img', { src: await QRCode.toDataURL(started.otpauthUrl, { margin: 1, width: 200 }), alt: 'QR code for your authenticator app', width: '200', height: '200' });
+        const img = h('img', { src: await QRCode.toDataURL(started.uri, { margin: 1, width: 200 }), alt: 'QR code for your authenticator app', width: '200', height: '200' });
         const confirm = h('form', { id: 'totp-confirm' },
           h('label', { for: 'totp-first-code' }, 'The 6-digit code your app shows now'),
           h('input', { id: 'totp-first-code', name: 'code', autocomplete: 'one-time-code', inputmode: 'numeric', pattern: '[0-9]{6}', required: true }),
