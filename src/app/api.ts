@@ -16,7 +16,7 @@ import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
-import { bindIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
+import { bindIdempotencyKey, checkIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
 import { readBody } from '../stages/read-body.js';
 import { validate } from '../stages/validate.js';
 import { identify } from '../stages/identify.js';
@@ -62,9 +62,10 @@ export function createApiApp(deps: Deps): Koa {
     validate('job'),
     identify(store, lookAhead(jobs)),
     jobKey(),
-    bindIdempotencyKey(jobs),
-    attach(jobs, queued()),
+    checkIdempotencyKey(jobs),
+    attach(jobs, compose([bindIdempotencyKey(jobs), queued()]) as Koa.Middleware),
     ...admission('api'),
+    bindIdempotencyKey(jobs),
     run(deps, engine, 'api'),
     queued(),
   );

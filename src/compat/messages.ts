@@ -1,0 +1,81 @@
+/**
+ * Messages as clients send them, made into the one form the gateway scans, counts, keys jobs by and
+ * forwards. Parsed once, here, right after the shape check:
+ *
+ * - the `developer` role (newer SDKs and agent frameworks send it where older ones send `system`) is the
+ *   system turn, and is forwarded as `system`, which every upstream takes;
+ * - content given as an array of text parts is joined with a line break; any other part type (image, audio,
+ *   file) is refused by name, as the spec takes text only;
+ * - a tool call's `arguments` that hold JSON are parsed, bounded in depth and re-serialised: what the
+ *   guardrails read and what goes upstream are then the same bytes, so a duplicate key or an escape cannot
+ *   show the scanner one value and the model another.
+ *
+ * The client's object is not changed; a new request is returned.
+ */
+import { GatewayError } from '../errors.js';
+import { checkDepth } from './depth.js';
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: Role;
+  content?: string | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  refusal?: string | null;
+}
+
+/** A message as the schema lets it in, before normalisation. */
+export interface ClientMessage extends Omit<ChatMessage, 'role' | 'content'> {
+  role: Role | 'developer';
+  content?: string | null | Array<{ type: string; text?: string }>;
+}
+
+function joinParts(parts: Array<{ type: string; text?: string }>, at: string): string {
+  return parts
+    .map((p, k) => {
+      if (p.type !== 'text' || typeof p.text !== 'string') {
+        throw new GatewayError('invalid-messages', `${at}.content[${k}] is a "${p.type}" part; content is text only (no images, audio or files)`, {
+          param: `${at}.content[${k}].type`,
+        });
+      }
+      return p.text;
+    })
+    .join('\n');
+}
+
+/** JSON arguments re-serialised from their one parse; anything else (not JSON, or a bare number) as sent. */
+export function canonicalArguments(args: string, at: string): string {
+  const t = args.trimStart();
+  if (!(t.startsWith('{') || t.startsWith('[') || t.startsWith('"'))) return args;
+  let value: unknown;
+  try {
+    value = JSON.parse(args);
+  } catch {
+    return args;
+  }
+  checkDepth(value, at, at);
+  return JSON.stringify(value);
+}
+
+export function normaliseMessages(messages: readonly ClientMessage[]): ChatMessage[] {
+  return messages.map((m, i) => {
+    const at = `messages[${i}]`;
+    const out: ChatMessage = { ...m, role: m.role === 'developer' ? 'system' : m.role } as ChatMessage;
+    if (Array.isArray(m.content)) out.content = joinParts(m.content, at);
+    if (m.tool_calls) {
+      out.tool_calls = m.tool_calls.map((tc, k) => ({
+        ...tc,
+        function: { ...tc.function, arguments: canonicalArguments(tc.function.arguments, `${at}.tool_calls[${k}].function.arguments`) },
+      }));
+    }
+    return out;
+  });
+}
