@@ -55,7 +55,7 @@ export interface JobKey {
   task: string;
   scopeId: string | null;
   max_tokens: number;
-  messages: Array<{ role: string; content?: string | null; name?: string; tool_call_id?: string; tool_calls?: unknown[] }>;
+  messages: Array<{ role: string; content?: string | null; name?: string; tool_call_id?: string; tool_calls?: unknown[]; refusal?: string | null }>;
   tools?: unknown[] | undefined;
   tool_choice?: unknown;
   /** Part of the identity only when sent, so requests without one keep the ids they always had. */
@@ -73,6 +73,8 @@ export function jobIdFor(principalId: string, key: JobKey): string {
   const hash = createHash('sha256').update(JSON.stringify([principalId, key.model, key.task, key.scopeId, key.max_tokens]));
   for (const m of key.messages) {
     hash.update(`\n${JSON.stringify([m.role, m.content ?? null, m.name ?? null, m.tool_call_id ?? null])}${canonical(m.tool_calls)}`);
+    // The refusal is forwarded, so it decides the answer; hashed only when sent, so other ids stay as they were.
+    if (typeof m.refusal === 'string') hash.update(`\nrefusal ${JSON.stringify(m.refusal)}`);
   }
   hash.update(`\n${canonical(key.tools)}\n${canonical(key.tool_choice)}`);
   if (key.seed !== undefined && key.seed !== null) hash.update(`\nseed ${key.seed}`);
