@@ -30,6 +30,9 @@ export interface ParameterTableDoc {
   parameters: ParameterRow[];
 }
 
+/** What a parameter name looks like; anything else is not repeated back. */
+export const PARAMETER_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
 const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const PARAMETER_TABLE_FILE = 'rules/chat-parameters.yaml';
 
@@ -77,7 +80,13 @@ export function checkParameters(body: Record<string, unknown>): void {
   for (const [name, value] of Object.entries(body)) {
     const row = ROWS.get(name);
     if (!row) {
-      throw new GatewayError(errorCode(DOC.unknown.code, 'unknown'), `unknown parameter "${name}": the gateway does not offer it (see the parameter table in docs/clients.md)`, { param: name });
+      // Echoed only when it looks like a parameter name: a key could be anything the client pasted, a secret too.
+      const shown = PARAMETER_NAME.test(name) ? name : undefined;
+      throw new GatewayError(
+        errorCode(DOC.unknown.code, 'unknown'),
+        `${shown ? `unknown parameter "${shown}"` : 'an unknown parameter'}: the gateway does not offer it (see the parameter table in docs/clients.md)`,
+        shown ? { param: shown } : {},
+      );
     }
     if (!row.refused) continue;
     const refused = row.treatment === 'refused' ? !row.check?.(value) : row.check !== undefined && !row.check(value);

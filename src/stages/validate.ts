@@ -16,7 +16,7 @@ import type { ModelLimits } from '../config/types.js';
 import type { Runtime } from '../config/compile.js';
 import { fieldPath, validateChatShape, validateJobShape } from './chat-schema.js';
 import type { ValidateFunction } from 'ajv';
-import { checkParameters } from '../compat/parameters.js';
+import { checkParameters, PARAMETER_NAME } from '../compat/parameters.js';
 import { checkDepth } from '../compat/depth.js';
 import { normaliseMessages, type ChatMessage, type ClientMessage } from '../compat/messages.js';
 import { forwardedChars } from '../compat/forwarded.js';
@@ -82,6 +82,8 @@ function shapeError(validateShape: ValidateFunction): GatewayError {
   const field = fieldPath(e.instancePath);
   if (e.keyword === 'additionalProperties') {
     const key = (e.params as { additionalProperty: string }).additionalProperty;
+    // A key is repeated back only when it looks like a field name: it could be a pasted secret.
+    if (!PARAMETER_NAME.test(key)) return new GatewayError('invalid-request', `${field ? `${field}: ` : ''}an unknown field`, field ? { param: field } : {});
     const param = field ? `${field}.${key}` : key;
     return new GatewayError('invalid-request', `${field ? `${field}: ` : ''}unknown field "${key}"`, { param });
   }
@@ -126,7 +128,10 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
     throw new GatewayError('input-too-large', `input is ${inputChars} characters, tool definitions included; the limit is ${limits.inputChars}`, { param: 'messages' });
   }
   const task = req.task ?? runtime.defaultTask;
-  if (!runtime.tasks[task]) throw new GatewayError('invalid-request', `unknown task "${task}"; tasks are ${Object.keys(runtime.tasks).join(', ')}`, { param: 'task' });
+  if (!runtime.tasks[task]) {
+    const shown = /^[a-z][a-z0-9-]{0,63}$/.test(task) ? `unknown task "${task}"` : 'unknown task';
+    throw new GatewayError('invalid-request', `${shown}; tasks are ${Object.keys(runtime.tasks).join(', ')}`, { param: 'task' });
+  }
   return {
     request: req,
     maxTokens: Math.min(requested ?? runtime.gateway.limits.defaultMaxTokens, limits.outputTokens),

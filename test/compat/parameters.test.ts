@@ -151,6 +151,15 @@ describe('the parameter table, field by field (live gateway, recording upstream,
     expect(res.body.error).to.include({ code: table.unknown.code, param: 'temprature', type: 'invalid_request_error' });
   });
 
+  it('does not repeat an unknown key that could be a pasted secret', async () => {
+    const key = 'sk-proj-' + 'a1B2'.repeat(12);
+    for (const body of [{ ...base(), [key]: 1 }, { ...base(), messages: [{ role: 'user', content: 'x', [key]: 1 }] }]) {
+      const res = await chat(body);
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body)).not.to.include(key);
+    }
+  });
+
   describe('a fresh answer on purpose: seed takes part in the job identity', () => {
     it('answers the identical request from its job, and a new seed with a new job', async () => {
       const body = base();
