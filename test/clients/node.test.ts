@@ -83,6 +83,12 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       const refused = await client().chat.completions.create({ model: MODEL, n: 2, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(OpenAI.BadRequestError);
       expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('n');
+      const unverified = await client().chat.completions.create({ model: 'red-whitehacker-a', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      expect(unverified).to.be.instanceOf(OpenAI.PermissionDeniedError);
+      expect((unverified as InstanceType<typeof OpenAI.PermissionDeniedError>).code).to.equal('verification-required');
+      const unknown = await client().chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      expect(unknown).to.be.instanceOf(OpenAI.NotFoundError);
+      expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).type).to.equal('not_found_error');
     });
   });
 
