@@ -4,8 +4,9 @@
  *
  * - the `developer` role (newer SDKs and agent frameworks send it where older ones send `system`) is the
  *   system turn, and is forwarded as `system`, which every upstream takes;
- * - content given as an array of text parts is joined with a line break; any other part type (image, audio,
- *   file) is refused by name, as the spec takes text only;
+ * - content given as an array of text parts is joined with a line break (an assistant turn's `refusal` parts
+ *   join its `refusal`); any other part type (image, audio, file) is refused by name, as the spec takes text
+ *   only;
  * - a tool call's `arguments` that hold JSON are parsed, bounded in depth and re-serialised: what the
  *   guardrails read and what goes upstream are then the same bytes, so a duplicate key or an escape cannot
  *   show the scanner one value and the model another.
@@ -35,20 +36,25 @@ export interface ChatMessage {
 /** A message as the schema lets it in, before normalisation. */
 export interface ClientMessage extends Omit<ChatMessage, 'role' | 'content'> {
   role: Role | 'developer';
-  content?: string | null | Array<{ type: string; text?: string }>;
+  content?: string | null | ContentPart[];
 }
 
-function joinParts(parts: Array<{ type: string; text?: string }>, at: string): string {
-  return parts
-    .map((p, k) => {
-      if (p.type !== 'text' || typeof p.text !== 'string') {
-        throw new GatewayError('invalid-messages', `${at}.content[${k}] is a "${p.type}" part; content is text only (no images, audio or files)`, {
-          param: `${at}.content[${k}].type`,
-        });
-      }
-      return p.text;
-    })
-    .join('\n');
+type ContentPart = { type: string; text?: string; refusal?: string };
+
+/** Text parts joined, and (assistant turns) refusal parts joined apart. */
+function joinParts(parts: ContentPart[], at: string, assistant: boolean): { text: string; refusal: string | null } {
+  const text: string[] = [];
+  const refusal: string[] = [];
+  parts.forEach((p, k) => {
+    if (p.type === 'text' && typeof p.text === 'string') text.push(p.text);
+    else if (assistant && p.type === 'refusal' && typeof p.refusal === 'string') refusal.push(p.refusal);
+    else {
+      throw new GatewayError('invalid-messages', `${at}.content[${k}] is a "${p.type}" part; content is text only (no images, audio or files)`, {
+        param: `${at}.content[${k}].type`,
+      });
+    }
+  });
+  return { text: text.join('\n'), refusal: refusal.length > 0 ? refusal.join('\n') : null };
 }
 
 /** JSON arguments re-serialised from their one parse; anything else (not JSON, or a bare number) as sent. */
@@ -69,7 +75,12 @@ export function normaliseMessages(messages: readonly ClientMessage[]): ChatMessa
   return messages.map((m, i) => {
     const at = `messages[${i}]`;
     const out: ChatMessage = { ...m, role: m.role === 'developer' ? 'system' : m.role } as ChatMessage;
-    if (Array.isArray(m.content)) out.content = joinParts(m.content, at);
+    if (Array.isArray(m.content)) {
+      const joined = joinParts(m.content, at, m.role === 'assistant');
+      // An assistant turn made only of refusal parts has no text content.
+      out.content = joined.text === '' && joined.refusal !== null ? null : joined.text;
+      if (joined.refusal !== null) out.refusal = [m.refusal, joined.refusal].filter((r) => typeof r === 'string').join('\n');
+    }
     if (m.tool_calls) {
       out.tool_calls = m.tool_calls.map((tc, k) => ({
         ...tc,

@@ -8,7 +8,7 @@
  * The input limit counts every forwarded string (src/compat/forwarded.ts), not only message contents.
  *
  * Conversation rules: content is text (no images, audio or attachments); one leading system turn only;
- * tool results are role `tool` with `tool_call_id`; an assistant turn has content or tool calls.
+ * tool results are role `tool` with `tool_call_id`; an assistant turn has content, tool calls or a refusal.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
@@ -64,8 +64,8 @@ function checkConversation(messages: ChatMessage[]): void {
     const at = `messages[${i}]`;
     if (m.role === 'system' && i !== 0) throw new GatewayError('invalid-messages', `${at}: only one system (or developer) turn is allowed, and only first`, { param: `${at}.role` });
     if (m.role === 'assistant') {
-      if ((m.content === null || m.content === undefined) && !m.tool_calls?.length) {
-        throw new GatewayError('invalid-messages', `${at}: an assistant turn needs content or tool_calls`, { param: `${at}.content` });
+      if ((m.content === null || m.content === undefined) && !m.tool_calls?.length && typeof m.refusal !== 'string') {
+        throw new GatewayError('invalid-messages', `${at}: an assistant turn needs content, tool_calls or a refusal`, { param: `${at}.content` });
       }
     } else {
       if (typeof m.content !== 'string') throw new GatewayError('invalid-messages', `${at}.content must be a string or text parts (no images, audio or attachments)`, { param: `${at}.content` });

@@ -194,6 +194,17 @@ describe('the parameter table, field by field (live gateway, recording upstream,
       expect((await sent())['messages']).to.deep.equal([{ role: 'user', content: 'first\nsecond' }]);
     });
 
+    it('joins an assistant turn\'s refusal parts into its refusal', async () => {
+      const messages = [
+        { role: 'user', content: 'q' },
+        { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that' }] },
+        { role: 'user', content: 'ok' },
+      ];
+      const res = await chat({ ...base(), messages });
+      expect(res.status).to.equal(200);
+      expect(((await sent())['messages'] as unknown[])[1]).to.deep.equal({ role: 'assistant', content: null, refusal: 'I cannot help with that' });
+    });
+
     it('refuses an image part by name', async () => {
       const res = await chat({ ...base(), messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:' } }] }] });
       expect(res.status).to.equal(400);
