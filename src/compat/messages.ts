@@ -11,6 +11,11 @@
  *   guardrails read and what goes upstream are then the same bytes, so a duplicate key or an escape cannot
  *   show the scanner one value and the model another.
  *
+ * - fields clients keep on a replayed assistant message that are not conversation are dropped, never
+ *   forwarded: `annotations` (citations of OpenAI's answer), `provider_specific_fields`, `reasoning_content`
+ *   and `thinking_blocks` (LiteLLM's Message object), and `function_call` and `audio` when null; a
+ *   non-null legacy `function_call` or `audio` is refused like the request-level fields of those names.
+ *
  * The client's object is not changed; a new request is returned.
  */
 import { GatewayError } from '../errors.js';
@@ -71,9 +76,25 @@ export function canonicalArguments(args: string, at: string): string {
   return JSON.stringify(value);
 }
 
+/** Message fields accepted and dropped (see above); the schema takes them, normalisation removes them. */
+export const DROPPED_MESSAGE_FIELDS = ['annotations', 'provider_specific_fields', 'reasoning_content', 'thinking_blocks', 'function_call', 'audio'] as const;
+
+function dropBookkeeping(m: ClientMessage, at: string): ClientMessage {
+  const r = m as ClientMessage & Record<string, unknown>;
+  if (r['function_call'] != null) {
+    throw new GatewayError('legacy-functions-not-supported', `${at}.function_call: send tool_calls (OpenAI deprecated function_call in favour of tool calls)`, { param: `${at}.function_call` });
+  }
+  if (r['audio'] != null) throw new GatewayError('audio-not-supported', `${at}.audio: the gateway takes text only`, { param: `${at}.audio` });
+  if (!DROPPED_MESSAGE_FIELDS.some((f) => f in r)) return m;
+  const copy: Record<string, unknown> = { ...r };
+  for (const f of DROPPED_MESSAGE_FIELDS) delete copy[f];
+  return copy as unknown as ClientMessage;
+}
+
 export function normaliseMessages(messages: readonly ClientMessage[]): ChatMessage[] {
-  return messages.map((m, i) => {
+  return messages.map((sent, i) => {
     const at = `messages[${i}]`;
+    const m = dropBookkeeping(sent, at);
     const out: ChatMessage = { ...m, role: m.role === 'developer' ? 'system' : m.role } as ChatMessage;
     if (Array.isArray(m.content)) {
       const joined = joinParts(m.content, at, m.role === 'assistant');

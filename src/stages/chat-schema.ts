@@ -42,6 +42,13 @@ const message = {
     tool_calls: { type: 'array', items: toolCall },
     tool_call_id: { type: 'string', minLength: 1, maxLength: 256 },
     refusal: { type: ['string', 'null'] },
+    // Replayed-message bookkeeping, dropped by normalisation (src/compat/messages.ts DROPPED_MESSAGE_FIELDS).
+    annotations: {},
+    provider_specific_fields: {},
+    reasoning_content: {},
+    thinking_blocks: {},
+    function_call: {},
+    audio: {},
   },
 } as const;
 

@@ -205,6 +205,24 @@ describe('the parameter table, field by field (live gateway, recording upstream,
       expect(((await sent())['messages'] as unknown[])[1]).to.deep.equal({ role: 'assistant', content: null, refusal: 'I cannot help with that' });
     });
 
+    it('drops the bookkeeping clients keep on a replayed assistant message, and refuses a live legacy function_call', async () => {
+      const replayed = {
+        role: 'assistant',
+        content: 'earlier answer',
+        annotations: [],
+        function_call: null,
+        audio: null,
+        provider_specific_fields: null,
+        reasoning_content: 'thought',
+      };
+      const res = await chat({ ...base(), messages: [{ role: 'user', content: 'q' }, replayed, { role: 'user', content: 'more' }] });
+      expect(res.status).to.equal(200);
+      expect(((await sent())['messages'] as unknown[])[1]).to.deep.equal({ role: 'assistant', content: 'earlier answer' });
+      const legacy = await chat({ ...base(), messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }] });
+      expect(legacy.status).to.equal(400);
+      expect(legacy.body.error).to.include({ code: 'legacy-functions-not-supported', param: 'messages[1].function_call' });
+    });
+
     it('refuses an image part by name', async () => {
       const res = await chat({ ...base(), messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:' } }] }] });
       expect(res.status).to.equal(400);

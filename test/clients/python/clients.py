@@ -123,8 +123,9 @@ def run_litellm():
     first = litellm.completion(messages=messages, tools=TOOLS, **kw)
     call = first.choices[0].message.tool_calls[0]
     city = json.loads(call.function.arguments)["city"]
-    messages.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": call.id, "type": "function", "function": {"name": call.function.name, "arguments": call.function.arguments}}]})
+    # The idiom of LiteLLM's function-calling docs: the response's Message object itself, which carries
+    # provider_specific_fields and function_call: null (the gateway drops them).
+    messages.append(first.choices[0].message)
     messages.append({"role": "tool", "tool_call_id": call.id, "content": f"sunny in {city}"})
     second = litellm.completion(messages=messages, tools=TOOLS, **kw)
     out["tools"] = second.choices[0].message.content
