@@ -54,7 +54,7 @@ def run_openai():
     first = client.chat.completions.create(model=MODEL, max_tokens=2048, tools=TOOLS, messages=messages)
     call = first.choices[0].message.tool_calls[0]
     city = json.loads(call.function.arguments)["city"]
-    messages.append(first.choices[0].message.model_dump(exclude_none=True))
+    messages.append(first.choices[0].message)  # as OpenAI's function-calling guide does
     messages.append({"role": "tool", "tool_call_id": call.id, "content": f"sunny in {city}"})
     second = client.chat.completions.create(model=MODEL, max_tokens=2048, tools=TOOLS, messages=messages)
     out["tools"] = second.choices[0].message.content
