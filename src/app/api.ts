@@ -6,7 +6,9 @@
  * (shape and limits first — a body that cannot be read cannot be admitted — then the principal; an
  * identical request re-attaches to its live job there, skipping admission and payment; then model and
  * route, team requirements, quota, guardrails; then the job runs and the call waits for it). The job API
- * shares every stage up to `run`. Every error leaves through singleExit.
+ * shares every stage up to `run`, and adds its idempotency key: checked before admission (a key bound to
+ * another body is 409) and bound only once the request is admitted or re-attached, so a refused request
+ * binds nothing. Every error leaves through singleExit.
  */
 import Koa from 'koa';
 import compose from 'koa-compose';
