@@ -106,6 +106,7 @@ describe('the parameter table, field by field (live gateway, recording upstream,
   for (const row of table.parameters) {
     if (row.treatment === 'dropped') {
       it(`drops ${row.name}: accepted, not forwarded`, async () => {
+        expect(ACCEPTED, `a sample value for ${row.name}`).to.have.property(row.name);
         const res = await chat({ ...base(), [row.name]: ACCEPTED[row.name] });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         expect(await sent()).not.to.have.property(row.name);
@@ -113,6 +114,7 @@ describe('the parameter table, field by field (live gateway, recording upstream,
     }
     if (row.treatment === 'forwarded') {
       it(`forwards ${row.name}`, async () => {
+        expect(ACCEPTED, `a sample value for ${row.name}`).to.have.property(row.name);
         const body: Record<string, unknown> = { ...base(), [row.name]: ACCEPTED[row.name] };
         if (row.name === 'max_completion_tokens') delete body['max_tokens'];
         if (row.name === 'tool_choice' || row.name === 'parallel_tool_calls') body['tools'] = ACCEPTED['tools'];
@@ -127,6 +129,7 @@ describe('the parameter table, field by field (live gateway, recording upstream,
     }
     if (row.treatment === 'honoured') {
       it(`honours ${row.name} without forwarding it`, async () => {
+        expect(ACCEPTED, `a sample value for ${row.name}`).to.have.property(row.name);
         const res = await chat({ ...base(), [row.name]: ACCEPTED[row.name] });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
         expect(await sent()).not.to.have.property(row.name === 'stream' ? 'stream_options' : row.name);
