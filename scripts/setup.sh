@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
-# tests start a real one), Debian's Chromium (the page tests), the policy tools opa and regal, and
+# tests start a real one), Debian's Chromium (the page tests), the Python clients of the client suite
+# (test/clients/.venv, pinned in test/clients/requirements.txt), the policy tools opa and regal, and
 # stripe-mock (the billing tests' payment processor), at the versions pinned in scripts/tools.env, each
 # built into its own version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
@@ -101,9 +102,28 @@ build_stripe_mock() { # version workdir
   CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
 }
 
+# The Python clients of the client-compatibility suite, in their own virtual environment beside it, at the
+# versions test/clients/requirements.txt pins. A stamp holding the requirements' hash makes it a no-op (and
+# silent) once installed; a changed pin reinstalls.
+ensure_client_venv() {
+  local root venv reqs stamp want
+  root=$(cd "$scripts_dir/.." && pwd)
+  venv="$root/test/clients/.venv"
+  reqs="$root/test/clients/requirements.txt"
+  stamp="$venv/.requirements.sha256"
+  want=$(sha256sum "$reqs" | cut -d' ' -f1)
+  [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for the Python client suite (apt-get install -y python3 python3-venv)"
+  say "installing the Python clients into test/clients/.venv (pip, pinned)"
+  [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
+  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/clients/requirements.txt failed"
+  echo "$want" >"$stamp"
+}
+
 # The store's tests start real redis-server processes; the page tests drive Debian's Chromium.
 ensure_apt redis-server redis-server
 ensure_apt chromium chromium fonts-dejavu-core
+ensure_client_venv
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

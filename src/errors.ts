@@ -112,8 +112,17 @@ export const ERRORS = {
   'webhook-not-ready': { status: 503, message: 'the event names a principal or object not known yet; nothing was changed, a retry can apply it' },
 
   // Client compatibility (the chat request's fields)
+  'unknown-parameter': { status: 400, message: 'the request has a field the gateway does not offer' },
+  'multiple-choices-not-supported': { status: 400, message: 'n above 1 is not offered: one answer per request' },
+  'logprobs-not-supported': { status: 400, message: 'log probabilities are not returned' },
+  'response-format-not-supported': { status: 400, message: 'response_format is not offered; strict JSON output is obtained through a tool call' },
+  'audio-not-supported': { status: 400, message: 'the gateway answers text only' },
+  'legacy-functions-not-supported': { status: 400, message: 'functions and function_call are not offered; send tools and tool_choice' },
+  'web-search-not-supported': { status: 400, message: 'the service runs no tools; run a search tool on your side' },
 
   // Hardening: forwarding, bounds and guardrails
+  'nesting-too-deep': { status: 400, message: 'the request nests JSON deeper than the gateway reads' },
+  'secret-in-identifier': { status: 400, message: 'an identifier (a name) holds what looks like a credential; names cannot be masked, remove it' },
 
   // Operations: rate limits, health, shutdown
 
@@ -128,16 +137,35 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** The one error type that stages throw. `message` overrides the table's default with a more specific one. */
+/**
+ * The one error type that stages throw. `message` overrides the table's default with a more specific one;
+ * `param` names the request field at fault, the way OpenAI's clients read it (`messages[2].content`).
+ */
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+  readonly param: string | null;
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; param?: string }) {
     super(message ?? ERRORS[code].message, options);
     this.name = 'GatewayError';
     this.code = code;
     this.status = ERRORS[code].status;
+    this.param = options?.param ?? null;
   }
+}
+
+/**
+ * OpenAI's error `type` for a status, so each client raises its typed error and reads the same fields it
+ * reads from OpenAI (the SDKs pick the error class by status; `type` and `param` are what they expose).
+ */
+export function errorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_quota';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
 }
 
 export function isErrorCode(code: string): code is ErrorCode {
@@ -149,7 +177,7 @@ export function fromDenial(code: string, message: string): GatewayError {
   return isErrorCode(code) ? new GatewayError(code, message) : new GatewayError('internal-error');
 }
 
-/** The wire format, the only one. */
-export function toWire(err: GatewayError): { error: { code: string; message: string } } {
-  return { error: { code: err.code, message: err.message } };
+/** The wire format, the only one: `{error:{code,message}}`, plus OpenAI's `type` and `param`. */
+export function toWire(err: GatewayError): { error: { code: string; message: string; type: string; param: string | null } } {
+  return { error: { code: err.code, message: err.message, type: errorType(err.status), param: err.param } };
 }

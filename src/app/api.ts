@@ -6,7 +6,9 @@
  * (shape and limits first — a body that cannot be read cannot be admitted — then the principal; an
  * identical request re-attaches to its live job there, skipping admission and payment; then model and
  * route, team requirements, quota, guardrails; then the job runs and the call waits for it). The job API
- * shares every stage up to `run`. Every error leaves through singleExit.
+ * shares every stage up to `run`, and adds its idempotency key: checked before admission (a key bound to
+ * another body is 409) and bound only once the request is admitted or re-attached, so a refused request
+ * binds nothing. Every error leaves through singleExit.
  */
 import Koa from 'koa';
 import compose from 'koa-compose';
@@ -16,7 +18,7 @@ import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
-import { bindIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
+import { bindIdempotencyKey, checkIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
 import { readBody } from '../stages/read-body.js';
 import { validate } from '../stages/validate.js';
 import { identify } from '../stages/identify.js';
@@ -71,9 +73,10 @@ export function createApiApp(deps: Deps): Koa {
     validate('job'),
     identify(deps, lookAhead(jobs)),
     jobKey(),
-    bindIdempotencyKey(jobs),
-    attach(jobs, queued()),
+    checkIdempotencyKey(jobs),
+    attach(jobs, compose([bindIdempotencyKey(jobs), queued()]) as Koa.Middleware),
     ...admission('api'),
+    bindIdempotencyKey(jobs),
     run(deps, engine, 'api'),
     queued(),
   );
