@@ -135,7 +135,7 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   });
 
   it('answers 503 for an event about a principal the gateway does not hold, so Stripe retries it', async () => {
-    const r = await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice('did:web:localhost:tenant:nobody-here')));
+    const r = await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice('did:web:portcullis.localhost:tenant:nobody-here')));
     expect(r.status).to.equal(503);
     expect(r.body.error.code).to.equal('webhook-not-ready');
   });
@@ -143,6 +143,8 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   it('applies events about nobody of ours, and event types it does not handle, as ignored', async () => {
     const r1 = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_x', object: 'invoice', customer: 'cus_stranger', metadata: {}, parent: null }));
     expect(r1.body.outcome).to.equal('ignored: no principal of ours');
+    const other = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_z', object: 'invoice', customer: 'cus_z', metadata: { principalId: 'someone-elses-user-42', sku: 'pro' }, parent: null }));
+    expect(other.body.outcome).to.equal('ignored: no principal of ours');
     const r2 = await deliver(w.gw.apiUrl, event('customer.created', { id: 'cus_y', object: 'customer' }));
     expect(r2.body.outcome).to.equal('ignored: customer.created is not handled');
   });
