@@ -98,6 +98,8 @@ describe('research applications (redis, admin API and CLI)', () => {
     expect((await status(p.token)).scopes).to.deep.include({ id: 'third-party', status: 'refused', tasks: ['remediation'], applicationId: r.body.id, note: 'no authorization on file' });
     expect((await w.gw.admin('POST', `/applications/${r.body.id}/approve`, {})).body.error.code).to.equal('application-decided');
     expect((await w.gw.admin('POST', '/applications/app_nope/approve', {})).status).to.equal(404);
+    expect((await w.gw.admin('GET', '/applications/app_nope')).body.error.code).to.equal('application-not-found');
+    expect((await w.gw.admin('GET', '/applications?status=maybe')).status).to.equal(400);
     expect((await w.gw.admin('POST', `/applications/${r.body.id}/refuse`, {})).body.error.code).to.equal('invalid-request');
   });
 
