@@ -28,7 +28,6 @@ export const toolPath = (name, version) => join(toolsDir, `${name}-${version}`, 
 
 export const opaPath = toolPath("opa", OPA_VERSION);
 export const regalPath = toolPath("regal", REGAL_VERSION);
-export const stripeMockPath = toolPath("stripe-mock", versions.STRIPE_MOCK_VERSION);
 
 /** Throws with the command to run when a pinned tool is not installed yet. */
 export function requireTool(path) {

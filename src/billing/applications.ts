@@ -44,7 +44,22 @@ export async function submitApplication(d: BillingDeps, principalId: string, bod
     request,
   };
   await d.billing.putApplication(app);
+  await recordConsent(d, principalId, app.submittedAt);
   return app;
+}
+
+/**
+ * An application is explicit consent to the AUP version in force (`consent.acceptableUse` under the
+ * current `policyVersion`), so it renews the consent of a verified principal after the AUP changed —
+ * without it only a new verification would. Consent is stored with the rung (Store.setRung keeps the rung
+ * it is given): the principal is re-read just before, and a principal without a rung gets its consent with
+ * its card, as verification records it.
+ */
+async function recordConsent(d: BillingDeps, principalId: string, at: string): Promise<void> {
+  const version = d.holder.current.aupVersion;
+  const p = await requirePrincipal(d.store, principalId);
+  if (p.rung === null || p.aup?.version === version) return;
+  await d.store.setRung(principalId, p.rung, { version, at });
 }
 
 async function requireApplication(d: BillingDeps, id: string): Promise<ApplicationRecord> {

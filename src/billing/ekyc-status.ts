@@ -37,11 +37,13 @@ export function ekycState(runtime: Runtime, p: PrincipalRecord, checks: Partial<
     state = 'refused';
     reason = card.reason;
   } else state = 'none';
+  // An expired rung is still named (with state `expired`), so the person sees what to renew.
+  const named = rung ?? p.rung?.id ?? null;
   return {
     state,
     reason,
-    rung: rung ?? p.rung?.id ?? null,
-    level: (rung ?? p.rung?.id) ? (runtime.rungs.get((rung ?? p.rung?.id)!)?.level ?? null) : null,
+    rung: named,
+    level: named ? (runtime.rungs.get(named)?.level ?? null) : null,
     verifiedAt: p.rung?.grantedAt ?? null,
     expiresAt: p.rung?.expiresAt ?? null,
     checks: { card, identity },

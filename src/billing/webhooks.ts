@@ -26,9 +26,14 @@ import { cardRegistered, identityChecked } from './verification.js';
 
 type Meta = Stripe.Metadata | null | undefined;
 
-/** Finds the principal: metadata first, then client_reference_id, then the linked customer. */
+/**
+ * Finds the principal: metadata first, then client_reference_id, then the linked customer. Only ids of
+ * this deployment's principal domain count as named: a Stripe account shared with other applications
+ * sends their events too, and those are not ours (never "not ready").
+ */
 async function principalOf(d: BillingDeps, metas: Meta[], reference: string | null | undefined, customer: unknown): Promise<string | null> {
-  const named = metas.map((m) => m?.['principalId']).find((v) => typeof v === 'string' && v.length > 0) ?? reference ?? null;
+  const ours = `did:web:${d.holder.current.gateway.principalDomain}:tenant:`;
+  const named = [...metas.map((m) => m?.['principalId']), reference].find((v): v is string => typeof v === 'string' && v.startsWith(ours)) ?? null;
   if (named) {
     if (!(await d.store.getPrincipal(named))) throw new GatewayError('webhook-not-ready', 'the event names a principal this gateway does not hold yet');
     return named;

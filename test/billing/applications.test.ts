@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
+import { editFile } from '../helpers/gateway.js';
 import { cli as runCli } from '../helpers/cli.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { RedisBillingStore } from '../../src/billing/redis-store.js';
@@ -97,6 +98,8 @@ describe('research applications (redis, admin API and CLI)', () => {
     expect((await status(p.token)).scopes).to.deep.include({ id: 'third-party', status: 'refused', tasks: ['remediation'], applicationId: r.body.id, note: 'no authorization on file' });
     expect((await w.gw.admin('POST', `/applications/${r.body.id}/approve`, {})).body.error.code).to.equal('application-decided');
     expect((await w.gw.admin('POST', '/applications/app_nope/approve', {})).status).to.equal(404);
+    expect((await w.gw.admin('GET', '/applications/app_nope')).body.error.code).to.equal('application-not-found');
+    expect((await w.gw.admin('GET', '/applications?status=maybe')).status).to.equal(400);
     expect((await w.gw.admin('POST', `/applications/${r.body.id}/refuse`, {})).body.error.code).to.equal('invalid-request');
   });
 
@@ -149,5 +152,27 @@ describe('research applications (redis, admin API and CLI)', () => {
     const scopes = (await status(p.token)).scopes;
     expect(scopes).to.deep.include({ id: 'cli-a', status: 'approved', tasks: ['code-review'], applicationId: a });
     expect(scopes.find((s: any) => s.id === 'cli-b')).to.deep.include({ status: 'refused', note: 'duplicate' });
+  });
+});
+
+describe('research applications renew consent to a new AUP version', () => {
+  it('a verified principal asked for consent again after the AUP changed becomes eligible by applying under the new version', async () => {
+    const w = await startWorld();
+    try {
+      const p = await w.gw.principal({ rung: 'card' });
+      editFile(w.gw.root, 'rules/rungs.yaml', (t) => t.replace('version: "2026-11"', 'version: "2026-12"'));
+      expect((await w.gw.admin('POST', '/reload')).status).to.equal(200);
+      const st = async () => (await (await fetch(`${w.gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+      expect(await st()).to.deep.include({ status: 'pending', reason: 'aup-consent-required' });
+      const post = (body: unknown) => fetch(`${w.gw.apiUrl}/v1/research/applications`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const stale = await post(VALID);
+      expect(stale.status).to.equal(409);
+      expect(((await stale.json()) as any).error.message).to.include('"2026-12"');
+      expect((await post({ ...VALID, policyVersion: '2026-12' })).status).to.equal(202);
+      expect(await st()).to.deep.include({ status: 'eligible', reason: null });
+      expect((await st()).trust.rung).to.equal('card');
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -24,7 +24,7 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
   const requestId = () => `req-${process.pid}-${n++}`;
 
   before(async () => {
-    stripe = await startStripeMock();
+    stripe = await startStripeMock({ record: true });
     w = await startWorld({ env: stripe.env });
   });
   after(async () => {
@@ -65,6 +65,46 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     const topup = await b.post('api', '/v1/billing/checkout', { sku: 'ai-credits-25', requestId: requestId() });
     expect(topup.status).to.equal(200);
     expect(topup.body.sessionId).to.not.equal(plan.body.sessionId);
+  });
+
+  it('puts the principal and {principalId, sku, requestId} on every session and on what it leads to; USD, tax-exclusive', async () => {
+    const { p, b } = await person();
+    const creates = () => stripe.requests().filter((r) => r.method === 'POST' && r.path === '/v1/checkout/sessions');
+    const before = creates().length;
+    const planId = requestId();
+    const topupId = requestId();
+    await b.post('api', '/v1/billing/checkout', { sku: 'team', requestId: planId });
+    await b.post('api', '/v1/billing/checkout', { sku: 'storage-credits-25', requestId: topupId });
+    await b.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] });
+    const [plan, topup, setup] = creates().slice(before);
+    const customer = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/verification`)).body.customer;
+    for (const [form, sku, carrier] of [
+      [plan!.form, 'team', 'subscription_data'],
+      [topup!.form, 'storage-credits-25', 'payment_intent_data'],
+      [setup!.form, 'card-verification', 'setup_intent_data'],
+    ] as const) {
+      expect(form).to.deep.include({ client_reference_id: p.id, customer, 'metadata[principalId]': p.id, 'metadata[sku]': sku });
+      expect(form[`${carrier}[metadata][principalId]`]).to.equal(p.id);
+      expect(form[`${carrier}[metadata][sku]`]).to.equal(sku);
+      expect(form[`${carrier}[metadata][requestId]`]).to.equal(form['metadata[requestId]']);
+    }
+    expect(plan!.form).to.deep.include({ mode: 'subscription', 'metadata[requestId]': planId, 'line_items[0][price_data][currency]': 'usd', 'line_items[0][price_data][unit_amount]': '15000', 'line_items[0][price_data][tax_behavior]': 'exclusive', 'line_items[0][price_data][recurring][interval]': 'month' });
+    expect(topup!.form).to.deep.include({ mode: 'payment', 'metadata[requestId]': topupId, 'line_items[0][price_data][unit_amount]': '2500', 'line_items[0][price_data][tax_behavior]': 'exclusive' });
+    expect(setup!.form).to.deep.include({ mode: 'setup', currency: 'usd' });
+    expect(Object.keys(setup!.form).some((k) => k.startsWith('line_items'))).to.equal(false);
+    // The same requestId asks Stripe nothing more.
+    await b.post('api', '/v1/billing/checkout', { sku: 'team', requestId: planId });
+    expect(creates().length).to.equal(before + 3);
+  });
+
+  it('asks Stripe Identity for a document with a matching selfie, bound to the principal', async () => {
+    const p = await w.gw.principal({ rung: 'card' });
+    const b = new Browser(w.gw);
+    await b.seedSession(p.id);
+    const before = stripe.requests().length;
+    await b.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] });
+    const vs = stripe.requests().slice(before).find((r) => r.path === '/v1/identity/verification_sessions');
+    expect(vs!.form).to.deep.include({ type: 'document', 'options[document][require_matching_selfie]': 'true', client_reference_id: p.id, 'metadata[principalId]': p.id });
   });
 
   it('refuses unknown and not-purchasable skus and bad bodies with clear 4xx', async () => {

@@ -6,6 +6,8 @@
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
+import { startTestGateway } from '../helpers/gateway.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { deliver, event, startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
 
 const RED = { model: 'red-whitehacker-a', max_tokens: 2048, messages: [{ role: 'user', content: 'triage this' }] };
@@ -193,6 +195,40 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
       expect(r.body.error.message).to.match(message);
     }
     expect((await get(p.token, '/v1/research/ekyc/status')).body.state).to.equal('none');
+  });
+
+  it('says verification-expired once the rung\'s 365 days are over, and starts a card check again', async () => {
+    const p = await w.gw.principal({ rung: 'card' });
+    const raw = await RedisStore.connect({ url: w.redis.url });
+    try {
+      const held = (await raw.getPrincipal(p.id))!.rung!;
+      await raw.setRung(p.id, { ...held, expiresAt: new Date(Date.now() - 1000).toISOString() }, null);
+    } finally {
+      await raw.close();
+    }
+    const status = (await get(p.token, '/v1/research/status')).body;
+    expect(status).to.deep.include({ status: 'pending', reason: 'verification-expired' });
+    expect(status.trust.rung).to.equal(null);
+    expect((await get(p.token, '/v1/research/ekyc/status')).body).to.deep.include({ state: 'expired', rung: 'card' });
+    expect((await w.gw.chat(p.token, RED)).body.error.code).to.equal('verification-required');
+    expect((await post(p.token, '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] })).body.kind).to.equal('card');
+  });
+
+  it('answers 502 when Stripe cannot be reached to read the card, records nothing, and applies the retried event', async () => {
+    const { freePort } = await import('../helpers/ports.js');
+    const dead = await startTestGateway({ redisUrl: w.redis.url, env: { ...stripe.env, STRIPE_API_BASE: `http://127.0.0.1:${await freePort()}` } });
+    try {
+      const p = await w.gw.principal();
+      const evt = event('checkout.session.completed', { id: 'cs_dead', object: 'checkout.session', mode: 'setup', client_reference_id: p.id, customer: null, metadata: { principalId: p.id }, setup_intent: 'seti_123' });
+      const failed = await deliver(dead.apiUrl, evt);
+      expect(failed.status).to.equal(502);
+      expect(failed.body.error.code).to.equal('payment-processor-error');
+      expect((await get(p.token, '/v1/research/status')).body.reason).to.equal('verification-required');
+      // Stripe retries the same event; an instance that reaches Stripe applies it.
+      expect((await deliver(w.gw.apiUrl, evt)).body.outcome).to.equal('card verified: granted card');
+    } finally {
+      await dead.close();
+    }
   });
 
   it('answers 401 without a token on every research route', async () => {

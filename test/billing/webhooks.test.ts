@@ -9,6 +9,8 @@ import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { deliver, event, startStripeMock, WEBHOOK_SECRET, type StripeMock } from '../helpers/stripe-mock.js';
+import { freePort } from '../helpers/ports.js';
+import { createLogger } from '../../src/log.js';
 
 const PRO_CREDITS = 12_000_000;
 
@@ -135,7 +137,7 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   });
 
   it('answers 503 for an event about a principal the gateway does not hold, so Stripe retries it', async () => {
-    const r = await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice('did:web:localhost:tenant:nobody-here')));
+    const r = await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice('did:web:portcullis.localhost:tenant:nobody-here')));
     expect(r.status).to.equal(503);
     expect(r.body.error.code).to.equal('webhook-not-ready');
   });
@@ -143,6 +145,8 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   it('applies events about nobody of ours, and event types it does not handle, as ignored', async () => {
     const r1 = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_x', object: 'invoice', customer: 'cus_stranger', metadata: {}, parent: null }));
     expect(r1.body.outcome).to.equal('ignored: no principal of ours');
+    const other = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_z', object: 'invoice', customer: 'cus_z', metadata: { principalId: 'someone-elses-user-42', sku: 'pro' }, parent: null }));
+    expect(other.body.outcome).to.equal('ignored: no principal of ours');
     const r2 = await deliver(w.gw.apiUrl, event('customer.created', { id: 'cus_y', object: 'customer' }));
     expect(r2.body.outcome).to.equal('ignored: customer.created is not handled');
   });
@@ -182,3 +186,33 @@ describe('stripe webhooks without Stripe configured', () => {
     }
   });
 });
+
+describe('billing secrets stay out of logs and answers', () => {
+  it('never writes the Stripe key, the webhook secret, a signature or a PAT to a log line or an error body', async () => {
+    const stripe = await startStripeMock();
+    const lines: string[] = [];
+    const log = createLogger('debug', (l) => void lines.push(l));
+    const dead = { ...stripe.env, STRIPE_API_BASE: `http://127.0.0.1:${await freePort()}` };
+    const gw = await startTestGateway({ env: dead, log });
+    const bodies: string[] = [];
+    try {
+      const p = await gw.principal();
+      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }) });
+      expect(start.status).to.equal(502);
+      bodies.push(await start.text());
+      const evt = event('checkout.session.completed', { id: 'cs_s', object: 'checkout.session', mode: 'setup', client_reference_id: p.id, metadata: { principalId: p.id }, setup_intent: 'seti_123' });
+      const wrong = await deliver(gw.apiUrl, evt, { secret: 'whsec_wrong_one' });
+      bodies.push(JSON.stringify(wrong.body));
+      const failed = await deliver(gw.apiUrl, evt);
+      expect(failed.status).to.equal(502);
+      bodies.push(JSON.stringify(failed.body));
+      const text = lines.join('\n') + bodies.join('\n');
+      expect(lines.some((l) => l.includes('stripe.call_failed'))).to.equal(true);
+      for (const secret of [stripe.env['STRIPE_SECRET_KEY']!, WEBHOOK_SECRET, 'whsec_wrong_one', 'v1=', p.token]) expect(text).to.not.include(secret);
+    } finally {
+      await gw.close();
+      await stripe.stop();
+    }
+  });
+});
+

@@ -9,6 +9,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import Stripe from 'stripe';
@@ -42,10 +44,35 @@ export interface StripeMock {
   url: string;
   /** The environment a gateway needs to use it. */
   env: Record<string, string>;
+  /** With `record`: every API request the gateway made, in order (the form body decoded to flat keys). */
+  requests(): Array<{ method: string; path: string; form: Record<string, string> }>;
   stop(): Promise<void>;
 }
 
-export async function startStripeMock(): Promise<StripeMock> {
+/**
+ * A pass-through in front of stripe-mock that writes down what the gateway sent: stripe-mock keeps no
+ * state and echoes little, so this is how a test sees the parameters of a create call. It forwards every
+ * request unchanged and returns stripe-mock's answer unchanged.
+ */
+async function recorder(target: string): Promise<{ url: string; log: Array<{ method: string; path: string; form: Record<string, string> }>; close(): Promise<void> }> {
+  const log: Array<{ method: string; path: string; form: Record<string, string> }> = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    log.push({ method: req.method!, path: req.url!, form: Object.fromEntries(new URLSearchParams(body)) });
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
+    const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' || req.method === 'DELETE' ? {} : { body }) });
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+    res.end(Buffer.from(await answer.arrayBuffer()));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, log, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+export async function startStripeMock(opts: { record?: boolean } = {}): Promise<StripeMock> {
   const bin = binary();
   for (let attempt = 0; ; attempt++) {
     const [port, tlsPort] = [await freePort(), await freePort()];
@@ -65,11 +92,14 @@ export async function startStripeMock(): Promise<StripeMock> {
       if (attempt < 3 && /address already in use/.test(log)) continue;
       throw new Error(`stripe-mock did not start:\n${log}`);
     }
-    const url = `http://127.0.0.1:${port}`;
+    const rec = opts.record ? await recorder(`http://127.0.0.1:${port}`) : null;
+    const url = rec?.url ?? `http://127.0.0.1:${port}`;
     return {
       url,
       env: { STRIPE_SECRET_KEY: 'sk_test_portcullis', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: url },
+      requests: () => [...(rec?.log ?? [])],
       async stop() {
+        await rec?.close();
         if (child.exitCode !== null || child.signalCode !== null) return;
         const gone = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
