@@ -23,7 +23,8 @@ import { MemoryHistoryStore } from './secure/memory-history.js';
 import { HistoryRecorder } from './secure/recorder.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
-import { loadReceiptSigner } from './receipts/signing.js';
+import { loadReceiptKey } from './receipts/key.js';
+import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { createApiApp } from './app/api.js';
 import { createAdminApp } from './app/admin.js';
@@ -54,6 +55,8 @@ export interface Gateway {
   holder: RuntimeHolder;
   meter: Meter;
   engine: JobEngine;
+  /** The receipt log and its signer. */
+  receipts: Receipts;
   close(): Promise<void>;
 }
 
@@ -91,9 +94,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const store = await createStore(
     cfg.store.kind === 'redis' ? { kind: 'redis', url: cfg.store.url, ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}) } : cfg.store,
   );
-  // Receipts are signed with the configured key (read at start), or an ephemeral one with a warning.
-  const signer = loadReceiptSigner({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
-  const meter = createMeter(store, { signer, ...(opts.now ? { now: opts.now } : {}) });
+  // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
+  // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
+  const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
+  const receipts = createReceipts(store, key, cfg, opts.log);
+  receipts.start();
+  const meter = createMeter(store, opts.now ? { now: opts.now } : {});
   meter.start();
   // Jobs live beside the store: in Redis on its connection, or in this process with the memory store.
   const jobs = store instanceof RedisStore ? new RedisJobStore(store) : new MemoryJobStore();
@@ -104,7 +110,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const history = new HistoryRecorder(store instanceof RedisStore ? new RedisHistoryStore(store) : new MemoryHistoryStore(), opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
-  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history };
+  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, receipts };
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
   const api = createServer(createApiApp(deps).callback());
@@ -130,6 +136,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     holder,
     meter,
     engine,
+    receipts,
     async close() {
       await engine.close();
       api.closeAllConnections();
@@ -137,6 +144,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => admin.close(r))]);
       await holder.close();
       await meter.close();
+      await receipts.close();
       await store.close();
       await demo?.close();
     },

@@ -26,7 +26,8 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
-import { billingStatus, ownReceipt } from '../routes/billing.js';
+import { billingStatus } from '../routes/billing.js';
+import { logCheckpoint, logConsistency, ownReceipt } from '../routes/receipts.js';
 import { secure } from '../routes/secure.js';
 
 export function createApiApp(deps: Deps): Koa {
@@ -38,7 +39,7 @@ export function createApiApp(deps: Deps): Koa {
   const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
-  router.get('/v1/secure', secure(holder, deps.meter, deps.history));
+  router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
@@ -70,7 +71,10 @@ export function createApiApp(deps: Deps): Koa {
   );
   router.get('/v1/research/job', getJob(store, jobs, holder));
   router.get('/v1/billing/status', billingStatus(store, deps.meter));
-  router.get('/v1/receipts/:id', ownReceipt(store));
+  // The log's own routes first: `log` is never a receipt id (those start rcpt_).
+  router.get('/v1/receipts/log/checkpoint', logCheckpoint(deps.receipts));
+  router.get('/v1/receipts/log/consistency', logConsistency(deps.receipts));
+  router.get('/v1/receipts/:id', ownReceipt(store, deps.receipts));
 
   app.use(singleExit(log));
   app.use(wiresNotOffered());

@@ -7,6 +7,7 @@ import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
+import type { Receipts } from '../receipts/service.js';
 
 export interface Deps {
   store: Store;
@@ -19,4 +20,6 @@ export interface Deps {
   reviews: ReviewStore;
   /** The document version history GET /v1/secure serves (src/secure). */
   history: HistoryRecorder;
+  /** The receipt log: its storage, key and signer (src/receipts). */
+  receipts: Receipts;
 }

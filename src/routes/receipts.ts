@@ -1,0 +1,43 @@
+/**
+ * The receipt log on the API host (receipts/proofs.ts builds the answers):
+ *   GET /v1/receipts/{id}              the caller's own receipt (PAT), with `logIndex`, `inclusionProof` and
+ *                                      the signed `checkpoint` — or `logIndex` and `pending: true` until a
+ *                                      checkpoint covers it; another principal's id is answered as not found
+ *   GET /v1/receipts/log/checkpoint    public: the latest signed checkpoint (text/plain, a C2SP signed note)
+ *   GET /v1/receipts/log/consistency?from=N&to=M
+ *                                      public: `{from, to, proof: [base64...]}`, the RFC 9162 consistency
+ *                                      proof between two tree sizes of the log
+ * The log routes hold nothing secret: leaf hashes are of receipts a reader cannot get without the receipt.
+ */
+import type { Context } from 'koa';
+import { GatewayError } from '../errors.js';
+import { bearerToken, resolveToken } from '../stages/identify.js';
+import type { Store } from '../store/store.js';
+import type { Receipts } from '../receipts/service.js';
+import { consistency, parseRange, withProof } from '../receipts/proofs.js';
+
+export function ownReceipt(store: Store, receipts: Receipts) {
+  return async function ownReceipt(ctx: Context): Promise<void> {
+    const identity = await resolveToken(store, bearerToken(ctx));
+    const receipt = await store.getReceipt(String(ctx.params['id']));
+    if (!receipt || receipt.principalId !== identity.principal.id) throw new GatewayError('receipt-not-found');
+    ctx.body = await withProof(receipts.log, receipt);
+  };
+}
+
+export function logCheckpoint(receipts: Receipts) {
+  return async function logCheckpoint(ctx: Context): Promise<void> {
+    const cp = await receipts.log.checkpoint();
+    if (!cp) throw new GatewayError('log-not-ready');
+    ctx.set('cache-control', 'no-cache');
+    ctx.type = 'text/plain; charset=utf-8';
+    ctx.body = cp.note;
+  };
+}
+
+export function logConsistency(receipts: Receipts) {
+  return async function logConsistency(ctx: Context): Promise<void> {
+    const { from, to } = parseRange(ctx.query, await receipts.log.checkpoint());
+    ctx.body = { from, to, proof: await consistency(receipts.log, from, to) };
+  };
+}
