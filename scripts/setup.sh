@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
-# tests start a real one) and the policy tools opa and regal at the versions pinned in
+# tests start a real one), the receipt log's Go cross-checker (tlogcheck, built from test/receipts/tlogcheck)
+# and the policy tools opa and regal at the versions pinned in
 # scripts/tools.env, each built into its own version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
@@ -89,6 +90,16 @@ build_regal() { # version workdir
   )
 }
 
+# The receipt log's tests check every proof again with Go's sumdb/tlog: a small program in the repository,
+# its dependency pinned by its go.mod/go.sum (fetched through the Go module proxy).
+build_tlogcheck() { # version workdir
+  (
+    cd "$scripts_dir/../test/receipts/tlogcheck"
+    CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" quietly go build -o "$2/tlogcheck" .
+  )
+}
+
 ensure_redis
+install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
