@@ -24,3 +24,22 @@ export function canonicalReceipt(receipt: Record<string, unknown>): Buffer {
 export function receiptLeafHash(receipt: Record<string, unknown>): Buffer {
   return leafHash(canonicalReceipt(receipt));
 }
+
+/** A lone UTF-16 surrogate: JSON can carry it, RFC 8785 cannot. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * What the store writes for a receipt: its JSON, and the leaf hash of the receipt that JSON reads back as
+ * (so a member JSON drops, such as an undefined one, cannot make the two differ). A string RFC 8785 refuses
+ * (a lone surrogate, e.g. in a model name an upstream echoed) is stored with U+FFFD in its place rather than
+ * failing the settlement; the common case pays nothing for the check.
+ */
+export function storableReceipt(receipt: Record<string, unknown>): { json: string; leaf: Buffer } {
+  let json = JSON.stringify(receipt);
+  try {
+    return { json, leaf: receiptLeafHash(JSON.parse(json) as Record<string, unknown>) };
+  } catch {
+    json = JSON.stringify(receipt, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
+    return { json, leaf: receiptLeafHash(JSON.parse(json) as Record<string, unknown>) };
+  }
+}

@@ -7,7 +7,7 @@
  */
 import { StoreUnavailable } from './errors.js';
 import { MemoryLogTree } from '../receipts/memory-log.js';
-import { receiptLeafHash } from '../receipts/canonical.js';
+import { storableReceipt } from '../receipts/canonical.js';
 import {
   receiptDay,
   StoreConflict,
@@ -139,8 +139,8 @@ export class MemoryStore implements Store {
     this.#open();
     if (this.#receipts.has(receipt.id)) return;
     // Sequenced in the receipt log in the same step (no await): no receipt without its leaf, nor the reverse.
-    const stored = copy(receipt);
-    this.#receipts.set(receipt.id, { ...stored, logIndex: this.log.append(receiptLeafHash(stored)) });
+    const { json, leaf } = storableReceipt(receipt);
+    this.#receipts.set(receipt.id, { ...(JSON.parse(json) as Receipt), logIndex: this.log.append(leaf) });
     const key = `${receiptDay(receipt)} ${receipt.principalId}`;
     const list = this.#receiptIndex.get(key) ?? [];
     const at = Date.parse(receipt.createdAt) || 0;

@@ -33,7 +33,7 @@ import { createHash } from 'node:crypto';
 import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import { LOG_FN } from '../receipts/log-lua.js';
-import { receiptLeafHash } from '../receipts/canonical.js';
+import { storableReceipt } from '../receipts/canonical.js';
 import {
   receiptDay,
   StoreConflict,
@@ -102,15 +102,14 @@ end
 
 /** The keys of a receipt and of its day's index, under `prefix`, and what is written: its JSON and its leaf hash. */
 export function receiptKeys(prefix: string, receipt: Receipt): { receipt: string; index: string; score: string; json: string; leaf: string } {
-  const json = JSON.stringify(receipt);
+  // The one hash a receipt costs: RFC 6962's leaf hash of its canonical form (receipts/canonical.ts).
+  const { json, leaf } = storableReceipt(receipt);
   return {
     receipt: `${prefix}r:${receipt.id}`,
     index: `${prefix}rd:${receiptDay(receipt)}:${receipt.principalId}`,
     score: String(Date.parse(receipt.createdAt) || 0),
-    // The one hash a receipt costs: RFC 6962's leaf hash of its canonical form.
-    // Hashed as read back from the JSON stored, so a member JSON drops (undefined) cannot make them differ.
     json,
-    leaf: receiptLeafHash(JSON.parse(json) as Receipt).toString('hex'),
+    leaf: leaf.toString('hex'),
   };
 }
 
