@@ -52,8 +52,10 @@ export function verifierKey(name: string, publicKey: KeyObject): string {
 
 /** Reads a verifier key string back into its name and public key. */
 export function parseVerifierKey(vkey: string): { name: string; publicKey: KeyObject } {
-  const [name, id, key, ...rest] = vkey.trim().split('+');
-  if (!name || !id || !key || rest.length > 0 || !validKeyName(name)) throw new TypeError('not a verifier key (name+id+key)');
+  // Split at the first two '+' only: the base64 key may hold '+' itself (as Go's note.NewVerifier reads it).
+  const m = /^([^+]+)\+([0-9a-fA-F]{8})\+([A-Za-z0-9+/]+=*)$/.exec(vkey.trim());
+  const [, name, id, key] = m ?? [];
+  if (!name || !id || !key || !validKeyName(name)) throw new TypeError('not a verifier key (name+id+key)');
   const raw = Buffer.from(key, 'base64');
   if (raw.length !== 33 || raw[0] !== ED25519_ALG) throw new TypeError('the verifier key is not an Ed25519 key');
   const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.subarray(1).toString('base64url') }, format: 'jwk' });

@@ -27,12 +27,12 @@ local cp = redis.call('HMGET', KEYS[2], 'size', 'note')
 local s = tonumber(cp[1] or '0')
 local to = math.min(n, s + tonumber(ARGV[2]))
 local leaves = {}
-for i = s, to - 1 do leaves[#leaves + 1] = log_get(ARGV[1], 0, i) end
+for i = s, to - 1 do leaves[#leaves + 1] = assert(log_get(ARGV[1], 0, i), 'log leaf missing') end
 local frontier, start = {}, 0
 for level = 52, 0, -1 do
   local w = 2 ^ level
   if start + w <= s then
-    frontier[#frontier + 1] = log_get(ARGV[1], level, start / w)
+    frontier[#frontier + 1] = assert(log_get(ARGV[1], level, start / w), 'log node missing')
     start = start + w
   end
 end
@@ -52,7 +52,7 @@ const NODES = luaScript(`${LOG_FN}
 local out = {}
 for i = 2, #ARGV, 2 do
   local h = log_get(ARGV[1], tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
-  if #h ~= 64 then return redis.error_reply('log node ' .. ARGV[i] .. '/' .. ARGV[i + 1] .. ' is not stored') end
+  if not h then return redis.error_reply('log node ' .. ARGV[i] .. '/' .. ARGV[i + 1] .. ' is not stored') end
   out[#out + 1] = h
 end
 return table.concat(out)`);
