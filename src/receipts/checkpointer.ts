@@ -37,6 +37,7 @@ export class Checkpointer {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #holding = false;
+  #failing = false;
 
   constructor(log: ReceiptLog, key: ReceiptKey, opts: CheckpointerOptions) {
     if (opts.leaseMs < opts.everyMs) throw new RangeError('receipts.leaseMs must be at least receipts.checkpointEveryMs');
@@ -82,8 +83,15 @@ export class Checkpointer {
     const run = () => {
       if (this.#running) return; // a slow round (a long backlog, a slow store) is not stacked
       this.#running = this.tick()
-        .then(() => undefined)
-        .catch((err: unknown) => this.#opts.log.warn('receipts.checkpoint.failed', { error: err instanceof Error ? err.message : String(err) }))
+        .then(() => {
+          if (this.#failing) this.#opts.log.info('receipts.checkpoint.recovered', {});
+          this.#failing = false;
+        })
+        .catch((err: unknown) => {
+          // Once per outage, not twice a second: with the store down every tick fails the same way.
+          if (!this.#failing) this.#opts.log.warn('receipts.checkpoint.failed', { error: err instanceof Error ? err.message : String(err) });
+          this.#failing = true;
+        })
         .finally(() => (this.#running = undefined));
     };
     this.#timer = setInterval(run, every).unref();
