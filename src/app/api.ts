@@ -27,7 +27,7 @@ import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus } from '../routes/billing.js';
-import { logCheckpoint, logConsistency, ownReceipt } from '../routes/receipts.js';
+import { logCheckpoint, logConsistency, logTile, ownReceipt } from '../routes/receipts.js';
 import { secure } from '../routes/secure.js';
 
 export function createApiApp(deps: Deps): Koa {
@@ -74,6 +74,7 @@ export function createApiApp(deps: Deps): Koa {
   // The log's own routes first: `log` is never a receipt id (those start rcpt_).
   router.get('/v1/receipts/log/checkpoint', logCheckpoint(deps.receipts));
   router.get('/v1/receipts/log/consistency', logConsistency(deps.receipts));
+  router.get('/v1/receipts/log/tile/{*rest}', logTile(deps.receipts));
   router.get('/v1/receipts/:id', ownReceipt(store, deps.receipts));
 
   app.use(singleExit(log));

@@ -7,6 +7,8 @@
  *   GET /v1/receipts/log/consistency?from=N&to=M
  *                                      public: `{from, to, proof: [base64...]}`, the RFC 9162 consistency
  *                                      proof between two tree sizes of the log
+ *   GET /v1/receipts/log/tile/<L>/<N>[.p/<W>]
+ *                                      public: a C2SP tlog-tiles hash tile (receipts/tiles.ts), immutable
  * The log routes hold nothing secret: leaf hashes are of receipts a reader cannot get without the receipt.
  */
 import type { Context } from 'koa';
@@ -15,6 +17,7 @@ import { bearerToken, resolveToken } from '../stages/identify.js';
 import type { Store } from '../store/store.js';
 import type { Receipts } from '../receipts/service.js';
 import { consistency, parseRange, withProof } from '../receipts/proofs.js';
+import { parseTilePath, tileNodes } from '../receipts/tiles.js';
 
 export function ownReceipt(store: Store, receipts: Receipts) {
   return async function ownReceipt(ctx: Context): Promise<void> {
@@ -39,5 +42,18 @@ export function logConsistency(receipts: Receipts) {
   return async function logConsistency(ctx: Context): Promise<void> {
     const { from, to } = parseRange(ctx.query, await receipts.log.checkpoint());
     ctx.body = { from, to, proof: await consistency(receipts.log, from, to) };
+  };
+}
+
+export function logTile(receipts: Receipts) {
+  return async function logTile(ctx: Context): Promise<void> {
+    const ref = parseTilePath(String(ctx.params['rest'] ?? ''));
+    if (!ref) throw new GatewayError('not-found', 'no such tile: the path is not <L>/<N>[.p/<W>] (C2SP tlog-tiles)');
+    const ids = tileNodes(ref, (await receipts.log.checkpoint())?.size ?? 0);
+    if (!ids) throw new GatewayError('not-found', 'no such tile under the latest checkpoint');
+    // A served tile never changes: the hashes under a checkpoint are fixed.
+    ctx.set('cache-control', 'public, max-age=31536000, immutable');
+    ctx.type = 'application/octet-stream';
+    ctx.body = Buffer.concat(await receipts.log.nodes(ids));
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The receipt log across gateways, as a deployment runs it: two gateways on one Redis append concurrently
  * and produce one log (every receipt a distinct leaf, one signer, every proof valid against the same
- * checkpoints, as Go's tlog agrees); the log's public routes; and a signer SIGKILLed while it holds the
+ * checkpoints, as Go's tlog agrees); the log's public routes (checkpoint, consistency, hash tiles); and a
+ * signer SIGKILLed while it holds the
  * lease is replaced by another gateway once the lease lapses.
  */
 import { expect } from 'chai';
@@ -86,7 +87,14 @@ describe('receipt log across gateways', function () {
       consistency.push({ from, to: size, proof });
     }
     const byIndex = [...now].sort((x, y) => x['logIndex'] - y['logIndex']);
+    // The log as a C2SP tlog-tiles hash tile: the 60 leaf hashes, as Go's tlog computes that tile.
+    const tile = await fetch(`${b.apiUrl}/v1/receipts/log/tile/0/000.p/${size}`);
+    expect(tile.status).to.equal(200);
+    expect(tile.headers.get('cache-control')).to.contain('immutable');
+    const data = Buffer.from(await tile.arrayBuffer());
+    expect(data.length).to.equal(32 * size);
     const go = await tlogCheck({
+      tiles: [{ path: `0/000.p/${size}`, data: data.toString('base64') }],
       vkey: verifierKey(NAME, publicKey),
       records: byIndex.map((r) => canonicalReceipt(r).toString('base64')),
       checkpoints: [...new Set([...notes, final])],
@@ -95,6 +103,7 @@ describe('receipt log across gateways', function () {
     });
     expect(go.errors).to.equal(null);
     expect(go.checked.inclusion).to.equal(60);
+    expect(go.checked.tiles).to.equal(1);
   });
 
   it('answers the log routes publicly, and refuses a bad range with log-range-invalid', async () => {
@@ -112,6 +121,12 @@ describe('receipt log across gateways', function () {
       const bad = await ask(q);
       expect(bad.status, q).to.equal(400);
       expect(bad.body.error.code, q).to.equal('log-range-invalid');
+    }
+    // Tiles: only the canonical spelling, only under the latest checkpoint.
+    for (const t of [`0/000.p/${size + 1}`, '0/000', '1/000.p/1', '0/0', '0/000.p/0', 'entries/000']) {
+      const res = await fetch(`${w.gw.apiUrl}/v1/receipts/log/tile/${t}`);
+      expect(res.status, t).to.equal(404);
+      expect(((await res.json()) as any).error.code, t).to.equal('not-found');
     }
     // Another principal's receipt is not found; a receipt id is never taken for a log route.
     const p = await w.gw.principal();

@@ -18,10 +18,12 @@ export interface TlogJob {
   inclusion?: Array<{ index: number; size: number; proof: string[] }>;
   consistency?: Array<{ from: number; to: number; proof: string[] }>;
   roots?: Array<{ size: number; root: string }>;
+  /** Hash tiles as served (C2SP tlog-tiles path without the height, data base64). */
+  tiles?: Array<{ path: string; data: string }>;
 }
 
 export interface TlogResult {
-  checked: Partial<Record<'roots' | 'checkpoints' | 'inclusion' | 'consistency', number>>;
+  checked: Partial<Record<'roots' | 'checkpoints' | 'inclusion' | 'consistency' | 'tiles', number>>;
   errors: string[] | null;
 }
 

@@ -20,6 +20,7 @@ import { silentLogger } from '../../src/log.js';
 import { onRedis } from '../helpers/redis-contract.js';
 import { tlogCheck } from '../helpers/tlogcheck.js';
 import type { ReceiptLog } from '../../src/receipts/log.js';
+import { tileNodes, tilePath } from '../../src/receipts/tiles.js';
 
 const ORIGIN = 'portcullis.test/receipts';
 const PID = 'did:web:portcullis.test:tenant:alice';
@@ -83,7 +84,7 @@ function logContract(name: string, open: () => Promise<Store>) {
       expect((await log.nodes([{ level: 0, index: 0 }]))[0]).to.deep.equal(receiptLeafHash(a));
     });
 
-    it('covers a backlog of 3000 receipts in batches and proves each (checked in Go’s tlog)', async () => {
+    it('covers a backlog of 3000 receipts in batches, proves each and serves its hash tiles (checked in Go’s tlog)', async () => {
       for (let i = 0; i < 3000; i += 1) await store.putReceipt(receipt(i));
       const s = new Checkpointer(log, key, { origin: ORIGIN, everyMs: 1000, leaseMs: 5000, batch: 1000, log: silentLogger });
       expect(await s.tick()).to.equal(3000);
@@ -97,9 +98,15 @@ function logContract(name: string, open: () => Promise<Store>) {
         inclusion.push({ index, size: 3000, proof: served['inclusionProof'] });
         records.push(canonicalReceipt(served).toString('base64'));
       }
-      const go = await tlogCheck({ vkey: verifierKey(ORIGIN, key.publicKey), records, checkpoints: [cp.note], inclusion });
+      // The hash tiles (C2SP tlog-tiles) of that tree: 11 full and one partial at level 0, one partial at
+      // level 1; none beyond the checkpoint.
+      const refs = [...Array.from({ length: 11 }, (_, index) => ({ level: 0, index, width: 256 })), { level: 0, index: 11, width: 184 }, { level: 1, index: 0, width: 11 }];
+      const tiles = await Promise.all(refs.map(async (ref) => ({ path: tilePath(ref), data: Buffer.concat(await log.nodes(tileNodes(ref, 3000)!)).toString('base64') })));
+      expect(tileNodes({ level: 0, index: 11, width: 185 }, 3000)).to.equal(null);
+      expect(tileNodes({ level: 1, index: 0, width: 12 }, 3000)).to.equal(null);
+      const go = await tlogCheck({ vkey: verifierKey(ORIGIN, key.publicKey), records, checkpoints: [cp.note], inclusion, tiles });
       expect(go.errors).to.equal(null);
-      expect(go.checked).to.deep.equal({ checkpoints: 1, inclusion: 3000 });
+      expect(go.checked).to.deep.equal({ checkpoints: 1, inclusion: 3000, tiles: 13 });
     });
 
     it('admits one signer at a time; a lease-less or stale signer cannot move the head; a lapsed lease is taken over', async () => {

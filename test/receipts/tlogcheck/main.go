@@ -6,7 +6,8 @@
 //	{"vkey": "...", "records": [base64...], "checkpoints": ["note"...],
 //	 "inclusion": [{"index": i, "size": n, "proof": [base64...]}],
 //	 "consistency": [{"from": m, "to": n, "proof": [base64...]}],
-//	 "roots": [{"size": n, "root": base64}]}
+//	 "roots": [{"size": n, "root": base64}],
+//	 "tiles": [{"path": "<L>/<N>[.p/<W>]", "data": base64}]}
 //
 // It prints {"checked": {...counts}, "errors": [...]} and exits 1 when any check failed.
 package main
@@ -41,6 +42,11 @@ type job struct {
 		Size int64  `json:"size"`
 		Root string `json:"root"`
 	} `json:"roots"`
+	// Hash tiles as C2SP tlog-tiles serves them (path without the height: "0/x001/234.p/5").
+	Tiles []struct {
+		Path string `json:"path"`
+		Data string `json:"data"`
+	} `json:"tiles"`
 }
 
 type tree struct{ stored []tlog.Hash }
@@ -172,6 +178,21 @@ func main() {
 			continue
 		}
 		checked["consistency"]++
+	}
+
+	for _, tl := range j.Tiles {
+		tile, err := tlog.ParseTilePath("tile/8/" + tl.Path)
+		if err != nil {
+			fail("tile %s: %v", tl.Path, err)
+			continue
+		}
+		want, err := tlog.ReadTileData(tile, t)
+		got, err2 := base64.StdEncoding.DecodeString(tl.Data)
+		if err != nil || err2 != nil || string(want) != string(got) {
+			fail("tile %s: not the tile tlog computes (%v %v)", tl.Path, err, err2)
+			continue
+		}
+		checked["tiles"]++
 	}
 
 	out, _ := json.Marshal(map[string]any{"checked": checked, "errors": errs})
