@@ -56,9 +56,10 @@ export class Checkpointer {
    * Returns the size checkpointed, or null when another gateway holds the lease.
    */
   async tick(): Promise<number | null> {
-    this.#holding = await this.#log.lease(this.owner, this.#opts.leaseMs);
-    if (!this.#holding) return null;
     for (;;) {
+      // Renewed before every batch, so a long backlog cannot outlast the lease mid-way.
+      this.#holding = await this.#log.lease(this.owner, this.#opts.leaseMs);
+      if (!this.#holding) return null;
       const p = await this.#log.pending(this.#opts.batch);
       const from = p.checkpoint?.size ?? 0;
       if (p.checkpoint && p.leaves.length === 0) return from;
