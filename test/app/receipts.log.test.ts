@@ -8,7 +8,10 @@
 import { expect } from 'chai';
 import { generateKeyPairSync } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from 'redis';
 import { startWorld, type World } from '../helpers/world.js';
+import { startRedisServer } from '../helpers/redis-server.js';
+import { startRecordingUpstream } from '../helpers/upstream.js';
 import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { spawnGateway } from '../helpers/process.js';
 import { body } from '../helpers/billing.js';
@@ -160,5 +163,39 @@ describe('receipt log across gateways', function () {
     // Covered once the victim's lease (1.5 s) lapsed and this gateway took it over.
     expect(verifyReceiptBundle(proven, publicKey).ok).to.equal(true);
     expect(w.gw.receipts.checkpointer.holding).to.equal(true);
+  });
+});
+
+describe('receipt log before its first checkpoint', function () {
+  this.timeout(60_000);
+
+  it('answers log-not-ready and keeps receipts pending while another signer holds the lease', async () => {
+    const redis = await startRedisServer();
+    // A fresh deployment whose lease is held by a signer that never signs (it died right after taking it).
+    const c = createClient({ url: redis.url });
+    await c.connect();
+    await c.set('pc:log:lease', 'signer_gone', { PX: 60_000 });
+    await c.quit();
+    const upstream = await startRecordingUpstream();
+    const gw = await startTestGateway({ root: logRoot(), upstreamUrl: upstream.baseUrl, redisUrl: redis.url, env: { PORTCULLIS_RECEIPT_KEY: privatePem } });
+    try {
+      const res = await fetch(`${gw.apiUrl}/v1/receipts/log/checkpoint`);
+      expect(res.status).to.equal(503);
+      expect(((await res.json()) as any).error.code).to.equal('log-not-ready');
+      const range = await fetch(`${gw.apiUrl}/v1/receipts/log/consistency?from=1&to=1`);
+      expect(((await range.json()) as any).error.code).to.equal('log-range-invalid');
+      const p = await gw.principal();
+      const r = await gw.chat(p.token, body());
+      expect(r.status).to.equal(200);
+      await sleep(500);
+      const got = (await (await fetch(`${gw.apiUrl}/v1/receipts/${r.body.receiptId}`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+      expect(got).to.include({ logIndex: 0, pending: true });
+      expect(got).not.to.have.property('inclusionProof');
+      expect(gw.receipts.checkpointer.holding).to.equal(false);
+    } finally {
+      await gw.close();
+      await upstream.stop();
+      await redis.stop();
+    }
   });
 });
