@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
 # tests start a real one), Debian's Chromium (the page tests), the Python clients of the client suite
-# (test/clients/.venv, pinned in test/clients/requirements.txt), the policy tools opa and regal, and
-# stripe-mock (the billing tests' payment processor), at the versions pinned in scripts/tools.env, each
-# built into its own version-pinned directory
+# (test/clients/.venv, pinned in test/clients/requirements.txt), the policy tools opa and regal,
+# stripe-mock (the billing tests' payment processor) and the receipt log's Go cross-checker (tlogcheck,
+# built from test/receipts/tlogcheck), at the versions pinned in scripts/tools.env, each built into its own
+# version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
 #
@@ -120,10 +121,20 @@ ensure_client_venv() {
   echo "$want" >"$stamp"
 }
 
+# The receipt log's tests check every proof again with Go's sumdb/tlog: a small program in the repository,
+# its dependency pinned by its go.mod/go.sum (fetched through the Go module proxy).
+build_tlogcheck() { # version workdir
+  (
+    cd "$scripts_dir/../test/receipts/tlogcheck"
+    CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" quietly go build -o "$2/tlogcheck" .
+  )
+}
+
 # The store's tests start real redis-server processes; the page tests drive Debian's Chromium.
 ensure_apt redis-server redis-server
 ensure_apt chromium chromium fonts-dejavu-core
 ensure_client_venv
+install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

@@ -127,6 +127,8 @@ export const ERRORS = {
   // Operations: rate limits, health, shutdown
 
   // Receipts log
+  'log-range-invalid': { status: 400, message: 'from and to must be tree sizes with 1 <= from <= to <= the latest checkpoint' },
+  'log-not-ready': { status: 503, message: 'the receipt log has no signed checkpoint yet; retry in a second' },
 
   // Agents: MCP, knowledge, discovery
 

@@ -18,7 +18,8 @@ import { HistoryRecorder } from './secure/recorder.js';
 import { stripeFromEnv } from './billing/stripe.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
-import { loadReceiptSigner } from './receipts/signing.js';
+import { loadReceiptKey } from './receipts/key.js';
+import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { wireCapabilities } from './app/wire.js';
 import { Sessions } from './sessions/sessions.js';
@@ -60,6 +61,8 @@ export interface Gateway {
   engine: JobEngine;
   /** Sign-in sessions (src/sessions), for tests and embedders. */
   sessions: Sessions;
+  /** The receipt log and its signer. */
+  receipts: Receipts;
   close(): Promise<void>;
 }
 
@@ -96,9 +99,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const store = await createStore(
     cfg.store.kind === 'redis' ? { kind: 'redis', url: cfg.store.url, ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}) } : cfg.store,
   );
-  // Receipts are signed with the configured key (read at start), or an ephemeral one with a warning.
-  const signer = loadReceiptSigner({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
-  const meter = createMeter(store, { signer, ...(opts.now ? { now: opts.now } : {}) });
+  // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
+  // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
+  const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
+  const receipts = createReceipts(store, key, cfg, opts.log);
+  receipts.start();
+  const meter = createMeter(store, opts.now ? { now: opts.now } : {});
   meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   const wired = wireCapabilities(store);
@@ -136,7 +142,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, billing: wired.billing, stripe };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, billing: wired.billing, stripe, receipts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 
@@ -157,12 +163,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     meter,
     engine,
     sessions,
+    receipts,
     async close() {
       await engine.close();
       for (const server of Object.values(servers)) server.closeAllConnections();
       await Promise.all(Object.values(servers).map((server) => new Promise((r) => server.close(r))));
       await holder.close();
       await meter.close();
+      await receipts.close();
       await store.close();
       await demo?.close();
     },

@@ -28,7 +28,8 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
-import { billingCatalog, billingCheckout, billingPortal, billingStatus, ownReceipt } from '../routes/billing.js';
+import { billingCatalog, billingCheckout, billingPortal, billingStatus } from '../routes/billing.js';
+import { logCheckpoint, logConsistency, logTile, ownReceipt } from '../routes/receipts.js';
 import { researchRoutes, type WhoCalls } from '../routes/research.js';
 import { stripeWebhook } from '../routes/stripe-webhook.js';
 import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
@@ -49,7 +50,7 @@ export function createApiApp(deps: Deps): Koa {
   const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   router.get('/v1/models', listModels(holder));
-  router.get('/v1/secure', secure(holder, deps.meter, deps.history));
+  router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
@@ -82,6 +83,10 @@ export function createApiApp(deps: Deps): Koa {
   );
   router.get('/v1/research/job', getJob(deps, jobs, holder));
   router.get('/v1/billing/status', billingStatus(deps, deps.meter));
+  // The log's own routes first: `log` is never a receipt id (those start rcpt_).
+  router.get('/v1/receipts/log/checkpoint', logCheckpoint(deps.receipts));
+  router.get('/v1/receipts/log/consistency', logConsistency(deps.receipts));
+  router.get('/v1/receipts/log/tile/{*rest}', logTile(deps.receipts));
   router.get('/v1/receipts/:id', ownReceipt(deps));
 
   // The browser session (cookie routes; auth/caller.ts has the rules).

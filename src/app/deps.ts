@@ -14,6 +14,7 @@ import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { TotpStore } from '../totp/store.js';
+import type { Receipts } from '../receipts/service.js';
 
 export interface Deps {
   store: Store;
@@ -45,4 +46,6 @@ export interface Deps {
   totp: TotpStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
+  /** The receipt log: its storage, key and signer (src/receipts). */
+  receipts: Receipts;
 }

@@ -27,13 +27,14 @@ const USAGE = `usage:
   portcullis admin plan set <principal> <plan>  [--id <operationId>]
   portcullis admin billing <principal> [--day YYYY-MM-DD]
   portcullis admin receipts <principal> [--day YYYY-MM-DD]   # one receipt (JSON) a line
-  portcullis admin receipt-key                                # the public key receipts are signed with
+  portcullis admin receipt-key                                # the public key the receipt log's checkpoints are signed with
   portcullis admin reviews [--day YYYY-MM-DD]                 # the day's flagged calls, one JSON a line
   portcullis admin applications [--status submitted|approved|refused]   # one application (JSON) a line
   portcullis admin application show <id>
   portcullis admin application approve <id> [--note TEXT]
   portcullis admin application refuse <id> --reason TEXT
-  portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]
+  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
+  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
 

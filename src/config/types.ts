@@ -115,7 +115,7 @@ export interface GatewayDoc {
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };
-  /** Receipt signing; the key is read at start (src/receipts/signing.ts). */
-  receipts?: { keyFile?: string };
+  /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
+  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
   routes: Record<string, RouteConfig>;
 }

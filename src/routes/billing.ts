@@ -12,7 +12,7 @@
  *                            spentMicroUSD, reservedMicroUSD, availableMicroUSD}]}, available = granted -
  *                            spent - reserved, always; plan is the plan id, or null when none was set;
  *                            a `storage` row follows once storage credits were bought (billing/storage.ts)
- *   GET /v1/receipts/{id}    one of its receipts, signed; another principal's id is answered as not found
+ * (its receipts, with their log proofs: routes/receipts.ts)
  */
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
@@ -33,15 +33,6 @@ export function billingStatus(deps: CallerDeps & { billing: BillingStore }, mete
     const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
     const [status, storage] = await Promise.all([meter.status(identity.principal.id), storageBalance(deps.billing, identity.principal.id)]);
     ctx.body = storage ? { ...status, balances: [...status.balances, storage] } : status;
-  };
-}
-
-export function ownReceipt(deps: CallerDeps) {
-  return async function ownReceipt(ctx: Context): Promise<void> {
-    const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
-    const receipt = await deps.store.getReceipt(String(ctx.params['id']));
-    if (!receipt || receipt.principalId !== identity.principal.id) throw new GatewayError('receipt-not-found');
-    ctx.body = receipt;
   };
 }
 
