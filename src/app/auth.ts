@@ -12,6 +12,8 @@ import { singleExit } from './single-exit.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
+import { recoveryCancel, recoveryChallenge, recoveryComplete, recoverySetup, recoveryStart, recoveryStatus } from '../routes/recovery.js';
+import { linkHint } from '../routes/link-hint.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -23,6 +25,13 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/totp/verify', totpVerify(deps));
   router.post('/v1/totp/enrol', totpEnrol(deps));
   router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
+  router.get('/v1/link/hint', linkHint(deps));
+  router.post('/v1/recovery/setup', recoverySetup(deps));
+  router.get('/v1/recovery', recoveryStatus(deps));
+  router.post('/v1/recovery/challenge', recoveryChallenge(deps));
+  router.post('/v1/recovery/start', recoveryStart(deps));
+  router.post('/v1/recovery/complete', recoveryComplete(deps));
+  router.post('/v1/recovery/cancel', recoveryCancel(deps));
   router.get('/v1/session', getSession(deps));
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));
