@@ -4,6 +4,10 @@
  *
  * The host has no profile file and no health route: `/ready` and every `/.well-known/...` answer 404, as
  * the spec says, because nothing here is mounted on them.
+ *
+ * Every POST here is same-origin only (403 `cross-site-request`), with or without a cookie: a sign-in sets
+ * the session cookie, and a cross-site page must not sign a visitor in to an account of its choosing
+ * (login CSRF). Clients outside a browser send the auth origin as `Origin`, as `portcullis passkey` does.
  */
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -36,6 +40,10 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
+  app.use(async function sameOriginPosts(ctx, next) {
+    deps.sessions.requireSameOrigin(ctx);
+    await next();
+  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
