@@ -30,6 +30,7 @@ import { bearerToken, resolveToken } from '../stages/identify.js';
 import type { PrincipalRecord, Store } from '../store/store.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SessionRecord, SessionState } from '../sessions/store.js';
+import type { UsageRecorder } from '../token-usage/store.js';
 
 export type Via = 'pat' | 'session';
 
@@ -46,6 +47,9 @@ export interface Caller {
 export interface CallerDeps {
   store: Store;
   sessions: Sessions;
+  /** Where a PAT's use is reported for "last used" (optional: without it nothing is reported). */
+  tokenUsage?: UsageRecorder;
+  now?: () => number;
 }
 
 export interface CallerOptions {
@@ -62,6 +66,7 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   if (token !== null || (ctx.get('authorization') && opts.via.includes('pat'))) {
     if (!opts.via.includes('pat')) throw new GatewayError('pat-not-accepted');
     const identity = await resolveToken(deps.store, token, opts.alongside);
+    deps.tokenUsage?.used(identity.token.id, deps.now?.() ?? Date.now());
     return { principal: identity.principal, via: 'pat', tokenId: identity.token.id };
   }
   if (!opts.via.includes('session')) throw new GatewayError('unauthenticated');
