@@ -19,10 +19,10 @@
  *     checksum, store; 401 `unauthenticated` / `invalid-token` / `token-revoked`); on a session-only route
  *     it is refused, 403 `pat-not-accepted`. A PAT never needs the same-origin check.
  *   - otherwise the session cookie: no cookie is 401 `session-required` on a session-only route and 401
- *     `unauthenticated` where a PAT would do; with a cookie, an unsafe method (POST, ...) must come from the
- *     auth, console or API origin (403 `cross-site-request`); a cookie naming no live session (signed out here or on any
- *     instance, idle or past its absolute end) is 401 `session-ended`; a session still owing its second
- *     factor is 401 `second-factor-required`.
+ *     `unauthenticated` where a PAT would do; with a cookie, an unsafe method (POST, ...) must come from
+ *     the auth, console or API origin (403 `cross-site-request`); a cookie naming no live session (signed
+ *     out here or on any instance, idle or past its absolute end) is 401 `session-ended`; a session still
+ *     owing its second factor is 401 `second-factor-required`.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
