@@ -15,6 +15,8 @@ import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { TotpStore } from '../totp/store.js';
 import type { Receipts } from '../receipts/service.js';
+import type { RecoveryStore } from '../recovery/store.js';
+import type { UsageRecorder } from '../token-usage/store.js';
 
 export interface Deps {
   store: Store;
@@ -44,6 +46,10 @@ export interface Deps {
   passkeys: PasskeyStore;
   /** TOTP enrolments (src/totp). */
   totp: TotpStore;
+  /** Recovery keys and pending recoveries (src/recovery). */
+  recovery: RecoveryStore;
+  /** When each PAT was last used (src/token-usage), reported by identify about once a minute. */
+  tokenUsage: UsageRecorder;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
   /** The receipt log: its storage, key and signer (src/receipts). */

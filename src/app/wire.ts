@@ -30,6 +30,12 @@ import { MemoryTotpStore } from '../totp/memory-store.js';
 import type { BillingStore } from '../billing/store.js';
 import { RedisBillingStore } from '../billing/redis-store.js';
 import { MemoryBillingStore } from '../billing/memory-store.js';
+import type { RecoveryStore } from '../recovery/store.js';
+import { RedisRecoveryStore } from '../recovery/redis-store.js';
+import { MemoryRecoveryStore } from '../recovery/memory-store.js';
+import type { TokenUsageStore } from '../token-usage/store.js';
+import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
+import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -40,6 +46,8 @@ export interface Capabilities {
   passkeys: PasskeyStore;
   totp: TotpStore;
   billing: BillingStore;
+  recovery: RecoveryStore;
+  tokenUsage: TokenUsageStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -54,5 +62,7 @@ export function wireCapabilities(store: Store): Capabilities {
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
     totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
     billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
+    recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
+    tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
   };
 }
