@@ -1,0 +1,99 @@
+/**
+ * Ranked full-text search over the evidence, by MiniSearch (BM25+ ranking, prefix and fuzzy matching) with
+ * the Porter stemmer (`stemmer`): the library scores, we only choose the fields, the boosts and how terms
+ * are cut. Public identifiers (CWE-89, CVE-2021-44228, T1059.001) are kept whole as one term, so a search
+ * for an id finds that entry first instead of every text that mentions "89".
+ */
+import MiniSearch, { type SearchResult } from 'minisearch';
+import { stemmer } from 'stemmer';
+import type { Evidence, EvidenceNode, NodeKind } from './evidence.js';
+
+const ID_SHAPE = /\b(?:cwe|capec|cve)-\d+(?:-\d+)?\b|\b[tm]\d{4}(?:\.\d{3})?\b/gi;
+const WORDS = /[\p{L}\p{N}]+/gu;
+
+/** Ids whole, then the remaining words. */
+export function tokenize(text: string): string[] {
+  const ids = text.match(ID_SHAPE) ?? [];
+  const rest = text.replace(ID_SHAPE, ' ').match(WORDS) ?? [];
+  return [...ids, ...rest];
+}
+
+const WHOLE_ID = /^(?:(?:cwe|capec|cve)-\d+(?:-\d+)?|[tm]\d{4}(?:\.\d{3})?)$/;
+
+function processTerm(term: string): string | null {
+  const t = term.toLowerCase();
+  if (WHOLE_ID.test(t)) return t;
+  return t.length > 1 ? stemmer(t) : null;
+}
+
+export interface SearchHit {
+  id: string;
+  kind: NodeKind;
+  title: string;
+  snippet: string;
+  score: number;
+}
+
+export interface SearchPage {
+  total: number;
+  data: SearchHit[];
+}
+
+/** Described entries weigh more than ids known only by mention, which carry no text of their own. */
+const KIND_BOOST: Record<string, number> = { cwe: 1.3, 'attack-technique': 1.2, 'attack-mitigation': 1.1, cve: 1, capec: 0.8 };
+
+export class KnowledgeSearch {
+  private readonly index: MiniSearch<EvidenceNode>;
+
+  constructor(private readonly evidence: Evidence) {
+    this.index = new MiniSearch<EvidenceNode>({
+      fields: ['id', 'title', 'text'],
+      storeFields: [],
+      tokenize,
+      processTerm,
+      searchOptions: {
+        boost: { id: 8, title: 3 },
+        // An id is exact: CWE-89 must not pull in CWE-890 by prefix or CWE-88 by edit distance.
+        prefix: (term) => term.length >= 3 && !WHOLE_ID.test(term),
+        fuzzy: (term) => (term.length >= 6 && !WHOLE_ID.test(term) ? 0.15 : false),
+        boostDocument: (id) => KIND_BOOST[evidence.nodes.get(id as string)?.kind ?? ''] ?? 1,
+      },
+    });
+    this.index.addAll([...evidence.nodes.values()]);
+  }
+
+  search(q: string, opts: { limit: number; offset: number; kind?: NodeKind }): SearchPage {
+    const kind = opts.kind;
+    const results = this.index.search(q, kind ? { filter: (r) => this.evidence.nodes.get(r.id as string)?.kind === kind } : {});
+    const page = results.slice(opts.offset, opts.offset + opts.limit);
+    return {
+      total: results.length,
+      data: page.map((r) => {
+        const n = this.evidence.nodes.get(r.id as string)!;
+        return { id: n.id, kind: n.kind, title: n.title, snippet: snippet(n, r), score: Math.round(r.score * 1000) / 1000 };
+      }),
+    };
+  }
+
+  get size(): number {
+    return this.index.documentCount;
+  }
+}
+
+const SNIPPET = 220;
+
+/** About 220 characters of the entry's text around the first matched term (the whole start when none is in the text). */
+function snippet(n: EvidenceNode, r: SearchResult): string {
+  const lower = n.text.toLowerCase();
+  let at = -1;
+  for (const term of r.terms) {
+    const i = lower.indexOf(term.toLowerCase());
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  const start = at < 0 ? 0 : Math.max(0, at - 60);
+  const end = Math.min(n.text.length, start + SNIPPET);
+  let s = n.text.slice(start, end);
+  if (start > 0) s = `…${s.replace(/^\S*\s/, '')}`;
+  if (end < n.text.length) s = `${s.replace(/\s\S*$/, '')}…`;
+  return s.replace(/\s+/g, ' ').trim();
+}
