@@ -28,6 +28,10 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
+import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
+import { sharedKnowledge } from '../knowledge/index.js';
+import { listSecurityServices } from '../discovery/services.js';
+import { controlPlane } from '../discovery/profile.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -39,6 +43,20 @@ export function createApiApp(deps: Deps): Koa {
 
   router.get('/v1/models', listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
+  router.get('/v1/security/services', listSecurityServices(holder));
+  router.get('/v1/control-plane', (ctx) => {
+    ctx.body = controlPlane(deps, sharedKnowledge());
+  });
+
+  // Public knowledge, CORS open. The evidence and its index are built here, at start, once per process.
+  sharedKnowledge();
+  for (const [path, handler] of [
+    ['/v1/knowledge/search', knowledgeSearch(sharedKnowledge)],
+    ['/v1/knowledge/context', knowledgeContext(sharedKnowledge)],
+  ] as const) {
+    router.get(path, openCors(), handler);
+    router.options(path, openCors());
+  }
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
