@@ -104,7 +104,7 @@ function build() {
       .map(clean)
       .filter(Boolean)
       .join('\n\n');
-    node(id, 'cwe', { title: a['@_Name'], text: body, source: 'cwe', url: `https://cwe.mitre.org/data/definitions/${a['@_ID']}.html`, abstraction: a['@_Abstraction'] });
+    node(id, 'cwe', { title: a['@_Name'], text: body, source: 'cwe', url: `https://cwe.mitre.org/data/definitions/${a['@_ID']}.html`, abstraction: a['@_Abstraction'], ...(terms.length ? { aliases: terms.map(clean) } : {}) });
     for (const r of list(w.Related_Weaknesses?.Related_Weakness)) {
       // View 1000 (Research Concepts) is the one hierarchy; other views repeat it with other parents.
       if (r.attr['@_View_ID'] !== '1000') continue;

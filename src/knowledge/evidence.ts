@@ -23,6 +23,8 @@ export interface EvidenceNode {
   source: string;
   url?: string;
   abstraction?: string;
+  /** Other names the source gives the entry (CWE's alternate terms: "SQL injection", "SQLi"). */
+  aliases?: string[];
   tactics?: string[];
   kev?: { dateAdded: string; dueDate: string; vendor: string; product: string; ransomware: string };
 }

@@ -20,10 +20,22 @@ export function tokenize(text: string): string[] {
 
 const WHOLE_ID = /^(?:(?:cwe|capec|cve)-\d+(?:-\d+)?|[tm]\d{4}(?:\.\d{3})?)$/;
 
-function processTerm(term: string): string | null {
+/** A query term: an id as it is, a word by its Porter stem. */
+function queryTerm(term: string): string | null {
   const t = term.toLowerCase();
   if (WHOLE_ID.test(t)) return t;
   return t.length > 1 ? stemmer(t) : null;
+}
+
+/**
+ * An indexed term: the stem and, when it differs, the word itself. The stem makes "injected" find
+ * "injection"; the word keeps prefix matching true to what was typed ("deserializ" stems to itself and
+ * would never be a prefix of the stem "deseri" of "deserialization", but it is a prefix of the word).
+ */
+function indexTerm(term: string): string | string[] | null {
+  const stem = queryTerm(term);
+  const t = term.toLowerCase();
+  return stem && stem !== t ? [stem, t] : stem;
 }
 
 export interface SearchHit {
@@ -47,12 +59,14 @@ export class KnowledgeSearch {
 
   constructor(private readonly evidence: Evidence) {
     this.index = new MiniSearch<EvidenceNode>({
-      fields: ['id', 'title', 'text'],
+      fields: ['id', 'title', 'aliases', 'text'],
+      extractField: (doc, field) => (field === 'aliases' ? (doc.aliases ?? []).join(' ; ') : (doc[field as keyof EvidenceNode] as string)),
       storeFields: [],
       tokenize,
-      processTerm,
+      processTerm: indexTerm,
       searchOptions: {
-        boost: { id: 8, title: 3 },
+        processTerm: queryTerm,
+        boost: { id: 8, title: 3, aliases: 3 },
         // An id is exact: CWE-89 must not pull in CWE-890 by prefix or CWE-88 by edit distance.
         prefix: (term) => term.length >= 3 && !WHOLE_ID.test(term),
         fuzzy: (term) => (term.length >= 6 && !WHOLE_ID.test(term) ? 0.15 : false),
