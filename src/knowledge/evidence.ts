@@ -1,7 +1,8 @@
 /**
  * The evidence: public security knowledge shipped with the project (data/knowledge/evidence.json.gz, built
  * by scripts/knowledge-build.mjs from pinned registry packages and vendored files). Nodes are entries under
- * their public identifiers (CWE-89, CAPEC-66, CVE-2021-44228, T1190, M1048); edges are the typed relations
+ * their public identifiers (CWE-89, CAPEC-66, CVE-2021-44228, T1190, M1048, AML.T0051, LLM01, INC-04853);
+ * edges are the typed relations
  * the sources carry. An id known only as a reference (a CAPEC id named by a CWE, a CVE named as an observed
  * example) is still a node, with its relations.
  *
@@ -11,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
-export type NodeKind = 'cwe' | 'capec' | 'cve' | 'attack-technique' | 'attack-mitigation';
-export const NODE_KINDS: readonly NodeKind[] = ['cwe', 'capec', 'cve', 'attack-technique', 'attack-mitigation'];
+export const NODE_KINDS = ['cwe', 'capec', 'cve', 'attack-technique', 'attack-mitigation', 'ai-incident', 'atlas-technique', 'owasp-llm', 'owasp-agentic'] as const;
+export type NodeKind = (typeof NODE_KINDS)[number];
 
 export interface EvidenceNode {
   id: string;

@@ -8,8 +8,8 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../errors.js';
 import { NODE_KINDS, type NodeKind } from './evidence.js';
 
-/** A public identifier as the sources write it (CWE-89, CAPEC-66, CVE-2021-44228, T1059.001, M1048). */
-const id = { type: 'string', minLength: 1, maxLength: 40, pattern: '^[A-Za-z]{1,5}-?[0-9][0-9.-]*$' } as const;
+/** A public identifier as the sources write it (CWE-89, CAPEC-66, CVE-2021-44228, T1059.001, M1048, AML.T0051, LLM01, INC-04853). */
+const id = { type: 'string', minLength: 1, maxLength: 40, pattern: '^[A-Za-z]{1,5}(?:[.-][A-Za-z]{0,2})?[0-9][0-9.-]*$' } as const;
 /** Edge types are lower-case words joined by hyphens (child-of, observed-example, mitigates, ...). */
 const edgeTypes = { type: 'array', maxItems: 16, uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z-]{0,39}$' } } as const;
 
@@ -29,7 +29,7 @@ export const knowledgeContextSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['id'],
-  properties: { id: { ...id, description: 'A public identifier: CWE-89, CAPEC-66, CVE-2021-44228, T1190, M1048.' } },
+  properties: { id: { ...id, description: 'A public identifier: CWE-89, CAPEC-66, CVE-2021-44228, T1190, M1048, AML.T0051, LLM01, ASI01, INC-04853.' } },
 } as const;
 
 export const graphNodeSchema = knowledgeContextSchema;

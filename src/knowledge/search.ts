@@ -1,14 +1,14 @@
 /**
  * Ranked full-text search over the evidence, by MiniSearch (BM25+ ranking, prefix and fuzzy matching) with
  * the Porter stemmer (`stemmer`): the library scores, we only choose the fields, the boosts and how terms
- * are cut. Public identifiers (CWE-89, CVE-2021-44228, T1059.001) are kept whole as one term, so a search
+ * are cut. Public identifiers (CWE-89, CVE-2021-44228, T1059.001, AML.T0051, LLM01) are kept whole as one term, so a search
  * for an id finds that entry first instead of every text that mentions "89".
  */
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { stemmer } from 'stemmer';
 import type { Evidence, EvidenceNode, NodeKind } from './evidence.js';
 
-const ID_SHAPE = /\b(?:cwe|capec|cve)-\d+(?:-\d+)?\b|\b[tm]\d{4}(?:\.\d{3})?\b/gi;
+const ID_SHAPE = /\b(?:cwe|capec|cve|inc)-\d+(?:-\d+)?\b|\b(?:aml\.)?[tm]\d{4}(?:\.\d{3})?\b|\b(?:llm|asi)\d{2}\b/gi;
 const WORDS = /[\p{L}\p{N}]+/gu;
 
 /** Ids whole, then the remaining words. */
@@ -18,7 +18,7 @@ export function tokenize(text: string): string[] {
   return [...ids, ...rest];
 }
 
-const WHOLE_ID = /^(?:(?:cwe|capec|cve)-\d+(?:-\d+)?|[tm]\d{4}(?:\.\d{3})?)$/;
+const WHOLE_ID = /^(?:(?:cwe|capec|cve|inc)-\d+(?:-\d+)?|(?:aml\.)?[tm]\d{4}(?:\.\d{3})?|(?:llm|asi)\d{2})$/;
 
 /** A query term: an id as it is, a word by its Porter stem. */
 function queryTerm(term: string): string | null {
@@ -52,7 +52,7 @@ export interface SearchPage {
 }
 
 /** Described entries weigh more than ids known only by mention, which carry no text of their own. */
-const KIND_BOOST: Record<string, number> = { cwe: 1.3, 'attack-technique': 1.2, 'attack-mitigation': 1.1, cve: 1, capec: 0.8 };
+const KIND_BOOST: Record<string, number> = { cwe: 1.3, 'attack-technique': 1.2, 'attack-mitigation': 1.1, cve: 1, 'ai-incident': 1, capec: 0.8, 'atlas-technique': 0.8, 'owasp-llm': 0.8, 'owasp-agentic': 0.8 };
 
 export class KnowledgeSearch {
   private readonly index: MiniSearch<EvidenceNode>;

@@ -17,8 +17,8 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     expect(k.versions['cwe']).to.include({ version: '4.15' });
     expect(k.versions['attack']).to.include({ version: '18.1', domain: 'enterprise' });
     expect(k.versions['kev']).to.include({ version: '2025.08.25' });
-    expect(k.stats.nodes).to.be.greaterThan(5000);
-    expect(k.stats.edges).to.be.greaterThan(8000);
+    expect(k.stats.nodes).to.be.greaterThan(7000);
+    expect(k.stats.edges).to.be.greaterThan(18000);
   });
 
   it('finds CWE-89 first for "sql injection", with a snippet from its text and a score', () => {
@@ -77,6 +77,18 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     expect(rel('CWE-89')).to.include.members(['out child-of CWE-943', 'out observed-example CVE-2021-42258', 'in weakness CVE-2021-42258']);
     expect(rel('T1190')).to.include('in mitigates M1048');
     expect(rel('T1059.001')).to.include('out subtechnique-of T1059');
+  });
+
+  it('holds GenAI incidents mapped to OWASP LLM categories and MITRE ATLAS techniques, ids known by mention as nodes', () => {
+    const hits = search('prompt injection', 10).data;
+    expect(hits.some((h) => h.kind === 'ai-incident')).to.equal(true);
+    const rel = k.evidence.relations.get('INC-05172')!.map((r) => `${r.type} ${r.id}`);
+    expect(rel).to.include('owasp-llm-category LLM01');
+    expect(search('LLM01').data[0]).to.include({ id: 'LLM01', kind: 'owasp-llm' });
+    const atlas = search('AML.T0051').data[0]!;
+    expect(atlas).to.include({ id: 'AML.T0051', kind: 'atlas-technique' });
+    expect(k.evidence.relations.get('AML.T0051')!.every((r) => r.direction === 'in' && r.type === 'uses-atlas-technique')).to.equal(true);
+    expect(k.versions['genaiIncidents']).to.include({ version: '2.13.0' });
   });
 
   it('finds the shortest path from a KEV CVE to the weakness class above its CWE', () => {
