@@ -9,6 +9,7 @@
  * Read-only and the same for every instance, so it lives in the process (no store, no Redis twin): a
  * deployment updates it by shipping a new file, never at run time.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
@@ -62,7 +63,13 @@ export class Evidence {
   readonly relations = new Map<string, Relation[]>();
   readonly edgeCount: number;
 
-  constructor(readonly versions: Record<string, SourceVersion>, nodes: EvidenceNode[], edges: Array<[string, string, string]>) {
+  constructor(
+    readonly versions: Record<string, SourceVersion>,
+    nodes: EvidenceNode[],
+    edges: Array<[string, string, string]>,
+    /** The SHA-256 of the evidence file: what a serialized search index must have been built from. */
+    readonly sha256: string,
+  ) {
     for (const n of nodes) this.nodes.set(n.id, n);
     for (const [from, type, to] of edges) {
       this.relationsOf(from).push({ type, direction: 'out', id: to });
@@ -72,9 +79,10 @@ export class Evidence {
   }
 
   static load(file: URL | string = EVIDENCE_FILE): Evidence {
-    const data = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as EvidenceFile;
+    const bytes = readFileSync(file);
+    const data = JSON.parse(gunzipSync(bytes).toString('utf8')) as EvidenceFile;
     if (data.format !== 1) throw new Error(`knowledge evidence: unknown format ${String(data.format)}`);
-    return new Evidence(data.versions, data.nodes, data.edgeList);
+    return new Evidence(data.versions, data.nodes, data.edgeList, createHash('sha256').update(bytes).digest('hex'));
   }
 
   /** Ids are matched case-insensitively (`cwe-89` is CWE-89); the answer always carries the canonical id. */

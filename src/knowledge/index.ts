@@ -3,8 +3,9 @@
  * (graph.ts), loaded once per process when the first host that serves it is built (at start), and shared
  * by every host and every gateway in the process: the data is read-only and the same for all of them.
  *
- * What it costs is measured as it loads and reported by GET /v1/control-plane: about 1 s of one core and
- * about 40 MB of heap for ~5,500 entries and ~8,800 edges (see docs/agents.md).
+ * The index is built by `npm run build` (build-index.ts, into dist/knowledge/) and read at start; run from
+ * src/ (tests, tsx) it is built at start instead. What loading cost is measured here (`stats`); the
+ * figures are in docs/agents.md.
  */
 import { Evidence, type SourceVersion } from './evidence.js';
 import { KnowledgeSearch } from './search.js';
@@ -13,7 +14,7 @@ export interface Knowledge {
   evidence: Evidence;
   search: KnowledgeSearch;
   versions: Record<string, SourceVersion>;
-  stats: { nodes: number; edges: number; loadMs: number; indexMs: number; heapBytes: number };
+  stats: { nodes: number; edges: number; loadMs: number; indexMs: number; index: 'file' | 'built'; heapBytes: number };
 }
 
 let shared: Knowledge | null = null;
@@ -23,7 +24,7 @@ export function loadKnowledge(): Knowledge {
   const t0 = performance.now();
   const evidence = Evidence.load();
   const t1 = performance.now();
-  const search = new KnowledgeSearch(evidence);
+  const search = KnowledgeSearch.open(evidence);
   const t2 = performance.now();
   return {
     evidence,
@@ -34,6 +35,7 @@ export function loadKnowledge(): Knowledge {
       edges: evidence.edgeCount,
       loadMs: Math.round(t1 - t0),
       indexMs: Math.round(t2 - t1),
+      index: search.origin,
       // Approximate: garbage from parsing may still be counted; it is an upper bound of what stays.
       heapBytes: Math.max(0, process.memoryUsage().heapUsed - heap0),
     },

@@ -4,9 +4,16 @@
  * are cut. Public identifiers (CWE-89, CVE-2021-44228, T1059.001, AML.T0051, LLM01) are kept whole as one term, so a search
  * for an id finds that entry first instead of every text that mentions "89".
  */
-import MiniSearch, { type SearchResult } from 'minisearch';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import MiniSearch, { type Options, type SearchResult } from 'minisearch';
 import { stemmer } from 'stemmer';
 import type { Evidence, EvidenceNode, NodeKind } from './evidence.js';
+
+/** The pinned library version (our package.json pins it exactly; minisearch does not export its own). */
+const MINISEARCH_VERSION = (createRequire(import.meta.url)('../../package.json') as { dependencies: Record<string, string> }).dependencies['minisearch'];
 
 const ID_SHAPE = /\b(?:cwe|capec|cve|inc)-\d+(?:-\d+)?\b|\b(?:aml\.)?[tm]\d{4}(?:\.\d{3})?\b|\b(?:llm|asi)\d{2}\b/gi;
 const WORDS = /[\p{L}\p{N}]+/gu;
@@ -54,26 +61,71 @@ export interface SearchPage {
 /** Described entries weigh more than ids known only by mention, which carry no text of their own. */
 const KIND_BOOST: Record<string, number> = { cwe: 1.3, 'attack-technique': 1.2, 'attack-mitigation': 1.1, cve: 1, 'ai-incident': 1, capec: 0.8, 'atlas-technique': 0.8, 'owasp-llm': 0.8, 'owasp-agentic': 0.8 };
 
-export class KnowledgeSearch {
-  private readonly index: MiniSearch<EvidenceNode>;
+/** The index's options; the same object builds an index and reads a serialized one back. */
+function indexOptions(evidence: Evidence): Options<EvidenceNode> {
+  return {
+    fields: [...FIELDS],
+    extractField: (doc, field) => (field === 'aliases' ? (doc.aliases ?? []).join(' ; ') : (doc[field as keyof EvidenceNode] as string)),
+    storeFields: [],
+    tokenize,
+    processTerm: indexTerm,
+    searchOptions: {
+      processTerm: queryTerm,
+      boost: { id: 8, title: 3, aliases: 3 },
+      // An id is exact: CWE-89 must not pull in CWE-890 by prefix or CWE-88 by edit distance.
+      prefix: (term) => term.length >= 3 && !WHOLE_ID.test(term),
+      fuzzy: (term) => (term.length >= 6 && !WHOLE_ID.test(term) ? 0.15 : false),
+      boostDocument: (id) => KIND_BOOST[evidence.nodes.get(id as string)?.kind ?? ''] ?? 1,
+    },
+  };
+}
 
-  constructor(private readonly evidence: Evidence) {
-    this.index = new MiniSearch<EvidenceNode>({
-      fields: ['id', 'title', 'aliases', 'text'],
-      extractField: (doc, field) => (field === 'aliases' ? (doc.aliases ?? []).join(' ; ') : (doc[field as keyof EvidenceNode] as string)),
-      storeFields: [],
-      tokenize,
-      processTerm: indexTerm,
-      searchOptions: {
-        processTerm: queryTerm,
-        boost: { id: 8, title: 3, aliases: 3 },
-        // An id is exact: CWE-89 must not pull in CWE-890 by prefix or CWE-88 by edit distance.
-        prefix: (term) => term.length >= 3 && !WHOLE_ID.test(term),
-        fuzzy: (term) => (term.length >= 6 && !WHOLE_ID.test(term) ? 0.15 : false),
-        boostDocument: (id) => KIND_BOOST[evidence.nodes.get(id as string)?.kind ?? ''] ?? 1,
-      },
-    });
-    this.index.addAll([...evidence.nodes.values()]);
+const FIELDS = ['id', 'title', 'aliases', 'text'] as const;
+const PROBE = 'CWE-89 AML.T0051 LLM01 T1059.001 Injected queries, deserialization; Log4j2 CVE-2021-44228 über-exploits';
+
+/**
+ * What a serialized index depends on besides the evidence: the fields, how text is cut into terms, and
+ * the library's format. A change to any of them changes this, and a stale index file is then ignored.
+ */
+export function indexFingerprint(): string {
+  const terms = tokenize(PROBE).map((t) => [indexTerm(t), queryTerm(t)]);
+  return createHash('sha256').update(JSON.stringify({ fields: FIELDS, terms, minisearch: MINISEARCH_VERSION })).digest('hex').slice(0, 16);
+}
+
+/** Where `npm run build` writes the index (dist/knowledge/); under src/ it is absent and the index is built at start. */
+export const INDEX_FILE = new URL('./search-index.json.gz', import.meta.url);
+
+export class KnowledgeSearch {
+  private constructor(
+    private readonly evidence: Evidence,
+    private readonly index: MiniSearch<EvidenceNode>,
+    /** `file` when read from the index file built with the code, `built` when indexed at start. */
+    readonly origin: 'file' | 'built',
+  ) {}
+
+  static build(evidence: Evidence): KnowledgeSearch {
+    const index = new MiniSearch<EvidenceNode>(indexOptions(evidence));
+    index.addAll([...evidence.nodes.values()]);
+    return new KnowledgeSearch(evidence, index, 'built');
+  }
+
+  /** The index file when it was built from this evidence with this code, else a fresh index. */
+  static open(evidence: Evidence, file: URL = INDEX_FILE): KnowledgeSearch {
+    let saved: { evidence: string; fingerprint: string; index: unknown } | null = null;
+    try {
+      saved = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
+    } catch {
+      saved = null; // absent (running from src/) or unreadable: index at start instead
+    }
+    if (saved && saved.evidence === evidence.sha256 && saved.fingerprint === indexFingerprint()) {
+      return new KnowledgeSearch(evidence, MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], indexOptions(evidence)), 'file');
+    }
+    return KnowledgeSearch.build(evidence);
+  }
+
+  /** The index file's content: the index with what it was built from. */
+  serialize(): Buffer {
+    return gzipSync(Buffer.from(JSON.stringify({ evidence: this.evidence.sha256, fingerprint: indexFingerprint(), index: this.index.toJSON() })), { level: 6 });
   }
 
   search(q: string, opts: { limit: number; offset: number; kind?: NodeKind }): SearchPage {

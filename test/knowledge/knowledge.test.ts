@@ -4,7 +4,13 @@
  * are there in both directions, ids known only as references are nodes, and graph walks stay bounded.
  */
 import { expect } from 'chai';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { sharedKnowledge } from '../../src/knowledge/index.js';
+import { KnowledgeSearch } from '../../src/knowledge/search.js';
 import { graphNode, neighbours, shortestPath } from '../../src/knowledge/graph.js';
 import { readNeighboursArgs, readPathArgs, readSearchArgs, readSearchQuery } from '../../src/knowledge/schemas.js';
 import { GatewayError } from '../../src/errors.js';
@@ -106,6 +112,26 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     expect(() => readPathArgs({ from: 'CWE-89', to: 'T1190', maxDepth: 50 })).to.throw(GatewayError);
     const none = shortestPath(k.evidence, readPathArgs({ from: 'CWE-89', to: 'M1048', maxDepth: 1 }));
     expect(none).to.include({ found: false, length: null });
+  });
+
+  it('reads a serialized index built from the same evidence and code, and ignores a stale one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portcullis-index-'));
+    const file = pathToFileURL(join(dir, 'search-index.json.gz'));
+    const built = KnowledgeSearch.build(k.evidence);
+    writeFileSync(file, built.serialize());
+    const read = KnowledgeSearch.open(k.evidence, file);
+    expect(read.origin).to.equal('file');
+    for (const q of ['sql injection', 'T1190', 'prompt injection', 'deserializ']) {
+      expect(read.search(q, { limit: 10, offset: 0 }), q).to.deep.equal(built.search(q, { limit: 10, offset: 0 }));
+    }
+    // Built from other evidence (or by other indexing code): not used.
+    const saved = JSON.parse(gunzipSync(built.serialize()).toString('utf8'));
+    writeFileSync(file, gzipSync(JSON.stringify({ ...saved, evidence: '0'.repeat(64) })));
+    expect(KnowledgeSearch.open(k.evidence, file).origin).to.equal('built');
+    writeFileSync(file, gzipSync(JSON.stringify({ ...saved, fingerprint: 'stale' })));
+    expect(KnowledgeSearch.open(k.evidence, file).origin).to.equal('built');
+    writeFileSync(file, 'not gzip');
+    expect(KnowledgeSearch.open(k.evidence, file).search('T1190', { limit: 1, offset: 0 }).data[0]!.id).to.equal('T1190');
   });
 
   it('refuses bad queries by name: empty, too long, unknown parameter, wrong type, unknown id', () => {
