@@ -33,7 +33,19 @@ import { sharedKnowledge } from '../knowledge/index.js';
 import { listSecurityServices } from '../discovery/services.js';
 import { controlPlane } from '../discovery/profile.js';
 
+/**
+ * One API app per set of deps: the API listener and the site's MCP tools (which dispatch into it in
+ * process) share the same instance, so anything an app instance holds is held once.
+ */
+const apps = new WeakMap<Deps, Koa>();
+
 export function createApiApp(deps: Deps): Koa {
+  let app = apps.get(deps);
+  if (!app) apps.set(deps, (app = buildApiApp(deps)));
+  return app;
+}
+
+function buildApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
   const app = new Koa({ proxy: false });
   const router = new Router();

@@ -29,7 +29,7 @@ export function createSiteApp(deps: Deps): Koa {
   const documents = buildSiteDocuments(deps.origins);
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
-  router.all('/mcp', mcpEndpoint(() => createSiteMcpServer(api), bodyLimit));
+  router.all('/mcp', mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit));
   router.get('/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
   router.get('/.well-known/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
   router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));

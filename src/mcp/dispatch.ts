@@ -17,13 +17,21 @@ export interface RouteAnswer {
   contentType: string | null;
 }
 
-export async function callRoute(api: NodeHandler, tool: AgentTool, args: Record<string, unknown>, authorization: string | undefined): Promise<RouteAnswer> {
+/** Who is calling, as the API route should see them: the MCP request's credential and address. */
+export interface Caller {
+  authorization: string | undefined;
+  /** The MCP client's address, so anything the API keys by address sees the client, not this process. */
+  remoteAddress: string;
+}
+
+export async function callRoute(api: NodeHandler, tool: AgentTool, args: Record<string, unknown>, caller: Caller): Promise<RouteAnswer> {
+  const { authorization } = caller;
   const { url, body } = toRequest(tool, args);
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   // Only the PAT tools carry the connection's credential; a public tool never passes one on.
   if (tool.auth === 'pat' && authorization) headers['authorization'] = authorization;
-  const res = await inject(api as Parameters<typeof inject>[0], { method: tool.method, url, headers, ...(body !== undefined ? { payload: body } : {}), remoteAddress: '127.0.0.1' });
+  const res = await inject(api as Parameters<typeof inject>[0], { method: tool.method, url, headers, ...(body !== undefined ? { payload: body } : {}), remoteAddress: caller.remoteAddress });
   const contentType = (res.headers['content-type'] as string | undefined) ?? null;
   let parsed: unknown = res.payload;
   if (contentType?.startsWith('application/json')) {

@@ -16,7 +16,7 @@ const INSTRUCTIONS =
   'svc_research_status and svc_chat_completion use the connection\'s Authorization: Bearer <PAT>, issued by your account holder. ' +
   'Every result carries the HTTP status and body of the matching API route; a 401 means the PAT is missing, invalid or revoked.';
 
-export function createSiteMcpServer(api: NodeHandler): Server {
+export function createSiteMcpServer(api: NodeHandler, remoteAddress: string): Server {
   const server = new Server({ ...SERVER_INFO, name: 'portcullis' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: MCP_TOOLS.map((t) => ({
@@ -31,7 +31,7 @@ export function createSiteMcpServer(api: NodeHandler): Server {
     const tool = findTool(req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `no tool named ${req.params.name}`);
     const auth = extra.requestInfo?.headers['authorization'];
-    const answer = await callRoute(api, tool, req.params.arguments ?? {}, Array.isArray(auth) ? auth[0] : auth);
+    const answer = await callRoute(api, tool, req.params.arguments ?? {}, { authorization: Array.isArray(auth) ? auth[0] : auth, remoteAddress });
     return {
       content: [{ type: 'text', text: typeof answer.body === 'string' ? answer.body : JSON.stringify(answer.body) }],
       structuredContent: { status: answer.status, body: answer.body },
