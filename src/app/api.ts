@@ -14,6 +14,10 @@ import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
+import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
+import { sharedKnowledge } from '../knowledge/index.js';
+import { listSecurityServices } from '../discovery/services.js';
+import { controlPlane } from '../discovery/profile.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
 import { bindIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
@@ -28,10 +32,6 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
-import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
-import { sharedKnowledge } from '../knowledge/index.js';
-import { listSecurityServices } from '../discovery/services.js';
-import { controlPlane } from '../discovery/profile.js';
 
 /**
  * One API app per set of deps: the API listener and the site's MCP tools (which dispatch into it in
@@ -40,14 +40,11 @@ import { controlPlane } from '../discovery/profile.js';
 const apps = new WeakMap<Deps, Koa>();
 
 export function createApiApp(deps: Deps): Koa {
-  let app = apps.get(deps);
-  if (!app) apps.set(deps, (app = buildApiApp(deps)));
-  return app;
-}
-
-function buildApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
+  const made = apps.get(deps);
+  if (made) return made;
   const app = new Koa({ proxy: false });
+  apps.set(deps, app);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
@@ -60,7 +57,7 @@ function buildApiApp(deps: Deps): Koa {
     ctx.body = controlPlane(deps, sharedKnowledge());
   });
 
-  // Public knowledge, CORS open. The evidence and its index are built here, at start, once per process.
+  // Public knowledge, CORS open. The evidence and its index are loaded here, at start, once per process.
   sharedKnowledge();
   for (const [path, handler] of [
     ['/v1/knowledge/search', knowledgeSearch(sharedKnowledge)],
