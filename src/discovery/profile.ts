@@ -11,6 +11,7 @@ import type { Knowledge } from '../knowledge/index.js';
 import { AGENT_TOOLS, MCP_TOOLS } from '../mcp/tools.js';
 import { GRAPH_TOOLS } from '../mcp/graph-server.js';
 import { SERVER_INFO } from '../mcp/server-info.js';
+import { receiptKey } from './receipt-key.js';
 
 export const API_VERSION = 'v1';
 
@@ -90,7 +91,7 @@ export function controlPlane(deps: Deps, k: Knowledge) {
       knowledge: k.versions,
     },
     knowledge: { nodes: k.stats.nodes, edges: k.stats.edges },
-    receipts: { alg: 'Ed25519', keyId: deps.meter.signer.keyId },
+    receipts: receiptKey(deps),
   };
 }
 

@@ -102,7 +102,10 @@ describe('discovery: entry points, control plane, security services', () => {
     expect(p.versions.knowledge.cwe.version).to.equal('4.15');
     expect(p.versions.knowledge.attack.version).to.equal('18.1');
     expect(p.versions.knowledge.kev.version).to.equal('2025.08.25');
-    expect(p.receipts.keyId).to.equal(w.gw.meter.signer.keyId);
+    // The key the operator plane publishes is the one the profile names.
+    const key = await w.gw.admin('GET', '/receipt-key');
+    expect(key.status).to.equal(200);
+    expect(p.receipts).to.deep.equal({ alg: key.body.alg, keyId: key.body.keyId });
     // The map is a view of the same profile.
     const map = await getJson(`${site}/mcp.json`);
     expect(map.mcpServers.portcullis.tools).to.deep.equal(p.mcp.site.tools);
