@@ -3,9 +3,9 @@
  * (graph.ts), loaded once per process when the first host that serves it is built (at start), and shared
  * by every host and every gateway in the process: the data is read-only and the same for all of them.
  *
- * The index is built by `npm run build` (build-index.ts, into dist/knowledge/) and read at start; run from
- * src/ (tests, tsx) it is built at start instead. What loading cost is measured here (`stats`); the
- * figures are in docs/agents.md.
+ * The index is built by `npm run build` (build-index.ts, into dist/knowledge/) and read at start (also
+ * when running from src/ by tsx, if that build is current); otherwise it is built at start. What loading
+ * cost is measured here (`stats`); the figures are in docs/agents.md.
  */
 import { Evidence, type SourceVersion } from './evidence.js';
 import { KnowledgeSearch } from './search.js';

@@ -92,8 +92,14 @@ export function indexFingerprint(): string {
   return createHash('sha256').update(JSON.stringify({ fields: FIELDS, terms, minisearch: MINISEARCH_VERSION })).digest('hex').slice(0, 16);
 }
 
-/** Where `npm run build` writes the index (dist/knowledge/); under src/ it is absent and the index is built at start. */
+/** Where `npm run build` writes the index: beside this module once compiled (dist/knowledge/). */
 export const INDEX_FILE = new URL('./search-index.json.gz', import.meta.url);
+/**
+ * Where a gateway looks for it: beside this module, then (when run from src/ by tsx, as tests and
+ * `node --import tsx src/main.ts` do) in dist/knowledge/ of the same checkout. Either is used only when
+ * it was built from the same evidence by the same indexing code, so a stale build is never read.
+ */
+const INDEX_FILES = [INDEX_FILE, new URL('../../dist/knowledge/search-index.json.gz', import.meta.url)];
 
 export class KnowledgeSearch {
   private constructor(
@@ -109,16 +115,19 @@ export class KnowledgeSearch {
     return new KnowledgeSearch(evidence, index, 'built');
   }
 
-  /** The index file when it was built from this evidence with this code, else a fresh index. */
-  static open(evidence: Evidence, file: URL = INDEX_FILE): KnowledgeSearch {
-    let saved: { evidence: string; fingerprint: string; index: unknown } | null = null;
-    try {
-      saved = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
-    } catch {
-      saved = null; // absent (running from src/) or unreadable: index at start instead
-    }
-    if (saved && saved.evidence === evidence.sha256 && saved.fingerprint === indexFingerprint()) {
-      return new KnowledgeSearch(evidence, MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], indexOptions(evidence)), 'file');
+  /** The first index file built from this evidence with this code, else a fresh index. */
+  static open(evidence: Evidence, files: readonly URL[] = INDEX_FILES): KnowledgeSearch {
+    const fingerprint = indexFingerprint();
+    for (const file of files) {
+      let saved: { evidence: string; fingerprint: string; index: unknown } | null = null;
+      try {
+        saved = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
+      } catch {
+        continue; // absent or unreadable: try the next, or index at start
+      }
+      if (saved && saved.evidence === evidence.sha256 && saved.fingerprint === fingerprint) {
+        return new KnowledgeSearch(evidence, MiniSearch.loadJS(saved.index as Parameters<typeof MiniSearch.loadJS>[0], indexOptions(evidence)), 'file');
+      }
     }
     return KnowledgeSearch.build(evidence);
   }

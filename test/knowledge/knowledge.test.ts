@@ -119,7 +119,7 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     const file = pathToFileURL(join(dir, 'search-index.json.gz'));
     const built = KnowledgeSearch.build(k.evidence);
     writeFileSync(file, built.serialize());
-    const read = KnowledgeSearch.open(k.evidence, file);
+    const read = KnowledgeSearch.open(k.evidence, [file]);
     expect(read.origin).to.equal('file');
     for (const q of ['sql injection', 'T1190', 'prompt injection', 'deserializ']) {
       expect(read.search(q, { limit: 10, offset: 0 }), q).to.deep.equal(built.search(q, { limit: 10, offset: 0 }));
@@ -127,11 +127,11 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     // Built from other evidence (or by other indexing code): not used.
     const saved = JSON.parse(gunzipSync(built.serialize()).toString('utf8'));
     writeFileSync(file, gzipSync(JSON.stringify({ ...saved, evidence: '0'.repeat(64) })));
-    expect(KnowledgeSearch.open(k.evidence, file).origin).to.equal('built');
+    expect(KnowledgeSearch.open(k.evidence, [file]).origin).to.equal('built');
     writeFileSync(file, gzipSync(JSON.stringify({ ...saved, fingerprint: 'stale' })));
-    expect(KnowledgeSearch.open(k.evidence, file).origin).to.equal('built');
+    expect(KnowledgeSearch.open(k.evidence, [file]).origin).to.equal('built');
     writeFileSync(file, 'not gzip');
-    expect(KnowledgeSearch.open(k.evidence, file).search('T1190', { limit: 1, offset: 0 }).data[0]!.id).to.equal('T1190');
+    expect(KnowledgeSearch.open(k.evidence, [file]).search('T1190', { limit: 1, offset: 0 }).data[0]!.id).to.equal('T1190');
   });
 
   it('refuses bad queries by name: empty, too long, unknown parameter, wrong type, unknown id', () => {
