@@ -27,11 +27,19 @@ export function tokenize(text: string): string[] {
 
 const WHOLE_ID = /^(?:(?:cwe|capec|cve|inc)-\d+(?:-\d+)?|(?:aml\.)?[tm]\d{4}(?:\.\d{3})?|(?:llm|asi)\d{2})$/;
 
-/** A query term: an id as it is, a word by its Porter stem. */
+/**
+ * English function words: they occur in nearly every entry, so they rank nothing and only widen every
+ * search (MiniSearch's documented way is to drop them in processTerm).
+ */
+const STOP_WORDS = new Set(
+  'a an and are as at be been but by can could do does for from has have if in into is it its may might must no not of on or such than that the their then there these this to was were when which while will with would'.split(' '),
+);
+
+/** A query term: an id as it is, a word by its Porter stem, a function word not at all. */
 function queryTerm(term: string): string | null {
   const t = term.toLowerCase();
   if (WHOLE_ID.test(t)) return t;
-  return t.length > 1 ? stemmer(t) : null;
+  return t.length > 1 && !STOP_WORDS.has(t) ? stemmer(t) : null;
 }
 
 /**
@@ -81,7 +89,7 @@ function indexOptions(evidence: Evidence): Options<EvidenceNode> {
 }
 
 const FIELDS = ['id', 'title', 'aliases', 'text'] as const;
-const PROBE = 'CWE-89 AML.T0051 LLM01 T1059.001 Injected queries, deserialization; Log4j2 CVE-2021-44228 über-exploits';
+const PROBE = 'CWE-89 AML.T0051 LLM01 T1059.001 INC-05172 Injected the queries, of deserialization; Log4j2 CVE-2021-44228 über-exploits';
 
 /**
  * What a serialized index depends on besides the evidence: the fields, how text is cut into terms, and
@@ -89,7 +97,7 @@ const PROBE = 'CWE-89 AML.T0051 LLM01 T1059.001 Injected queries, deserializatio
  */
 export function indexFingerprint(): string {
   const terms = tokenize(PROBE).map((t) => [indexTerm(t), queryTerm(t)]);
-  return createHash('sha256').update(JSON.stringify({ fields: FIELDS, terms, minisearch: MINISEARCH_VERSION })).digest('hex').slice(0, 16);
+  return createHash('sha256').update(JSON.stringify({ fields: FIELDS, terms, stop: [...STOP_WORDS], minisearch: MINISEARCH_VERSION })).digest('hex').slice(0, 16);
 }
 
 /** Where `npm run build` writes the index: beside this module once compiled (dist/knowledge/). */
@@ -139,7 +147,10 @@ export class KnowledgeSearch {
 
   search(q: string, opts: { limit: number; offset: number; kind?: NodeKind }): SearchPage {
     const kind = opts.kind;
-    const results = this.index.search(q, kind ? { filter: (r) => this.evidence.nodes.get(r.id as string)?.kind === kind } : {});
+    // Each distinct term is one walk of the index (with prefix and fuzzy expansion): repeats add nothing
+    // but cost, and past MAX_TERMS a query is a paragraph, not a search. This bounds a query's cost.
+    const terms = [...new Set(tokenize(q).map((t) => t.toLowerCase()))].filter((t) => !STOP_WORDS.has(t)).slice(0, MAX_TERMS);
+    const results = this.index.search(terms.join(' '), kind ? { filter: (r) => this.evidence.nodes.get(r.id as string)?.kind === kind } : {});
     const page = results.slice(opts.offset, opts.offset + opts.limit);
     return {
       total: results.length,
@@ -154,6 +165,9 @@ export class KnowledgeSearch {
     return this.index.documentCount;
   }
 }
+
+/** The distinct terms of a query that are searched for; the rest are ignored (docs/agents.md says so). */
+export const MAX_TERMS = 16;
 
 const SNIPPET = 220;
 

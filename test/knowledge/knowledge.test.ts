@@ -40,6 +40,13 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     expect(search('deserializ', 20).data.some((h) => /deserializ/i.test(h.title))).to.equal(true);
   });
 
+  it('bounds a query: repeated terms and function words change nothing, and only the first 16 distinct terms count', () => {
+    expect(search('the SQL of injection sql SQL sql')).to.deep.equal(search('sql injection'));
+    const words = 'buffer overflow heap stack memory corruption pointer integer underflow format string race condition kernel driver firmware bootloader'.split(' ');
+    expect(words.length).to.be.greaterThan(16);
+    expect(search(words.join(' '))).to.deep.equal(search(words.slice(0, 16).join(' ')));
+  });
+
   it('matches an id whole: CWE-89 finds CWE-89 and not CWE-890 or CWE-189', () => {
     const ids = search('CWE-89').data.map((h) => h.id);
     expect(ids[0]).to.equal('CWE-89');
