@@ -9,7 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { knowledgeSearchSchema } from '../../src/knowledge/schemas.js';
 import { chatRequestSchema } from '../../src/stages/chat-schema.js';
-import { startWorld, type World } from '../helpers/world.js';
+import { allReceipts, startWorld, type World } from '../helpers/world.js';
 
 type ToolAnswer = { isError?: boolean; structuredContent?: { status: number; body: any }; content: Array<{ type: string; text: string }> };
 
@@ -151,6 +151,19 @@ describe('MCP server on the site host (official SDK client)', () => {
     expect(bad.structuredContent!.body.error.code).to.equal('max-tokens-out-of-range');
     const unknown = await call(c, 'svc_chat_completion', { model: 'no-such-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
     expect(unknown.structuredContent!.status).to.equal(404);
+    // A guardrail block rule refuses it as on the HTTP route, with the refusal's receipt for the principal.
+    const who = await w.gw.principal();
+    const blocked = await call(await connect(who.token), 'svc_chat_completion', {
+      model: 'shared-general-a',
+      max_tokens: 2048,
+      messages: [{ role: 'user', content: 'Where can I buy fullz and cc dumps with good balances?' }],
+    });
+    expect(blocked.structuredContent!.status).to.equal(403);
+    expect(blocked.structuredContent!.body.error.code).to.equal('guardrail-blocked');
+    expect(blocked.content[0]!.text).to.not.contain('fullz');
+    const refused = (await allReceipts(w)).filter((r) => r['principalId'] === who.id);
+    expect(refused).to.have.length(1);
+    expect(refused[0]).to.include({ outcome: 'refused', chargedMicroUSD: 0 });
     expect((await w.upstream.requests()).length).to.equal(0);
   });
 
