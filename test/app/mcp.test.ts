@@ -62,6 +62,14 @@ describe('MCP server on the site host (official SDK client)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(((await list.json()) as any).result.tools).to.have.length(5);
+    // The 2026-07-28 revision is not served (the SDK does not implement it): such a client is told which versions are.
+    const newer = await fetch(`${w.gw.urls.site}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    expect(newer.status).to.equal(400);
+    expect(((await newer.json()) as any).error.message).to.contain('2025-11-25');
   });
 
   it('lists the five tools, each with the JSON Schema its HTTP route validates with', async () => {
