@@ -134,6 +134,8 @@ export const ERRORS = {
   'log-not-ready': { status: 503, message: 'the receipt log has no signed checkpoint yet; retry in a second' },
 
   // Agents: MCP, knowledge, discovery
+  'invalid-knowledge-query': { status: 400, message: 'the query does not match the expected shape' },
+  'knowledge-not-found': { status: 404, message: 'no such entry in the knowledge evidence' },
 
   // Everything else
   'store-unavailable': { status: 503, message: 'the store cannot be reached; nothing was admitted' },

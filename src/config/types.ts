@@ -73,7 +73,7 @@ export interface TeamBar {
 export interface RungsDoc {
   version: string;
   bands: string[];
-  tasks: Record<string, { band: string; standard: boolean }>;
+  tasks: Record<string, { band: string; standard: boolean; summary?: string }>;
   defaultTask: string;
   rungs: Rung[];
   teams: Record<Team, TeamBar>;
