@@ -1,0 +1,51 @@
+/**
+ * A real local EVM node for the smart-account tests: Foundry's anvil, from the npm registry
+ * (`@foundry-rs/anvil` ships the binary in a per-platform package; no install script or download is
+ * needed). It listens on a port the kernel picks and mines each transaction at once. Never a public network.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+const require = createRequire(import.meta.url);
+
+export interface Anvil {
+  url: string;
+  chainId: number;
+  stop(): Promise<void>;
+}
+
+function anvilBinary(): string {
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
+  return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+}
+
+export async function startAnvil(chainId: number): Promise<Anvil> {
+  const child: ChildProcess = spawn(anvilBinary(), ['--chain-id', String(chainId), '--port', '0', '--host', '127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const started = Date.now();
+  let m: RegExpExecArray | null;
+  while (!(m = /Listening on (127\.0\.0\.1:\d+)/.exec(out))) {
+    if (child.exitCode !== null) throw new Error(`anvil exited with ${child.exitCode}: ${out.slice(-500)}`);
+    if (Date.now() - started > 30_000) {
+      child.kill('SIGKILL');
+      throw new Error('anvil did not start');
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return {
+    url: `http://${m[1]}`,
+    chainId,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
