@@ -88,15 +88,21 @@ export interface RouteConfig {
   models: Record<string, { upstreamModel?: string }>;
 }
 
+/** The hosts of the spec, each its own listener (decisions.md: "a route answers only on its host"). */
+export const HOST_NAMES = ['api', 'auth', 'console', 'site', 'graph', 'admin'] as const;
+export type HostName = (typeof HOST_NAMES)[number];
+
 export interface Listener {
   host: string;
   port: number;
+  /** Public origin; http://localhost:<bound port> when absent. */
+  url?: string;
 }
 
 export interface GatewayDoc {
   version: string;
   principalDomain: string;
-  listeners: { api: Listener; admin: Listener };
+  listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
   limits: { bodyBytes: number; defaultMaxTokens: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };

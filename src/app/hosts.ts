@@ -1,0 +1,39 @@
+/**
+ * The host registry: which Koa app each listener of `config/gateway.yaml` serves. server.ts walks this
+ * table and nothing else, so a new host is one line here and one composition file beside it.
+ */
+import type Koa from 'koa';
+import type { Server } from 'node:http';
+import type { HostName } from '../config/types.js';
+import type { Deps } from './deps.js';
+import { createApiApp } from './api.js';
+import { createAuthApp } from './auth.js';
+import { createConsoleApp } from './console.js';
+import { createSiteApp } from './site.js';
+import { createGraphApp } from './graph.js';
+import { createAdminApp } from './admin.js';
+
+export interface HostSpec {
+  /** What `npm start` prints beside the listener's address. */
+  title: string;
+  create(deps: Deps, secrets: { adminToken: string }): Koa;
+  /** Server settings a host needs beyond Node's defaults. */
+  tune?(server: Server): void;
+}
+
+export const HOSTS: Record<HostName, HostSpec> = {
+  api: {
+    title: 'API',
+    create: (deps) => createApiApp(deps),
+    tune(server) {
+      // The synchronous wait is long (14 minutes); Node's default request timeout (5 minutes) must not cut it.
+      server.requestTimeout = 0;
+      server.keepAliveTimeout = 65_000;
+    },
+  },
+  auth: { title: 'sign-in', create: (deps) => createAuthApp(deps) },
+  console: { title: 'console', create: (deps) => createConsoleApp(deps) },
+  site: { title: 'site', create: (deps) => createSiteApp(deps) },
+  graph: { title: 'graph MCP', create: (deps) => createGraphApp(deps) },
+  admin: { title: 'admin API', create: (deps, { adminToken }) => createAdminApp(deps, adminToken) },
+};
