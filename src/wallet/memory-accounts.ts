@@ -1,0 +1,17 @@
+/** Wallet accounts in one process, beside the memory store (contract: test/wallet/accounts-contract.test.ts). */
+import type { WalletAccountStore } from './accounts.js';
+
+export class MemoryWalletAccounts implements WalletAccountStore {
+  readonly #links = new Map<string, string>();
+
+  async owner(key: string): Promise<string | null> {
+    return this.#links.get(key) ?? null;
+  }
+
+  async link(key: string, principalId: string): Promise<string> {
+    const existing = this.#links.get(key);
+    if (existing !== undefined) return existing;
+    this.#links.set(key, principalId);
+    return principalId;
+  }
+}
