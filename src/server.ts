@@ -123,7 +123,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const server of Object.values(servers)) server.close();
     throw err;
   }
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, challenges: wired.challenges, walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

@@ -8,6 +8,8 @@ import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { HostName } from '../config/types.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import type { WalletAccountStore } from '../wallet/accounts.js';
 
 export interface Deps {
   store: Store;
@@ -25,4 +27,8 @@ export interface Deps {
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
+  /** Single-use sign-in nonces, held in the store (src/challenges). */
+  challenges: ChallengeStore;
+  /** Which principal each wallet account signs in to (src/wallet). */
+  walletAccounts: WalletAccountStore;
 }

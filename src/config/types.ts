@@ -110,5 +110,14 @@ export interface GatewayDoc {
   demo?: { bootstrap?: boolean };
   /** Receipt signing; the key is read at start (src/receipts/signing.ts). */
   receipts?: { keyFile?: string };
+  /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
+  wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
+}
+
+export interface WalletDoc {
+  nonceTtlSeconds?: number;
+  statement?: string;
+  chainIds?: number[];
+  smartAccount?: { chainId?: number; rpcUrl?: string };
 }

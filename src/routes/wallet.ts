@@ -1,0 +1,66 @@
+/**
+ * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (requests.ts),
+ * run the sign-in (src/wallet), and hand the principal to the session seam. Handlers hold nothing between
+ * requests: a nonce handed out by one instance is redeemed by any other through the store.
+ *
+ *   POST /v1/siwe/nonce                     {} or no body      -> {nonce}
+ *   POST /v1/siwe/options                   {chainId?}         -> {domain, uri, chainId, version, statement, nonce, issuedAt, expirationTime}
+ *   POST /v1/siwe/verify                    {message, signature}
+ *   POST /v1/cacao/session                  {cacao}
+ *   POST /v1/passkey/smart-account/options  {} or no body      -> the same fields as /v1/siwe/options, chainId 8453
+ *   POST /v1/passkey/smart-account/verify   {message, signature}
+ */
+import type { Context } from 'koa';
+import type { Hex } from 'viem';
+import { readJson } from '../stages/read-body.js';
+import { CACAO_BODY, checkBody, EMPTY_BODY, SIGNED_MESSAGE_BODY, SIWE_OPTIONS_BODY } from '../wallet/requests.js';
+import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siwe.js';
+import { cacaoSignIn } from '../wallet/cacao.js';
+import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
+import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
+
+/** Ends a successful sign-in: starts the session and answers the body. */
+export type FinishSignIn = (ctx: Context, signIn: WalletSignIn) => Promise<void>;
+
+/** A POST whose body is optional: no body at all reads as `{}` (so `curl -X POST` works), else JSON. */
+async function optionalJson(ctx: Context, limit: number): Promise<unknown> {
+  const length = ctx.get('content-length');
+  if (length === '0' || (length === '' && !ctx.get('transfer-encoding'))) return {};
+  return readJson(ctx, limit);
+}
+
+export function walletRoutes(w: WalletDeps, finish: FinishSignIn) {
+  const limit = () => w.runtime().gateway.limits.bodyBytes;
+  return {
+    async siweNonce(ctx: Context): Promise<void> {
+      checkBody(EMPTY_BODY, await optionalJson(ctx, limit()));
+      const { nonce } = await issueNonce(w, 'siwe');
+      ctx.set('cache-control', 'no-store');
+      ctx.body = { nonce };
+    },
+    async siweOptions(ctx: Context): Promise<void> {
+      const body = checkBody<{ chainId?: number }>(SIWE_OPTIONS_BODY, await optionalJson(ctx, limit()));
+      const chainId = siweChain(w, body.chainId);
+      ctx.set('cache-control', 'no-store');
+      ctx.body = await messageOptions(w, 'siwe', chainId);
+    },
+    async siweVerify(ctx: Context): Promise<void> {
+      const body = checkBody<{ message: string; signature: Hex }>(SIGNED_MESSAGE_BODY, await readJson(ctx, limit()));
+      await finish(ctx, await siweSignIn(w, body));
+    },
+    async cacaoSession(ctx: Context): Promise<void> {
+      const body = checkBody<{ cacao: string }>(CACAO_BODY, await readJson(ctx, limit()));
+      await finish(ctx, await cacaoSignIn(w, body));
+    },
+    async smartAccountOptions(ctx: Context): Promise<void> {
+      checkBody(EMPTY_BODY, await optionalJson(ctx, limit()));
+      const { chainId } = smartAccountConfig(w); // 503 before a nonce is spent when no node is configured
+      ctx.set('cache-control', 'no-store');
+      ctx.body = await messageOptions(w, 'smart-account', chainId);
+    },
+    async smartAccountVerify(ctx: Context): Promise<void> {
+      const body = checkBody<{ message: string; signature: Hex }>(SIGNED_MESSAGE_BODY, await readJson(ctx, limit()));
+      await finish(ctx, await smartAccountSignIn(w, body));
+    },
+  };
+}
