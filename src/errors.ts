@@ -80,6 +80,11 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
+  'session-required': { status: 401, message: 'this route needs a signed-in browser session; sign in first' },
+  'session-ended': { status: 401, message: 'the session has ended (signed out, idle too long, or past its lifetime); sign in again' },
+  'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
+  'pat-not-accepted': { status: 403, message: 'this route accepts only a browser session, not a personal access token' },
+  'cross-site-request': { status: 403, message: 'a cookie-authenticated request must come from the console, API or sign-in origin' },
   // ... wallet sign-ins: SIWE, CACAO and the passkey-owned smart account (src/wallet)
   'wallet-message-invalid': { status: 400, message: 'the message is not a well-formed EIP-4361 sign-in message' },
   'wallet-domain-mismatch': { status: 401, message: 'the message was written for another site: its domain is not this sign-in host' },

@@ -20,6 +20,7 @@ import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptSigner } from './receipts/signing.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { wireCapabilities } from './app/wire.js';
+import { Sessions } from './sessions/sessions.js';
 import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
@@ -32,7 +33,10 @@ export interface GatewayOptions {
   log: Logger;
   /** Watch the configuration folders and reload on change. */
   watch?: boolean;
-  /** The meter's clock (epoch ms): which UTC day a call counts on, when reservations expire. For tests. */
+  /**
+   * The gateway's clock (epoch ms): which UTC day a call counts on, when reservations expire, when sessions,
+   * challenges and recovery delays end. For tests.
+   */
   now?: () => number;
 }
 
@@ -53,6 +57,8 @@ export interface Gateway {
   holder: RuntimeHolder;
   meter: Meter;
   engine: JobEngine;
+  /** Sign-in sessions (src/sessions), for tests and embedders. */
+  sessions: Sessions;
   close(): Promise<void>;
 }
 
@@ -123,7 +129,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const server of Object.values(servers)) server.close();
     throw err;
   }
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, challenges: wired.challenges, walletAccounts: wired.walletAccounts };
+  const now = opts.now ?? Date.now;
+  const sessions = new Sessions(wired.sessions, holder, origins, now);
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 
@@ -143,6 +151,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     holder,
     meter,
     engine,
+    sessions,
     async close() {
       await engine.close();
       for (const server of Object.values(servers)) server.closeAllConnections();

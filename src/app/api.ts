@@ -28,6 +28,8 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -46,7 +48,7 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(store, lookAhead(jobs)),
+    identify(deps, lookAhead(jobs)),
     jobKey(),
     attach(jobs, answer),
     ...admission('chat'),
@@ -60,7 +62,7 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(store, lookAhead(jobs)),
+    identify(deps, lookAhead(jobs)),
     jobKey(),
     bindIdempotencyKey(jobs),
     attach(jobs, queued()),
@@ -68,9 +70,17 @@ export function createApiApp(deps: Deps): Koa {
     run(deps, engine, 'api'),
     queued(),
   );
-  router.get('/v1/research/job', getJob(store, jobs, holder));
-  router.get('/v1/billing/status', billingStatus(store, deps.meter));
-  router.get('/v1/receipts/:id', ownReceipt(store));
+  router.get('/v1/research/job', getJob(deps, jobs, holder));
+  router.get('/v1/billing/status', billingStatus(deps, deps.meter));
+  router.get('/v1/receipts/:id', ownReceipt(deps));
+
+  // The browser session (cookie routes; auth/caller.ts has the rules).
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
+  router.post('/v1/account/api-token', issueAccountToken(deps));
+  router.get('/v1/account/api-tokens', listAccountTokens(deps));
+  router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
 
   app.use(singleExit(log));
   app.use(wiresNotOffered());

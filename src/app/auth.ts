@@ -10,25 +10,14 @@ import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { walletRoutes } from '../routes/wallet.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
 
   // Wallet sign-ins: SIWE, DID/CACAO, and the passkey-owned smart account (src/wallet).
-  const wallet = walletRoutes(
-    {
-      store: deps.store,
-      runtime: () => deps.holder.current,
-      challenges: deps.challenges,
-      accounts: deps.walletAccounts,
-      authOrigin: deps.origins.auth,
-      now: Date.now,
-    },
-    async (ctx, signIn) => {
-      ctx.body = signIn;
-    },
-  );
+  const wallet = walletRoutes(deps);
   router.post('/v1/siwe/nonce', wallet.siweNonce);
   router.post('/v1/siwe/options', wallet.siweOptions);
   router.post('/v1/siwe/verify', wallet.siweVerify);
@@ -36,6 +25,9 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/passkey/smart-account/options', wallet.smartAccountOptions);
   router.post('/v1/passkey/smart-account/verify', wallet.smartAccountVerify);
 
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());

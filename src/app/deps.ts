@@ -10,6 +10,7 @@ import type { HistoryRecorder } from '../secure/recorder.js';
 import type { HostName } from '../config/types.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { WalletAccountStore } from '../wallet/accounts.js';
+import type { Sessions } from '../sessions/sessions.js';
 
 export interface Deps {
   store: Store;
@@ -31,4 +32,8 @@ export interface Deps {
   challenges: ChallengeStore;
   /** Which principal each wallet account signs in to (src/wallet). */
   walletAccounts: WalletAccountStore;
+  /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
+  sessions: Sessions;
+  /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
+  now: () => number;
 }

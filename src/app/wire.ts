@@ -21,6 +21,9 @@ import { MemoryChallengeStore } from '../challenges/memory-store.js';
 import type { WalletAccountStore } from '../wallet/accounts.js';
 import { RedisWalletAccounts } from '../wallet/redis-accounts.js';
 import { MemoryWalletAccounts } from '../wallet/memory-accounts.js';
+import type { SessionStore } from '../sessions/store.js';
+import { RedisSessionStore } from '../sessions/redis-store.js';
+import { MemorySessionStore } from '../sessions/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -30,6 +33,7 @@ export interface Capabilities {
   challenges: ChallengeStore;
   /** Which principal a wallet account signs in to. */
   walletAccounts: WalletAccountStore;
+  sessions: SessionStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -41,5 +45,6 @@ export function wireCapabilities(store: Store): Capabilities {
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
+    sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
   };
 }

@@ -104,6 +104,8 @@ export interface GatewayDoc {
   principalDomain: string;
   listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
+  /** Sign-in sessions (src/sessions). */
+  sessions: { cookieName: string; idleMs: number; absoluteMs: number };
   limits: { bodyBytes: number; defaultMaxTokens: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };

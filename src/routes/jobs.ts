@@ -9,8 +9,7 @@ import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import { bodyHash, jobObject, TERMINAL } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
-import type { Store } from '../store/store.js';
+import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { Call } from '../stages/call.js';
 
@@ -47,9 +46,9 @@ export function queued() {
   };
 }
 
-export function getJob(store: Store, jobs: JobStore, holder: RuntimeHolder) {
+export function getJob(deps: CallerDeps, jobs: JobStore, holder: RuntimeHolder) {
   return async function getJob(ctx: Context): Promise<void> {
-    const identity = await resolveToken(store, bearerToken(ctx));
+    const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
     const jobId = ctx.query['jobId'];
     if (typeof jobId !== 'string' || !UUID.test(jobId)) throw new GatewayError('invalid-job-id');
     const job = await jobs.get(jobId.toLowerCase());

@@ -1,7 +1,8 @@
 /**
  * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (requests.ts),
- * run the sign-in (src/wallet), and hand the principal to the session seam. Handlers hold nothing between
- * requests: a nonce handed out by one instance is redeemed by any other through the store.
+ * run the sign-in (src/wallet), and start the session through the one seam (auth/caller.ts `startSession`),
+ * which sets the cookie. Handlers hold nothing between requests: a nonce handed out by one instance is
+ * redeemed by any other through the store.
  *
  *   POST /v1/siwe/nonce                     {} or no body      -> {nonce}
  *   POST /v1/siwe/options                   {chainId?}         -> {domain, uri, chainId, version, statement, nonce, issuedAt, expirationTime}
@@ -9,6 +10,11 @@
  *   POST /v1/cacao/session                  {cacao}
  *   POST /v1/passkey/smart-account/options  {} or no body      -> the same fields as /v1/siwe/options, chainId 8453
  *   POST /v1/passkey/smart-account/verify   {message, signature}
+ * A verify route answers {principalId, username, address, chainId, created, method} and the session cookie.
+ *
+ * Sign-in POSTs carry no cookie to forge; a cross-site page cannot sign someone in to its own account
+ * either (login CSRF), because a JSON body needs `content-type: application/json`, which no cross-site form
+ * or no-cors fetch can send.
  */
 import type { Context } from 'koa';
 import type { Hex } from 'viem';
@@ -18,9 +24,8 @@ import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siw
 import { cacaoSignIn } from '../wallet/cacao.js';
 import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
-
-/** Ends a successful sign-in: starts the session and answers the body. */
-export type FinishSignIn = (ctx: Context, signIn: WalletSignIn) => Promise<void>;
+import { startSession } from '../auth/caller.js';
+import type { Deps } from '../app/deps.js';
 
 /** A POST whose body is optional: no body at all reads as `{}` (so `curl -X POST` works), else JSON. */
 async function optionalJson(ctx: Context, limit: number): Promise<unknown> {
@@ -29,7 +34,22 @@ async function optionalJson(ctx: Context, limit: number): Promise<unknown> {
   return readJson(ctx, limit);
 }
 
-export function walletRoutes(w: WalletDeps, finish: FinishSignIn) {
+export function walletRoutes(deps: Deps) {
+  const w: WalletDeps = {
+    store: deps.store,
+    runtime: () => deps.holder.current,
+    challenges: deps.challenges,
+    accounts: deps.walletAccounts,
+    authOrigin: deps.origins.auth,
+    now: deps.now,
+  };
+  // TOTP enrolment, when it lands, makes this session 'pending-2fa' (auth/caller.ts); wallet sign-ins are
+  // primary factors like a passkey.
+  const finish = async (ctx: Context, signIn: WalletSignIn): Promise<void> => {
+    await startSession(ctx, deps, signIn.principalId, signIn.method);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = signIn;
+  };
   const limit = () => w.runtime().gateway.limits.bodyBytes;
   return {
     async siweNonce(ctx: Context): Promise<void> {

@@ -41,5 +41,5 @@ export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promi
   }
   await redeemNonce(w.challenges, 'siwe', m.nonce);
   const principal = await principalForAccount(w, eoaKey(m.address));
-  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created };
+  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'cacao' };
 }

@@ -30,6 +30,8 @@ export interface WalletSignIn {
   chainId: number;
   /** True when this sign-in made the principal. */
   created: boolean;
+  /** The sign-in method, as the session records it. */
+  method: 'siwe' | 'cacao' | 'smart-account';
 }
 
 export async function redeemNonce(challenges: ChallengeStore, purpose: ChallengePurpose, nonce: string): Promise<void> {

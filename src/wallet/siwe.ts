@@ -56,5 +56,5 @@ export async function siweSignIn(w: WalletDeps, body: { message: string; signatu
   if (!valid) throw new GatewayError('wallet-signature-invalid');
   await redeemNonce(w.challenges, 'siwe', m.nonce);
   const principal = await principalForAccount(w, eoaKey(m.address));
-  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created };
+  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'siwe' };
 }

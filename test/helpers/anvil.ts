@@ -1,7 +1,9 @@
 /**
- * A real local EVM node for the smart-account tests: Foundry's anvil, from the npm registry
- * (`@foundry-rs/anvil` ships the binary in a per-platform package; no install script or download is
- * needed). It listens on a port the kernel picks and mines each transaction at once. Never a public network.
+ * A real local EVM node for the smart-account tests: Foundry's anvil, from the npm registry. The binary
+ * ships inside a per-platform package; the project pins the Linux x64 one (`@foundry-rs/anvil-linux-amd64`,
+ * the machines it develops and tests on: the registry reachable here serves no other platform's, so a
+ * lockfile naming them could not `npm ci`). No install script or download runs. Anvil listens on a port
+ * the kernel picks and mines each transaction at once. Never a public network.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -19,7 +21,13 @@ export interface Anvil {
 function anvilBinary(): string {
   const arch = process.arch === 'x64' ? 'amd64' : process.arch;
   const pkg = `@foundry-rs/anvil-${process.platform}-${arch}`;
-  return join(dirname(require.resolve(`${pkg}/package.json`)), 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
+  let dir: string;
+  try {
+    dir = dirname(require.resolve(`${pkg}/package.json`));
+  } catch {
+    throw new Error(`anvil for this platform is not installed: npm install --no-save ${pkg}@1.7.1 (the project pins the linux-amd64 one)`);
+  }
+  return join(dir, 'bin', process.platform === 'win32' ? 'anvil.exe' : 'anvil');
 }
 
 export async function startAnvil(chainId: number): Promise<Anvil> {
