@@ -85,6 +85,11 @@ export const ERRORS = {
   'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
   'pat-not-accepted': { status: 403, message: 'this route accepts only a browser session, not a personal access token' },
   'cross-site-request': { status: 403, message: 'a cookie-authenticated request must come from the console, API or sign-in origin' },
+  'challenge-invalid': { status: 400, message: 'the challenge is unknown, used or expired; start the ceremony again' },
+  'passkey-rejected': { status: 401, message: 'the passkey response does not verify' },
+  'passkey-unknown': { status: 401, message: 'no account has this passkey; register it first' },
+  'passkey-replayed': { status: 401, message: 'the passkey signature counter did not move forward: a replayed assertion or a cloned authenticator' },
+  'passkey-exists': { status: 409, message: 'this passkey is already registered' },
   // ... wallet sign-ins: SIWE, CACAO and the passkey-owned smart account (src/wallet)
   'wallet-message-invalid': { status: 400, message: 'the message is not a well-formed EIP-4361 sign-in message' },
   'wallet-domain-mismatch': { status: 401, message: 'the message was written for another site: its domain is not this sign-in host' },

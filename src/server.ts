@@ -131,7 +131,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   }
   const now = opts.now ?? Date.now;
   const sessions = new Sessions(wired.sessions, holder, origins, now);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, walletAccounts: wired.walletAccounts };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

@@ -11,10 +11,16 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { walletRoutes } from '../routes/wallet.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+
+  router.post('/v1/passkey/register/options', registerOptions(deps));
+  router.post('/v1/passkey/register/verify', registerVerify(deps));
+  router.post('/v1/passkey/login/options', loginOptions(deps));
+  router.post('/v1/passkey/login/verify', loginVerify(deps));
 
   // Wallet sign-ins: SIWE, DID/CACAO, and the passkey-owned smart account (src/wallet).
   const wallet = walletRoutes(deps);

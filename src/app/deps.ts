@@ -8,9 +8,10 @@ import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { HostName } from '../config/types.js';
-import type { ChallengeStore } from '../challenges/store.js';
 import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
 
 export interface Deps {
   store: Store;
@@ -28,12 +29,14 @@ export interface Deps {
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
-  /** Single-use sign-in nonces, held in the store (src/challenges). */
-  challenges: ChallengeStore;
   /** Which principal each wallet account signs in to (src/wallet). */
   walletAccounts: WalletAccountStore;
   /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
   sessions: Sessions;
+  /** Single-use ceremony challenges and nonces (src/challenges). */
+  challenges: ChallengeStore;
+  /** Registered passkeys (src/passkeys). */
+  passkeys: PasskeyStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }

@@ -1,31 +1,26 @@
-/**
- * Challenges in one process, beside the memory store: the Redis challenge store's semantics (contract suite
- * in test/challenges/contract.test.ts). Expired entries are dropped when met and by a sweep on each put, so
- * a stream of abandoned ceremonies cannot grow the map without bound.
- */
-import { ChallengeExists, type Challenge, type ChallengePurpose, type ChallengeStore } from './store.js';
+/** Challenges in one process (contract suite in test/challenges/contract.test.ts). */
+import type { ChallengeStore, StoredChallenge } from './store.js';
 
 export class MemoryChallengeStore implements ChallengeStore {
-  readonly #held = new Map<string, Challenge>();
-  readonly #now: () => number;
+  readonly #items = new Map<string, string>();
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  async put(kind: string, key: string, challenge: StoredChallenge, now: number): Promise<boolean> {
+    const k = `${kind}:${key}`;
+    if (this.#items.has(k)) return false;
+    this.#items.set(k, JSON.stringify(challenge));
+    // Keep the map small: drop what is dead while we are here.
+    if (this.#items.size % 256 === 0) {
+      for (const [key2, v] of this.#items) if ((JSON.parse(v) as StoredChallenge).expiresAt <= now) this.#items.delete(key2);
+    }
+    return true;
   }
 
-  async put(challenge: Challenge): Promise<void> {
-    const now = this.#now();
-    for (const [key, c] of this.#held) if (Date.parse(c.expiresAt) <= now) this.#held.delete(key);
-    const key = `${challenge.purpose}\u0000${challenge.value}`;
-    if (this.#held.has(key)) throw new ChallengeExists();
-    this.#held.set(key, { ...challenge });
-  }
-
-  async take(purpose: ChallengePurpose, value: string): Promise<Challenge | null> {
-    const key = `${purpose}\u0000${value}`;
-    const c = this.#held.get(key);
-    if (!c) return null;
-    this.#held.delete(key);
-    return Date.parse(c.expiresAt) > this.#now() ? { ...c } : null;
+  async take<T>(kind: string, key: string, now: number): Promise<StoredChallenge<T> | null> {
+    const k = `${kind}:${key}`;
+    const held = this.#items.get(k);
+    if (held === undefined) return null;
+    this.#items.delete(k);
+    const c = JSON.parse(held) as StoredChallenge<T>;
+    return now < c.expiresAt ? c : null;
   }
 }

@@ -1,14 +1,13 @@
 /**
- * Challenges in Redis, beside the store's keys and on its connection. Layout under the store's prefix:
- *   ch:<purpose>:<value>   string  the challenge JSON, with a TTL that ends at its expiry (SET NX PX)
- * Taking is GETDEL: one atomic step, so a nonce can be redeemed once across every instance. The TTL is
- * Redis' own, and the expiry is checked again on take, so a challenge is never good past `expiresAt`
- * whatever the rounding.
+ * Challenges in Redis, on the store's connection. Layout under the prefix:
+ *   ch:<kind>:<key>   string  the challenge JSON; PX until its end (plus a minute of slack for clock skew)
+ * `put` is SET NX; `take` is GETDEL: of two instances taking the same challenge, one gets it.
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
-import { ChallengeExists, type Challenge, type ChallengePurpose, type ChallengeStore } from './store.js';
+import type { RedisStore } from '../store/redis.js';
+import { luaScript } from '../store/redis.js';
+import type { ChallengeStore, StoredChallenge } from './store.js';
 
-// KEYS challenge  ARGV json, ttl ms
+// KEYS challenge  ARGV json, ttlMs
 const PUT = luaScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0`);
@@ -18,30 +17,24 @@ const TAKE = luaScript(`return redis.call('GETDEL', KEYS[1])`);
 
 export class RedisChallengeStore implements ChallengeStore {
   readonly #store: RedisStore;
-  readonly #now: () => number;
 
-  constructor(store: RedisStore, now: () => number = Date.now) {
+  constructor(store: RedisStore) {
     this.#store = store;
-    this.#now = now;
   }
 
-  #key(purpose: ChallengePurpose, value: string): string {
-    return `${this.#store.keyPrefix}ch:${purpose}:${value}`;
+  #key(kind: string, key: string): string {
+    return `${this.#store.keyPrefix}ch:${kind}:${key}`;
   }
 
-  async put(challenge: Challenge): Promise<void> {
-    const ttl = Math.max(1, Date.parse(challenge.expiresAt) - this.#now());
-    const ok = await this.#store.runScript('challenges.put', PUT, [this.#key(challenge.purpose, challenge.value)], [
-      JSON.stringify(challenge),
-      String(ttl),
-    ]);
-    if (ok !== 1) throw new ChallengeExists();
+  async put(kind: string, key: string, challenge: StoredChallenge, now: number): Promise<boolean> {
+    const ttl = Math.max(1, challenge.expiresAt - now) + 60_000;
+    return (await this.#store.runScript('challenges.put', PUT, [this.#key(kind, key)], [JSON.stringify(challenge), String(ttl)])) === 1;
   }
 
-  async take(purpose: ChallengePurpose, value: string): Promise<Challenge | null> {
-    const raw = await this.#store.runScript('challenges.take', TAKE, [this.#key(purpose, value)], []);
-    if (typeof raw !== 'string') return null;
-    const c = JSON.parse(raw) as Challenge;
-    return Date.parse(c.expiresAt) > this.#now() ? c : null;
+  async take<T>(kind: string, key: string, now: number): Promise<StoredChallenge<T> | null> {
+    const held = (await this.#store.runScript('challenges.take', TAKE, [this.#key(kind, key)], [])) as string | null;
+    if (!held) return null;
+    const c = JSON.parse(held) as StoredChallenge<T>;
+    return now < c.expiresAt ? c : null;
   }
 }

@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { compileRuntime } from '../config/compile.js';
 import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
+import { passkeyCommand } from './passkey.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -29,6 +30,7 @@ const USAGE = `usage:
   portcullis admin receipt-key                                # the public key receipts are signed with
   portcullis admin reviews [--day YYYY-MM-DD]                 # the day's flagged calls, one JSON a line
   portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]
+  portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
 
 class UsageError extends Error {}
@@ -199,6 +201,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === 'receipt') return await receiptCommand(rest);
+    if (command === 'passkey') return await passkeyCommand(rest);
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   } catch (err) {

@@ -106,6 +106,8 @@ export interface GatewayDoc {
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
   /** Sign-in sessions (src/sessions). */
   sessions: { cookieName: string; idleMs: number; absoluteMs: number };
+  /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
+  passkeys: { rpName: string; challengeMs: number };
   limits: { bodyBytes: number; defaultMaxTokens: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };

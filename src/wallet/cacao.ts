@@ -39,7 +39,7 @@ export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promi
   } catch {
     throw new GatewayError('wallet-signature-invalid');
   }
-  await redeemNonce(w.challenges, 'siwe', m.nonce);
+  await redeemNonce(w, 'siwe', m.nonce);
   const principal = await principalForAccount(w, eoaKey(m.address));
   return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'cacao' };
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Runtime } from '../config/compile.js';
 import { GatewayError } from '../errors.js';
 import type { Store } from '../store/store.js';
-import type { ChallengePurpose, ChallengeStore } from '../challenges/store.js';
+import type { ChallengeStore } from '../challenges/store.js';
 import { createPrincipal, principalId, requirePrincipal } from '../auth/principals.js';
 import type { WalletAccountStore } from './accounts.js';
 
@@ -34,8 +34,9 @@ export interface WalletSignIn {
   method: 'siwe' | 'cacao' | 'smart-account';
 }
 
-export async function redeemNonce(challenges: ChallengeStore, purpose: ChallengePurpose, nonce: string): Promise<void> {
-  if (!(await challenges.take(purpose, nonce))) throw new GatewayError('wallet-nonce-invalid');
+/** Takes the nonce back under the method's kind, once; unknown, used or expired is 401 `wallet-nonce-invalid`. */
+export async function redeemNonce(w: WalletDeps, kind: 'siwe' | 'smart-account', nonce: string): Promise<void> {
+  if (!(await w.challenges.take(kind, nonce, w.now()))) throw new GatewayError('wallet-nonce-invalid');
 }
 
 /**

@@ -2,11 +2,11 @@
  * Sign-In with Ethereum (EIP-4361) for externally owned accounts: `/v1/siwe/nonce`, `/v1/siwe/options`
  * and `/v1/siwe/verify` on the auth host. The message is parsed and checked by viem's SIWE utilities
  * (message.ts), the signature by viem's `verifyMessage` (EIP-191 recovery; no chain is asked). Nonces are
- * the `siwe` challenges of the store, shared with CACAO, which signs the same kind of message.
+ * `siwe` challenges in the store (src/challenges, shared with the passkey ceremonies), shared with CACAO, which signs the same kind of message.
  */
 import { getAddress, verifyMessage, type Hex } from 'viem';
 import { GatewayError } from '../errors.js';
-import { newChallenge } from '../challenges/store.js';
+import { randomBytes } from 'node:crypto';
 import { walletSettings } from './config.js';
 import { checkMessage } from './message.js';
 import { eoaKey } from './accounts.js';
@@ -24,10 +24,16 @@ export interface MessageOptions {
   expirationTime: string;
 }
 
-export async function issueNonce(w: WalletDeps, purpose: 'siwe' | 'smart-account'): Promise<{ nonce: string; issuedAt: string; expirationTime: string }> {
-  const challenge = newChallenge(purpose, walletSettings(w.runtime().gateway).nonceTtlMs, w.now());
-  await w.challenges.put(challenge);
-  return { nonce: challenge.value, issuedAt: challenge.issuedAt, expirationTime: challenge.expiresAt };
+/**
+ * A fresh nonce under the method's kind: 128 random bits as 32 hex characters (EIP-4361 asks for 8 or more
+ * letters and digits). A collision with a held nonce is refused by the store, never overwritten.
+ */
+export async function issueNonce(w: WalletDeps, kind: 'siwe' | 'smart-account'): Promise<{ nonce: string; issuedAt: string; expirationTime: string }> {
+  const now = w.now();
+  const expiresAt = now + walletSettings(w.runtime().gateway).nonceTtlMs;
+  const nonce = randomBytes(16).toString('hex');
+  if (!(await w.challenges.put(kind, nonce, { data: {}, expiresAt }, now))) throw new Error('a fresh random nonce is already held');
+  return { nonce, issuedAt: new Date(now).toISOString(), expirationTime: new Date(expiresAt).toISOString() };
 }
 
 export async function messageOptions(w: WalletDeps, purpose: 'siwe' | 'smart-account', chainId: number): Promise<MessageOptions> {
@@ -54,7 +60,7 @@ export async function siweSignIn(w: WalletDeps, body: { message: string; signatu
     valid = false; // a signature that is not 65 bytes, or not a point on the curve, proves nothing
   }
   if (!valid) throw new GatewayError('wallet-signature-invalid');
-  await redeemNonce(w.challenges, 'siwe', m.nonce);
+  await redeemNonce(w, 'siwe', m.nonce);
   const principal = await principalForAccount(w, eoaKey(m.address));
   return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'siwe' };
 }

@@ -57,7 +57,7 @@ export async function smartAccountSignIn(w: WalletDeps, body: { message: string;
     throw new GatewayError('smart-account-unavailable');
   }
   if (!valid) throw new GatewayError('wallet-signature-invalid');
-  await redeemNonce(w.challenges, 'smart-account', m.nonce);
+  await redeemNonce(w, 'smart-account', m.nonce);
   const principal = await principalForAccount(w, smartAccountKey(chainId, m.address));
   return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId, created: principal.created, method: 'smart-account' };
 }
