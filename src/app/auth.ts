@@ -12,6 +12,7 @@ import { singleExit } from './single-exit.js';
 import { walletRoutes } from '../routes/wallet.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
+import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -31,6 +32,9 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/passkey/smart-account/options', wallet.smartAccountOptions);
   router.post('/v1/passkey/smart-account/verify', wallet.smartAccountVerify);
 
+  router.post('/v1/totp/verify', totpVerify(deps));
+  router.post('/v1/totp/enrol', totpEnrol(deps));
+  router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
   router.get('/v1/session', getSession(deps));
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));

@@ -12,6 +12,7 @@ import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
+import type { TotpStore } from '../totp/store.js';
 
 export interface Deps {
   store: Store;
@@ -37,6 +38,8 @@ export interface Deps {
   challenges: ChallengeStore;
   /** Registered passkeys (src/passkeys). */
   passkeys: PasskeyStore;
+  /** TOTP enrolments (src/totp). */
+  totp: TotpStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }

@@ -27,6 +27,9 @@ import { MemoryChallengeStore } from '../challenges/memory-store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import { RedisPasskeyStore } from '../passkeys/redis-store.js';
 import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
+import type { TotpStore } from '../totp/store.js';
+import { RedisTotpStore } from '../totp/redis-store.js';
+import { MemoryTotpStore } from '../totp/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -37,6 +40,7 @@ export interface Capabilities {
   sessions: SessionStore;
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
+  totp: TotpStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -50,5 +54,6 @@ export function wireCapabilities(store: Store): Capabilities {
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
+    totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
   };
 }

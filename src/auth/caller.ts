@@ -7,10 +7,12 @@
  *   requireCaller(deps, { via: ['session'] })          middleware for a `cookie` route
  *       -> ctx.state.caller = { principal, via: 'pat' | 'session', tokenId?, session? }
  *   resolveCaller(ctx, deps, { via })                  the same, as a function (returns the Caller)
- *   startSession(ctx, deps, principalId, method)       after a successful sign-in: stores a new session and
- *                                                      sets the cookie on the answer; `method` names the
- *                                                      sign-in (`passkey`, `siwe`, `cacao`, ...). When the
- *                                                      principal has TOTP enrolled, pass state 'pending-2fa'.
+ *   startSession(ctx, deps, principalId, method)       after a successful primary sign-in: stores a new
+ *                                                      session and sets the cookie on the answer; `method`
+ *                                                      names the sign-in (`passkey`, `siwe`, `cacao`, ...).
+ *                                                      When the principal has TOTP enrolled the session is
+ *                                                      `pending-2fa` (record.state) until POST /v1/totp/verify;
+ *                                                      answer `secondFactor: 'totp'` then (see signInAnswer).
  *
  * Rules, in order (first failure wins):
  *   - `Authorization: Bearer ...` present: on a route that accepts a PAT it is the credential (shape,
@@ -86,12 +88,11 @@ export function requireCaller(deps: CallerDeps, opts: CallerOptions) {
 }
 
 /** Starts a session for `principalId` after a successful sign-in and sets the cookie on the answer. */
-export async function startSession(
-  ctx: Context,
-  deps: Pick<CallerDeps, 'sessions'>,
-  principalId: string,
-  method: string,
-  state: SessionState = 'active',
-): Promise<SessionRecord> {
+export async function startSession(ctx: Context, deps: Pick<CallerDeps, 'sessions'>, principalId: string, method: string, state?: SessionState): Promise<SessionRecord> {
   return deps.sessions.start(ctx, principalId, method, state);
+}
+
+/** The answer of a sign-in route: who signed in, and `secondFactor: 'totp'` when a code is still owed. */
+export function signInAnswer(principal: PrincipalRecord, session: SessionRecord): Record<string, unknown> {
+  return { verified: true, principalId: principal.id, username: principal.username, ...(session.state === 'pending-2fa' ? { secondFactor: 'totp' } : {}) };
 }

@@ -11,7 +11,8 @@
  *   POST /v1/passkey/login/options     {} -> the WebAuthn request options JSON (discoverable credentials:
  *        no username asked)
  *   POST /v1/passkey/login/verify      the JSON startAuthentication returns -> {verified: true, principalId,
- *        username} and a session cookie
+ *        username} and a session cookie — with `secondFactor: 'totp'` when TOTP is enrolled: the session is
+ *        then pending-2fa until POST /v1/totp/verify
  *
  * Checked: the challenge (single-use, `passkeys.challengeMs`, taken from the store before anything else so
  * a failed attempt uses it up), the origin (the auth origin, or the console's), the rpID (the auth origin's
@@ -30,7 +31,7 @@ import {
 } from '@simplewebauthn/server';
 import { GatewayError } from '../errors.js';
 import { jsonBody } from '../auth/schemas.js';
-import { resolveCaller, SESSION_ONLY, startSession } from '../auth/caller.js';
+import { resolveCaller, SESSION_ONLY, signInAnswer, startSession } from '../auth/caller.js';
 import { createPrincipal, principalId as makePrincipalId, requirePrincipal } from '../auth/principals.js';
 import type { Deps } from '../app/deps.js';
 
@@ -187,8 +188,8 @@ export function loginVerify(deps: Deps) {
     }
     const principal = await deps.store.getPrincipal(passkey.principalId);
     if (!principal) throw new GatewayError('passkey-unknown');
-    await startSession(ctx, deps, principal.id, 'passkey');
+    const session = await startSession(ctx, deps, principal.id, 'passkey');
     ctx.set('cache-control', 'no-store');
-    ctx.body = { verified: true, principalId: principal.id, username: principal.username };
+    ctx.body = signInAnswer(principal, session);
   };
 }

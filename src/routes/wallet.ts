@@ -10,7 +10,8 @@
  *   POST /v1/cacao/session                  {cacao}
  *   POST /v1/passkey/smart-account/options  {} or no body      -> the same fields as /v1/siwe/options, chainId 8453
  *   POST /v1/passkey/smart-account/verify   {message, signature}
- * A verify route answers {principalId, username, address, chainId, created, method} and the session cookie.
+ * A verify route answers {verified, principalId, username, address, chainId, created, method} (and
+ * secondFactor: 'totp' when a code is owed), with the session cookie.
  *
  * Sign-in POSTs carry no cookie to forge; a cross-site page cannot sign someone in to its own account
  * either (login CSRF), because a JSON body needs `content-type: application/json`, which no cross-site form
@@ -24,7 +25,7 @@ import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siw
 import { cacaoSignIn } from '../wallet/cacao.js';
 import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
-import { startSession } from '../auth/caller.js';
+import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
 
 /** A POST whose body is optional: no body at all reads as `{}` (so `curl -X POST` works), else JSON. */
@@ -43,12 +44,13 @@ export function walletRoutes(deps: Deps) {
     authOrigin: deps.origins.auth,
     now: deps.now,
   };
-  // TOTP enrolment, when it lands, makes this session 'pending-2fa' (auth/caller.ts); wallet sign-ins are
-  // primary factors like a passkey.
+  // A wallet sign-in is a primary factor, like a passkey: with TOTP enrolled the session starts pending-2fa
+  // and the answer says `secondFactor: 'totp'` (auth/caller.ts).
   const finish = async (ctx: Context, signIn: WalletSignIn): Promise<void> => {
-    await startSession(ctx, deps, signIn.principalId, signIn.method);
+    const session = await startSession(ctx, deps, signIn.principal.id, signIn.method);
+    const { address, chainId, created, method } = signIn;
     ctx.set('cache-control', 'no-store');
-    ctx.body = signIn;
+    ctx.body = { ...signInAnswer(signIn.principal, session), address, chainId, created, method };
   };
   const limit = () => w.runtime().gateway.limits.bodyBytes;
   return {

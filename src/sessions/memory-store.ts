@@ -2,7 +2,7 @@
  * Sessions in one process, beside the memory store: the Redis session store's semantics (contract suite in
  * test/sessions/contract.test.ts), records copied in and out.
  */
-import { alive, type SessionRecord, type SessionState, type SessionStore } from './store.js';
+import { alive, type SessionRecord, type SessionStore } from './store.js';
 
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, SessionRecord>();
@@ -26,10 +26,12 @@ export class MemorySessionStore implements SessionStore {
     return { ...s };
   }
 
-  async setState(hash: string, state: SessionState): Promise<boolean> {
+  async activate(hash: string, expiresAt: number, now: number, idleMs: number): Promise<boolean> {
     const s = this.#sessions.get(hash);
-    if (!s) return false;
-    s.state = state;
+    if (!s || !alive(s, now, idleMs) || s.state !== 'pending-2fa') return false;
+    s.state = 'active';
+    s.expiresAt = expiresAt;
+    s.lastSeenAt = Math.max(s.lastSeenAt, now);
     return true;
   }
 

@@ -37,10 +37,15 @@ end
 redis.call('PEXPIRE', KEYS[1], math.max(1, math.min(e - now, l + idle - now)))
 return {f[1], f[2], f[3], f[4], tostring(l), f[6]}`);
 
-// KEYS session  ARGV state
-const SET_STATE = luaScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-redis.call('HSET', KEYS[1], 's', ARGV[1])
+// KEYS session  ARGV expiresAt, now, idleMs
+const ACTIVATE = luaScript(`
+local f = redis.call('HMGET', KEYS[1], 's', 'l', 'e')
+if f[1] ~= 'pending-2fa' then return 0 end
+local e, now, idle, l = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(f[2])
+if now >= tonumber(f[3]) or now - l >= idle then return 0 end
+if now > l then l = now end
+redis.call('HSET', KEYS[1], 's', 'active', 'e', ARGV[1], 'l', tostring(l))
+redis.call('PEXPIRE', KEYS[1], math.max(1, math.min(e - now, l + idle - now)))
 return 1`);
 
 // KEYS session  ARGV prefix, hash
@@ -99,8 +104,8 @@ export class RedisSessionStore implements SessionStore {
     return { hash, principalId, method, state: state as SessionState, createdAt: Number(c), lastSeenAt: Number(l), expiresAt: Number(e) };
   }
 
-  async setState(hash: string, state: SessionState): Promise<boolean> {
-    return (await this.#store.runScript('sessions.setState', SET_STATE, [this.#session(hash)], [state])) === 1;
+  async activate(hash: string, expiresAt: number, now: number, idleMs: number): Promise<boolean> {
+    return (await this.#store.runScript('sessions.activate', ACTIVATE, [this.#session(hash)], [String(expiresAt), String(now), String(idleMs)])) === 1;
   }
 
   async end(hash: string): Promise<boolean> {

@@ -31,6 +31,7 @@ export class Sessions {
   readonly #origins: Record<HostName, string>;
   readonly #trusted: Set<string>;
   readonly #now: () => number;
+  #secondFactor: (principalId: string) => Promise<boolean> = async () => false;
 
   constructor(store: SessionStore, holder: RuntimeHolder, origins: Record<HostName, string>, now: () => number = Date.now) {
     this.#store = store;
@@ -38,6 +39,11 @@ export class Sessions {
     this.#origins = origins;
     this.#trusted = trustedOrigins(origins);
     this.#now = now;
+  }
+
+  /** Whether a principal owes a second factor after a primary sign-in (wired to TOTP enrolment). */
+  requireSecondFactorWhen(check: (principalId: string) => Promise<boolean>): void {
+    this.#secondFactor = check;
   }
 
   get #config() {
@@ -52,12 +58,17 @@ export class Sessions {
     return cookiePolicy(this.#config.cookieName, this.#origins);
   }
 
-  /** Starts a session for the principal and sets its cookie on the answer. */
-  async start(ctx: Context, principalId: string, method: string, state: SessionState = 'active'): Promise<SessionRecord> {
+  /**
+   * Starts a session for the principal and sets its cookie on the answer. Without an explicit `state`, a
+   * principal with a second factor enrolled gets a `pending-2fa` session that lives `totp.pendingMs`.
+   */
+  async start(ctx: Context, principalId: string, method: string, state?: SessionState): Promise<SessionRecord> {
     const { idleMs, absoluteMs } = this.#config;
     const id = SESSION_PREFIX + randomBytes(32).toString('base64url');
     const now = this.#now();
-    const record: SessionRecord = { hash: hashSessionId(id), principalId, method, state, createdAt: now, lastSeenAt: now, expiresAt: now + absoluteMs };
+    const st: SessionState = state ?? ((await this.#secondFactor(principalId)) ? 'pending-2fa' : 'active');
+    const lifetime = st === 'active' ? absoluteMs : this.#holder.current.gateway.totp.pendingMs;
+    const record: SessionRecord = { hash: hashSessionId(id), principalId, method, state: st, createdAt: now, lastSeenAt: now, expiresAt: now + lifetime };
     await this.#store.create(record, idleMs);
     ctx.append('set-cookie', setCookie(this.#policy(), id, absoluteMs));
     return record;
@@ -95,8 +106,11 @@ export class Sessions {
     return this.#store.endAll(principalId);
   }
 
-  async setState(session: SessionRecord, state: SessionState): Promise<boolean> {
-    return this.#store.setState(session.hash, state);
+  /** Completes a pending-2fa sign-in: the session becomes active with the full absolute lifetime. */
+  async activate(session: SessionRecord): Promise<boolean> {
+    const now = this.#now();
+    const { idleMs, absoluteMs } = this.#config;
+    return this.#store.activate(session.hash, now + absoluteMs, now, idleMs);
   }
 
   now(): number {

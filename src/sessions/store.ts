@@ -36,8 +36,11 @@ export interface SessionStore {
    * `idleMs` or more, or past `expiresAt` (a dead session found here is removed).
    */
   touch(hash: string, now: number, idleMs: number): Promise<SessionRecord | null>;
-  /** Moves a live session to `state` (pending-2fa -> active); false when it is gone. */
-  setState(hash: string, state: SessionState): Promise<boolean>;
+  /**
+   * Moves a live pending-2fa session to active, with its new absolute end (the second factor is where the
+   * sign-in completes); false when it is gone, dead at `now`, or not pending.
+   */
+  activate(hash: string, expiresAt: number, now: number, idleMs: number): Promise<boolean>;
   /** Ends one session; false when there was none. */
   end(hash: string): Promise<boolean>;
   /** Ends every session of the principal; how many there were (dead ones not yet collected may count). */

@@ -40,6 +40,6 @@ export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promi
     throw new GatewayError('wallet-signature-invalid');
   }
   await redeemNonce(w, 'siwe', m.nonce);
-  const principal = await principalForAccount(w, eoaKey(m.address));
-  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'cacao' };
+  const { principal, created } = await principalForAccount(w, eoaKey(m.address));
+  return { principal, address: getAddress(m.address), chainId: m.chainId, created, method: 'cacao' };
 }

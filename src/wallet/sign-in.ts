@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Runtime } from '../config/compile.js';
 import { GatewayError } from '../errors.js';
-import type { Store } from '../store/store.js';
+import type { PrincipalRecord, Store } from '../store/store.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import { createPrincipal, principalId, requirePrincipal } from '../auth/principals.js';
 import type { WalletAccountStore } from './accounts.js';
@@ -23,8 +23,7 @@ export interface WalletDeps {
 
 /** What a successful wallet sign-in hands to the session that follows it. */
 export interface WalletSignIn {
-  principalId: string;
-  username: string;
+  principal: PrincipalRecord;
   /** The account that signed, EIP-55 checksummed. */
   address: string;
   chainId: number;
@@ -34,9 +33,12 @@ export interface WalletSignIn {
   method: 'siwe' | 'cacao' | 'smart-account';
 }
 
-/** Takes the nonce back under the method's kind, once; unknown, used or expired is 401 `wallet-nonce-invalid`. */
+/**
+ * Takes the nonce back under the method's kind, once; unknown, used or expired is 400 `challenge-invalid`,
+ * the code every ceremony uses.
+ */
 export async function redeemNonce(w: WalletDeps, kind: 'siwe' | 'smart-account', nonce: string): Promise<void> {
-  if (!(await w.challenges.take(kind, nonce, w.now()))) throw new GatewayError('wallet-nonce-invalid');
+  if (!(await w.challenges.take(kind, nonce, w.now()))) throw new GatewayError('challenge-invalid');
 }
 
 /**
@@ -44,18 +46,16 @@ export async function redeemNonce(w: WalletDeps, kind: 'siwe' | 'smart-account',
  * sign-ins of one account agree on one principal; a link whose principal is missing (a crash between the
  * two writes) is completed by the next sign-in rather than left dangling.
  */
-export async function principalForAccount(w: WalletDeps, key: string): Promise<{ id: string; username: string; created: boolean }> {
+export async function principalForAccount(w: WalletDeps, key: string): Promise<{ principal: PrincipalRecord; created: boolean }> {
   const runtime = w.runtime();
   const id = (await w.accounts.owner(key)) ?? (await w.accounts.link(key, principalId(runtime.gateway.principalDomain, randomUUID().replace(/-/g, '').slice(0, 16))));
   const existing = await w.store.getPrincipal(id);
-  if (existing) return { id, username: existing.username, created: false };
+  if (existing) return { principal: existing, created: false };
   const tenant = id.slice(id.lastIndexOf(':tenant:') + ':tenant:'.length);
   try {
-    const made = await createPrincipal(w.store, runtime, { tenant });
-    return { id: made.id, username: made.username, created: true };
+    return { principal: await createPrincipal(w.store, runtime, { tenant }), created: true };
   } catch (err) {
     if (!(err instanceof GatewayError && err.code === 'principal-exists')) throw err;
-    const p = await requirePrincipal(w.store, id);
-    return { id, username: p.username, created: false };
+    return { principal: await requirePrincipal(w.store, id), created: false };
   }
 }

@@ -61,6 +61,6 @@ export async function siweSignIn(w: WalletDeps, body: { message: string; signatu
   }
   if (!valid) throw new GatewayError('wallet-signature-invalid');
   await redeemNonce(w, 'siwe', m.nonce);
-  const principal = await principalForAccount(w, eoaKey(m.address));
-  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId: m.chainId, created: principal.created, method: 'siwe' };
+  const { principal, created } = await principalForAccount(w, eoaKey(m.address));
+  return { principal, address: getAddress(m.address), chainId: m.chainId, created, method: 'siwe' };
 }

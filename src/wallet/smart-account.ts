@@ -58,6 +58,6 @@ export async function smartAccountSignIn(w: WalletDeps, body: { message: string;
   }
   if (!valid) throw new GatewayError('wallet-signature-invalid');
   await redeemNonce(w, 'smart-account', m.nonce);
-  const principal = await principalForAccount(w, smartAccountKey(chainId, m.address));
-  return { principalId: principal.id, username: principal.username, address: getAddress(m.address), chainId, created: principal.created, method: 'smart-account' };
+  const { principal, created } = await principalForAccount(w, smartAccountKey(chainId, m.address));
+  return { principal, address: getAddress(m.address), chainId, created, method: 'smart-account' };
 }

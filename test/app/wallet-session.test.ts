@@ -2,7 +2,8 @@
  * A wallet sign-in ends in a browser session, as a person meets it: the verify answer sets the session
  * cookie, GET /v1/session on the API host then names the principal, the person issues a PAT with that
  * session and calls the chat API with it. A refused sign-in sets no cookie. Signing out ends the session
- * on a second instance at once. SIWE and CACAO with real secp256k1 keys; the smart account with a real
+ * on a second instance at once. With TOTP enrolled, a wallet sign-in owes a code like any primary sign-in.
+ * SIWE and CACAO with real secp256k1 keys; the smart account with a real
  * contract wallet on a local node (anvil, chain 8453); on the memory store and on a real redis-server.
  */
 import { expect } from 'chai';
@@ -12,6 +13,7 @@ import { startAnvil, type Anvil } from '../helpers/anvil.js';
 import { deployFactory, SoftwarePasskey } from '../helpers/passkey-account.js';
 import { Browser } from '../helpers/browser.js';
 import { newWallet, siweText, signedCacao, type Fields } from '../helpers/wallet.js';
+import { codeAt } from '../../src/totp/codes.js';
 
 const chat = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] };
 
@@ -124,6 +126,40 @@ describe('wallet sign-in ends in a session', function () {
       await a.close();
       await b.close();
       await redis.stop();
+    }
+  });
+
+  it('with TOTP enrolled, a wallet sign-in is pending-2fa until a code is given', async () => {
+    let clock = Date.now();
+    const gw = await startTestGateway({ now: () => clock });
+    try {
+      const wallet = newWallet();
+      const signIn = async (b: Browser) => {
+        const fields = (await b.post('auth', '/v1/siwe/options')).body as Fields;
+        const message = siweText(wallet.address, fields);
+        return b.post('auth', '/v1/siwe/verify', { message, signature: await wallet.signMessage({ message }) });
+      };
+      const first = new Browser(gw, gw.origins.auth);
+      const made = await signIn(first);
+      expect(made.body).to.include({ verified: true, created: true });
+      expect(made.body).to.not.have.property('secondFactor');
+      const { secret } = (await first.post('auth', '/v1/totp/enrol')).body as { secret: string };
+      expect((await first.post('auth', '/v1/totp/enrol/confirm', { code: codeAt(secret, clock) })).status).to.equal(200);
+      clock += 30_000;
+
+      const b = new Browser(gw, gw.origins.auth);
+      const again = await signIn(b);
+      expect(again.status, JSON.stringify(again.body)).to.equal(200);
+      expect(again.body).to.include({ principalId: made.body.principalId, secondFactor: 'totp' });
+      expect((await b.get('api', '/v1/session')).body).to.deep.equal({ valid: false, secondFactor: 'totp' });
+      b.origin = gw.origins.console;
+      expect((await b.post('api', '/v1/account/api-token', { label: 'too early' })).body.error.code).to.equal('second-factor-required');
+      b.origin = gw.origins.auth;
+      const verified = await b.post('auth', '/v1/totp/verify', { code: codeAt(secret, clock) });
+      expect(verified.status, JSON.stringify(verified.body)).to.equal(200);
+      expect((await b.get('api', '/v1/session')).body).to.deep.include({ valid: true, principalId: made.body.principalId });
+    } finally {
+      await gw.close();
     }
   });
 });

@@ -104,11 +104,11 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         const signature = account.signMessage(message);
         expect((await post(auth, '/v1/passkey/smart-account/verify', { message, signature })).status).to.equal(200);
         const replay = await post(auth, '/v1/passkey/smart-account/verify', { message, signature });
-        expect([replay.status, code(replay)]).to.deep.equal([401, 'wallet-nonce-invalid']);
+        expect([replay.status, code(replay)]).to.deep.equal([400, 'challenge-invalid']);
         const siweFields = { ...(await options()), nonce: (await post(auth, '/v1/siwe/nonce')).body.nonce as string };
         const crossed = siweText(account.address, siweFields);
         const r = await post(auth, '/v1/passkey/smart-account/verify', { message: crossed, signature: account.signMessage(crossed) });
-        expect(code(r)).to.equal('wallet-nonce-invalid');
+        expect(code(r)).to.equal('challenge-invalid');
       });
 
       it('refuses a message for another domain or URI before asking the chain', async () => {

@@ -70,12 +70,18 @@ function contract(name: string, make: () => Promise<SessionStore & { close(): Pr
       expect(await s.touch('d', T0, IDLE)).to.not.equal(null);
     });
 
-    it('moves a pending-2fa session to active, and not a gone one', async () => {
-      await s.create(session('a', { state: 'pending-2fa' }), IDLE);
+    it('moves a live pending-2fa session to active with its new end, and nothing else', async () => {
+      await s.create(session('a', { state: 'pending-2fa', expiresAt: T0 + 30_000 }), IDLE);
       expect((await s.touch('a', T0, IDLE))!.state).to.equal('pending-2fa');
-      expect(await s.setState('a', 'active')).to.equal(true);
-      expect((await s.touch('a', T0, IDLE))!.state).to.equal('active');
-      expect(await s.setState('gone', 'active')).to.equal(false);
+      expect(await s.activate('a', T0 + 900_000, T0 + 1000, IDLE)).to.equal(true);
+      expect(await s.touch('a', T0 + 100_000 - 1, IDLE)).to.equal(null); // idle: 99 s since the activation
+      await s.create(session('b', { state: 'pending-2fa', expiresAt: T0 + 30_000 }), IDLE);
+      expect(await s.activate('b', T0 + 900_000, T0 + 1000, IDLE)).to.equal(true);
+      expect(await s.touch('b', T0 + 50_000, IDLE)).to.deep.include({ state: 'active', expiresAt: T0 + 900_000 });
+      expect(await s.activate('b', T0 + 900_000, T0 + 50_000, IDLE)).to.equal(false); // not pending any more
+      await s.create(session('c', { state: 'pending-2fa', expiresAt: T0 + 30_000 }), IDLE);
+      expect(await s.activate('c', T0 + 900_000, T0 + 30_000, IDLE)).to.equal(false); // its pending time ran out
+      expect(await s.activate('gone', T0 + 900_000, T0, IDLE)).to.equal(false);
     });
 
     it('hands out copies', async () => {
