@@ -1,5 +1,6 @@
 /**
- * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (requests.ts),
+ * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (its JSON
+ * Schema is in auth/schemas.ts, with every sign-in route's),
  * run the sign-in (src/wallet), and start the session through the one seam (auth/caller.ts `startSession`),
  * which sets the cookie. Handlers hold nothing between requests: a nonce handed out by one instance is
  * redeemed by any other through the store.
@@ -19,21 +20,13 @@
  */
 import type { Context } from 'koa';
 import type { Hex } from 'viem';
-import { readJson } from '../stages/read-body.js';
-import { CACAO_BODY, checkBody, EMPTY_BODY, SIGNED_MESSAGE_BODY, SIWE_OPTIONS_BODY } from '../wallet/requests.js';
+import { jsonBody } from '../auth/schemas.js';
 import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siwe.js';
 import { cacaoSignIn } from '../wallet/cacao.js';
 import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
 import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
-
-/** A POST whose body is optional: no body at all reads as `{}` (so `curl -X POST` works), else JSON. */
-async function optionalJson(ctx: Context, limit: number): Promise<unknown> {
-  const length = ctx.get('content-length');
-  if (length === '0' || (length === '' && !ctx.get('transfer-encoding'))) return {};
-  return readJson(ctx, limit);
-}
 
 export function walletRoutes(deps: Deps) {
   const w: WalletDeps = {
@@ -55,33 +48,33 @@ export function walletRoutes(deps: Deps) {
   const limit = () => w.runtime().gateway.limits.bodyBytes;
   return {
     async siweNonce(ctx: Context): Promise<void> {
-      checkBody(EMPTY_BODY, await optionalJson(ctx, limit()));
+      await jsonBody(ctx, limit(), 'empty');
       const { nonce } = await issueNonce(w, 'siwe');
       ctx.set('cache-control', 'no-store');
       ctx.body = { nonce };
     },
     async siweOptions(ctx: Context): Promise<void> {
-      const body = checkBody<{ chainId?: number }>(SIWE_OPTIONS_BODY, await optionalJson(ctx, limit()));
+      const body = await jsonBody<{ chainId?: number }>(ctx, limit(), 'siweOptions');
       const chainId = siweChain(w, body.chainId);
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'siwe', chainId);
     },
     async siweVerify(ctx: Context): Promise<void> {
-      const body = checkBody<{ message: string; signature: Hex }>(SIGNED_MESSAGE_BODY, await readJson(ctx, limit()));
+      const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
       await finish(ctx, await siweSignIn(w, body));
     },
     async cacaoSession(ctx: Context): Promise<void> {
-      const body = checkBody<{ cacao: string }>(CACAO_BODY, await readJson(ctx, limit()));
+      const body = await jsonBody<{ cacao: string }>(ctx, limit(), 'cacaoSession');
       await finish(ctx, await cacaoSignIn(w, body));
     },
     async smartAccountOptions(ctx: Context): Promise<void> {
-      checkBody(EMPTY_BODY, await optionalJson(ctx, limit()));
+      await jsonBody(ctx, limit(), 'empty');
       const { chainId } = smartAccountConfig(w); // 503 before a nonce is spent when no node is configured
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'smart-account', chainId);
     },
     async smartAccountVerify(ctx: Context): Promise<void> {
-      const body = checkBody<{ message: string; signature: Hex }>(SIGNED_MESSAGE_BODY, await readJson(ctx, limit()));
+      const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
       await finish(ctx, await smartAccountSignIn(w, body));
     },
   };
