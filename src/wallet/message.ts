@@ -1,7 +1,8 @@
 /**
  * The checks every wallet sign-in makes of its EIP-4361 message before any signature is looked at: the
  * message is parsed and validated by viem's SIWE utilities (never by hand), then held against this auth
- * host: the domain must be the auth origin's authority (`host[:port]`), the URI must be on the auth origin,
+ * host: the domain must be the auth origin's authority (`host[:port]`, and its scheme if the message names
+ * one), the URI must be on the auth origin,
  * the chain id must be one the method accepts, and the message must be inside its validity window. Each
  * failure has its own error code, so a person (or their wallet's developer) learns which field is wrong.
  */
@@ -35,15 +36,17 @@ export function checkMessage(message: string, site: Site): CheckedMessage {
   for (const [name, at] of [['Issued At', m.issuedAt], ['Expiration Time', m.expirationTime], ['Not Before', m.notBefore]] as const) {
     if (at && Number.isNaN(at.getTime())) throw new GatewayError('wallet-message-invalid', `${name} is not an RFC 3339 date-time`);
   }
-  if (m.domain !== new URL(site.authOrigin).host) throw new GatewayError('wallet-domain-mismatch');
-  if (originOf(m.uri) !== site.authOrigin) throw new GatewayError(site.uriMismatch ?? 'wallet-uri-mismatch');
+  const auth = new URL(site.authOrigin);
+  // The scheme is optional in EIP-4361; when the message names one it must be the auth origin's.
+  if (m.domain !== auth.host || (m.scheme !== undefined && `${m.scheme}:` !== auth.protocol)) throw new GatewayError('wallet-domain-mismatch');
+  if (originOf(m.uri) !== auth.origin) throw new GatewayError(site.uriMismatch ?? 'wallet-uri-mismatch');
   if (!site.chainIds.includes(m.chainId)) {
     throw new GatewayError('wallet-chain-not-allowed', `chain id ${m.chainId} is not accepted here; use ${site.chainIds.join(', ')}`);
   }
   if (m.expirationTime && site.now >= m.expirationTime) throw new GatewayError('wallet-message-expired');
   if (m.notBefore && site.now < m.notBefore) throw new GatewayError('wallet-message-not-yet-valid');
   // The library's own rules (version 1, an 8+ alphanumeric nonce, a well-formed address, the window again).
-  if (!validateSiweMessage({ message: m, domain: new URL(site.authOrigin).host, time: site.now })) {
+  if (!validateSiweMessage({ message: m, domain: auth.host, time: site.now })) {
     throw new GatewayError('wallet-message-invalid', 'the message breaks EIP-4361 (version must be 1, the nonce 8 or more letters and digits)');
   }
   return m as CheckedMessage;

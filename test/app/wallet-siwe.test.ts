@@ -85,9 +85,30 @@ for (const storeKind of ['memory', 'redis'] as const) {
         expect([r.status, code(r)]).to.deep.equal([400, 'challenge-invalid']);
       });
 
-      it('refuses a message for another domain', async () => {
+      it('refuses a message for another domain, or naming another scheme', async () => {
         const r = await signIn(newWallet(), { domain: 'evil.example' });
         expect([r.status, code(r)]).to.deep.equal([401, 'wallet-domain-mismatch']);
+        const wallet = newWallet();
+        const fields = await options();
+        const https = `https://${siweText(wallet.address, fields)}`;
+        const s = await post(auth, '/v1/siwe/verify', { message: https, signature: await wallet.signMessage({ message: https }) });
+        expect([s.status, code(s)]).to.deep.equal([401, 'wallet-domain-mismatch']);
+        const http = `http://${siweText(wallet.address, fields)}`;
+        const ok = await post(auth, '/v1/siwe/verify', { message: http, signature: await wallet.signMessage({ message: http }) });
+        expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      });
+
+      it('racing first sign-ins of one address make one principal', async () => {
+        const wallet = newWallet();
+        const attempts = await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            const message = siweText(wallet.address, await options());
+            return post(auth, '/v1/siwe/verify', { message, signature: await wallet.signMessage({ message }) });
+          }),
+        );
+        expect(attempts.map((a) => a.status)).to.deep.equal([200, 200, 200, 200]);
+        expect(new Set(attempts.map((a) => a.body.principalId)).size).to.equal(1);
+        expect(attempts.filter((a) => a.body.created)).to.have.length(1);
       });
 
       it('refuses a message whose URI is off the auth origin (another host, or the API host)', async () => {
