@@ -105,6 +105,9 @@ export const ERRORS = {
   'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
   'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
   'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
+  'recovery-rejected': { status: 401, message: 'the recovery key, signature or one-time secret is not right' },
+  'recovery-pending': { status: 409, message: 'a recovery of this account is already under way' },
+  'recovery-not-ready': { status: 403, message: 'the recovery delay has not passed yet' },
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing

@@ -133,7 +133,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, walletAccounts: wired.walletAccounts };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

@@ -13,6 +13,7 @@ import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { TotpStore } from '../totp/store.js';
+import type { RecoveryStore } from '../recovery/store.js';
 
 export interface Deps {
   store: Store;
@@ -40,6 +41,8 @@ export interface Deps {
   passkeys: PasskeyStore;
   /** TOTP enrolments (src/totp). */
   totp: TotpStore;
+  /** Recovery keys and pending recoveries (src/recovery). */
+  recovery: RecoveryStore;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }

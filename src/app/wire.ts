@@ -30,6 +30,9 @@ import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
 import type { TotpStore } from '../totp/store.js';
 import { RedisTotpStore } from '../totp/redis-store.js';
 import { MemoryTotpStore } from '../totp/memory-store.js';
+import type { RecoveryStore } from '../recovery/store.js';
+import { RedisRecoveryStore } from '../recovery/redis-store.js';
+import { MemoryRecoveryStore } from '../recovery/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -41,6 +44,7 @@ export interface Capabilities {
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
   totp: TotpStore;
+  recovery: RecoveryStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -55,5 +59,6 @@ export function wireCapabilities(store: Store): Capabilities {
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
     totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
+    recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
   };
 }

@@ -116,6 +116,36 @@ export const SCHEMAS = {
     required: ['code'],
     properties: { code: { type: 'string', pattern: '^[0-9]{6}$' } },
   },
+  /** POST /v1/recovery/setup */
+  recoverySetup: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey'],
+    properties: { publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+  },
+  /** POST /v1/recovery/start */
+  recoveryStart: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey', 'challenge', 'signature', 'recoverySecret'],
+    properties: {
+      publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+      challenge: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
+      signature: { type: 'string', pattern: '^[A-Za-z0-9_-]{86}$' },
+      recoverySecret: { type: 'string', minLength: 1, maxLength: 64 },
+    },
+  },
+  /** POST /v1/recovery/complete */
+  recoveryComplete: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey', 'challenge', 'signature'],
+    properties: {
+      publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+      challenge: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
+      signature: { type: 'string', pattern: '^[A-Za-z0-9_-]{86}$' },
+    },
+  },
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;

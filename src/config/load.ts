@@ -44,7 +44,7 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     const listener = listeners?.[host];
     if (!listener) continue;
     if (env[`PORTCULLIS_${name}_PORT`] !== undefined) listener['port'] = port(`PORTCULLIS_${name}_PORT`);
-    if (env[`PORTCULLIS_${name}_URL`] !== undefined) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
+    if (env[`PORTCULLIS_${name}_URL`]) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
   }
   if (env['REDIS_URL']) {
     const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;

@@ -109,6 +109,8 @@ export interface GatewayDoc {
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
   passkeys: { rpName: string; challengeMs: number };
   /** TOTP second factor (src/totp). */
+  /** Account recovery (src/recovery). */
+  recovery: { delayHours: number; challengeMs: number };
   totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
   limits: { bodyBytes: number; defaultMaxTokens: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };

@@ -1,8 +1,7 @@
 /**
  * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (its JSON
- * Schema is in auth/schemas.ts, with every sign-in route's),
- * run the sign-in (src/wallet), and start the session through the one seam (auth/caller.ts `startSession`),
- * which sets the cookie. Handlers hold nothing between requests: a nonce handed out by one instance is
+ * Schema is in auth/schemas.ts, with every sign-in route's), run the sign-in (src/wallet), and start the
+ * session through the one seam (auth/caller.ts `startSession`), which sets the cookie. Handlers hold nothing between requests: a nonce handed out by one instance is
  * redeemed by any other through the store.
  *
  *   POST /v1/siwe/nonce                     {} or no body      -> {nonce}
@@ -14,9 +13,8 @@
  * A verify route answers {verified, principalId, username, address, chainId, created, method} (and
  * secondFactor: 'totp' when a code is owed), with the session cookie.
  *
- * Sign-in POSTs carry no cookie to forge; a cross-site page cannot sign someone in to its own account
- * either (login CSRF), because a JSON body needs `content-type: application/json`, which no cross-site form
- * or no-cors fetch can send.
+ * Same-origin only, like every POST of the auth host (app/auth.ts), so no cross-site page can sign a
+ * visitor in to an account of its choosing.
  */
 import type { Context } from 'koa';
 import type { Hex } from 'viem';

@@ -3,6 +3,7 @@ import type { WalletAccountStore } from './accounts.js';
 
 export class MemoryWalletAccounts implements WalletAccountStore {
   readonly #links = new Map<string, string>();
+  readonly #byPrincipal = new Map<string, Set<string>>();
 
   async owner(key: string): Promise<string | null> {
     return this.#links.get(key) ?? null;
@@ -12,6 +13,13 @@ export class MemoryWalletAccounts implements WalletAccountStore {
     const existing = this.#links.get(key);
     if (existing !== undefined) return existing;
     this.#links.set(key, principalId);
+    const keys = this.#byPrincipal.get(principalId) ?? new Set<string>();
+    keys.add(key);
+    this.#byPrincipal.set(principalId, keys);
     return principalId;
+  }
+
+  async accountsOf(principalId: string): Promise<string[]> {
+    return [...(this.#byPrincipal.get(principalId) ?? [])].sort();
   }
 }

@@ -164,10 +164,29 @@ for (const storeKind of ['memory', 'redis'] as const) {
         expect(extra.body.error.message).to.contain('"remember"');
         const notHex = await post(auth, '/v1/siwe/verify', { message: 'x', signature: 'zz' });
         expect(code(notHex)).to.equal('invalid-request');
-        const res = await fetch(`${auth}/v1/siwe/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+        const res = await fetch(`${auth}/v1/siwe/verify`, { method: 'POST', headers: { 'content-type': 'application/json', origin: gw.origins.auth }, body: '{' });
         expect(res.status).to.equal(400);
         expect(((await res.json()) as any).error.code).to.equal('invalid-json');
         expect(code(await post(auth, '/v1/siwe/nonce', { extra: 1 }))).to.equal('invalid-request');
+      });
+
+      it('refuses a sign-in POST from another site, or with no Origin at all (login CSRF), and the nonce stays good', async () => {
+        const wallet = newWallet();
+        const fields = await options();
+        const message = siweText(wallet.address, fields);
+        const signature = await wallet.signMessage({ message });
+        const evil = await post(auth, '/v1/siwe/verify', { message, signature }, 'https://evil.example');
+        expect([evil.status, code(evil)]).to.deep.equal([403, 'cross-site-request']);
+        const bare = await fetch(`${auth}/v1/siwe/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, signature }) });
+        expect(bare.status).to.equal(403);
+        expect(bare.headers.getSetCookie()).to.deep.equal([]);
+        expect((await post(auth, '/v1/siwe/verify', { message, signature })).status).to.equal(200);
+      });
+
+      it('the link hint names the wallet methods of an account signed in with a key', async () => {
+        const r = await signIn(newWallet());
+        const hint = await fetch(`${auth}/v1/link/hint?id=${encodeURIComponent(r.body.principalId)}`);
+        expect(await hint.json()).to.deep.equal({ methods: ['siwe', 'cacao'] });
       });
 
       it('answers only on the auth host', async () => {
@@ -269,23 +288,23 @@ describe('wallet sign-in: nonces outlive neither their TTL nor their instance', 
   it('a nonce one instance issued is redeemed on another, once', async () => {
     // Two instances of one deployment behind one public auth origin, sharing the Redis store.
     const wallet = newWallet();
-    const fields = (await post(a.urls.auth, '/v1/siwe/options')).body as Fields;
+    const fields = (await post(a.urls.auth, '/v1/siwe/options', undefined, SHARED_ORIGIN)).body as Fields;
     expect(fields.uri).to.equal(SHARED_ORIGIN);
     const message = siweText(wallet.address, fields);
     const signature = await wallet.signMessage({ message });
-    const atB = await post(b.urls.auth, '/v1/siwe/verify', { message, signature });
+    const atB = await post(b.urls.auth, '/v1/siwe/verify', { message, signature }, SHARED_ORIGIN);
     expect(atB.status, JSON.stringify(atB.body)).to.equal(200);
-    const backAtA = await post(a.urls.auth, '/v1/siwe/verify', { message, signature });
+    const backAtA = await post(a.urls.auth, '/v1/siwe/verify', { message, signature }, SHARED_ORIGIN);
     expect([backAtA.status, backAtA.body.error.code]).to.deep.equal([400, 'challenge-invalid']);
   });
 
   it('a nonce is refused once wallet.nonceTtlSeconds have passed, though the message itself sets no end', async () => {
     const wallet = newWallet();
-    const fields = (await post(a.urls.auth, '/v1/siwe/options')).body as Fields;
+    const fields = (await post(a.urls.auth, '/v1/siwe/options', undefined, SHARED_ORIGIN)).body as Fields;
     const message = siweText(wallet.address, fields, { expirationTime: null });
     const signature = await wallet.signMessage({ message });
     clock += 300_000;
-    const r = await post(b.urls.auth, '/v1/siwe/verify', { message, signature });
+    const r = await post(b.urls.auth, '/v1/siwe/verify', { message, signature }, SHARED_ORIGIN);
     expect([r.status, r.body.error.code]).to.deep.equal([400, 'challenge-invalid']);
   });
 });

@@ -65,6 +65,8 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         const again = siweText(account.address, await options());
         const second = await post(auth, '/v1/passkey/smart-account/verify', { message: again, signature: account.signMessage(again) });
         expect(second.body).to.include({ principalId: first.body.principalId, created: false });
+        const hint = await fetch(`${auth}/v1/link/hint?id=${encodeURIComponent(first.body.principalId)}`);
+        expect(await hint.json()).to.deep.equal({ methods: ['smart-account'] });
       });
 
       it('an account not deployed yet signs in with an ERC-6492 signature; the bare ERC-1271 one is refused', async () => {
@@ -154,11 +156,11 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
       try {
         const account = factory.account(new SoftwarePasskey('auth.portcullis.test', origin));
         await account.deploy();
-        const message = siweText(account.address, (await post(gwDown.urls.auth, '/v1/passkey/smart-account/options')).body as Fields);
+        const message = siweText(account.address, (await post(gwDown.urls.auth, '/v1/passkey/smart-account/options', undefined, origin)).body as Fields);
         const signature = account.signMessage(message);
-        const r = await post(gwDown.urls.auth, '/v1/passkey/smart-account/verify', { message, signature });
+        const r = await post(gwDown.urls.auth, '/v1/passkey/smart-account/verify', { message, signature }, origin);
         expect([r.status, code(r)]).to.deep.equal([503, 'smart-account-unavailable']);
-        const up = await post(gwUp.urls.auth, '/v1/passkey/smart-account/verify', { message, signature });
+        const up = await post(gwUp.urls.auth, '/v1/passkey/smart-account/verify', { message, signature }, origin);
         expect(up.status, JSON.stringify(up.body)).to.equal(200);
       } finally {
         await gwDown.close();

@@ -13,10 +13,17 @@ export interface Answer {
   body: any;
 }
 
-export async function post(base: string, path: string, body?: unknown): Promise<Answer> {
+/**
+ * A POST as the sign-in page would send it: JSON, with the page's `Origin` (every POST on the auth host is
+ * same-origin only). The origin defaults to the listener's own default public origin
+ * (`http://localhost:<port>`); a gateway with PORTCULLIS_AUTH_URL set is given its origin explicitly.
+ */
+export async function post(base: string, path: string, body?: unknown, origin?: string): Promise<Answer> {
+  const page = origin ?? `http://localhost:${new URL(base).port}`;
   const res = await fetch(`${base}${path}`, {
     method: 'POST',
-    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    headers: { origin: page, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   return { status: res.status, body: await res.json() };
 }

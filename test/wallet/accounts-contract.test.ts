@@ -1,6 +1,7 @@
 /**
  * One contract for both wallet-account stores (memory, and Redis on a real redis-server): the first link of
- * an account wins and every later one is told the winner; racing first links agree on one principal.
+ * an account wins and every later one is told the winner; racing first links agree on one principal; a
+ * principal's accounts are listed, and only those it won.
  */
 import { expect } from 'chai';
 import { eoaKey, smartAccountKey, type WalletAccountStore } from '../../src/wallet/accounts.js';
@@ -39,10 +40,21 @@ function contract(name: string, make: () => Promise<{ accounts: WalletAccountSto
       expect(await s.owner(smartAccountKey(1, A))).to.equal(null);
     });
 
+    it("lists a principal's accounts, sorted, and never an account it lost", async () => {
+      const B = '0x0000000000000000000000000000000000000b0b';
+      expect(await s.accountsOf('did:web:x:tenant:a')).to.deep.equal([]);
+      await s.link(smartAccountKey(8453, A), 'did:web:x:tenant:a');
+      await s.link(eoaKey(B), 'did:web:x:tenant:a');
+      await s.link(eoaKey(B), 'did:web:x:tenant:b');
+      expect(await s.accountsOf('did:web:x:tenant:a')).to.deep.equal([eoaKey(B), smartAccountKey(8453, A)]);
+      expect(await s.accountsOf('did:web:x:tenant:b')).to.deep.equal([]);
+    });
+
     it('racing first links agree on one principal', async () => {
       const got = await Promise.all(Array.from({ length: 10 }, (_, i) => s.link(eoaKey(A), `did:web:x:tenant:p${i}`)));
       expect(new Set(got).size).to.equal(1);
       expect(await s.owner(eoaKey(A))).to.equal(got[0]);
+      for (let i = 0; i < 10; i++) expect(await s.accountsOf(`did:web:x:tenant:p${i}`)).to.deep.equal(got[0] === `did:web:x:tenant:p${i}` ? [eoaKey(A)] : []);
     });
   });
 }
