@@ -21,6 +21,7 @@ import { loadReceiptSigner } from './receipts/signing.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { wireCapabilities } from './app/wire.js';
 import { Sessions } from './sessions/sessions.js';
+import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
@@ -133,7 +134,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, walletAccounts: wired.walletAccounts };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

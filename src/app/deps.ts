@@ -14,6 +14,7 @@ import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { TotpStore } from '../totp/store.js';
 import type { RecoveryStore } from '../recovery/store.js';
+import type { UsageRecorder } from '../token-usage/store.js';
 
 export interface Deps {
   store: Store;
@@ -43,6 +44,8 @@ export interface Deps {
   totp: TotpStore;
   /** Recovery keys and pending recoveries (src/recovery). */
   recovery: RecoveryStore;
+  /** When each PAT was last used (src/token-usage), reported by identify about once a minute. */
+  tokenUsage: UsageRecorder;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
 }

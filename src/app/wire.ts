@@ -33,6 +33,9 @@ import { MemoryTotpStore } from '../totp/memory-store.js';
 import type { RecoveryStore } from '../recovery/store.js';
 import { RedisRecoveryStore } from '../recovery/redis-store.js';
 import { MemoryRecoveryStore } from '../recovery/memory-store.js';
+import type { TokenUsageStore } from '../token-usage/store.js';
+import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
+import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -45,6 +48,7 @@ export interface Capabilities {
   passkeys: PasskeyStore;
   totp: TotpStore;
   recovery: RecoveryStore;
+  tokenUsage: TokenUsageStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -60,5 +64,6 @@ export function wireCapabilities(store: Store): Capabilities {
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
     totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
     recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
+    tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
   };
 }
