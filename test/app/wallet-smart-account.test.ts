@@ -54,7 +54,7 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         expect(f.nonce).to.match(/^[A-Za-z0-9]{8,}$/);
       });
 
-      it('a deployed account signs in (ERC-1271): a new principal first, the same one after', async () => {
+      it('a deployed account signs in (ERC-1271, bare or still ERC-6492-wrapped): a new principal first, the same one after', async () => {
         const account = newAccount();
         await account.deploy();
         const message = siweText(account.address, await options());
@@ -67,6 +67,11 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         expect(second.body).to.include({ principalId: first.body.principalId, created: false });
         const hint = await fetch(`${auth}/v1/link/hint?id=${encodeURIComponent(first.body.principalId)}`);
         expect(await hint.json()).to.deep.equal({ methods: ['smart-account'] });
+        // A wallet that keeps wrapping its signatures as ERC-6492 after deployment still signs in.
+        const third = siweText(account.address, await options());
+        const wrapped = await post(auth, '/v1/passkey/smart-account/verify', { message: third, signature: account.signMessageUndeployed(third) });
+        expect(wrapped.status, JSON.stringify(wrapped.body)).to.equal(200);
+        expect(wrapped.body).to.include({ principalId: first.body.principalId, created: false });
       });
 
       it('an account not deployed yet signs in with an ERC-6492 signature; the bare ERC-1271 one is refused', async () => {
