@@ -143,7 +143,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts };
   for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
   if (opts.watch) holder.watch();
 

@@ -16,6 +16,7 @@ import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
 import { signInMethods } from '../routes/sign-in-methods.js';
+import { walletRoutes } from '../routes/wallet.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
@@ -25,10 +26,21 @@ import { linkHint } from '../routes/link-hint.js';
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+
   router.post('/v1/passkey/register/options', registerOptions(deps));
   router.post('/v1/passkey/register/verify', registerVerify(deps));
   router.post('/v1/passkey/login/options', loginOptions(deps));
   router.post('/v1/passkey/login/verify', loginVerify(deps));
+
+  // Wallet sign-ins: SIWE, DID/CACAO, and the passkey-owned smart account (src/wallet).
+  const wallet = walletRoutes(deps);
+  router.post('/v1/siwe/nonce', wallet.siweNonce);
+  router.post('/v1/siwe/options', wallet.siweOptions);
+  router.post('/v1/siwe/verify', wallet.siweVerify);
+  router.post('/v1/cacao/session', wallet.cacaoSession);
+  router.post('/v1/passkey/smart-account/options', wallet.smartAccountOptions);
+  router.post('/v1/passkey/smart-account/verify', wallet.smartAccountVerify);
+
   router.post('/v1/totp/verify', totpVerify(deps));
   router.post('/v1/totp/enrol', totpEnrol(deps));
   router.post('/v1/totp/enrol/confirm', totpConfirm(deps));

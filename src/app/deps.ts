@@ -10,6 +10,7 @@ import type { HistoryRecorder } from '../secure/recorder.js';
 import type { BillingStore } from '../billing/store.js';
 import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
+import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
@@ -38,6 +39,8 @@ export interface Deps {
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
+  /** Which principal each wallet account signs in to (src/wallet). */
+  walletAccounts: WalletAccountStore;
   /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
   sessions: Sessions;
   /** Single-use ceremony challenges and nonces (src/challenges). */

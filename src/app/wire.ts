@@ -15,6 +15,9 @@ import { MemoryReviewStore } from '../reviews/memory-store.js';
 import type { HistoryStore } from '../secure/history.js';
 import { RedisHistoryStore } from '../secure/redis-history.js';
 import { MemoryHistoryStore } from '../secure/memory-history.js';
+import type { WalletAccountStore } from '../wallet/accounts.js';
+import { RedisWalletAccounts } from '../wallet/redis-accounts.js';
+import { MemoryWalletAccounts } from '../wallet/memory-accounts.js';
 import type { SessionStore } from '../sessions/store.js';
 import { RedisSessionStore } from '../sessions/redis-store.js';
 import { MemorySessionStore } from '../sessions/memory-store.js';
@@ -41,6 +44,8 @@ export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
+  /** Which principal a wallet account signs in to. */
+  walletAccounts: WalletAccountStore;
   sessions: SessionStore;
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
@@ -57,6 +62,7 @@ export function wireCapabilities(store: Store): Capabilities {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+    walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),

@@ -50,6 +50,10 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
     doc['store'] = { kind: 'redis', url: env['REDIS_URL'], ...(prefix ? { prefix } : {}) };
   }
+  if (env['PORTCULLIS_SMART_ACCOUNT_RPC_URL']) {
+    const wallet = (doc['wallet'] ??= {}) as Record<string, Record<string, unknown>>;
+    (wallet['smartAccount'] ??= {})['rpcUrl'] = env['PORTCULLIS_SMART_ACCOUNT_RPC_URL'];
+  }
   const routes = doc['routes'] as Record<string, { origin?: Record<string, unknown> }> | undefined;
   for (const [name, route] of Object.entries(routes ?? {})) {
     const url = env[`PORTCULLIS_ROUTE_${name.toUpperCase().replace(/-/g, '_')}_URL`];

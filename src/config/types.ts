@@ -119,5 +119,14 @@ export interface GatewayDoc {
   demo?: { bootstrap?: boolean };
   /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
   receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
+  /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
+  wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
+}
+
+export interface WalletDoc {
+  nonceTtlSeconds?: number;
+  statement?: string;
+  chainIds?: number[];
+  smartAccount?: { chainId?: number; rpcUrl?: string };
 }

@@ -13,10 +13,15 @@
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { Deps } from '../app/deps.js';
+import { methodsOf } from '../wallet/accounts.js';
 
 /** Each method and how to tell whether a principal has it. */
 const METHODS: Array<[string, (deps: Deps, principalId: string) => Promise<boolean>]> = [
   ['passkey', async (deps, pid) => (await deps.passkeys.list(pid)).length > 0],
+  // Wallet accounts: an EOA signs in with SIWE or a CACAO alike; a smart account with its own route.
+  ['siwe', async (deps, pid) => (await deps.walletAccounts.accountsOf(pid)).some((k) => methodsOf(k).includes('siwe'))],
+  ['cacao', async (deps, pid) => (await deps.walletAccounts.accountsOf(pid)).some((k) => methodsOf(k).includes('cacao'))],
+  ['smart-account', async (deps, pid) => (await deps.walletAccounts.accountsOf(pid)).some((k) => methodsOf(k).includes('smart-account'))],
   ['totp', async (deps, pid) => (await deps.totp.get(pid))?.state === 'active'],
   ['recovery', async (deps, pid) => (await deps.recovery.keyOf(pid))?.secretHash != null],
 ];
