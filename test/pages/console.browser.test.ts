@@ -16,6 +16,7 @@ import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js'
 import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 import { startStripeMock, deliver, event, type StripeMock } from '../helpers/stripe-mock.js';
 import { codeAt } from '../../src/totp/codes.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 /** The gateway's clock runs `skew` ms ahead of the machine's, so a test can step past a TOTP time step. */
 let skew = 0;
@@ -197,6 +198,34 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     expect(await page.locator('#usage-table tbody tr th').allTextContents()).to.deep.equal(['shared-general-a']);
     expect(await page.locator('#usage-table tbody tr td').first().textContent()).to.equal('3');
     expect(await seriousViolations(page), 'usage page accessibility').to.deep.equal([]);
+  });
+
+  it('signs in with an injected Ethereum wallet (SIWE), the same principal each time', async () => {
+    const { page } = bp;
+    // A wallet as an extension injects it: window.ethereum (EIP-1193), its key held outside the page.
+    const account = privateKeyToAccount(generatePrivateKey());
+    await page.exposeFunction('walletSign', (message: string) => account.signMessage({ message }));
+    await page.addInitScript((address: string) => {
+      (globalThis as any).ethereum = {
+        async request({ method, params }: { method: string; params?: unknown[] }) {
+          if (method === 'eth_requestAccounts') return [address];
+          if (method === 'eth_chainId') return '0x2105'; // Base, 8453
+          if (method === 'personal_sign') return (globalThis as any).walletSign((params as string[])[0]);
+          throw new Error(`unsupported ${method}`);
+        },
+      };
+    }, account.address);
+    const signIn = async () => {
+      await page.goto(`${gw.origins.auth}/sign-in`);
+      await page.getByRole('button', { name: 'Sign in with a wallet' }).click();
+      await page.waitForURL(`${gw.origins.console}/`);
+      return page.locator('#principal-id').textContent();
+    };
+    const first = await signIn();
+    expect(first).to.match(/^did:web:/);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${gw.origins.auth}/sign-in`));
+    expect(await signIn()).to.equal(first);
   });
 });
 

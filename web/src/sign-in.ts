@@ -5,6 +5,7 @@
  * deployment, else to the console.
  */
 import { startAuthentication, startRegistration, browserSupportsWebAuthn } from '@simplewebauthn/browser';
+import { createSiweMessage } from 'viem/siwe';
 import { call, origins, safeReturn } from './api.js';
 import { $, announce, busy, showError } from './dom.js';
 
@@ -45,13 +46,39 @@ interface Eip1193 {
   request(args: { method: string; params?: unknown[] }): Promise<unknown>;
 }
 
-/** SIWE with an injected wallet: the server says which fields to sign, the wallet signs the EIP-4361 text. */
+interface SiweOptions {
+  domain: string;
+  uri: string;
+  chainId: number;
+  version: '1';
+  statement?: string;
+  nonce: string;
+  issuedAt: string;
+  expirationTime?: string;
+}
+
+/**
+ * SIWE with an injected wallet: the server says which fields to sign (its nonce, its domain and URI, a chain
+ * it accepts), viem writes the EIP-4361 text, the wallet signs it, the server checks both.
+ */
 async function walletSignIn(): Promise<void> {
   const wallet = (window as unknown as { ethereum?: Eip1193 }).ethereum;
   if (!wallet) throw new Error('no Ethereum wallet found in this browser');
-  const [address] = (await wallet.request({ method: 'eth_requestAccounts' })) as string[];
-  const chainHex = (await wallet.request({ method: 'eth_chainId' })) as string;
-  const { message } = await call<{ message: string }>('auth', 'POST', '/v1/siwe/options', { address, chainId: Number.parseInt(chainHex, 16) });
+  const [address] = (await wallet.request({ method: 'eth_requestAccounts' })) as `0x${string}`[];
+  if (!address) throw new Error('the wallet shared no account');
+  const chainId = Number.parseInt((await wallet.request({ method: 'eth_chainId' })) as string, 16);
+  const o = await call<SiweOptions>('auth', 'POST', '/v1/siwe/options', { chainId });
+  const message = createSiweMessage({
+    address,
+    chainId: o.chainId,
+    domain: o.domain,
+    nonce: o.nonce,
+    uri: o.uri,
+    version: o.version,
+    issuedAt: new Date(o.issuedAt),
+    ...(o.statement ? { statement: o.statement } : {}),
+    ...(o.expirationTime ? { expirationTime: new Date(o.expirationTime) } : {}),
+  });
   const signature = await wallet.request({ method: 'personal_sign', params: [message, address] });
   afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/siwe/verify', { message, signature }));
 }
