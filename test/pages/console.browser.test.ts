@@ -227,6 +227,41 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await page.waitForURL((url) => url.href.startsWith(`${gw.origins.auth}/sign-in`));
     expect(await signIn()).to.equal(first);
   });
+
+  it('sets up recovery in the console, then recovers the account from the sign-in page after the delay', async () => {
+    const { page } = bp;
+    const id = await createAccount();
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('button', { name: 'Set up recovery' }).click();
+    const phrase = (await page.locator('#recovery-phrase-shown').textContent())!;
+    const secret = (await page.locator('#recovery-secret-shown').textContent())!;
+    expect(phrase.split(' ')).to.have.length(12);
+    expect(await seriousViolations(page), 'security page with recovery accessibility').to.deep.equal([]);
+
+    // Every sign-in method lost: a new browser profile, with no passkey and no cookie.
+    await bp.context.close();
+    bp = await openPage(browser);
+    const fresh = bp.page;
+    await fresh.goto(`${gw.origins.auth}/sign-in`);
+    await fresh.getByText('Recover the account').click();
+    await fresh.getByLabel(/^Recovery phrase/).fill(phrase);
+    await fresh.getByLabel(/^One-time recovery secret/).fill(secret);
+    await fresh.getByRole('button', { name: 'Start recovery' }).click();
+    await expectText(fresh, '#recovery-result', 'Recovery started');
+    expect(await fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
+
+    // Too early: the server holds it for its delay (48 hours), then completing it signs in.
+    await fresh.getByLabel(/^Recovery phrase/).fill(phrase);
+    await fresh.getByRole('button', { name: 'Complete recovery' }).click();
+    await expectText(fresh, '#error', 'recovery-not-ready');
+    skew += 48 * 3_600_000 + 60_000;
+    await fresh.getByRole('button', { name: 'Complete recovery' }).click();
+    await fresh.waitForURL(`${gw.origins.console}/#security`);
+    await fresh.getByRole('button', { name: 'Add a passkey on this device' }).click();
+    await fresh.locator('#passkeys tbody tr').nth(1).waitFor();
+    await fresh.getByRole('link', { name: 'Home' }).click();
+    expect(await fresh.locator('#principal-id').textContent()).to.equal(id);
+  });
 });
 
 async function expectText(page: import('playwright-core').Page, selector: string, text: string): Promise<void> {

@@ -7,7 +7,8 @@
 import { startAuthentication, startRegistration, browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { createSiweMessage } from 'viem/siwe';
 import { call, origins, safeReturn } from './api.js';
-import { $, announce, busy, showError } from './dom.js';
+import { $, announce, busy, dateText, showError } from './dom.js';
+import { recoveryKey, recoveryMessage } from './recovery-key.js';
 
 const errorBox = $('#error');
 const next = safeReturn(new URLSearchParams(location.search).get('return'));
@@ -107,6 +108,34 @@ $('#totp-form').addEventListener('submit', (event) => {
   // Six digits are a code from the app; anything else is one of the recovery codes shown at enrolment.
   const body = /^\d{6}$/.test(code) ? { code } : { recoveryCode: code };
   void busy(button, errorBox, async () => afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/totp/verify', body)));
+});
+
+/**
+ * Recovery: prove the phrase (a signature of a fresh challenge) and, to start, the one-time secret; the
+ * server holds the recovery for its delay, then completing it signs in and leads to Security to add a passkey.
+ */
+const recoveryForm = $('#recovery-form') as HTMLFormElement;
+recoveryForm.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const submitter = (event as SubmitEvent).submitter as HTMLButtonElement;
+  const data = new FormData(recoveryForm);
+  const result = $('#recovery-result');
+  void busy(submitter, errorBox, async () => {
+    const key = await recoveryKey(String(data.get('phrase') ?? ''));
+    const { challenge } = await call<{ challenge: string }>('auth', 'POST', '/v1/recovery/challenge', {});
+    const proof = { publicKey: key.publicKey, challenge, signature: await key.sign(recoveryMessage(origins().auth, challenge)) };
+    if (submitter.value === 'start') {
+      const recoverySecret = String(data.get('secret') ?? '').trim();
+      if (!recoverySecret) throw new Error('starting a recovery needs the one-time recovery secret');
+      const started = await call<{ completesAt: string }>('auth', 'POST', '/v1/recovery/start', { ...proof, recoverySecret });
+      recoveryForm.reset();
+      result.textContent = `Recovery started. Come back after ${dateText(started.completesAt)} to complete it; signing in with any method you still have cancels it.`;
+      return;
+    }
+    await call('auth', 'POST', '/v1/recovery/complete', proof);
+    recoveryForm.reset();
+    location.assign(`${origins().console}/#security`);
+  });
 });
 
 // The console origin is where a signed-in person lands; show it so a person knows where they are going.
