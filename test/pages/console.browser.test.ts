@@ -262,6 +262,40 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await fresh.getByRole('link', { name: 'Home' }).click();
     expect(await fresh.locator('#principal-id').textContent()).to.equal(id);
   });
+
+  it('applies for a research scope under the AUP in force, and opens checkout and the customer portal at the processor', async () => {
+    const { page } = bp;
+    await createAccount();
+    await page.getByRole('link', { name: 'Verification' }).click();
+    await page.getByLabel('Scope id').fill('triage');
+    await page.getByLabel('Tasks (comma-separated)').fill('vulnerability-triage');
+    await page.getByLabel(/^Target/).fill('github.com/example/service');
+    await page.getByLabel('Purpose').fill('Triage of the findings of our own service before release.');
+    await page.getByLabel(/^I accept the acceptable-use policy/).check();
+    await page.getByLabel(/^I understand the service runs no tools/).check();
+    await page.getByRole('button', { name: 'Submit application' }).click();
+    await expectText(page, '#application-result', 'is submitted');
+    const status = await api('/v1/research/status');
+    const scope = status.scopes.find((s: { id: string }) => s.id === 'triage');
+    expect(scope).to.deep.include({ status: 'pending', tasks: ['vulnerability-triage'] });
+    expect(scope.applicationId).to.match(/^app_/);
+
+    // Buying and managing billing happen on the processor's hosted pages: the browser is seen going there.
+    await page.route(/^https:\/\//, (route) => route.fulfill({ contentType: 'text/html', body: '<title>processor</title>' }));
+    await page.goto(`${gw.origins.console}/#billing`);
+    await page.getByRole('button', { name: 'Buy Pro' }).click();
+    await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//);
+    await page.goto(`${gw.origins.console}/#billing`);
+    // (stripe-mock answers its fixture portal URL, on a Stripe development host rather than billing.stripe.com)
+    await page.getByRole('button', { name: 'Manage billing and cancel' }).click();
+    await page.waitForURL((url) => url.protocol === 'https:' && url.hostname.includes('stripe'));
+
+    // The processor sends the person back to the section they left, which says the outcome comes by webhook.
+    await page.goto(`${gw.origins.console}/billing/done?session_id=cs_test`);
+    await page.locator('#catalog').waitFor();
+    await expectText(page, '#processor-return', 'within seconds');
+    expect(await seriousViolations(page), 'return page accessibility').to.deep.equal([]);
+  });
 });
 
 async function expectText(page: import('playwright-core').Page, selector: string, text: string): Promise<void> {
