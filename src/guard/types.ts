@@ -142,7 +142,24 @@ export interface SecretsDetectorDoc {
   mask: string;
 }
 
-export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc;
+/**
+ * The block rules' decision: the intent model (src/guard/intent.ts) reads the request and the detector
+ * fires when the probability of its class reaches `threshold`. `topics` (terms, as in lexical detectors)
+ * are the prefilter: the model runs only when one occurs.
+ */
+export interface IntentDetectorDoc {
+  id: string;
+  kind: 'intent';
+  description?: string;
+  /** File name of the model in rules/ (written by scripts/train-guard-intent.ts). */
+  model: string;
+  /** The model's class this detector fires on. */
+  class: string;
+  threshold: number;
+  topics: string[];
+}
+
+export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc | IntentDetectorDoc;
 
 export interface RuleDoc {
   id: string;
