@@ -12,7 +12,9 @@
  * the skeleton of `m`. Sources that are ASCII themselves (`0`, `1`, `I`, `m`) are not folded: they are what
  * the text says.
  *
- * Beside it, a short list that is not about letters: dash and slash look-alikes inside key shapes, and the
+ * Beside it, two short lists. Letters whose skeleton in that data is not ASCII (`к` and `κ` have `ĸ`) or
+ * that it leaves out, kept from the table this one replaced (they are used against our own evasion tests);
+ * they only fill gaps. And what is not about letters: dash and slash look-alikes inside key shapes, and the
  * line and paragraph separators (PEM bodies are line-oriented).
  */
 import { createRequire } from 'node:module';
@@ -22,6 +24,10 @@ const CONFUSABLES = require('unhomoglyph/data.json') as Record<string, string>;
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]$/;
 const UPPER = /^\p{Lu}$/u;
+
+const GAPS: ReadonlyArray<readonly [string, string]> = [
+  ['к', 'k'], ['κ', 'k'], ['χ', 'x'], ['Ԛ', 'Q'], ['Һ', 'H'], ['Ԁ', 'D'], ['ȷ', 'j'], ['ʀ', 'R'],
+];
 
 const EXTRA: ReadonlyArray<readonly [string, string]> = [
   // Dashes and minus signs: `sk‐proj` with U+2010 must still read as `sk-proj`.
@@ -43,6 +49,7 @@ function build(): Map<number, string> {
     if (to === 'l' && UPPER.test(from)) to = 'I';
     table.set(cp, to);
   }
+  for (const [from, to] of GAPS) if (!table.has(from.codePointAt(0)!)) table.set(from.codePointAt(0)!, to);
   for (const [from, to] of EXTRA) table.set(from.codePointAt(0)!, to);
   return table;
 }

@@ -137,8 +137,14 @@ function scanBody(text: string, from: number): BodyScan {
 }
 
 /** Every private key block in `text`, in order, not overlapping. */
+/** Can the text hold a private key header at all (one native search per spelling)? */
+export function mayHoldPrivateKey(text: string): boolean {
+  return text.includes('BEGIN') || text.includes('begin') || text.includes('Begin');
+}
+
 export function findPrivateKeyBlocks(text: string): Block[] {
   const blocks: Block[] = [];
+  if (!mayHoldPrivateKey(text)) return blocks;
   const re = new RegExp(HEADER.source, 'g');
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {

@@ -22,7 +22,19 @@ export interface ChatLike {
 }
 
 /** How a secret reached the detector when it was not written out plainly in one text. */
-export type Via = 'split' | 'base64' | 'hex' | 'percent' | 'unicode-escape';
+export type Via =
+  | 'split'
+  | 'base64'
+  | 'hex'
+  | 'percent'
+  | 'unicode-escape'
+  | 'base32'
+  | 'html-entities'
+  | 'octal-escape'
+  | 'char-codes'
+  | 'compressed'
+  | 'reversed'
+  | 'rot13';
 
 export interface Finding {
   rule: string;
@@ -106,10 +118,37 @@ export interface Guardrails {
 
 // ---- rules/guardrails.yaml as plain data -------------------------------------------------------------
 
-export const SECRET_KINDS = ['openai-key', 'aws-access-key-id', 'private-key'] as const;
+export const SECRET_KINDS = [
+  'openai-key',
+  'aws-access-key-id',
+  'private-key',
+  'anthropic-key',
+  'github-token',
+  'gitlab-token',
+  'npm-token',
+  'pypi-token',
+  'slack-token',
+  'stripe-key',
+  'google-api-key',
+  'huggingface-token',
+  'sendgrid-key',
+  'generic-secret',
+] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
 
-export const DECODERS = ['base64', 'hex', 'percent', 'unicode-escape'] as const;
+export const DECODERS = [
+  'base64',
+  'hex',
+  'percent',
+  'unicode-escape',
+  'base32',
+  'html-entities',
+  'octal-escape',
+  'char-codes',
+  'compressed',
+  'reversed',
+  'rot13',
+] as const;
 export type Decoder = (typeof DECODERS)[number];
 
 /** Terms: words or phrases matched on whole words of normalised text; a trailing `*` makes the last word a prefix. */
