@@ -8,19 +8,21 @@
  * `>`, `~`, `.`, `,`, `;`, `:`, quotes, `<br>`, literal `\n`/`\r`/`\t`; at most 4 units in a group - a
  * longer gap ends the laced run, and so does a token longer than 32 characters). Only at a token where a secret's prefix can start (`sk`, an AWS prefix in
  * either case, `gh?_`, `github_pat_`, `npm_`, `glpat-`, `xox?-`, `sk_`/`rk_`, `AIza`, `hf_`) are the
- * following tokens joined, at most MAX_JOINED characters, in two readings: separators removed (`-` and `_`
+ * following tokens joined, as many characters as the longest shape after that prefix needs, in two readings: separators removed (`-` and `_`
  * kept, as real keys hold them) and separators, `-` and `_` all removed (dashes put in as separators). Each
  * reading is matched with the shapes' own patterns, anchored where the token starts; a fixed-length shape
  * must end where a token ends, a variable-length one is widened to the end of its last token. The hit covers
  * the original span, separators included.
  *
  * Cost: most tokens are rejected by their first one or two characters; a token that starts a prefix costs
- * at most MAX_JOINED characters of joining. Linear in the text.
+ * at most 256 characters of joining (24 after an AWS prefix). Linear in the text.
  */
 import type { SecretKind } from './types.js';
 
 export interface LacedShape {
   kind: SecretKind;
+  /** The prefixes (of PREFIXES below) this shape can start with: only those anchors try it. */
+  prefixes: readonly string[];
   /** Pattern without lookarounds, matched sticky at the start of the joined reading. */
   re: RegExp;
   /** Which reading: 'kept' (separators removed, `-`/`_` kept) or 'bare' (those removed too). */
@@ -37,7 +39,6 @@ export interface LacedHit {
   end: number;
 }
 
-const MAX_JOINED = 600;
 const MAX_GROUP = 4;
 // Pieces of a laced key are short ("every few characters"); a longer token is a key written whole (the direct
 // patterns see it) or a word, and joining past it would only glue the prose after a key onto it.
@@ -68,54 +69,32 @@ function separatorAt(text: string, p: number): number {
   return 0;
 }
 
-// Prefixes a laced secret can start with, by first character; a token starting a prefix is joined.
-const PREFIXES = [
-  'sk', 'rk_', 'gh', 'github_pat_', 'npm_', 'glpat-', 'xox', 'AIza', 'hf_',
-  'AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA',
-  'akia', 'asia', 'abia', 'acca', 'agpa', 'aida', 'aipa', 'anpa', 'anva', 'apka', 'aroa', 'asca',
+// Prefixes a laced secret can start with, and how many joined characters the longest shape after each needs.
+const PREFIXES: ReadonlyArray<readonly [string, number]> = [
+  ['sk', 256], ['rk_', 256], ['gh', 48], ['github_pat_', 96], ['npm_', 48], ['glpat-', 72], ['xox', 256], ['AIza', 48], ['hf_', 48],
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'].flatMap(
+    (p): Array<readonly [string, number]> => [[p, 24], [p.toLowerCase(), 24]],
+  ),
 ];
-const PREFIX_LENGTH = Math.max(...PREFIXES.map((p) => p.length));
-const BY_FIRST = new Map<number, Array<{ kept: string; bare: string }>>();
-for (const x of PREFIXES) {
+const BY_FIRST = new Map<number, Array<{ kept: string; bare: string; limit: number }>>();
+for (const [x, limit] of PREFIXES) {
   const list = BY_FIRST.get(x.charCodeAt(0)) ?? [];
-  list.push({ kept: x, bare: x.replace(/[-_]/g, '') });
+  list.push({ kept: x, bare: x.replace(/[-_]/g, ''), limit });
   BY_FIRST.set(x.charCodeAt(0), list);
 }
 
-interface Reading {
-  text: string;
-  /** Original offset of each joined character. */
-  at: number[];
-  /** Original end of the token each joined character belongs to. */
-  tokenEnd: number[];
-}
-
-/**
- * The joined readings from the token at `start`, up to `limit` characters: separators dropped (kept), and
- * separators, `-` and `_` dropped (bare).
- */
-function join(text: string, start: number, limit: number): { kept: Reading; bare: Reading; tokens: number } {
-  const kept: Reading = { text: '', at: [], tokenEnd: [] };
-  const bare: Reading = { text: '', at: [], tokenEnd: [] };
+/** The tokens laced together from the token at `start`, until `limit` characters or the run ends. */
+function laceFrom(text: string, start: number, limit: number): number[] {
+  const bounds: number[] = []; // start, end of each token
   const n = text.length;
   let p = start;
-  let tokens = 0;
-  while (p < n && kept.text.length < limit) {
+  let length = 0;
+  while (p < n && length < limit) {
     let e = p;
     while (e < n && isTokenCode(text.charCodeAt(e))) e++;
     if (e === p) break;
-    tokens++;
-    for (let i = p; i < e && kept.text.length < limit; i++) {
-      const c = text.charCodeAt(i);
-      kept.text += text[i];
-      kept.at.push(i);
-      kept.tokenEnd.push(e);
-      if (isAlnum(c)) {
-        bare.text += text[i];
-        bare.at.push(i);
-        bare.tokenEnd.push(e);
-      }
-    }
+    bounds.push(p, e);
+    length += e - p;
     // The separator group after the token: at most MAX_GROUP units, then another token.
     let q = e;
     let units = 0;
@@ -126,65 +105,155 @@ function join(text: string, start: number, limit: number): { kept: Reading; bare
     if (units === 0 || units > MAX_GROUP || q >= n || !isTokenCode(text.charCodeAt(q)) || e - p > MAX_PIECE) break;
     p = q;
   }
-  return { kept, bare, tokens };
+  return bounds;
+}
+
+const keptOf = (text: string, bounds: readonly number[]): string => {
+  let out = '';
+  for (let k = 0; k < bounds.length; k += 2) out += text.slice(bounds[k], bounds[k + 1]);
+  return out;
+};
+const JOINERS = /[-_]/g;
+
+/**
+ * The original offset just after the `count`-th character of a reading, and the end of its token: in the
+ * kept reading every token character counts, in the bare one only letters and digits.
+ */
+function mapBack(text: string, bounds: readonly number[], count: number, bare: boolean): { at: number; tokenEnd: number } {
+  let left = count;
+  for (let k = 0; k < bounds.length; k += 2) {
+    for (let i = bounds[k]!; i < bounds[k + 1]!; i++) {
+      if (bare && !isAlnum(text.charCodeAt(i))) continue;
+      if (--left === 0) return { at: i + 1, tokenEnd: bounds[k + 1]! };
+    }
+  }
+  const last = bounds[bounds.length - 1]!;
+  return { at: last, tokenEnd: last };
 }
 
 /**
- * Does the text from the token text[p, e) start a prefix, reading across separators? Decided by the token
- * alone when it is long enough (nearly always: `and`, `simple`); joined with the next tokens otherwise.
+ * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
+ * too), stopping at the end of the laced run.
  */
-function startsPrefix(text: string, p: number, e: number): boolean {
-  const candidates = BY_FIRST.get(text.charCodeAt(p));
-  if (!candidates) return false;
-  let alnum = '';
-  for (let i = p; i < e && alnum.length < PREFIX_LENGTH; i++) if (isAlnum(text.charCodeAt(i))) alnum += text[i];
-  let needJoin = false;
-  for (const x of candidates) {
-    const k = Math.min(e - p, x.kept.length);
-    if (text.startsWith(x.kept.slice(0, k), p)) {
-      if (k === x.kept.length) return true;
-      needJoin = true;
+function lead(text: string, p: number, max: number, bare: boolean): string {
+  const n = text.length;
+  let out = '';
+  let i = p;
+  while (out.length < max && i < n) {
+    const c = text.charCodeAt(i);
+    if (isTokenCode(c)) {
+      if (!bare || (c !== 0x2d && c !== 0x5f)) out += text[i];
+      i++;
+      continue;
     }
-    const b = Math.min(alnum.length, x.bare.length);
-    if (alnum.startsWith(x.bare.slice(0, b))) {
-      if (b === x.bare.length) return true;
-      needJoin = true;
+    // A separator group between pieces: at most MAX_GROUP units, then a token character.
+    let units = 0;
+    for (let len = separatorAt(text, i); len > 0 && units <= MAX_GROUP; len = separatorAt(text, i)) {
+      i += len;
+      units++;
+    }
+    if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
+  }
+  return out;
+}
+
+// The second characters of the prefixes by first character: a token whose second character is a letter or
+// digit outside this set (nearly every word) starts no prefix, decided without reading further.
+const SECOND = new Map<number, Set<number>>();
+for (const [x] of PREFIXES) {
+  const set = SECOND.get(x.charCodeAt(0)) ?? new Set<number>();
+  set.add(x.charCodeAt(1));
+  const bareSecond = x.replace(/[-_]/g, '').charCodeAt(1);
+  if (bareSecond) set.add(bareSecond);
+  SECOND.set(x.charCodeAt(0), set);
+}
+
+const LEAD = Math.max(...PREFIXES.map(([x]) => x.length));
+
+/** The prefixes that start at `p` (reading across separators), with the joined length they need. */
+function prefixesAt(text: string, p: number): { limit: number; prefixes: string[] } | null {
+  const candidates = BY_FIRST.get(text.charCodeAt(p));
+  if (!candidates) return null;
+  const second = text.charCodeAt(p + 1);
+  if (isAlnum(second) && !SECOND.get(text.charCodeAt(p))!.has(second)) return null;
+  const kept = lead(text, p, LEAD, false);
+  const bare = lead(text, p, LEAD, true);
+  let limit = 0;
+  const prefixes: string[] = [];
+  for (const x of candidates) {
+    if (kept.startsWith(x.kept) || bare.startsWith(x.bare)) {
+      prefixes.push(x.kept);
+      limit = Math.max(limit, x.limit);
     }
   }
-  if (!needJoin) return false;
-  const { kept, bare } = join(text, p, PREFIX_LENGTH);
-  return candidates.some((x) => kept.text.startsWith(x.kept) || bare.text.startsWith(x.bare));
+  return limit > 0 ? { limit, prefixes } : null;
+}
+
+// Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
+// the previous long join is not joined again: the cost stays linear, and what is skipped was read in a join.
+const MAX_LONG_JOINS = 1024;
+
+// Where a prefix may start: a word start, then the first two characters of some prefix with at most a
+// separator group between them. Found by the regular expression engine, which reads prose far faster than a
+// loop would; each candidate is then checked in full (prefixesAt).
+const SEP = String.raw`(?:[ \t\r\n*|>~.,;:"'_\x60-]|<br ?\/?>|\\[nrt]){0,4}`;
+const ANCHOR = new RegExp(
+  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a${SEP}[ksbcgipnr])`,
+  'g',
+);
+
+const byPrefixCache = new WeakMap<readonly LacedShape[], Map<string, LacedShape[]>>();
+function shapesByPrefix(shapes: readonly LacedShape[]): Map<string, LacedShape[]> {
+  let m = byPrefixCache.get(shapes);
+  if (!m) {
+    m = new Map();
+    for (const shape of shapes) for (const x of shape.prefixes) m.set(x, [...(m.get(x) ?? []), shape]);
+    byPrefixCache.set(shapes, m);
+  }
+  return m;
 }
 
 /** Secrets written with separators inside them, as spans of `text`. */
 export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[]): void {
   const n = text.length;
   let p = 0;
-  while (p < n) {
-    const c = text.charCodeAt(p);
-    if (!isTokenCode(c)) {
-      p++;
-      continue;
-    }
-    const tokenStart = p;
-    const atWordStart = tokenStart === 0 || !isAlnum(text.charCodeAt(tokenStart - 1));
+  let longJoins = 0;
+  let longEnd = -1;
+  const re = new RegExp(ANCHOR.source, 'g');
+  const byPrefix = shapesByPrefix(shapes);
+  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null; ) {
+    const tokenStart = a.index;
+    re.lastIndex = tokenStart + 1;
+    if (tokenStart < p) continue;
+    p = tokenStart;
     while (p < n && isTokenCode(text.charCodeAt(p))) p++;
-    // A token that continues with letters past a prefix's length (`simple`, `Also`) starts none.
-    if (!atWordStart || !startsPrefix(text, tokenStart, p)) continue;
-    const readings = join(text, tokenStart, MAX_JOINED);
+    const found = prefixesAt(text, tokenStart);
+    if (!found) continue;
+    const { limit, prefixes } = found;
+    if (limit > 24) {
+      if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd) continue;
+      longJoins++;
+    }
+    const bounds = laceFrom(text, tokenStart, limit);
+    if (limit > 24) longEnd = Math.max(longEnd, bounds[bounds.length - 1]!);
+    const kept = keptOf(text, bounds);
+    let bare: string | null = null;
     let matchedEnd = -1;
-    for (const shape of shapes) {
-      const r = shape.reading === 'kept' ? readings.kept : readings.bare;
+    const tried = new Set<LacedShape>();
+    for (const shape of prefixes.flatMap((x) => byPrefix.get(x) ?? [])) {
+      if (tried.has(shape)) continue;
+      tried.add(shape);
+      const reading = shape.reading === 'kept' ? kept : (bare ??= kept.replace(JOINERS, ''));
       shape.re.lastIndex = 0;
-      const m = shape.re.exec(r.text);
+      const m = shape.re.exec(reading);
       if (!m || m.index !== 0 || m[0].length === 0) continue;
-      const last = m[0].length - 1;
-      const end = r.tokenEnd[last]!;
-      if (shape.fixed && r.at[last]! + 1 !== end) continue;
-      if (shape.accept && !shape.accept(m[0], readings.kept.text)) continue;
-      hits.push({ kind: shape.kind, start: tokenStart, end });
-      matchedEnd = Math.max(matchedEnd, end);
+      const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading === 'bare');
+      if (shape.fixed && at !== tokenEnd) continue;
+      if (shape.accept && !shape.accept(m[0], kept)) continue;
+      hits.push({ kind: shape.kind, start: tokenStart, end: tokenEnd });
+      matchedEnd = Math.max(matchedEnd, tokenEnd);
     }
     if (matchedEnd > p) p = matchedEnd;
+    re.lastIndex = Math.max(re.lastIndex, p);
   }
 }

@@ -79,18 +79,33 @@ export function looksRandom(s: string): boolean {
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
 const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
 const LACED: LacedShape[] = [
-  { kind: 'openai-key', re: /sk-[A-Za-z0-9_-]{0,4096}/y, reading: 'kept', fixed: false, accept: (m) => !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) },
+  { kind: 'openai-key', prefixes: ['sk'], re: /sk-[A-Za-z0-9_-]{0,4096}/y, reading: 'kept', fixed: false, accept: (m) => !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) },
   {
     kind: 'openai-key',
+    prefixes: ['sk'],
     re: /sk(?:proj|svcacct|admin)?[A-Za-z0-9]{32,4096}/y,
     reading: 'bare',
     fixed: false,
     accept: (m, kept) => kept.startsWith('sk-') && !kept.startsWith('sk-ant-') && looksRandom(m.slice(2)) && entropy(m.slice(2)) >= 3.5,
   },
-  { kind: 'aws-access-key-id', re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
-  { kind: 'aws-access-key-id', re: new RegExp(`(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}`, 'y'), reading: 'bare', fixed: true, accept: hasDigit },
-  ...PROVIDER_SHAPES.filter((p) => !p.must.includes('.')).map(
-    (p): LacedShape => ({ kind: p.kind, re: bare(p.re), reading: 'kept', fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'), ...(p.accept ? { accept: p.accept } : {}) }),
+  { kind: 'aws-access-key-id', prefixes: AWS_PREFIXES.split('|'), re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
+  {
+    kind: 'aws-access-key-id',
+    prefixes: AWS_PREFIXES.toLowerCase().split('|'),
+    re: new RegExp(`(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}`, 'y'),
+    reading: 'bare',
+    fixed: true,
+    accept: hasDigit,
+  },
+  ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
+    (p): LacedShape => ({
+      kind: p.kind,
+      prefixes: p.laced!,
+      re: bare(p.re),
+      reading: 'kept',
+      fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+      ...(p.accept ? { accept: p.accept } : {}),
+    }),
   ),
 ];
 
