@@ -191,7 +191,7 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
 
 // Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
 // the previous long join is not joined again: the cost stays linear, and what is skipped was read in a join.
-const MAX_LONG_JOINS = 1024;
+const MAX_LONG_JOINS = 256;
 
 // Where a prefix may start: a word start, then the first two characters of some prefix with at most a
 // separator group between them. Found by the regular expression engine, which reads prose far faster than a
@@ -247,9 +247,9 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
       shape.re.lastIndex = 0;
       const m = shape.re.exec(reading);
       if (!m || m.index !== 0 || m[0].length === 0) continue;
+      if (shape.accept && !shape.accept(m[0], kept)) continue;
       const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading === 'bare');
       if (shape.fixed && at !== tokenEnd) continue;
-      if (shape.accept && !shape.accept(m[0], kept)) continue;
       hits.push({ kind: shape.kind, start: tokenStart, end: tokenEnd });
       matchedEnd = Math.max(matchedEnd, tokenEnd);
     }
