@@ -28,7 +28,7 @@ import { forEachEncodedRun, mayBeInRun } from './encodings.js';
 import { entropy, findGenericSecrets } from './generic.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
-import { findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
+import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
 import { PROVIDER_SHAPES } from './providers.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
@@ -155,6 +155,7 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
   }
   if (kinds.has('private-key')) {
     for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    for (const b of findHeaderlessKeys(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
   for (const shape of PROVIDER_SHAPES) {
     if (!kinds.has(shape.kind) || !text.includes(shape.must)) continue;
