@@ -18,11 +18,14 @@
  * Decoded bytes become text as UTF-8 when they are valid UTF-8, otherwise as Latin-1 marked `binary`
  * (an image, a hash): key shapes are ASCII, so they survive either way, and binary is not decoded further.
  */
+import { gunzipSync, inflateSync } from 'node:zlib';
 import type { Decoder, Via } from './types.js';
 
 export interface Decoded {
   text: string;
   binary: boolean;
+  /** Set when this decoding went one step further than the run's own encoding (base64 of gzip data). */
+  via?: Via;
 }
 
 export interface EncodedRun {
@@ -144,11 +147,34 @@ function pushDecoded(out: Decoded[], buf: Uint8Array): void {
   if (d) out.push(d);
 }
 
-function decodeBase64Run(text: string, start: number, end: number): Decoded[] {
+const MAX_INFLATED = 256 * 1024;
+
+/** Gzip or zlib data decompressed, at most MAX_INFLATED bytes (a zip bomb costs no more), or null. */
+export function inflate(bytes: Uint8Array): Buffer | null {
+  try {
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED });
+    if (bytes.length > 2 && (bytes[0]! & 0x0f) === 8 && ((bytes[0]! << 8) | bytes[1]!) % 31 === 0) {
+      return inflateSync(bytes, { maxOutputLength: MAX_INFLATED });
+    }
+  } catch {
+    // Not compressed after all, truncated, or past the bound: nothing to read.
+  }
+  return null;
+}
+
+function decodeBase64Run(text: string, start: number, end: number, compressed: boolean): Decoded[] {
   const out: Decoded[] = [];
   // Buffer's base64 decoder accepts both alphabets and skips line breaks and padding.
   for (let offset = 0; offset < 4; offset++) {
-    pushDecoded(out, Buffer.from(text.slice(start + offset, end), 'base64'));
+    const bytes = Buffer.from(text.slice(start + offset, end), 'base64');
+    // Compressed data is read through: a key gzipped then base64-encoded is still a key.
+    const inflated = compressed && offset === 0 ? inflate(bytes) : null;
+    if (inflated) {
+      const before = out.length;
+      pushDecoded(out, inflated);
+      for (let k = before; k < out.length; k++) out[k]!.via = 'compressed';
+    }
+    pushDecoded(out, bytes);
   }
   return out;
 }
@@ -243,7 +269,7 @@ function stretchEnd(text: string, start: number, at: number, flag: number, enoug
  * over; the others are walked by scanRun. Where skips keep failing (base64, hex, long stretches of list
  * characters) they are tried ever less often, so that text is read little more than once.
  */
-function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): void {
+function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boolean, onRun: (run: EncodedRun) => void): void {
   const n = text.length;
   let i = 0;
   let nextSkip = 0;
@@ -267,7 +293,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: Enco
     let end = i + 1;
     while (end < n && end - i < MIN_BASE64 && is(text.charCodeAt(end), B64)) end++;
     if (end - i < MIN_BASE64 && !(hex && mayStartHexList(text, i, end))) i = end;
-    else i = scanRun(text, i, base64, hex, onRun);
+    else i = scanRun(text, i, base64, hex, compressed, onRun);
   }
 }
 
@@ -275,7 +301,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: Enco
  * The run of base64-alphabet characters at `start`, with the padding and MIME line breaks base64 may carry:
  * reports the base64 run, the hex runs inside it or the hex byte list it starts, and returns where it ends.
  */
-function scanRun(text: string, start: number, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): number {
+function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, onRun: (run: EncodedRun) => void): number {
   const n = text.length;
   const emitHex = (s: number, e: number) => {
     const decodings = decodeHex(text.slice(s, e));
@@ -322,7 +348,7 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, onR
   }
   // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
   if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
-    const decodings = decodeBase64Run(text, start, i);
+    const decodings = decodeBase64Run(text, start, i, compressed);
     if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
   }
   return i === start ? i + 1 : i;
@@ -453,7 +479,7 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
 
 /** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
 export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
-  if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), onRun);
+  if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), decoders.has('compressed'), onRun);
   const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };
   if (kinds.percent || kinds.hex || kinds.unicode) scanEscapes(text, kinds, onRun);
 }

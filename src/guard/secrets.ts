@@ -24,12 +24,13 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachEncodedRun, mayBeInRun } from './encodings.js';
+import { forEachExtraRun, htmlDecodedView, REVERSED_ANCHORS, reversed, ROT13_ANCHORS, rot13 } from './decoders.js';
+import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets } from './generic.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
 import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
-import { PROVIDER_SHAPES } from './providers.js';
+import { base62Crc32Ok, PROVIDER_SHAPES } from './providers.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
 export interface SecretHit {
@@ -96,6 +97,17 @@ const LACED: LacedShape[] = [
     reading: 'bare',
     fixed: true,
     accept: hasDigit,
+  },
+  // Provider prefixes hold an underscore, which a laced reading without `-`/`_` drops: their own bare forms.
+  { kind: 'github-token', prefixes: ['gh'], re: /gh[pousr][A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3) },
+  { kind: 'npm-token', prefixes: ['npm_'], re: /npm[A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3) },
+  {
+    kind: 'stripe-key',
+    prefixes: ['sk', 'rk_'],
+    re: /[sr]k(?:live|test)[A-Za-z0-9]{20,247}/y,
+    reading: 'bare',
+    fixed: false,
+    accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
   },
   ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
     (p): LacedShape => ({
@@ -175,18 +187,44 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[]): void {
   findDirect(text, opts.kinds, hits);
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
-  forEachEncodedRun(text, opts.decoders, (run) => {
+  const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
       const inner: SecretHit[] = [];
       if (d.binary) findDirect(d.text, opts.kinds, inner);
       else scan(normalise(d.text).text, opts, depth + 1, inner);
       if (inner.length > 0) {
-        hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: run.via });
+        hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: d.via ?? run.via });
         return;
       }
     }
-  });
+  };
+  forEachEncodedRun(text, opts.decoders, onRun);
+  forEachExtraRun(text, opts.decoders, onRun);
+  if (depth > 0) return;
+  // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
+  const n = text.length;
+  if (opts.decoders.has('reversed') && REVERSED_ANCHORS.some((a) => text.includes(a))) {
+    const inner: SecretHit[] = [];
+    scan(reversed(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
+  }
+  if (opts.decoders.has('html-entities')) {
+    // References spread over the text (not one run): read the whole text decoded, hits mapped back.
+    const view = htmlDecodedView(text);
+    if (view) {
+      const inner: SecretHit[] = [];
+      findDirect(view.text, opts.kinds, inner);
+      for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]!, via: 'html-entities' });
+    }
+  }
+  if (opts.decoders.has('rot13') && ROT13_ANCHORS.some((a) => text.includes(a))) {
+    const inner: SecretHit[] = [];
+    scan(rot13(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });
+  }
 }
+
+const NO_DECODERS: ReadonlySet<Decoder> = new Set();
 
 /** Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order. */
 export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] {
