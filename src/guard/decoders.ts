@@ -1,5 +1,5 @@
 /**
- * More places a secret hides (issue #17): base32 runs, HTML character references (`&#115;`, `&#x73;`,
+ * More places a secret hides (issue #17; base32 runs are found with the base64 runs, in encodings.ts): HTML character references (`&#115;`, `&#x73;`,
  * `&hyphen;`), `\u{73}` and octal `\163` escapes, lists of decimal character codes (`115,107,45` or
  * `String.fromCharCode(115, 107, ...)`), and base64 of compressed bytes (gzip, zlib); and two readings of
  * the whole text - reversed and ROT13 - for the top level only. Each run is reported like the runs of
@@ -17,8 +17,6 @@ import type { Decoder } from './types.js';
 const MAX_RUN = 64 * 1024;
 const MIN_DECODED = 20;
 
-const BASE32_UPPER = /(?<![A-Za-z0-9])[A-Z2-7]{32,65536}={0,6}(?![A-Za-z0-9])/g;
-const BASE32_LOWER = /(?<![A-Za-z0-9])[a-z2-7]{32,65536}={0,6}(?![A-Za-z0-9])/g;
 // Escapes, each anchored on its first character; the run around them is the escapes and the characters
 // keys are made of (`sk&#45;proj&#45;...` is partly encoded).
 const HTML_REF = /&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?/y;
@@ -56,24 +54,7 @@ function escapeRuns(text: string, first: string, escape: RegExp, onRun: (start: 
   }
 }
 // At least 20 codes of 1 to 3 digits, each followed by one separator.
-const CHAR_CODES = /(?:String\.fromCharCode\(|chr\()?(?<![0-9.])(?:[0-9]{1,3}(?:, ?|; ?| |\)\s*\+\s*(?:chr|String\.fromCharCode)\()){19,65536}[0-9]{1,3}(?![0-9.])\)?/g;
-
-function decodeBase32(s: string): Buffer {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  const clean = s.toUpperCase().replace(/=+$/, '');
-  const out: number[] = [];
-  let bits = 0;
-  let value = 0;
-  for (const ch of clean) {
-    value = (value << 5) | alphabet.indexOf(ch);
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 0xff);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
+const CHAR_CODES = /(?<![0-9.])(?:[0-9]{1,3}(?:, ?|; ?| |\)\s*\+\s*(?:chr|String\.fromCharCode)\()){19,65536}[0-9]{1,3}(?![0-9.])/g;
 
 function textOf(bytes: Buffer): Decoded[] {
   if (bytes.length < MIN_DECODED) return [];
@@ -88,15 +69,6 @@ function each(re: RegExp, text: string, f: (m: RegExpExecArray) => void): void {
 
 /** The runs of the decoders above that are enabled, in no set order. */
 export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
-  if (decoders.has('base32') && text.length >= 32) {
-    for (const re of [BASE32_UPPER, BASE32_LOWER]) {
-      each(re, text, (m) => {
-        if (m[0].length > MAX_RUN) return;
-        const decodings = textOf(decodeBase32(m[0]));
-        if (decodings.length > 0) onRun({ start: m.index, end: m.index + m[0].length, via: 'base32', decodings });
-      });
-    }
-  }
   if (decoders.has('html-entities') && text.includes('&')) {
     escapeRuns(text, '&', HTML_REF, (start, end) => {
       const run = text.slice(start, end);
@@ -130,11 +102,17 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
   if (decoders.has('char-codes')) {
     each(CHAR_CODES, text, (m) => {
       if (m[0].length > MAX_RUN) return;
-      const codes = m[0].replace(/^[A-Za-z.]+\(/, '').match(/[0-9]{1,3}/g)!.map(Number);
+      const codes = m[0].match(/[0-9]{1,3}/g)!.map(Number);
       // Printable ASCII and line breaks only: a list of other numbers (a table, coordinates) is not text.
       if (!codes.every((c) => (c >= 32 && c < 127) || c === 10 || c === 13)) return;
       const decoded = String.fromCharCode(...codes);
-      onRun({ start: m.index, end: m.index + m[0].length, via: 'char-codes', decodings: [{ text: decoded, binary: false }] });
+      // The call around the list (`String.fromCharCode(...)`, `chr(`) is masked with it.
+      let start = m.index;
+      let end = m.index + m[0].length;
+      const call = /(?:String\.fromCharCode|chr)\($/.exec(text.slice(Math.max(0, start - 20), start));
+      if (call) start -= call[0].length;
+      if (call && text.charCodeAt(end) === 0x29) end++;
+      onRun({ start, end, via: 'char-codes', decodings: [{ text: decoded, binary: false }] });
     });
   }
 }
@@ -145,37 +123,41 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
  * `&#45;`), which no single run holds. Null when the text holds no reference.
  */
 export function htmlDecodedView(text: string): { text: string; starts: Int32Array; ends: Int32Array } | null {
-  if (!text.includes('&')) return null;
+  if (!text.includes('&') || !HAS_REF.test(text)) return null;
   const n = text.length;
   const starts = new Int32Array(n);
   const ends = new Int32Array(n);
-  let out = '';
-  let any = false;
-  for (let i = 0; i < n; ) {
-    if (text.charCodeAt(i) === 0x26) {
-      HTML_REF.lastIndex = i;
-      if (HTML_REF.test(text)) {
-        const end = HTML_REF.lastIndex;
-        const decoded = decodeHTML(text.slice(i, end));
-        if (decoded !== text.slice(i, end)) {
-          for (let k = 0; k < decoded.length; k++) {
-            starts[out.length + k] = i;
-            ends[out.length + k] = end;
-          }
-          out += decoded;
-          any = true;
-          i = end;
-          continue;
-        }
-      }
+  const parts: string[] = [];
+  let length = 0;
+  let copied = 0; // text[copied, at) is copied unchanged before the next reference
+  const copy = (to: number) => {
+    for (let i = copied; i < to; i++) {
+      starts[length] = i;
+      ends[length] = i + 1;
+      length++;
     }
-    starts[out.length] = i;
-    ends[out.length] = i + 1;
-    out += text[i];
-    i++;
+    parts.push(text.slice(copied, to));
+  };
+  for (let at = text.indexOf('&'); at >= 0; at = text.indexOf('&', at + 1)) {
+    if (at < copied) continue;
+    HTML_REF.lastIndex = at;
+    if (!HTML_REF.test(text)) continue;
+    const end = HTML_REF.lastIndex;
+    const decoded = decodeHTML(text.slice(at, end));
+    if (decoded === text.slice(at, end)) continue;
+    copy(at);
+    for (let k = 0; k < decoded.length; k++) {
+      starts[length] = at;
+      ends[length] = end;
+      length++;
+    }
+    parts.push(decoded);
+    copied = end;
   }
-  return any ? { text: out, starts, ends } : null;
+  copy(n);
+  return { text: parts.join(''), starts: starts.subarray(0, length), ends: ends.subarray(0, length) };
 }
+const HAS_REF = /&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});/;
 
 /** The text reversed, UTF-16 unit by unit (key shapes are ASCII, so no surrogate pair matters). */
 export function reversed(text: string): string {
@@ -193,6 +175,6 @@ export function rot13(text: string): string {
 }
 
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
-const ANCHORS = ['sk-', 'BEGIN', 'begin', 'AKIA', 'ASIA', 'akia', 'ghp_', 'gho_', 'ghs_', 'ghu_', 'ghr_', 'github_pat_', 'npm_', 'glpat-', 'xox', 'AIza', 'hf_', '_live_', '_test_', 'MII', 'b3BlbnNzaC1'];
+const ANCHORS = ['sk-', 'BEGIN', 'begin', 'AKIA', 'ASIA', 'akia', 'ghp_', 'gho_', 'ghs_', 'ghu_', 'ghr_', 'github_pat_', 'npm_', 'glpat-', 'xoxb-', 'xoxp-', 'AIza', '_live_', '_test_', 'b3BlbnNzaC1'];
 export const REVERSED_ANCHORS = ANCHORS.map(reversed);
 export const ROT13_ANCHORS = ANCHORS.map(rot13);

@@ -52,6 +52,8 @@ const LOWER = 32;
 const NOT_HEX = 64; // in the base64 alphabet but not a hex digit
 const IN_RUN = 128; // may be inside some run: an alphabet character, padding, a separator, a line break
 const IN_LIST = 256; // may be inside a hex byte list: a hex digit, the x of 0x, a separator
+const NOT_B32_UPPER = 512; // in a base64 run but not in the upper-case base32 alphabet [A-Z2-7]
+const NOT_B32_LOWER = 1024; // ... nor in the lower-case one [a-z2-7]
 const CLASS = new Uint16Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
@@ -64,6 +66,8 @@ for (let c = 0; c < 128; c++) {
   if ('=.~:,!*%\\'.includes(ch)) CLASS[c]! |= ESC;
   if ((CLASS[c]! & (B64 | ESC)) !== 0 || ' \r\n'.includes(ch)) CLASS[c]! |= IN_RUN;
   if (/[0-9A-Fa-fxX ,:]/.test(ch)) CLASS[c]! |= IN_LIST;
+  if (!/[A-Z2-7]/.test(ch)) CLASS[c]! |= NOT_B32_UPPER;
+  if (!/[a-z2-7]/.test(ch)) CLASS[c]! |= NOT_B32_LOWER;
 }
 const is = (code: number, flag: number): boolean => code < 128 && (CLASS[code]! & flag) !== 0;
 
@@ -179,6 +183,25 @@ function decodeBase64Run(text: string, start: number, end: number, compressed: b
   return out;
 }
 
+/** RFC 4648 base32, either case, padding ignored. */
+export function decodeBase32(s: string): Buffer {
+  const out: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i) | 0x20; // lower case
+    const v = c >= 0x61 && c <= 0x7a ? c - 0x61 : c >= 0x32 && c <= 0x37 ? c - 0x32 + 26 : -1;
+    if (v < 0) continue;
+    value = ((value << 5) | v) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
+}
+
 function decodeHex(digits: string): Decoded[] {
   const out: Decoded[] = [];
   for (let offset = 0; offset < 2; offset++) {
@@ -269,7 +292,7 @@ function stretchEnd(text: string, start: number, at: number, flag: number, enoug
  * over; the others are walked by scanRun. Where skips keep failing (base64, hex, long stretches of list
  * characters) they are tried ever less often, so that text is read little more than once.
  */
-function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boolean, onRun: (run: EncodedRun) => void): void {
+function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): void {
   const n = text.length;
   let i = 0;
   let nextSkip = 0;
@@ -293,7 +316,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boole
     let end = i + 1;
     while (end < n && end - i < MIN_BASE64 && is(text.charCodeAt(end), B64)) end++;
     if (end - i < MIN_BASE64 && !(hex && mayStartHexList(text, i, end))) i = end;
-    else i = scanRun(text, i, base64, hex, compressed, onRun);
+    else i = scanRun(text, i, base64, hex, compressed, base32, onRun);
   }
 }
 
@@ -301,7 +324,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boole
  * The run of base64-alphabet characters at `start`, with the padding and MIME line breaks base64 may carry:
  * reports the base64 run, the hex runs inside it or the hex byte list it starts, and returns where it ends.
  */
-function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, onRun: (run: EncodedRun) => void): number {
+function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): number {
   const n = text.length;
   const emitHex = (s: number, e: number) => {
     const decodings = decodeHex(text.slice(s, e));
@@ -345,6 +368,17 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
     if (text.charCodeAt(k) === 0x0d) k++;
     if (text.charCodeAt(k) !== 0x0a || !is(text.charCodeAt(k + 1), B64)) break;
     i = k + 1;
+  }
+  // Base32 (RFC 4648) of at least 20 bytes: one case of letters and the digits 2-7 only.
+  if (base32 && count >= 32 && i - start - count <= 6 && ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0)) {
+    const decoded = decodeBase32(text.slice(start, i));
+    if (decoded.length >= MIN_DECODED) {
+      const d = bytesToText(decoded);
+      // Base32 pads with up to six `=`; the run above took at most two.
+      let end = i;
+      while (end < text.length && end - i < 4 && text.charCodeAt(end) === 0x3d) end++;
+      if (d) onRun({ start, end, via: 'base32', decodings: [d] });
+    }
   }
   // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
   if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
@@ -479,7 +513,9 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
 
 /** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
 export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
-  if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), decoders.has('compressed'), onRun);
+  if (decoders.has('base64') || decoders.has('hex') || decoders.has('base32')) {
+    scanRuns(text, decoders.has('base64'), decoders.has('hex'), decoders.has('compressed'), decoders.has('base32'), onRun);
+  }
   const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };
   if (kinds.percent || kinds.hex || kinds.unicode) scanEscapes(text, kinds, onRun);
 }
