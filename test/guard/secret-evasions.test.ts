@@ -22,7 +22,10 @@ function redacted(text: string): string {
 
 /** Does any run of ten characters of the key (dashes and underscores aside) survive in `out`, separators removed? */
 function leaks(out: string, secret: string): string | null {
-  const squeezed = out.replace(/\[REDACTED:[a-z-]+\]/g, '#').replace(/[^A-Za-z0-9+/=]/g, '');
+  const squeezed = out
+    .replace(/\[REDACTED:[a-z-]+\]/g, '#')
+    .replace(/<br ?\/?>|\\[nrt]/g, '')
+    .replace(/[^A-Za-z0-9+/=]/g, '');
   const core = secret.replace(/[^A-Za-z0-9+/=]/g, '');
   for (let i = 0; i + 10 <= core.length; i++) if (squeezed.includes(core.slice(i, i + 10))) return core.slice(i, i + 10);
   return null;
@@ -94,7 +97,7 @@ describe('guard: secret evasions (issue #17 finding 5)', () => {
 
   describe('encodings', () => {
     for (const [encoding, encode] of Object.entries(MORE_ENCODINGS)) {
-      for (const s of [...keys, pems[2]!, providers[0]!]) {
+      for (const s of [...keys, pems[2]!, providers[0]!].filter((x) => encode(x.value) !== x.value)) {
         it(`masks ${s.name} as ${encoding}`, () => {
           const encoded = encode(s.value);
           const out = redacted(encoded);
