@@ -80,7 +80,18 @@ export function looksRandom(s: string): boolean {
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
 const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
 const LACED: LacedShape[] = [
-  { kind: 'openai-key', prefixes: ['sk'], re: /sk-[A-Za-z0-9_-]{0,4096}/y, reading: 'kept', fixed: false, accept: (m) => !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) },
+  {
+    kind: 'openai-key',
+    prefixes: ['sk'],
+    re: /sk-[A-Za-z0-9_-]{0,4096}/y,
+    reading: 'kept',
+    fixed: false,
+    accept: (m) => {
+      // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`).
+      const body = m.slice(3).replace(/[-_]/g, '');
+      return !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) && looksRandom(body) && entropy(body) >= 3.5;
+    },
+  },
   {
     kind: 'openai-key',
     prefixes: ['sk'],
