@@ -49,11 +49,28 @@ export function looksLikeSecretValue(v: string): boolean {
   return classes >= 2 && digit > 0 && entropy(v) >= 3.5 && changes >= 0.25 * (v.length - 1);
 }
 
+// Where ASSIGNED can match: its alternatives start with one of these (found by a native search of the
+// lower-cased text, far faster than a case-insensitive alternation read everywhere).
+const KEYWORDS = ['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'];
+const STICKY = new RegExp(ASSIGNED.source, 'iy');
+
 export function findGenericSecrets(text: string, hits: SecretHit[]): void {
-  const re = ASSIGNED;
-  re.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
+  const lower = text.toLowerCase();
+  const starts: number[] = [];
+  if (lower.length !== text.length) {
+    // A few characters change length in lower case (İ); offsets would not line up, so try everywhere.
+    for (let i = 0; i < text.length; i++) starts.push(i);
+  } else for (const k of KEYWORDS) for (let i = lower.indexOf(k); i >= 0; i = lower.indexOf(k, i + 1)) starts.push(i);
+  if (starts.length === 0) return;
+  starts.sort((a, b) => a - b);
+  const re = STICKY;
+  let after = 0;
+  for (const at of starts) {
+    if (at < after) continue;
+    re.lastIndex = at;
+    const m = re.exec(text);
+    if (!m) continue;
+    after = m.index + m[0].length;
     let value = m[1] ?? m[2]!;
     // Trailing dots and dashes belong to the sentence or the syntax around the value.
     value = value.replace(/[._~-]+$/, '');

@@ -194,11 +194,11 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
 const MAX_LONG_JOINS = 256;
 
 // Where a prefix may start: a word start, then the first two characters of some prefix with at most a
-// separator group between them. Found by the regular expression engine, which reads prose far faster than a
+// separator group between them (lower-case AWS prefixes only written whole: `a` starts too many words). Found by the regular expression engine, which reads prose far faster than a
 // loop would; each candidate is then checked in full (prefixesAt).
 const SEP = String.raw`(?:[ \t\r\n*|>~.,;:"'_\x60-]|<br ?\/?>|\\[nrt]){0,4}`;
 const ANCHOR = new RegExp(
-  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a${SEP}[ksbcgipnr])`,
+  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
   'g',
 );
 

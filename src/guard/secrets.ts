@@ -24,7 +24,7 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachExtraRun, htmlDecodedView, REVERSED_ANCHORS, reversed, ROT13_ANCHORS, rot13 } from './decoders.js';
+import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets } from './generic.js';
 import { findLaced, type LacedShape } from './laced.js';
@@ -155,7 +155,11 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
   return alnum >= 20 && digits > 0 && letters > 0 && longest >= 16;
 }
 
-function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
+/**
+ * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
+ * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
+ */
+function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], prose = true): void {
   if (kinds.has('openai-key') && text.includes('sk-')) {
     const re = OPENAI;
     re.lastIndex = 0;
@@ -189,6 +193,7 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
       if (!shape.accept || shape.accept(m[0])) hits.push({ kind: shape.kind, start: m.index, end: m.index + m[0].length });
     }
   }
+  if (!prose) return;
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced);
@@ -201,7 +206,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
       const inner: SecretHit[] = [];
-      if (d.binary) findDirect(d.text, opts.kinds, inner);
+      if (d.binary) findDirect(d.text, opts.kinds, inner, false);
       else scan(normalise(d.text).text, opts, depth + 1, inner);
       if (inner.length > 0) {
         hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: d.via ?? run.via });
@@ -214,7 +219,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   if (depth > 0) return;
   // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
   const n = text.length;
-  if (opts.decoders.has('reversed') && REVERSED_ANCHORS.some((a) => text.includes(a))) {
+  if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
     const inner: SecretHit[] = [];
     scan(reversed(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
@@ -228,7 +233,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]!, via: 'html-entities' });
     }
   }
-  if (opts.decoders.has('rot13') && ROT13_ANCHORS.some((a) => text.includes(a))) {
+  if (opts.decoders.has('rot13') && mayHoldRot13(text)) {
     const inner: SecretHit[] = [];
     scan(rot13(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });
