@@ -54,6 +54,7 @@ function escapeRuns(text: string, first: string, escape: RegExp, onRun: (start: 
   }
 }
 // At least 20 codes of 1 to 3 digits, each followed by one separator.
+const THREE_CODES = /[0-9]{2,3}(?:, ?|; ?| )[0-9]{2,3}(?:, ?|; ?| )[0-9]{2,3}(?:, ?|; ?| )[0-9]{2,3}/;
 const CHAR_CODES = /(?<![0-9.])(?:[0-9]{1,3}(?:, ?|; ?| |\)\s*\+\s*(?:chr|String\.fromCharCode)\()){19,65536}[0-9]{1,3}(?![0-9.])/g;
 
 function textOf(bytes: Buffer): Decoded[] {
@@ -99,7 +100,8 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
       if (decodings.length > 0) onRun({ start, end, via: 'octal-escape', decodings });
     });
   }
-  if (decoders.has('char-codes')) {
+  // Three codes in a row are rare in other text: only then is the full pattern tried.
+  if (decoders.has('char-codes') && THREE_CODES.test(text)) {
     each(CHAR_CODES, text, (m) => {
       if (m[0].length > MAX_RUN) return;
       const codes = m[0].match(/[0-9]{1,3}/g)!.map(Number);

@@ -231,7 +231,7 @@ export function findPrivateKeyBlocks(text: string): Block[] {
 
 // The base64 starts of private key DER (SEQUENCE, then INTEGER version 0 or 1) and of the OpenSSH magic;
 // each candidate is confirmed by decoding its first bytes.
-const DER_START = /(?<![A-Za-z0-9+/])(?:MII[A-Za-z0-9+/]{9}|MIG[A-Za-z0-9+/]{9}|M[A-H][A-Za-z0-9+/]{10}|b3BlbnNzaC1rZXktdjE)/g;
+const DER_START = /(?:MII[A-Za-z0-9+/]{9}|MIG[A-Za-z0-9+/]{9}|M[A-H][A-Za-z0-9+/]{10}|b3BlbnNzaC1rZXktdjE)/g;
 const MIN_HEADERLESS_BODY = 64;
 
 function isPrivateKeyDer(b: Buffer): boolean {
@@ -249,6 +249,11 @@ export function findHeaderlessKeys(text: string): Block[] {
   let after = 0;
   for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
     if (m.index < after) continue;
+    const before = m.index > 0 ? text.charCodeAt(m.index - 1) : 0;
+    if (isBase64Code(before) && before !== 0x3d) {
+      re.lastIndex = m.index + 1;
+      continue;
+    }
     const head = m[0];
     const ok = head.startsWith('b3BlbnNzaC1') || isPrivateKeyDer(Buffer.from(head.slice(0, 12), 'base64'));
     if (!ok) continue;
