@@ -42,6 +42,7 @@ const MIN_DECODED = 20; // the shortest secret shape (an AWS access key id) is 2
 const MIME_LINE_MIN = 32;
 const MIN_LIST_LENGTH = MIN_HEX_PAIRS * 3 - 1; // pairs and one-character separators
 const MAX_SKIP_BACKOFF = 1024;
+const MAX_BASE32 = 16 * 1024;
 
 const B64 = 1; // base64 or base64url alphabet
 const HEX = 2;
@@ -370,7 +371,16 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
     i = k + 1;
   }
   // Base32 (RFC 4648) of at least 20 bytes: one case of letters and the digits 2-7 only.
-  if (base32 && count >= 32 && i - start - count <= 6 && ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0)) {
+  // Base32 of text mixes letters with the digits 2-7 (a run of one letter, or a long word, does not), and a
+  // key in base32 is a few kilobytes at most.
+  if (
+    base32 &&
+    count >= 32 &&
+    count <= MAX_BASE32 &&
+    i - start - count <= 6 &&
+    ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0) &&
+    /[2-7]/.test(text.slice(start, Math.min(i, start + 64)))
+  ) {
     const decoded = decodeBase32(text.slice(start, i));
     if (decoded.length >= MIN_DECODED) {
       const d = bytesToText(decoded);
