@@ -90,11 +90,49 @@ export function requestFeatures(words: readonly string[], concepts: ConceptMap):
   return out;
 }
 
+// Scoring hashes features instead of building their strings (a request's windows hold thousands of words):
+// a feature's hash is made from its words' hashes the same way whether it comes from the model file (a
+// string such as `make ~ sarin`) or from a request. Two features sharing a hash would share a weight; with
+// a few thousand features in 2^32 that does not happen in practice, and would only shift a score slightly.
+const hashString = (s: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+};
+const mix = (kind: number, a: number, b = 0): number => {
+  let h = Math.imul(kind ^ a, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 15) ^ b, 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
+};
+const UNI = 1;
+const BI = 2;
+const SKIP_PAIR = 3;
+
+/** The hash of a feature string of intentFeatures (`w`, `a b`, `a ~ b`). */
+function featureHash(f: string): number {
+  const skip = f.indexOf(' ~ ');
+  if (skip >= 0) return mix(SKIP_PAIR, hashString(f.slice(0, skip)), hashString(f.slice(skip + 3)));
+  const space = f.indexOf(' ');
+  if (space >= 0) return mix(BI, hashString(f.slice(0, space)), hashString(f.slice(space + 1)));
+  return mix(UNI, hashString(f));
+}
+
+/** The hashes of intentFeatures(tokens), added to `out`. */
+function addFeatureHashes(hashes: readonly number[], out: Set<number>): void {
+  const n = hashes.length;
+  for (let i = 0; i < n; i++) {
+    const w = hashes[i]!;
+    out.add(mix(UNI, w));
+    if (i + 1 < n) out.add(mix(BI, w, hashes[i + 1]!));
+    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(mix(SKIP_PAIR, w, hashes[i + k]!));
+  }
+}
+
 export class IntentScorer {
   readonly concepts: ConceptMap;
   readonly classes: readonly string[];
   private readonly bias: Float64Array;
-  private readonly weights: Map<string, Float64Array>;
+  private readonly weights: Map<number, Float64Array>;
 
   constructor(doc: IntentModelDoc) {
     if (doc.features !== FEATURE_SET) throw new Error(`intent model: features "${doc.features}" are not "${FEATURE_SET}"`);
@@ -107,7 +145,9 @@ export class IntentScorer {
     this.weights = new Map();
     for (const [f, w] of Object.entries(doc.weights)) {
       if (w.length !== doc.classes.length) throw new Error(`intent model: feature "${f}" has ${w.length} weights`);
-      this.weights.set(f, Float64Array.from(w));
+      const h = featureHash(f);
+      const prev = this.weights.get(h);
+      this.weights.set(h, prev ? prev.map((x, c) => x + w[c]!) : Float64Array.from(w));
     }
   }
 
@@ -115,7 +155,15 @@ export class IntentScorer {
   score(words: readonly string[]): Float64Array {
     const k = this.classes.length;
     const z = Float64Array.from(this.bias);
-    const feats = requestFeatures(words, this.concepts);
+    const memo = new Map<string, number>();
+    const hashOf = (t: string) => {
+      let h = memo.get(t);
+      if (h === undefined) memo.set(t, (h = hashString(t)));
+      return h;
+    };
+    const feats = new Set<number>();
+    addFeatureHashes(words.map(hashOf), feats);
+    addFeatureHashes(this.concepts.read(words).map(hashOf), feats);
     if (feats.size > 0) {
       const scale = 1 / Math.sqrt(feats.size);
       for (const f of feats) {
