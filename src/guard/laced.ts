@@ -140,10 +140,13 @@ function lead(text: string, p: number, max: number, bare: boolean): string {
   let out = '';
   let i = p;
   while (out.length < max && i < n) {
-    const c = text.charCodeAt(i);
-    if (isTokenCode(c)) {
-      if (!bare || (c !== 0x2d && c !== 0x5f)) out += text[i];
-      i++;
+    // A token, taken as one slice.
+    let e = i;
+    while (e < n && e - i < max && isTokenCode(text.charCodeAt(e))) e++;
+    if (e > i) {
+      const piece = text.slice(i, e);
+      out += bare ? piece.replace(JOINERS, '') : piece;
+      i = e;
       continue;
     }
     // A separator group between pieces: at most MAX_GROUP units, then a token character.
@@ -154,7 +157,7 @@ function lead(text: string, p: number, max: number, bare: boolean): string {
     }
     if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
   }
-  return out;
+  return out.length > max ? out.slice(0, max) : out;
 }
 
 // The second characters of the prefixes by first character: a token whose second character is a letter or
@@ -168,6 +171,8 @@ for (const [x] of PREFIXES) {
   SECOND.set(x.charCodeAt(0), set);
 }
 
+const AWS_TAIL = [/^[A-Z0-9]*$/, /^[a-z2-7]*$/];
+
 const LEAD = Math.max(...PREFIXES.map(([x]) => x.length));
 
 /** The prefixes that start at `p` (reading across separators), with the joined length they need. */
@@ -177,14 +182,18 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
   const second = text.charCodeAt(p + 1);
   if (isAlnum(second) && !SECOND.get(text.charCodeAt(p))!.has(second)) return null;
   const kept = lead(text, p, LEAD, false);
-  const bare = lead(text, p, LEAD, true);
+  let bareLead: string | null = null;
+  const bareOf = () => (bareLead ??= lead(text, p, LEAD, true));
   let limit = 0;
   const prefixes: string[] = [];
   for (const x of candidates) {
-    if (kept.startsWith(x.kept) || bare.startsWith(x.bare)) {
-      prefixes.push(x.kept);
-      limit = Math.max(limit, x.limit);
-    }
+    if (!(kept.startsWith(x.kept) || bareOf().startsWith(x.bare))) continue;
+    const bare = bareOf();
+    // An AWS key id continues in its own alphabet (capitals and digits, or the lower-case base32 letters):
+    // the characters read so far after the prefix decide most candidates (`AKIA sk-proj` is none).
+    if (x.limit === 24 && !AWS_TAIL[x.kept === x.kept.toUpperCase() ? 0 : 1]!.test(bare.slice(4))) continue;
+    prefixes.push(x.kept);
+    limit = Math.max(limit, x.limit);
   }
   return limit > 0 ? { limit, prefixes } : null;
 }
