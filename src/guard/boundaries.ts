@@ -63,11 +63,22 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       let hi = b;
       while (a < hi) {
         const mid = (a + hi + 1) >> 1;
-        const rest = findSecrets(joined.slice(offsets[mid]!, h.end), union);
+        // Only a hit of the same kind counts - and for a private key one that starts with its header, not a
+        // body read without it (the header split off is still the key's).
+        const from = offsets[mid]!;
+        const rest = findSecrets(joined.slice(from, h.end), union).filter(
+          (r) => r.kind === h.kind && (h.kind !== 'private-key' || joined.charCodeAt(from + r.start) === 0x2d),
+        );
         if (rest.length > 0) {
           a = mid;
           start = offsets[mid]! + rest.reduce((m, r) => Math.min(m, r.start), Infinity);
         } else hi = mid - 1;
+      }
+      // A private key header opens with a run of dashes of any length (2 to 10): when the split falls inside
+      // it, the dashes before the split are the header's too.
+      if (h.kind === 'private-key') {
+        let dashes = 0;
+        while (start > 0 && dashes < 10 && joined.charCodeAt(start - 1) === 0x2d) (start--, dashes++);
       }
       a = at(start);
       if (a === b) continue;

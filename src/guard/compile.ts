@@ -11,6 +11,7 @@
  * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
  * secret detectors found, and the block and flag actions only ever produce findings.
  */
+import { IntentDetectors, type IntentDetectorSpec } from './intent-detectors.js';
 import { LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
 import { applyMasks, type Span } from './mask.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
@@ -81,6 +82,10 @@ function checkDoc(doc: GuardrailsDoc): void {
         for (const g of d.near ?? []) {
           if (!Number.isInteger(g.within) || g.within < 1) throw new Error(`rule ${rule.id}: detector ${d.id}: within must be a positive integer`);
         }
+      } else if (d.kind === 'intent') {
+        // The scorer decides whether to refuse; masking or merely flagging a request's intent is not its job.
+        if (rule.action !== 'block') throw new Error(`rule ${rule.id}: intent detector ${d.id} belongs to a block rule`);
+        if ((d.topics ?? []).length === 0) throw new Error(`rule ${rule.id}: detector ${d.id} has no topics`);
       } else if (d.kind === 'secrets') {
         for (const k of d.kinds) if (!SECRET_KINDS.includes(k)) throw new Error(`rule ${rule.id}: unknown secret kind "${k}"`);
         for (const k of d.decode) if (!DECODERS.includes(k)) throw new Error(`rule ${rule.id}: unknown decoder "${k}"`);
@@ -119,10 +124,12 @@ function result(findings: Finding[], order: ReadonlyMap<string, number>): ScanRe
 export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrailsOptions = {}): Guardrails {
   checkDoc(doc);
   const lexicalSpecs: LexicalDetectorSpec[] = [];
+  const intentSpecs: IntentDetectorSpec[] = [];
   const secrets: SecretsDetector[] = [];
   for (const rule of doc.rules) {
     for (const d of rule.detectors) {
       if (d.kind === 'lexical') lexicalSpecs.push({ rule: rule.id, action: rule.action, id: d.id, any: d.any ?? [], near: d.near ?? [] });
+      else if (d.kind === 'intent') intentSpecs.push({ ...d, rule: rule.id, action: rule.action });
       else {
         secrets.push({
           rule: rule.id,
@@ -137,6 +144,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     }
   }
   const lexical = new LexicalMatcher(lexicalSpecs);
+  const intent = new IntentDetectors(intentSpecs);
   const union: SecretScanOptions = {
     kinds: new Set(secrets.flatMap((s) => [...s.kinds])),
     decoders: new Set(secrets.flatMap((s) => [...s.decoders])),
@@ -205,7 +213,9 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     const { collected, norm, found } = analyse(req);
     const slots = collected.slots;
     const findings = secretFindings(slots, found);
-    if (lexicalSpecs.length > 0) findings.push(...lexical.match(slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }))));
+    const texts = slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }));
+    if (lexicalSpecs.length > 0) findings.push(...lexical.match(texts));
+    if (intent.size > 0) findings.push(...intent.match(texts));
     return result(findings, whereOrder(slots));
   }
 

@@ -18,11 +18,14 @@
  * Decoded bytes become text as UTF-8 when they are valid UTF-8, otherwise as Latin-1 marked `binary`
  * (an image, a hash): key shapes are ASCII, so they survive either way, and binary is not decoded further.
  */
+import { gunzipSync, inflateSync } from 'node:zlib';
 import type { Decoder, Via } from './types.js';
 
 export interface Decoded {
   text: string;
   binary: boolean;
+  /** Set when this decoding went one step further than the run's own encoding (base64 of gzip data). */
+  via?: Via;
 }
 
 export interface EncodedRun {
@@ -39,6 +42,7 @@ const MIN_DECODED = 20; // the shortest secret shape (an AWS access key id) is 2
 const MIME_LINE_MIN = 32;
 const MIN_LIST_LENGTH = MIN_HEX_PAIRS * 3 - 1; // pairs and one-character separators
 const MAX_SKIP_BACKOFF = 1024;
+const MAX_BASE32 = 16 * 1024;
 
 const B64 = 1; // base64 or base64url alphabet
 const HEX = 2;
@@ -49,6 +53,8 @@ const LOWER = 32;
 const NOT_HEX = 64; // in the base64 alphabet but not a hex digit
 const IN_RUN = 128; // may be inside some run: an alphabet character, padding, a separator, a line break
 const IN_LIST = 256; // may be inside a hex byte list: a hex digit, the x of 0x, a separator
+const NOT_B32_UPPER = 512; // in a base64 run but not in the upper-case base32 alphabet [A-Z2-7]
+const NOT_B32_LOWER = 1024; // ... nor in the lower-case one [a-z2-7]
 const CLASS = new Uint16Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
@@ -61,6 +67,8 @@ for (let c = 0; c < 128; c++) {
   if ('=.~:,!*%\\'.includes(ch)) CLASS[c]! |= ESC;
   if ((CLASS[c]! & (B64 | ESC)) !== 0 || ' \r\n'.includes(ch)) CLASS[c]! |= IN_RUN;
   if (/[0-9A-Fa-fxX ,:]/.test(ch)) CLASS[c]! |= IN_LIST;
+  if (!/[A-Z2-7]/.test(ch)) CLASS[c]! |= NOT_B32_UPPER;
+  if (!/[a-z2-7]/.test(ch)) CLASS[c]! |= NOT_B32_LOWER;
 }
 const is = (code: number, flag: number): boolean => code < 128 && (CLASS[code]! & flag) !== 0;
 
@@ -144,13 +152,55 @@ function pushDecoded(out: Decoded[], buf: Uint8Array): void {
   if (d) out.push(d);
 }
 
-function decodeBase64Run(text: string, start: number, end: number): Decoded[] {
+const MAX_INFLATED = 256 * 1024;
+
+/** Gzip or zlib data decompressed, at most MAX_INFLATED bytes (a zip bomb costs no more), or null. */
+export function inflate(bytes: Uint8Array): Buffer | null {
+  try {
+    if (bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED });
+    if (bytes.length > 2 && (bytes[0]! & 0x0f) === 8 && ((bytes[0]! << 8) | bytes[1]!) % 31 === 0) {
+      return inflateSync(bytes, { maxOutputLength: MAX_INFLATED });
+    }
+  } catch {
+    // Not compressed after all, truncated, or past the bound: nothing to read.
+  }
+  return null;
+}
+
+function decodeBase64Run(text: string, start: number, end: number, compressed: boolean): Decoded[] {
   const out: Decoded[] = [];
   // Buffer's base64 decoder accepts both alphabets and skips line breaks and padding.
   for (let offset = 0; offset < 4; offset++) {
-    pushDecoded(out, Buffer.from(text.slice(start + offset, end), 'base64'));
+    const bytes = Buffer.from(text.slice(start + offset, end), 'base64');
+    // Compressed data is read through: a key gzipped then base64-encoded is still a key.
+    const inflated = compressed && offset === 0 ? inflate(bytes) : null;
+    if (inflated) {
+      const before = out.length;
+      pushDecoded(out, inflated);
+      for (let k = before; k < out.length; k++) out[k]!.via = 'compressed';
+    }
+    pushDecoded(out, bytes);
   }
   return out;
+}
+
+/** RFC 4648 base32, either case, padding ignored. */
+export function decodeBase32(s: string): Buffer {
+  const out: number[] = [];
+  let bits = 0;
+  let value = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i) | 0x20; // lower case
+    const v = c >= 0x61 && c <= 0x7a ? c - 0x61 : c >= 0x32 && c <= 0x37 ? c - 0x32 + 26 : -1;
+    if (v < 0) continue;
+    value = ((value << 5) | v) & 0xffff;
+    bits += 5;
+    if (bits >= 8) {
+      out.push((value >>> (bits - 8)) & 0xff);
+      bits -= 8;
+    }
+  }
+  return Buffer.from(out);
 }
 
 function decodeHex(digits: string): Decoded[] {
@@ -243,7 +293,7 @@ function stretchEnd(text: string, start: number, at: number, flag: number, enoug
  * over; the others are walked by scanRun. Where skips keep failing (base64, hex, long stretches of list
  * characters) they are tried ever less often, so that text is read little more than once.
  */
-function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): void {
+function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): void {
   const n = text.length;
   let i = 0;
   let nextSkip = 0;
@@ -267,7 +317,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: Enco
     let end = i + 1;
     while (end < n && end - i < MIN_BASE64 && is(text.charCodeAt(end), B64)) end++;
     if (end - i < MIN_BASE64 && !(hex && mayStartHexList(text, i, end))) i = end;
-    else i = scanRun(text, i, base64, hex, onRun);
+    else i = scanRun(text, i, base64, hex, compressed, base32, onRun);
   }
 }
 
@@ -275,7 +325,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, onRun: (run: Enco
  * The run of base64-alphabet characters at `start`, with the padding and MIME line breaks base64 may carry:
  * reports the base64 run, the hex runs inside it or the hex byte list it starts, and returns where it ends.
  */
-function scanRun(text: string, start: number, base64: boolean, hex: boolean, onRun: (run: EncodedRun) => void): number {
+function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): number {
   const n = text.length;
   const emitHex = (s: number, e: number) => {
     const decodings = decodeHex(text.slice(s, e));
@@ -320,9 +370,29 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, onR
     if (text.charCodeAt(k) !== 0x0a || !is(text.charCodeAt(k + 1), B64)) break;
     i = k + 1;
   }
+  // Base32 (RFC 4648) of at least 20 bytes: one case of letters and the digits 2-7 only.
+  // Base32 of text mixes letters with the digits 2-7 (a run of one letter, or a long word, does not), and a
+  // key in base32 is a few kilobytes at most.
+  if (
+    base32 &&
+    count >= 32 &&
+    count <= MAX_BASE32 &&
+    i - start - count <= 6 &&
+    ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0) &&
+    /[2-7]/.test(text.slice(start, Math.min(i, start + 64)))
+  ) {
+    const decoded = decodeBase32(text.slice(start, i));
+    if (decoded.length >= MIN_DECODED) {
+      const d = bytesToText(decoded);
+      // Base32 pads with up to six `=`; the run above took at most two.
+      let end = i;
+      while (end < text.length && end - i < 4 && text.charCodeAt(end) === 0x3d) end++;
+      if (d) onRun({ start, end, via: 'base32', decodings: [d] });
+    }
+  }
   // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
   if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
-    const decodings = decodeBase64Run(text, start, i);
+    const decodings = decodeBase64Run(text, start, i, compressed);
     if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
   }
   return i === start ? i + 1 : i;
@@ -453,7 +523,9 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
 
 /** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
 export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
-  if (decoders.has('base64') || decoders.has('hex')) scanRuns(text, decoders.has('base64'), decoders.has('hex'), onRun);
+  if (decoders.has('base64') || decoders.has('hex') || decoders.has('base32')) {
+    scanRuns(text, decoders.has('base64'), decoders.has('hex'), decoders.has('compressed'), decoders.has('base32'), onRun);
+  }
   const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };
   if (kinds.percent || kinds.hex || kinds.unicode) scanEscapes(text, kinds, onRun);
 }

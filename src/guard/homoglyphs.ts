@@ -2,36 +2,56 @@
  * Look-alike characters folded to the ASCII character a reader (or a model) takes them for. NFKC already
  * folds fullwidth forms, mathematical alphanumerics, ligatures and most compatibility spaces; it leaves
  * letters of other scripts alone, because to Unicode a Cyrillic `а` is a different letter. To a detector
- * looking for `sk-` or `AKIA` it is an evasion, so Cyrillic, Greek and a few Latin/Armenian confusables are
- * mapped here, together with the dash and slash look-alikes that matter inside key shapes.
+ * looking for `sk-` or `AKIA` it is an evasion.
  *
- * The table is deliberately limited to characters that are near-indistinguishable from the ASCII letter in
- * common fonts (after Unicode's confusables.txt); folding more would only make lexical matching noisier.
+ * The table is the Unicode consortium's confusables data (UTS #39 `confusables.txt`, the "skeleton"
+ * mapping), as the `unhomoglyph` package ships it: every non-ASCII code point whose skeleton is one ASCII
+ * character (Cyrillic, Greek, Armenian, Cherokee, Lisu, Latin small capitals, letter-like symbols ...). Two
+ * adjustments, because a skeleton is a comparison key and not a spelling: the skeleton of `I` is `l`, so an
+ * upper-case source that folds to `l` becomes `I` (a Cyrillic `І` in `AKІA` must read `AKIA`), and `rn` is
+ * the skeleton of `m`. Sources that are ASCII themselves (`0`, `1`, `I`, `m`) are not folded: they are what
+ * the text says.
+ *
+ * Beside it, two short lists. Letters whose skeleton in that data is not ASCII (`к` and `κ` have `ĸ`) or
+ * that it leaves out, kept from the table this one replaced (they are used against our own evasion tests);
+ * they only fill gaps. And what is not about letters: dash and slash look-alikes inside key shapes, and the
+ * line and paragraph separators (PEM bodies are line-oriented).
  */
+import { createRequire } from 'node:module';
 
-const PAIRS: ReadonlyArray<readonly [string, string]> = [
-  // Cyrillic capitals
-  ['А', 'A'], ['В', 'B'], ['Е', 'E'], ['Ѕ', 'S'], ['І', 'I'], ['Ј', 'J'], ['К', 'K'], ['М', 'M'], ['Н', 'H'],
-  ['О', 'O'], ['Р', 'P'], ['С', 'C'], ['Т', 'T'], ['Х', 'X'], ['У', 'Y'], ['Ү', 'Y'], ['Ԛ', 'Q'], ['Ԝ', 'W'],
-  ['Һ', 'H'], ['Ӏ', 'I'], ['Ԁ', 'D'], ['Ѵ', 'V'],
-  // Cyrillic small letters
-  ['а', 'a'], ['е', 'e'], ['ѕ', 's'], ['і', 'i'], ['ј', 'j'], ['о', 'o'], ['р', 'p'], ['с', 'c'], ['х', 'x'],
-  ['у', 'y'], ['ү', 'y'], ['к', 'k'], ['һ', 'h'], ['ԁ', 'd'], ['ԛ', 'q'], ['ԝ', 'w'], ['ӏ', 'l'], ['ѵ', 'v'], ['ɡ', 'g'],
-  // Greek capitals
-  ['Α', 'A'], ['Β', 'B'], ['Ε', 'E'], ['Ζ', 'Z'], ['Η', 'H'], ['Ι', 'I'], ['Κ', 'K'], ['Μ', 'M'], ['Ν', 'N'],
-  ['Ο', 'O'], ['Ρ', 'P'], ['Τ', 'T'], ['Υ', 'Y'], ['Χ', 'X'], ['Ϲ', 'C'], ['Ϳ', 'J'],
-  // Greek small letters
-  ['ο', 'o'], ['ν', 'v'], ['α', 'a'], ['ι', 'i'], ['κ', 'k'], ['ρ', 'p'], ['υ', 'u'], ['χ', 'x'], ['ϲ', 'c'],
-  ['ϳ', 'j'],
-  // Latin and Armenian confusables
-  ['ı', 'i'], ['ȷ', 'j'], ['ɑ', 'a'], ['ɩ', 'i'], ['ʀ', 'R'], ['օ', 'o'], ['ս', 'u'], ['հ', 'h'], ['ց', 'g'],
+const require = createRequire(import.meta.url);
+const CONFUSABLES = require('unhomoglyph/data.json') as Record<string, string>;
+
+const PRINTABLE_ASCII = /^[\x21-\x7e]$/;
+const UPPER = /^\p{Lu}$/u;
+
+const GAPS: ReadonlyArray<readonly [string, string]> = [
+  ['к', 'k'], ['κ', 'k'], ['χ', 'x'], ['Ԛ', 'Q'], ['Һ', 'H'], ['Ԁ', 'D'], ['ȷ', 'j'], ['ʀ', 'R'],
+];
+
+const EXTRA: ReadonlyArray<readonly [string, string]> = [
   // Dashes and minus signs: `sk‐proj` with U+2010 must still read as `sk-proj`.
   ['‐', '-'], ['‑', '-'], ['‒', '-'], ['–', '-'], ['—', '-'], ['―', '-'], ['−', '-'], ['⁃', '-'], ['˗', '-'],
   ['﹘', '-'], ['ー', '-'],
   // Slash look-alikes (base64 alphabet)
   ['∕', '/'], ['⁄', '/'], ['⧸', '/'],
-  // Line and paragraph separators read as line breaks (PEM bodies are line-oriented).
+  // Line and paragraph separators read as line breaks.
   ['\u2028', '\n'], ['\u2029', '\n'],
 ];
 
-export const HOMOGLYPHS: ReadonlyMap<number, string> = new Map(PAIRS.map(([from, to]) => [from.codePointAt(0)!, to]));
+function build(): Map<number, string> {
+  const table = new Map<number, string>();
+  for (const [from, skeleton] of Object.entries(CONFUSABLES)) {
+    const cp = from.codePointAt(0)!;
+    if (cp < 0x80 || from.length !== (cp > 0xffff ? 2 : 1)) continue;
+    let to = skeleton === 'rn' ? 'm' : skeleton;
+    if (!PRINTABLE_ASCII.test(to)) continue;
+    if (to === 'l' && UPPER.test(from)) to = 'I';
+    table.set(cp, to);
+  }
+  for (const [from, to] of GAPS) if (!table.has(from.codePointAt(0)!)) table.set(from.codePointAt(0)!, to);
+  for (const [from, to] of EXTRA) table.set(from.codePointAt(0)!, to);
+  return table;
+}
+
+export const HOMOGLYPHS: ReadonlyMap<number, string> = build();

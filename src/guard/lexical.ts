@@ -151,7 +151,22 @@ export class LexicalMatcher {
     }
   }
 
-  private matchWords(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Finding[] {
+  /** Where `any` terms start: detector id, text index and offset in that text (for readers that need context). */
+  spots(texts: ReadonlyArray<{ where: string; text: string }>): Array<{ detector: string; text: number; offset: number }> {
+    const out: Array<{ detector: number; text: number; offset: number }> = [];
+    try {
+      this.matchWords(texts, this.words, out);
+    } finally {
+      this.words.reset();
+    }
+    return out.map((s) => ({ ...s, detector: this.detectors[s.detector]!.id }));
+  }
+
+  private matchWords(
+    texts: ReadonlyArray<{ where: string; text: string }>,
+    ws: WordStream,
+    spots?: Array<{ detector: number; text: number; offset: number }>,
+  ): Finding[] {
     for (const t of texts) ws.add(t.text);
     const slotOf = ws.text;
 
@@ -161,7 +176,10 @@ export class LexicalMatcher {
     const record = (tagIds: readonly number[], start: number, end: number) => {
       for (const id of tagIds) {
         const tag = this.tags[id]!;
-        if (tag.near < 0) anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
+        if (tag.near < 0) {
+          anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
+          spots?.push({ detector: tag.detector, text: slotOf[start]!, offset: ws.start[start]! });
+        }
         else {
           const e = events[tag.near]!;
           e.pos.push(start);

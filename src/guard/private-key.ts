@@ -13,6 +13,14 @@
  * A header followed by fewer than 32 base64 characters is not reported: that is code or documentation that
  * names the format (`if (pem.startsWith('-----BEGIN PRIVATE KEY-----'))`), not a key; the pii-passkeys rule
  * flags such references instead.
+ *
+ * Disguises (issue #17): the header in any case and with 2 to 10 dashes; lines quoted (`> `), numbered
+ * (`12: `, `12 | `), wrapped in backticks or quotes, given as a JSON array of strings, or separated by
+ * `<br>`; a line that is not base64 in the middle. When the footer follows the header (within MAX_BLOCK
+ * characters, no other header between) and what lies between holds at least MIN_FOOTED_BODY characters of
+ * base64 lines, the whole stretch from header to footer is the block, whatever else it holds. Without a
+ * header, a base64 run whose first bytes are the DER of a private key (PKCS#1 RSA, PKCS#8, SEC1 EC) or
+ * the OpenSSH key magic is a key body.
  */
 
 export interface Block {
@@ -20,17 +28,33 @@ export interface Block {
   end: number;
 }
 
-// Exactly five dashes open the header (fewer would let the second half of a key split inside its dashes
-// match on its own, leaving the first half unmasked); up to 40 characters of algorithm words.
-const HEADER = /-{5} ?BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{0,5}/g;
+// 2 to 10 dashes, any case; up to 40 characters of algorithm words. (A key split inside its dashes is
+// joined by the boundary pass, which gives the dashes before the split to the block too.)
+const HEADER = /(?<!-)-{2,10} ?BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{0,10}/gi;
+const FOOTER = /-{2,10} ?END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)? ?-{0,10}/gi;
 const MIN_BODY = 32;
+const MAX_BLOCK = 16 * 1024;
+const MIN_FOOTED_BODY = 64;
+// Line decorations before the base64: quote marks, a line number, a table or list marker.
+const LINE_PREFIX = /^[ \t]{0,8}(?:>[ \t]?){0,4}(?:\d{1,5}[ \t]*[:.|)]?[ \t]+)?(?:[|*-][ \t]+)?/;
+// Decorations around a token: quotes, backticks, brackets and commas (a JSON array of lines).
+const TOKEN_TRIM = /^[\[\]"'`,(){}]+|[\[\]"'`,(){};]+$/g;
 const MAX_BLANK_LINES = 2;
 
 const isBase64Code = (c: number): boolean =>
   (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2f || c === 0x3d;
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x09;
 
-/** End of the line starting at `p`: the next real line break or literal `\n` / `\r`. */
+/** Length of `<br>`, `<br/>` or `<br />` at `p` (any case), or 0. */
+function brAt(text: string, p: number): number {
+  if (text.charCodeAt(p) !== 0x3c || (text.charCodeAt(p + 1) | 0x20) !== 0x62 || (text.charCodeAt(p + 2) | 0x20) !== 0x72) return 0;
+  let q = p + 3;
+  if (text.charCodeAt(q) === 0x20) q++;
+  if (text.charCodeAt(q) === 0x2f) q++;
+  return text.charCodeAt(q) === 0x3e ? q + 1 - p : 0;
+}
+
+/** End of the line starting at `p`: the next real line break, literal `\n` / `\r`, or `<br>`. */
 function lineEnd(text: string, p: number): number {
   const n = text.length;
   for (let i = p; i < n; i++) {
@@ -40,12 +64,15 @@ function lineEnd(text: string, p: number): number {
       const next = text.charCodeAt(i + 1);
       if (next === 0x6e || next === 0x72) return i;
     }
+    if (c === 0x3c && brAt(text, i) > 0) return i;
   }
   return n;
 }
 
-/** Offset after the line separator at `p` (one of \r\n, \n, \r, literal \n, literal \r\n). */
+/** Offset after the line separator at `p` (one of \r\n, \n, \r, literal \n, literal \r\n, `<br>`). */
 function skipSeparator(text: string, p: number): number {
+  const br = brAt(text, p);
+  if (br > 0) return p + br + (text.charCodeAt(p + br) === 0x0a ? 1 : 0);
   if (text.charCodeAt(p) === 0x5c) {
     p += 2;
     if (text.charCodeAt(p - 1) === 0x72 && text.charCodeAt(p) === 0x5c && text.charCodeAt(p + 1) === 0x6e) p += 2;
@@ -86,6 +113,10 @@ function scanBody(text: string, from: number): BodyScan {
   while (p < n) {
     const le = lineEnd(text, p);
     let q = p;
+    if (!first) {
+      const prefix = LINE_PREFIX.exec(text.slice(p, Math.min(le, p + 40)));
+      if (prefix) q += prefix[0].length;
+    }
     let sawToken = false;
     let stop = false;
     while (q < le) {
@@ -93,14 +124,24 @@ function scanBody(text: string, from: number): BodyScan {
       if (q >= le) break;
       let t = q;
       while (t < le && !isSpace(text.charCodeAt(t))) t++;
+      // Quotes, backticks, brackets and commas around a line (`"MIIE...",` in a JSON array) are not its content.
+      const raw = text.slice(q, t);
+      const trimmed = raw.replace(TOKEN_TRIM, '');
+      if (trimmed === '') {
+        q = t;
+        continue;
+      }
+      const lead = raw.indexOf(trimmed);
+      const ts = q + lead;
+      const te = ts + trimmed.length;
       // Footer: consume through its closing dashes (looked for within the line, 64 characters at most).
       let dashes = 0;
-      while (dashes < 5 && text.charCodeAt(q + dashes) === 0x2d) dashes++;
-      if (dashes >= 3 && text.startsWith('END', q + dashes)) {
-        const limit = Math.min(le, q + 64);
+      while (dashes < 10 && text.charCodeAt(ts + dashes) === 0x2d) dashes++;
+      if (dashes >= 2 && text.slice(ts + dashes, ts + dashes + 4).replace(' ', '').slice(0, 3).toUpperCase() === 'END') {
+        const limit = Math.min(le, ts + 64);
         let close = -1;
-        for (let k = q + dashes + 3; k + 3 <= limit && close < 0; k++) {
-          if (text.startsWith('---', k)) close = k;
+        for (let k = ts + dashes + 3; k + 2 <= limit && close < 0; k++) {
+          if (text.startsWith('--', k)) close = k;
         }
         let footerEnd = le;
         if (close >= 0) {
@@ -109,8 +150,8 @@ function scanBody(text: string, from: number): BodyScan {
         }
         return { end: footerEnd, body };
       }
-      if (looksLikeBase64Token(text, q, t)) {
-        body += t - q;
+      if (looksLikeBase64Token(text, ts, te)) {
+        body += te - ts;
         end = t;
         sawToken = true;
         q = t;
@@ -136,17 +177,91 @@ function scanBody(text: string, from: number): BodyScan {
   return { end, body };
 }
 
+/** Can the text hold a private key header at all (one native search per spelling)? */
+export function mayHoldPrivateKey(text: string): boolean {
+  return text.includes('BEGIN') || text.includes('begin') || text.includes('Begin');
+}
+
+const BASE64_LINE = /[A-Za-z0-9+/=]{16,}/g;
+
+/** Characters of base64 lines (runs of 16 or more) in text[from, to). */
+function base64Between(text: string, from: number, to: number): number {
+  const re = new RegExp(BASE64_LINE.source, 'g');
+  const slice = text.slice(from, to);
+  let total = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(slice)) !== null; ) total += m[0].length;
+  return total;
+}
+
+function matchesOf(re: RegExp, text: string): Array<{ start: number; end: number }> {
+  const out: Array<{ start: number; end: number }> = [];
+  const r = new RegExp(re.source, re.flags);
+  for (let m: RegExpExecArray | null; (m = r.exec(text)) !== null; ) out.push({ start: m.index, end: m.index + m[0].length });
+  return out;
+}
+
 /** Every private key block in `text`, in order, not overlapping. */
 export function findPrivateKeyBlocks(text: string): Block[] {
   const blocks: Block[] = [];
-  const re = new RegExp(HEADER.source, 'g');
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(text)) !== null) {
-    const headerEnd = m.index + m[0].length;
-    const scan = scanBody(text, headerEnd);
+  if (!mayHoldPrivateKey(text)) return blocks;
+  const headers = matchesOf(HEADER, text);
+  if (headers.length === 0) return blocks;
+  // Footers are found once, in one pass; each header takes the first footer after it.
+  const footers = matchesOf(FOOTER, text);
+  let f = 0;
+  let after = 0;
+  headers.forEach((h, i) => {
+    if (h.start < after) return;
+    while (f < footers.length && footers[f]!.start < h.end) f++;
+    const footer = footers[f];
+    const nextHeader = headers[i + 1]?.start ?? Infinity;
+    if (footer && footer.start - h.end <= MAX_BLOCK && footer.start < nextHeader && base64Between(text, h.end, footer.start) >= MIN_FOOTED_BODY) {
+      blocks.push({ start: h.start, end: footer.end });
+      after = footer.end;
+      return;
+    }
+    const scan = scanBody(text, h.end);
     if (scan.body >= MIN_BODY) {
+      blocks.push({ start: h.start, end: scan.end });
+      after = Math.max(scan.end, h.end);
+    }
+  });
+  return blocks;
+}
+
+// The base64 starts of private key DER (SEQUENCE, then INTEGER version 0 or 1) and of the OpenSSH magic;
+// each candidate is confirmed by decoding its first bytes.
+const DER_START = /(?:MII[A-Za-z0-9+/]{9}|MIG[A-Za-z0-9+/]{9}|M[A-H][A-Za-z0-9+/]{10}|b3BlbnNzaC1rZXktdjE)/g;
+const MIN_HEADERLESS_BODY = 64;
+
+function isPrivateKeyDer(b: Buffer): boolean {
+  if (b[0] !== 0x30) return false;
+  // Long-form length (0x81 one byte, 0x82 two bytes) or short form, then INTEGER 0 or 1 (the version).
+  const at = b[1] === 0x82 ? 4 : b[1] === 0x81 ? 3 : b[1]! < 0x80 ? 2 : -1;
+  return at > 0 && b[at] === 0x02 && b[at + 1] === 0x01 && (b[at + 2] === 0x00 || b[at + 2] === 0x01) && b.length > at + 3;
+}
+
+/** Key bodies without their header: base64 runs that decode to private key DER or an OpenSSH key. */
+export function findHeaderlessKeys(text: string): Block[] {
+  const blocks: Block[] = [];
+  if (!text.includes('MI') && !text.includes('MH') && !text.includes('MC') && !text.includes('b3BlbnNzaC1')) return blocks;
+  const re = new RegExp(DER_START.source, 'g');
+  let after = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    if (m.index < after) continue;
+    const before = m.index > 0 ? text.charCodeAt(m.index - 1) : 0;
+    if (isBase64Code(before) && before !== 0x3d) {
+      re.lastIndex = m.index + 1;
+      continue;
+    }
+    const head = m[0];
+    const ok = head.startsWith('b3BlbnNzaC1') || isPrivateKeyDer(Buffer.from(head.slice(0, 12), 'base64'));
+    if (!ok) continue;
+    const scan = scanBody(text, m.index);
+    if (scan.body >= MIN_HEADERLESS_BODY) {
       blocks.push({ start: m.index, end: scan.end });
-      re.lastIndex = Math.max(scan.end, headerEnd);
+      after = scan.end;
+      re.lastIndex = Math.max(re.lastIndex, scan.end);
     }
   }
   return blocks;

@@ -7,9 +7,16 @@
  *    20 alphanumerics, a digit and a letter, and one dash/underscore-free stretch of 16 or more
  *    (`sk-learn`, `task-runner`, `sk-some-long-css-class` are not keys).
  *  - aws-access-key-id: one of the documented four-letter prefixes (AKIA, ASIA, ABIA, ACCA, AGPA, AIDA,
- *    AIPA, ANPA, ANVA, APKA, AROA, ASCA) then exactly 16 of `[A-Z0-9]`, standing alone: an `AKIA...` inside
- *    a longer hash or identifier is not a key id.
+ *    AIPA, ANPA, ANVA, APKA, AROA, ASCA) then exactly 16 of `[A-Z0-9]`, not inside a longer run of capitals
+ *    and digits (an `AKIA...` inside a longer hash is not a key id) but possibly glued to lower-case text
+ *    (`keyAKIA...`); or the whole id in lower case (base32 letters, with a digit), standing alone.
  *  - private-key: PEM, OpenSSH and PGP private key blocks, complete or cut off (private-key.ts).
+ *  - provider tokens (providers.ts): GitHub and npm (with their CRC32 checksum), GitLab, Slack, Stripe,
+ *    Google, Anthropic, Hugging Face, SendGrid, PyPI.
+ *  - generic-secret (generic.ts): a high-entropy value assigned to a key-like name (`api_key = ...`).
+ *
+ * Keys with separators or markup inside them (`AKIA IOSF ODNN ...`, a newline every few characters) are
+ * joined back by laced.ts; reversed and ROT13 text is read turned back, at the top level.
  *
  * Encoded secrets (encodings.ts) are found by decoding candidate runs and scanning the decoded text with
  * the same detectors, up to two levels deep (base64 of a percent-encoded key); the hit covers the whole run.
@@ -17,9 +24,13 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachEncodedRun, mayBeInRun } from './encodings.js';
+import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
+import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
+import { entropy, findGenericSecrets } from './generic.js';
+import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
-import { findPrivateKeyBlocks } from './private-key.js';
+import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
+import { base62Crc32Ok, PROVIDER_SHAPES } from './providers.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
 export interface SecretHit {
@@ -40,10 +51,89 @@ const MAX_DEPTH = 2;
 // are shared, so each loop over their matches starts by rewinding them (the loops call nothing that uses them).
 const OPENAI = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,4096}/g;
 const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
-const AWS_KEY_ID = /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA)[A-Z0-9]{16}(?![A-Za-z0-9])/g;
+const AWS_PREFIXES = 'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA';
+const AWS_KEY_ID = new RegExp(`(?<![A-Z0-9])(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z0-9])`, 'g');
+const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z0-9])(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z0-9])`, 'g');
+const hasDigit = (s: string): boolean => /[0-9]/.test(s);
+
+/**
+ * A run of letters and digits that reads as random, not as words run together: it changes between upper
+ * case, lower case and digits often (random base62 does so about 6 times in 10, joined English words about
+ * once in 10; lower-case hex about 5 in 10).
+ */
+export function looksRandom(s: string): boolean {
+  let changes = 0;
+  let prev = -1;
+  let digits = 0;
+  let letters = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const k = c <= 0x39 ? 0 : c <= 0x5a ? 1 : 2;
+    if (k === 0) digits++;
+    else letters++;
+    if (prev >= 0 && k !== prev) changes++;
+    prev = k;
+  }
+  return digits > 0 && letters > 0 && changes >= 0.3 * (s.length - 1);
+}
+
+/** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
+const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
+const LACED: LacedShape[] = [
+  {
+    kind: 'openai-key',
+    prefixes: ['sk'],
+    re: /sk-[A-Za-z0-9_-]{0,4096}/y,
+    reading: 'kept',
+    fixed: false,
+    accept: (m) => {
+      // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`).
+      const body = m.slice(3).replace(/[-_]/g, '');
+      return !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) && looksRandom(body) && entropy(body) >= 3.5;
+    },
+  },
+  {
+    kind: 'openai-key',
+    prefixes: ['sk'],
+    re: /sk(?:proj|svcacct|admin)?[A-Za-z0-9]{32,4096}/y,
+    reading: 'bare',
+    fixed: false,
+    accept: (m, kept) => kept.startsWith('sk-') && !kept.startsWith('sk-ant-') && looksRandom(m.slice(2)) && entropy(m.slice(2)) >= 3.5,
+  },
+  { kind: 'aws-access-key-id', prefixes: AWS_PREFIXES.split('|'), re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
+  {
+    kind: 'aws-access-key-id',
+    prefixes: AWS_PREFIXES.toLowerCase().split('|'),
+    re: new RegExp(`(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}`, 'y'),
+    reading: 'bare',
+    fixed: true,
+    accept: hasDigit,
+  },
+  // Provider prefixes hold an underscore, which a laced reading without `-`/`_` drops: their own bare forms.
+  { kind: 'github-token', prefixes: ['gh'], re: /gh[pousr][A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3) },
+  { kind: 'npm-token', prefixes: ['npm_'], re: /npm[A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3) },
+  {
+    kind: 'stripe-key',
+    prefixes: ['sk', 'rk_'],
+    re: /[sr]k(?:live|test)[A-Za-z0-9]{20,247}/y,
+    reading: 'bare',
+    fixed: false,
+    accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
+  },
+  ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
+    (p): LacedShape => ({
+      kind: p.kind,
+      prefixes: p.laced!,
+      re: bare(p.re),
+      reading: 'kept',
+      fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+      ...(p.accept ? { accept: p.accept } : {}),
+    }),
+  ),
+];
 
 /** Does the run after `sk-` (at text[s, e)) read as a random key rather than an identifier? */
-function looksLikeOpenAIBody(text: string, s: number, e: number): boolean {
+export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean {
   const sub = OPENAI_SUBPREFIX.exec(text.slice(s, Math.min(e, s + 8)));
   if (sub) s += sub[0].length;
   let alnum = 0;
@@ -65,42 +155,92 @@ function looksLikeOpenAIBody(text: string, s: number, e: number): boolean {
   return alnum >= 20 && digits > 0 && letters > 0 && longest >= 16;
 }
 
-function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
+/**
+ * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
+ * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
+ */
+function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], prose = true): void {
   if (kinds.has('openai-key') && text.includes('sk-')) {
     const re = OPENAI;
     re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) {
       const end = m.index + m[0].length;
+      // `sk-ant-` is Anthropic's prefix: its own kind, below.
+      if (text.startsWith('ant-', m.index + 3)) continue;
       if (looksLikeOpenAIBody(text, m.index + 3, end)) hits.push({ kind: 'openai-key', start: m.index, end });
     }
   }
   if (kinds.has('aws-access-key-id')) {
-    const re = AWS_KEY_ID;
+    for (const [re, check] of [[AWS_KEY_ID, null], [AWS_KEY_ID_LOWER, hasDigit]] as const) {
+      re.lastIndex = 0;
+      let m: RegExpExecArray | null;
+      while ((m = re.exec(text)) !== null) {
+        if (!check || check(m[0])) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
+      }
+    }
+  }
+  if (kinds.has('private-key')) {
+    for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    for (const b of findHeaderlessKeys(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+  }
+  for (const shape of PROVIDER_SHAPES) {
+    if (!kinds.has(shape.kind) || !text.includes(shape.must)) continue;
+    const re = shape.re;
     re.lastIndex = 0;
     let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
+    while ((m = re.exec(text)) !== null) {
+      if (!shape.accept || shape.accept(m[0])) hits.push({ kind: shape.kind, start: m.index, end: m.index + m[0].length });
+    }
   }
-  if (kinds.has('private-key') && text.includes('BEGIN')) {
-    for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
-  }
+  if (!prose) return;
+  if (kinds.has('generic-secret')) findGenericSecrets(text, hits);
+  const laced: SecretHit[] = [];
+  findLaced(text, LACED, laced);
+  for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
 }
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[]): void {
   findDirect(text, opts.kinds, hits);
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
-  forEachEncodedRun(text, opts.decoders, (run) => {
+  const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
       const inner: SecretHit[] = [];
-      if (d.binary) findDirect(d.text, opts.kinds, inner);
+      if (d.binary) findDirect(d.text, opts.kinds, inner, false);
       else scan(normalise(d.text).text, opts, depth + 1, inner);
       if (inner.length > 0) {
-        hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: run.via });
+        hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: d.via ?? run.via });
         return;
       }
     }
-  });
+  };
+  forEachEncodedRun(text, opts.decoders, onRun);
+  forEachExtraRun(text, opts.decoders, onRun);
+  if (depth > 0) return;
+  // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
+  const n = text.length;
+  if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+    const inner: SecretHit[] = [];
+    scan(reversed(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
+  }
+  if (opts.decoders.has('html-entities')) {
+    // References spread over the text (not one run): read the whole text decoded, hits mapped back.
+    const view = htmlDecodedView(text);
+    if (view) {
+      const inner: SecretHit[] = [];
+      findDirect(view.text, opts.kinds, inner);
+      for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]!, via: 'html-entities' });
+    }
+  }
+  if (opts.decoders.has('rot13') && mayHoldRot13(text)) {
+    const inner: SecretHit[] = [];
+    scan(rot13(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });
+  }
 }
+
+const NO_DECODERS: ReadonlySet<Decoder> = new Set();
 
 /** Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order. */
 export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] {
@@ -124,7 +264,7 @@ const STRETCH_SEPARATOR = '\u0000';
  * in one findSecrets call, so the hits keep their order.
  */
 export function findSecretsAcross(text: string, cuts: readonly number[], opts: SecretScanOptions): SecretHit[] {
-  if (opts.kinds.has('private-key') && text.includes('BEGIN')) return findSecrets(text, opts);
+  if (opts.kinds.has('private-key') && mayHoldPrivateKey(text)) return findSecrets(text, opts);
   const n = text.length;
   const starts: number[] = []; // where each stretch starts in `text`
   const at: number[] = []; // and in `joined`

@@ -24,7 +24,19 @@ export interface ChatLike {
 }
 
 /** How a secret reached the detector when it was not written out plainly in one text. */
-export type Via = 'split' | 'base64' | 'hex' | 'percent' | 'unicode-escape';
+export type Via =
+  | 'split'
+  | 'base64'
+  | 'hex'
+  | 'percent'
+  | 'unicode-escape'
+  | 'base32'
+  | 'html-entities'
+  | 'octal-escape'
+  | 'char-codes'
+  | 'compressed'
+  | 'reversed'
+  | 'rot13';
 
 export interface Finding {
   rule: string;
@@ -108,10 +120,37 @@ export interface Guardrails {
 
 // ---- rules/guardrails.yaml as plain data -------------------------------------------------------------
 
-export const SECRET_KINDS = ['openai-key', 'aws-access-key-id', 'private-key'] as const;
+export const SECRET_KINDS = [
+  'openai-key',
+  'aws-access-key-id',
+  'private-key',
+  'anthropic-key',
+  'github-token',
+  'gitlab-token',
+  'npm-token',
+  'pypi-token',
+  'slack-token',
+  'stripe-key',
+  'google-api-key',
+  'huggingface-token',
+  'sendgrid-key',
+  'generic-secret',
+] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
 
-export const DECODERS = ['base64', 'hex', 'percent', 'unicode-escape'] as const;
+export const DECODERS = [
+  'base64',
+  'hex',
+  'percent',
+  'unicode-escape',
+  'base32',
+  'html-entities',
+  'octal-escape',
+  'char-codes',
+  'compressed',
+  'reversed',
+  'rot13',
+] as const;
 export type Decoder = (typeof DECODERS)[number];
 
 /** Terms: words or phrases matched on whole words of normalised text; a trailing `*` makes the last word a prefix. */
@@ -144,7 +183,24 @@ export interface SecretsDetectorDoc {
   mask: string;
 }
 
-export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc;
+/**
+ * The block rules' decision: the intent model (src/guard/intent.ts) reads the request and the detector
+ * fires when the probability of its class reaches `threshold`. `topics` (terms, as in lexical detectors)
+ * are the prefilter: the model runs only when one occurs.
+ */
+export interface IntentDetectorDoc {
+  id: string;
+  kind: 'intent';
+  description?: string;
+  /** File name of the model in rules/ (written by scripts/train-guard-intent.ts). */
+  model: string;
+  /** The model's class this detector fires on. */
+  class: string;
+  threshold: number;
+  topics: string[];
+}
+
+export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc | IntentDetectorDoc;
 
 export interface RuleDoc {
   id: string;

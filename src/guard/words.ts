@@ -72,7 +72,8 @@ export class WordStream {
   prefix!: Int32Array;
   length!: Int32Array;
   text!: Int32Array; // which text the word is in (0 for the first one added)
-  private start!: Int32Array;
+  /** Offset of each word's first unit in its own text (lexical.ts reports where `any` terms start). */
+  start!: Int32Array;
   private end!: Int32Array;
   private flags!: Uint8Array; // 1 leet-folded, 2 spelled-out letters
   private readonly sources: string[] = []; // the texts, lowercased

@@ -1,0 +1,184 @@
+/**
+ * Trains the intent scorer of the block rules (src/guard/intent.ts) on the labelled corpus in
+ * test/fixtures/guard/intent/ and writes rules/guardrails-intent.json: the weights, the corpus hash, and
+ * the held-out evaluation. Deterministic: the same corpus gives the same file.
+ *
+ *   npx tsx scripts/train-guard-intent.ts          # train, evaluate, write the model
+ *   npx tsx scripts/train-guard-intent.ts --check  # exit 1 when the committed model was trained on another corpus
+ *
+ * Corpus: one request per line; `benign.txt` is security work that mentions abuse topics, `harmful-<class>.txt`
+ * are requests of that block class (cbrn, csam, fraud). A quarter of each file, chosen by the hash of the
+ * line (so adding lines never moves others), is held out: the weights never see it, and the figures in
+ * docs/guardrails.md are measured on it (test/guard/intent-corpus.test.ts measures them through the whole
+ * guardrail runtime).
+ *
+ * Model: multinomial logistic regression, full-batch gradient descent with Adam and L2 regularisation;
+ * features that occur in fewer than two training lines are dropped (they cannot generalise and only grow
+ * the file), weights are rounded to 4 decimals.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { loadDocument } from '../src/config/documents.js';
+import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, type IntentModelDoc } from '../src/guard/intent.js';
+import { normalise } from '../src/guard/normalise.js';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const CORPUS = `${ROOT}test/fixtures/guard/intent/`;
+const OUT = `${ROOT}rules/guardrails-intent.json`;
+export const CLASSES = ['benign', 'cbrn', 'csam', 'fraud'];
+
+export interface Example {
+  label: string;
+  text: string;
+  heldOut: boolean;
+}
+
+export function readCorpus(): { examples: Example[]; sha256: string } {
+  const hash = createHash('sha256');
+  const examples: Example[] = [];
+  for (const file of readdirSync(CORPUS).filter((f) => f.endsWith('.txt')).sort()) {
+    const label = file === 'benign.txt' ? 'benign' : file.replace(/^harmful-/, '').replace(/\.txt$/, '');
+    if (!CLASSES.includes(label)) throw new Error(`${file}: unknown class ${label}`);
+    for (const line of readFileSync(CORPUS + file, 'utf8').split('\n')) {
+      const text = line.trim();
+      if (text === '') continue;
+      hash.update(`${label}\t${text}\n`);
+      const h = createHash('sha256').update(text).digest();
+      examples.push({ label, text, heldOut: h[0]! < 64 });
+    }
+  }
+  // The concepts shape the features, so they are part of what the weights were trained on.
+  hash.update(readFileSync(`${ROOT}rules/guardrails-intent-concepts.yaml`));
+  return { examples, sha256: hash.digest('hex') };
+}
+
+const wordsOf = (text: string) => intentWords(normalise(text).text);
+
+/** rules/guardrails-intent-concepts.yaml as the model stores it: whole words and prefixes (the `*` dropped). */
+export function readConcepts(): IntentModelDoc['concepts'] {
+  const doc = loadDocument<{ concepts: Record<string, string[]> }>(`${ROOT}rules`, 'guardrails-intent-concepts.yaml').data;
+  const words: Record<string, string> = {};
+  const prefixes: Record<string, string> = {};
+  for (const [concept, list] of Object.entries(doc.concepts)) {
+    for (const w of list) {
+      const table = w.endsWith('*') ? prefixes : words;
+      const key = w.replace(/\*$/, '');
+      if (key in table) throw new Error(`concepts: "${w}" is listed twice`);
+      table[key] = concept;
+    }
+  }
+  return { words, prefixes };
+}
+
+function train(examples: Example[], conceptDoc: IntentModelDoc['concepts']): IntentModelDoc['weights'] & object {
+  const k = CLASSES.length;
+  const concepts = new ConceptMap(conceptDoc);
+  const docs = examples.map((e) => ({ y: CLASSES.indexOf(e.label), f: [...requestFeatures(wordsOf(e.text), concepts)] }));
+  const df = new Map<string, number>();
+  for (const d of docs) for (const f of d.f) df.set(f, (df.get(f) ?? 0) + 1);
+  const vocab = [...df.entries()].filter(([, n]) => n >= 2).map(([f]) => f).sort();
+  const index = new Map(vocab.map((f, i) => [f, i]));
+  const rows = docs.map((d) => {
+    const ids = d.f.map((f) => index.get(f)).filter((i): i is number => i !== undefined);
+    return { y: d.y, ids, scale: 1 / Math.sqrt(Math.max(1, d.f.length)) };
+  });
+  // Classes are weighed by their size so that the benign majority does not drown the smaller harm classes.
+  const counts = CLASSES.map((_, c) => rows.filter((r) => r.y === c).length);
+  const classWeight = counts.map((n) => rows.length / (k * Math.max(1, n)));
+  const W = new Float64Array(vocab.length * k);
+  const b = new Float64Array(k);
+  const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
+  const mb = new Float64Array(k), vb = new Float64Array(k);
+  const lr = 0.05, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, l2 = 1e-4, epochs = 400;
+  for (let t = 1; t <= epochs; t++) {
+    const gW = new Float64Array(W.length);
+    const gb = new Float64Array(k);
+    for (const r of rows) {
+      const z = Float64Array.from(b);
+      for (const i of r.ids) for (let c = 0; c < k; c++) z[c]! += W[i * k + c]! * r.scale;
+      const max = Math.max(...z);
+      let sum = 0;
+      for (let c = 0; c < k; c++) sum += z[c] = Math.exp(z[c]! - max);
+      const cw = classWeight[r.y]!;
+      for (let c = 0; c < k; c++) {
+        const g = cw * (z[c]! / sum - (c === r.y ? 1 : 0));
+        gb[c]! += g;
+        for (const i of r.ids) gW[i * k + c]! += g * r.scale;
+      }
+    }
+    const n = rows.length;
+    const step = (p: Float64Array, g: Float64Array, m: Float64Array, v: Float64Array, reg: number) => {
+      for (let j = 0; j < p.length; j++) {
+        const gj = g[j]! / n + reg * p[j]!;
+        m[j] = beta1 * m[j]! + (1 - beta1) * gj;
+        v[j] = beta2 * v[j]! + (1 - beta2) * gj * gj;
+        p[j]! -= (lr * (m[j]! / (1 - beta1 ** t))) / (Math.sqrt(v[j]! / (1 - beta2 ** t)) + eps);
+      }
+    };
+    step(W, gW, mW, vW, l2);
+    step(b, gb, mb, vb, 0);
+  }
+  const weights: Record<string, number[]> = {};
+  vocab.forEach((f, i) => {
+    const w = Array.from(W.subarray(i * k, i * k + k), (x) => Math.round(x * 1e4) / 1e4);
+    if (w.some((x) => Math.abs(x) >= 0.01)) weights[f] = w;
+  });
+  return Object.assign(weights, { __bias: Array.from(b, (x) => Math.round(x * 1e4) / 1e4) });
+}
+
+/** Precision, recall and false-positive rate of "harmful" (any class but benign) at `threshold`. */
+export function evaluate(scorer: IntentScorer, examples: Example[], threshold: number) {
+  let tp = 0, fp = 0, fn = 0, tn = 0, rightClass = 0;
+  for (const e of examples) {
+    const p = scorer.score(wordsOf(e.text));
+    let best = 1;
+    for (let c = 2; c < CLASSES.length; c++) if (p[c]! > p[best]!) best = c;
+    const harmful = p[best]! >= threshold;
+    if (e.label === 'benign') harmful ? fp++ : tn++;
+    else if (harmful) {
+      tp++;
+      if (CLASSES[best] === e.label) rightClass++;
+    } else fn++;
+  }
+  return {
+    benign: fp + tn,
+    harmful: tp + fn,
+    falsePositives: fp,
+    misses: fn,
+    falsePositiveRate: Math.round((fp / Math.max(1, fp + tn)) * 1e4) / 1e4,
+    recall: Math.round((tp / Math.max(1, tp + fn)) * 1e4) / 1e4,
+    precision: Math.round((tp / Math.max(1, tp + fp)) * 1e4) / 1e4,
+    rightClass,
+  };
+}
+
+function main(): void {
+  const { examples, sha256 } = readCorpus();
+  if (process.argv.includes('--check')) {
+    const committed = JSON.parse(readFileSync(OUT, 'utf8')) as IntentModelDoc;
+    if (committed.corpusSha256 !== sha256) {
+      console.error(`rules/guardrails-intent.json was trained on corpus ${committed.corpusSha256}, the corpus is now ${sha256}: run npx tsx scripts/train-guard-intent.ts`);
+      process.exit(1);
+    }
+    console.log('intent model matches the corpus');
+    return;
+  }
+  const trainSet = examples.filter((e) => !e.heldOut);
+  const heldOut = examples.filter((e) => e.heldOut);
+  const concepts = readConcepts();
+  const { __bias, ...weights } = train(trainSet, concepts) as Record<string, number[]> & { __bias: number[] };
+  const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias!, weights };
+  const scorer = new IntentScorer(doc);
+  const threshold = 0.5;
+  doc.evaluation = {
+    threshold,
+    note: 'model alone, any harm class vs benign; the guardrail runtime adds the topic prefilter and csam-terms (see test/guard/intent-corpus.test.ts)',
+    train: evaluate(scorer, trainSet, threshold),
+    heldOut: evaluate(scorer, heldOut, threshold),
+  };
+  writeFileSync(OUT, JSON.stringify(doc, null, 0) + '\n');
+  console.log(JSON.stringify({ corpusSha256: sha256, features: Object.keys(weights).length, ...(doc.evaluation as object) }, null, 2));
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) main();

@@ -1,0 +1,204 @@
+/**
+ * The intent scorer: reads a request as a whole and says whether it ASKS for a capability (making or
+ * deploying a weapon, obtaining or producing child sexual abuse material, buying, selling or running fraud
+ * tools) or talks ABOUT the topic (analysing, detecting, reporting, defending, history, policy). Word lists
+ * cannot tell the two apart - "phishing kits for sale" is a detection rule's subject and a seller's ad - so
+ * the lexical layer only decides whether the scorer needs to run (intent detectors' `topics`), and the
+ * scorer decides.
+ *
+ * The model is a multinomial logistic regression over binary word features of the folded text (words.ts:
+ * lowercase, leetspeak undone, spelled-out letters joined): unigrams, bigrams and skip-pairs (two words
+ * with up to three others between them, so filler words do not break "make ... sarin"), computed over the
+ * words and again over the words read as concepts (rules/guardrails-intent-concepts.yaml: "brew", "cook",
+ * "synthesise" are all `ask-make`, so a synonym the corpus never used still reads as an ask), the feature vector
+ * scaled to unit length so a long text weighs no more than a short one. It is trained by
+ * `scripts/train-guard-intent.ts` on the labelled corpus in `test/fixtures/guard/intent/` and committed as
+ * data (`rules/guardrails-intent.json`, with the corpus hash it was trained on); nothing is learned at run
+ * time. Scoring is linear in the number of words.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { foldWords } from './words.js';
+
+export interface IntentModelDoc {
+  /** Bumped when the feature definition changes: a model trained on other features is refused. */
+  features: 'words-bigrams-skip3-l2/1';
+  /** sha256 of the corpus the weights were learned from (files in sorted order, each as `label\ttext` lines). */
+  corpusSha256: string;
+  /** Word -> concept and prefix -> concept (rules/guardrails-intent-concepts.yaml, copied at training). */
+  concepts: { words: Record<string, string>; prefixes: Record<string, string> };
+  classes: string[];
+  bias: number[];
+  /** Feature -> one weight per class. */
+  weights: Record<string, number[]>;
+  /** Held-out evaluation written by the training script (documentation; not used for scoring). */
+  evaluation?: unknown;
+}
+
+export const FEATURE_SET = 'words-bigrams-skip3-l2/1';
+const MIN_CONCEPT_PREFIX = 3;
+const MAX_CONCEPT_PREFIX = 14;
+const SKIP = 3;
+/** Longest text the scorer reads, in words: the last ones, where a request's ask usually is. */
+export const MAX_SCORED_WORDS = 20_000;
+
+/** The distinct features of a list of folded words. */
+export function intentFeatures(words: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  const n = words.length;
+  for (let i = 0; i < n; i++) {
+    const w = words[i]!;
+    out.add(w);
+    if (i + 1 < n) out.add(`${w} ${words[i + 1]!}`);
+    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(`${w} ~ ${words[i + k]!}`);
+  }
+  return out;
+}
+
+/** Folded words of a text, as the scorer reads them. */
+export function intentWords(text: string): string[] {
+  const words = foldWords(text);
+  return words.length > MAX_SCORED_WORDS ? words.slice(words.length - MAX_SCORED_WORDS) : words;
+}
+
+/** Word -> concept lookups of a model: whole words first, then the longest listed prefix. */
+export class ConceptMap {
+  private readonly words: Map<string, string>;
+  private readonly prefixes: Map<string, string>;
+  constructor(doc: IntentModelDoc['concepts']) {
+    this.words = new Map(Object.entries(doc.words));
+    this.prefixes = new Map(Object.entries(doc.prefixes));
+  }
+  /** The concept of each word, or the word itself. */
+  read(words: readonly string[]): string[] {
+    return words.map((w) => {
+      const c = this.words.get(w);
+      if (c !== undefined) return c;
+      for (let n = Math.min(w.length, MAX_CONCEPT_PREFIX); n >= MIN_CONCEPT_PREFIX; n--) {
+        const p = this.prefixes.get(w.slice(0, n));
+        if (p !== undefined) return p;
+      }
+      return w;
+    });
+  }
+}
+
+/** Features of the words and of the same words read as concepts. */
+export function requestFeatures(words: readonly string[], concepts: ConceptMap): Set<string> {
+  const out = intentFeatures(words);
+  for (const f of intentFeatures(concepts.read(words))) out.add(f);
+  return out;
+}
+
+// Scoring hashes features instead of building their strings (a request's windows hold thousands of words):
+// a feature's hash is made from its words' hashes the same way whether it comes from the model file (a
+// string such as `make ~ sarin`) or from a request. Two features sharing a hash would share a weight; with
+// a few thousand features in 2^32 that does not happen in practice, and would only shift a score slightly.
+const hashString = (s: string): number => {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+};
+const mix = (kind: number, a: number, b = 0): number => {
+  let h = Math.imul(kind ^ a, 0x9e3779b1);
+  h = Math.imul(h ^ (h >>> 15) ^ b, 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
+};
+const UNI = 1;
+const BI = 2;
+const SKIP_PAIR = 3;
+
+/** The hash of a feature string of intentFeatures (`w`, `a b`, `a ~ b`). */
+function featureHash(f: string): number {
+  const skip = f.indexOf(' ~ ');
+  if (skip >= 0) return mix(SKIP_PAIR, hashString(f.slice(0, skip)), hashString(f.slice(skip + 3)));
+  const space = f.indexOf(' ');
+  if (space >= 0) return mix(BI, hashString(f.slice(0, space)), hashString(f.slice(space + 1)));
+  return mix(UNI, hashString(f));
+}
+
+/** The hashes of intentFeatures(tokens), added to `out`. */
+function addFeatureHashes(hashes: readonly number[], out: Set<number>): void {
+  const n = hashes.length;
+  for (let i = 0; i < n; i++) {
+    const w = hashes[i]!;
+    out.add(mix(UNI, w));
+    if (i + 1 < n) out.add(mix(BI, w, hashes[i + 1]!));
+    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(mix(SKIP_PAIR, w, hashes[i + k]!));
+  }
+}
+
+export class IntentScorer {
+  readonly concepts: ConceptMap;
+  readonly classes: readonly string[];
+  private readonly bias: Float64Array;
+  private readonly weights: Map<number, Float64Array>;
+
+  constructor(doc: IntentModelDoc) {
+    if (doc.features !== FEATURE_SET) throw new Error(`intent model: features "${doc.features}" are not "${FEATURE_SET}"`);
+    if (!Array.isArray(doc.classes) || doc.classes.length < 2 || doc.bias.length !== doc.classes.length) {
+      throw new Error('intent model: classes and bias do not agree');
+    }
+    this.classes = doc.classes;
+    this.concepts = new ConceptMap(doc.concepts ?? { words: {}, prefixes: {} });
+    this.bias = Float64Array.from(doc.bias);
+    this.weights = new Map();
+    for (const [f, w] of Object.entries(doc.weights)) {
+      if (w.length !== doc.classes.length) throw new Error(`intent model: feature "${f}" has ${w.length} weights`);
+      const h = featureHash(f);
+      const prev = this.weights.get(h);
+      this.weights.set(h, prev ? prev.map((x, c) => x + w[c]!) : Float64Array.from(w));
+    }
+  }
+
+  /** Class probabilities (softmax) for the words, in `classes` order. */
+  score(words: readonly string[]): Float64Array {
+    const k = this.classes.length;
+    const z = Float64Array.from(this.bias);
+    const memo = new Map<string, number>();
+    const hashOf = (t: string) => {
+      let h = memo.get(t);
+      if (h === undefined) memo.set(t, (h = hashString(t)));
+      return h;
+    };
+    const feats = new Set<number>();
+    addFeatureHashes(words.map(hashOf), feats);
+    addFeatureHashes(this.concepts.read(words).map(hashOf), feats);
+    if (feats.size > 0) {
+      const scale = 1 / Math.sqrt(feats.size);
+      for (const f of feats) {
+        const w = this.weights.get(f);
+        if (w) for (let c = 0; c < k; c++) z[c]! += w[c]! * scale;
+      }
+    }
+    let max = -Infinity;
+    for (let c = 0; c < k; c++) max = Math.max(max, z[c]!);
+    let sum = 0;
+    for (let c = 0; c < k; c++) sum += z[c] = Math.exp(z[c]! - max);
+    for (let c = 0; c < k; c++) z[c]! /= sum;
+    return z;
+  }
+
+  classIndex(name: string): number {
+    return this.classes.indexOf(name);
+  }
+}
+
+const MODEL_DIR = fileURLToPath(new URL('../../rules/', import.meta.url));
+const loaded = new Map<string, IntentScorer>();
+
+/** The scorer of a model file in the rules directory (`guardrails-intent.json`), read once per process. */
+export function loadIntentScorer(file: string): IntentScorer {
+  if (!/^[a-z0-9][a-z0-9.-]*\.json$/.test(file)) throw new Error(`intent model "${file}" must be a .json file name in rules/`);
+  let s = loaded.get(file);
+  if (!s) {
+    let doc: IntentModelDoc;
+    try {
+      doc = JSON.parse(readFileSync(MODEL_DIR + file, 'utf8')) as IntentModelDoc;
+    } catch (err) {
+      throw new Error(`intent model "${file}" cannot be read: ${(err as Error).message}`);
+    }
+    loaded.set(file, (s = new IntentScorer(doc)));
+  }
+  return s;
+}

@@ -1,0 +1,268 @@
+/**
+ * Laced secrets: a key with separators or markup put inside it so that no pattern sees it whole -
+ * `sk-pr oj-Ab 12...`, a newline every few characters, `s k - p r o j`, `**AKIA**IOSF`, `AKIA-IOSF-ODNN-...`,
+ * pieces in backticks or table cells, `<br>` or a literal `\n` between them. A reader (and a model) joins the
+ * pieces back; so does this pass, before matching.
+ *
+ * Text is read as tokens (runs of `[A-Za-z0-9_-]`) and separator groups (whitespace, `*`, `` ` ``, `|`,
+ * `>`, `~`, `.`, `,`, `;`, `:`, quotes, `<br>`, literal `\n`/`\r`/`\t`; at most 4 units in a group - a
+ * longer gap ends the laced run, and so does a token longer than 32 characters). Only at a token where a secret's prefix can start (`sk`, an AWS prefix in
+ * either case, `gh?_`, `github_pat_`, `npm_`, `glpat-`, `xox?-`, `sk_`/`rk_`, `AIza`, `hf_`) are the
+ * following tokens joined, as many characters as the longest shape after that prefix needs, in two readings: separators removed (`-` and `_`
+ * kept, as real keys hold them) and separators, `-` and `_` all removed (dashes put in as separators). Each
+ * reading is matched with the shapes' own patterns, anchored where the token starts; a fixed-length shape
+ * must end where a token ends, a variable-length one is widened to the end of its last token. The hit covers
+ * the original span, separators included.
+ *
+ * Cost: most tokens are rejected by their first one or two characters; a token that starts a prefix costs
+ * at most 256 characters of joining (24 after an AWS prefix). Linear in the text.
+ */
+import type { SecretKind } from './types.js';
+
+export interface LacedShape {
+  kind: SecretKind;
+  /** The prefixes (of PREFIXES below) this shape can start with: only those anchors try it. */
+  prefixes: readonly string[];
+  /** Pattern without lookarounds, matched sticky at the start of the joined reading. */
+  re: RegExp;
+  /** Which reading: 'kept' (separators removed, `-`/`_` kept) or 'bare' (those removed too). */
+  reading: 'kept' | 'bare';
+  /** A fixed-length shape must end exactly at the end of a token. */
+  fixed: boolean;
+  /** Extra check on the match; `kept` is the kept reading from the same token (the original's dashes). */
+  accept?: (match: string, kept: string) => boolean;
+}
+
+export interface LacedHit {
+  kind: SecretKind;
+  start: number;
+  end: number;
+}
+
+const MAX_GROUP = 4;
+// Pieces of a laced key are short ("every few characters"); a longer token is a key written whole (the direct
+// patterns see it) or a word, and joining past it would only glue the prose after a key onto it.
+const MAX_PIECE = 32;
+
+const isTokenCode = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
+const isAlnum = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+
+// Separator characters: space, tab, CR, LF, * ` | > ~ . , ; : " '
+const SEPARATOR = new Uint8Array(128);
+for (const ch of ' \t\r\n*`|>~.,;:"\'') SEPARATOR[ch.charCodeAt(0)] = 1;
+
+/** Length of the separator unit at `p` (a character, `<br>`, `<br/>`, `<br />`, a literal `\n`), or 0. */
+function separatorAt(text: string, p: number): number {
+  const c = text.charCodeAt(p);
+  if (c < 128 && SEPARATOR[c] === 1) return 1;
+  if (c === 0x5c) {
+    const n = text.charCodeAt(p + 1);
+    return n === 0x6e || n === 0x72 || n === 0x74 ? 2 : 0;
+  }
+  if (c === 0x3c && (text.charCodeAt(p + 1) | 0x20) === 0x62 && (text.charCodeAt(p + 2) | 0x20) === 0x72) {
+    let q = p + 3;
+    if (text.charCodeAt(q) === 0x20) q++;
+    if (text.charCodeAt(q) === 0x2f) q++;
+    return text.charCodeAt(q) === 0x3e ? q + 1 - p : 0;
+  }
+  return 0;
+}
+
+// Prefixes a laced secret can start with, and how many joined characters the longest shape after each needs.
+const PREFIXES: ReadonlyArray<readonly [string, number]> = [
+  ['sk', 256], ['rk_', 256], ['gh', 48], ['github_pat_', 96], ['npm_', 48], ['glpat-', 72], ['xox', 256], ['AIza', 48], ['hf_', 48],
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'].flatMap(
+    (p): Array<readonly [string, number]> => [[p, 24], [p.toLowerCase(), 24]],
+  ),
+];
+const BY_FIRST = new Map<number, Array<{ kept: string; bare: string; limit: number }>>();
+for (const [x, limit] of PREFIXES) {
+  const list = BY_FIRST.get(x.charCodeAt(0)) ?? [];
+  list.push({ kept: x, bare: x.replace(/[-_]/g, ''), limit });
+  BY_FIRST.set(x.charCodeAt(0), list);
+}
+
+/** The tokens laced together from the token at `start`, until `limit` characters or the run ends. */
+function laceFrom(text: string, start: number, limit: number): number[] {
+  const bounds: number[] = []; // start, end of each token
+  const n = text.length;
+  let p = start;
+  let length = 0;
+  while (p < n && length < limit) {
+    let e = p;
+    while (e < n && isTokenCode(text.charCodeAt(e))) e++;
+    if (e === p) break;
+    bounds.push(p, e);
+    length += e - p;
+    // The separator group after the token: at most MAX_GROUP units, then another token.
+    let q = e;
+    let units = 0;
+    for (let len = separatorAt(text, q); len > 0 && units <= MAX_GROUP; len = separatorAt(text, q)) {
+      q += len;
+      units++;
+    }
+    if (units === 0 || units > MAX_GROUP || q >= n || !isTokenCode(text.charCodeAt(q)) || e - p > MAX_PIECE) break;
+    p = q;
+  }
+  return bounds;
+}
+
+const keptOf = (text: string, bounds: readonly number[]): string => {
+  let out = '';
+  for (let k = 0; k < bounds.length; k += 2) out += text.slice(bounds[k], bounds[k + 1]);
+  return out;
+};
+const JOINERS = /[-_]/g;
+
+/**
+ * The original offset just after the `count`-th character of a reading, and the end of its token: in the
+ * kept reading every token character counts, in the bare one only letters and digits.
+ */
+function mapBack(text: string, bounds: readonly number[], count: number, bare: boolean): { at: number; tokenEnd: number } {
+  let left = count;
+  for (let k = 0; k < bounds.length; k += 2) {
+    for (let i = bounds[k]!; i < bounds[k + 1]!; i++) {
+      if (bare && !isAlnum(text.charCodeAt(i))) continue;
+      if (--left === 0) return { at: i + 1, tokenEnd: bounds[k + 1]! };
+    }
+  }
+  const last = bounds[bounds.length - 1]!;
+  return { at: last, tokenEnd: last };
+}
+
+/**
+ * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
+ * too), stopping at the end of the laced run.
+ */
+function lead(text: string, p: number, max: number, bare: boolean): string {
+  const n = text.length;
+  let out = '';
+  let i = p;
+  while (out.length < max && i < n) {
+    // A token, taken as one slice.
+    let e = i;
+    while (e < n && e - i < max && isTokenCode(text.charCodeAt(e))) e++;
+    if (e > i) {
+      const piece = text.slice(i, e);
+      out += bare ? piece.replace(JOINERS, '') : piece;
+      i = e;
+      continue;
+    }
+    // A separator group between pieces: at most MAX_GROUP units, then a token character.
+    let units = 0;
+    for (let len = separatorAt(text, i); len > 0 && units <= MAX_GROUP; len = separatorAt(text, i)) {
+      i += len;
+      units++;
+    }
+    if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
+  }
+  return out.length > max ? out.slice(0, max) : out;
+}
+
+// The second characters of the prefixes by first character: a token whose second character is a letter or
+// digit outside this set (nearly every word) starts no prefix, decided without reading further.
+const SECOND = new Map<number, Set<number>>();
+for (const [x] of PREFIXES) {
+  const set = SECOND.get(x.charCodeAt(0)) ?? new Set<number>();
+  set.add(x.charCodeAt(1));
+  const bareSecond = x.replace(/[-_]/g, '').charCodeAt(1);
+  if (bareSecond) set.add(bareSecond);
+  SECOND.set(x.charCodeAt(0), set);
+}
+
+const AWS_TAIL = [/^[A-Z0-9]*$/, /^[a-z2-7]*$/];
+
+const LEAD = Math.max(...PREFIXES.map(([x]) => x.length));
+
+/** The prefixes that start at `p` (reading across separators), with the joined length they need. */
+function prefixesAt(text: string, p: number): { limit: number; prefixes: string[] } | null {
+  const candidates = BY_FIRST.get(text.charCodeAt(p));
+  if (!candidates) return null;
+  const second = text.charCodeAt(p + 1);
+  if (isAlnum(second) && !SECOND.get(text.charCodeAt(p))!.has(second)) return null;
+  const kept = lead(text, p, LEAD, false);
+  let bareLead: string | null = null;
+  const bareOf = () => (bareLead ??= lead(text, p, LEAD, true));
+  let limit = 0;
+  const prefixes: string[] = [];
+  for (const x of candidates) {
+    if (!(kept.startsWith(x.kept) || bareOf().startsWith(x.bare))) continue;
+    const bare = bareOf();
+    // An AWS key id continues in its own alphabet (capitals and digits, or the lower-case base32 letters):
+    // the characters read so far after the prefix decide most candidates (`AKIA sk-proj` is none).
+    if (x.limit === 24 && !AWS_TAIL[x.kept === x.kept.toUpperCase() ? 0 : 1]!.test(bare.slice(4))) continue;
+    prefixes.push(x.kept);
+    limit = Math.max(limit, x.limit);
+  }
+  return limit > 0 ? { limit, prefixes } : null;
+}
+
+// Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
+// the previous long join is not joined again: the cost stays linear, and what is skipped was read in a join.
+const MAX_LONG_JOINS = 256;
+
+// Where a prefix may start: a word start, then the first two characters of some prefix with at most a
+// separator group between them (lower-case AWS prefixes only written whole: `a` starts too many words). Found by the regular expression engine, which reads prose far faster than a
+// loop would; each candidate is then checked in full (prefixesAt).
+const SEP = String.raw`(?:[ \t\r\n*|>~.,;:"'_\x60-]|<br ?\/?>|\\[nrt]){0,4}`;
+const ANCHOR = new RegExp(
+  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
+  'g',
+);
+
+const byPrefixCache = new WeakMap<readonly LacedShape[], Map<string, LacedShape[]>>();
+function shapesByPrefix(shapes: readonly LacedShape[]): Map<string, LacedShape[]> {
+  let m = byPrefixCache.get(shapes);
+  if (!m) {
+    m = new Map();
+    for (const shape of shapes) for (const x of shape.prefixes) m.set(x, [...(m.get(x) ?? []), shape]);
+    byPrefixCache.set(shapes, m);
+  }
+  return m;
+}
+
+/** Secrets written with separators inside them, as spans of `text`. */
+export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[]): void {
+  const n = text.length;
+  let p = 0;
+  let longJoins = 0;
+  let longEnd = -1;
+  const re = new RegExp(ANCHOR.source, 'g');
+  const byPrefix = shapesByPrefix(shapes);
+  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null; ) {
+    const tokenStart = a.index;
+    re.lastIndex = tokenStart + 1;
+    if (tokenStart < p) continue;
+    p = tokenStart;
+    while (p < n && isTokenCode(text.charCodeAt(p))) p++;
+    const found = prefixesAt(text, tokenStart);
+    if (!found) continue;
+    const { limit, prefixes } = found;
+    if (limit > 24) {
+      if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd) continue;
+      longJoins++;
+    }
+    const bounds = laceFrom(text, tokenStart, limit);
+    if (limit > 24) longEnd = Math.max(longEnd, bounds[bounds.length - 1]!);
+    const kept = keptOf(text, bounds);
+    let bare: string | null = null;
+    let matchedEnd = -1;
+    const tried = new Set<LacedShape>();
+    for (const shape of prefixes.flatMap((x) => byPrefix.get(x) ?? [])) {
+      if (tried.has(shape)) continue;
+      tried.add(shape);
+      const reading = shape.reading === 'kept' ? kept : (bare ??= kept.replace(JOINERS, ''));
+      shape.re.lastIndex = 0;
+      const m = shape.re.exec(reading);
+      if (!m || m.index !== 0 || m[0].length === 0) continue;
+      if (shape.accept && !shape.accept(m[0], kept)) continue;
+      const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading === 'bare');
+      if (shape.fixed && at !== tokenEnd) continue;
+      hits.push({ kind: shape.kind, start: tokenStart, end: tokenEnd });
+      matchedEnd = Math.max(matchedEnd, tokenEnd);
+    }
+    if (matchedEnd > p) p = matchedEnd;
+    re.lastIndex = Math.max(re.lastIndex, p);
+  }
+}

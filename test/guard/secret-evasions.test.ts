@@ -1,0 +1,135 @@
+/**
+ * Issue #17 finding 5: reformatting defeated redaction (47 of 61 variants reached the upstream). Each family
+ * here - separators inside a key, confusables beyond the old table, encodings that were not decoded, AWS ids
+ * in lower case, glued or grouped, private keys in disguise - is held to what a user would notice: nothing
+ * of the key reaches the model. Where the whole disguise is one run it is masked exactly (the text around it
+ * intact); where the disguise spreads a key over pieces, no ten consecutive characters of the key survive,
+ * even with every separator removed. Provider tokens of every shape are masked with their own kind, and a
+ * token whose checksum fails is not.
+ */
+import { expect } from 'chai';
+import { AWS_FORMS, CONFUSABLES, MORE_ENCODINGS, PEM_DISGUISES, SEPARATORS, genericSamples, providerSamples } from './helpers/evasions.js';
+import { secretSamples, type SecretSample } from './helpers/secrets.js';
+import { guardrails, secretFindings, user } from './helpers/guardrails.js';
+
+const BEFORE = 'config value: ';
+const AFTER = ' (rotate it after the demo)';
+const mask = (kind: string) => `[REDACTED:${kind}]`;
+
+function redacted(text: string): string {
+  return guardrails().redact({ messages: [user(BEFORE + text + AFTER)] }).request.messages[0]!.content!;
+}
+
+/** Does any run of ten characters of the key (dashes and underscores aside) survive in `out`, separators removed? */
+function leaks(out: string, secret: string): string | null {
+  const squeezed = out
+    .replace(/\[REDACTED:[a-z-]+\]/g, '#')
+    .replace(/<br ?\/?>|\\[nrt]/g, '')
+    .replace(/[^A-Za-z0-9+/=]/g, '');
+  const core = secret.replace(/[^A-Za-z0-9+/=]/g, '');
+  for (let i = 0; i + 10 <= core.length; i++) if (squeezed.includes(core.slice(i, i + 10))) return core.slice(i, i + 10);
+  return null;
+}
+
+describe('guard: secret evasions (issue #17 finding 5)', () => {
+  const base = secretSamples();
+  const keys = ['openai legacy', 'openai project', 'aws AKIA', 'aws ASIA'].map((n) => base.find((s) => s.name === n)!);
+  const pems = ['pem rsa (pkcs#1)', 'pem pkcs#8', 'pem ec', 'openssh'].map((n) => base.find((s) => s.name === n)!);
+  const providers = providerSamples();
+
+  describe('provider tokens', () => {
+    for (const s of providers) {
+      it(`masks a ${s.name} as ${s.kind}`, () => {
+        expect(redacted(s.value)).to.equal(BEFORE + mask(s.kind) + AFTER);
+      });
+    }
+    it('does not mask a GitHub- or npm-shaped token whose checksum fails', () => {
+      for (const s of providers.filter((x) => x.kind === 'npm-token' || /^gh[pos]_/.test(x.value))) {
+        const last = s.value.at(-1)!;
+        const broken = s.value.slice(0, -1) + (last === 'A' ? 'B' : 'A');
+        expect(redacted(broken), s.name).to.equal(BEFORE + broken + AFTER);
+      }
+    });
+    for (const g of genericSamples()) {
+      it(`masks a high-entropy value assigned to a key-like name: ${g.name}`, () => {
+        const out = redacted(g.text);
+        expect(out).not.to.include(g.value);
+        expect(out).to.include(mask('generic-secret'));
+      });
+    }
+    it('leaves placeholders, references, UUIDs and hashes assigned to key-like names alone', () => {
+      for (const text of [
+        'OPENAI_API_KEY=${OPENAI_API_KEY}',
+        'api_key: process.env.ACME_API_KEY_FOR_PRODUCTION_USE',
+        'token = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"',
+        'password: <your password here, at least twenty>',
+        'session_token: 123e4567-e89b-12d3-a456-426614174000',
+        'secret_name: prod/database/primary-writer-credentials',
+      ]) {
+        expect(redacted(text), text).to.equal(BEFORE + text + AFTER);
+      }
+    });
+  });
+
+  describe('separators inside a key', () => {
+    for (const [family, lace] of Object.entries(SEPARATORS)) {
+      for (const s of [...keys, ...providers.filter((p) => ['github classic pat', 'stripe live secret key'].includes(p.name))]) {
+        it(`masks ${s.name} with ${family}`, () => {
+          const out = redacted(lace(s.value));
+          expect(leaks(out, s.value), out).to.equal(null);
+          expect(out.startsWith(BEFORE) && out.endsWith(AFTER), out).to.equal(true);
+        });
+      }
+    }
+  });
+
+  describe('confusables', () => {
+    for (const [family, f] of Object.entries(CONFUSABLES)) {
+      for (const s of [...keys, ...providers.slice(0, 2)]) {
+        it(`masks ${s.name} written with ${family}`, () => {
+          const evaded = f(s.value);
+          expect(evaded).not.to.equal(s.value);
+          expect(redacted(evaded)).to.equal(BEFORE + mask(s.kind) + AFTER);
+        });
+      }
+    }
+  });
+
+  describe('encodings', () => {
+    for (const [encoding, encode] of Object.entries(MORE_ENCODINGS)) {
+      for (const s of [...keys, pems[2]!, providers[0]!].filter((x) => encode(x.value) !== x.value)) {
+        it(`masks ${s.name} as ${encoding}`, () => {
+          const encoded = encode(s.value);
+          const out = redacted(encoded);
+          expect(out, out.slice(0, 200)).to.equal(BEFORE + mask(s.kind) + AFTER);
+        });
+      }
+    }
+  });
+
+  describe('AWS key ids', () => {
+    for (const [form, f] of Object.entries(AWS_FORMS)) {
+      for (const s of keys.filter((k) => k.kind === 'aws-access-key-id')) {
+        it(`masks ${s.name} ${form}`, () => {
+          const out = redacted(f(s.value));
+          expect(leaks(out, s.value), out).to.equal(null);
+          expect(out).to.include(mask('aws-access-key-id'));
+        });
+      }
+    }
+  });
+
+  describe('private keys in disguise', () => {
+    const bodyLines = (s: SecretSample) => s.value.split('\n').filter((l) => /^[A-Za-z0-9+/=]{16,}$/.test(l));
+    for (const [disguise, f] of Object.entries(PEM_DISGUISES)) {
+      for (const s of pems) {
+        it(`masks ${s.name} with ${disguise}`, () => {
+          const out = redacted(f(s.value));
+          expect(out).to.include(mask('private-key'));
+          for (const line of bodyLines(s)) expect(out.includes(line.slice(0, 16)), `a body line survived: ${out.slice(0, 300)}`).to.equal(false);
+          expect(secretFindings(guardrails().scan({ messages: [user(out)] }))).to.deep.equal([]);
+        });
+      }
+    }
+  });
+});
