@@ -9,27 +9,29 @@ import { busy, dateText, h, usd } from '../dom.js';
 import type { Section } from './section.js';
 import type { BillingStatus } from './research.js';
 
-export interface CatalogItem {
+/** An item of GET /v1/billing/catalog, under `plans`, `topups` or `creditTiers`. */
+interface CatalogItem {
   sku: string;
   name?: string;
-  kind?: string;
+  usd?: number;
   priceMicroUSD?: number;
-  purchasable?: boolean;
-  [k: string]: unknown;
+  purchasable: boolean;
 }
 
-/** Every sellable or listed item of the catalog, whatever list it is under. */
-export function catalogItems(catalog: Record<string, unknown>): CatalogItem[] {
-  const items: CatalogItem[] = [];
-  for (const [kind, value] of Object.entries(catalog)) {
-    if (!Array.isArray(value)) continue;
-    for (const v of value) {
-      const item = v as CatalogItem & { id?: string };
-      const sku = item.sku ?? item.id;
-      if (typeof sku === 'string') items.push({ ...item, sku, kind: item.kind ?? kind });
-    }
-  }
-  return items;
+interface Catalog {
+  checkoutEnabled: boolean;
+  plans: CatalogItem[];
+  topups: CatalogItem[];
+  creditTiers: CatalogItem[];
+}
+
+/** Every item of the catalog with what kind it is, in the order a buyer reads them. */
+function catalogItems(catalog: Catalog): Array<CatalogItem & { kind: string }> {
+  return [
+    ...catalog.plans.map((p) => ({ ...p, kind: 'plan, monthly' })),
+    ...catalog.topups.map((p) => ({ ...p, kind: 'top-up' })),
+    ...catalog.creditTiers.map((p) => ({ ...p, name: p.name ?? `${p.usd} USD of credits`, kind: 'credits, monthly' })),
+  ];
 }
 
 interface Receipt {
@@ -47,11 +49,11 @@ export const billing: Section = {
   async render(into, { errorBox }) {
     const day = new Date().toISOString().slice(0, 10);
     const [catalog, status, receipts] = await Promise.all([
-      call<Record<string, unknown>>('api', 'GET', '/v1/billing/catalog'),
+      call<Catalog>('api', 'GET', '/v1/billing/catalog'),
       call<BillingStatus>('api', 'GET', '/v1/billing/status'),
       call<{ data: Receipt[] }>('api', 'GET', `/v1/receipts?day=${day}`),
     ]);
-    const checkoutEnabled = catalog['checkoutEnabled'] !== false;
+    const { checkoutEnabled } = catalog;
     const ai = status.balances.find((b) => b.scope === 'ai');
 
     const buy = (item: CatalogItem) => {
@@ -89,9 +91,9 @@ export const billing: Section = {
         h('tbody', {}, ...items.map((item) =>
           h('tr', {},
             h('td', {}, item.name ?? item.sku),
-            h('td', {}, String(item.kind ?? '')),
+            h('td', {}, item.kind),
             h('td', {}, typeof item.priceMicroUSD === 'number' ? usd(item.priceMicroUSD) : ''),
-            h('td', {}, checkoutEnabled && item.purchasable !== false ? buy(item) : 'not yet purchasable'),
+            h('td', {}, item.purchasable ? buy(item) : checkoutEnabled ? 'not yet purchasable' : 'checkout off'),
           ))),
       ),
       h('h2', {}, `Receipts of ${day}`),

@@ -7,20 +7,16 @@ import { call, origins } from '../api.js';
 import { busy, dateText, h } from '../dom.js';
 import type { Section } from './section.js';
 
+/** An item of GET /v1/account/api-tokens (`{data: [...]}`): never the token itself. */
 interface TokenItem {
   id: string;
   label: string;
-  createdAt?: string | null;
-  lastUsedAt?: string | null;
-  revokedAt?: string | null;
-  revoked?: boolean;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
 }
 
-function listOf(body: unknown): TokenItem[] {
-  if (Array.isArray(body)) return body as TokenItem[];
-  const data = (body as { data?: unknown; tokens?: unknown }).data ?? (body as { tokens?: unknown }).tokens;
-  return Array.isArray(data) ? (data as TokenItem[]) : [];
-}
+const listTokens = async () => (await call<{ data: TokenItem[] }>('api', 'GET', '/v1/account/api-tokens')).data;
 
 function shownOnce(token: string): HTMLElement {
   const exportLine = `export OPENAI_BASE_URL=${origins().api}/v1 OPENAI_API_KEY=${token}`;
@@ -50,7 +46,7 @@ function shownOnce(token: string): HTMLElement {
 export const tokens: Section = {
   title: 'Tokens',
   async render(into, { errorBox }) {
-    const items = listOf(await call('api', 'GET', '/v1/account/api-tokens'));
+    const items = await listTokens();
     const issued = h('div');
     const form = h(
       'form',
@@ -87,7 +83,7 @@ export const tokens: Section = {
     ) as HTMLDialogElement;
 
     const renderList = async (list?: TokenItem[]) => {
-      const rows = list ?? listOf(await call('api', 'GET', '/v1/account/api-tokens'));
+      const rows = list ?? (await listTokens());
       if (!rows.length) {
         table.replaceChildren(h('p', {}, 'No tokens yet.'));
         return;
@@ -97,7 +93,7 @@ export const tokens: Section = {
           h('caption', {}, 'Your tokens'),
           h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Label'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'Last used'), h('th', { scope: 'col' }, 'State'))),
           h('tbody', {}, ...rows.map((t) => {
-            const revoked = Boolean(t.revoked || t.revokedAt);
+            const revoked = t.revokedAt !== null;
             const revoke = h('button', { type: 'button', class: 'danger', 'data-token-id': t.id, 'aria-label': `Revoke ${t.label}` }, 'Revoke');
             revoke.addEventListener('click', () => {
               confirmDialog.querySelector('#revoke-text')!.textContent = `"${t.label}" stops working at once; an agent using it gets 401 token-revoked.`;

@@ -10,17 +10,18 @@ import { busy, dateText, h } from '../dom.js';
 import type { Section } from './section.js';
 import type { ResearchStatus } from './research.js';
 
+/** GET /v1/research/ekyc/status: the overall state and the checks behind it (evidence references only). */
 interface EkycStatus {
-  state?: string;
-  status?: string;
-  reason?: string | null;
-  evidenceRef?: string | null;
-  expiresAt?: string | null;
-  [k: string]: unknown;
+  state: 'none' | 'pending' | 'verified' | 'refused' | 'expired';
+  reason: string | null;
+  rung: string | null;
+  level: string | null;
+  expiresAt: string | null;
 }
 
-function aupVersion(secure: Record<string, any>): string {
-  return String(secure?.rungs?.aup?.version ?? secure?.compliance?.aup?.version ?? '');
+/** The acceptable-use policy in force, as GET /v1/secure publishes it with the rung table. */
+interface Secure {
+  rungs: { aup: { version: string } };
 }
 
 function field(id: string, label: string, input: HTMLElement, hint?: string): HTMLElement {
@@ -34,9 +35,8 @@ export const verification: Section = {
     const [ekyc, research, secure] = await Promise.all([
       call<EkycStatus>('api', 'GET', '/v1/research/ekyc/status'),
       call<ResearchStatus>('api', 'GET', '/v1/research/status'),
-      call<Record<string, any>>('api', 'GET', '/v1/secure'),
+      call<Secure>('api', 'GET', '/v1/secure'),
     ]);
-    const state = ekyc.state ?? ekyc.status ?? 'none';
     const start = (label: string, tasks: string[]) => {
       const button = h('button', { type: 'button', class: 'primary' }, label);
       button.addEventListener('click', () =>
@@ -48,12 +48,12 @@ export const verification: Section = {
       );
       return button;
     };
-    const hasCard = Boolean(research.trust?.rung);
+    const hasCard = research.trust.rung !== null;
 
-    const version = aupVersion(secure);
+    const version = secure.rungs.aup.version;
     const form = h('form', { id: 'application-form' },
       h('h2', {}, 'Apply for a research scope'),
-      h('p', {}, `Under the acceptable-use policy version ${version || '(unknown)'}.`),
+      h('p', {}, `Under the acceptable-use policy version ${version}.`),
       field('app-mode', 'Verification mode', h('select', { name: 'verificationMode' },
         h('option', { value: 'card' }, 'card (L1)'), h('option', { value: 'identity' }, 'identity (L2)'),
         h('option', { value: 'business' }, 'business (L3, operator review)'), h('option', { value: 'contracted' }, 'contracted (L4, operator review)'))),
@@ -90,9 +90,9 @@ export const verification: Section = {
 
     into.append(
       h('dl', { class: 'facts' },
-        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, state + (ekyc.reason ? ` (${ekyc.reason})` : '')),
+        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, ekyc.state + (ekyc.reason ? ` (${ekyc.reason})` : '')),
         h('dt', {}, 'Research status'), h('dd', { id: 'research-status' }, research.status === 'eligible' ? 'eligible' : `pending: ${research.reason}`),
-        h('dt', {}, 'Expires'), h('dd', {}, dateText(ekyc.expiresAt ?? research.trust?.expiresAt)),
+        h('dt', {}, 'Expires'), h('dd', {}, dateText(ekyc.expiresAt)),
       ),
       h('h2', {}, 'Verify'),
       h('p', {}, 'The payment processor’s page opens; the evidence stays with the processor. Come back here when it is done.'),
