@@ -86,6 +86,12 @@ export const ERRORS = {
   // Client compatibility (the chat request's fields)
 
   // Hardening: forwarding, bounds and guardrails
+  // (bounds: listeners and upstream answers)
+  'request-timeout': { status: 408, message: 'the request was not received in time; send the head and body without pauses' },
+  'headers-too-large': { status: 431, message: 'the request head is larger than the listener accepts' },
+  'bad-request': { status: 400, message: 'the request is not valid HTTP' },
+  'upstream-answer-too-large': { status: 502, message: 'the upstream answer is larger than the gateway reads; nothing was charged for it' },
+  'upstream-usage-malformed': { status: 502, message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged' },
 
   // Operations: rate limits, health, shutdown
 

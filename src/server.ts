@@ -6,7 +6,7 @@
  * Listeners and the store are read at start; a reload swaps everything else (catalog, rules, policy data,
  * guardrails, routes and their pools) without a restart.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
@@ -29,6 +29,7 @@ import { createApiApp } from './app/api.js';
 import { createAdminApp } from './app/admin.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
+import { createListener } from './http/listener.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -107,11 +108,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history };
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
-  const api = createServer(createApiApp(deps).callback());
-  const admin = createServer(createAdminApp(deps, adminToken).callback());
-  // The synchronous wait is long (14 minutes); Node's default request timeout (5 minutes) must not cut it.
-  api.requestTimeout = 0;
-  api.keepAliveTimeout = 65_000;
+  // Every listener gets the same bounds (src/http/listener.ts); the request timeout times only the receiving
+  // of a request, so the 14-minute synchronous wait is not cut by it.
+  const api = createListener(createApiApp(deps), { name: 'api', bounds: cfg.http, log: opts.log });
+  const admin = createListener(createAdminApp(deps, adminToken), { name: 'admin', bounds: cfg.http, log: opts.log });
   const apiUrl = await listen(api, cfg.listeners.api.host, cfg.listeners.api.port);
   const adminUrl = await listen(admin, cfg.listeners.admin.host, cfg.listeners.admin.port);
   if (opts.watch) holder.watch();

@@ -93,12 +93,24 @@ export interface Listener {
   port: number;
 }
 
+export interface HttpBounds {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  bodyIdleMs?: number;
+  keepAliveMs?: number;
+  maxHeaderBytes?: number;
+  maxHeadersCount?: number;
+  maxConnections?: number;
+}
+
 export interface GatewayDoc {
   version: string;
   principalDomain: string;
   listeners: { api: Listener; admin: Listener };
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
-  limits: { bodyBytes: number; defaultMaxTokens: number };
+  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
+  /** Bounds on every listener (src/http/listener.ts); defaults there. */
+  http?: HttpBounds;
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };

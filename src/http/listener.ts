@@ -1,0 +1,143 @@
+/**
+ * Every listener's `http.Server`, hardened the same way (issue #17 "Bounds everywhere", #13 "HTTP hardening").
+ * Each bound is there because a client can otherwise hold a file descriptor and memory for free:
+ *
+ * - headersTimeoutMs: the whole request head must arrive in this time (a slowloris client trickling header
+ *   bytes is cut off).
+ * - requestTimeoutMs: the whole request, head and body, must arrive in this time. Only the receiving is timed:
+ *   once the request is in, the synchronous wait (14 minutes) runs under its own clock.
+ * - bodyIdleMs: a declared body that stops arriving is cut after this much silence, so a stalled body costs
+ *   seconds, not the whole request timeout.
+ * - keepAliveMs: an idle keep-alive connection is closed after this long (longer than a balancer's usual
+ *   60 s idle, so the balancer closes first and never sends on a connection we are closing).
+ * - maxHeaderBytes / maxHeadersCount: a bounded head (431 above the size; headers past the count ignored).
+ * - maxConnections: connections past it are refused at accept, so descriptors remain for Redis and upstreams.
+ *
+ * Clients that break these (or send bytes that are not HTTP) are answered `{error:{code,message}}` where a
+ * response can still be written, and logged as one JSON line at debug level through a per-event budget: a
+ * client must not be able to flood the log. The Koa app's own `error` events (a client that went away while
+ * its answer was written) are logged the same way instead of Koa's multi-line stack on stderr.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type Koa from 'koa';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import type { HttpBounds } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { quietLog } from './quiet-log.js';
+
+export const HTTP_DEFAULTS: Required<HttpBounds> = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  bodyIdleMs: 5_000,
+  keepAliveMs: 65_000,
+  maxHeaderBytes: 16_384,
+  maxHeadersCount: 100,
+  maxConnections: 4_096,
+};
+
+export interface ListenerOptions {
+  /** The listener's name (api, admin, ...), for logs. */
+  name: string;
+  bounds?: HttpBounds | undefined;
+  log: Logger;
+}
+
+/** Errors a client causes by going away: expected, never our bug. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/** A whole HTTP/1.1 error response, for sockets Koa never saw (the head could not be parsed or timed out). */
+function rawError(code: ErrorCode): string {
+  const body = JSON.stringify({ error: { code, message: ERRORS[code].message } });
+  const status = ERRORS[code].status;
+  const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request-timeout';
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 'headers-too-large';
+  return 'bad-request';
+}
+
+/**
+ * Cuts a request whose declared body goes silent for `idleMs`. Progress is read from the socket's byte count,
+ * so the body stream is never touched (it stays for the route to read). The request is answered 408 when no
+ * answer has started, and its connection closed.
+ */
+function watchBody(req: IncomingMessage, res: import('node:http').ServerResponse, idleMs: number, onCut: () => void): void {
+  if (req.complete) return;
+  const socket = req.socket;
+  let seen = socket.bytesRead;
+  let quietSince = Date.now();
+  const timer = setInterval(
+    () => {
+      if (req.complete || socket.destroyed) return clearInterval(timer);
+      if (socket.bytesRead !== seen) {
+        seen = socket.bytesRead;
+        quietSince = Date.now();
+        return;
+      }
+      if (Date.now() - quietSince < idleMs) return;
+      clearInterval(timer);
+      onCut();
+      if (!res.headersSent) {
+        const body = JSON.stringify({ error: { code: 'request-timeout', message: ERRORS['request-timeout'].message } });
+        res.writeHead(408, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+        res.end(body, () => socket.destroy());
+      } else {
+        socket.destroy();
+      }
+    },
+    Math.max(50, Math.floor(idleMs / 4)),
+  );
+  timer.unref();
+  req.once('close', () => clearInterval(timer));
+}
+
+export function createListener(app: Koa, opts: ListenerOptions): Server {
+  const b = { ...HTTP_DEFAULTS, ...opts.bounds };
+  const quiet = quietLog(opts.log);
+  const listener = opts.name;
+
+  // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
+  app.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
+    else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
+    else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
+  });
+
+  const server = createServer(
+    {
+      maxHeaderSize: b.maxHeaderBytes,
+      headersTimeout: Math.min(b.headersTimeoutMs, b.requestTimeoutMs),
+      requestTimeout: b.requestTimeoutMs,
+      keepAliveTimeout: b.keepAliveMs,
+      // How often Node checks the two timeouts above (default 30 s, which would stretch a 10 s bound to 40 s).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(b.headersTimeoutMs / 4))),
+    },
+    app.callback(),
+  );
+  server.keepAliveTimeout = b.keepAliveMs;
+  server.maxHeadersCount = b.maxHeadersCount;
+  server.maxConnections = b.maxConnections;
+  // The server still answers (and closes) while it is at the cap; this line says why a client was refused.
+  server.on('drop', () => quiet('warn', 'http.connection_refused', { listener, reason: 'maxConnections', maxConnections: b.maxConnections }));
+
+  server.on('request', (req, res) => watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' })));
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const code = clientErrorCode(err);
+    if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
+    else quiet('debug', 'http.client_error', { listener, code, cause: err.code ?? null });
+    // Write an answer only when nothing of one is on the wire yet (Node's own default does the same check).
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !(err.code && CLIENT_GONE.has(err.code)) && !inFlight?.headersSent) {
+      socket.end(rawError(code));
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    } else {
+      socket.destroy();
+    }
+  });
+  return server;
+}
