@@ -6,6 +6,8 @@
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import { startGateway } from './server.js';
+import { HOST_NAMES } from './config/types.js';
+import { HOSTS } from './app/hosts.js';
 import { createLogger } from './log.js';
 import { ConfigError } from './config/documents.js';
 
@@ -16,6 +18,12 @@ try {
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
   const lines = [
     `portcullis is serving the API on ${gw.apiUrl} and the admin API on ${gw.adminUrl}`,
+    // Every listener, with its public origin when that differs from where it is bound.
+    ...HOST_NAMES.map((name) => {
+      const origin = gw.origins[name];
+      const seen = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (public origin ${origin})`;
+      return `  ${`${name}:`.padEnd(9)}${gw.urls[name]}${seen}  ${HOSTS[name].title}`;
+    }),
     `  store: ${gw.store.kind}`,
     gw.adminTokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`

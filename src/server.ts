@@ -1,6 +1,6 @@
 /**
- * Starting a gateway: the demo upstream (when a route uses it), the store, the live runtime, and the two
- * listeners (API and admin). main.ts runs one for `npm start`; tests start as many as they need, in-process
+ * Starting a gateway: the demo upstream (when a route uses it), the store, the live runtime, and one
+ * listener per host of `config/gateway.yaml` (the registry in app/hosts.ts says what each serves). main.ts runs one for `npm start`; tests start as many as they need, in-process
  * or as child processes, each on its own ports.
  *
  * Listeners and the store are read at start; a reload swaps everything else (catalog, rules, policy data,
@@ -11,25 +11,20 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
 import { RuntimeHolder } from './config/reloader.js';
+import { HOST_NAMES, type HostName } from './config/types.js';
 import { createStore } from './store/index.js';
-import { RedisStore } from './store/redis.js';
-import { RedisJobStore } from './jobs/redis-store.js';
-import { MemoryJobStore } from './jobs/memory-store.js';
 import { JobEngine } from './jobs/engine.js';
-import { RedisReviewStore } from './reviews/redis-store.js';
-import { MemoryReviewStore } from './reviews/memory-store.js';
-import { RedisHistoryStore } from './secure/redis-history.js';
-import { MemoryHistoryStore } from './secure/memory-history.js';
 import { HistoryRecorder } from './secure/recorder.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptSigner } from './receipts/signing.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
-import { createApiApp } from './app/api.js';
-import { createAdminApp } from './app/admin.js';
+import { wireCapabilities } from './app/wire.js';
+import { HOSTS } from './app/hosts.js';
+import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
-import { createListener } from './http/listener.js';
+import { createListener, type Listener } from './http/listener.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -45,6 +40,10 @@ export interface GatewayOptions {
 export interface Gateway {
   apiUrl: string;
   adminUrl: string;
+  /** Where each listener is bound (http://<host>:<port>), for clients on this machine. */
+  urls: Record<HostName, string>;
+  /** Each host's public origin (`listeners.<name>.url`, or http://localhost:<bound port>). */
+  origins: Record<HostName, string>;
   adminToken: string;
   /** True when the operator token was generated here rather than read from PORTCULLIS_ADMIN_TOKEN. */
   adminTokenGenerated: boolean;
@@ -58,7 +57,7 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-async function listen(server: Server, host: string, port: number): Promise<string> {
+async function listen(server: Server, host: string, port: number): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -66,8 +65,7 @@ async function listen(server: Server, host: string, port: number): Promise<strin
       resolve();
     });
   });
-  const addr = server.address() as AddressInfo;
-  return `http://${host}:${addr.port}`;
+  return (server.address() as AddressInfo).port;
 }
 
 async function bootstrapDemo(store: Store, holder: RuntimeHolder): Promise<{ principal: string; token: string }> {
@@ -96,32 +94,50 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const signer = loadReceiptSigner({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
   const meter = createMeter(store, { signer, ...(opts.now ? { now: opts.now } : {}) });
   meter.start();
-  // Jobs live beside the store: in Redis on its connection, or in this process with the memory store.
-  const jobs = store instanceof RedisStore ? new RedisJobStore(store) : new MemoryJobStore();
+  // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
+  const wired = wireCapabilities(store);
+  const { jobs, reviews } = wired;
   const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);
   engine.start();
-  // The review list and the version history live beside the store the same way.
-  const reviews = store instanceof RedisStore ? new RedisReviewStore(store) : new MemoryReviewStore();
-  const history = new HistoryRecorder(store instanceof RedisStore ? new RedisHistoryStore(store) : new MemoryHistoryStore(), opts.log);
+  const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
-  const deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history };
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
-  // Every listener gets the same bounds (src/http/listener.ts); the request timeout times only the receiving
-  // of a request, so the 14-minute synchronous wait is not cut by it.
-  const api = createListener(createApiApp(deps), { name: 'api', bounds: cfg.http, log: opts.log });
-  const admin = createListener(createAdminApp(deps, adminToken), { name: 'admin', bounds: cfg.http, log: opts.log });
-  const apiUrl = await listen(api, cfg.listeners.api.host, cfg.listeners.api.port);
-  const adminUrl = await listen(admin, cfg.listeners.admin.host, cfg.listeners.admin.port);
+  // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
+  // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
+  // Each listener is hardened the same way (src/http/listener.ts: timeouts, head limits, connection cap).
+  const listeners = {} as Record<HostName, Listener>;
+  const servers = {} as Record<HostName, Server>;
+  const urls = {} as Record<HostName, string>;
+  const origins = {} as Record<HostName, string>;
+  try {
+    for (const name of HOST_NAMES) {
+      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log });
+      const server = listeners[name].server;
+      HOSTS[name].tune?.(server);
+      servers[name] = server;
+      const { host, port, url } = cfg.listeners[name];
+      const bound = await listen(server, host, port);
+      urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+      origins[name] = url ?? `http://localhost:${bound}`;
+    }
+  } catch (err) {
+    for (const server of Object.values(servers)) server.close();
+    throw err;
+  }
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins };
+  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }));
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
-  opts.log.info('gateway.started', { api: apiUrl, admin: adminUrl, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
+  opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
   return {
-    apiUrl,
-    adminUrl,
+    apiUrl: urls.api,
+    adminUrl: urls.admin,
+    urls,
+    origins,
     adminToken,
     adminTokenGenerated: !env['PORTCULLIS_ADMIN_TOKEN'],
     demoToken: boot?.token ?? null,
@@ -132,9 +148,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     engine,
     async close() {
       await engine.close();
-      api.closeAllConnections();
-      admin.closeAllConnections();
-      await Promise.all([new Promise((r) => api.close(r)), new Promise((r) => admin.close(r))]);
+      for (const server of Object.values(servers)) server.closeAllConnections();
+      await Promise.all(Object.values(servers).map((server) => new Promise((r) => server.close(r))));
       await holder.close();
       await meter.close();
       await store.close();

@@ -37,6 +37,14 @@ describe('npm start (embedded defaults)', () => {
     expect(body.billing).to.equal('free');
   });
 
+  it('prints every listener it serves, and each answers on the address printed', async () => {
+    for (const host of ['api', 'auth', 'console', 'site', 'graph', 'admin']) {
+      expect(grab(new RegExp(`^  ${host}: +(http://\\S+)`, 'm')), host).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    }
+    const auth = grab(/^  auth: +(\S+)/m)!;
+    expect((await fetch(`${auth}/ready`)).status).to.equal(404);
+  });
+
   it('reloads on SIGHUP', async () => {
     const api = grab(/serving the API on (\S+)/)!;
     editFile(root, 'config/gateway.yaml', (t) => t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'));

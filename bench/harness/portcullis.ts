@@ -123,6 +123,11 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       PORTCULLIS_ROOT: root,
       PORT: '0',
       PORTCULLIS_ADMIN_PORT: '0',
+      // The hosts the benchmark does not measure still bind: on free ports, so runs never collide.
+      PORTCULLIS_AUTH_PORT: '0',
+      PORTCULLIS_CONSOLE_PORT: '0',
+      PORTCULLIS_SITE_PORT: '0',
+      PORTCULLIS_GRAPH_PORT: '0',
       PORTCULLIS_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTCULLIS_WATCH: '0',
       PORTCULLIS_ROUTE_SHARED_URL: opts.mockBaseUrl,

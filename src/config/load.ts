@@ -8,7 +8,7 @@
  * as the file it overrides.
  */
 import { ConfigError, loadDocument, type LoadedDocument } from './documents.js';
-import type { BillingDoc, GatewayDoc, ModelsDoc, RungsDoc } from './types.js';
+import { HOST_NAMES, type BillingDoc, type GatewayDoc, type ModelsDoc, type RungsDoc } from './types.js';
 
 export const DOCUMENT_FILES = {
   models: 'catalog/models.yaml',
@@ -37,8 +37,15 @@ type Env = Record<string, string | undefined>;
 export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void {
   const listeners = doc['listeners'] as Record<string, Record<string, unknown>> | undefined;
   const port = (name: string) => (/^\d+$/.test(env[name] ?? '') ? Number(env[name]) : env[name]);
+  // PORT is the API's port (the convention of process managers); PORTCULLIS_API_PORT, more specific, wins.
   if (env['PORT'] !== undefined && listeners?.['api']) listeners['api']['port'] = port('PORT');
-  if (env['PORTCULLIS_ADMIN_PORT'] !== undefined && listeners?.['admin']) listeners['admin']['port'] = port('PORTCULLIS_ADMIN_PORT');
+  for (const host of HOST_NAMES) {
+    const name = host.toUpperCase();
+    const listener = listeners?.[host];
+    if (!listener) continue;
+    if (env[`PORTCULLIS_${name}_PORT`] !== undefined) listener['port'] = port(`PORTCULLIS_${name}_PORT`);
+    if (env[`PORTCULLIS_${name}_URL`] !== undefined) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
+  }
   if (env['REDIS_URL']) {
     const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
     doc['store'] = { kind: 'redis', url: env['REDIS_URL'], ...(prefix ? { prefix } : {}) };

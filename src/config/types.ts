@@ -88,9 +88,15 @@ export interface RouteConfig {
   models: Record<string, { upstreamModel?: string }>;
 }
 
+/** The hosts of the spec, each its own listener (decisions.md: "a route answers only on its host"). */
+export const HOST_NAMES = ['api', 'auth', 'console', 'site', 'graph', 'admin'] as const;
+export type HostName = (typeof HOST_NAMES)[number];
+
 export interface Listener {
   host: string;
   port: number;
+  /** Public origin; http://localhost:<bound port> when absent. */
+  url?: string;
 }
 
 export interface HttpBounds {
@@ -106,7 +112,7 @@ export interface HttpBounds {
 export interface GatewayDoc {
   version: string;
   principalDomain: string;
-  listeners: { api: Listener; admin: Listener };
+  listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
   limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */

@@ -18,7 +18,7 @@
  * client must not be able to flood the log. The Koa app's own `error` events (a client that went away while
  * its answer was written) are logged the same way instead of Koa's multi-line stack on stderr.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
 import { ERRORS, type ErrorCode } from '../errors.js';
@@ -65,7 +65,7 @@ function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {
  * so the body stream is never touched (it stays for the route to read). The request is answered 408 when no
  * answer has started, and its connection closed.
  */
-function watchBody(req: IncomingMessage, res: import('node:http').ServerResponse, idleMs: number, onCut: () => void): void {
+function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, onCut: () => void): void {
   if (req.complete) return;
   const socket = req.socket;
   let seen = socket.bytesRead;
@@ -95,17 +95,17 @@ function watchBody(req: IncomingMessage, res: import('node:http').ServerResponse
   req.once('close', () => clearInterval(timer));
 }
 
-export function createListener(app: Koa, opts: ListenerOptions): Server {
+/** A hardened server, bound before its app exists (apps need the bound origins); `serve` attaches the app. */
+export interface Listener {
+  server: Server;
+  serve(app: Koa): void;
+}
+
+export function createListener(opts: ListenerOptions): Listener {
   const b = { ...HTTP_DEFAULTS, ...opts.bounds };
   const quiet = quietLog(opts.log);
   const listener = opts.name;
-
-  // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
-  app.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
-    else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
-    else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
-  });
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
 
   const server = createServer(
     {
@@ -116,12 +116,17 @@ export function createListener(app: Koa, opts: ListenerOptions): Server {
       // How often Node checks the two timeouts above (default 30 s, which would stretch a 10 s bound to 40 s).
       connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(b.headersTimeoutMs / 4))),
     },
-    app.callback(),
+    (req, res) => {
+      if (handler) return handler(req, res);
+      // Bound but not yet serving (start-up builds the apps after every port is bound).
+      const body = JSON.stringify({ error: { code: 'not-ready', message: ERRORS['not-ready'].message } });
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'retry-after': '1' }).end(body);
+    },
   );
   server.keepAliveTimeout = b.keepAliveMs;
   server.maxHeadersCount = b.maxHeadersCount;
   server.maxConnections = b.maxConnections;
-  // The server still answers (and closes) while it is at the cap; this line says why a client was refused.
+  // The server refuses connections past the cap at accept; this line says why a client was refused.
   server.on('drop', () => quiet('warn', 'http.connection_refused', { listener, reason: 'maxConnections', maxConnections: b.maxConnections }));
 
   server.on('request', (req, res) => watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' })));
@@ -139,5 +144,17 @@ export function createListener(app: Koa, opts: ListenerOptions): Server {
       socket.destroy();
     }
   });
-  return server;
+
+  return {
+    server,
+    serve(app: Koa) {
+      // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
+      app.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
+        else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
+        else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
+      });
+      handler = app.callback();
+    },
+  };
 }

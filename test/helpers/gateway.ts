@@ -9,8 +9,14 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startGateway, type Gateway } from '../../src/server.js';
 import { silentLogger, type Logger } from '../../src/log.js';
+import { HOST_NAMES } from '../../src/config/types.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+
+/** Every listener on a free port: tests never bind a fixed one (several suites and machines share ports). */
+export const FREE_PORTS: Record<string, string> = Object.fromEntries(
+  ['PORT', ...HOST_NAMES.map((h) => `PORTCULLIS_${h.toUpperCase()}_PORT`)].map((name) => [name, '0']),
+);
 
 /** Copies the configuration folders into a fresh temporary root. */
 export function configRoot(): string {
@@ -48,8 +54,7 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const root = opts.root ?? configRoot();
   editFile(root, 'config/gateway.yaml', (t) => t.replace('bootstrap: true', 'bootstrap: false'));
   const env: Record<string, string> = {
-    PORT: '0',
-    PORTCULLIS_ADMIN_PORT: '0',
+    ...FREE_PORTS,
     PORTCULLIS_ADMIN_TOKEN: 'test-operator-token',
     ...(opts.upstreamUrl ? { PORTCULLIS_ROUTE_SHARED_URL: opts.upstreamUrl, PORTCULLIS_ROUTE_DEDICATED_URL: opts.upstreamUrl } : {}),
     ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl } : {}),

@@ -52,6 +52,28 @@ describe('listener bounds', function () {
     expect(await up.requests()).to.have.length(0);
   });
 
+  it('cuts an unfinished head (408) and closes a connection whose body stalls, on every listener', async () => {
+    const urls = Object.values(gw.urls);
+    expect(Object.keys(gw.urls)).to.include.members(['api', 'auth', 'console', 'site', 'graph', 'admin']);
+    const heads = await Promise.all(
+      urls.map(async (url) => {
+        const c = await rawConnect(url);
+        c.socket.write('GET /anything HTTP/1.1\r\nhost: x\r\n');
+        return parseRaw(await c.closed).status;
+      }),
+    );
+    expect(heads).to.deep.equal(urls.map(() => 408));
+    // A route that answers without reading the body (404, 401) has answered; the stalled rest is still cut.
+    const bodies = await Promise.all(
+      urls.map(async (url) => {
+        const c = await rawConnect(url);
+        c.socket.write('POST /anything HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{');
+        return parseRaw(await c.closed).status;
+      }),
+    );
+    for (const status of bodies) expect([401, 404, 408]).to.include(status);
+  });
+
   it('cuts many stalled bodies while a normal call is still answered', async () => {
     const stalled = await Promise.all(
       Array.from({ length: 30 }, async () => {

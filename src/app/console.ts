@@ -1,0 +1,14 @@
+/**
+ * The console listener: the account console ({console_url}): the pages where a person issues tokens, pays and manages the account.
+ * Declared now so that every host of the spec has its listener and public origin; until its issue lands it
+ * has no routes, and everything answers 404 `not-found` through the single exit.
+ */
+import Koa from 'koa';
+import type { Deps } from './deps.js';
+import { singleExit } from './single-exit.js';
+
+export function createConsoleApp(deps: Deps): Koa {
+  const app = new Koa({ proxy: false });
+  app.use(singleExit(deps.log));
+  return app;
+}

@@ -1,0 +1,33 @@
+/**
+ * Which implementation each capability runs on, decided in one place: a capability that keeps state beside
+ * the store runs in Redis on the store's connection when the store is Redis, and in this process when it is
+ * the memory store. A new capability adds one line here (and one field to `Capabilities`), not an import
+ * pair and a ternary in server.ts.
+ */
+import { RedisStore } from '../store/redis.js';
+import type { Store } from '../store/store.js';
+import type { JobStore } from '../jobs/store.js';
+import { RedisJobStore } from '../jobs/redis-store.js';
+import { MemoryJobStore } from '../jobs/memory-store.js';
+import type { ReviewStore } from '../reviews/store.js';
+import { RedisReviewStore } from '../reviews/redis-store.js';
+import { MemoryReviewStore } from '../reviews/memory-store.js';
+import type { HistoryStore } from '../secure/history.js';
+import { RedisHistoryStore } from '../secure/redis-history.js';
+import { MemoryHistoryStore } from '../secure/memory-history.js';
+
+export interface Capabilities {
+  jobs: JobStore;
+  reviews: ReviewStore;
+  history: HistoryStore;
+}
+
+/** One pair per capability: [on Redis, in memory]. */
+export function wireCapabilities(store: Store): Capabilities {
+  const pick = <T>(onRedis: (s: RedisStore) => T, inMemory: () => T): T => (store instanceof RedisStore ? onRedis(store) : inMemory());
+  return {
+    jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
+    reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
+    history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+  };
+}
