@@ -8,11 +8,12 @@ import { dirname, resolve } from 'node:path';
 import { startGateway } from './server.js';
 import { HOST_NAMES } from './config/types.js';
 import { HOSTS } from './app/hosts.js';
-import { createLogger } from './log.js';
+import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
-const log = createLogger((process.env['LOG_LEVEL'] as 'info' | undefined) ?? 'info');
+const level = process.env['LOG_LEVEL'];
+const log = createLogger(isLevel(level) ? level : 'info');
 
 try {
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });

@@ -25,6 +25,8 @@ import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
 import { createListener, type Listener } from './http/listener.js';
+import { Lifecycle } from './http/lifecycle.js';
+import { pingStore } from './metrics/metrics.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -108,12 +110,19 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
   // Each listener is hardened the same way (src/http/listener.ts: timeouts, head limits, connection cap).
   const listeners = {} as Record<HostName, Listener>;
+  const lifecycle = new Lifecycle();
+  const probe = async () => ({
+    runtime: holder.current !== undefined,
+    policy: holder.current?.policy !== undefined,
+    store: await Promise.race([pingStore(() => store.ping()), new Promise<boolean>((r) => setTimeout(() => r(false), 1_000).unref())]),
+    serving: !lifecycle.draining,
+  });
   const servers = {} as Record<HostName, Server>;
   const urls = {} as Record<HostName, string>;
   const origins = {} as Record<HostName, string>;
   try {
     for (const name of HOST_NAMES) {
-      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log });
+      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin' });
       const server = listeners[name].server;
       HOSTS[name].tune?.(server);
       servers[name] = server;

@@ -25,6 +25,10 @@ import { ERRORS, type ErrorCode } from '../errors.js';
 import type { HttpBounds } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { quietLog } from './quiet-log.js';
+import type { Lifecycle } from './lifecycle.js';
+import { healthRoutes, type ReadinessProbe } from './health.js';
+import { requestContext } from './request-context.js';
+import { timeStages } from './stage-timing.js';
 
 export const HTTP_DEFAULTS: Required<HttpBounds> = {
   headersTimeoutMs: 10_000,
@@ -37,10 +41,16 @@ export const HTTP_DEFAULTS: Required<HttpBounds> = {
 };
 
 export interface ListenerOptions {
-  /** The listener's name (api, admin, ...), for logs. */
+  /** The listener's name (api, admin, ...), for logs and metrics. */
   name: string;
   bounds?: HttpBounds | undefined;
   log: Logger;
+  /** The process's life (draining, requests in flight), shared by every listener. */
+  lifecycle: Lifecycle;
+  /** What `GET /readyz` checks. */
+  probe: ReadinessProbe;
+  /** Serve `GET /metrics` here (the admin listener). */
+  metrics?: boolean;
 }
 
 /** Errors a client causes by going away: expected, never our bug. */
@@ -154,6 +164,10 @@ export function createListener(opts: ListenerOptions): Listener {
         else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
         else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
       });
+      // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
+      // request line and metrics, then health. Then each named stage of the app's routers is timed.
+      timeStages(app);
+      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false));
       handler = app.callback();
     },
   };

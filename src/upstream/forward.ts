@@ -18,6 +18,7 @@ import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { Origin } from '../config/compile.js';
 import type { Usage } from '../metering/price.js';
+import { metrics } from '../metrics/metrics.js';
 
 export interface AnswerMessage {
   role: 'assistant';
@@ -109,9 +110,14 @@ function notStarted(err: unknown): boolean {
  */
 export async function forwardChat(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<UpstreamAnswer> {
   for (let attempt = 0; ; attempt++) {
+    const end = metrics.upstreamSeconds.startTimer({ route: origin.route });
     try {
-      return await forwardOnce(origin, body, signal);
+      const answer = await forwardOnce(origin, body, signal);
+      end();
+      return answer;
     } catch (err) {
+      end();
+      metrics.upstreamErrors.inc({ route: origin.route, code: err instanceof GatewayError ? err.code : 'internal-error' });
       const cause = (err as { cause?: unknown }).cause;
       if (attempt >= retries || !notStarted(cause) || signal.aborted) throw err;
       await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
