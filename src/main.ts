@@ -36,12 +36,27 @@ try {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
+  // SIGTERM or SIGINT: a graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the
+  // store closes last). A second signal stops at once.
+  let stopping = false;
   const stop = (signal: string) => {
+    if (stopping) {
+      log.warn('gateway.stopping_now', { signal });
+      void gw.close().then(() => process.exit(0));
+      return;
+    }
+    stopping = true;
     log.info('gateway.stopping', { signal });
-    void gw.close().then(() => process.exit(0));
+    void gw.shutdown().then(
+      () => process.exit(0),
+      (err: Error) => {
+        log.error('gateway.stop_failed', { error: err.name });
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 } catch (err) {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);

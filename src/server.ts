@@ -26,6 +26,7 @@ import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
 import { createListener, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
+import { drain } from './http/shutdown.js';
 import { pingStore } from './metrics/metrics.js';
 
 export interface GatewayOptions {
@@ -56,6 +57,11 @@ export interface Gateway {
   holder: RuntimeHolder;
   meter: Meter;
   engine: JobEngine;
+  /** Where the process is in its life (draining after SIGTERM) and the requests in flight. */
+  lifecycle: Lifecycle;
+  /** Graceful stop (SIGTERM): drain, give in-flight work `shutdown.graceMs`, then close. */
+  shutdown(): Promise<void>;
+  /** Immediate stop: running jobs are interrupted, connections cut. */
   close(): Promise<void>;
 }
 
@@ -142,7 +148,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
-  return {
+  const gateway: Gateway = {
     apiUrl: urls.api,
     adminUrl: urls.admin,
     urls,
@@ -155,6 +161,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     holder,
     meter,
     engine,
+    lifecycle,
+    async shutdown() {
+      // Readiness false, listeners closed, in-flight work given its grace (src/http/shutdown.ts); then stop.
+      await drain({ lifecycle, servers: Object.values(servers), jobsIdle: (ms) => engine.idle(ms), log: opts.log }, cfg.shutdown);
+      await engine.close();
+      await lifecycle.idle(1_000); // the answers of jobs stopped just now are written before connections close
+      await gateway.close();
+    },
     async close() {
       await engine.close();
       for (const server of Object.values(servers)) server.closeAllConnections();
@@ -165,4 +179,5 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await demo?.close();
     },
   };
+  return gateway;
 }

@@ -117,6 +117,8 @@ export interface GatewayDoc {
   limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
+  /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
+  shutdown?: { drainDelayMs?: number; graceMs?: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };

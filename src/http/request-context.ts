@@ -67,5 +67,7 @@ export function requestContext(listener: string, log: Logger, lifecycle: Lifecyc
     ctx.res.once('finish', finish);
     ctx.res.once('close', finish);
     await next();
+    // Draining: tell the client not to send again on this connection (it reconnects, to another instance).
+    if (lifecycle.draining && !ctx.headerSent) ctx.set('connection', 'close');
   };
 }
