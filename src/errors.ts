@@ -94,6 +94,7 @@ export const ERRORS = {
   'upstream-usage-malformed': { status: 502, message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged' },
 
   // Operations: rate limits, health, shutdown
+  'rate-limited': { status: 429, message: 'too many requests; retry after the time in retry-after' },
   'not-ready': { status: 503, message: 'this gateway instance is not ready (starting, draining or its store unreachable); retry, another instance may answer' },
 
   // Receipts log

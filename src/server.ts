@@ -141,7 +141,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const server of Object.values(servers)) server.close();
     throw err;
   }
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, limiter: wired.limiter };
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }));
   if (opts.watch) holder.watch();
 

@@ -28,6 +28,7 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
+import { limitAddress, limitFailedAuth, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -37,7 +38,12 @@ export function createApiApp(deps: Deps): Koa {
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
-  router.get('/v1/models', listModels(holder));
+  // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
+  const limits = deps.limiter;
+  const ahead = [lookAhead(jobs), principalLimitAhead(limits, holder)];
+  const alongside = (call: Parameters<(typeof ahead)[number]>[0], principalId: string) => ahead.forEach((f) => f(call, principalId));
+
+  router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
@@ -46,7 +52,8 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(store, lookAhead(jobs)),
+    identify(store, alongside),
+    limitPrincipal(limits, holder),
     jobKey(),
     attach(jobs, answer),
     ...admission('chat'),
@@ -60,7 +67,8 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(store, lookAhead(jobs)),
+    identify(store, alongside),
+    limitPrincipal(limits, holder),
     jobKey(),
     bindIdempotencyKey(jobs),
     attach(jobs, queued()),
@@ -73,6 +81,7 @@ export function createApiApp(deps: Deps): Koa {
   router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));
+  app.use(limitFailedAuth(limits, holder));
   app.use(wiresNotOffered());
   app.use(router.routes());
   app.use(router.allowedMethods());

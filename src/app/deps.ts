@@ -7,6 +7,7 @@ import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { HostName } from '../config/types.js';
 
 export interface Deps {
@@ -20,6 +21,8 @@ export interface Deps {
   reviews: ReviewStore;
   /** The document version history GET /v1/secure serves (src/secure). */
   history: HistoryRecorder;
+  /** Rate limits shared by every instance (src/ratelimit). */
+  limiter: RateLimiter;
   /**
    * The public origin of every host (`listeners.<name>.url`, or http://localhost:<bound port>), known once
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.

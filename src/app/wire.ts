@@ -15,11 +15,16 @@ import { MemoryReviewStore } from '../reviews/memory-store.js';
 import type { HistoryStore } from '../secure/history.js';
 import { RedisHistoryStore } from '../secure/redis-history.js';
 import { MemoryHistoryStore } from '../secure/memory-history.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
+import { RedisRateLimiter } from '../ratelimit/redis.js';
+import { MemoryRateLimiter } from '../ratelimit/memory.js';
 
 export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
+  /** Rate limits shared by every instance (src/ratelimit). */
+  limiter: RateLimiter;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -29,5 +34,6 @@ export function wireCapabilities(store: Store): Capabilities {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+    limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
   };
 }

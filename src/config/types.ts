@@ -109,6 +109,15 @@ export interface HttpBounds {
   maxConnections?: number;
 }
 
+/** Rate limits (src/ratelimit): requests per minute; an absent limit is off. */
+export interface RateLimitSettings {
+  perPrincipal?: number;
+  perAddress?: number;
+  failedAuthPerAddress?: number;
+  /** The header a trusted reverse proxy writes the client address into (its last entry is used). */
+  addressHeader?: string;
+}
+
 export interface GatewayDoc {
   version: string;
   principalDomain: string;
@@ -117,6 +126,7 @@ export interface GatewayDoc {
   limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
+  rateLimits?: RateLimitSettings;
   /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
   shutdown?: { drainDelayMs?: number; graceMs?: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
