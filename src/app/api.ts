@@ -28,6 +28,7 @@ import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
+import { serveOpenApi } from '../openapi/route.js';
 import { limitAddress, limitFailedAuth, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 
 export function createApiApp(deps: Deps): Koa {
@@ -45,6 +46,8 @@ export function createApiApp(deps: Deps): Koa {
 
   router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
+  // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
+  router.get('/openapi.json', serveOpenApi());
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
