@@ -10,6 +10,7 @@ import { HOST_NAMES } from './config/types.js';
 import { HOSTS } from './app/hosts.js';
 import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
+import { ListenError } from './http/listener.js';
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
@@ -30,10 +31,14 @@ try {
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
   ];
-  if (gw.demoToken) {
-    lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
-    lines.push('', `  export PAT=${gw.demoToken}${gw.adminTokenGenerated ? ` PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}` : ''}`);
-  }
+  if (gw.demoToken) lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
+  // Everything the README's curls and the CLI need, in one line to paste into another shell.
+  const exports = [
+    ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
+    `PORTCULLIS_ADMIN_URL=${gw.adminUrl}`,
+    ...(gw.adminTokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
+  ];
+  lines.push('', `  export ${exports.join(' ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
   // SIGTERM or SIGINT: a graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the
@@ -61,6 +66,10 @@ try {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof ListenError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(69); // EX_UNAVAILABLE
   }
   throw err;
 }

@@ -24,7 +24,7 @@ import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
-import { createListener, type Listener } from './http/listener.js';
+import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { pingStore } from './metrics/metrics.js';
@@ -133,7 +133,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       HOSTS[name].tune?.(server);
       servers[name] = server;
       const { host, port, url } = cfg.listeners[name];
-      const bound = await listen(server, host, port);
+      const bound = await listen(server, host, port).catch((err: NodeJS.ErrnoException) => {
+        throw new ListenError(name, host, port, err);
+      });
       urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
       origins[name] = url ?? `http://localhost:${bound}`;
     }

@@ -172,3 +172,22 @@ export function createListener(opts: ListenerOptions): Listener {
     },
   };
 }
+
+/** A listener that could not bind: said in one line by `npm start`, not as a stack trace. */
+export class ListenError extends Error {
+  constructor(
+    readonly listener: string,
+    readonly host: string,
+    readonly port: number,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const why =
+      cause.code === 'EADDRINUSE' ? 'the port is taken (another portcullis, or another program, is listening there)'
+      : cause.code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)'
+      : cause.code === 'EADDRNOTAVAIL' ? 'the address is not one of this machine\'s'
+      : (cause.code ?? cause.message);
+    const env = `PORTCULLIS_${listener.toUpperCase()}_PORT`;
+    super(`portcullis: the ${listener} listener cannot bind ${host}:${port}: ${why}; choose another port with ${env} or listeners.${listener}.port in config/gateway.yaml`, { cause });
+    this.name = 'ListenError';
+  }
+}
