@@ -11,10 +11,14 @@ import { HOSTS } from './app/hosts.js';
 import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 import { ListenError } from './http/listener.js';
+import { startTracing, stopTracing } from './observe/tracing.js';
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
 const log = createLogger(isLevel(level) ? level : 'info');
+
+// Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
+if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 
 try {
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
@@ -53,7 +57,7 @@ try {
     stopping = true;
     log.info('gateway.stopping', { signal });
     void gw.shutdown().then(
-      () => process.exit(0),
+      () => stopTracing().finally(() => process.exit(0)),
       (err: Error) => {
         log.error('gateway.stop_failed', { error: err.name });
         process.exit(1);

@@ -27,7 +27,7 @@ import type { Logger } from './log.js';
 import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
-import { pingStore } from './metrics/metrics.js';
+import { pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */

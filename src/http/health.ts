@@ -9,7 +9,7 @@
  */
 import type { Context, Next } from 'koa';
 import { ERRORS } from '../errors.js';
-import { registry } from '../metrics/metrics.js';
+import { registry } from '../observe/metrics.js';
 
 /** Each readiness check by name: true when it passes. */
 export type ReadinessProbe = () => Promise<Record<string, boolean>>;

@@ -9,7 +9,9 @@ import type { Context, Next } from 'koa';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Lifecycle } from './lifecycle.js';
-import { metrics } from '../metrics/metrics.js';
+import { metrics } from '../observe/metrics.js';
+import { serverSpan } from '../observe/tracing.js';
+import { SpanStatusCode } from '@opentelemetry/api';
 
 const GIVEN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 /** Calls that pass admission: their decision is counted as "admitted" or their refusal's code. */
@@ -27,47 +29,54 @@ interface CallLike {
 
 export function requestContext(listener: string, log: Logger, lifecycle: Lifecycle) {
   return async function requestContext(ctx: Context, next: Next): Promise<void> {
-    const started = performance.now();
-    const given = ctx.get('x-request-id');
-    const requestId = GIVEN_ID.test(given) ? given : randomUUID();
-    ctx.state.requestId = requestId;
-    ctx.set('x-request-id', requestId);
-    lifecycle.enter();
-    let done = false;
-    const finish = () => {
-      if (done) return;
-      done = true;
-      lifecycle.leave();
-      // Never the raw path as a label: any client could mint series with it.
-      const route = (ctx.state.route as string | undefined) ?? (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
-      const status = ctx.res.writableFinished ? ctx.status : 499; // 499: the client went away first
-      const body = ctx.body as { error?: { code?: string } } | undefined;
-      const code = body && typeof body === 'object' && 'error' in body ? (body.error?.code ?? '') : '';
-      const seconds = (performance.now() - started) / 1000;
-      metrics.requests.inc({ host: listener, route, status: String(status), code });
-      metrics.requestSeconds.observe({ host: listener, route }, seconds);
-      if (code === 'store-unavailable') metrics.storeErrors.inc();
-      const call = ctx.state.call as CallLike | undefined;
-      if (ADMITTING.has(route) && ctx.method === 'POST') metrics.admission.inc({ decision: code || (status < 400 ? 'admitted' : String(status)) });
-      const g = call?.decision?.guardrails;
-      if (g) for (const action of ['block', 'redact', 'flag'] as const) for (const rule of g[action] ?? []) metrics.guardrail.inc({ rule, action });
-      const principalId = call?.identity?.principal?.id;
-      // Probes come every few seconds from every balancer: their lines are debug, every other request's info.
-      log[PROBES.has(route) ? 'debug' : 'info']('http.request', {
-        listener,
-        method: ctx.method,
-        route,
-        status,
-        ...(code ? { code } : {}),
-        durationMs: Math.round(seconds * 1000 * 10) / 10,
-        requestId,
-        ...(principalId ? { principal: principalHash(principalId) } : {}),
-      });
-    };
-    ctx.res.once('finish', finish);
-    ctx.res.once('close', finish);
-    await next();
-    // Draining: tell the client not to send again on this connection (it reconnects, to another instance).
-    if (lifecycle.draining && !ctx.headerSent) ctx.set('connection', 'close');
+    // The server span of the request (a no-op unless tracing is on, src/observe/tracing.ts).
+    await serverSpan(ctx.headers, ctx.method, async (span) => {
+      const started = performance.now();
+      const given = ctx.get('x-request-id');
+      const requestId = GIVEN_ID.test(given) ? given : randomUUID();
+      ctx.state.requestId = requestId;
+      ctx.set('x-request-id', requestId);
+      lifecycle.enter();
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        lifecycle.leave();
+        // Never the raw path as a label: any client could mint series with it.
+        const route = (ctx.state.route as string | undefined) ?? (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const status = ctx.res.writableFinished ? ctx.status : 499; // 499: the client went away first
+        const body = ctx.body as { error?: { code?: string } } | undefined;
+        const code = body && typeof body === 'object' && 'error' in body ? (body.error?.code ?? '') : '';
+        const seconds = (performance.now() - started) / 1000;
+        metrics.requests.inc({ host: listener, route, status: String(status), code });
+        metrics.requestSeconds.observe({ host: listener, route }, seconds);
+        if (code === 'store-unavailable') metrics.storeErrors.inc();
+        const call = ctx.state.call as CallLike | undefined;
+        if (ADMITTING.has(route) && ctx.method === 'POST') metrics.admission.inc({ decision: code || (status < 400 ? 'admitted' : String(status)) });
+        const g = call?.decision?.guardrails;
+        if (g) for (const action of ['block', 'redact', 'flag'] as const) for (const rule of g[action] ?? []) metrics.guardrail.inc({ rule, action });
+        const principalId = call?.identity?.principal?.id;
+        span.updateName(`${ctx.method} ${route}`);
+        span.setAttributes({ 'http.request.method': ctx.method, 'http.route': route, 'http.response.status_code': status, 'portcullis.listener': listener, 'portcullis.request_id': requestId, ...(code ? { 'error.type': code } : {}) });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: code || String(status) });
+        span.end();
+        // Probes come every few seconds from every balancer: their lines are debug, every other request's info.
+        log[PROBES.has(route) ? 'debug' : 'info']('http.request', {
+          listener,
+          method: ctx.method,
+          route,
+          status,
+          ...(code ? { code } : {}),
+          durationMs: Math.round(seconds * 1000 * 10) / 10,
+          requestId,
+          ...(principalId ? { principal: principalHash(principalId) } : {}),
+        });
+      };
+      ctx.res.once('finish', finish);
+      ctx.res.once('close', finish);
+      await next();
+      // Draining: tell the client not to send again on this connection (it reconnects, to another instance).
+      if (lifecycle.draining && !ctx.headerSent) ctx.set('connection', 'close');
+    });
   };
 }

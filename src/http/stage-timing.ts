@@ -1,11 +1,13 @@
 /**
- * Per-stage latency (`portcullis_stage_duration_seconds{stage}`) without touching the stages: every named
+ * Per-stage latency (`portcullis_stage_duration_seconds{stage}`, and a span per stage when tracing is on)
+ * without touching the stages: every named
  * middleware on a router of the app (the pipeline stages are named functions, architecture habit 1) is
  * wrapped once, at start, to time its own work — from entering it to its handing on to the next stage, or
  * to its return when it does not hand on. Anonymous handlers (plain routes) are left alone.
  */
 import type Koa from 'koa';
-import { metrics } from '../metrics/metrics.js';
+import { metrics } from '../observe/metrics.js';
+import { stageSpan } from '../observe/tracing.js';
 
 type Middleware = Koa.Middleware;
 const TIMED = Symbol('timed');
@@ -14,7 +16,12 @@ function timed(fn: Middleware): Middleware {
   if (!fn.name || (fn as unknown as Record<symbol, boolean>)[TIMED]) return fn;
   const stage = fn.name.replace(/^bound /, '');
   const wrapped: Middleware = async (ctx, next) => {
-    const end = metrics.stageSeconds.startTimer({ stage });
+    const timer = metrics.stageSeconds.startTimer({ stage });
+    const span = stageSpan(stage);
+    const end = () => {
+      timer();
+      span();
+    };
     let handed = false;
     try {
       await fn(ctx, () => {

@@ -15,7 +15,7 @@ import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
 import type { JobEnding } from './engine.js';
 import type { Settlement } from '../metering/meter.js';
-import { metrics } from '../metrics/metrics.js';
+import { metrics } from '../observe/metrics.js';
 
 function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
   const mask = (text: string) => guard.maskOutput(text).text;

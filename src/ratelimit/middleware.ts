@@ -21,7 +21,7 @@ import { GatewayError } from '../errors.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { RateLimitSettings } from '../config/types.js';
 import type { Call } from '../stages/call.js';
-import { metrics } from '../metrics/metrics.js';
+import { metrics } from '../observe/metrics.js';
 import type { RateLimiter, Verdict } from './limiter.js';
 
 export const RATE_WINDOW_MS = 60_000;

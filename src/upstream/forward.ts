@@ -18,7 +18,8 @@ import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { Origin } from '../config/compile.js';
 import type { Usage } from '../metering/price.js';
-import { metrics } from '../metrics/metrics.js';
+import { metrics } from '../observe/metrics.js';
+import { clientSpan } from '../observe/tracing.js';
 
 export interface AnswerMessage {
   role: 'assistant';
@@ -132,6 +133,11 @@ function tooLarge(origin: Origin): GatewayError {
 async function forwardOnce(origin: Origin, body: Record<string, unknown>, signal: AbortSignal): Promise<UpstreamAnswer> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (origin.authorization) headers['authorization'] = origin.authorization;
+  // The upstream call is a client span when tracing is on; its traceparent goes upstream in `headers`.
+  return clientSpan(origin.route, headers, () => forwardTraced(origin, body, signal, headers));
+}
+
+async function forwardTraced(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, headers: Record<string, string>): Promise<UpstreamAnswer> {
   let statusCode: number;
   let json: unknown;
   try {
