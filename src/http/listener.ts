@@ -102,6 +102,9 @@ function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, on
     Math.max(50, Math.floor(idleMs / 4)),
   );
   timer.unref();
+  // 'end' (the body was read) or 'close': either way the watch is over. Listening to 'end' does not start
+  // the body flowing; it stays for the route to read.
+  req.once('end', () => clearInterval(timer));
   req.once('close', () => clearInterval(timer));
 }
 
