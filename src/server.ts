@@ -27,6 +27,7 @@ import type { Logger } from './log.js';
 import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
+import { limitFailedAuth } from './ratelimit/middleware.js';
 import { pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
@@ -144,7 +145,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     throw err;
   }
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, limiter: wired.limiter };
-  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }));
+  // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
+  const failedAuth = limitFailedAuth(deps.limiter, holder);
+  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;

@@ -29,7 +29,7 @@ import { respond } from '../stages/respond.js';
 import { billingStatus, ownReceipt } from '../routes/billing.js';
 import { secure } from '../routes/secure.js';
 import { serveOpenApi } from '../openapi/route.js';
-import { limitAddress, limitFailedAuth, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
+import { limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -84,7 +84,6 @@ export function createApiApp(deps: Deps): Koa {
   router.get('/v1/receipts/:id', ownReceipt(store));
 
   app.use(singleExit(log));
-  app.use(limitFailedAuth(limits, holder));
   app.use(wiresNotOffered());
   app.use(router.routes());
   app.use(router.allowedMethods());

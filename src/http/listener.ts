@@ -108,10 +108,13 @@ function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, on
   req.once('close', () => clearInterval(timer));
 }
 
-/** A hardened server, bound before its app exists (apps need the bound origins); `serve` attaches the app. */
+/**
+ * A hardened server, bound before its app exists (apps need the bound origins); `serve` attaches the app,
+ * with `ahead`: middleware every listener runs before its app (the failed-authentication limit).
+ */
 export interface Listener {
   server: Server;
-  serve(app: Koa): void;
+  serve(app: Koa, ahead?: Koa.Middleware[]): void;
 }
 
 export function createListener(opts: ListenerOptions): Listener {
@@ -160,7 +163,7 @@ export function createListener(opts: ListenerOptions): Listener {
 
   return {
     server,
-    serve(app: Koa) {
+    serve(app: Koa, ahead: Koa.Middleware[] = []) {
       // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
       app.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
@@ -168,9 +171,9 @@ export function createListener(opts: ListenerOptions): Listener {
         else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
       });
       // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
-      // request line and metrics, then health. Then each named stage of the app's routers is timed.
+      // request line and metrics, then health, then `ahead`. Then each named stage of the app's routers is timed.
       timeStages(app);
-      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false));
+      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false), ...ahead);
       handler = app.callback();
     },
   };

@@ -6,18 +6,19 @@
  *   token's principal is known (as the job lookup does, stages/identify.ts), so it costs no round trip of
  *   its own; `limitPrincipal` then reads its verdict (or asks, for a token's first call).
  * - per client address (`perAddress`): public routes, which need no token (`limitAddress`).
- * - failed authentication attempts per client address (`failedAuthPerAddress`): a request whose token is
- *   refused (401 `invalid-token`) counts one; past the limit the address is answered 429 before any token
- *   is looked at, until the window slides. Only failures reach the store, so valid traffic pays nothing;
- *   an address found over the limit is remembered here until its retry time, so a guesser costs no store
- *   call either, and every instance learns of it from the shared count at its next failure.
+ * - failed authentication attempts per client address (`failedAuthPerAddress`), on every listener: an
+ *   answer refusing a credential (FAILED_AUTH_CODES: a PAT, the operator token, a passkey, a TOTP code, a
+ *   recovery secret) counts one; past the limit the address is answered 429 before its app runs, until
+ *   the window slides. Only failures reach the store, so valid traffic pays nothing; an address found over
+ *   the limit is remembered here until its retry time, so a guesser costs no store call either, and every
+ *   instance learns of it from the shared count at its next failure.
  *
  * The client address is the peer's (Koa's `ctx.ip` with `proxy: false`). Behind a reverse proxy every
  * client shares the proxy's address: set `rateLimits.addressHeader` to the header the proxy writes
  * (`x-forwarded-for`: its last entry is the one the proxy appended, the only one it vouches for).
  */
 import type { Context, Next } from 'koa';
-import { GatewayError } from '../errors.js';
+import { GatewayError, toWire } from '../errors.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { RateLimitSettings } from '../config/types.js';
 import type { Call } from '../stages/call.js';
@@ -86,27 +87,61 @@ export function limitAddress(limiter: RateLimiter, holder: RuntimeHolder) {
   };
 }
 
-/** Failed authentication attempts per client address, around everything that checks a token. */
-export function limitFailedAuth(limiter: RateLimiter, holder: RuntimeHolder, failures: ReadonlySet<string> = new Set(['invalid-token'])) {
+/**
+ * The error codes that mean "a credential was presented and it was wrong": a refused PAT, a wrong operator
+ * token, a passkey assertion, TOTP code or recovery secret that does not verify. Not `unauthenticated` or an
+ * ended session: a signed-out browser asking again is not guessing. A sign-in method that adds a failure
+ * code adds it here.
+ */
+export const FAILED_AUTH_CODES: ReadonlySet<string> = new Set([
+  'invalid-token',
+  'token-revoked',
+  'admin-unauthorized',
+  'passkey-rejected',
+  'passkey-unknown',
+  'passkey-replayed',
+  'totp-code-invalid',
+  'totp-code-reused',
+  'recovery-rejected',
+]);
+
+function rateLimitedAnswer(ctx: Context, limit: string, what: string, v: Verdict): void {
+  try {
+    refuse(ctx, limit, what, v);
+  } catch (err) {
+    ctx.status = (err as GatewayError).status;
+    ctx.type = 'application/json';
+    ctx.body = toWire(err as GatewayError);
+  }
+}
+
+/**
+ * Failed authentication attempts per client address, on every listener (src/http/listener.ts puts it ahead
+ * of each app): an answer carrying one of FAILED_AUTH_CODES counts one; past the limit that answer becomes
+ * 429, and the address is refused before its app runs until the window slides. It reads the finished answer
+ * rather than the error, so it needs nothing from the apps and covers the API, the sign-in host and the
+ * operator plane alike. Only failures reach the store.
+ */
+export function limitFailedAuth(limiter: RateLimiter, holder: RuntimeHolder, failures: ReadonlySet<string> = FAILED_AUTH_CODES) {
   const blockedUntil = new Map<string, number>();
+  const what = 'failed authentication attempts from this address';
   return async function limitFailedAuth(ctx: Context, next: Next): Promise<void> {
     const limit = settings(holder).failedAuthPerAddress;
     if (!limit) return next();
     const address = clientAddress(ctx, holder);
     const until = blockedUntil.get(address);
     if (until !== undefined) {
-      if (until > Date.now()) refuse(ctx, 'failed-auth', 'failed authentication attempts from this address', { allowed: false, retryAfterMs: until - Date.now() });
+      if (until > Date.now()) return rateLimitedAnswer(ctx, 'failed-auth', what, { allowed: false, retryAfterMs: until - Date.now() });
       blockedUntil.delete(address);
     }
-    try {
-      await next();
-    } catch (err) {
-      if (!(err instanceof GatewayError) || !failures.has(err.code)) throw err;
-      const verdict = await limiter.hit('failed-auth', address, limit, RATE_WINDOW_MS);
-      if (verdict.allowed) throw err;
-      if (blockedUntil.size > 10_000) blockedUntil.clear();
-      blockedUntil.set(address, Date.now() + verdict.retryAfterMs);
-      refuse(ctx, 'failed-auth', 'failed authentication attempts from this address', verdict);
-    }
+    await next();
+    const code = (ctx.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+    if (typeof code !== 'string' || !failures.has(code) || ctx.headerSent) return;
+    // A store that cannot count leaves the refusal as it is: the attempt was refused anyway.
+    const verdict = await limiter.hit('failed-auth', address, limit, RATE_WINDOW_MS).catch(() => null);
+    if (!verdict || verdict.allowed) return;
+    if (blockedUntil.size > 10_000) blockedUntil.clear();
+    blockedUntil.set(address, Date.now() + verdict.retryAfterMs);
+    rateLimitedAnswer(ctx, 'failed-auth', what, verdict);
   };
 }

@@ -70,6 +70,18 @@ describe('rate limits shared by every instance', function () {
     expect((await a.chat(p.token, body(), { 'x-forwarded-for': '198.51.100.8' })).status).to.equal(200);
   });
 
+  it('counts wrong operator tokens on the admin listener the same way, shared with the API listener', async () => {
+    const from = { 'x-forwarded-for': '192.0.2.44' };
+    const adminGet = (gw: TestGateway, token: string) => fetch(`${gw.adminUrl}/admin/runtime`, { headers: { authorization: `Bearer ${token}`, ...from } });
+    for (let i = 0; i < 3; i++) expect((await adminGet(i % 2 ? b : a, `wrong-operator-token-${i}`)).status).to.equal(401);
+    const blocked = await adminGet(a, 'wrong-operator-token-4');
+    expect(blocked.status).to.equal(429);
+    expect(((await blocked.json()) as any).error).to.deep.include({ code: 'rate-limited' });
+    // The same address on the API listener of that process is refused before its token is read.
+    const p = await a.principal();
+    expect((await a.chat(p.token, body(), from)).status).to.equal(429);
+  });
+
   it('limits a public route per client address', async () => {
     const get = (gw: TestGateway, ip: string) => fetch(`${gw.apiUrl}/v1/models`, { headers: { 'x-forwarded-for': `10.0.0.1, ${ip}` } });
     const statuses = [];
