@@ -80,7 +80,7 @@ export const metrics = {
   }),
   storeSeconds: new Histogram({
     name: 'portcullis_store_ping_seconds',
-    help: 'Round-trip time of a store PING, measured on each scrape and readiness check.',
+    help: 'Round-trip time of a store PING, measured on each /metrics scrape and /readyz check.',
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   }),

@@ -7,7 +7,8 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configRoot, editFile, REPO } from '../helpers/gateway.js';
 import { startWorld, type World } from '../helpers/world.js';
@@ -50,7 +51,9 @@ describe('schemathesis against a live gateway', function () {
       '1',
     ];
     const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
-      execFile(SCHEMATHESIS, args, { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
+      // Run in a scratch folder: schemathesis and hypothesis keep caches in their working directory.
+      const cwd = mkdtempSync(join(tmpdir(), 'portcullis-fuzz-'));
+      execFile(SCHEMATHESIS, args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout, stderr) =>
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` }),
       );
     });
