@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
-# tests start a real one) and the policy tools opa and regal at the versions pinned in
-# scripts/tools.env, each built into its own version-pinned directory
+# tests start a real one), Debian's Chromium (the page tests), the Python clients of the client suite
+# (test/clients/.venv, pinned in test/clients/requirements.txt), the policy tools opa and regal,
+# stripe-mock (the billing tests' payment processor) and the receipt log's Go cross-checker (tlogcheck,
+# built from test/receipts/tlogcheck), at the versions pinned in scripts/tools.env, each built into its own
+# version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
 #
@@ -33,18 +36,25 @@ quietly() {
   rm -f "$log"
 }
 
-ensure_redis() {
-  command -v redis-server >/dev/null 2>&1 && return 0
-  local cmd="apt-get update && apt-get install -y redis-server"
+# Installs a Debian package when its command is missing: `ensure_apt COMMAND PACKAGE...`.
+apt_updated=0
+ensure_apt() {
+  local command_name=$1
+  shift
+  command -v "$command_name" >/dev/null 2>&1 && return 0
+  local cmd="apt-get update && apt-get install -y $*"
   if [ "$(id -u)" -ne 0 ]; then
-    fail "redis-server is missing; run: sudo sh -c '$cmd'"
+    fail "$command_name is missing; run: sudo sh -c '$cmd'"
   fi
-  command -v apt-get >/dev/null 2>&1 || fail "redis-server is missing and apt-get is not available; install redis-server"
-  say "installing redis-server (apt-get)"
-  quietly apt-get update -qq || fail "apt-get update failed; run: $cmd"
-  DEBIAN_FRONTEND=noninteractive quietly apt-get install -y -qq redis-server ||
+  command -v apt-get >/dev/null 2>&1 || fail "$command_name is missing and apt-get is not available; install $*"
+  say "installing $* (apt-get)"
+  if [ "$apt_updated" -eq 0 ]; then
+    quietly apt-get update -qq || fail "apt-get update failed; run: $cmd"
+    apt_updated=1
+  fi
+  DEBIAN_FRONTEND=noninteractive quietly apt-get install -y -qq "$@" ||
     fail "apt-get install failed; run: $cmd"
-  command -v redis-server >/dev/null 2>&1 || fail "redis-server still missing after apt-get install"
+  command -v "$command_name" >/dev/null 2>&1 || fail "$command_name still missing after apt-get install $*"
 }
 
 require_go() {
@@ -108,5 +118,42 @@ ensure_fuzz_venv() {
 
 ensure_redis
 ensure_fuzz_venv
+build_stripe_mock() { # version workdir
+  CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
+}
+
+# The Python clients of the client-compatibility suite, in their own virtual environment beside it, at the
+# versions test/clients/requirements.txt pins. A stamp holding the requirements' hash makes it a no-op (and
+# silent) once installed; a changed pin reinstalls.
+ensure_client_venv() {
+  local root venv reqs stamp want
+  root=$(cd "$scripts_dir/.." && pwd)
+  venv="$root/test/clients/.venv"
+  reqs="$root/test/clients/requirements.txt"
+  stamp="$venv/.requirements.sha256"
+  want=$(sha256sum "$reqs" | cut -d' ' -f1)
+  [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for the Python client suite (apt-get install -y python3 python3-venv)"
+  say "installing the Python clients into test/clients/.venv (pip, pinned)"
+  [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
+  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/clients/requirements.txt failed"
+  echo "$want" >"$stamp"
+}
+
+# The receipt log's tests check every proof again with Go's sumdb/tlog: a small program in the repository,
+# its dependency pinned by its go.mod/go.sum (fetched through the Go module proxy).
+build_tlogcheck() { # version workdir
+  (
+    cd "$scripts_dir/../test/receipts/tlogcheck"
+    CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" quietly go build -o "$2/tlogcheck" .
+  )
+}
+
+# The store's tests start real redis-server processes; the page tests drive Debian's Chromium.
+ensure_apt redis-server redis-server
+ensure_apt chromium chromium fonts-dejavu-core
+ensure_client_venv
+install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
+install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

@@ -80,10 +80,45 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
+  'session-required': { status: 401, message: 'this route needs a signed-in browser session; sign in first' },
+  'session-ended': { status: 401, message: 'the session has ended (signed out, idle too long, or past its lifetime); sign in again' },
+  'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
+  'pat-not-accepted': { status: 403, message: 'this route accepts only a browser session, not a personal access token' },
+  'cross-site-request': { status: 403, message: 'a cookie-authenticated request must come from the console, API or sign-in origin' },
+  'challenge-invalid': { status: 400, message: 'the challenge is unknown, used or expired; start the ceremony again' },
+  'passkey-rejected': { status: 401, message: 'the passkey response does not verify' },
+  'passkey-unknown': { status: 401, message: 'no account has this passkey; register it first' },
+  'passkey-replayed': { status: 401, message: 'the passkey signature counter did not move forward: a replayed assertion or a cloned authenticator' },
+  'passkey-exists': { status: 409, message: 'this passkey is already registered' },
+  'totp-code-invalid': { status: 401, message: 'the code is wrong' },
+  'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
+  'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
+  'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
+  'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing
+  'prepaid-card-not-accepted': { status: 403, message: 'the registered card is prepaid, which is not accepted; register a credit or debit card' },
+  'screening-expired': { status: 403, message: 'the AML/CTF screening behind the rung has expired; an operator must screen again' },
+  'policy-version-mismatch': { status: 409, message: 'policyVersion is not the acceptable-use policy version in force' },
+  'application-not-found': { status: 404, message: 'no such research application' },
+  'application-decided': { status: 409, message: 'the application has been decided already' },
+  'unknown-sku': { status: 404, message: 'no such sku in the billing catalog' },
+  'sku-not-purchasable': { status: 409, message: 'this catalog item is listed but not purchasable' },
+  'checkout-disabled': { status: 409, message: 'checkout is not enabled in the billing catalog' },
+  'request-id-reused': { status: 409, message: 'this requestId was used for a different checkout' },
+  'billing-not-configured': { status: 503, message: 'the payment processor is not configured on this gateway' },
+  'payment-processor-error': { status: 502, message: 'the payment processor did not answer as expected; nothing was changed' },
+  'webhook-signature-invalid': { status: 400, message: 'the webhook signature is missing, wrong or stale; nothing was changed' },
+  'webhook-not-ready': { status: 503, message: 'the event names a principal or object not known yet; nothing was changed, a retry can apply it' },
 
   // Client compatibility (the chat request's fields)
+  'unknown-parameter': { status: 400, message: 'the request has a field the gateway does not offer' },
+  'multiple-choices-not-supported': { status: 400, message: 'n above 1 is not offered: one answer per request' },
+  'logprobs-not-supported': { status: 400, message: 'log probabilities are not returned' },
+  'response-format-not-supported': { status: 400, message: 'response_format is not offered; strict JSON output is obtained through a tool call' },
+  'audio-not-supported': { status: 400, message: 'the gateway answers text only' },
+  'legacy-functions-not-supported': { status: 400, message: 'functions and function_call are not offered; send tools and tool_choice' },
+  'web-search-not-supported': { status: 400, message: 'the service runs no tools; run a search tool on your side' },
 
   // Hardening: forwarding, bounds and guardrails
   // (bounds: listeners and upstream answers)
@@ -92,12 +127,16 @@ export const ERRORS = {
   'bad-request': { status: 400, message: 'the request is not valid HTTP' },
   'upstream-answer-too-large': { status: 502, message: 'the upstream answer is larger than the gateway reads; nothing was charged for it' },
   'upstream-usage-malformed': { status: 502, message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged' },
+  'nesting-too-deep': { status: 400, message: 'the request nests JSON deeper than the gateway reads' },
+  'secret-in-identifier': { status: 400, message: 'an identifier (a name) holds what looks like a credential; names cannot be masked, remove it' },
 
   // Operations: rate limits, health, shutdown
   'rate-limited': { status: 429, message: 'too many requests; retry after the time in retry-after' },
   'not-ready': { status: 503, message: 'this gateway instance is not ready (starting, draining or its store unreachable); retry, another instance may answer' },
 
   // Receipts log
+  'log-range-invalid': { status: 400, message: 'from and to must be tree sizes with 1 <= from <= to <= the latest checkpoint' },
+  'log-not-ready': { status: 503, message: 'the receipt log has no signed checkpoint yet; retry in a second' },
 
   // Agents: MCP, knowledge, discovery
 
@@ -108,16 +147,35 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** The one error type that stages throw. `message` overrides the table's default with a more specific one. */
+/**
+ * The one error type that stages throw. `message` overrides the table's default with a more specific one;
+ * `param` names the request field at fault, the way OpenAI's clients read it (`messages[2].content`).
+ */
 export class GatewayError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
-  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown }) {
+  readonly param: string | null;
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; param?: string }) {
     super(message ?? ERRORS[code].message, options);
     this.name = 'GatewayError';
     this.code = code;
     this.status = ERRORS[code].status;
+    this.param = options?.param ?? null;
   }
+}
+
+/**
+ * OpenAI's error `type` for a status, so each client raises its typed error and reads the same fields it
+ * reads from OpenAI (the SDKs pick the error class by status; `type` and `param` are what they expose).
+ */
+export function errorType(status: number): string {
+  if (status === 401) return 'authentication_error';
+  if (status === 402) return 'insufficient_quota';
+  if (status === 403) return 'permission_error';
+  if (status === 404) return 'not_found_error';
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
 }
 
 export function isErrorCode(code: string): code is ErrorCode {
@@ -129,7 +187,7 @@ export function fromDenial(code: string, message: string): GatewayError {
   return isErrorCode(code) ? new GatewayError(code, message) : new GatewayError('internal-error');
 }
 
-/** The wire format, the only one. */
-export function toWire(err: GatewayError): { error: { code: string; message: string } } {
-  return { error: { code: err.code, message: err.message } };
+/** The wire format, the only one: `{error:{code,message}}`, plus OpenAI's `type` and `param`. */
+export function toWire(err: GatewayError): { error: { code: string; message: string; type: string; param: string | null } } {
+  return { error: { code: err.code, message: err.message, type: errorType(err.status), param: err.param } };
 }

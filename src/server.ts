@@ -7,6 +7,7 @@
  * guardrails, routes and their pools) without a restart.
  */
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
@@ -15,11 +16,14 @@ import { HOST_NAMES, type HostName } from './config/types.js';
 import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
+import { stripeFromEnv } from './billing/stripe.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
-import { loadReceiptSigner } from './receipts/signing.js';
+import { loadReceiptKey } from './receipts/key.js';
+import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { wireCapabilities } from './app/wire.js';
+import { Sessions } from './sessions/sessions.js';
 import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
@@ -37,7 +41,10 @@ export interface GatewayOptions {
   log: Logger;
   /** Watch the configuration folders and reload on change. */
   watch?: boolean;
-  /** The meter's clock (epoch ms): which UTC day a call counts on, when reservations expire. For tests. */
+  /**
+   * The gateway's clock (epoch ms): which UTC day a call counts on, when reservations expire, when sessions,
+   * challenges and recovery delays end. For tests.
+   */
   now?: () => number;
 }
 
@@ -60,8 +67,14 @@ export interface Gateway {
   engine: JobEngine;
   /** Where the process is in its life (draining after SIGTERM) and the requests in flight. */
   lifecycle: Lifecycle;
+  /** The app each listener serves (the OpenAPI test reads the API app's routes). */
+  apps: Record<HostName, Koa>;
   /** Graceful stop (SIGTERM): drain, give in-flight work `shutdown.graceMs`, then close. */
   shutdown(): Promise<void>;
+  /** Sign-in sessions (src/sessions), for tests and embedders. */
+  sessions: Sessions;
+  /** The receipt log and its signer. */
+  receipts: Receipts;
   /** Immediate stop: running jobs are interrupted, connections cut. */
   close(): Promise<void>;
 }
@@ -99,9 +112,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const store = await createStore(
     cfg.store.kind === 'redis' ? { kind: 'redis', url: cfg.store.url, ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}) } : cfg.store,
   );
-  // Receipts are signed with the configured key (read at start), or an ephemeral one with a warning.
-  const signer = loadReceiptSigner({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
-  const meter = createMeter(store, { signer, ...(opts.now ? { now: opts.now } : {}) });
+  // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
+  // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
+  const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
+  const receipts = createReceipts(store, key, cfg, opts.log);
+  receipts.start();
+  const meter = createMeter(store, opts.now ? { now: opts.now } : {});
   meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   const wired = wireCapabilities(store);
@@ -144,7 +160,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     for (const server of Object.values(servers)) server.close();
     throw err;
   }
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, limiter: wired.limiter };
+  const now = opts.now ?? Date.now;
+  const sessions = new Sessions(wired.sessions, holder, origins, now);
+  // A principal with TOTP enrolled owes a code after every primary sign-in.
+  sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
+  // Stripe only when a key is configured; without one the billing routes that need it answer 503.
+  const stripe = stripeFromEnv(env);
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, billing: wired.billing, stripe, receipts, limiter: wired.limiter };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);
@@ -167,6 +189,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     meter,
     engine,
     lifecycle,
+    apps: Object.fromEntries(HOST_NAMES.map((name) => [name, listeners[name].app!])) as Record<HostName, Koa>,
     async shutdown() {
       // Readiness false, listeners closed, in-flight work given its grace (src/http/shutdown.ts); then stop.
       await drain({ lifecycle, servers: Object.values(servers), jobsIdle: (ms) => engine.idle(ms), log: opts.log }, cfg.shutdown);
@@ -174,12 +197,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await lifecycle.idle(1_000); // the answers of jobs stopped just now are written before connections close
       await gateway.close();
     },
+    sessions,
+    receipts,
     async close() {
       await engine.close();
       for (const server of Object.values(servers)) server.closeAllConnections();
       await Promise.all(Object.values(servers).map((server) => new Promise((r) => server.close(r))));
       await holder.close();
       await meter.close();
+      await receipts.close();
       await store.close();
       await demo?.close();
     },

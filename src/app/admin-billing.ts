@@ -4,7 +4,7 @@
  *   POST /admin/principals/:id/plan       {plan, operationId?}      set the plan and credit its AI credits
  *   GET  /admin/principals/:id/billing    ?day=  the billing status plus the day's counters
  *   GET  /admin/principals/:id/receipts   ?day=YYYY-MM-DD (default: today, UTC)  the day's receipts
- *   GET  /admin/receipt-key               the public key receipts are signed with
+ *   GET  /admin/receipt-key               the public key the receipt log's checkpoints are signed with
  * A grant answers 201 when it was applied now, 200 when its operation id had been applied before.
  */
 import type { Context } from 'koa';
@@ -24,7 +24,7 @@ function optionalString(v: unknown, field: string): string | undefined {
 }
 
 export function mountBillingAdmin(router: Router, deps: Deps): void {
-  const { store, holder, meter } = deps;
+  const { store, holder, meter, receipts } = deps;
   const body = async (ctx: Context) => ((await readJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
   const answer = async (ctx: Context, principalId: string, result: GrantResult) => {
     ctx.status = result.applied ? 201 : 200;
@@ -51,6 +51,7 @@ export function mountBillingAdmin(router: Router, deps: Deps): void {
     ctx.body = { principalId: id, day, data: await store.listReceipts(id, day) };
   });
   router.get('/receipt-key', (ctx) => {
-    ctx.body = { alg: 'Ed25519', keyId: meter.signer.keyId, publicKeyPem: meter.signer.publicKeyPem, ephemeral: meter.signer.ephemeral };
+    const k = receipts.publicInfo();
+    ctx.body = { alg: k.alg, keyId: k.keyId, publicKeyPem: k.publicKeyPem, verifierKey: k.verifierKey, logName: k.name, ephemeral: k.ephemeral === true };
   });
 }

@@ -12,6 +12,7 @@ import { GatewayError } from '../errors.js';
 import { readJson } from '../stages/read-body.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
+import { mountApplicationsAdmin } from './admin-applications.js';
 import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 
 function operatorOnly(adminToken: string) {
@@ -83,6 +84,7 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   });
   mountBillingAdmin(router, deps);
   mountReviewsAdmin(router, deps);
+  mountApplicationsAdmin(router, deps);
   router.post('/reload', async (ctx) => {
     const result = await holder.reload('admin api');
     if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));

@@ -6,7 +6,9 @@
  * (shape and limits first — a body that cannot be read cannot be admitted — then the principal; an
  * identical request re-attaches to its live job there, skipping admission and payment; then model and
  * route, team requirements, quota, guardrails; then the job runs and the call waits for it). The job API
- * shares every stage up to `run`. Every error leaves through singleExit.
+ * shares every stage up to `run`, and adds its idempotency key: checked before admission (a key bound to
+ * another body is 409) and bound only once the request is admitted or re-attached, so a refused request
+ * binds nothing. Every error leaves through singleExit.
  */
 import Koa from 'koa';
 import compose from 'koa-compose';
@@ -16,7 +18,7 @@ import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
-import { bindIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
+import { bindIdempotencyKey, checkIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
 import { readBody } from '../stages/read-body.js';
 import { validate } from '../stages/validate.js';
 import { identify } from '../stages/identify.js';
@@ -26,10 +28,19 @@ import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
 import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
 import { respond } from '../stages/respond.js';
-import { billingStatus, ownReceipt } from '../routes/billing.js';
+import { billingCatalog, billingCheckout, billingPortal, billingStatus } from '../routes/billing.js';
+import { logCheckpoint, logConsistency, logTile, ownReceipt } from '../routes/receipts.js';
+import { researchRoutes, type WhoCalls } from '../routes/research.js';
+import { stripeWebhook } from '../routes/stripe-webhook.js';
+import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
+import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
 import { serveOpenApi } from '../openapi/route.js';
 import { limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
+import { endAllSessions, endSession, getSession } from '../routes/session.js';
+import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
+import { ownReceipts, usageSummary } from '../routes/usage.js';
+import { consoleCors } from '../pages/console-cors.js';
 
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
@@ -37,7 +48,8 @@ export function createApiApp(deps: Deps): Koa {
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
   const limits = deps.limiter;
@@ -45,9 +57,9 @@ export function createApiApp(deps: Deps): Koa {
   const alongside = (call: Parameters<(typeof ahead)[number]>[0], principalId: string) => ahead.forEach((f) => f(call, principalId));
 
   router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
-  router.get('/v1/secure', secure(holder, deps.meter, deps.history));
+  router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
-  router.get('/openapi.json', serveOpenApi());
+  router.get('/openapi.json', serveOpenApi(() => app));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
@@ -55,7 +67,7 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(store, alongside),
+    identify(deps, alongside),
     limitPrincipal(limits, holder),
     jobKey(),
     attach(jobs, answer),
@@ -70,20 +82,51 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(store, alongside),
+    identify(deps, alongside),
     limitPrincipal(limits, holder),
     jobKey(),
-    bindIdempotencyKey(jobs),
-    attach(jobs, queued()),
+    checkIdempotencyKey(jobs),
+    attach(jobs, compose([bindIdempotencyKey(jobs), queued()]) as Koa.Middleware),
     ...admission('api'),
+    bindIdempotencyKey(jobs),
     run(deps, engine, 'api'),
     queued(),
   );
-  router.get('/v1/research/job', getJob(store, jobs, holder));
-  router.get('/v1/billing/status', billingStatus(store, deps.meter));
-  router.get('/v1/receipts/:id', ownReceipt(store));
+  router.get('/v1/research/job', getJob(deps, jobs, holder));
+  router.get('/v1/billing/status', billingStatus(deps, deps.meter));
+  // The log's own routes first: `log` is never a receipt id (those start rcpt_).
+  router.get('/v1/receipts/log/checkpoint', logCheckpoint(deps.receipts));
+  router.get('/v1/receipts/log/consistency', logConsistency(deps.receipts));
+  router.get('/v1/receipts/log/tile/{*rest}', logTile(deps.receipts));
+  router.get('/v1/receipts/:id', ownReceipt(deps));
+
+  // The browser session (cookie routes; auth/caller.ts has the rules).
+  router.get('/v1/session', getSession(deps));
+  router.post('/v1/session/end', endSession(deps));
+  router.post('/v1/session/end-all', endAllSessions(deps));
+  router.post('/v1/account/api-token', issueAccountToken(deps));
+  router.get('/v1/account/api-tokens', listAccountTokens(deps));
+  router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
+
+  // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
+  const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);
+  const cookieOnly: WhoCalls = (ctx) => resolveCaller(ctx, deps, SESSION_ONLY);
+  const research = researchRoutes(deps, patOrCookie);
+  router.get('/v1/research/status', research.status);
+  router.post('/v1/research/ekyc/start', research.ekycStart);
+  router.get('/v1/research/ekyc/status', research.ekycStatus);
+  router.post('/v1/research/applications', research.apply);
+  router.get('/v1/billing/catalog', billingCatalog(holder, deps.stripe !== null));
+  router.post('/v1/billing/checkout', billingCheckout(deps, cookieOnly));
+  router.post('/v1/billing/portal', billingPortal(deps, cookieOnly));
+  router.post('/v1/webhooks/stripe', stripeWebhook(deps));
+
+  // The principal's own record of its calls (the console's receipts and usage chart): `pat / cookie`.
+  router.get('/v1/receipts', ownReceipts(store, deps.meter, patOrCookie));
+  router.get('/v1/usage', usageSummary(store, deps.meter, patOrCookie));
 
   app.use(singleExit(log));
+  app.use(consoleCors(deps.origins.console));
   app.use(wiresNotOffered());
   app.use(router.routes());
   app.use(router.allowedMethods());

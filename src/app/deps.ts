@@ -8,7 +8,14 @@ import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
+import type { BillingStore } from '../billing/store.js';
+import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
+import type { Sessions } from '../sessions/sessions.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
+import type { TotpStore } from '../totp/store.js';
+import type { Receipts } from '../receipts/service.js';
 
 export interface Deps {
   store: Store;
@@ -23,9 +30,25 @@ export interface Deps {
   history: HistoryRecorder;
   /** Rate limits shared by every instance (src/ratelimit). */
   limiter: RateLimiter;
+  /** Verification, applications, checkouts and applied webhook events (src/billing). */
+  billing: BillingStore;
+  /** Stripe, when STRIPE_SECRET_KEY is set; null otherwise (the routes that need it answer 503). */
+  stripe: PaymentProcessor | null;
   /**
    * The public origin of every host (`listeners.<name>.url`, or http://localhost:<bound port>), known once
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
+  /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
+  sessions: Sessions;
+  /** Single-use ceremony challenges and nonces (src/challenges). */
+  challenges: ChallengeStore;
+  /** Registered passkeys (src/passkeys). */
+  passkeys: PasskeyStore;
+  /** TOTP enrolments (src/totp). */
+  totp: TotpStore;
+  /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
+  now: () => number;
+  /** The receipt log: its storage, key and signer (src/receipts). */
+  receipts: Receipts;
 }

@@ -18,6 +18,21 @@ import { MemoryHistoryStore } from '../secure/memory-history.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { RedisRateLimiter } from '../ratelimit/redis.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
+import type { SessionStore } from '../sessions/store.js';
+import { RedisSessionStore } from '../sessions/redis-store.js';
+import { MemorySessionStore } from '../sessions/memory-store.js';
+import type { ChallengeStore } from '../challenges/store.js';
+import { RedisChallengeStore } from '../challenges/redis-store.js';
+import { MemoryChallengeStore } from '../challenges/memory-store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
+import { RedisPasskeyStore } from '../passkeys/redis-store.js';
+import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
+import type { TotpStore } from '../totp/store.js';
+import { RedisTotpStore } from '../totp/redis-store.js';
+import { MemoryTotpStore } from '../totp/memory-store.js';
+import type { BillingStore } from '../billing/store.js';
+import { RedisBillingStore } from '../billing/redis-store.js';
+import { MemoryBillingStore } from '../billing/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -25,6 +40,11 @@ export interface Capabilities {
   history: HistoryStore;
   /** Rate limits shared by every instance (src/ratelimit). */
   limiter: RateLimiter;
+  sessions: SessionStore;
+  challenges: ChallengeStore;
+  passkeys: PasskeyStore;
+  totp: TotpStore;
+  billing: BillingStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -35,5 +55,10 @@ export function wireCapabilities(store: Store): Capabilities {
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
+    sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
+    challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
+    passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
+    totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
+    billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
   };
 }

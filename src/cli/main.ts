@@ -10,6 +10,7 @@ import { loadConfig } from '../config/load.js';
 import { compileRuntime } from '../config/compile.js';
 import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
+import { passkeyCommand } from './passkey.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -26,9 +27,15 @@ const USAGE = `usage:
   portcullis admin plan set <principal> <plan>  [--id <operationId>]
   portcullis admin billing <principal> [--day YYYY-MM-DD]
   portcullis admin receipts <principal> [--day YYYY-MM-DD]   # one receipt (JSON) a line
-  portcullis admin receipt-key                                # the public key receipts are signed with
+  portcullis admin receipt-key                                # the public key the receipt log's checkpoints are signed with
   portcullis admin reviews [--day YYYY-MM-DD]                 # the day's flagged calls, one JSON a line
-  portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]
+  portcullis admin applications [--status submitted|approved|refused]   # one application (JSON) a line
+  portcullis admin application show <id>
+  portcullis admin application approve <id> [--note TEXT]
+  portcullis admin application refuse <id> --reason TEXT
+  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
+  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
+  portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
 
 class UsageError extends Error {}
@@ -104,11 +111,14 @@ async function admin(args: string[]): Promise<void> {
       'micro-usd': { type: 'string' },
       id: { type: 'string' },
       day: { type: 'string' },
+      status: { type: 'string' },
+      note: { type: 'string' },
+      reason: { type: 'string' },
     },
   });
   const target = positionals[2];
   const out = (s: string): void => void process.stdout.write(`${s}\n`);
-  const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews'].includes(positionals[0] ?? '');
+  const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews', 'applications'].includes(positionals[0] ?? '');
   switch (oneWord ? positionals[0] : positionals.slice(0, 2).join(' ')) {
     case 'principal create': {
       const p = await call('POST', '/principals', { ...(values.tenant ? { tenant: values.tenant } : {}), ...(values.username ? { username: values.username } : {}) });
@@ -178,6 +188,22 @@ async function admin(args: string[]): Promise<void> {
         if (data.length === 0 || offset >= Number(page['total'])) return;
       }
     }
+    case 'applications': {
+      const list = await call('GET', `/applications${values.status ? `?status=${enc(values.status)}` : ''}`);
+      for (const a of list['data'] as unknown[]) out(JSON.stringify(a));
+      return;
+    }
+    case 'application show':
+      return out(JSON.stringify(await call('GET', `/applications/${enc(need(target, '<id>'))}`), null, 2));
+    case 'application approve': {
+      const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/approve`, values.note ? { note: values.note } : {});
+      const scope = (a['request'] as { scope: { id: string; tasks: string[] } }).scope;
+      return out(`approved ${a['id']}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${a['principalId']}`);
+    }
+    case 'application refuse': {
+      const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/refuse`, { reason: need(values.reason, '--reason') });
+      return out(`refused ${a['id']}`);
+    }
     case 'receipt-key': {
       const k = await call('GET', '/receipt-key');
       return void process.stdout.write(String(k['publicKeyPem']));
@@ -199,6 +225,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     if (command === 'receipt') return await receiptCommand(rest);
+    if (command === 'passkey') return await passkeyCommand(rest);
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   } catch (err) {

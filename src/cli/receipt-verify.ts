@@ -1,51 +1,157 @@
 /**
- * `portcullis receipt verify <file> [--key pubkey.pem] [--root DIR]`: checks one receipt (the JSON that
- * GET /v1/receipts/{id} answers) offline against the gateway's public key. The key is, in order: `--key`
- * (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY, or `receipts.keyFile` of the
- * configuration under --root (default PORTCULLIS_ROOT or the working directory). Exit 0: valid; 1: not valid;
- * 2: usage or unreadable input.
+ * `portcullis receipt ...`: a reviewer's offline checks of the receipt log (receipts/verify.ts).
+ *
+ *   receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
+ *       <file> is a receipt as GET /v1/receipts/{id} answers it. Checks its leaf hash (recomputed from the
+ *       receipt), its inclusion proof and the checkpoint's signature; `--checkpoint` checks against a
+ *       checkpoint obtained separately instead of the one in the file. A receipt from before the log (signed
+ *       on its own) is checked against its signature, as the previous release did.
+ *   receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API]
+ *                 [--proof file] [--save file]
+ *       Checks that the log of the second checkpoint extends that of the first (nothing removed or
+ *       changed): the consistency proof comes from GET /v1/receipts/log/consistency on the API (--url,
+ *       PORTCULLIS_API_URL, default http://127.0.0.1:8080), or from --proof (its JSON, offline). `--to latest`
+ *       fetches the current checkpoint, and `--save` keeps it for the next audit.
+ *
+ * The key is, in order: `--key` (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY, or
+ * `receipts.keyFile` of the configuration under --root. Exit 0: valid; 1: not valid; 2: usage or
+ * unreadable input.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
-import { publicKeyFromPem, verifyReceipt } from '../receipts/signing.js';
+import { publicKeyFromPem } from '../receipts/key.js';
+import { isLegacyReceipt, verifyLegacyReceipt } from '../receipts/legacy.js';
+import { verifyConsistencyBundle, verifyReceiptBundle } from '../receipts/verify.js';
+import { claimedSize } from '../receipts/note.js';
+
+class Usage extends Error {}
 
 function fail(message: string, code = 2): number {
   process.stderr.write(`portcullis: ${message}\n`);
   return code;
 }
 
-function keyFor(values: { key?: string | undefined; root?: string | undefined }): KeyObject | string {
+function keyFor(values: { key?: string | undefined; root?: string | undefined }): KeyObject {
   if (values.key) return publicKeyFromPem(readFileSync(values.key));
   const env = process.env['PORTCULLIS_RECEIPT_KEY'];
   if (env) return publicKeyFromPem(env);
   const root = resolve(values.root ?? process.env['PORTCULLIS_ROOT'] ?? process.cwd());
   const keyFile = loadConfig(root).gateway.data.receipts?.keyFile;
-  if (!keyFile) return 'no key: pass --key <public key PEM> (GET /admin/receipt-key, or `portcullis admin receipt-key`)';
+  if (!keyFile) throw new Usage('no key: pass --key <public key PEM> (GET /v1/secure receiptLog.publicKeyPem, or `portcullis admin receipt-key`)');
   return publicKeyFromPem(readFileSync(isAbsolute(keyFile) ? keyFile : join(root, keyFile)));
 }
 
-export async function receiptCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { key: { type: 'string' }, root: { type: 'string' } } });
-  if (positionals[0] !== 'verify' || !positionals[1]) return fail('usage: portcullis receipt verify <file> [--key pubkey.pem]');
-  let receipt: unknown;
+function read(path: string, what: string): string {
   try {
-    receipt = JSON.parse(readFileSync(positionals[1], 'utf8'));
+    return readFileSync(path, 'utf8');
   } catch (err) {
-    return fail(`cannot read a receipt from ${positionals[1]}: ${(err as Error).message}`);
+    throw new Usage(`cannot read ${what} ${path}: ${(err as Error).message}`);
   }
-  let key: KeyObject | string;
+}
+
+function apiUrl(url: string | undefined): string {
+  return (url ?? process.env['PORTCULLIS_API_URL'] ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+}
+
+async function get(url: string): Promise<Response> {
   try {
-    key = keyFor(values);
-  } catch (err) {
-    return fail(`cannot read the key: ${(err as Error).message}`);
+    return await fetch(url);
+  } catch {
+    throw new Usage(`cannot reach ${url} (is the gateway running? pass --url)`);
   }
-  if (typeof key === 'string') return fail(key);
-  const result = verifyReceipt(receipt, key);
-  const id = (receipt as { id?: unknown })?.id;
-  if (!result.ok) return fail(`NOT valid: receipt ${String(id)}: ${result.reason}`, 1);
-  process.stdout.write(`valid: receipt ${String(id)} is signed by key ${result.keyId}\n`);
+}
+
+function verify(positionals: string[], values: { key?: string | undefined; root?: string | undefined; checkpoint?: string | undefined }): number {
+  const file = positionals[1];
+  if (!file) throw new Usage('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file]');
+  let receipt: Record<string, unknown>;
+  try {
+    receipt = JSON.parse(read(file, 'the receipt')) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof Usage) throw err;
+    throw new Usage(`cannot read a receipt from ${file}: ${(err as Error).message}`);
+  }
+  const key = keyFor(values);
+  const id = String(receipt?.['id']);
+  if (receipt && typeof receipt === 'object' && isLegacyReceipt(receipt)) {
+    const legacy = verifyLegacyReceipt(receipt, key);
+    if (!legacy.ok) return fail(`NOT valid: receipt ${id}: ${legacy.reason}`, 1);
+    process.stdout.write(`valid: receipt ${id} (from before the log) is signed by key ${legacy.keyId}\n`);
+    return 0;
+  }
+  const note = values.checkpoint ? read(values.checkpoint, 'the checkpoint') : undefined;
+  const result = verifyReceiptBundle(receipt, key, note);
+  if (!result.ok) return fail(`NOT valid: receipt ${id}: ${result.reason}`, 1);
+  const cp = result.checkpoint;
+  process.stdout.write(`valid: receipt ${id} is leaf ${result.logIndex} of log ${cp.origin}, in its signed checkpoint of size ${cp.size} (root ${cp.root.toString('base64')})\n`);
   return 0;
+}
+
+async function audit(values: Record<string, string | undefined>): Promise<number> {
+  if (!values['from'] || !values['to']) throw new Usage('usage: portcullis receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API] [--proof file]');
+  const key = keyFor(values);
+  const fromNote = read(values['from'], 'the checkpoint');
+  let toNote: string;
+  if (values['to'] === 'latest') {
+    const res = await get(`${apiUrl(values['url'])}/v1/receipts/log/checkpoint`);
+    if (!res.ok) throw new Usage(`GET /v1/receipts/log/checkpoint answered ${res.status}`);
+    toNote = await res.text();
+  } else {
+    toNote = read(values['to'], 'the checkpoint');
+  }
+  const [from, to] = [claimedSize(fromNote), claimedSize(toNote)];
+  if (from === null || to === null) return fail('NOT valid: a checkpoint is not a tlog checkpoint (origin, size, root)', 1);
+  let proof: unknown;
+  if (values['proof']) {
+    try {
+      proof = (JSON.parse(read(values['proof'], 'the proof')) as { proof?: unknown }).proof;
+    } catch (err) {
+      if (err instanceof Usage) throw err;
+      throw new Usage(`cannot read a proof from ${values['proof']}: ${(err as Error).message}`);
+    }
+  } else if (from === 0 || from === to) {
+    proof = []; // nothing to ask: the empty tree is a prefix of every tree, and a tree of itself
+  } else {
+    const res = await get(`${apiUrl(values['url'])}/v1/receipts/log/consistency?from=${Math.min(from, to)}&to=${Math.max(from, to)}`);
+    const body = (await res.json().catch(() => ({}))) as { proof?: unknown; error?: { code?: string; message?: string } };
+    if (!res.ok) throw new Usage(`GET /v1/receipts/log/consistency answered ${res.status}: ${body.error?.message ?? ''}`);
+    proof = body.proof;
+  }
+  const result = verifyConsistencyBundle(fromNote, toNote, proof, key);
+  if (!result.ok) return fail(`NOT valid: ${result.reason}`, 1);
+  if (values['save']) writeFileSync(values['save'], toNote);
+  const r = result;
+  process.stdout.write(
+    `consistent: log ${r.to.origin} at size ${r.to.size} (root ${r.to.root.toString('base64')}) extends its checkpoint of size ${r.from.size} (root ${r.from.root.toString('base64')})\n`,
+  );
+  return 0;
+}
+
+export async function receiptCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      key: { type: 'string' },
+      root: { type: 'string' },
+      checkpoint: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      url: { type: 'string' },
+      proof: { type: 'string' },
+      save: { type: 'string' },
+    },
+  });
+  try {
+    if (positionals[0] === 'verify') return verify(positionals, values);
+    if (positionals[0] === 'audit') return await audit(values);
+    return fail('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] | portcullis receipt audit --from <file> --to <file|latest>');
+  } catch (err) {
+    if (err instanceof Usage) return fail(err.message);
+    if (err instanceof Error && /key|PEM|DECODER|asn1/i.test(err.message)) return fail(`cannot read the key: ${err.message}`);
+    throw err;
+  }
 }

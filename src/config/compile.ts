@@ -71,6 +71,8 @@ export interface Runtime {
   readonly rungs: ReadonlyMap<string, Rung>;
   readonly teams: Readonly<Record<Team, TeamBar>>;
   readonly aupVersion: string;
+  /** Screening validity, the trust projection and which rungs are screened (rules/rungs.yaml). */
+  readonly verification: RungsDoc['verification'];
   readonly rates: BillingDoc['rates'];
   readonly policy: PolicyEngine;
   readonly guard: Guardrails;
@@ -226,6 +228,7 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
     rungs: new Map(rungs.rungs.map((r) => [r.id, r])),
     teams: rungs.teams,
     aupVersion: rungs.aup.version,
+    verification: rungs.verification,
     rates: bundle.billing.data.rates,
     policy,
     guard: guard!,

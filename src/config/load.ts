@@ -83,6 +83,9 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
       }),
     );
   });
+  rungs.verification.screenedRungs.forEach((id, i) => {
+    if (!seenRungs.has(id)) at(b.rungs.file, `/verification/screenedRungs/${i}`, `names unknown rung "${id}"`);
+  });
   for (const [team, bar] of Object.entries(rungs.teams)) {
     if (!bands.has(bar.maxBand)) at(b.rungs.file, `/teams/${team}/maxBand`, `names unknown band "${bar.maxBand}"`);
   }

@@ -79,6 +79,7 @@ export interface RungsDoc {
   teams: Record<Team, TeamBar>;
   aup: { version: string };
   freeAllowance: { perDay: number; unit: 'requests' | 'tokens' };
+  verification: { screeningValidityDays: number; trustProjectionSeconds: number; screenedRungs: string[] };
 }
 
 export type OriginConfig = { demo: true } | { baseUrl: string; apiKeyEnv?: string; connections?: number };
@@ -129,10 +130,16 @@ export interface GatewayDoc {
   rateLimits?: RateLimitSettings;
   /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
   shutdown?: { drainDelayMs?: number; graceMs?: number };
+  /** Sign-in sessions (src/sessions). */
+  sessions: { cookieName: string; idleMs: number; absoluteMs: number };
+  /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
+  passkeys: { rpName: string; challengeMs: number };
+  /** TOTP second factor (src/totp). */
+  totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };
-  /** Receipt signing; the key is read at start (src/receipts/signing.ts). */
-  receipts?: { keyFile?: string };
+  /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
+  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
   routes: Record<string, RouteConfig>;
 }

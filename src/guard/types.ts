@@ -17,8 +17,10 @@ export interface ChatLike {
     tool_calls?: Array<{ id?: string; type?: string; function: { name: string; arguments: string } }>;
     tool_call_id?: string;
     name?: string;
+    refusal?: string | null;
   }>;
   tools?: unknown[];
+  tool_choice?: unknown;
 }
 
 /** How a secret reached the detector when it was not written out plainly in one text. */

@@ -17,6 +17,7 @@ import type { JobEnding } from './engine.js';
 import type { Settlement } from '../metering/meter.js';
 import { metrics } from '../observe/metrics.js';
 
+/** Every string of the answer the client reads is masked: content, refusal, and each tool call's id, name and arguments. */
 function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
   const mask = (text: string) => guard.maskOutput(text).text;
   return {
@@ -26,8 +27,15 @@ function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
       message: {
         ...c.message,
         content: c.message.content === null ? null : mask(c.message.content),
+        ...(typeof c.message.refusal === 'string' ? { refusal: mask(c.message.refusal) } : {}),
         ...(c.message.tool_calls
-          ? { tool_calls: c.message.tool_calls.map((tc) => ({ ...tc, function: { ...tc.function, arguments: mask(tc.function.arguments) } })) }
+          ? {
+              tool_calls: c.message.tool_calls.map((tc) => ({
+                ...tc,
+                id: mask(tc.id),
+                function: { ...tc.function, name: mask(tc.function.name), arguments: mask(tc.function.arguments) },
+              })),
+            }
           : {}),
       },
     })),

@@ -1,8 +1,10 @@
 /**
  * Jobs: every call is one. A job's id is deterministic — a UUID derived from the principal and a canonical
- * form of what decides the answer (model, task, scopeId, max_tokens, messages, tools, tool_choice)
- * — so the identical request from the same principal finds the same job: it re-attaches instead of paying
- * for a second upstream call. Streaming or not does not change the answer, so `stream` is not part of it.
+ * form of what decides the answer (model, task, scopeId, max_tokens, messages, tools, tool_choice, and the
+ * `seed` when one is sent) — so the identical request from the same principal finds the same job: it
+ * re-attaches instead of paying for a second upstream call. Streaming or not does not change the answer, so
+ * `stream` is not part of it. `seed` is not forwarded, but it is how a client asks for a fresh answer on
+ * purpose (docs/clients.md): another seed, another job.
  *
  * The record holds what another instance needs to see the job, wait for it, or fail it cleanly when its
  * runner died: status, owner and lease, the reservation to release, the result or the error.
@@ -53,9 +55,11 @@ export interface JobKey {
   task: string;
   scopeId: string | null;
   max_tokens: number;
-  messages: Array<{ role: string; content?: string | null; name?: string; tool_call_id?: string; tool_calls?: unknown[] }>;
+  messages: Array<{ role: string; content?: string | null; name?: string; tool_call_id?: string; tool_calls?: unknown[]; refusal?: string | null }>;
   tools?: unknown[] | undefined;
   tool_choice?: unknown;
+  /** Part of the identity only when sent, so requests without one keep the ids they always had. */
+  seed?: number | null;
 }
 
 /**
@@ -69,8 +73,11 @@ export function jobIdFor(principalId: string, key: JobKey): string {
   const hash = createHash('sha256').update(JSON.stringify([principalId, key.model, key.task, key.scopeId, key.max_tokens]));
   for (const m of key.messages) {
     hash.update(`\n${JSON.stringify([m.role, m.content ?? null, m.name ?? null, m.tool_call_id ?? null])}${canonical(m.tool_calls)}`);
+    // The refusal is forwarded, so it decides the answer; hashed only when sent, so other ids stay as they were.
+    if (typeof m.refusal === 'string') hash.update(`\nrefusal ${JSON.stringify(m.refusal)}`);
   }
   hash.update(`\n${canonical(key.tools)}\n${canonical(key.tool_choice)}`);
+  if (key.seed !== undefined && key.seed !== null) hash.update(`\nseed ${key.seed}`);
   const h = hash.digest();
   // An RFC 9562 version-8 (custom) UUID from the first 16 bytes of the digest.
   h[6] = (h[6]! & 0x0f) | 0x80;

@@ -96,6 +96,11 @@ export class MemoryJobStore implements JobStore {
     return out;
   }
 
+  async idempotencyBinding(principalId: string, key: string) {
+    const hit = this.#keys.get(`${principalId}\n${key}`);
+    return hit && hit.expiresAt > Date.now() ? copy(hit.entry) : null;
+  }
+
   async bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number) {
     const k = `${principalId}\n${key}`;
     const hit = this.#keys.get(k);

@@ -115,6 +115,8 @@ if cur then return cur end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return false`);
 
+const BINDING = luaScript(`return redis.call('GET', KEYS[1])`);
+
 const INTERRUPTED = { code: 'job-interrupted', message: 'the gateway instance running this job stopped; resend the request to run it again' };
 
 export class RedisJobStore implements JobStore {
@@ -205,6 +207,11 @@ export class RedisJobStore implements JobStore {
       JSON.stringify(new Date(now).toISOString()),
     ])) as unknown[];
     return reply.map((r) => decode(r)!);
+  }
+
+  async idempotencyBinding(principalId: string, key: string) {
+    const reply = (await this.#store.runScript('jobs.binding', BINDING, [`${this.#prefix}ik:${principalId}:${key}`], [])) as string | null;
+    return reply ? (JSON.parse(reply) as IdempotencyEntry) : null;
   }
 
   async bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number) {

@@ -46,6 +46,8 @@ export interface JobStore {
    * returns them, so the caller can release their reservations. At most `limit` a call.
    */
   sweep(now: number, limit: number, retentionMs: number): Promise<JobRecord[]>;
+  /** The binding of an idempotency key, if any; binds nothing (a request not yet admitted must not). */
+  idempotencyBinding(principalId: string, key: string): Promise<IdempotencyEntry | null>;
   /** Binds an idempotency key to a body and a job, unless bound already: then returns the binding. */
   bindIdempotencyKey(principalId: string, key: string, entry: IdempotencyEntry, retentionMs: number): Promise<IdempotencyEntry | null>;
   close(): Promise<void>;

@@ -2,10 +2,9 @@
  * The meter in one process, beside the memory store: the same rules and the same answers as the Redis meter
  * (the contract suite runs both), without durability. Every method does its checks and its changes with no
  * await in between, so calls in flight cannot interleave inside one of them — the atomicity Redis gets
- * from a script. Receipts go to the store it was given, signed.
+ * from a script. Receipts go to the store it was given, which sequences each in the receipt log.
  */
 import type { Receipt, Store } from '../store/store.js';
-import type { ReceiptSigner } from '../receipts/signing.js';
 import { decide, refusal, type Balance, type DayCounters } from './limits.js';
 import {
   consumption,
@@ -43,7 +42,6 @@ interface Account extends Balance {
 }
 
 export interface MeterOptions {
-  signer: ReceiptSigner;
   /** The clock (epoch ms); injectable so tests can cross a UTC midnight. */
   now?: () => number;
 }
@@ -56,7 +54,6 @@ function ride<T>(rider: MeterRider<T>, decided: T): void {
 
 export class MemoryMeter implements Meter {
   readonly kind = 'memory' as const;
-  readonly signer: ReceiptSigner;
   readonly #now: () => number;
   readonly #store: Store;
   readonly #accounts = new Map<string, Account>();
@@ -69,7 +66,6 @@ export class MemoryMeter implements Meter {
 
   constructor(store: Store, options: MeterOptions) {
     this.#store = store;
-    this.signer = options.signer;
     this.#now = options.now ?? Date.now;
   }
 
@@ -156,14 +152,14 @@ export class MemoryMeter implements Meter {
     if (!hold) {
       // Swept before settlement (the call outlived its reservation): record it, charge nothing.
       const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
-      const receipt = this.signer.sign({ ...build(late), day: reservation.day });
+      const receipt = { ...build(late), day: reservation.day };
       this.#settled.set(reservation.callId, receipt);
       if (rider) ride(rider(late), late);
       await this.#store.putReceipt(receipt);
       return late;
     }
     if (s.chargedMicroUSD > hold.micro) throw new Error('charge above the reservation');
-    const receipt = this.signer.sign({ ...build(s), day: reservation.day });
+    const receipt = { ...build(s), day: reservation.day };
     const c = consumption(reservation, s, input);
     this.#release(reservation.callId);
     this.#account(hold.principalId).spent += s.chargedMicroUSD;
@@ -181,9 +177,9 @@ export class MemoryMeter implements Meter {
   }
 
   async record(receipt: Receipt): Promise<Receipt> {
-    const signed = this.signer.sign({ ...receipt, day: receipt.day ?? this.today() });
-    await this.#store.putReceipt(signed);
-    return signed;
+    const dated = { ...receipt, day: receipt.day ?? this.today() };
+    await this.#store.putReceipt(dated);
+    return dated;
   }
 
   async status(principalId: string): Promise<BillingStatus> {

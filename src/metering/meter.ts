@@ -1,6 +1,6 @@
 /**
  * The meter: the ledger of quota and money. It is the one place a call's `billing`, `chargedMicroUSD` and
- * quota come from, and the one writer of receipts, which it signs.
+ * quota come from, and the one writer of receipts (each sequenced as a leaf of the receipt log where it is stored).
  *
  * Reserve, then settle (decisions.md, Quota and money):
  *   reserve  one atomic step: count the call against the principal's UTC day (free allowance, rung
@@ -8,7 +8,7 @@
  *            priced at the rates) against the credit balance; or refuse it (429 for a daily limit, 402 for
  *            credits) having changed nothing.
  *   settle   one atomic, durable step keyed by the call id: charge the usage the upstream reported (never
- *            more than was held), release the rest, and store the signed receipt. Applied once: a retried
+ *            more than was held), release the rest, and store the receipt with its log leaf. Applied once: a retried
  *            settlement, even one whose first reply was lost, finds the receipt and changes nothing.
  * A reservation left behind by a gateway that died is reclaimed by a sweep once it expires.
  *
@@ -17,7 +17,6 @@
  */
 import type { BillingDoc } from '../config/types.js';
 import type { Receipt } from '../store/store.js';
-import type { ReceiptSigner } from '../receipts/signing.js';
 import type { LuaScript } from '../store/redis.js';
 import { priceMicroUSD, type Usage } from './price.js';
 
@@ -178,8 +177,6 @@ export interface GrantResult {
 
 export interface Meter {
   readonly kind: 'memory' | 'redis';
-  /** Signs every receipt the meter writes; its public key is what verifiers need. */
-  readonly signer: ReceiptSigner;
   /** The meter's UTC day (YYYY-MM-DD), by its clock. */
   today(): string;
   /**
@@ -188,14 +185,14 @@ export interface Meter {
    */
   reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation>;
   /**
-   * Charges, releases the rest and writes the receipt `build` returns (signed here) in one atomic write,
+   * Charges, releases the rest and writes the receipt `build` returns (and its log leaf) in one atomic write,
    * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;
    * so does `rider`, whose write (if given) joins the settlement's.
    */
   settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement>;
   /** Releases a reservation without a receipt (its call is answered by another job); idempotent. */
   release(reservation: Reservation): Promise<void>;
-  /** Signs and stores the receipt of a call that holds nothing (refused before or at reserve); once per id. */
+  /** Stores the receipt (and its log leaf) of a call that holds nothing (refused before or at reserve); once per id. */
   record(receipt: Receipt): Promise<Receipt>;
   status(principalId: string): Promise<BillingStatus>;
   usage(principalId: string, day: string): Promise<DayUsage>;

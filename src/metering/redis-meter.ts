@@ -5,7 +5,8 @@
  *
  *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call;
  *            a rider (the job's creation) runs in the same script when the hold is made
- *   settle   charge, release the rest, store the signed receipt — one script, hence one AOF entry: with
+ *   settle   charge, release the rest, store the receipt and sequence its leaf in the receipt log — one
+ *            script, hence one AOF entry: with
  *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
  *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
  *            runs in the same script when the settlement applies.
@@ -18,11 +19,11 @@
  *   holds                   zset   open reservations by expiry (epoch ms): the sweep's index
  *   grant:<operationId>     string the grant applied under that operation id (JSON), kept for good
  *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
+ *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/log-lua.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
  */
 import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type LuaScript, type RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
-import type { ReceiptSigner } from '../receipts/signing.js';
 import { refusal } from './limits.js';
 import {
   consumption,
@@ -108,7 +109,7 @@ redis.call('ZADD', KEYS[4], ARGV[13], ARGV[3])
 return {'ok', billing, micro, tonumber(ARGV[13]), ARGV[5]}`);
 
 // KEYS hold, bill, use, r, rd, holds
-// ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl
+// ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl, leafHash
 // mode 'settle' needs the reservation ('expired' when it is gone); mode 'late' stores the receipt alone.
 const SETTLE = luaScript(`${RELEASE_FN}${PUT_RECEIPT_FN}
 local prev = redis.call('GET', KEYS[4])
@@ -127,7 +128,7 @@ if ARGV[9] == 'settle' then
   if free > 0 and tonumber(ARGV[7]) > 0 then redis.call('HINCRBY', KEYS[3], 'freeUsed', ARGV[7]) end
   if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
 end
-put_receipt(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5])
+put_receipt(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5], ARGV[1], ARGV[11])
 return {'ok'}`);
 
 // KEYS -  ARGV prefix, callId
@@ -159,7 +160,6 @@ const int = (v: unknown): number => (v === null || v === undefined ? 0 : Number(
 
 export class RedisMeter implements Meter {
   readonly kind = 'redis' as const;
-  readonly signer: ReceiptSigner;
   readonly #store: RedisStore;
   readonly #prefix: string;
   readonly #now: () => number;
@@ -168,7 +168,6 @@ export class RedisMeter implements Meter {
   constructor(store: RedisStore, options: MeterOptions) {
     this.#store = store;
     this.#prefix = store.keyPrefix;
-    this.signer = options.signer;
     this.#now = options.now ?? Date.now;
   }
 
@@ -248,7 +247,7 @@ export class RedisMeter implements Meter {
       args: [
         this.#prefix,
         reservation.callId,
-        JSON.stringify(receipt),
+        k.json,
         receipt.id,
         k.score,
         String(s.chargedMicroUSD),
@@ -256,6 +255,7 @@ export class RedisMeter implements Meter {
         String(c.rungTokens),
         mode,
         String(dayTtlSeconds(reservation.day, this.#now())),
+        k.leaf,
       ],
     };
     return this.#withRider('meter.settle', SETTLE, own, rider);
@@ -273,13 +273,13 @@ export class RedisMeter implements Meter {
 
   async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
     const s = quote(reservation, input);
-    const receipt = this.signer.sign({ ...build(s), day: reservation.day });
+    const receipt = { ...build(s), day: reservation.day };
     const reply = await this.#settleScript(reservation, receipt, s, input, 'settle', rider?.(s));
     if (reply[0] === 'dup') return settlementOf(JSON.parse(String(reply[1])) as Receipt, s);
     if (reply[0] === 'ok') return s;
     // The reservation was swept before settlement (the call outlived it): record the call, charge nothing.
     const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
-    const lateReceipt = this.signer.sign({ ...build(late), day: reservation.day });
+    const lateReceipt = { ...build(late), day: reservation.day };
     const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late', rider?.(late));
     return again[0] === 'dup' ? settlementOf(JSON.parse(String(again[1])) as Receipt, late) : late;
   }
@@ -289,9 +289,9 @@ export class RedisMeter implements Meter {
   }
 
   async record(receipt: Receipt): Promise<Receipt> {
-    const signed = this.signer.sign({ ...receipt, day: receipt.day ?? this.today() });
-    await this.#store.putReceipt(signed);
-    return signed;
+    const dated = { ...receipt, day: receipt.day ?? this.today() };
+    await this.#store.putReceipt(dated);
+    return dated;
   }
 
   async status(principalId: string): Promise<BillingStatus> {

@@ -3,8 +3,9 @@
  * team rules, quota or guardrails, or failed upstream. A receipt names the versions the call was decided
  * under, so a compliance reviewer can match it to the rules served by GET /v1/secure, and what the call
  * counted and cost: tokens (input, cached input, output), the reservation, the charge and the billing. It
- * holds rule ids and counts, never prompt text or tokens. Written once per call id, by the meter, which
- * signs it (signing.ts): a settled call's receipt in the same write as its charge.
+ * holds rule ids and counts, never prompt text or tokens. Written once per call id, by the meter: a settled
+ * call's receipt in the same write as its charge, and sequenced there as a leaf of the receipt log (log.ts),
+ * whose signed checkpoints prove it (proofs.ts).
  */
 import { decisionVersions } from '../config/compile.js';
 import type { Call } from '../stages/call.js';

@@ -9,8 +9,7 @@ import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import { bodyHash, jobObject, TERMINAL } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
-import type { Store } from '../store/store.js';
+import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { Call } from '../stages/call.js';
 
@@ -27,7 +26,25 @@ export function requireIdempotencyKey() {
   };
 }
 
-/** Binds the key to this body and job; the same key with another body is refused, whatever it asked. */
+/**
+ * Before admission: a key already bound to another body is refused (409), whatever this body asks. Nothing
+ * is bound here — a request refused by validation or admission saves no idempotent result (Stripe's rule),
+ * so the corrected body may be sent again under the same key.
+ */
+export function checkIdempotencyKey(jobs: JobStore) {
+  return async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
+    const call: Call = ctx.state.call;
+    const bound = await jobs.idempotencyBinding(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase());
+    if (bound && bound.bodyHash !== bodyHash(call.body)) throw new GatewayError('idempotency-key-reused');
+    await next();
+  };
+}
+
+/**
+ * Once the request is admitted (or re-attached to its live job): binds the key to this body and job. Two
+ * different bodies racing under one key both pass the check; the second to bind is refused here, and its
+ * reservation is released by the meter stage like any refusal before the hand-over.
+ */
 export function bindIdempotencyKey(jobs: JobStore) {
   return async function bindIdempotencyKey(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
@@ -47,9 +64,9 @@ export function queued() {
   };
 }
 
-export function getJob(store: Store, jobs: JobStore, holder: RuntimeHolder) {
+export function getJob(deps: CallerDeps, jobs: JobStore, holder: RuntimeHolder) {
   return async function getJob(ctx: Context): Promise<void> {
-    const identity = await resolveToken(store, bearerToken(ctx));
+    const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
     const jobId = ctx.query['jobId'];
     if (typeof jobId !== 'string' || !UUID.test(jobId)) throw new GatewayError('invalid-job-id');
     const job = await jobs.get(jobId.toLowerCase());

@@ -10,10 +10,9 @@
 import type { Context } from 'koa';
 import { createHash } from 'node:crypto';
 import type { RuntimeHolder } from '../config/reloader.js';
-import type { Meter } from '../metering/meter.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
-import { secureBody, type ReceiptKey } from '../secure/document.js';
-import { receiptPublicKey } from '../receipts/signing.js';
+import { secureBody } from '../secure/document.js';
+import type { Receipts } from '../receipts/service.js';
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): `W/` is ignored, `*` matches any. */
 function notModified(header: string, etag: string): boolean {
@@ -24,15 +23,10 @@ function notModified(header: string, etag: string): boolean {
   });
 }
 
-/** The public half of the meter's receipt signer (src/receipts/signing.ts), flagged when it is ephemeral. */
-function receiptKeyOf(meter: Pick<Meter, 'signer'>): ReceiptKey {
-  return { ...receiptPublicKey(meter), ...(meter.signer.ephemeral ? { ephemeral: true } : {}) };
-}
-
-export function secure(holder: RuntimeHolder, meter: Pick<Meter, 'signer'>, history: HistoryRecorder) {
+export function secure(holder: RuntimeHolder, receipts: Pick<Receipts, 'publicInfo'>, history: HistoryRecorder) {
   return async function secure(ctx: Context): Promise<void> {
     const runtime = holder.current;
-    const body = JSON.stringify(secureBody(runtime, await history.history(runtime), receiptKeyOf(meter)));
+    const body = JSON.stringify(secureBody(runtime, await history.history(runtime), receipts.publicInfo()));
     const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
     ctx.set('etag', etag);
     ctx.set('cache-control', 'no-cache');

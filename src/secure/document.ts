@@ -3,7 +3,7 @@
  * from the YAML its live runtime loaded — the guardrail rules (with their detectors and external
  * classifiers), the request firewall, the compliance statements and the rung table — each with its
  * `version` and the SHA-256 of the file, the admission policy's version and hash, the versions a receipt's
- * `decision.versions` names, the public key receipts are signed with, and the version history (which
+ * `decision.versions` names, the receipt log (its name and the key its checkpoints are signed with), and the version history (which
  * content went live when).
  *
  * Left out on purpose: where an external classifier lives and which environment variable holds its key
@@ -13,13 +13,7 @@ import { decisionVersions, type Runtime } from '../config/compile.js';
 import { documentRefs } from './recorder.js';
 import type { DocumentVersion } from './history.js';
 
-export interface ReceiptKey {
-  alg: 'Ed25519';
-  keyId: string;
-  publicKeyPem: string;
-  /** True when no key is configured and receipts are signed with a key of this process only. */
-  ephemeral?: boolean;
-}
+import type { ReceiptLogInfo } from '../receipts/service.js';
 
 function served<T extends Record<string, unknown>>(doc: { file: string; version: string; sha256: string; data: T }) {
   const { version: _version, ...rest } = doc.data;
@@ -57,7 +51,7 @@ function rungs(runtime: Runtime) {
   };
 }
 
-export function secureBody(runtime: Runtime, history: readonly DocumentVersion[], receiptKey: ReceiptKey) {
+export function secureBody(runtime: Runtime, history: readonly DocumentVersion[], receiptLog: ReceiptLogInfo) {
   const v = runtime.versions;
   const live = new Set(documentRefs(runtime).map((r) => `${r.document} ${r.sha256}`));
   return {
@@ -69,7 +63,8 @@ export function secureBody(runtime: Runtime, history: readonly DocumentVersion[]
     firewall: served(runtime.bundle.firewall),
     compliance: served(runtime.bundle.compliance),
     rungs: rungs(runtime),
-    receiptKey,
+    // The receipt log: its name and the key its checkpoints are signed with (PEM and C2SP verifier key).
+    receiptLog,
     history: history.map((h) => ({ ...h, live: live.has(`${h.document} ${h.sha256}`) })),
   };
 }

@@ -9,25 +9,17 @@
  * configured) spends nothing and leaves none.
  */
 import type { Context, Next } from 'koa';
-import { fromDenial } from '../errors.js';
-import type { PolicyInput } from '../policy/engine.js';
+import { fromDenial, GatewayError, type ErrorCode } from '../errors.js';
+import type { PolicyInput, PolicyPrincipal } from '../policy/engine.js';
+import type { PrincipalRecord } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
 import type { Call } from './call.js';
 import { writeReceipt } from '../receipts/receipt.js';
 
 /** The policy input: small and flat (architecture: built once per call). */
 export function policyInput(call: Call, now = Date.now()): PolicyInput {
-  const p = call.identity!.principal;
-  const rungValid = p.rung !== null && Date.parse(p.rung.expiresAt) > now;
   return {
-    principal: {
-      id: p.id,
-      rung: rungValid ? p.rung!.id : null,
-      rungExpired: p.rung !== null && !rungValid,
-      // Consent counts for the AUP version in force; a new AUP version asks for consent again.
-      aup: p.aup !== null && p.aup.version === call.runtime.aupVersion,
-      scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
-    },
+    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
     model: call.valid!.request.model,
     task: call.task!,
     scopeId: call.scopeId,
@@ -35,7 +27,27 @@ export function policyInput(call: Call, now = Date.now()): PolicyInput {
   };
 }
 
-export function admit(meter: Pick<Meter, 'record'>) {
+/** The principal as the policy sees it; research status asks the policy with the same view. */
+export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Date.now()): PolicyPrincipal {
+  const rungValid = p.rung !== null && Date.parse(p.rung.expiresAt) > now;
+  return {
+    id: p.id,
+    rung: rungValid ? p.rung!.id : null,
+    rungExpired: p.rung !== null && !rungValid,
+    // Consent counts for the AUP version in force; a new AUP version asks for consent again.
+    aup: p.aup !== null && p.aup.version === aupVersion,
+    scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
+  };
+}
+
+/**
+ * What the policy cannot see, asked only where it matters (src/billing/verification.ts): given the
+ * principal and the first team-requirement denial (or null for a red-team call the policy allowed), a more
+ * precise refusal code — a refused prepaid card, an expired screening — or null.
+ */
+export type RefineRefusal = (principal: PrincipalRecord, policyCode: string | null, runtime: Call['runtime']) => Promise<ErrorCode | null>;
+
+export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal) {
   return async function admit(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const decision = call.runtime.policy.decide(policyInput(call));
@@ -43,8 +55,17 @@ export function admit(meter: Pick<Meter, 'record'>) {
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
     if (first && first.step < 5) {
-      if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code: first.code });
-      throw fromDenial(first.code, first.message);
+      const refined = first.step === 3 && refine ? await refine(call.identity!.principal, first.code, call.runtime) : null;
+      const code = refined ?? first.code;
+      if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code });
+      throw refined ? new GatewayError(refined) : fromDenial(first.code, first.message);
+    }
+    if ((!first || first.step >= 5) && decision.team === 'red' && refine) {
+      const refined = await refine(call.identity!.principal, null, call.runtime);
+      if (refined) {
+        await writeReceipt(meter, call, 'refused', { code: refined });
+        throw new GatewayError(refined);
+      }
     }
     await next();
   };

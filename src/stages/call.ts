@@ -5,7 +5,7 @@
 import type { ModelRuntime, Runtime } from '../config/compile.js';
 import type { Decision } from '../policy/engine.js';
 import type { ScanResult } from '../guard/index.js';
-import type { Identity } from '../store/store.js';
+import type { Caller } from '../auth/caller.js';
 import type { Reservation, Settlement } from '../metering/meter.js';
 import type { ValidCall } from './validate.js';
 import type { UpstreamAnswer } from '../upstream/forward.js';
@@ -18,7 +18,8 @@ export interface Call {
   runtime: Runtime;
   body?: unknown;
   valid?: ValidCall;
-  identity?: Identity;
+  /** Who is calling (identify): the principal, and whether by PAT or session. */
+  identity?: Caller;
   model?: ModelRuntime;
   task?: string;
   scan?: ScanResult;

@@ -1,32 +1,16 @@
 /**
- * The shape of a chat-completion request as the spec allows it, as a JSON Schema compiled once by ajv.
- * Limits that depend on the model (turns, tools, input characters, max_tokens) are checked after the shape,
- * in validate.ts, because the model's ceilings come from the catalog.
+ * The shape of a chat-completion request as the gateway takes it, as a JSON Schema compiled once by ajv.
+ * Which top-level fields exist, and what happens to each, is the parameter table (rules/chat-parameters.yaml,
+ * applied first by src/compat/parameters.ts); this schema checks the shape of the fields the gateway
+ * forwards or honours. Limits that depend on the model (turns, tools, input characters, max_tokens) are
+ * checked after the shape, in validate.ts, because the model's ceilings come from the catalog.
  *
- * Sampling parameters are accepted and dropped (the spec says so); fields the gateway does not know are
- * refused with their name, so a client never believes a parameter took effect when it did not.
+ * Messages are taken as clients send them: the `developer` role, content as a string or an array of text
+ * parts (other part types are refused with their name by validate.ts), `name`, and `refusal` and `tool_calls`
+ * with null content on assistant turns.
  */
 import { Ajv } from 'ajv';
-
-/** OpenAI parameters that are accepted and dropped before forwarding. */
-export const DROPPED_PARAMETERS = [
-  'temperature',
-  'top_p',
-  'n',
-  'presence_penalty',
-  'frequency_penalty',
-  'seed',
-  'stop',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'user',
-  'metadata',
-  'store',
-  'stream_options',
-  'service_tier',
-  'reasoning_effort',
-] as const;
+import { chatParameterTable } from '../compat/parameters.js';
 
 const toolCall = {
   type: 'object',
@@ -49,12 +33,22 @@ const message = {
   additionalProperties: false,
   required: ['role'],
   properties: {
-    role: { enum: ['system', 'user', 'assistant', 'tool'] },
-    content: { type: ['string', 'null'] },
+    role: { enum: ['system', 'developer', 'user', 'assistant', 'tool'] },
+    content: {
+      type: ['string', 'null', 'array'],
+      items: { type: 'object', required: ['type'], properties: { type: { type: 'string' }, text: { type: 'string' } } },
+    },
     name: { type: 'string', maxLength: 256 },
     tool_calls: { type: 'array', items: toolCall },
     tool_call_id: { type: 'string', minLength: 1, maxLength: 256 },
     refusal: { type: ['string', 'null'] },
+    // Replayed-message bookkeeping, dropped by normalisation (src/compat/messages.ts DROPPED_MESSAGE_FIELDS).
+    annotations: {},
+    provider_specific_fields: {},
+    reasoning_content: {},
+    thinking_blocks: {},
+    function_call: {},
+    audio: {},
   },
 } as const;
 
@@ -85,8 +79,8 @@ export const chatRequestSchema = {
   properties: {
     model: { type: 'string', minLength: 1, maxLength: 256 },
     messages: { type: 'array', minItems: 1, items: message },
-    max_tokens: { type: 'integer', minimum: 1 },
-    max_completion_tokens: { type: 'integer', minimum: 1 },
+    max_tokens: { type: ['integer', 'null'], minimum: 1 },
+    max_completion_tokens: { type: ['integer', 'null'], minimum: 1 },
     tools: { type: 'array', items: tool },
     tool_choice: {
       oneOf: [
@@ -102,15 +96,22 @@ export const chatRequestSchema = {
         },
       ],
     },
-    parallel_tool_calls: { type: 'boolean' },
-    stream: { type: 'boolean' },
+    parallel_tool_calls: { type: ['boolean', 'null'] },
+    stream: { type: ['boolean', 'null'] },
     task: { type: 'string', minLength: 1, maxLength: 64 },
-    ...Object.fromEntries(DROPPED_PARAMETERS.map((p) => [p, {}])),
   },
 } as const;
 
+/** Structural shapes for the forwarded fields; every other field of the parameter table is taken as it is
+ * here (its accepted values, if limited, are the table's `accepts`). */
+const tableFields = Object.fromEntries(
+  chatParameterTable()
+    .parameters.filter((row) => !Object.hasOwn(chatRequestSchema.properties, row.name))
+    .map((row) => [row.name, {}]),
+);
+
 const ajv = new Ajv({ allErrors: false, strict: true, allowUnionTypes: true });
-export const validateChatShape = ajv.compile(chatRequestSchema);
+export const validateChatShape = ajv.compile({ ...chatRequestSchema, properties: { ...chatRequestSchema.properties, ...tableFields } });
 
 /** `/messages/2/content` -> `messages[2].content`, the way a client names the field. */
 export function fieldPath(instancePath: string): string {

@@ -12,7 +12,8 @@
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { Call } from './call.js';
-import { upstreamBody, type ChatRequest } from './validate.js';
+import type { ChatRequest } from './validate.js';
+import { upstreamBody } from '../compat/forwarded.js';
 import type { Logger } from '../log.js';
 import type { ReviewStore } from '../reviews/store.js';
 import { newReceiptId } from '../receipts/receipt.js';
@@ -59,7 +60,7 @@ export function guard(log: Logger, reviews: ReviewStore) {
       log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
       await reviews.record(reviewEntry(call, actions.flag, new Date()));
     }
-    call.forward = upstreamBody(call.valid!, call.model!.upstreamModel, request.messages, request.tools);
+    call.forward = upstreamBody({ ...request, max_tokens: call.valid!.maxTokens }, call.model!.upstreamModel);
     await next();
   };
 }

@@ -1,13 +1,15 @@
 /**
- * identify (admission step 1): who is calling. A Bearer personal access token is checked for shape and
- * checksum locally (a typo never costs a store round trip), then resolved by its SHA-256 in one store call.
- * Nothing about the token's state is cached: a revocation written by any gateway instance is seen by the
+ * identify (admission step 1): who is calling — a PAT or a session cookie (the rules are in
+ * auth/caller.ts). A Bearer personal access token is checked for shape and checksum locally (a typo never
+ * costs a store round trip), then resolved by its SHA-256 in one store call. Nothing about the token's or
+ * the session's state is cached: a revocation or sign-out written by any gateway instance is seen by the
  * very next request here.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import { hashToken, parseToken } from '../auth/pat.js';
 import type { Identity, Store } from '../store/store.js';
+import { resolveCaller, type CallerDeps } from '../auth/caller.js';
 import type { Call } from './call.js';
 
 const LEGACY_MESSAGE =
@@ -55,13 +57,17 @@ export async function resolveToken(store: Store, token: string | null, alongside
 }
 
 /**
- * Koa stage. With `alongside` (the job lookup, stages/job.ts), a request whose token was seen before also
- * looks up its job in the same round trip as its token.
+ * Koa stage for `pat / cookie` routes: the caller goes on `call.identity` (and `ctx.state.caller`). With
+ * `alongside` (the job lookup, stages/job.ts), a request whose token was seen before also looks up its job
+ * in the same round trip as its token.
  */
-export function identify(store: Store, alongside?: (call: Call, principalId: string) => void) {
+export function identify(deps: CallerDeps, alongside?: (call: Call, principalId: string) => void) {
   return async function identify(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    call.identity = await resolveToken(store, bearerToken(ctx), alongside && ((pid) => alongside(call, pid)));
+    call.identity = ctx.state.caller = await resolveCaller(ctx, deps, {
+      via: ['pat', 'session'],
+      ...(alongside ? { alongside: (pid: string) => alongside(call, pid) } : {}),
+    });
     await next();
   };
 }

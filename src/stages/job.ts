@@ -32,6 +32,7 @@ function callJobId(call: Call, principalId: string): string {
     messages: request.messages,
     tools: request.tools,
     tool_choice: request.tool_choice,
+    seed: request.seed ?? null,
   });
 }
 

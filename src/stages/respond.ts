@@ -13,7 +13,7 @@ import type { Settlement } from '../metering/meter.js';
 import { newReceiptId } from '../receipts/receipt.js';
 
 type Completion = Record<string, unknown> & {
-  choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[] }; finish_reason: string }>;
+  choices: Array<{ index: number; message: { content: string | null; tool_calls?: unknown[]; refusal?: string | null }; finish_reason: string }>;
 };
 
 export function completionBody(call: Call, s: Settlement = call.settlement!): Record<string, unknown> {
@@ -23,12 +23,14 @@ export function completionBody(call: Call, s: Settlement = call.settlement!): Re
     object: 'chat.completion',
     created: a.created,
     model: a.model,
+    ...(a.system_fingerprint !== undefined ? { system_fingerprint: a.system_fingerprint } : {}),
     choices: a.choices.map((c) => ({ index: c.index, message: c.message, logprobs: null, finish_reason: c.finish_reason })),
     usage: {
       prompt_tokens: s.usage.prompt_tokens,
       completion_tokens: s.usage.completion_tokens,
       total_tokens: s.usage.total_tokens,
       prompt_tokens_details: { cached_tokens: s.usage.cached_tokens },
+      ...(a.reasoningTokens !== undefined ? { completion_tokens_details: { reasoning_tokens: a.reasoningTokens } } : {}),
     },
     billing: s.billing,
     // Built inside the settlement too (the job's end rides in its write), before call.receiptId is set.
@@ -37,14 +39,25 @@ export function completionBody(call: Call, s: Settlement = call.settlement!): Re
   };
 }
 
-/** The exact bytes of the emulated stream for a finished completion. */
-export function streamBody(completion: Record<string, unknown>): string {
+/**
+ * The exact bytes of the emulated stream for a finished completion. With `includeUsage`
+ * (`stream_options.include_usage`), OpenAI's usage chunk follows the finish chunk: empty `choices` and the
+ * `usage` object, then `[DONE]`; the other chunks then carry `usage: null`, as OpenAI's do.
+ */
+export function streamBody(completion: Record<string, unknown>, includeUsage = false): string {
   const c = completion as Completion;
   const choice = c.choices[0]!;
-  const base = { id: c['id'], object: 'chat.completion.chunk', created: c['created'], model: c['model'] };
+  const base = {
+    id: c['id'],
+    object: 'chat.completion.chunk',
+    created: c['created'],
+    model: c['model'],
+    ...(c['system_fingerprint'] !== undefined ? { system_fingerprint: c['system_fingerprint'] } : {}),
+  };
   const delta: Record<string, unknown> = { role: 'assistant', content: choice.message.content ?? '' };
   if (choice.message.tool_calls) delta['tool_calls'] = choice.message.tool_calls.map((tc, index) => ({ index, ...(tc as object) }));
-  const content = { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }] };
+  if (typeof choice.message.refusal === 'string') delta['refusal'] = choice.message.refusal;
+  const content = { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...(includeUsage ? { usage: null } : {}) };
   const finish = {
     ...base,
     choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }],
@@ -53,7 +66,8 @@ export function streamBody(completion: Record<string, unknown>): string {
     receiptId: c['receiptId'],
     chargedMicroUSD: c['chargedMicroUSD'],
   };
-  return `data: ${JSON.stringify(content)}\n\ndata: ${JSON.stringify(finish)}\n\ndata: [DONE]\n\n`;
+  const usage = includeUsage ? `data: ${JSON.stringify({ ...base, choices: [], usage: c['usage'] })}\n\n` : '';
+  return `data: ${JSON.stringify(content)}\n\ndata: ${JSON.stringify(finish)}\n\n${usage}data: [DONE]\n\n`;
 }
 
 export function respond() {
@@ -63,7 +77,7 @@ export function respond() {
     if (call.valid!.stream) {
       ctx.set('content-type', 'text/event-stream');
       ctx.set('cache-control', 'no-cache');
-      ctx.body = streamBody(completion);
+      ctx.body = streamBody(completion, call.valid!.includeUsage);
     } else {
       ctx.body = completion;
     }

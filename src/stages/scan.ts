@@ -7,15 +7,30 @@
  * endpoint), awaited here. A classifier that cannot answer is recorded on `call.scan.failures` and logged
  * (classifier id and reason, never text); its stated failure mode is applied by the guard stage, in the
  * admission order: fail closed refuses the call there, fail open lets it through without that verdict.
+ *
+ * Names are read too (src/guard/slots.ts), but a name cannot be masked without breaking the references
+ * between a tool, its calls and the tool choice: a redact finding in one refuses the call here, 400
+ * `secret-in-identifier`, before anything is reserved or forwarded.
  */
 import type { Context, Next } from 'koa';
 import type { Call } from './call.js';
 import type { Logger } from '../log.js';
+import { GatewayError } from '../errors.js';
+
+/** Locations of names: `messages[1].name`, `...tool_calls[0].function.name`, `tools[2].function.name`, `tool_choice.function.name`. */
+const IDENTIFIER = /\.name$/;
 
 export function scan(log: Logger) {
   return async function scan(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     call.scan = await call.runtime.guard.classify(call.valid!.request);
+    const named = call.scan.findings.find((f) => f.action === 'redact' && IDENTIFIER.test(f.where));
+    if (named) {
+      log.warn('guardrail.identifier.refused', { callId: call.id, rule: named.rule, where: named.where });
+      throw new GatewayError('secret-in-identifier', `${named.where} matches ${named.rule}; names are forwarded as they are and cannot be masked — remove the credential`, {
+        param: named.where,
+      });
+    }
     for (const f of call.scan.failures ?? []) {
       log.warn('guardrail.classifier.failed', {
         callId: call.id,

@@ -6,6 +6,8 @@
  * not survive here either. Nothing is persisted; a restart forgets everything.
  */
 import { StoreUnavailable } from './errors.js';
+import { MemoryLogTree } from '../receipts/memory-log.js';
+import { storableReceipt } from '../receipts/canonical.js';
 import {
   receiptDay,
   StoreConflict,
@@ -37,6 +39,8 @@ export class MemoryStore implements Store {
   readonly #receipts = new Map<string, Receipt>();
   /** Receipt ids by `<day> <principal>`, kept in createdAt order (as the Redis sorted set is). */
   readonly #receiptIndex = new Map<string, Array<{ id: string; at: number }>>();
+  /** The receipt log's leaves and tree (src/receipts/memory-log.ts reads and grows it). */
+  readonly log = new MemoryLogTree();
 
   #open(): void {
     // Parity with Redis, where a closed client cannot answer: a use-after-close is an outage, not a no-op.
@@ -134,7 +138,9 @@ export class MemoryStore implements Store {
   async putReceipt(receipt: Receipt): Promise<void> {
     this.#open();
     if (this.#receipts.has(receipt.id)) return;
-    this.#receipts.set(receipt.id, copy(receipt));
+    // Sequenced in the receipt log in the same step (no await): no receipt without its leaf, nor the reverse.
+    const { json, leaf } = storableReceipt(receipt);
+    this.#receipts.set(receipt.id, { ...(JSON.parse(json) as Receipt), logIndex: this.log.append(leaf) });
     const key = `${receiptDay(receipt)} ${receipt.principalId}`;
     const list = this.#receiptIndex.get(key) ?? [];
     const at = Date.parse(receipt.createdAt) || 0;

@@ -18,7 +18,8 @@
  *   pt:<id>    list  token ids of a principal, in creation order
  *   tv1        set   ids of legacy (v1) tokens, so a bulk revocation finds them without a scan
  *   legacy-revoked  string  time of the first bulk legacy revocation
- *   r:<id>     string receipt JSON, written once (SET NX)
+ *   r:<id>     string receipt JSON (with its `logIndex`), written once, with its leaf in the receipt log
+ *   log:...    the receipt log (src/receipts/log-lua.ts): leaves sequenced with the receipts, tree, checkpoint
  *   rd:<day>:<principal>  zset  ids of a principal's receipts of one UTC day, scored by createdAt (ms);
  *              written with the receipt in one script (the meter's settlement writes both the same way)
  * The namespaces differ before the id, so no id (principal ids contain ':') can collide with another key.
@@ -31,6 +32,8 @@
 import { createHash } from 'node:crypto';
 import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
+import { LOG_FN } from '../receipts/log-lua.js';
+import { storableReceipt } from '../receipts/canonical.js';
 import {
   receiptDay,
   StoreConflict,
@@ -81,25 +84,32 @@ end
 `;
 
 /**
- * Writes a receipt once and lists it under its principal and day; shared with the meter's settlement
- * script (src/metering/redis-meter.ts), which stores the receipt in the same write as the money.
+ * Writes a receipt once, sequences it as the next leaf of the receipt log (receipts/log-lua.ts) and lists
+ * it under its principal and day — one atomic step, so no receipt exists without its leaf nor a leaf
+ * without its receipt. The stored JSON gains `logIndex` (outside the canonical receipt the leaf hash was
+ * computed from, receipts/canonical.ts). Shared with the meter's settlement script
+ * (src/metering/redis-meter.ts), which stores the receipt in the same write as the money.
  */
-export const PUT_RECEIPT_FN = `
-local function put_receipt(rk, ik, json, id, score)
-  if redis.call('SET', rk, json, 'NX') then
-    redis.call('ZADD', ik, score, id)
-    return 1
-  end
-  return 0
+export const PUT_RECEIPT_FN = `${LOG_FN}
+local function put_receipt(rk, ik, json, id, score, prefix, leaf)
+  if redis.call('EXISTS', rk) == 1 then return 0 end
+  local i = log_append(prefix, leaf)
+  redis.call('SET', rk, string.sub(json, 1, -2) .. ',"logIndex":' .. string.format('%d', i) .. '}')
+  redis.call('ZADD', ik, score, id)
+  return 1
 end
 `;
 
-/** The keys of a receipt and of its day's index, under `prefix`. */
-export function receiptKeys(prefix: string, receipt: Receipt): { receipt: string; index: string; score: string } {
+/** The keys of a receipt and of its day's index, under `prefix`, and what is written: its JSON and its leaf hash. */
+export function receiptKeys(prefix: string, receipt: Receipt): { receipt: string; index: string; score: string; json: string; leaf: string } {
+  // The one hash a receipt costs: RFC 6962's leaf hash of its canonical form (receipts/canonical.ts).
+  const { json, leaf } = storableReceipt(receipt);
   return {
     receipt: `${prefix}r:${receipt.id}`,
     index: `${prefix}rd:${receiptDay(receipt)}:${receipt.principalId}`,
     score: String(Date.parse(receipt.createdAt) || 0),
+    json,
+    leaf: leaf.toString('hex'),
   };
 }
 
@@ -166,9 +176,9 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 redis.call('HSETNX', KEYS[1], 'revokedAt', ARGV[1])
 return redis.call('HMGET', KEYS[1], 'doc', 'revokedAt')`,
 
-  // KEYS r, rd  ARGV json, id, score
+  // KEYS r, rd  ARGV json, id, score, prefix, leaf hash (hex)
   putReceipt: `${PUT_RECEIPT_FN}
-return put_receipt(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3])`,
+return put_receipt(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])`,
 
   // KEYS rd  ARGV prefix
   listReceipts: `
@@ -521,8 +531,8 @@ export class RedisStore implements Store {
 
   async putReceipt(receipt: Receipt): Promise<void> {
     const k = receiptKeys(this.#prefix, receipt);
-    // NX: a retried settlement must not overwrite the receipt that was already signed and handed out.
-    await this.#call('putReceipt', (c) => c.pcPutReceipt([k.receipt, k.index], [JSON.stringify(receipt), receipt.id, k.score]));
+    // Once: a retried write must neither overwrite the receipt already handed out nor sequence a second leaf.
+    await this.#call('putReceipt', (c) => c.pcPutReceipt([k.receipt, k.index], [k.json, receipt.id, k.score, this.#prefix, k.leaf]));
   }
 
   async listReceipts(principalId: string, day: string): Promise<Receipt[]> {

@@ -34,6 +34,9 @@ export interface UpstreamAnswer {
   model: string;
   choices: Array<{ index: number; message: AnswerMessage; finish_reason: string }>;
   usage: Usage;
+  /** Passed to the client as OpenAI sends them, when the upstream gives them (not billed on). */
+  system_fingerprint?: string;
+  reasoningTokens?: number;
 }
 
 const nonNegInt = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
@@ -90,7 +93,11 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
     const finish = typeof choice?.['finish_reason'] === 'string' ? (choice['finish_reason'] as string) : message.tool_calls ? 'tool_calls' : 'stop';
     return { index, message, finish_reason: finish };
   });
+  const completionDetails = ((j['usage'] as Record<string, unknown> | undefined)?.['completion_tokens_details'] ?? {}) as Record<string, unknown>;
+  const reasoning = completionDetails['reasoning_tokens'];
   return {
+    ...(typeof j['system_fingerprint'] === 'string' ? { system_fingerprint: j['system_fingerprint'] } : {}),
+    ...(typeof reasoning === 'number' && Number.isSafeInteger(reasoning) && reasoning >= 0 ? { reasoningTokens: reasoning } : {}),
     id: typeof j['id'] === 'string' ? j['id'] : '',
     created: nonNegInt(j['created']) || Math.floor(Date.now() / 1000),
     model: typeof j['model'] === 'string' ? j['model'] : '',

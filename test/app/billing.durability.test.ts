@@ -1,14 +1,21 @@
 /**
  * Money through a Redis crash: with Redis run as the README recommends (appendonly, appendfsync always,
  * noeviction — as the test helper starts it), redis-server is SIGKILLed under a steady load of paid calls
- * and restarted. Afterwards no receipt of a call answered 2xx is missing, every balance read satisfies
+ * and restarted. Afterwards no receipt of a call answered 2xx is missing, nor its leaf in the receipt log
+ * (each receipt is exactly one leaf, proven against a signed checkpoint), every balance read satisfies
  * available = granted - spent - reserved and is never negative, and once the reservations orphaned by the
  * outage expire (the injected clock moves past their expiry) nothing stays held and the receipts' charges
  * sum exactly to what was spent.
  */
 import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startWorld, type World } from '../helpers/world.js';
+import { allReceipts, startWorld, type World } from '../helpers/world.js';
+import { provenReceipt } from '../helpers/receipts.js';
+import { RedisStore } from '../../src/store/redis.js';
+import { RedisReceiptLog } from '../../src/receipts/redis-log.js';
+import { receiptLeafHash } from '../../src/receipts/canonical.js';
+import { publicKeyFromPem } from '../../src/receipts/key.js';
+import { verifyReceiptBundle } from '../../src/receipts/verify.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
 
 describe('billing durability (SIGKILL redis under load)', function () {
@@ -46,7 +53,9 @@ describe('billing durability (SIGKILL redis under load)', function () {
       }
     };
     const workers = Array.from({ length: 8 }, worker);
-    await sleep(400);
+    // Under load (on a busy machine too): some calls answered before the crash.
+    while (answered.length < 4) await sleep(50);
+    await sleep(200);
     const before = answered.length;
     await w.redis.kill('SIGKILL');
     // A call that starts while Redis is down is refused, whatever the workers happened to be doing (calls
@@ -64,11 +73,29 @@ describe('billing durability (SIGKILL redis under load)', function () {
     expect(failures.length, 'calls refused while Redis was down').to.be.greaterThan(0);
     expect(new Set(failures)).to.satisfy((s: Set<number>) => [...s].every((code) => code >= 500));
 
-    // Every 2xx call's receipt survived, as answered and charged.
+    // Every 2xx call's receipt survived, as answered and charged, and so did its leaf: each is proven
+    // against a signed checkpoint of the log.
+    const key = publicKeyFromPem((await w.gw.admin('GET', '/receipt-key')).body.publicKeyPem);
     for (const id of answered) {
       const r = await w.gw.admin('GET', `/receipts/${id}`);
       expect(r.status, `receipt ${id}`).to.equal(200);
       expect(r.body).to.include({ outcome: 'answered', billing: 'paid', chargedMicroUSD: WORST });
+      const proven = await provenReceipt(w.gw.apiUrl, p.token, id);
+      expect(verifyReceiptBundle(proven, key).ok, `leaf of ${id}`).to.equal(true);
+    }
+    // No receipt without its leaf, nor a leaf without its receipt: the log holds exactly one leaf per
+    // stored receipt, at the receipt's index.
+    const stored = await allReceipts(w);
+    const store = await RedisStore.connect({ url: w.redis.url });
+    try {
+      const log = new RedisReceiptLog(store);
+      const size = (await log.pending(0)).size;
+      expect(size).to.equal(stored.length);
+      const leaves = await log.nodes(Array.from({ length: size }, (_, index) => ({ level: 0, index })));
+      expect(stored.map((r) => r['logIndex']).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: size }, (_, i) => i));
+      for (const r of stored) expect(leaves[r['logIndex']], r['id']).to.deep.equal(receiptLeafHash(r));
+    } finally {
+      await store.close();
     }
 
     const held = (await billing())!;

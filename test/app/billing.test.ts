@@ -11,7 +11,9 @@ import { expect } from 'chai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startWorld, type World } from '../helpers/world.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
-import { publicKeyFromPem, verifyReceipt } from '../../src/receipts/signing.js';
+import { publicKeyFromPem } from '../../src/receipts/key.js';
+import { verifyReceiptBundle } from '../../src/receipts/verify.js';
+import { provenReceipt } from '../helpers/receipts.js';
 
 describe('billing and metering (real gateway, redis and upstream)', () => {
   let w: World;
@@ -182,7 +184,7 @@ describe('billing and metering (real gateway, redis and upstream)', () => {
     expect(last.error.code).to.be.oneOf(['job-cancelled', 'upstream-error']);
   });
 
-  it('serves a principal its own signed receipt, never another principal’s, and keeps no prompt text', async () => {
+  it('serves a principal its own receipt with its inclusion proof, never another principal’s, and keeps no prompt text', async () => {
     const alice = await w.gw.principal();
     const bob = await w.gw.principal();
     const asked = body();
@@ -190,11 +192,17 @@ describe('billing and metering (real gateway, redis and upstream)', () => {
     const get = (token: string) => fetch(`${w.gw.apiUrl}/v1/receipts/${r.body.receiptId}`, { headers: { authorization: `Bearer ${token}` } });
     const own = await get(alice.token);
     expect(own.status).to.equal(200);
-    const receipt = (await own.json()) as any;
-    expect(receipt).to.include({ id: r.body.receiptId, principalId: alice.id, outcome: 'answered', billing: 'free', day: '2030-03-14' });
-    expect(receipt.signature).to.include({ alg: 'Ed25519' });
+    const first = (await own.json()) as any;
+    expect(first).to.include({ id: r.body.receiptId, principalId: alice.id, outcome: 'answered', billing: 'free', day: '2030-03-14' });
+    expect(first.logIndex).to.be.a('number');
+    expect(first).not.to.have.property('signature');
+    // Pending at first, covered by a signed checkpoint within about a second.
+    const receipt = await provenReceipt(w.gw.apiUrl, alice.token, r.body.receiptId);
+    expect(receipt['inclusionProof']).to.be.an('array');
     const key = (await w.gw.admin('GET', '/receipt-key')).body;
-    expect(verifyReceipt(receipt, publicKeyFromPem(key.publicKeyPem))).to.deep.equal({ ok: true, keyId: key.keyId });
+    const checked = verifyReceiptBundle(receipt, publicKeyFromPem(key.publicKeyPem));
+    expect(checked.ok && checked.logIndex).to.equal(first.logIndex);
+    expect(verifyReceiptBundle({ ...receipt, chargedMicroUSD: 1 }, publicKeyFromPem(key.publicKeyPem)).ok).to.equal(false);
     expect(JSON.stringify(receipt)).not.to.contain(asked.messages[0]!.content);
     const other = await get(bob.token);
     expect(other.status).to.equal(404);

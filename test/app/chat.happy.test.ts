@@ -105,7 +105,10 @@ describe('chat completions: happy path (openai client, real upstream and redis)'
     const reqs = await w.upstream.requests();
     expect(reqs[0]!.body['tools']).to.deep.equal(tools);
     expect(reqs[0]!.body['tool_choice']).to.deep.equal({ type: 'function', function: { name: 'report' } });
-    expect((reqs[1]!.body['messages'] as unknown[])[2]).to.deep.equal({ role: 'tool', tool_call_id: call.id, content: '{"ran":"locally"}' });
+    // Tool-call ids go up as the gateway's own, consistently: the call and its result still pair.
+    const sent = reqs[1]!.body['messages'] as Array<Record<string, any>>;
+    expect(sent[1]!['tool_calls'][0]).to.deep.equal({ id: 'call_0', type: 'function', function: call.function });
+    expect(sent[2]).to.deep.equal({ role: 'tool', tool_call_id: 'call_0', content: '{"ran":"locally"}' });
   });
 
   it('streams tool calls in the delta the way OpenAI clients assemble them', async () => {

@@ -31,7 +31,7 @@ describe('hosts: six listeners', () => {
     for (const host of ['auth', 'console', 'site', 'graph'] as const) {
       const res = await fetch(`${gw.urls[host]}/v1/models`);
       expect(res.status, host).to.equal(404);
-      expect(await res.json()).to.deep.equal({ error: { code: 'not-found', message: 'no such route' } });
+      expect(await res.json()).to.deep.equal({ error: { code: 'not-found', message: 'no such route', type: 'not_found_error', param: null } });
     }
   });
 

@@ -1,7 +1,7 @@
 /**
  * GET /v1/secure as a compliance reviewer uses it: public, on the API listener; the guardrail, firewall and
  * compliance documents and the rung table straight from the loaded YAML, with versions and file hashes; the
- * policy version; the receipt-signing public key; a strong ETag that answers If-None-Match with 304; and
+ * policy version; the receipt log's name and checkpoint key; a strong ETag that answers If-None-Match with 304; and
  * the version history, recorded in the store when a runtime goes live (start, reload) and shared by every
  * gateway on that store. A receipt names the same versions the body does.
  */
@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { startWorld, type World } from '../helpers/world.js';
 import { editFile, startTestGateway } from '../helpers/gateway.js';
+import { openCheckpoint, parseVerifierKey } from '../../src/receipts/note.js';
 
 const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 
@@ -75,10 +76,18 @@ describe('GET /v1/secure', () => {
     expect(b.versions.policy).to.equal(b.policy.version);
   });
 
-  it('publishes the public key receipts are signed with', async () => {
+  it('publishes the receipt log: its name and the key its checkpoints are signed with, which opens the served checkpoint', async () => {
     const b = (await get()).body;
     const key = (await w.gw.admin('GET', '/receipt-key')).body;
-    expect(b.receiptKey).to.include({ alg: 'Ed25519', keyId: key.keyId, publicKeyPem: key.publicKeyPem });
+    expect(b.receiptLog).to.include({ name: 'portcullis.localhost/receipts', alg: 'Ed25519', keyId: key.keyId, publicKeyPem: key.publicKeyPem, checkpointEveryMs: 1000 });
+    expect(b.receiptLog).not.to.have.property('ephemeral');
+    expect(b).not.to.have.property('receiptKey');
+    const { name, publicKey } = parseVerifierKey(b.receiptLog.verifierKey);
+    expect(name).to.equal(b.receiptLog.name);
+    const res = await fetch(`${w.gw.apiUrl}/v1/receipts/log/checkpoint`);
+    expect(res.headers.get('content-type')).to.equal('text/plain; charset=utf-8');
+    const opened = openCheckpoint(await res.text(), publicKey, name);
+    expect(opened.ok).to.equal(true);
   });
 
   it('names the versions a receipt names', async () => {

@@ -10,7 +10,6 @@ import type { JobRecord } from '../../src/jobs/job.js';
 import { MemoryMeter } from '../../src/metering/memory-meter.js';
 import { provisionalReservation, type ReserveRequest } from '../../src/metering/meter.js';
 import { MemoryStore } from '../../src/store/memory.js';
-import { ephemeralReceiptSigner } from '../../src/receipts/signing.js';
 import { GatewayError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { CreateOutcome } from '../../src/jobs/store.js';
@@ -20,7 +19,7 @@ let n = 0;
 
 function world() {
   const store = new MemoryStore();
-  const meter = new MemoryMeter(store, { signer: ephemeralReceiptSigner() });
+  const meter = new MemoryMeter(store, {});
   const jobs = new MemoryJobStore();
   const engine = new JobEngine(jobs, store, meter, silentLogger, () => SETTINGS);
   return { store, meter, jobs, engine };

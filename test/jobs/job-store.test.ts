@@ -115,6 +115,14 @@ function contract(name: string, make: () => Promise<JobStore>) {
       expect(await s.bindIdempotencyKey('p2', 'k', { bodyHash: 'h2', jobId: 'j2' }, RETAIN)).to.equal(null);
     });
 
+    it('reads an idempotency binding without binding anything', async () => {
+      expect(await s.idempotencyBinding('p3', 'k')).to.equal(null);
+      expect(await s.idempotencyBinding('p3', 'k')).to.equal(null);
+      expect(await s.bindIdempotencyKey('p3', 'k', { bodyHash: 'h3', jobId: 'j3' }, RETAIN)).to.equal(null);
+      expect(await s.idempotencyBinding('p3', 'k')).to.deep.equal({ bodyHash: 'h3', jobId: 'j3' });
+      expect(await s.idempotencyBinding('p4', 'k')).to.equal(null);
+    });
+
     it('returns null for an unknown job', async () => {
       expect(await s.get('nope')).to.equal(null);
     });

@@ -2,7 +2,7 @@
  * The meter contract: one suite, run against the memory meter and the Redis meter (on a real redis-server of
  * our own), so the embedded default and the shared ledger keep the same rules: free allowance, rung
  * allowance and ceiling, credits, reserve-then-settle once per call id (with the job's end riding in the
- * settlement's write), expiry sweeps, day rollover, grants, and signed receipts. Numbers are exact; the clock is injected.
+ * settlement's write), expiry sweeps, day rollover, grants, and receipts, each sequenced as a leaf of the receipt log in the same write. Numbers are exact; the clock is injected.
  */
 import { expect } from 'chai';
 import { MemoryStore } from '../../src/store/memory.js';
@@ -11,7 +11,8 @@ import { MemoryMeter } from '../../src/metering/memory-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { NOTHING_REPORTED, provisionalReservation, type DailyLimits, type Meter, type Reservation, type ReserveRequest } from '../../src/metering/meter.js';
 import type { Usage } from '../../src/metering/price.js';
-import { ephemeralReceiptSigner, publicKeyFromPem, verifyReceipt } from '../../src/receipts/signing.js';
+import { logFor } from '../../src/receipts/service.js';
+import { receiptLeafHash } from '../../src/receipts/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { onRedis } from '../helpers/redis-contract.js';
 import { MemoryJobStore } from '../../src/jobs/memory-store.js';
@@ -236,13 +237,13 @@ function meterContract(name: string, harness: Harness): void {
         expect(await store.listReceipts(PID, '2030-03-14')).to.have.length(1);
       });
 
-      it('stores a signed receipt in the settlement, listed under the call day', async () => {
+      it('stores the receipt and its log leaf in the settlement, listed under the call day', async () => {
         const r = await meter.reserve(req());
         await settleWith(r, usage(5, 5));
-        const stored = await store.getReceipt(`rcpt_${r.callId}`);
-        expect(stored).to.include({ id: `rcpt_${r.callId}`, day: '2030-03-14', billing: 'free', chargedMicroUSD: 0 });
-        expect(verifyReceipt(stored, publicKeyFromPem(meter.signer.publicKeyPem))).to.deep.equal({ ok: true, keyId: meter.signer.keyId });
-        expect(verifyReceipt({ ...stored, chargedMicroUSD: 1 }, publicKeyFromPem(meter.signer.publicKeyPem)).ok).to.equal(false);
+        const stored = (await store.getReceipt(`rcpt_${r.callId}`))!;
+        expect(stored).to.include({ id: `rcpt_${r.callId}`, day: '2030-03-14', billing: 'free', chargedMicroUSD: 0, logIndex: 0 });
+        expect(stored).not.to.have.property('signature');
+        expect(await logFor(store).nodes([{ level: 0, index: 0 }])).to.deep.equal([receiptLeafHash(stored)]);
         expect((await store.listReceipts(PID, '2030-03-14')).map((x) => x.id)).to.deep.equal([`rcpt_${r.callId}`]);
         expect(await store.listReceipts(OTHER, '2030-03-14')).to.deep.equal([]);
       });
@@ -440,13 +441,13 @@ function meterContract(name: string, harness: Harness): void {
     });
 
     describe('records', () => {
-      it('signs and stores the receipt of a call that holds nothing, once', async () => {
+      it('stores the receipt (and its log leaf) of a call that holds nothing, once', async () => {
         const written = await meter.record({ id: 'rcpt_x', principalId: PID, createdAt: new Date(DAY1).toISOString(), outcome: 'refused' });
         expect(written['day']).to.equal('2030-03-14');
         await meter.record({ id: 'rcpt_x', principalId: PID, createdAt: new Date(DAY1).toISOString(), outcome: 'changed' });
         const stored = await store.getReceipt('rcpt_x');
-        expect(stored).to.include({ outcome: 'refused' });
-        expect(verifyReceipt(stored, publicKeyFromPem(meter.signer.publicKeyPem)).ok).to.equal(true);
+        expect(stored).to.include({ outcome: 'refused', logIndex: 0 });
+        expect(await logFor(store).pending(10)).to.include({ size: 1 });
       });
     });
 
@@ -465,6 +466,9 @@ function meterContract(name: string, harness: Harness): void {
         const receipts = await store.listReceipts(PID, '2030-03-14');
         expect(receipts).to.have.length(37);
         expect(receipts.reduce((n, r) => n + (r['chargedMicroUSD'] as number), 0)).to.equal(37 * WORST);
+        // One leaf per receipt, whatever the repeats: indices 0..36, each once.
+        expect(receipts.map((r) => r['logIndex'] as number).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 37 }, (_, i) => i));
+        expect(await logFor(store).pending(100)).to.include({ size: 37 });
       });
 
       it('releases on NOTHING_REPORTED settlements in parallel without going below zero', async () => {
@@ -481,7 +485,7 @@ function meterContract(name: string, harness: Harness): void {
 meterContract('memory', {
   async open(now) {
     const store = new MemoryStore();
-    return { store, meter: new MemoryMeter(store, { signer: ephemeralReceiptSigner(), now }), jobs: new MemoryJobStore() };
+    return { store, meter: new MemoryMeter(store, { now }), jobs: new MemoryJobStore() };
   },
 });
 
@@ -489,7 +493,7 @@ onRedis('meter on redis', (connect) =>
   meterContract('redis', {
     async open(now) {
       const store = await connect();
-      return { store, meter: new RedisMeter(store, { signer: ephemeralReceiptSigner(), now }), jobs: new RedisJobStore(store) };
+      return { store, meter: new RedisMeter(store, { now }), jobs: new RedisJobStore(store) };
     },
   }),
 );

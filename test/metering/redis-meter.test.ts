@@ -9,7 +9,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import type { Reservation, ReserveRequest } from '../../src/metering/meter.js';
-import { ephemeralReceiptSigner } from '../../src/receipts/signing.js';
+import { logFor } from '../../src/receipts/service.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const PID = 'did:web:portcullis.test:tenant:alice';
@@ -60,7 +60,7 @@ describe('redis meter', () => {
   after(() => redis.stop());
   beforeEach(async () => {
     store = await RedisStore.connect({ url: redis.url, keyPrefix: `rm${n++}:`, commandTimeoutMs: 300 });
-    meter = new RedisMeter(store, { signer: ephemeralReceiptSigner() });
+    meter = new RedisMeter(store, {});
     await meter.grant({ operationId: `g-${n}`, principalId: PID, kind: 'credits', microUSD: 10_000, source: 'test' });
   });
   afterEach(async () => {
@@ -100,6 +100,8 @@ describe('redis meter', () => {
     expect(await store.getReceipt(`rcpt_${r.callId}`)).to.include({ chargedMicroUSD: 54 });
     const retried = await meter.settle(r, { usage, chargeable: true }, receipt(r));
     expect(retried.chargedMicroUSD).to.equal(54);
+    // ... and its one log leaf: the retry sequenced nothing more.
+    expect((await logFor(store).pending(10)).size).to.equal(1);
     expect((await meter.status(PID)).balances[0]).to.deep.equal({
       scope: 'ai',
       grantedMicroUSD: 10_000,
@@ -117,7 +119,8 @@ describe('redis meter', () => {
     await redis.restart();
     await untilAnswers(store);
     expect((await meter.status(PID)).balances[0]).to.include({ spentMicroUSD: 54, reservedMicroUSD: open.reservedMicroUSD });
-    expect(await store.getReceipt(`rcpt_${settled.callId}`)).to.include({ chargedMicroUSD: 54 });
+    expect(await store.getReceipt(`rcpt_${settled.callId}`)).to.include({ chargedMicroUSD: 54, logIndex: 0 });
+    expect((await logFor(store).pending(10)).size).to.equal(1);
     await meter.settle(open, { usage, chargeable: true }, receipt(open));
     expect((await meter.status(PID)).balances[0]).to.include({ spentMicroUSD: 108, reservedMicroUSD: 0 });
   });

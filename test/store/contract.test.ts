@@ -247,10 +247,12 @@ function storeContract(name: string, harness: Harness): void {
     });
 
     describe('receipts', () => {
-      it('writes a receipt and reads it back with every field', async () => {
+      it('writes a receipt and reads it back with every field, and its index in the receipt log', async () => {
         const written = receipt('call-1', { billing: 'paid', chargedMicroUSD: 1234, usage: { input: 10, output: 5 } });
         await store.putReceipt(written);
-        expect(await store.getReceipt('call-1')).to.deep.equal(written);
+        expect(await store.getReceipt('call-1')).to.deep.equal({ ...written, logIndex: 0 });
+        await store.putReceipt(receipt('call-2'));
+        expect(await store.getReceipt('call-2')).to.deep.equal({ ...receipt('call-2'), logIndex: 1 });
       });
 
       it('writes once: a second write with the same id is ignored', async () => {
@@ -317,7 +319,7 @@ function storeContract(name: string, harness: Harness): void {
         expect(stored?.username).to.equal('alice');
         expect(stored?.scopes).to.deep.equal([scope('owned'), scope('lab')]);
         expect((await store.identify('hash-t1'))?.token.principalId).to.equal(PID);
-        expect(await store.getReceipt('call-1')).to.deep.equal(receipt('call-1', { usage: { input: 1 } }));
+        expect(await store.getReceipt('call-1')).to.deep.equal(receipt('call-1', { usage: { input: 1 }, logIndex: 0 }));
       });
 
       it('hands out tokens and receipts that cannot change what is stored', async () => {

@@ -1,0 +1,32 @@
+/** Passkeys in one process (contract suite in test/passkeys/contract.test.ts), records copied in and out. */
+import type { PasskeyRecord, PasskeyStore } from './store.js';
+
+const copy = (p: PasskeyRecord): PasskeyRecord => ({ ...p, transports: [...p.transports] });
+
+export class MemoryPasskeyStore implements PasskeyStore {
+  readonly #byId = new Map<string, PasskeyRecord>();
+
+  async add(passkey: PasskeyRecord): Promise<boolean> {
+    if (this.#byId.has(passkey.id)) return false;
+    this.#byId.set(passkey.id, copy(passkey));
+    return true;
+  }
+
+  async get(id: string): Promise<PasskeyRecord | null> {
+    const p = this.#byId.get(id);
+    return p ? copy(p) : null;
+  }
+
+  async list(principalId: string): Promise<PasskeyRecord[]> {
+    return [...this.#byId.values()].filter((p) => p.principalId === principalId).map(copy);
+  }
+
+  async advance(id: string, counter: number, at: string): Promise<boolean> {
+    const p = this.#byId.get(id);
+    if (!p) return false;
+    if (!(counter > p.counter || (counter === 0 && p.counter === 0))) return false;
+    p.counter = counter;
+    p.lastUsedAt = at;
+    return true;
+  }
+}

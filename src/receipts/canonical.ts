@@ -1,0 +1,45 @@
+/**
+ * A receipt's leaf in the log: the RFC 8785 (JSON Canonicalization Scheme, the `canonicalize` package)
+ * form of the receipt without its proof — the members the log adds around it (`logIndex`,
+ * `inclusionProof`, `checkpoint`, `pending`) are left out, so the bytes are fixed before the receipt is
+ * sequenced and anyone can recompute them from what GET /v1/receipts/{id} answers. Keys sorted by UTF-16
+ * code units, no whitespace, numbers in their shortest ECMAScript form (receipts hold integers only).
+ *
+ * The leaf hash is RFC 6962's SHA-256(0x00 || canonical receipt): the one hash a call costs.
+ */
+import canonicalize from 'canonicalize';
+import { leafHash } from './merkle.js';
+
+/** The members that prove a receipt rather than make it. */
+export const PROOF_MEMBERS = ['logIndex', 'inclusionProof', 'checkpoint', 'pending'] as const;
+
+export function canonicalReceipt(receipt: Record<string, unknown>): Buffer {
+  const rest: Record<string, unknown> = { ...receipt };
+  for (const m of PROOF_MEMBERS) delete rest[m];
+  const text = canonicalize(rest);
+  if (text === undefined) throw new TypeError('receipt cannot be canonicalized');
+  return Buffer.from(text, 'utf8');
+}
+
+export function receiptLeafHash(receipt: Record<string, unknown>): Buffer {
+  return leafHash(canonicalReceipt(receipt));
+}
+
+/** A lone UTF-16 surrogate: JSON can carry it, RFC 8785 cannot. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * What the store writes for a receipt: its JSON, and the leaf hash of the receipt that JSON reads back as
+ * (so a member JSON drops, such as an undefined one, cannot make the two differ). A string RFC 8785 refuses
+ * (a lone surrogate, e.g. in a model name an upstream echoed) is stored with U+FFFD in its place rather than
+ * failing the settlement; the common case pays nothing for the check.
+ */
+export function storableReceipt(receipt: Record<string, unknown>): { json: string; leaf: Buffer } {
+  let json = JSON.stringify(receipt);
+  try {
+    return { json, leaf: receiptLeafHash(JSON.parse(json) as Record<string, unknown>) };
+  } catch {
+    json = JSON.stringify(receipt, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
+    return { json, leaf: receiptLeafHash(JSON.parse(json) as Record<string, unknown>) };
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Checkpoints of the receipt log, in the C2SP formats that transparency-log tooling reads:
+ *
+ *   tlog-checkpoint (https://c2sp.org/tlog-checkpoint): the note text is three lines — the log's origin
+ *     (its name, from config), the tree size in decimal, the root hash in standard base64.
+ *   signed-note (https://c2sp.org/signed-note): the text, a blank line, then one line per signature,
+ *     `— <key name> <base64(4-byte key id || Ed25519 signature over the text)>`. The key name is the
+ *     origin; the key id is the first 4 bytes of SHA-256(name || 0x0A || 0x01 || 32-byte public key). A
+ *     verifier key is published as `<name>+<key id, 8 hex digits>+<base64(0x01 || public key)>`, the form Go's
+ *     `golang.org/x/mod/sumdb/note` and the other tlog clients take.
+ *
+ * `openCheckpoint` is the one reader: it checks the signature line made with the given key (other
+ * signatures, e.g. a witness's cosignature, are allowed and ignored) and then parses the checkpoint.
+ */
+import { createHash, createPublicKey, sign, verify, type KeyObject } from 'node:crypto';
+import { HASH_BYTES } from './merkle.js';
+
+export interface Checkpoint {
+  origin: string;
+  size: number;
+  root: Buffer;
+}
+
+const ED25519_ALG = 0x01;
+
+/** The raw 32-byte Ed25519 public key. */
+export function rawPublicKey(publicKey: KeyObject): Buffer {
+  const jwk = publicKey.export({ format: 'jwk' }) as { crv?: string; x?: string };
+  if (jwk.crv !== 'Ed25519' || !jwk.x) throw new TypeError('not an Ed25519 public key');
+  return Buffer.from(jwk.x, 'base64url');
+}
+
+/** A key name may not be empty nor hold a space, a plus or a control character (signed-note). */
+export function validKeyName(name: string): boolean {
+  return name.length > 0 && !/[\s+\p{Cc}]/u.test(name);
+}
+
+export function keyId(name: string, publicKey: KeyObject): Buffer {
+  return createHash('sha256')
+    .update(Buffer.from(`${name}\n`, 'utf8'))
+    .update(Buffer.of(ED25519_ALG))
+    .update(rawPublicKey(publicKey))
+    .digest()
+    .subarray(0, 4);
+}
+
+/** The verifier key string: `<name>+<hex key id>+<base64(0x01 || public key)>`. */
+export function verifierKey(name: string, publicKey: KeyObject): string {
+  const key = Buffer.concat([Buffer.of(ED25519_ALG), rawPublicKey(publicKey)]).toString('base64');
+  return `${name}+${keyId(name, publicKey).toString('hex')}+${key}`;
+}
+
+/** Reads a verifier key string back into its name and public key. */
+export function parseVerifierKey(vkey: string): { name: string; publicKey: KeyObject } {
+  // Split at the first two '+' only: the base64 key may hold '+' itself (as Go's note.NewVerifier reads it).
+  const m = /^([^+]+)\+([0-9a-fA-F]{8})\+([A-Za-z0-9+/]+=*)$/.exec(vkey.trim());
+  const [, name, id, key] = m ?? [];
+  if (!name || !id || !key || !validKeyName(name)) throw new TypeError('not a verifier key (name+id+key)');
+  const raw = Buffer.from(key, 'base64');
+  if (raw.length !== 33 || raw[0] !== ED25519_ALG) throw new TypeError('the verifier key is not an Ed25519 key');
+  const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.subarray(1).toString('base64url') }, format: 'jwk' });
+  if (keyId(name, publicKey).toString('hex') !== id.toLowerCase()) throw new TypeError('the verifier key id does not match its key');
+  return { name, publicKey };
+}
+
+export function checkpointText(c: Checkpoint): string {
+  if (!validKeyName(c.origin)) throw new TypeError(`the log name "${c.origin}" cannot be a checkpoint origin`);
+  return `${c.origin}\n${c.size}\n${c.root.toString('base64')}\n`;
+}
+
+/** Signs a checkpoint as a signed note: the text, a blank line, the signature line. */
+export function signCheckpoint(c: Checkpoint, privateKey: KeyObject): string {
+  const text = checkpointText(c);
+  const publicKey = createPublicKey(privateKey);
+  const sig = sign(null, Buffer.from(text, 'utf8'), privateKey);
+  return `${text}\n— ${c.origin} ${Buffer.concat([keyId(c.origin, publicKey), sig]).toString('base64')}\n`;
+}
+
+export type Opened = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
+
+function parseCheckpointText(text: string): Checkpoint | string {
+  const lines = text.split('\n');
+  // The text ends with a newline, so the last element is empty; extension lines may follow the root.
+  if (lines.length < 4 || lines.at(-1) !== '') return 'the checkpoint has fewer than three lines';
+  const [origin, sizeText, rootText] = lines as [string, string, string];
+  if (!validKeyName(origin)) return 'the checkpoint origin line is not a valid name';
+  if (!/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) return 'the checkpoint size is not a decimal number';
+  const root = Buffer.from(rootText, 'base64');
+  if (root.length !== HASH_BYTES || root.toString('base64') !== rootText) return 'the checkpoint root is not a base64 SHA-256 hash';
+  return { origin, size: Number(sizeText), root };
+}
+
+/**
+ * Checks the signed note against the key (its name is the checkpoint's origin) and parses the checkpoint.
+ * `origin`, when given, is the log name the reader expects.
+ */
+export function openCheckpoint(note: string, publicKey: KeyObject, origin?: string): Opened {
+  if (typeof note !== 'string') return { ok: false, reason: 'the checkpoint is not text' };
+  const at = note.lastIndexOf('\n\n');
+  if (at < 0) return { ok: false, reason: 'the checkpoint has no signatures (no blank line)' };
+  const text = note.slice(0, at + 1);
+  const parsed = parseCheckpointText(text);
+  if (typeof parsed === 'string') return { ok: false, reason: parsed };
+  if (origin !== undefined && parsed.origin !== origin) return { ok: false, reason: `the checkpoint is of log "${parsed.origin}", not "${origin}"` };
+  const id = keyId(parsed.origin, publicKey);
+  const sigLines = note.slice(at + 2).split('\n');
+  if (sigLines.at(-1) !== '') return { ok: false, reason: 'the signature block does not end with a newline' };
+  for (const line of sigLines.slice(0, -1)) {
+    const m = /^— (\S+) (\S+)$/u.exec(line);
+    if (!m) return { ok: false, reason: 'a signature line is malformed' };
+    if (m[1] !== parsed.origin) continue;
+    const blob = Buffer.from(m[2]!, 'base64');
+    if (blob.length !== 4 + 64 || !blob.subarray(0, 4).equals(id)) continue;
+    return verify(null, Buffer.from(text, 'utf8'), publicKey, blob.subarray(4))
+      ? { ok: true, checkpoint: parsed }
+      : { ok: false, reason: 'the checkpoint signature does not match (wrong key, or the checkpoint was changed)' };
+  }
+  return { ok: false, reason: `the checkpoint carries no signature by the key ${id.toString('hex')} of "${parsed.origin}"` };
+}
+
+/** The size a note claims, without checking it (to pick which checkpoint is newer before verifying). */
+export function claimedSize(note: string): number | null {
+  const m = /^[^\n]+\n(0|[1-9][0-9]*)\n/.exec(note);
+  return m ? Number(m[1]) : null;
+}

@@ -1,0 +1,36 @@
+/**
+ * The session cookie, exactly as issue #10 pins it: `HttpOnly`, `SameSite=Lax`, `Path=/`; `Secure` unless
+ * the auth origin (the host that sets it) is plain-http localhost; `Domain` = the registrable parent domain
+ * shared by the auth, console and API hosts when they have one (computed with the Public Suffix List, so
+ * `example.co.uk` is a parent and `co.uk` never is), none for `localhost` or an IP — a host-only cookie,
+ * which browsers send to every port of that host. The name comes from `sessions.cookieName`.
+ *
+ * Cookies do not isolate by port, so on localhost the cookie the auth host (8081) sets is sent to the API
+ * (8080) and the console (8082) without a Domain.
+ */
+import { getDomain } from 'tldts';
+import type { HostName } from '../config/types.js';
+
+export interface CookiePolicy {
+  name: string;
+  secure: boolean;
+  domain: string | null;
+}
+
+const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
+
+export function cookiePolicy(name: string, origins: Record<HostName, string>): CookiePolicy {
+  const auth = new URL(origins.auth);
+  const secure = !(auth.protocol === 'http:' && LOOPBACK.test(auth.hostname));
+  const parents = (['auth', 'console', 'api'] as const).map((h) => getDomain(new URL(origins[h]).hostname));
+  const domain = parents[0] && parents.every((d) => d === parents[0]) ? parents[0] : null;
+  return { name, secure, domain };
+}
+
+/** A Set-Cookie value carrying `value` for `maxAgeMs` (0 clears the cookie). */
+export function setCookie(policy: CookiePolicy, value: string, maxAgeMs: number): string {
+  const parts = [`${policy.name}=${value}`, 'Path=/', `Max-Age=${Math.max(0, Math.floor(maxAgeMs / 1000))}`, 'HttpOnly', 'SameSite=Lax'];
+  if (policy.secure) parts.push('Secure');
+  if (policy.domain) parts.push(`Domain=${policy.domain}`);
+  return parts.join('; ');
+}

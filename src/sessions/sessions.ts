@@ -1,0 +1,119 @@
+/**
+ * Sessions as the hosts use them: start one (a new random id, its hash stored, the cookie set), find the
+ * caller's (cookie -> hash -> store, restarting its idle clock), end it, end all of a principal's. Lifetimes
+ * and the cookie name are read from the live runtime (`sessions` in config/gateway.yaml) on each use, so a
+ * reload applies to the next request.
+ *
+ * The session id is `pcl_ses_` + 256 random bits (base64url): the prefix lets a secret scanner recognise a
+ * leaked one. Only its SHA-256 reaches the store; neither ever reaches a log or an error.
+ */
+import type { Context } from 'koa';
+import { createHash, randomBytes } from 'node:crypto';
+import type { RuntimeHolder } from '../config/reloader.js';
+import type { HostName } from '../config/types.js';
+import { cookiePolicy, setCookie } from './cookie.js';
+import { requireSameOrigin, trustedOrigins } from './same-origin.js';
+import type { SessionRecord, SessionState, SessionStore } from './store.js';
+
+export const SESSION_PREFIX = 'pcl_ses_';
+const SESSION_SHAPE = /^pcl_ses_[A-Za-z0-9_-]{43}$/;
+
+export function hashSessionId(id: string): string {
+  return createHash('sha256').update(id).digest('hex');
+}
+
+/** What the caller's cookie says: no cookie, a cookie naming no live session, or the live session. */
+export type CookieSession = { kind: 'none' } | { kind: 'ended' } | { kind: 'live'; session: SessionRecord };
+
+export class Sessions {
+  readonly #store: SessionStore;
+  readonly #holder: RuntimeHolder;
+  readonly #origins: Record<HostName, string>;
+  readonly #trusted: Set<string>;
+  readonly #now: () => number;
+  #secondFactor: (principalId: string) => Promise<boolean> = async () => false;
+
+  constructor(store: SessionStore, holder: RuntimeHolder, origins: Record<HostName, string>, now: () => number = Date.now) {
+    this.#store = store;
+    this.#holder = holder;
+    this.#origins = origins;
+    this.#trusted = trustedOrigins(origins);
+    this.#now = now;
+  }
+
+  /** Whether a principal owes a second factor after a primary sign-in (wired to TOTP enrolment). */
+  requireSecondFactorWhen(check: (principalId: string) => Promise<boolean>): void {
+    this.#secondFactor = check;
+  }
+
+  get #config() {
+    return this.#holder.current.gateway.sessions;
+  }
+
+  get store(): SessionStore {
+    return this.#store;
+  }
+
+  #policy() {
+    return cookiePolicy(this.#config.cookieName, this.#origins);
+  }
+
+  /**
+   * Starts a session for the principal and sets its cookie on the answer. Without an explicit `state`, a
+   * principal with a second factor enrolled gets a `pending-2fa` session that lives `totp.pendingMs`.
+   */
+  async start(ctx: Context, principalId: string, method: string, state?: SessionState): Promise<SessionRecord> {
+    const { idleMs, absoluteMs } = this.#config;
+    const id = SESSION_PREFIX + randomBytes(32).toString('base64url');
+    const now = this.#now();
+    const st: SessionState = state ?? ((await this.#secondFactor(principalId)) ? 'pending-2fa' : 'active');
+    const lifetime = st === 'active' ? absoluteMs : this.#holder.current.gateway.totp.pendingMs;
+    const record: SessionRecord = { hash: hashSessionId(id), principalId, method, state: st, createdAt: now, lastSeenAt: now, expiresAt: now + lifetime };
+    await this.#store.create(record, idleMs);
+    ctx.append('set-cookie', setCookie(this.#policy(), id, absoluteMs));
+    return record;
+  }
+
+  /** Whether the request carries a session cookie at all (no store call). */
+  hasCookie(ctx: Context): boolean {
+    return Boolean(ctx.cookies.get(this.#config.cookieName));
+  }
+
+  /** The session the request's cookie names, its idle clock restarted. */
+  async read(ctx: Context): Promise<CookieSession> {
+    const id = ctx.cookies.get(this.#config.cookieName);
+    if (!id) return { kind: 'none' };
+    if (!SESSION_SHAPE.test(id)) return { kind: 'ended' };
+    const session = await this.#store.touch(hashSessionId(id), this.#now(), this.#config.idleMs);
+    return session ? { kind: 'live', session } : { kind: 'ended' };
+  }
+
+  /** 403 `cross-site-request` unless an unsafe request comes from the auth, console or API origin. */
+  requireSameOrigin(ctx: Context): void {
+    requireSameOrigin(ctx, this.#trusted);
+  }
+
+  /** Clears the cookie on the answer (the session itself is ended with `end`). */
+  clearCookie(ctx: Context): void {
+    ctx.append('set-cookie', setCookie(this.#policy(), '', 0));
+  }
+
+  async end(session: SessionRecord): Promise<boolean> {
+    return this.#store.end(session.hash);
+  }
+
+  async endAll(principalId: string): Promise<number> {
+    return this.#store.endAll(principalId);
+  }
+
+  /** Completes a pending-2fa sign-in: the session becomes active with the full absolute lifetime. */
+  async activate(session: SessionRecord): Promise<boolean> {
+    const now = this.#now();
+    const { idleMs, absoluteMs } = this.#config;
+    return this.#store.activate(session.hash, now + absoluteMs, now, idleMs);
+  }
+
+  now(): number {
+    return this.#now();
+  }
+}

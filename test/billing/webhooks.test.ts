@@ -1,0 +1,218 @@
+/**
+ * The Stripe webhook's rules, over a real redis-server and stripe-mock, with events signed by the `stripe`
+ * package: unsigned, wrongly signed and stale events change nothing; a paid invoice delivered five times
+ * grants its plan's credits once; two events about one payment grant once; an invoice that arrives before
+ * the checkout that led to it is applied; a top-up's credits arrive only with its completed payment, never
+ * with a return to the success URL; an event about a principal the gateway does not hold is retried.
+ */
+import { expect } from 'chai';
+import { startWorld, type World } from '../helpers/world.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { deliver, event, startStripeMock, WEBHOOK_SECRET, type StripeMock } from '../helpers/stripe-mock.js';
+import { freePort } from '../helpers/ports.js';
+import { createLogger } from '../../src/log.js';
+
+const PRO_CREDITS = 12_000_000;
+
+function paidInvoice(principalId: string, id = `in_${Date.now()}_${Math.random().toString(36).slice(2)}`) {
+  return {
+    id,
+    object: 'invoice',
+    status: 'paid',
+    customer: 'cus_unknown_here',
+    amount_paid: 2000,
+    currency: 'usd',
+    metadata: {},
+    parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1', metadata: { principalId, sku: 'pro', requestId: 'buy-1' } } },
+  };
+}
+
+describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
+  let w: World;
+  let stripe: StripeMock;
+  const billing = async (id: string) => (await w.gw.admin('GET', `/principals/${encodeURIComponent(id)}/billing`)).body;
+
+  before(async () => {
+    stripe = await startStripeMock();
+    w = await startWorld({ env: stripe.env });
+  });
+  after(async () => {
+    await w.stop();
+    await stripe.stop();
+  });
+
+  it('refuses unsigned, wrongly signed, tampered and stale events with 400, changing nothing', async () => {
+    const p = await w.gw.principal();
+    const evt = event('invoice.paid', paidInvoice(p.id));
+    const payload = JSON.stringify(evt);
+    const unsigned = await deliver(w.gw.apiUrl, evt, { signature: null });
+    const wrong = await deliver(w.gw.apiUrl, evt, { secret: 'whsec_someone_else' });
+    const stale = await deliver(w.gw.apiUrl, evt, { timestamp: Math.floor(Date.now() / 1000) - 301 });
+    const garbage = await deliver(w.gw.apiUrl, evt, { signature: 't=1,v1=abc' });
+    // A signature made for one body does not cover another.
+    const { default: Stripe } = await import('stripe');
+    const header = new Stripe('sk_x').webhooks.generateTestHeaderString({ payload, secret: WEBHOOK_SECRET });
+    const tampered = await deliver(w.gw.apiUrl, payload.replace('"pro"', '"ultra"'), { signature: header });
+    for (const r of [unsigned, wrong, stale, garbage, tampered]) {
+      expect(r.status).to.equal(400);
+      expect(r.body.error.code).to.equal('webhook-signature-invalid');
+    }
+    expect((await billing(p.id)).plan).to.equal(null);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
+    // The same event, properly signed, is then applied: it was never recorded as seen.
+    const ok = await deliver(w.gw.apiUrl, evt);
+    expect(ok.status).to.equal(200);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
+  });
+
+  it('grants a plan\'s credits exactly once for five deliveries of its paid invoice, some at once', async () => {
+    const p = await w.gw.principal();
+    const evt = event('invoice.paid', paidInvoice(p.id));
+    const first = await deliver(w.gw.apiUrl, evt);
+    expect(first.body.outcome).to.equal(`plan pro: credits granted ${PRO_CREDITS}`);
+    const rest = await Promise.all([1, 2, 3, 4].map(() => deliver(w.gw.apiUrl, evt)));
+    for (const r of rest) expect(r).to.deep.equal({ status: 200, body: { received: true, duplicate: true } });
+    const b = await billing(p.id);
+    expect(b.plan).to.equal('pro');
+    expect(b.balances[0]).to.deep.include({ grantedMicroUSD: PRO_CREDITS, availableMicroUSD: PRO_CREDITS });
+  });
+
+  it('grants once for two different events about one invoice, delivered concurrently', async () => {
+    const p = await w.gw.principal();
+    const inv = paidInvoice(p.id);
+    const results = await Promise.all([deliver(w.gw.apiUrl, event('invoice.paid', inv)), deliver(w.gw.apiUrl, event('invoice.paid', inv))]);
+    expect(results.map((r) => r.status)).to.deep.equal([200, 200]);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
+    // The next period's invoice is a new invoice: its credits are granted.
+    await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice(p.id)));
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(2 * PRO_CREDITS);
+  });
+
+  it('applies a paid invoice that arrives before its checkout session, and finds a later invoice by the customer', async () => {
+    const p = await w.gw.principal();
+    const customer = `cus_${Date.now()}`;
+    const inv = { ...paidInvoice(p.id), customer };
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', inv))).status).to.equal(200);
+    const session = { id: `cs_${Date.now()}`, object: 'checkout.session', mode: 'subscription', status: 'complete', payment_status: 'paid', client_reference_id: p.id, customer, metadata: { principalId: p.id, sku: 'pro', requestId: 'buy-1' } };
+    const done = await deliver(w.gw.apiUrl, event('checkout.session.completed', session));
+    expect(done.body.outcome).to.match(/subscription started/);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
+    // An invoice with no metadata of ours is found through the customer the checkout linked.
+    const bare = { id: `in_bare_${Date.now()}`, object: 'invoice', status: 'paid', customer, metadata: { sku: 'pro' }, parent: null };
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', bare))).body.outcome).to.equal(`plan pro: credits granted ${PRO_CREDITS}`);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(2 * PRO_CREDITS);
+  });
+
+  it('grants a top-up with its completed payment only (AI credits to the balance, storage credits for 12 months)', async () => {
+    const p = await w.gw.principal();
+    const bare = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+    expect(bare.balances.map((b: any) => b.scope)).to.deep.equal(['ai']);
+    const session = (sku: string, payment_status: string) => ({
+      id: `cs_topup_${sku}_${Date.now()}`,
+      object: 'checkout.session',
+      mode: 'payment',
+      status: 'complete',
+      payment_status,
+      client_reference_id: p.id,
+      customer: null,
+      metadata: { principalId: p.id, sku, requestId: `r-${sku}` },
+    });
+    const unpaid = session('ai-credits-25', 'unpaid');
+    expect((await deliver(w.gw.apiUrl, event('checkout.session.completed', unpaid))).body.outcome).to.match(/not settled/);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
+    const settled = await deliver(w.gw.apiUrl, event('checkout.session.async_payment_succeeded', { ...unpaid, payment_status: 'paid' }));
+    expect(settled.body.outcome).to.equal('credits granted: 25000000');
+    // Both completion events of one session grant once.
+    await deliver(w.gw.apiUrl, event('checkout.session.completed', { ...unpaid, payment_status: 'paid' }));
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(25_000_000);
+
+    const storage = await deliver(w.gw.apiUrl, event('checkout.session.completed', session('storage-credits-25', 'paid')));
+    expect(storage.body.outcome).to.equal('storage credits granted: 25000000');
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(25_000_000);
+    const own = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
+    const row = own.balances.find((b: any) => b.scope === 'storage');
+    expect(row).to.deep.include({ grantedMicroUSD: 25_000_000, spentMicroUSD: 0, reservedMicroUSD: 0, availableMicroUSD: 25_000_000 });
+    const months = (Date.parse(row.nextExpiryAt) - Date.now()) / (30.44 * 86_400_000);
+    expect(months).to.be.within(11.8, 12.2);
+  });
+
+  it('answers 503 for an event about a principal the gateway does not hold, so Stripe retries it', async () => {
+    const r = await deliver(w.gw.apiUrl, event('invoice.paid', paidInvoice('did:web:portcullis.localhost:tenant:nobody-here')));
+    expect(r.status).to.equal(503);
+    expect(r.body.error.code).to.equal('webhook-not-ready');
+  });
+
+  it('applies events about nobody of ours, and event types it does not handle, as ignored', async () => {
+    const r1 = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_x', object: 'invoice', customer: 'cus_stranger', metadata: {}, parent: null }));
+    expect(r1.body.outcome).to.equal('ignored: no principal of ours');
+    const other = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_z', object: 'invoice', customer: 'cus_z', metadata: { principalId: 'someone-elses-user-42', sku: 'pro' }, parent: null }));
+    expect(other.body.outcome).to.equal('ignored: no principal of ours');
+    const r2 = await deliver(w.gw.apiUrl, event('customer.created', { id: 'cus_y', object: 'customer' }));
+    expect(r2.body.outcome).to.equal('ignored: customer.created is not handled');
+  });
+
+  it('an event applied on one gateway instance is not applied again on another sharing the store', async () => {
+    const other: TestGateway = await startTestGateway({ redisUrl: w.redis.url, env: stripe.env });
+    try {
+      const p = await w.gw.principal();
+      const evt = event('invoice.paid', paidInvoice(p.id));
+      expect((await deliver(w.gw.apiUrl, evt)).body.outcome).to.match(/credits granted/);
+      expect((await deliver(other.apiUrl, evt)).body).to.deep.equal({ received: true, duplicate: true });
+      expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe('stripe webhooks without Stripe configured', () => {
+  it('answers 503 billing-not-configured, and the gateway serves everything else', async () => {
+    const gw = await startTestGateway();
+    try {
+      const r = await deliver(gw.apiUrl, event('invoice.paid', paidInvoice('x')));
+      expect(r.status).to.equal(503);
+      expect(r.body.error.code).to.equal('billing-not-configured');
+      const p = await gw.principal();
+      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }) });
+      expect(start.status).to.equal(503);
+      expect(((await start.json()) as any).error.code).to.equal('billing-not-configured');
+      const status = await fetch(`${gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${p.token}` } });
+      expect(status.status).to.equal(200);
+      const catalog = (await (await fetch(`${gw.apiUrl}/v1/billing/catalog`)).json()) as any;
+      expect(catalog.checkoutEnabled).to.equal(false);
+      expect(catalog.plans.every((x: any) => x.purchasable === false)).to.equal(true);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('billing secrets stay out of logs and answers', () => {
+  it('never writes the Stripe key, the webhook secret, a signature or a PAT to a log line or an error body', async () => {
+    const stripe = await startStripeMock();
+    const lines: string[] = [];
+    const log = createLogger('debug', (l) => void lines.push(l));
+    const dead = { ...stripe.env, STRIPE_API_BASE: `http://127.0.0.1:${await freePort()}` };
+    const gw = await startTestGateway({ env: dead, log });
+    const bodies: string[] = [];
+    try {
+      const p = await gw.principal();
+      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }) });
+      expect(start.status).to.equal(502);
+      bodies.push(await start.text());
+      const evt = event('checkout.session.completed', { id: 'cs_s', object: 'checkout.session', mode: 'setup', client_reference_id: p.id, metadata: { principalId: p.id }, setup_intent: 'seti_123' });
+      const wrong = await deliver(gw.apiUrl, evt, { secret: 'whsec_wrong_one' });
+      bodies.push(JSON.stringify(wrong.body));
+      const failed = await deliver(gw.apiUrl, evt);
+      expect(failed.status).to.equal(502);
+      bodies.push(JSON.stringify(failed.body));
+      const text = lines.join('\n') + bodies.join('\n');
+      expect(lines.some((l) => l.includes('stripe.call_failed'))).to.equal(true);
+      for (const secret of [stripe.env['STRIPE_SECRET_KEY']!, WEBHOOK_SECRET, 'whsec_wrong_one', 'v1=', p.token]) expect(text).to.not.include(secret);
+    } finally {
+      await gw.close();
+      await stripe.stop();
+    }
+  });
+});
+

@@ -1,0 +1,72 @@
+/**
+ * Real Python clients, unchanged, against a live gateway (recording upstream in `agent` mode, real Redis):
+ * the official `openai` SDK, the OpenAI Agents SDK with a function tool through its chat-completions model
+ * class, and LiteLLM's `completion` with `api_base`. Each runs test/clients/python/clients.py in the virtual
+ * environment scripts/setup.sh creates (test/clients/.venv, pinned versions) and reports what its plain call,
+ * streamed call, tool round trip and typed error observed.
+ */
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { startWorld, type World } from '../helpers/world.js';
+import { REPO } from '../helpers/gateway.js';
+
+const PYTHON = join(REPO, 'test/clients/.venv/bin/python');
+const SCRIPT = join(REPO, 'test/clients/python/clients.py');
+
+interface Report {
+  plain: string;
+  stream: { text: string; usage: number | null };
+  tools: string;
+  error: { class: string; module: string; status: number | null; code: string | null; typed: boolean } | null;
+}
+
+describe('clients (Python): openai, openai-agents, LiteLLM against a live gateway', function () {
+  this.timeout(120_000);
+  let w: World;
+  let token: string;
+
+  before(async () => {
+    expect(existsSync(PYTHON), 'test/clients/.venv is missing: run bash scripts/setup.sh').to.equal(true);
+    w = await startWorld();
+    token = (await w.gw.principal()).token;
+    await w.upstream.behave({ mode: 'agent' });
+  });
+  after(() => w.stop());
+
+  const run = async (client: string): Promise<Report> => {
+    const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, client], {
+      env: { ...process.env, PORTCULLIS_BASE_URL: `${w.gw.apiUrl}/v1`, PORTCULLIS_TOKEN: token },
+      timeout: 100_000,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as Report;
+  };
+
+  it('openai (Python SDK): plain, streamed with usage, tool round trip, AuthenticationError', async () => {
+    const r = await run('openai');
+    expect(r.plain).to.match(/^recorded answer/);
+    expect(r.stream).to.deep.equal({ text: r.stream.text, usage: 18 });
+    expect(r.stream.text).to.match(/^recorded answer/);
+    expect(r.tools).to.equal('the tool said: sunny in Paris');
+    expect(r.error).to.deep.include({ class: 'AuthenticationError', status: 401, code: 'invalid-token', typed: true });
+  });
+
+  it('openai-agents (OpenAIChatCompletionsModel with a function tool): plain, streamed, tool round trip, AuthenticationError', async () => {
+    const r = await run('agents');
+    expect(r.plain).to.match(/^recorded answer/);
+    expect(r.stream.text).to.match(/^recorded answer/);
+    expect(r.tools).to.equal('the tool said: sunny in Paris');
+    expect(r.error).to.deep.include({ class: 'AuthenticationError', status: 401, code: 'invalid-token', typed: true });
+  });
+
+  it('LiteLLM (completion with api_base): plain, streamed with usage, tool round trip, its AuthenticationError', async () => {
+    const r = await run('litellm');
+    expect(r.plain).to.match(/^recorded answer/);
+    expect(r.stream.text).to.match(/^recorded answer/);
+    expect(r.stream.usage).to.equal(18);
+    expect(r.tools).to.equal('the tool said: sunny in Paris');
+    expect(r.error).to.deep.include({ class: 'AuthenticationError', module: 'litellm.exceptions', status: 401, typed: true });
+  });
+});

@@ -1,0 +1,145 @@
+"""Real Python clients against a live portcullis gateway (started by test/clients/python.test.ts).
+
+Usage: clients.py <openai|agents|litellm>; the gateway's base URL and a token come from the environment
+(PORTCULLIS_BASE_URL, PORTCULLIS_TOKEN). Each client makes a plain call, a streamed call, a tool-call round
+trip (the client runs the tool and sends the result back) and meets an error, and the script prints one JSON
+object saying what each exercise observed; the mocha test asserts on it. Exceptions are reported by class,
+module and status, never swallowed.
+"""
+import asyncio
+import json
+import os
+import sys
+import uuid
+
+BASE_URL = os.environ["PORTCULLIS_BASE_URL"]
+TOKEN = os.environ["PORTCULLIS_TOKEN"]
+MODEL = "shared-general-a"
+BAD_TOKEN = "pc_not_a_token"
+TOOLS = [{
+    "type": "function",
+    "function": {
+        "name": "weather",
+        "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    },
+}]
+
+
+def prompt(what):
+    # A fresh prompt per call, so no two calls share a job.
+    return f"{what} {uuid.uuid4()}"
+
+
+def describe(err):
+    return {"class": type(err).__name__, "module": type(err).__module__, "status": getattr(err, "status_code", None)}
+
+
+def run_openai():
+    import openai
+
+    client = openai.OpenAI(api_key=TOKEN, base_url=BASE_URL, max_retries=0)
+    out = {}
+    res = client.chat.completions.create(model=MODEL, max_tokens=2048, messages=[{"role": "user", "content": prompt("hello")}])
+    out["plain"] = res.choices[0].message.content
+    text, usage = "", None
+    for chunk in client.chat.completions.create(model=MODEL, max_tokens=2048, stream=True, stream_options={"include_usage": True},
+                                                messages=[{"role": "user", "content": prompt("stream")}]):
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+        if chunk.usage:
+            usage = chunk.usage.total_tokens
+    out["stream"] = {"text": text, "usage": usage}
+    messages = [{"role": "user", "content": prompt("weather?")}]
+    first = client.chat.completions.create(model=MODEL, max_tokens=2048, tools=TOOLS, messages=messages)
+    call = first.choices[0].message.tool_calls[0]
+    city = json.loads(call.function.arguments)["city"]
+    messages.append(first.choices[0].message)  # as OpenAI's function-calling guide does
+    messages.append({"role": "tool", "tool_call_id": call.id, "content": f"sunny in {city}"})
+    second = client.chat.completions.create(model=MODEL, max_tokens=2048, tools=TOOLS, messages=messages)
+    out["tools"] = second.choices[0].message.content
+    try:
+        openai.OpenAI(api_key=BAD_TOKEN, base_url=BASE_URL, max_retries=0).chat.completions.create(
+            model=MODEL, messages=[{"role": "user", "content": "x"}])
+        out["error"] = None
+    except openai.APIStatusError as err:
+        out["error"] = {**describe(err), "code": err.code, "typed": isinstance(err, openai.AuthenticationError)}
+    return out
+
+
+def run_agents():
+    import openai
+    from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled
+
+    set_tracing_disabled(True)  # traces would be uploaded to OpenAI; the gateway is the only network here
+
+    @function_tool
+    def weather(city: str) -> str:
+        """Weather in a city."""
+        return f"sunny in {city}"
+
+    def agent(token, tools=()):
+        client = openai.AsyncOpenAI(api_key=token, base_url=BASE_URL, max_retries=0)
+        model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+        return Agent(name="reviewer", instructions="Be brief.", model=model, tools=list(tools),
+                     model_settings=ModelSettings(max_tokens=2048))
+
+    async def main():
+        out = {}
+        out["plain"] = (await Runner.run(agent(TOKEN), prompt("hello"))).final_output
+        streamed = Runner.run_streamed(agent(TOKEN), prompt("stream"))
+        async for _ in streamed.stream_events():
+            pass
+        out["stream"] = {"text": streamed.final_output, "usage": None}
+        out["tools"] = (await Runner.run(agent(TOKEN, [weather]), prompt("weather?"))).final_output
+        try:
+            await Runner.run(agent(BAD_TOKEN), "x")
+            out["error"] = None
+        except openai.APIStatusError as err:
+            out["error"] = {**describe(err), "code": err.code, "typed": isinstance(err, openai.AuthenticationError)}
+        return out
+
+    return asyncio.run(main())
+
+
+def run_litellm():
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch of the price list at import
+    import litellm
+
+    litellm.telemetry = False
+    kw = {"model": f"openai/{MODEL}", "api_base": BASE_URL, "api_key": TOKEN, "max_tokens": 2048, "num_retries": 0}
+    out = {}
+    res = litellm.completion(messages=[{"role": "user", "content": prompt("hello")}], **kw)
+    out["plain"] = res.choices[0].message.content
+    text, usage = "", None
+    for chunk in litellm.completion(messages=[{"role": "user", "content": prompt("stream")}], stream=True,
+                                    stream_options={"include_usage": True}, **kw):
+        if chunk.choices and chunk.choices[0].delta.content:
+            text += chunk.choices[0].delta.content
+        if getattr(chunk, "usage", None):
+            usage = chunk.usage.total_tokens
+    out["stream"] = {"text": text, "usage": usage}
+    messages = [{"role": "user", "content": prompt("weather?")}]
+    first = litellm.completion(messages=messages, tools=TOOLS, **kw)
+    call = first.choices[0].message.tool_calls[0]
+    city = json.loads(call.function.arguments)["city"]
+    # The idiom of LiteLLM's function-calling docs: the response's Message object itself, which carries
+    # provider_specific_fields and function_call: null (the gateway drops them).
+    messages.append(first.choices[0].message)
+    messages.append({"role": "tool", "tool_call_id": call.id, "content": f"sunny in {city}"})
+    second = litellm.completion(messages=messages, tools=TOOLS, **kw)
+    out["tools"] = second.choices[0].message.content
+    try:
+        litellm.completion(messages=[{"role": "user", "content": "x"}], **{**kw, "api_key": BAD_TOKEN})
+        out["error"] = None
+    except litellm.exceptions.AuthenticationError as err:
+        out["error"] = {**describe(err), "code": None, "typed": True}
+    except Exception as err:  # reported, so the test names the class that came instead
+        out["error"] = {**describe(err), "code": None, "typed": False}
+    return out
+
+
+if __name__ == "__main__":
+    which = sys.argv[1]
+    result = {"openai": run_openai, "agents": run_agents, "litellm": run_litellm}[which]()
+    print(json.dumps(result))

@@ -1,0 +1,106 @@
+/**
+ * Verification: register a card (rung L1, through the payment processor's hosted setup page: registered,
+ * never charged) or verify identity (L2, document plus selfie at the processor); the processor's page opens
+ * and this page shows the state when the person comes back. Then apply for a research scope under the
+ * acceptable-use policy in force. From /v1/research/ekyc/{start,status}, /v1/research/applications and
+ * GET /v1/secure (the AUP version).
+ */
+import { call } from '../api.js';
+import { busy, dateText, h } from '../dom.js';
+import type { Section } from './section.js';
+import type { ResearchStatus } from './research.js';
+
+interface EkycStatus {
+  state?: string;
+  status?: string;
+  reason?: string | null;
+  evidenceRef?: string | null;
+  expiresAt?: string | null;
+  [k: string]: unknown;
+}
+
+function aupVersion(secure: Record<string, any>): string {
+  return String(secure?.rungs?.aup?.version ?? secure?.compliance?.aup?.version ?? '');
+}
+
+function field(id: string, label: string, input: HTMLElement, hint?: string): HTMLElement {
+  input.id = id;
+  return h('div', { class: 'field' }, h('label', { for: id }, label), hint ? h('p', { class: 'muted', id: `${id}-hint` }, hint) : '', input);
+}
+
+export const verification: Section = {
+  title: 'Verification',
+  async render(into, { errorBox }) {
+    const [ekyc, research, secure] = await Promise.all([
+      call<EkycStatus>('api', 'GET', '/v1/research/ekyc/status'),
+      call<ResearchStatus>('api', 'GET', '/v1/research/status'),
+      call<Record<string, any>>('api', 'GET', '/v1/secure'),
+    ]);
+    const state = ekyc.state ?? ekyc.status ?? 'none';
+    const start = (label: string, tasks: string[]) => {
+      const button = h('button', { type: 'button', class: 'primary' }, label);
+      button.addEventListener('click', () =>
+        void busy(button, errorBox, async () => {
+          const { url } = await call<{ url: string }>('api', 'POST', '/v1/research/ekyc/start', { scopeId: 'owned', tasks });
+          // The processor's hosted page; it sends the person back to the console when done.
+          location.assign(url);
+        }),
+      );
+      return button;
+    };
+    const hasCard = Boolean(research.trust?.rung);
+
+    const version = aupVersion(secure);
+    const form = h('form', { id: 'application-form' },
+      h('h2', {}, 'Apply for a research scope'),
+      h('p', {}, `Under the acceptable-use policy version ${version || '(unknown)'}.`),
+      field('app-mode', 'Verification mode', h('select', { name: 'verificationMode' },
+        h('option', { value: 'card' }, 'card (L1)'), h('option', { value: 'identity' }, 'identity (L2)'),
+        h('option', { value: 'business' }, 'business (L3, operator review)'), h('option', { value: 'contracted' }, 'contracted (L4, operator review)'))),
+      field('app-scope', 'Scope id', h('input', { name: 'scopeId', required: true, pattern: '[a-z0-9][a-z0-9-]{0,62}', value: 'owned' }), 'lower-case letters, digits and dashes'),
+      field('app-tasks', 'Tasks (comma-separated)', h('input', { name: 'tasks', required: true, value: 'code-review' })),
+      field('app-authorization', 'Authority for the targets', h('select', { name: 'authorization' },
+        h('option', { value: 'owned' }, 'I own them'), h('option', { value: 'written-permission' }, 'written permission'),
+        h('option', { value: 'bug-bounty' }, 'a bug-bounty programme'), h('option', { value: 'contract' }, 'a contract'))),
+      field('app-target', 'Target (repository, domain, application …)', h('input', { name: 'target', required: true })),
+      field('app-purpose', 'Purpose', h('textarea', { name: 'purpose', required: true, minlength: '10', rows: '3' })),
+      h('div', { class: 'check' }, h('input', { type: 'checkbox', id: 'app-aup', name: 'aup', required: true }),
+        h('label', { for: 'app-aup' }, `I accept the acceptable-use policy ${version}`)),
+      h('div', { class: 'check' }, h('input', { type: 'checkbox', id: 'app-local', name: 'local', required: true }),
+        h('label', { for: 'app-local' }, 'I understand the service runs no tools: tool calls come back to me and I run them')),
+      h('button', { type: 'submit' }, 'Submit application'),
+      h('p', { id: 'application-result', role: 'status' }),
+    );
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const f = new FormData(form);
+      const text = (k: string) => String(f.get(k) ?? '').trim();
+      void busy(form.querySelector('button[type=submit]')!, errorBox, async () => {
+        const app = await call<{ id: string; status: string }>('api', 'POST', '/v1/research/applications', {
+          verificationMode: text('verificationMode'),
+          policyVersion: version,
+          consent: { acceptableUse: true, localExecutionBoundary: true },
+          authorizedResearch: { authorization: text('authorization'), targets: [{ kind: 'other', identifier: text('target') }] },
+          purpose: text('purpose'),
+          scope: { id: text('scopeId'), tasks: text('tasks').split(',').map((t) => t.trim()).filter(Boolean) },
+        });
+        form.querySelector('#application-result')!.textContent = `Application ${app.id} is ${app.status}.`;
+      });
+    });
+
+    into.append(
+      h('dl', { class: 'facts' },
+        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, state + (ekyc.reason ? ` (${ekyc.reason})` : '')),
+        h('dt', {}, 'Research status'), h('dd', { id: 'research-status' }, research.status === 'eligible' ? 'eligible' : `pending: ${research.reason}`),
+        h('dt', {}, 'Expires'), h('dd', {}, dateText(ekyc.expiresAt ?? research.trust?.expiresAt)),
+      ),
+      h('h2', {}, 'Verify'),
+      h('p', {}, 'The payment processor’s page opens; the evidence stays with the processor. Come back here when it is done.'),
+      h('div', { class: 'actions' },
+        start(hasCard ? 'Register another card' : 'Verify a card (L1)', ['code-review']),
+        hasCard ? start('Verify identity (L2)', ['code-review']) : '',
+      ),
+      form,
+    );
+  },
+};
