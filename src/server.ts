@@ -7,6 +7,7 @@
  * guardrails, routes and their pools) without a restart.
  */
 import type { Server } from 'node:http';
+import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
@@ -60,6 +61,8 @@ export interface Gateway {
   engine: JobEngine;
   /** Where the process is in its life (draining after SIGTERM) and the requests in flight. */
   lifecycle: Lifecycle;
+  /** The app each listener serves (the OpenAPI test reads the API app's routes). */
+  apps: Record<HostName, Koa>;
   /** Graceful stop (SIGTERM): drain, give in-flight work `shutdown.graceMs`, then close. */
   shutdown(): Promise<void>;
   /** Immediate stop: running jobs are interrupted, connections cut. */
@@ -167,6 +170,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     meter,
     engine,
     lifecycle,
+    apps: Object.fromEntries(HOST_NAMES.map((name) => [name, listeners[name].app!])) as Record<HostName, Koa>,
     async shutdown() {
       // Readiness false, listeners closed, in-flight work given its grace (src/http/shutdown.ts); then stop.
       await drain({ lifecycle, servers: Object.values(servers), jobsIdle: (ms) => engine.idle(ms), log: opts.log }, cfg.shutdown);

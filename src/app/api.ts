@@ -47,7 +47,7 @@ export function createApiApp(deps: Deps): Koa {
   router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.meter, deps.history));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
-  router.get('/openapi.json', serveOpenApi());
+  router.get('/openapi.json', serveOpenApi(() => app));
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(

@@ -115,6 +115,8 @@ function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, on
 export interface Listener {
   server: Server;
   serve(app: Koa, ahead?: Koa.Middleware[]): void;
+  /** The app served, once `serve` was called (its routers say what this listener answers). */
+  readonly app: Koa | null;
 }
 
 export function createListener(opts: ListenerOptions): Listener {
@@ -122,6 +124,7 @@ export function createListener(opts: ListenerOptions): Listener {
   const quiet = quietLog(opts.log);
   const listener = opts.name;
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let served: Koa | null = null;
 
   const server = createServer(
     {
@@ -175,6 +178,10 @@ export function createListener(opts: ListenerOptions): Listener {
       timeStages(app);
       app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false), ...ahead);
       handler = app.callback();
+      served = app;
+    },
+    get app() {
+      return served;
     },
   };
 }

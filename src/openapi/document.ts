@@ -3,6 +3,11 @@
  * committed as docs/openapi.json (`npm run openapi` writes it; test/openapi/document.test.ts fails when the
  * committed copy, the routes of the API app, or the request schemas disagree with it).
  *
+ * Its paths are the routes the API app actually serves (read from its routers), so the document cannot list
+ * a route that is not there nor miss one that is: each route gets its operation from the table below, or,
+ * until someone describes it there, a generic one marked `x-portcullis-undescribed` (any JSON answer, every
+ * error as the table says) — visible in the committed copy and in review.
+ *
  * Request bodies are the very JSON Schemas the routes validate with — the schema each compiled ajv
  * validator carries (`validateChatShape.schema`), not a copy — so the document cannot drift from what is
  * enforced. OpenAPI 3.1 is JSON Schema 2020-12, so they go in unchanged. Answers are described by the
@@ -127,7 +132,64 @@ function op(summary: string, responses: Json, extra: Json = {}, secured = true):
   return { summary, ...(secured ? {} : { security: [] }), ...extra, responses: { ...responses, ...errors } };
 }
 
-export function buildOpenApi(version: string): Json {
+/** The described operations, by `METHOD /path/{param}` as appRoutes() names a route. */
+const OPERATIONS: Record<string, Json> = {
+  'GET /v1/models': op('The catalog: every model and whether it is served', { '200': { description: 'the model list', content: json(ref('ModelList')) } }, { operationId: 'listModels' }, false),
+  'GET /v1/secure': op('The rules, policy and guardrail versions in force, for reviewers', { '200': { description: 'the security document', content: json(ref('SecureDocument')) } }, { operationId: 'secure' }, false),
+  'POST /v1/chat/completions': op(
+    'A chat completion (OpenAI-compatible), run as a job; `stream: true` answers SSE',
+    {
+      '200': {
+        description: 'the answer, with billing, receiptId, usage and chargedMicroUSD',
+        headers: { 'x-request-id': { schema: { type: 'string' } } },
+        content: { ...json(ref('ChatCompletion')), 'text/event-stream': { schema: { type: 'string' } } },
+      },
+    },
+    { operationId: 'createChatCompletion', requestBody: { required: true, content: json(ref('ChatRequest')) } },
+  ),
+  'POST /v1/research/jobs': op(
+    'Submit a research job; identical requests under one idempotency key are one job',
+    { '202': { description: 'the job, queued or running', headers: rateLimitedHeader, content: json(ref('Job')) } },
+    {
+      operationId: 'createJob',
+      parameters: [{ name: 'idempotency-key', in: 'header', required: true, schema: { type: 'string', format: 'uuid' } }],
+      requestBody: { required: true, content: json(ref('JobRequest')) },
+    },
+  ),
+  'GET /v1/research/job': op(
+    'Poll a job',
+    { '200': { description: 'the job, finished', content: json(ref('Job')) }, '202': { description: 'the job, still queued or running', content: json(ref('Job')) } },
+    { operationId: 'getJob', parameters: [{ name: 'jobId', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } }] },
+  ),
+  'GET /v1/billing/status': op('The principal’s plan and balances', { '200': { description: 'billing status', content: json(ref('BillingStatus')) } }, { operationId: 'billingStatus' }),
+  'GET /v1/receipts/{id}': op('One of the principal’s own signed receipts', { '200': { description: 'the receipt', content: json(ref('Receipt')) } }, { operationId: 'getReceipt', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] }),
+  'GET /openapi.json': op('This document', { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } }, { operationId: 'openapi' }, false),
+  'GET /healthz': op('Alive (every listener)', { '200': { description: 'alive', content: json(ref('Health')) } }, { operationId: 'healthz' }, false),
+  'GET /readyz': op('Ready for traffic (every listener): runtime, policy and store, not draining', { '200': { description: 'ready', content: json(ref('Health')) } }, { operationId: 'readyz' }, false),
+};
+
+/** Served by every listener ahead of its app (src/http/health.ts), so not among an app's routes. */
+export const LISTENER_ROUTES = ['GET /healthz', 'GET /readyz'];
+
+/** A route nobody has described yet: its path parameters, any JSON answer, every error as the table says. */
+function undescribed(method: string, path: string): Json {
+  const params = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  if (method === 'OPTIONS') return { summary: `CORS preflight of ${path}`, security: [], 'x-portcullis-undescribed': true, ...(params.length ? { parameters: params } : {}), responses: { '204': { description: 'the CORS headers' }, ...errors } };
+  return {
+    summary: `${method} ${path} (not described yet: src/openapi/document.ts)`,
+    'x-portcullis-undescribed': true,
+    ...(params.length ? { parameters: params } : {}),
+    responses: { '2XX': { description: 'the answer', content: json({}) }, ...errors },
+  };
+}
+
+/** The document for the routes an API app serves (`METHOD /path/{param}`, as appRoutes() lists them). */
+export function buildOpenApi(version: string, routes: readonly string[]): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of [...new Set([...routes, ...LISTENER_ROUTES])].sort()) {
+    const [method, path] = route.split(' ') as [string, string];
+    (paths[path] ??= {})[method.toLowerCase()] = OPERATIONS[route] ?? undescribed(method, path);
+  }
   return {
     openapi: '3.1.0',
     info: {
@@ -139,51 +201,7 @@ export function buildOpenApi(version: string): Json {
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
     servers: [{ url: 'http://localhost:8080', description: 'the API listener of `npm start`' }],
     security: [{ pat: [] }],
-    paths: {
-      '/v1/models': { get: op('The catalog: every model and whether it is served', { '200': { description: 'the model list', content: json(ref('ModelList')) } }, { operationId: 'listModels' }, false) },
-      '/v1/secure': { get: op('The rules, policy and guardrail versions in force, for reviewers', { '200': { description: 'the security document', content: json(ref('SecureDocument')) } }, { operationId: 'secure' }, false) },
-      '/v1/chat/completions': {
-        post: op(
-          'A chat completion (OpenAI-compatible), run as a job; `stream: true` answers SSE',
-          {
-            '200': {
-              description: 'the answer, with billing, receiptId, usage and chargedMicroUSD',
-              headers: { 'x-request-id': { schema: { type: 'string' } } },
-              content: { ...json(ref('ChatCompletion')), 'text/event-stream': { schema: { type: 'string' } } },
-            },
-          },
-          { operationId: 'createChatCompletion', requestBody: { required: true, content: json(ref('ChatRequest')) } },
-        ),
-      },
-      '/v1/research/jobs': {
-        post: op(
-          'Submit a research job; identical requests under one idempotency key are one job',
-          { '202': { description: 'the job, queued or running', headers: rateLimitedHeader, content: json(ref('Job')) } },
-          {
-            operationId: 'createJob',
-            parameters: [{ name: 'idempotency-key', in: 'header', required: true, schema: { type: 'string', format: 'uuid' } }],
-            requestBody: { required: true, content: json(ref('JobRequest')) },
-          },
-        ),
-      },
-      '/v1/research/job': {
-        get: op(
-          'Poll a job',
-          { '200': { description: 'the job, finished', content: json(ref('Job')) }, '202': { description: 'the job, still queued or running', content: json(ref('Job')) } },
-          { operationId: 'getJob', parameters: [{ name: 'jobId', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } }] },
-        ),
-      },
-      '/v1/billing/status': { get: op('The principal’s plan and balances', { '200': { description: 'billing status', content: json(ref('BillingStatus')) } }, { operationId: 'billingStatus' }) },
-      '/v1/receipts/{id}': {
-        get: op('One of the principal’s own signed receipts', { '200': { description: 'the receipt', content: json(ref('Receipt')) } }, {
-          operationId: 'getReceipt',
-          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }],
-        }),
-      },
-      '/openapi.json': { get: op('This document', { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } }, { operationId: 'openapi' }, false) },
-      '/healthz': { get: op('Alive (every listener)', { '200': { description: 'alive', content: json(ref('Health')) } }, { operationId: 'healthz' }, false) },
-      '/readyz': { get: op('Ready for traffic (every listener): runtime, policy and store, not draining', { '200': { description: 'ready', content: json(ref('Health')) } }, { operationId: 'readyz' }, false) },
-    },
+    paths,
     components: {
       securitySchemes: { pat: { type: 'http', scheme: 'bearer', description: 'A personal access token (pcl_pat_…)' } },
       schemas,
