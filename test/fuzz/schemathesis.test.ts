@@ -27,7 +27,7 @@ describe('schemathesis against a live gateway', function () {
     editFile(root, 'config/gateway.yaml', (t) => t.replace('perPrincipal: 600', 'perPrincipal: 100000').replace('perAddress: 300', 'perAddress: 100000'));
     w = await startWorld({ root });
   });
-  after(() => w.stop());
+  after(() => w?.stop());
 
   it('finds no server error and no answer that breaks the document', async () => {
     const p = await w.gw.principal();
