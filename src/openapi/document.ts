@@ -179,7 +179,8 @@ function undescribed(method: string, path: string): Json {
     summary: `${method} ${path} (not described yet: src/openapi/document.ts)`,
     'x-portcullis-undescribed': true,
     ...(params.length ? { parameters: params } : {}),
-    responses: { '2XX': { description: 'the answer', content: json({}) }, ...errors },
+    // Any answer: an undescribed route may answer JSON, a signed note or bytes (the receipt log's tiles).
+    responses: { '2XX': { description: 'the answer', content: { '*/*': { schema: {} } } }, ...errors },
   };
 }
 

@@ -49,6 +49,10 @@ describe('schemathesis against a live gateway', function () {
       '30',
       '--seed',
       '1',
+      // Webhooks are authenticated by the sender's signature, not a PAT, and answer 503 while their processor
+      // is not configured (as here): their own suites sign and send real events.
+      '--exclude-path-regex',
+      '^/v1/webhooks/',
     ];
     const { code, output } = await new Promise<{ code: number; output: string }>((resolve) => {
       // Run in a scratch folder: schemathesis and hypothesis keep caches in their working directory.
