@@ -80,6 +80,17 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
+  // ... wallet sign-ins: SIWE, CACAO and the passkey-owned smart account (src/wallet)
+  'wallet-message-invalid': { status: 400, message: 'the message is not a well-formed EIP-4361 sign-in message' },
+  'wallet-domain-mismatch': { status: 401, message: 'the message was written for another site: its domain is not this sign-in host' },
+  'wallet-uri-mismatch': { status: 401, message: 'the message was written for another site: its URI is not on this sign-in host' },
+  'wallet-chain-not-allowed': { status: 401, message: 'the message names a chain id this sign-in does not accept' },
+  'wallet-message-expired': { status: 401, message: 'the message is past its expiration time; sign a new one' },
+  'wallet-message-not-yet-valid': { status: 401, message: 'the message is not valid before its not-before time' },
+  'wallet-signature-invalid': { status: 401, message: 'the signature does not prove the account named in the message' },
+  'cacao-invalid': { status: 400, message: 'cacao must be a base64url dag-cbor CACAO (CAIP-74) with an EIP-4361 payload' },
+  'cacao-audience-mismatch': { status: 401, message: 'the CACAO audience is not this sign-in host' },
+  'smart-account-unavailable': { status: 503, message: 'smart-account sign-in cannot check the account now: no node of its chain is configured or reachable' },
   'session-required': { status: 401, message: 'this route needs a signed-in browser session; sign in first' },
   'session-ended': { status: 401, message: 'the session has ended (signed out, idle too long, or past its lifetime); sign in again' },
   'second-factor-required': { status: 401, message: 'the sign-in still needs its second factor: POST /v1/totp/verify with a code' },
@@ -94,6 +105,9 @@ export const ERRORS = {
   'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
   'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
   'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
+  'recovery-rejected': { status: 401, message: 'the recovery key, signature or one-time secret is not right' },
+  'recovery-pending': { status: 409, message: 'a recovery of this account is already under way' },
+  'recovery-not-ready': { status: 403, message: 'the recovery delay has not passed yet' },
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing
@@ -139,6 +153,8 @@ export const ERRORS = {
   'log-not-ready': { status: 503, message: 'the receipt log has no signed checkpoint yet; retry in a second' },
 
   // Agents: MCP, knowledge, discovery
+  'invalid-knowledge-query': { status: 400, message: 'the query does not match the expected shape' },
+  'knowledge-not-found': { status: 404, message: 'no such entry in the knowledge evidence' },
 
   // Everything else
   'store-unavailable': { status: 503, message: 'the store cannot be reached; nothing was admitted' },

@@ -24,6 +24,7 @@ import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
 import { wireCapabilities } from './app/wire.js';
 import { Sessions } from './sessions/sessions.js';
+import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
@@ -166,7 +167,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, billing: wired.billing, stripe, receipts, limiter: wired.limiter };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);

@@ -11,6 +11,9 @@
  *    connection is free for a due slot the row cannot keep up; missed slots are dropped (no catch-up
  *    burst) and the run reports the rate it achieved, flagged `overloaded`.
  *
+ * A window ends at its deadline, unless `minAnswers` asks for more answers than came back by then: it then
+ * stays open until they are in (or a generous cap passes), and its rate is over the time it really ran.
+ *
  * Latency is recorded here, unrounded, from autocannon's per-response time (from the write of the request
  * to the last byte of the answer, measured with process.hrtime): autocannon's own histogram keeps whole
  * milliseconds, too coarse for a 0.3 ms budget.
@@ -26,6 +29,15 @@ export interface LoadSpec {
   durationSec: number;
   /** Requests per second to hold; unset = saturation. */
   rate?: number;
+  /**
+   * The fewest 2xx answers the run counts before it ends (default 0). When the window closes with fewer,
+   * it stays open for the answers still in flight (and those after them) until this many are in or
+   * `capSec` has passed; throughput is then over the window as it actually ran. A short window on a loaded
+   * machine can otherwise end before a single 100 KB answer is back, which says nothing about the row.
+   */
+  minAnswers?: number;
+  /** How long an extended window may last in all, seconds (default 60). */
+  capSec?: number;
 }
 
 export interface Percentiles {
@@ -54,6 +66,8 @@ export interface LoadResult {
   foreignCores?: number | null;
   /** CPU the hypervisor gave to other virtual machines meanwhile (steal), in cores; null if unknown. */
   stealCores?: number | null;
+  /** True when the window ran past its deadline to collect `minAnswers` answers (load.ts). */
+  extended?: boolean;
   /** True when this is a second attempt, the first having been contended. */
   retried?: boolean;
   /**
@@ -159,16 +173,28 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     if (!buf) context['body'] = buf = Buffer.from(spec.body.template);
     return { ...req, body: stampNonce(spec.body, buf) };
   };
+  const minAnswers = spec.minAnswers ?? 0;
+  const capSec = Math.max(spec.capSec ?? 60, spec.durationSec);
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    // Answers after the deadline (autocannon stops at its next sample tick) are not counted.
     const deadline = started + spec.durationSec * 1000;
+    // Answers after the window closes (autocannon stops at its next sample tick) are not counted. It closes
+    // at the deadline, or, when that came with fewer than `minAnswers` answers, at the answer that makes
+    // them up (or at the cap, when autocannon ends the run itself).
+    let closedAt: number | null = null;
+    let extended = false;
+    const close = () => {
+      if (closedAt !== null) return;
+      closedAt = performance.now();
+      instance.stop();
+    };
+    const open = () => closedAt === null && (extended || performance.now() <= deadline);
     const instance = autocannon(
       {
         url: spec.url,
         method: 'POST',
         connections: spec.connections,
-        duration: spec.durationSec,
+        duration: minAnswers > 0 ? capSec : spec.durationSec,
         sampleInt: 50,
         timeout: 30,
         headers: { 'content-type': 'application/json', ...spec.headers },
@@ -181,10 +207,12 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
           : undefined,
       },
       (err) => {
+        clearTimeout(timer);
         pacer?.stop();
         if (err) return reject(err);
-        const durationSec = spec.durationSec;
+        const durationSec = extended ? ((closedAt ?? performance.now()) - started) / 1000 : spec.durationSec;
         const result: LoadResult = { rps: ok / durationSec, ok, errors, statuses, durationSec, latency: summarise(latencies.values) };
+        if (extended) result.extended = true;
         if (spec.rate) {
           result.targetRate = spec.rate;
           result.overloaded = result.rps < 0.95 * spec.rate;
@@ -192,8 +220,13 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         resolve(result);
       },
     );
+    const timer = setTimeout(() => {
+      if (minAnswers === 0) return;
+      if (ok >= minAnswers) close();
+      else extended = true;
+    }, spec.durationSec * 1000);
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-      if (performance.now() > deadline) return;
+      if (!open()) return;
       if (statusCode >= 200 && statusCode < 300) {
         ok++;
         latencies.push(responseTime);
@@ -201,9 +234,10 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         errors++;
         statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
       }
+      if (extended && ok >= minAnswers) close();
     });
     instance.on('reqError', () => {
-      if (performance.now() <= deadline) errors++;
+      if (open()) errors++;
     });
   });
 }

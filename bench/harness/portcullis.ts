@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { startServer, type Pinning, type ServerProcess } from './processes.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
-const SNAPSHOT_PATHS = ['src', 'policies', 'catalog', 'rules', 'config', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+// data/ (the knowledge evidence), docs/ and README.md (the site's generated entry points) are read at start.
+const SNAPSHOT_PATHS = ['src', 'policies', 'catalog', 'rules', 'config', 'data', 'docs', 'README.md', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
 const ADMIN_TOKEN = 'pcl_admin_bench_operator_token_0123456789';
 /** 1,000,000 USD in micro-USD: more than any bench run can spend. */
 const BENCH_CREDITS = 1_000_000_000_000;
@@ -61,7 +62,7 @@ function snapshotDir(from: 'worktree' | 'head'): string {
 /** Copies and builds the gateway (`tsc -p tsconfig.build.json` into the snapshot's dist/). */
 export async function buildSnapshot(choice: SourceChoice, log: (line: string) => void): Promise<Snapshot> {
   const sha = git(['rev-parse', '--short', 'HEAD']);
-  const dirty = git(['status', '--porcelain', '--', 'src', 'policies', 'catalog', 'rules', 'config']) !== '';
+  const dirty = git(['status', '--porcelain', '--', 'src', 'policies', 'catalog', 'rules', 'config', 'data']) !== '';
   let note: string | null = null;
   if (choice !== 'head') {
     const dir = snapshotDir('worktree');

@@ -16,6 +16,10 @@ import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
+import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
+import { sharedKnowledge } from '../knowledge/index.js';
+import { listSecurityServices } from '../discovery/services.js';
+import { controlPlane } from '../discovery/profile.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
 import { bindIdempotencyKey, checkIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
@@ -42,9 +46,18 @@ import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../rou
 import { ownReceipts, usageSummary } from '../routes/usage.js';
 import { consoleCors } from '../pages/console-cors.js';
 
+/**
+ * One API app per set of deps: the API listener and the site's MCP tools (which dispatch into it in
+ * process) share the same instance, so anything an app instance holds is held once.
+ */
+const apps = new WeakMap<Deps, Koa>();
+
 export function createApiApp(deps: Deps): Koa {
   const { store, holder, log, jobs, engine } = deps;
+  const made = apps.get(deps);
+  if (made) return made;
   const app = new Koa({ proxy: false });
+  apps.set(deps, app);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
@@ -60,6 +73,20 @@ export function createApiApp(deps: Deps): Koa {
   router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
   router.get('/openapi.json', serveOpenApi(() => app));
+  router.get('/v1/security/services', listSecurityServices(holder));
+  router.get('/v1/control-plane', (ctx) => {
+    ctx.body = controlPlane(deps, sharedKnowledge());
+  });
+
+  // Public knowledge, CORS open. The evidence and its index are loaded here, at start, once per process.
+  sharedKnowledge();
+  for (const [path, handler] of [
+    ['/v1/knowledge/search', knowledgeSearch(sharedKnowledge)],
+    ['/v1/knowledge/context', knowledgeContext(sharedKnowledge)],
+  ] as const) {
+    router.get(path, openCors(), limitAddress(limits, holder), handler);
+    router.options(path, openCors());
+  }
 
   const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(

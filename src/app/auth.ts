@@ -4,6 +4,10 @@
  *
  * The host has no profile file and no health route: `/ready` and every `/.well-known/...` answer 404, as
  * the spec says, because nothing here is mounted on them.
+ *
+ * Every POST here is same-origin only (403 `cross-site-request`), with or without a cookie: a sign-in sets
+ * the session cookie, and a cross-site page must not sign a visitor in to an account of its choosing
+ * (login CSRF). Clients outside a browser send the auth origin as `Origin`, as `portcullis passkey` does.
  */
 import Koa from 'koa';
 import { Router } from '@koa/router';
@@ -12,27 +16,52 @@ import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
 import { signInMethods } from '../routes/sign-in-methods.js';
+import { walletRoutes } from '../routes/wallet.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { loginOptions, loginVerify, registerOptions, registerVerify } from '../routes/passkey.js';
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
+import { recoveryCancel, recoveryChallenge, recoveryComplete, recoverySetup, recoveryStart, recoveryStatus } from '../routes/recovery.js';
+import { linkHint } from '../routes/link-hint.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
+
   router.post('/v1/passkey/register/options', registerOptions(deps));
   router.post('/v1/passkey/register/verify', registerVerify(deps));
   router.post('/v1/passkey/login/options', loginOptions(deps));
   router.post('/v1/passkey/login/verify', loginVerify(deps));
+
+  // Wallet sign-ins: SIWE, DID/CACAO, and the passkey-owned smart account (src/wallet).
+  const wallet = walletRoutes(deps);
+  router.post('/v1/siwe/nonce', wallet.siweNonce);
+  router.post('/v1/siwe/options', wallet.siweOptions);
+  router.post('/v1/siwe/verify', wallet.siweVerify);
+  router.post('/v1/cacao/session', wallet.cacaoSession);
+  router.post('/v1/passkey/smart-account/options', wallet.smartAccountOptions);
+  router.post('/v1/passkey/smart-account/verify', wallet.smartAccountVerify);
+
   router.post('/v1/totp/verify', totpVerify(deps));
   router.post('/v1/totp/enrol', totpEnrol(deps));
   router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
   router.get('/v1/account/sign-in-methods', signInMethods(deps));
+  router.get('/v1/link/hint', linkHint(deps));
+  router.post('/v1/recovery/setup', recoverySetup(deps));
+  router.get('/v1/recovery', recoveryStatus(deps));
+  router.post('/v1/recovery/challenge', recoveryChallenge(deps));
+  router.post('/v1/recovery/start', recoveryStart(deps));
+  router.post('/v1/recovery/complete', recoveryComplete(deps));
+  router.post('/v1/recovery/cancel', recoveryCancel(deps));
   router.get('/v1/session', getSession(deps));
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
   app.use(consoleCors(deps.origins.console));
   app.use(servePages({ '/sign-in': 'sign-in.html' }, deps.origins));
+  app.use(async function sameOriginPosts(ctx, next) {
+    deps.sessions.requireSameOrigin(ctx);
+    await next();
+  });
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

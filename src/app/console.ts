@@ -11,6 +11,9 @@ import { servePages } from '../pages/serve.js';
 export function createConsoleApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   app.use(singleExit(deps.log));
-  app.use(servePages({ '/': 'console.html' }, deps.origins));
+  // The console is one page; the payment processor sends a person back to /verification[/done] and
+  // /billing[/done] (billing/sessions.ts), which open the matching section.
+  const page = 'console.html';
+  app.use(servePages({ '/': page, '/verification': page, '/verification/done': page, '/billing': page, '/billing/done': page }, deps.origins));
   return app;
 }

@@ -11,11 +11,14 @@ import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { BillingStore } from '../billing/store.js';
 import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
+import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { TotpStore } from '../totp/store.js';
 import type { Receipts } from '../receipts/service.js';
+import type { RecoveryStore } from '../recovery/store.js';
+import type { UsageRecorder } from '../token-usage/store.js';
 
 export interface Deps {
   store: Store;
@@ -39,6 +42,8 @@ export interface Deps {
    * every listener is bound: what a browser sends as `Origin`, the passkey relying party, links between hosts.
    */
   origins: Record<HostName, string>;
+  /** Which principal each wallet account signs in to (src/wallet). */
+  walletAccounts: WalletAccountStore;
   /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
   sessions: Sessions;
   /** Single-use ceremony challenges and nonces (src/challenges). */
@@ -47,6 +52,10 @@ export interface Deps {
   passkeys: PasskeyStore;
   /** TOTP enrolments (src/totp). */
   totp: TotpStore;
+  /** Recovery keys and pending recoveries (src/recovery). */
+  recovery: RecoveryStore;
+  /** When each PAT was last used (src/token-usage), reported by identify about once a minute. */
+  tokenUsage: UsageRecorder;
   /** The gateway's clock (epoch ms): tests move it to expire sessions, challenges and recovery delays. */
   now: () => number;
   /** The receipt log: its storage, key and signer (src/receipts). */

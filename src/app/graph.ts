@@ -1,14 +1,22 @@
 /**
- * The graph listener: the graph-database MCP server ({graph_url}/mcp).
- * Declared now so that every host of the spec has its listener and public origin; until its issue lands it
- * has no routes, and everything answers 404 `not-found` through the single exit.
+ * The graph listener ({graph_url}): a second stateless MCP server, over the same knowledge evidence as the
+ * API's knowledge routes, as a graph. `POST /mcp`; GET and DELETE answer 405; everything else 404.
  */
 import Koa from 'koa';
+import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { sharedKnowledge } from '../knowledge/index.js';
+import { mcpEndpoint } from '../mcp/http.js';
+import { createGraphMcpServer } from '../mcp/graph-server.js';
 
 export function createGraphApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
+  const router = new Router();
+  sharedKnowledge();
+  router.all('/mcp', mcpEndpoint(() => createGraphMcpServer(sharedKnowledge), () => deps.holder.current.gateway.limits.bodyBytes));
   app.use(singleExit(deps.log));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }

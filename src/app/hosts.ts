@@ -30,7 +30,15 @@ export const HOSTS: Record<HostName, HostSpec> = {
   },
   auth: { title: 'sign-in', create: (deps) => createAuthApp(deps) },
   console: { title: 'console', create: (deps) => createConsoleApp(deps) },
-  site: { title: 'site', create: (deps) => createSiteApp(deps) },
+  site: {
+    title: 'site',
+    create: (deps) => createSiteApp(deps),
+    tune(server) {
+      // svc_chat_completion over MCP waits as long as the API route does (14 minutes).
+      server.requestTimeout = 0;
+      server.keepAliveTimeout = 65_000;
+    },
+  },
   graph: { title: 'graph MCP', create: (deps) => createGraphApp(deps) },
   admin: { title: 'admin API', create: (deps, { adminToken }) => createAdminApp(deps, adminToken) },
 };

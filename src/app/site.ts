@@ -1,14 +1,47 @@
 /**
- * The site listener: the public site ({site_url}): the MCP server and the machine-readable entry points (/mcp.json, /llms.txt, ...).
- * Declared now so that every host of the spec has its listener and public origin; until its issue lands it
- * has no routes, and everything answers 404 `not-found` through the single exit.
+ * The site listener ({site_url}): the MCP server and the public, machine-readable entry points.
+ *
+ *   POST /mcp                      MCP (streamable HTTP, stateless); GET/DELETE 405
+ *   GET  /mcp.json                 the map: MCP endpoints, plain-HTTP tools with input schemas and URLs
+ *   GET  /.well-known/mcp.json     the same map
+ *   GET  /llms.txt, /llms-full.txt generated from README.md and docs/
+ *   GET  /agent-quickstart.md      the agent procedure with this deployment's URLs
+ *   GET  /docs/<name>.md           each doc, so the links above resolve here
+ *
+ * Tool calls run through the API app in process (mcp/dispatch.ts), so they are the API routes' answers.
  */
 import Koa from 'koa';
+import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
+import { createApiApp } from './api.js';
+import { sharedKnowledge } from '../knowledge/index.js';
+import { mcpEndpoint } from '../mcp/http.js';
+import { createSiteMcpServer } from '../mcp/site-server.js';
+import { mcpMap } from '../discovery/profile.js';
+import { buildSiteDocuments } from '../site/entry-points.js';
+import { serveDocument, serveJson } from '../site/serve.js';
 
 export function createSiteApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
+  const router = new Router();
+  const api = createApiApp(deps).callback();
+  const documents = buildSiteDocuments(deps.origins);
+  const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
+
+  router.all('/mcp', mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit));
+  router.get('/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
+  router.get('/.well-known/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
+  router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));
+  router.get('/llms-full.txt', (ctx) => serveDocument(ctx, documents.llmsFullTxt));
+  router.get('/agent-quickstart.md', (ctx) => serveDocument(ctx, documents.quickstart));
+  router.get('/docs/:name.md', (ctx) => {
+    const d = documents.docs.get(ctx.params['name']!);
+    if (d) serveDocument(ctx, d);
+  });
+
   app.use(singleExit(deps.log));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }

@@ -18,6 +18,9 @@ import { MemoryHistoryStore } from '../secure/memory-history.js';
 import type { RateLimiter } from '../ratelimit/limiter.js';
 import { RedisRateLimiter } from '../ratelimit/redis.js';
 import { MemoryRateLimiter } from '../ratelimit/memory.js';
+import type { WalletAccountStore } from '../wallet/accounts.js';
+import { RedisWalletAccounts } from '../wallet/redis-accounts.js';
+import { MemoryWalletAccounts } from '../wallet/memory-accounts.js';
 import type { SessionStore } from '../sessions/store.js';
 import { RedisSessionStore } from '../sessions/redis-store.js';
 import { MemorySessionStore } from '../sessions/memory-store.js';
@@ -33,6 +36,12 @@ import { MemoryTotpStore } from '../totp/memory-store.js';
 import type { BillingStore } from '../billing/store.js';
 import { RedisBillingStore } from '../billing/redis-store.js';
 import { MemoryBillingStore } from '../billing/memory-store.js';
+import type { RecoveryStore } from '../recovery/store.js';
+import { RedisRecoveryStore } from '../recovery/redis-store.js';
+import { MemoryRecoveryStore } from '../recovery/memory-store.js';
+import type { TokenUsageStore } from '../token-usage/store.js';
+import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
+import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -40,11 +49,15 @@ export interface Capabilities {
   history: HistoryStore;
   /** Rate limits shared by every instance (src/ratelimit). */
   limiter: RateLimiter;
+  /** Which principal a wallet account signs in to. */
+  walletAccounts: WalletAccountStore;
   sessions: SessionStore;
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
   totp: TotpStore;
   billing: BillingStore;
+  recovery: RecoveryStore;
+  tokenUsage: TokenUsageStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -55,10 +68,13 @@ export function wireCapabilities(store: Store): Capabilities {
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
+    walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
     totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
     billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
+    recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
+    tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
   };
 }

@@ -19,10 +19,10 @@
  *     checksum, store; 401 `unauthenticated` / `invalid-token` / `token-revoked`); on a session-only route
  *     it is refused, 403 `pat-not-accepted`. A PAT never needs the same-origin check.
  *   - otherwise the session cookie: no cookie is 401 `session-required` on a session-only route and 401
- *     `unauthenticated` where a PAT would do; with a cookie, an unsafe method (POST, ...) must come from the
- *     auth, console or API origin (403 `cross-site-request`); a cookie naming no live session (signed out here or on any
- *     instance, idle or past its absolute end) is 401 `session-ended`; a session still owing its second
- *     factor is 401 `second-factor-required`.
+ *     `unauthenticated` where a PAT would do; with a cookie, an unsafe method (POST, ...) must come from
+ *     the auth, console or API origin (403 `cross-site-request`); a cookie naming no live session (signed
+ *     out here or on any instance, idle or past its absolute end) is 401 `session-ended`; a session still
+ *     owing its second factor is 401 `second-factor-required`.
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
@@ -30,6 +30,7 @@ import { bearerToken, resolveToken } from '../stages/identify.js';
 import type { PrincipalRecord, Store } from '../store/store.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SessionRecord, SessionState } from '../sessions/store.js';
+import type { UsageRecorder } from '../token-usage/store.js';
 
 export type Via = 'pat' | 'session';
 
@@ -46,6 +47,9 @@ export interface Caller {
 export interface CallerDeps {
   store: Store;
   sessions: Sessions;
+  /** Where a PAT's use is reported for "last used" (optional: without it nothing is reported). */
+  tokenUsage?: UsageRecorder;
+  now?: () => number;
 }
 
 export interface CallerOptions {
@@ -62,6 +66,7 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   if (token !== null || (ctx.get('authorization') && opts.via.includes('pat'))) {
     if (!opts.via.includes('pat')) throw new GatewayError('pat-not-accepted');
     const identity = await resolveToken(deps.store, token, opts.alongside);
+    deps.tokenUsage?.used(identity.token.id, deps.now?.() ?? Date.now());
     return { principal: identity.principal, via: 'pat', tokenId: identity.token.id };
   }
   if (!opts.via.includes('session')) throw new GatewayError('unauthenticated');

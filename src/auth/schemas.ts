@@ -71,6 +71,32 @@ export const SCHEMAS = {
       authenticatorAttachment: { type: 'string' },
     },
   },
+  /** POST /v1/siwe/options: the chain the wallet will sign on; defaults to the first of wallet.chainIds. */
+  siweOptions: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { chainId: { type: 'integer', minimum: 1 } },
+  },
+  /**
+   * POST /v1/siwe/verify, /v1/passkey/smart-account/verify: the EIP-4361 text exactly as signed, and its hex
+   * signature (65 bytes for a key; an ERC-1271 or ERC-6492 signature, a few KB, for a smart account).
+   */
+  signedMessage: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['message', 'signature'],
+    properties: {
+      message: { type: 'string', minLength: 1, maxLength: 8192 },
+      signature: { type: 'string', pattern: '^0x([0-9a-fA-F]{2})+$', maxLength: 32768 },
+    },
+  },
+  /** POST /v1/cacao/session: the signed CACAO as base64url (no padding) of its dag-cbor block (CAIP-74). */
+  cacaoSession: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['cacao'],
+    properties: { cacao: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 16384 } },
+  },
   /** POST /v1/totp/verify */
   totpVerify: {
     type: 'object',
@@ -89,6 +115,36 @@ export const SCHEMAS = {
     additionalProperties: false,
     required: ['code'],
     properties: { code: { type: 'string', pattern: '^[0-9]{6}$' } },
+  },
+  /** POST /v1/recovery/setup */
+  recoverySetup: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey'],
+    properties: { publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' } },
+  },
+  /** POST /v1/recovery/start */
+  recoveryStart: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey', 'challenge', 'signature', 'recoverySecret'],
+    properties: {
+      publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+      challenge: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
+      signature: { type: 'string', pattern: '^[A-Za-z0-9_-]{86}$' },
+      recoverySecret: { type: 'string', minLength: 1, maxLength: 64 },
+    },
+  },
+  /** POST /v1/recovery/complete */
+  recoveryComplete: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['publicKey', 'challenge', 'signature'],
+    properties: {
+      publicKey: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+      challenge: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,128}$' },
+      signature: { type: 'string', pattern: '^[A-Za-z0-9_-]{86}$' },
+    },
   },
 } as const;
 

@@ -11,6 +11,7 @@ import { compileRuntime } from '../config/compile.js';
 import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
+import { recoveryCommand } from './recovery.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -36,6 +37,8 @@ const USAGE = `usage:
   portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
   portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
+  portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
+      (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)
 environment: PORTCULLIS_ADMIN_URL (or PORTCULLIS_ADMIN_PORT), PORTCULLIS_ADMIN_TOKEN`;
 
 class UsageError extends Error {}
@@ -226,6 +229,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     if (command === 'receipt') return await receiptCommand(rest);
     if (command === 'passkey') return await passkeyCommand(rest);
+    if (command === 'recovery') return await recoveryCommand(rest);
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
   } catch (err) {

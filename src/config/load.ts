@@ -44,11 +44,15 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     const listener = listeners?.[host];
     if (!listener) continue;
     if (env[`PORTCULLIS_${name}_PORT`] !== undefined) listener['port'] = port(`PORTCULLIS_${name}_PORT`);
-    if (env[`PORTCULLIS_${name}_URL`] !== undefined) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
+    if (env[`PORTCULLIS_${name}_URL`]) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
   }
   if (env['REDIS_URL']) {
     const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
     doc['store'] = { kind: 'redis', url: env['REDIS_URL'], ...(prefix ? { prefix } : {}) };
+  }
+  if (env['PORTCULLIS_SMART_ACCOUNT_RPC_URL']) {
+    const wallet = (doc['wallet'] ??= {}) as Record<string, Record<string, unknown>>;
+    (wallet['smartAccount'] ??= {})['rpcUrl'] = env['PORTCULLIS_SMART_ACCOUNT_RPC_URL'];
   }
   const routes = doc['routes'] as Record<string, { origin?: Record<string, unknown> }> | undefined;
   for (const [name, route] of Object.entries(routes ?? {})) {

@@ -73,7 +73,7 @@ export interface TeamBar {
 export interface RungsDoc {
   version: string;
   bands: string[];
-  tasks: Record<string, { band: string; standard: boolean }>;
+  tasks: Record<string, { band: string; standard: boolean; summary?: string }>;
   defaultTask: string;
   rungs: Rung[];
   teams: Record<Team, TeamBar>;
@@ -135,11 +135,22 @@ export interface GatewayDoc {
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
   passkeys: { rpName: string; challengeMs: number };
   /** TOTP second factor (src/totp). */
+  /** Account recovery (src/recovery). */
+  recovery: { delayHours: number; challengeMs: number };
   totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };
   /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
   receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
+  /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
+  wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
+}
+
+export interface WalletDoc {
+  nonceTtlSeconds?: number;
+  statement?: string;
+  chainIds?: number[];
+  smartAccount?: { chainId?: number; rpcUrl?: string };
 }

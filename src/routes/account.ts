@@ -2,7 +2,8 @@
  * The account token routes (API host, `cookie` only: a person in a browser session manages the tokens
  * their agents use; a PAT cannot mint or revoke PATs — 403 `pat-not-accepted`):
  *   POST /v1/account/api-token         {label} -> 201 {id, label, token}: the token is shown this once
- *   GET  /v1/account/api-tokens        {data: [{id, label, createdAt, revokedAt}]}, oldest first, never a token
+ *   GET  /v1/account/api-tokens        {data: [{id, label, createdAt, lastUsedAt, revokedAt}]}, oldest first,
+ *                                      never a token; lastUsedAt is accurate to about a minute (src/token-usage)
  *   POST /v1/account/api-token/revoke  {id} -> {id, label, revokedAt}; another principal's token (or an
  *                                      unknown id) is 404 `token-not-found`; revoking twice keeps the first time
  * Same format, hashing and revocation as the operator's (auth/principals.ts): a revoked token answers 401
@@ -29,7 +30,8 @@ export function listAccountTokens(deps: Deps) {
   return async function listAccountTokens(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const tokens = await deps.store.listTokens(caller.principal.id);
-    ctx.body = { data: tokens.map((t) => ({ id: t.id, label: t.label, createdAt: t.createdAt, revokedAt: t.revokedAt })) };
+    const used = await deps.tokenUsage.store.lastUsed(tokens.map((t) => t.id));
+    ctx.body = { data: tokens.map((t, i) => ({ id: t.id, label: t.label, createdAt: t.createdAt, lastUsedAt: used[i] ?? null, revokedAt: t.revokedAt })) };
   };
 }
 

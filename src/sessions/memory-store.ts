@@ -7,8 +7,13 @@ import { alive, type SessionRecord, type SessionStore } from './store.js';
 export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #byPrincipal = new Map<string, Set<string>>();
+  #created = 0;
 
-  async create(session: SessionRecord): Promise<void> {
+  async create(session: SessionRecord, idleMs: number): Promise<void> {
+    // Redis drops dead sessions by itself; here, sweep them now and then so a long-lived process stays small.
+    if (++this.#created % 256 === 0) {
+      for (const s of [...this.#sessions.values()]) if (!alive(s, session.createdAt, idleMs)) this.#drop(s);
+    }
     this.#sessions.set(session.hash, { ...session });
     const set = this.#byPrincipal.get(session.principalId) ?? new Set<string>();
     set.add(session.hash);

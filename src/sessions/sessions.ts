@@ -61,9 +61,13 @@ export class Sessions {
   /**
    * Starts a session for the principal and sets its cookie on the answer. Without an explicit `state`, a
    * principal with a second factor enrolled gets a `pending-2fa` session that lives `totp.pendingMs`.
+   * A session the request's cookie still names is ended first: a sign-in always gets a fresh id (no
+   * session fixation) and the cookie it replaces leaves nothing alive behind.
    */
   async start(ctx: Context, principalId: string, method: string, state?: SessionState): Promise<SessionRecord> {
     const { idleMs, absoluteMs } = this.#config;
+    const previous = ctx.cookies.get(this.#config.cookieName);
+    if (previous && SESSION_SHAPE.test(previous)) await this.#store.end(hashSessionId(previous));
     const id = SESSION_PREFIX + randomBytes(32).toString('base64url');
     const now = this.#now();
     const st: SessionState = state ?? ((await this.#secondFactor(principalId)) ? 'pending-2fa' : 'active');

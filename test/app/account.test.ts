@@ -38,15 +38,26 @@ describe('account token routes', () => {
     expect(receipts.body.data.map((t: { id: string }) => t.id)).to.include(res.body.id);
   });
 
-  it('lists the principal\'s tokens with id, label, created and revoked, never a token or hash', async () => {
+  it('lists the principal\'s tokens with id, label, created, last used and revoked, never a token or hash', async () => {
     const { p, b } = await person();
     const issued = await b.post('api', '/v1/account/api-token', { label: 'second' });
     const list = await b.get('api', '/v1/account/api-tokens');
     expect(list.status).to.equal(200);
     expect(list.body.data.map((t: { label: string }) => t.label)).to.deep.equal(['test', 'second']);
-    for (const t of list.body.data) expect(Object.keys(t).sort()).to.deep.equal(['createdAt', 'id', 'label', 'revokedAt']);
+    for (const t of list.body.data) expect(Object.keys(t).sort()).to.deep.equal(['createdAt', 'id', 'label', 'lastUsedAt', 'revokedAt']);
+    expect(list.body.data.map((t: { lastUsedAt: unknown }) => t.lastUsedAt)).to.deep.equal([null, null]);
     expect(JSON.stringify(list.body)).to.not.contain(issued.body.token);
     expect(JSON.stringify(list.body)).to.not.contain(p.token);
+    // A call with the second token shows as its last use (reported without holding the call up).
+    const before = Date.now();
+    expect((await w.gw.chat(issued.body.token, chat)).status).to.equal(200);
+    let lastUsed: string | null = null;
+    for (let i = 0; i < 50 && lastUsed === null; i++) {
+      lastUsed = (await b.get('api', '/v1/account/api-tokens')).body.data[1].lastUsedAt;
+      if (lastUsed === null) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(Date.parse(lastUsed!)).to.be.at.least(before - 1000);
+    expect((await b.get('api', '/v1/account/api-tokens')).body.data[0].lastUsedAt).to.equal(null);
   });
 
   it('revokes one of the principal\'s own tokens: the PAT then answers 401 token-revoked', async () => {

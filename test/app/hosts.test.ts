@@ -59,6 +59,8 @@ describe('hosts: configuration', () => {
     expect(cfg.admin.port).to.equal(9190);
     expect(cfg.console).to.deep.equal({ host: '127.0.0.1', port: 8082 });
     expect(loadConfig(REPO, { PORT: '1', PORTCULLIS_API_PORT: '2' }).gateway.data.listeners.api.port).to.equal(2);
+    // An empty PORTCULLIS_<NAME>_URL means unset: the origin stays the default.
+    expect(loadConfig(REPO, { PORTCULLIS_SITE_URL: '' }).gateway.data.listeners.site).to.not.have.property('url');
   });
 
   it('refuses an origin with a path, and a port that is not a number, naming the listener', () => {

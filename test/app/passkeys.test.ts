@@ -238,6 +238,19 @@ describe('passkeys: across instances and against bad input (redis)', () => {
     expectError(await b.post('auth', '/v1/passkey/register/options', {}), 403, 'cross-site-request');
   });
 
+  it('a sign-in from a cross-site page is 403 cross-site-request and sets no cookie (no login CSRF)', async () => {
+    const a = new SoftAuthenticator();
+    await register(new Browser(w.gw), a);
+    const b = new Browser(w.gw, w.gw.origins.auth);
+    const options = await b.post('auth', '/v1/passkey/login/options', {});
+    b.origin = 'https://evil.example';
+    const res = await b.post('auth', '/v1/passkey/login/verify', a.get(options.body, w.gw.origins.auth));
+    expectError(res, 403, 'cross-site-request');
+    expect(res.headers.getSetCookie()).to.deep.equal([]);
+    b.origin = null;
+    expectError(await b.post('auth', '/v1/passkey/login/options', {}), 403, 'cross-site-request');
+  });
+
   it('malformed bodies are 400 and touch no challenge', async () => {
     const b = new Browser(w.gw);
     b.origin = w.gw.origins.auth;

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { Browser } from '../helpers/browser.js';
+import { login, newPerson } from '../helpers/passkey.js';
 import { cookiePolicy, setCookie } from '../../src/sessions/cookie.js';
 
 // Both instances are one deployment: the same public origins, whatever ports they bind.
@@ -83,6 +84,19 @@ describe('sessions', () => {
       expect(chatRefused.status).to.equal(401);
       expect(chatRefused.body.error.code).to.equal('session-ended');
       expect((await elsewhere.get('api', '/v1/session')).body).to.deep.equal({ valid: false });
+    });
+
+    it('a new sign-in in a browser ends the session its cookie named (a fresh id every sign-in)', async () => {
+      const { b } = await signedIn();
+      const before = b.cookie;
+      const { a } = await newPerson(new Browser(w.gw));
+      const { verify } = await login(b, a);
+      expect(verify.status).to.equal(200);
+      expect(b.cookie).to.not.equal(before);
+      const old = new Browser(w.gw);
+      old.cookie = before;
+      expect((await old.get('api', '/v1/session')).body.valid).to.equal(false);
+      expect((await b.get('api', '/v1/session')).body.valid).to.equal(true);
     });
 
     it('signing out without a session is harmless', async () => {

@@ -16,6 +16,7 @@ import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js'
 import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 import { startStripeMock, deliver, event, type StripeMock } from '../helpers/stripe-mock.js';
 import { codeAt } from '../../src/totp/codes.js';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 
 /** The gateway's clock runs `skew` ms ahead of the machine's, so a test can step past a TOTP time step. */
 let skew = 0;
@@ -197,6 +198,103 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     expect(await page.locator('#usage-table tbody tr th').allTextContents()).to.deep.equal(['shared-general-a']);
     expect(await page.locator('#usage-table tbody tr td').first().textContent()).to.equal('3');
     expect(await seriousViolations(page), 'usage page accessibility').to.deep.equal([]);
+  });
+
+  it('signs in with an injected Ethereum wallet (SIWE), the same principal each time', async () => {
+    const { page } = bp;
+    // A wallet as an extension injects it: window.ethereum (EIP-1193), its key held outside the page.
+    const account = privateKeyToAccount(generatePrivateKey());
+    await page.exposeFunction('walletSign', (message: string) => account.signMessage({ message }));
+    await page.addInitScript((address: string) => {
+      (globalThis as any).ethereum = {
+        async request({ method, params }: { method: string; params?: unknown[] }) {
+          if (method === 'eth_requestAccounts') return [address];
+          if (method === 'eth_chainId') return '0x2105'; // Base, 8453
+          if (method === 'personal_sign') return (globalThis as any).walletSign((params as string[])[0]);
+          throw new Error(`unsupported ${method}`);
+        },
+      };
+    }, account.address);
+    const signIn = async () => {
+      await page.goto(`${gw.origins.auth}/sign-in`);
+      await page.getByRole('button', { name: 'Sign in with a wallet' }).click();
+      await page.waitForURL(`${gw.origins.console}/`);
+      return page.locator('#principal-id').textContent();
+    };
+    const first = await signIn();
+    expect(first).to.match(/^did:web:/);
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+    await page.waitForURL((url) => url.href.startsWith(`${gw.origins.auth}/sign-in`));
+    expect(await signIn()).to.equal(first);
+  });
+
+  it('sets up recovery in the console, then recovers the account from the sign-in page after the delay', async () => {
+    const { page } = bp;
+    const id = await createAccount();
+    await page.getByRole('link', { name: 'Security' }).click();
+    await page.getByRole('button', { name: 'Set up recovery' }).click();
+    const phrase = (await page.locator('#recovery-phrase-shown').textContent())!;
+    const secret = (await page.locator('#recovery-secret-shown').textContent())!;
+    expect(phrase.split(' ')).to.have.length(12);
+    expect(await seriousViolations(page), 'security page with recovery accessibility').to.deep.equal([]);
+
+    // Every sign-in method lost: a new browser profile, with no passkey and no cookie.
+    await bp.context.close();
+    bp = await openPage(browser);
+    const fresh = bp.page;
+    await fresh.goto(`${gw.origins.auth}/sign-in`);
+    await fresh.getByText('Recover the account').click();
+    await fresh.getByLabel(/^Recovery phrase/).fill(phrase);
+    await fresh.getByLabel(/^One-time recovery secret/).fill(secret);
+    await fresh.getByRole('button', { name: 'Start recovery' }).click();
+    await expectText(fresh, '#recovery-result', 'Recovery started');
+    expect(await fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
+
+    // Too early: the server holds it for its delay (48 hours), then completing it signs in.
+    await fresh.getByLabel(/^Recovery phrase/).fill(phrase);
+    await fresh.getByRole('button', { name: 'Complete recovery' }).click();
+    await expectText(fresh, '#error', 'recovery-not-ready');
+    skew += 48 * 3_600_000 + 60_000;
+    await fresh.getByRole('button', { name: 'Complete recovery' }).click();
+    await fresh.waitForURL(`${gw.origins.console}/#security`);
+    await fresh.getByRole('button', { name: 'Add a passkey on this device' }).click();
+    await fresh.locator('#passkeys tbody tr').nth(1).waitFor();
+    await fresh.getByRole('link', { name: 'Home' }).click();
+    expect(await fresh.locator('#principal-id').textContent()).to.equal(id);
+  });
+
+  it('applies for a research scope under the AUP in force, and opens checkout and the customer portal at the processor', async () => {
+    const { page } = bp;
+    await createAccount();
+    await page.getByRole('link', { name: 'Verification' }).click();
+    await page.getByLabel('Scope id').fill('triage');
+    await page.getByLabel('Tasks (comma-separated)').fill('vulnerability-triage');
+    await page.getByLabel(/^Target/).fill('github.com/example/service');
+    await page.getByLabel('Purpose').fill('Triage of the findings of our own service before release.');
+    await page.getByLabel(/^I accept the acceptable-use policy/).check();
+    await page.getByLabel(/^I understand the service runs no tools/).check();
+    await page.getByRole('button', { name: 'Submit application' }).click();
+    await expectText(page, '#application-result', 'is submitted');
+    const status = await api('/v1/research/status');
+    const scope = status.scopes.find((s: { id: string }) => s.id === 'triage');
+    expect(scope).to.deep.include({ status: 'pending', tasks: ['vulnerability-triage'] });
+    expect(scope.applicationId).to.match(/^app_/);
+
+    // Buying and managing billing happen on the processor's hosted pages: the browser is seen going there.
+    await page.route(/^https:\/\//, (route) => route.fulfill({ contentType: 'text/html', body: '<title>processor</title>' }));
+    await page.goto(`${gw.origins.console}/#billing`);
+    await page.getByRole('button', { name: 'Buy Pro' }).click();
+    await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//);
+    await page.goto(`${gw.origins.console}/#billing`);
+    // (stripe-mock answers its fixture portal URL, on a Stripe development host rather than billing.stripe.com)
+    await page.getByRole('button', { name: 'Manage billing and cancel' }).click();
+    await page.waitForURL((url) => url.protocol === 'https:' && url.hostname.includes('stripe'));
+
+    // The processor sends the person back to the section they left, which says the outcome comes by webhook.
+    await page.goto(`${gw.origins.console}/billing/done?session_id=cs_test`);
+    await page.locator('#catalog').waitFor();
+    await expectText(page, '#processor-return', 'within seconds');
+    expect(await seriousViolations(page), 'return page accessibility').to.deep.equal([]);
   });
 });
 

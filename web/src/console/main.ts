@@ -15,8 +15,19 @@ import { security } from './security.js';
 
 const SECTIONS: Record<string, Section> = { home, tokens, verification, billing, usage, security };
 
+/** The section: the hash, else the path the payment processor sent the person back to (/billing/done ...). */
+function sectionName(): string {
+  return location.hash.slice(1) || location.pathname.split('/')[1] || 'home';
+}
+
+/** Back from the payment processor: its outcome arrives by webhook, so say so rather than guess it. */
+function returnNotice(): HTMLElement | '' {
+  if (!location.pathname.endsWith('/done')) return '';
+  return h('p', { class: 'once', role: 'status', id: 'processor-return' }, 'Welcome back. The payment processor tells portcullis the outcome within seconds; reload this page to see it.');
+}
+
 async function show(session: Session): Promise<void> {
-  const name = location.hash.slice(1) || 'home';
+  const name = sectionName();
   const section = SECTIONS[name] ?? home;
   const main = $('#main');
   for (const a of document.querySelectorAll<HTMLAnchorElement>('nav a')) {
@@ -25,7 +36,7 @@ async function show(session: Session): Promise<void> {
   }
   const errorBox = h('div', { class: 'alert', role: 'alert', tabindex: '-1', hidden: true });
   const body = h('div');
-  main.replaceChildren(h('h1', {}, section.title), errorBox, body);
+  main.replaceChildren(h('h1', {}, section.title), returnNotice(), errorBox, body);
   document.title = `${section.title} · portcullis`;
   try {
     await section.render(body, { session, errorBox, refresh: () => void show(session) });

@@ -6,6 +6,7 @@
 import { startRegistration } from '@simplewebauthn/browser';
 import { call, origins } from '../api.js';
 import { busy, dateText, h } from '../dom.js';
+import { newPhrase, recoveryKey } from '../recovery-key.js';
 import type { Section } from './section.js';
 
 interface Methods {
@@ -17,7 +18,10 @@ interface Methods {
 export const security: Section = {
   title: 'Security',
   async render(into, { errorBox, refresh }) {
-    const methods = await call<Methods>('auth', 'GET', '/v1/account/sign-in-methods');
+    const [methods, recovery] = await Promise.all([
+      call<Methods>('auth', 'GET', '/v1/account/sign-in-methods'),
+      call<{ setUp: boolean; pending: { id: string; startedAt: string; completesAt: string } | null }>('auth', 'GET', '/v1/recovery'),
+    ]);
     const passkeys = methods.passkeys ?? [];
 
     const add = h('button', { type: 'button', id: 'add-passkey' }, 'Add a passkey on this device');
@@ -61,6 +65,31 @@ export const security: Section = {
       }),
     );
 
+    // Recovery: the phrase is made here and shown once; only its public key goes to the server.
+    const recoveryBox = h('div', { id: 'recovery-box' });
+    const setUp = h('button', { type: 'button', id: 'recovery-setup' }, recovery.setUp ? 'Replace the recovery phrase and secret' : 'Set up recovery');
+    setUp.addEventListener('click', () =>
+      void busy(setUp, errorBox, async () => {
+        const phrase = newPhrase();
+        const key = await recoveryKey(phrase);
+        const { recoverySecret } = await call<{ recoverySecret: string }>('auth', 'POST', '/v1/recovery/setup', { publicKey: key.publicKey });
+        recoveryBox.replaceChildren(
+          h('p', {}, h('strong', {}, 'Write both down now, offline and apart from each other: they are shown only once, and the server never had the phrase.')),
+          h('p', {}, 'Recovery phrase (12 words):'),
+          h('p', { class: 'mono once', id: 'recovery-phrase-shown' }, phrase),
+          h('p', {}, 'One-time recovery secret:'),
+          h('p', { class: 'mono once', id: 'recovery-secret-shown' }, recoverySecret),
+        );
+      }),
+    );
+    const cancel = h('button', { type: 'button', id: 'recovery-cancel', class: 'danger' }, 'Cancel this recovery');
+    cancel.addEventListener('click', () =>
+      void busy(cancel, errorBox, async () => {
+        await call('auth', 'POST', '/v1/recovery/cancel', {});
+        refresh();
+      }),
+    );
+
     const everywhere = h('button', { type: 'button', id: 'sign-out-everywhere', class: 'danger' }, 'Sign out everywhere');
     everywhere.addEventListener('click', () =>
       void busy(everywhere, errorBox, async () => {
@@ -80,6 +109,13 @@ export const security: Section = {
       h('p', {}, add),
       h('h2', {}, 'Two-factor'),
       methods.totp ? h('p', { id: 'totp-state' }, 'Two-factor sign-in is on.') : h('div', {}, h('p', { id: 'totp-state' }, 'Two-factor sign-in is off.'), enrol, totpBox),
+      h('h2', {}, 'Recovery'),
+      recovery.pending
+        ? h('div', { class: 'alert', id: 'recovery-pending' }, `A recovery of this account started ${dateText(recovery.pending.startedAt)} and completes at ${dateText(recovery.pending.completesAt)}. If it was not you, cancel it.`, ' ', cancel)
+        : '',
+      h('p', { id: 'recovery-state' }, recovery.setUp ? 'Recovery is set up.' : 'Recovery is not set up: without it, losing every passkey and wallet loses the account.'),
+      setUp,
+      recoveryBox,
       h('h2', {}, 'Sessions'),
       h('p', {}, 'Sign out of every browser and device this account is signed in on.'),
       everywhere,

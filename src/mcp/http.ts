@@ -1,0 +1,32 @@
+/**
+ * POST /mcp as the MCP streamable HTTP transport in stateless mode: a new server and a new transport per
+ * request (no session ids, nothing kept between requests, so any instance can answer any request), JSON
+ * answers rather than an SSE stream. GET (the server-to-client stream) and DELETE (ending a session) have
+ * nothing to serve without sessions: 405.
+ */
+import type { Context } from 'koa';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { GatewayError } from '../errors.js';
+import { readJson } from '../stages/read-body.js';
+
+/** `build` makes the server for one request; it is given the request's context (the caller's address). */
+export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number) {
+  return async function mcp(ctx: Context): Promise<void> {
+    if (ctx.method !== 'POST') {
+      ctx.set('allow', 'POST');
+      throw new GatewayError('method-not-allowed', 'the MCP endpoint is stateless: POST JSON-RPC messages; there is no stream to GET and no session to DELETE');
+    }
+    const body = await readJson(ctx, bodyLimit());
+    const server = build(ctx);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    ctx.res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    // From here the SDK writes the answer (including JSON-RPC errors) on the raw response.
+    ctx.respond = false;
+    await transport.handleRequest(ctx.req, ctx.res, body);
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The wallet sign-in routes of the auth host, as Koa handlers: read and shape-check the body (its JSON
+ * Schema is in auth/schemas.ts, with every sign-in route's), run the sign-in (src/wallet), and start the
+ * session through the one seam (auth/caller.ts `startSession`), which sets the cookie. Handlers hold nothing between requests: a nonce handed out by one instance is
+ * redeemed by any other through the store.
+ *
+ *   POST /v1/siwe/nonce                     {} or no body      -> {nonce}
+ *   POST /v1/siwe/options                   {chainId?}         -> {domain, uri, chainId, version, statement, nonce, issuedAt, expirationTime}
+ *   POST /v1/siwe/verify                    {message, signature}
+ *   POST /v1/cacao/session                  {cacao}
+ *   POST /v1/passkey/smart-account/options  {} or no body      -> the same fields as /v1/siwe/options, chainId 8453
+ *   POST /v1/passkey/smart-account/verify   {message, signature}
+ * A verify route answers {verified, principalId, username, address, chainId, created, method} (and
+ * secondFactor: 'totp' when a code is owed), with the session cookie.
+ *
+ * Same-origin only, like every POST of the auth host (app/auth.ts), so no cross-site page can sign a
+ * visitor in to an account of its choosing.
+ */
+import type { Context } from 'koa';
+import type { Hex } from 'viem';
+import { jsonBody } from '../auth/schemas.js';
+import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siwe.js';
+import { cacaoSignIn } from '../wallet/cacao.js';
+import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
+import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
+import { signInAnswer, startSession } from '../auth/caller.js';
+import type { Deps } from '../app/deps.js';
+
+export function walletRoutes(deps: Deps) {
+  const w: WalletDeps = {
+    store: deps.store,
+    runtime: () => deps.holder.current,
+    challenges: deps.challenges,
+    accounts: deps.walletAccounts,
+    authOrigin: deps.origins.auth,
+    now: deps.now,
+  };
+  // A wallet sign-in is a primary factor, like a passkey: with TOTP enrolled the session starts pending-2fa
+  // and the answer says `secondFactor: 'totp'` (auth/caller.ts).
+  const finish = async (ctx: Context, signIn: WalletSignIn): Promise<void> => {
+    const session = await startSession(ctx, deps, signIn.principal.id, signIn.method);
+    const { address, chainId, created, method } = signIn;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { ...signInAnswer(signIn.principal, session), address, chainId, created, method };
+  };
+  const limit = () => w.runtime().gateway.limits.bodyBytes;
+  return {
+    async siweNonce(ctx: Context): Promise<void> {
+      await jsonBody(ctx, limit(), 'empty');
+      const { nonce } = await issueNonce(w, 'siwe');
+      ctx.set('cache-control', 'no-store');
+      ctx.body = { nonce };
+    },
+    async siweOptions(ctx: Context): Promise<void> {
+      const body = await jsonBody<{ chainId?: number }>(ctx, limit(), 'siweOptions');
+      const chainId = siweChain(w, body.chainId);
+      ctx.set('cache-control', 'no-store');
+      ctx.body = await messageOptions(w, 'siwe', chainId);
+    },
+    async siweVerify(ctx: Context): Promise<void> {
+      const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
+      await finish(ctx, await siweSignIn(w, body));
+    },
+    async cacaoSession(ctx: Context): Promise<void> {
+      const body = await jsonBody<{ cacao: string }>(ctx, limit(), 'cacaoSession');
+      await finish(ctx, await cacaoSignIn(w, body));
+    },
+    async smartAccountOptions(ctx: Context): Promise<void> {
+      await jsonBody(ctx, limit(), 'empty');
+      const { chainId } = smartAccountConfig(w); // 503 before a nonce is spent when no node is configured
+      ctx.set('cache-control', 'no-store');
+      ctx.body = await messageOptions(w, 'smart-account', chainId);
+    },
+    async smartAccountVerify(ctx: Context): Promise<void> {
+      const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
+      await finish(ctx, await smartAccountSignIn(w, body));
+    },
+  };
+}

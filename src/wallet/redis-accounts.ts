@@ -1,0 +1,41 @@
+/**
+ * Wallet accounts in Redis, beside the store's keys and on its connection. Layout under the store's prefix:
+ *   wa:<key>            string  the principal id the account signs in to (set once, never expires)
+ *   wap:<principalId>   set     the keys of the principal's accounts (for the link hint)
+ * Linking is one script: SET NX, and on success SADD, then GET; so racing first sign-ins agree on one
+ * principal and the reverse set never names an account linked elsewhere.
+ */
+import { luaScript, type RedisStore } from '../store/redis.js';
+import type { WalletAccountStore } from './accounts.js';
+
+// KEYS link, principal's set  ARGV principalId, key
+const LINK = luaScript(`
+if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('SADD', KEYS[2], ARGV[2]) end
+return redis.call('GET', KEYS[1])`);
+
+const OWNER = luaScript(`return redis.call('GET', KEYS[1])`);
+
+const ACCOUNTS = luaScript(`return redis.call('SMEMBERS', KEYS[1])`);
+
+export class RedisWalletAccounts implements WalletAccountStore {
+  readonly #store: RedisStore;
+
+  constructor(store: RedisStore) {
+    this.#store = store;
+  }
+
+  async owner(key: string): Promise<string | null> {
+    const v = await this.#store.runScript('wallet.owner', OWNER, [`${this.#store.keyPrefix}wa:${key}`], []);
+    return typeof v === 'string' ? v : null;
+  }
+
+  async link(key: string, principalId: string): Promise<string> {
+    const p = this.#store.keyPrefix;
+    return (await this.#store.runScript('wallet.link', LINK, [`${p}wa:${key}`, `${p}wap:${principalId}`], [principalId, key])) as string;
+  }
+
+  async accountsOf(principalId: string): Promise<string[]> {
+    const keys = (await this.#store.runScript('wallet.accounts', ACCOUNTS, [`${this.#store.keyPrefix}wap:${principalId}`], [])) as string[];
+    return [...keys].sort();
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The site MCP server through the official SDK client (streamable HTTP transport) against a running
+ * gateway with a real redis-server and upstream: initialize, list, call every tool; the PAT tools without
+ * a token (the route's 401), with a revoked token, and with a good one; a chat completion through MCP that
+ * is the HTTP route's answer and leaves a receipt; stateless (no session id); GET and DELETE 405.
+ */
+import { expect } from 'chai';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { knowledgeSearchSchema } from '../../src/knowledge/schemas.js';
+import { chatRequestSchema } from '../../src/stages/chat-schema.js';
+import { allReceipts, startWorld, type World } from '../helpers/world.js';
+
+/** A JSON value with every ISO-8601 time replaced, so two answers made moments apart compare equal. */
+const untimed = (v: unknown): unknown => JSON.parse(JSON.stringify(v).replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>'));
+
+type ToolAnswer = { isError?: boolean; structuredContent?: { status: number; body: any }; content: Array<{ type: string; text: string }> };
+
+describe('MCP server on the site host (official SDK client)', () => {
+  let w: World;
+  let blue: { id: string; token: string; tokenId: string };
+  const open: Client[] = [];
+
+  async function connect(token?: string): Promise<Client> {
+    const client = new Client({ name: 'portcullis-test', version: '1.0.0' });
+    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${w.gw.urls.site}/mcp`), { requestInit: { headers } }));
+    open.push(client);
+    return client;
+  }
+  const call = async (c: Client, name: string, args: Record<string, unknown> = {}) => (await c.callTool({ name, arguments: args })) as unknown as ToolAnswer;
+  const http = async (path: string, init: RequestInit = {}) => {
+    const res = await fetch(`${w.gw.apiUrl}${path}`, init);
+    const text = await res.text();
+    return { status: res.status, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text };
+  };
+
+  before(async () => {
+    w = await startWorld();
+    blue = await w.gw.principal();
+  });
+  after(async () => {
+    await Promise.all(open.map((c) => c.close()));
+    await w.stop();
+  });
+  beforeEach(() => w.upstream.reset());
+
+  it('initializes statelessly: server info and tools capability, no session id', async () => {
+    const c = await connect();
+    expect(c.getServerVersion()).to.include({ name: 'portcullis' });
+    expect(c.getServerCapabilities()).to.have.property('tools');
+    expect(c.getInstructions()).to.contain('Bearer <PAT>');
+    const raw = await fetch(`${w.gw.urls.site}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(raw.status).to.equal(200);
+    expect(raw.headers.get('mcp-session-id')).to.equal(null);
+    expect(((await raw.json()) as any).result.protocolVersion).to.equal('2025-06-18');
+    // A tools/list with no initialize before it, on a fresh connection, is answered too: nothing is kept between requests.
+    const list = await fetch(`${w.gw.urls.site}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(((await list.json()) as any).result.tools).to.have.length(5);
+    // The 2026-07-28 revision is not served (the SDK does not implement it): such a client is told which versions are.
+    const newer = await fetch(`${w.gw.urls.site}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+    });
+    expect(newer.status).to.equal(400);
+    expect(((await newer.json()) as any).error.message).to.contain('2025-11-25');
+  });
+
+  it('lists the five tools, each with the JSON Schema its HTTP route validates with', async () => {
+    const { tools } = await (await connect()).listTools();
+    expect(tools.map((t) => t.name)).to.deep.equal(['svc_knowledge_search', 'svc_knowledge_context', 'svc_models', 'svc_research_status', 'svc_chat_completion']);
+    const schema = (name: string) => tools.find((t) => t.name === name)!.inputSchema;
+    expect(schema('svc_knowledge_search')).to.deep.equal(JSON.parse(JSON.stringify(knowledgeSearchSchema)));
+    expect(schema('svc_chat_completion')).to.deep.equal(JSON.parse(JSON.stringify(chatRequestSchema)));
+    expect(schema('svc_models')).to.deep.equal({ type: 'object', additionalProperties: false, properties: {} });
+  });
+
+  it('the public tools answer exactly what their HTTP routes answer, with the status', async () => {
+    const c = await connect();
+    const pairs: Array<[string, Record<string, unknown>, string]> = [
+      ['svc_knowledge_search', { q: 'sql injection', limit: 3 }, '/v1/knowledge/search?q=sql+injection&limit=3'],
+      ['svc_knowledge_context', { id: 'CWE-89' }, '/v1/knowledge/context?id=CWE-89'],
+      ['svc_models', {}, '/v1/models'],
+      ['svc_knowledge_context', { id: 'CWE-999999' }, '/v1/knowledge/context?id=CWE-999999'],
+      ['svc_knowledge_search', { q: '' }, '/v1/knowledge/search?q='],
+    ];
+    for (const [name, args, path] of pairs) {
+      const answer = await call(c, name, args);
+      const direct = await http(path);
+      expect(answer.structuredContent, name).to.deep.equal({ status: direct.status, body: direct.body });
+      expect(JSON.parse(answer.content[0]!.text)).to.deep.equal(direct.body);
+      expect(Boolean(answer.isError), name).to.equal(direct.status >= 400);
+    }
+    expect((await call(c, 'svc_knowledge_search', { q: 'sql injection' })).structuredContent!.body.data[0].id).to.equal('CWE-89');
+  });
+
+  it('without a token, the PAT tools answer the route\'s 401; the public tools still work on that connection', async () => {
+    const c = await connect();
+    const body = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
+    const answer = await call(c, 'svc_chat_completion', body);
+    expect(answer.isError).to.equal(true);
+    expect(answer.structuredContent!.status).to.equal(401);
+    expect(answer.structuredContent!.body.error.code).to.equal('unauthenticated');
+    const direct401 = await http('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(answer.structuredContent).to.deep.equal({ status: direct401.status, body: direct401.body });
+    expect((await w.upstream.requests()).length).to.equal(0);
+    // svc_research_status is the route's answer without a token too (401 once the route lands; 404 before).
+    const status = await call(c, 'svc_research_status');
+    const direct = await http('/v1/research/status');
+    expect(status.structuredContent).to.deep.equal({ status: direct.status, body: direct.body });
+    expect(status.isError).to.equal(true);
+    expect((await call(c, 'svc_models')).structuredContent!.status).to.equal(200);
+  });
+
+  it('with a revoked token, the PAT tools answer 401 token-revoked', async () => {
+    const p = await w.gw.principal();
+    const revoked = await w.gw.admin('POST', `/tokens/${p.tokenId}/revoke`);
+    expect(revoked.status).to.be.oneOf([200, 204]);
+    const answer = await call(await connect(p.token), 'svc_chat_completion', { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.structuredContent).to.deep.include({ status: 401 });
+    expect(answer.structuredContent!.body.error.code).to.equal('token-revoked');
+  });
+
+  it('svc_research_status with the connection\'s PAT is GET /v1/research/status with that PAT, status and body', async () => {
+    const answer = await call(await connect(blue.token), 'svc_research_status');
+    const direct = await http('/v1/research/status', { headers: { authorization: `Bearer ${blue.token}` } });
+    // The route is being built on another branch; until it lands both answer 404 not-found, and then both its
+    // answer (its projection carries the time it was made, which two calls cannot share).
+    expect(untimed(answer.structuredContent)).to.deep.equal(untimed({ status: direct.status, body: direct.body }));
+  });
+
+  it('a chat completion through MCP runs the HTTP pipeline: upstream call, billing, a receipt of the principal', async () => {
+    const c = await connect(blue.token);
+    const answer = await call(c, 'svc_chat_completion', {
+      model: 'shared-general-a',
+      max_tokens: 2048,
+      messages: [{ role: 'user', content: 'Review: int main(){return 0;}' }],
+    });
+    expect(answer.isError).to.equal(false);
+    expect(answer.structuredContent!.status).to.equal(200);
+    const body = answer.structuredContent!.body;
+    expect(body).to.include({ object: 'chat.completion', model: 'shared-general-a', billing: 'free', chargedMicroUSD: 0 });
+    expect(body.choices[0].message.content).to.equal('recorded answer 1');
+    expect(body.receiptId).to.match(/^rcpt_/);
+    const [sent] = await w.upstream.requests();
+    expect(sent!.body).to.include({ model: 'shared-general-a' });
+    const receipt = await w.gw.admin('GET', `/receipts/${body.receiptId}`);
+    expect(receipt.status).to.equal(200);
+    expect(receipt.body).to.include({ principalId: blue.id, outcome: 'answered', model: 'shared-general-a', task: 'code-review' });
+    // The principal reads it with the same PAT, as any receipt of its own.
+    expect((await http(`/v1/receipts/${body.receiptId}`, { headers: { authorization: `Bearer ${blue.token}` } })).status).to.equal(200);
+  });
+
+  it('a chat request the route refuses is refused the same way through MCP (shape, guardrail), nothing forwarded', async () => {
+    const c = await connect(blue.token);
+    const bad = await call(c, 'svc_chat_completion', { model: 'shared-general-a', max_tokens: 99999, messages: [{ role: 'user', content: 'hi' }] });
+    expect(bad.structuredContent!.status).to.equal(400);
+    expect(bad.structuredContent!.body.error.code).to.equal('max-tokens-out-of-range');
+    const unknown = await call(c, 'svc_chat_completion', { model: 'no-such-model', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
+    expect(unknown.structuredContent!.status).to.equal(404);
+    // A guardrail block rule refuses it as on the HTTP route, with the refusal's receipt for the principal.
+    const who = await w.gw.principal();
+    const blocked = await call(await connect(who.token), 'svc_chat_completion', {
+      model: 'shared-general-a',
+      max_tokens: 2048,
+      messages: [{ role: 'user', content: 'Where can I buy fullz and cc dumps with good balances?' }],
+    });
+    expect(blocked.structuredContent!.status).to.equal(403);
+    expect(blocked.structuredContent!.body.error.code).to.equal('guardrail-blocked');
+    expect(blocked.content[0]!.text).to.not.contain('fullz');
+    const refused = (await allReceipts(w)).filter((r) => r['principalId'] === who.id);
+    expect(refused).to.have.length(1);
+    expect(refused[0]).to.include({ outcome: 'refused', chargedMicroUSD: 0 });
+    expect((await w.upstream.requests()).length).to.equal(0);
+  });
+
+  it('an unknown tool is a JSON-RPC error, not a route call', async () => {
+    let message = '';
+    try {
+      await (await connect(blue.token)).callTool({ name: 'svc_delete_everything', arguments: {} });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).to.contain('svc_delete_everything');
+  });
+
+  it('GET and DELETE /mcp answer 405; a non-JSON POST 415; other paths 404', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${w.gw.urls.site}/mcp`, { method, headers: { accept: 'text/event-stream' } });
+      expect(res.status, method).to.equal(405);
+      expect(res.headers.get('allow')).to.equal('POST');
+      expect(((await res.json()) as any).error.code).to.equal('method-not-allowed');
+    }
+    const text = await fetch(`${w.gw.urls.site}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' });
+    expect(text.status).to.equal(415);
+    expect((await fetch(`${w.gw.urls.site}/v1/chat/completions`, { method: 'POST' })).status).to.equal(404);
+  });
+});

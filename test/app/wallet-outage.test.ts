@@ -1,0 +1,51 @@
+/**
+ * Wallet sign-in fails closed with its store: with Redis gone, a nonce cannot be handed out and a signed
+ * message cannot be redeemed (503 `store-unavailable`, no session cookie), and nothing is half-done: once
+ * Redis is back (its append-only file kept the nonce), the same signed message signs in.
+ */
+import { expect } from 'chai';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { newWallet, post, siweText, type Fields } from '../helpers/wallet.js';
+
+describe('wallet sign-in during a store outage', () => {
+  let redis: RedisServer;
+  let gw: TestGateway;
+  before(async () => {
+    redis = await startRedisServer();
+    gw = await startTestGateway({ redisUrl: redis.url });
+  });
+  after(async () => {
+    await gw.close();
+    await redis.stop();
+  });
+
+  it('answers 503 store-unavailable, sets no cookie, spends no nonce, and signs in once Redis is back', async () => {
+    const auth = gw.urls.auth;
+    const wallet = newWallet();
+    const fields = (await post(auth, '/v1/siwe/options')).body as Fields;
+    const message = siweText(wallet.address, fields);
+    const signature = await wallet.signMessage({ message });
+    await redis.kill('SIGKILL');
+
+    const nonce = await post(auth, '/v1/siwe/nonce');
+    expect([nonce.status, nonce.body.error.code]).to.deep.equal([503, 'store-unavailable']);
+    const res = await fetch(`${auth}/v1/siwe/verify`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: gw.origins.auth },
+      body: JSON.stringify({ message, signature }),
+    });
+    expect(res.status).to.equal(503);
+    expect(((await res.json()) as { error: { code: string } }).error.code).to.equal('store-unavailable');
+    expect(res.headers.getSetCookie()).to.deep.equal([]);
+
+    await redis.restart();
+    let after = await post(auth, '/v1/siwe/verify', { message, signature });
+    for (let i = 0; i < 50 && after.status === 503; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await post(auth, '/v1/siwe/verify', { message, signature });
+    }
+    expect(after.status, JSON.stringify(after.body)).to.equal(200);
+    expect(after.body).to.include({ verified: true, created: true });
+  });
+});
