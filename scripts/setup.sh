@@ -99,6 +99,25 @@ build_regal() { # version workdir
   )
 }
 
+# schemathesis (PyPI, pinned in test/fuzz/requirements.txt) in a git-ignored virtual environment, for the
+# OpenAPI fuzz suite (test/fuzz). Reinstalled only when the requirements file changes.
+ensure_fuzz_venv() {
+  local root venv reqs stamp want
+  root=$(cd "$scripts_dir/.." && pwd)
+  venv="$root/test/fuzz/.venv"
+  reqs="$root/test/fuzz/requirements.txt"
+  stamp="$venv/.requirements.sha256"
+  want=$(sha256sum "$reqs" | cut -d' ' -f1)
+  [ -x "$venv/bin/schemathesis" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for the OpenAPI fuzz suite (apt-get install -y python3 python3-venv)"
+  say "installing schemathesis into test/fuzz/.venv (pip, pinned)"
+  [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
+  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/fuzz/requirements.txt failed"
+  echo "$want" >"$stamp"
+}
+
+ensure_redis
+ensure_fuzz_venv
 build_stripe_mock() { # version workdir
   CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
 }

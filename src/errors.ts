@@ -135,10 +135,18 @@ export const ERRORS = {
   'web-search-not-supported': { status: 400, message: 'the service runs no tools; run a search tool on your side' },
 
   // Hardening: forwarding, bounds and guardrails
+  // (bounds: listeners and upstream answers)
+  'request-timeout': { status: 408, message: 'the request was not received in time; send the head and body without pauses' },
+  'headers-too-large': { status: 431, message: 'the request head is larger than the listener accepts' },
+  'bad-request': { status: 400, message: 'the request is not valid HTTP' },
+  'upstream-answer-too-large': { status: 502, message: 'the upstream answer is larger than the gateway reads; nothing was charged for it' },
+  'upstream-usage-malformed': { status: 502, message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged' },
   'nesting-too-deep': { status: 400, message: 'the request nests JSON deeper than the gateway reads' },
   'secret-in-identifier': { status: 400, message: 'an identifier (a name) holds what looks like a credential; names cannot be masked, remove it' },
 
   // Operations: rate limits, health, shutdown
+  'rate-limited': { status: 429, message: 'too many requests; retry after the time in retry-after' },
+  'not-ready': { status: 503, message: 'this gateway instance is not ready (starting, draining or its store unreachable); retry, another instance may answer' },
 
   // Receipts log
   'log-range-invalid': { status: 400, message: 'from and to must be tree sizes with 1 <= from <= to <= the latest checkpoint' },

@@ -8,11 +8,17 @@ import { dirname, resolve } from 'node:path';
 import { startGateway } from './server.js';
 import { HOST_NAMES } from './config/types.js';
 import { HOSTS } from './app/hosts.js';
-import { createLogger } from './log.js';
+import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
+import { ListenError } from './http/listener.js';
+import { startTracing, stopTracing } from './observe/tracing.js';
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
-const log = createLogger((process.env['LOG_LEVEL'] as 'info' | undefined) ?? 'info');
+const level = process.env['LOG_LEVEL'];
+const log = createLogger(isLevel(level) ? level : 'info');
+
+// Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
+if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 
 try {
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
@@ -29,22 +35,45 @@ try {
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
   ];
-  if (gw.demoToken) {
-    lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
-    lines.push('', `  export PAT=${gw.demoToken}${gw.adminTokenGenerated ? ` PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}` : ''}`);
-  }
+  if (gw.demoToken) lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
+  // Everything the README's curls and the CLI need, in one line to paste into another shell.
+  const exports = [
+    ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
+    `PORTCULLIS_ADMIN_URL=${gw.adminUrl}`,
+    ...(gw.adminTokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
+  ];
+  lines.push('', `  export ${exports.join(' ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
+  // SIGTERM or SIGINT: a graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the
+  // store closes last). A second signal stops at once.
+  let stopping = false;
   const stop = (signal: string) => {
+    if (stopping) {
+      log.warn('gateway.stopping_now', { signal });
+      void gw.close().then(() => process.exit(0));
+      return;
+    }
+    stopping = true;
     log.info('gateway.stopping', { signal });
-    void gw.close().then(() => process.exit(0));
+    void gw.shutdown().then(
+      () => stopTracing().finally(() => process.exit(0)),
+      (err: Error) => {
+        log.error('gateway.stop_failed', { error: err.name });
+        process.exit(1);
+      },
+    );
   };
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 } catch (err) {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof ListenError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(69); // EX_UNAVAILABLE
   }
   throw err;
 }

@@ -6,7 +6,8 @@
  * Listeners and the store are read at start; a reload swaps everything else (catalog, rules, policy data,
  * guardrails, routes and their pools) without a restart.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server } from 'node:http';
+import type Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from './config/load.js';
@@ -28,6 +29,11 @@ import { HOSTS } from './app/hosts.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
+import { createListener, ListenError, type Listener } from './http/listener.js';
+import { Lifecycle } from './http/lifecycle.js';
+import { drain } from './http/shutdown.js';
+import { limitFailedAuth } from './ratelimit/middleware.js';
+import { pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -60,10 +66,17 @@ export interface Gateway {
   holder: RuntimeHolder;
   meter: Meter;
   engine: JobEngine;
+  /** Where the process is in its life (draining after SIGTERM) and the requests in flight. */
+  lifecycle: Lifecycle;
+  /** The app each listener serves (the OpenAPI test reads the API app's routes). */
+  apps: Record<HostName, Koa>;
+  /** Graceful stop (SIGTERM): drain, give in-flight work `shutdown.graceMs`, then close. */
+  shutdown(): Promise<void>;
   /** Sign-in sessions (src/sessions), for tests and embedders. */
   sessions: Sessions;
   /** The receipt log and its signer. */
   receipts: Receipts;
+  /** Immediate stop: running jobs are interrupted, connections cut. */
   close(): Promise<void>;
 }
 
@@ -119,17 +132,28 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
-  const handlers = new Map<HostName, (req: IncomingMessage, res: ServerResponse) => void>();
+  // Each listener is hardened the same way (src/http/listener.ts: timeouts, head limits, connection cap).
+  const listeners = {} as Record<HostName, Listener>;
+  const lifecycle = new Lifecycle();
+  const probe = async () => ({
+    runtime: holder.current !== undefined,
+    policy: holder.current?.policy !== undefined,
+    store: await Promise.race([pingStore(() => store.ping()), new Promise<boolean>((r) => setTimeout(() => r(false), 1_000).unref())]),
+    serving: !lifecycle.draining,
+  });
   const servers = {} as Record<HostName, Server>;
   const urls = {} as Record<HostName, string>;
   const origins = {} as Record<HostName, string>;
   try {
     for (const name of HOST_NAMES) {
-      const server = createServer((req, res) => handlers.get(name)!(req, res));
+      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin' });
+      const server = listeners[name].server;
       HOSTS[name].tune?.(server);
       servers[name] = server;
       const { host, port, url } = cfg.listeners[name];
-      const bound = await listen(server, host, port);
+      const bound = await listen(server, host, port).catch((err: NodeJS.ErrnoException) => {
+        throw new ListenError(name, host, port, err);
+      });
       urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
       origins[name] = url ?? `http://localhost:${bound}`;
     }
@@ -143,14 +167,16 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts };
-  for (const name of HOST_NAMES) handlers.set(name, HOSTS[name].create(deps, { adminToken }).callback());
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter };
+  // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
+  const failedAuth = limitFailedAuth(deps.limiter, holder);
+  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
-  return {
+  const gateway: Gateway = {
     apiUrl: urls.api,
     adminUrl: urls.admin,
     urls,
@@ -163,6 +189,15 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     holder,
     meter,
     engine,
+    lifecycle,
+    apps: Object.fromEntries(HOST_NAMES.map((name) => [name, listeners[name].app!])) as Record<HostName, Koa>,
+    async shutdown() {
+      // Readiness false, listeners closed, in-flight work given its grace (src/http/shutdown.ts); then stop.
+      await drain({ lifecycle, servers: Object.values(servers), jobsIdle: (ms) => engine.idle(ms), log: opts.log }, cfg.shutdown);
+      await engine.close();
+      await lifecycle.idle(1_000); // the answers of jobs stopped just now are written before connections close
+      await gateway.close();
+    },
     sessions,
     receipts,
     async close() {
@@ -176,4 +211,5 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
       await demo?.close();
     },
   };
+  return gateway;
 }

@@ -39,6 +39,8 @@ import { stripeWebhook } from '../routes/stripe-webhook.js';
 import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
 import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
+import { serveOpenApi } from '../openapi/route.js';
+import { limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 import { ownReceipts, usageSummary } from '../routes/usage.js';
@@ -62,8 +64,15 @@ export function createApiApp(deps: Deps): Koa {
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
   const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
-  router.get('/v1/models', listModels(holder));
+  // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
+  const limits = deps.limiter;
+  const ahead = [lookAhead(jobs), principalLimitAhead(limits, holder)];
+  const alongside = (call: Parameters<(typeof ahead)[number]>[0], principalId: string) => ahead.forEach((f) => f(call, principalId));
+
+  router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
+  // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
+  router.get('/openapi.json', serveOpenApi(() => app));
   router.get('/v1/security/services', listSecurityServices(holder));
   router.get('/v1/control-plane', (ctx) => {
     ctx.body = controlPlane(deps, sharedKnowledge());
@@ -75,7 +84,7 @@ export function createApiApp(deps: Deps): Koa {
     ['/v1/knowledge/search', knowledgeSearch(sharedKnowledge)],
     ['/v1/knowledge/context', knowledgeContext(sharedKnowledge)],
   ] as const) {
-    router.get(path, openCors(), handler);
+    router.get(path, openCors(), limitAddress(limits, holder), handler);
     router.options(path, openCors());
   }
 
@@ -85,7 +94,8 @@ export function createApiApp(deps: Deps): Koa {
     openCall(holder),
     readBody(bodyLimit),
     validate('chat'),
-    identify(deps, lookAhead(jobs)),
+    identify(deps, alongside),
+    limitPrincipal(limits, holder),
     jobKey(),
     attach(jobs, answer),
     ...admission('chat'),
@@ -99,7 +109,8 @@ export function createApiApp(deps: Deps): Koa {
     requireIdempotencyKey(),
     readBody(bodyLimit),
     validate('job'),
-    identify(deps, lookAhead(jobs)),
+    identify(deps, alongside),
+    limitPrincipal(limits, holder),
     jobKey(),
     checkIdempotencyKey(jobs),
     attach(jobs, compose([bindIdempotencyKey(jobs), queued()]) as Koa.Middleware),

@@ -7,6 +7,7 @@ import type { JobStore } from '../jobs/store.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { ReviewStore } from '../reviews/store.js';
 import type { HistoryRecorder } from '../secure/recorder.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { BillingStore } from '../billing/store.js';
 import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
@@ -30,6 +31,8 @@ export interface Deps {
   reviews: ReviewStore;
   /** The document version history GET /v1/secure serves (src/secure). */
   history: HistoryRecorder;
+  /** Rate limits shared by every instance (src/ratelimit). */
+  limiter: RateLimiter;
   /** Verification, applications, checkouts and applied webhook events (src/billing). */
   billing: BillingStore;
   /** Stripe, when STRIPE_SECRET_KEY is set; null otherwise (the routes that need it answer 503). */

@@ -24,12 +24,9 @@ export interface HostSpec {
 export const HOSTS: Record<HostName, HostSpec> = {
   api: {
     title: 'API',
+    // No tuning: the request timeout of src/http/listener.ts times only the receiving of a request, so the
+    // 14-minute synchronous wait is not cut by it (and requestTimeout = 0 left stalled bodies open forever).
     create: (deps) => createApiApp(deps),
-    tune(server) {
-      // The synchronous wait is long (14 minutes); Node's default request timeout (5 minutes) must not cut it.
-      server.requestTimeout = 0;
-      server.keepAliveTimeout = 65_000;
-    },
   },
   auth: { title: 'sign-in', create: (deps) => createAuthApp(deps) },
   console: { title: 'console', create: (deps) => createConsoleApp(deps) },

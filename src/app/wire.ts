@@ -15,6 +15,9 @@ import { MemoryReviewStore } from '../reviews/memory-store.js';
 import type { HistoryStore } from '../secure/history.js';
 import { RedisHistoryStore } from '../secure/redis-history.js';
 import { MemoryHistoryStore } from '../secure/memory-history.js';
+import type { RateLimiter } from '../ratelimit/limiter.js';
+import { RedisRateLimiter } from '../ratelimit/redis.js';
+import { MemoryRateLimiter } from '../ratelimit/memory.js';
 import type { WalletAccountStore } from '../wallet/accounts.js';
 import { RedisWalletAccounts } from '../wallet/redis-accounts.js';
 import { MemoryWalletAccounts } from '../wallet/memory-accounts.js';
@@ -44,6 +47,8 @@ export interface Capabilities {
   jobs: JobStore;
   reviews: ReviewStore;
   history: HistoryStore;
+  /** Rate limits shared by every instance (src/ratelimit). */
+  limiter: RateLimiter;
   /** Which principal a wallet account signs in to. */
   walletAccounts: WalletAccountStore;
   sessions: SessionStore;
@@ -62,6 +67,7 @@ export function wireCapabilities(store: Store): Capabilities {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
+    limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
     walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),

@@ -12,6 +12,9 @@ import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
 /** One upstream origin: where a route's calls go, with its keep-alive pool. */
+/** The default of `limits.upstreamAnswerBytes`: far above any answer of 32k output tokens. */
+export const UPSTREAM_ANSWER_BYTES = 8 * 1024 * 1024;
+
 export interface Origin {
   route: string;
   /** Base URL as configured (e.g. http://127.0.0.1:9000/v1) — never contains the key. */
@@ -22,6 +25,8 @@ export interface Origin {
   pool: Pool;
   /** Authorization header value, or null. Held only here; never logged. */
   authorization: string | null;
+  /** The largest answer body read from this origin (`limits.upstreamAnswerBytes`). */
+  maxAnswerBytes: number;
 }
 
 export interface ModelRuntime {
@@ -137,6 +142,7 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     return null;
   }
   const t = cfg.timeouts;
+  const maxAnswerBytes = cfg.limits.upstreamAnswerBytes ?? UPSTREAM_ANSWER_BYTES;
   const pool = new Pool(url.origin, {
     connections,
     pipelining: 1,
@@ -144,6 +150,8 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     headersTimeout: t.upstreamHeadersMs,
     bodyTimeout: t.upstreamBodyMs,
     keepAliveTimeout: 30_000,
+    // An answer is read into memory: bound it, so a huge answer is cut off as it arrives (issue #17, 9).
+    maxResponseSize: maxAnswerBytes,
   });
   return {
     route,
@@ -152,6 +160,7 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     demo: 'demo' in origin,
     pool,
     authorization,
+    maxAnswerBytes,
   };
 }
 

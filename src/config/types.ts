@@ -100,11 +100,36 @@ export interface Listener {
   url?: string;
 }
 
+export interface HttpBounds {
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  bodyIdleMs?: number;
+  keepAliveMs?: number;
+  maxHeaderBytes?: number;
+  maxHeadersCount?: number;
+  maxConnections?: number;
+}
+
+/** Rate limits (src/ratelimit): requests per minute; an absent limit is off. */
+export interface RateLimitSettings {
+  perPrincipal?: number;
+  perAddress?: number;
+  failedAuthPerAddress?: number;
+  /** The header a trusted reverse proxy writes the client address into (its last entry is used). */
+  addressHeader?: string;
+}
+
 export interface GatewayDoc {
   version: string;
   principalDomain: string;
   listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
+  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
+  /** Bounds on every listener (src/http/listener.ts); defaults there. */
+  http?: HttpBounds;
+  rateLimits?: RateLimitSettings;
+  /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
+  shutdown?: { drainDelayMs?: number; graceMs?: number };
   /** Sign-in sessions (src/sessions). */
   sessions: { cookieName: string; idleMs: number; absoluteMs: number };
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
@@ -113,7 +138,6 @@ export interface GatewayDoc {
   /** Account recovery (src/recovery). */
   recovery: { delayHours: number; challengeMs: number };
   totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
-  limits: { bodyBytes: number; defaultMaxTokens: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };

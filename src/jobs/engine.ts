@@ -159,7 +159,7 @@ export class JobEngine {
       } catch (err) {
         const e =
           expiry.aborted ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
-          : signal.aborted ? new GatewayError('job-cancelled')
+          : signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-cancelled'))
           : err instanceof GatewayError ? err
           : new GatewayError('internal-error');
         if (!(err instanceof GatewayError)) this.log.error('job.failed', { jobId: job.jobId, error: (err as Error)?.name });
@@ -272,11 +272,28 @@ export class JobEngine {
   }
 
   /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
+  /**
+   * Resolves true once no job runs here, or false when `timeoutMs` passes first: graceful shutdown lets the
+   * jobs in flight end (keeping their leases) before it closes the engine.
+   */
+  async idle(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.#running.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.#running.values()].map((r) => r.done)), new Promise((r) => (timer = setTimeout(r, left)))]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+
   async close(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
     const pending = [...this.#running.values()];
-    for (const r of pending) r.abort.abort(new GatewayError('job-cancelled', 'the gateway stopped while the job ran; resend to run it again'));
+    // The instance stops: the job's caller is told to resend (503 job-interrupted), as when a sweep finds it.
+    for (const r of pending) r.abort.abort(new GatewayError('job-interrupted', 'the gateway stopped while the job ran; resend to run it again'));
     await Promise.allSettled(pending.map((r) => r.done));
   }
 }

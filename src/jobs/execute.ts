@@ -15,6 +15,7 @@ import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
 import type { JobEnding } from './engine.js';
 import type { Settlement } from '../metering/meter.js';
+import { metrics } from '../observe/metrics.js';
 
 /** Every string of the answer the client reads is masked: content, refusal, and each tool call's id, name and arguments. */
 function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
@@ -53,6 +54,20 @@ function jobResult(call: Call, s: Settlement): JobResult {
 }
 
 export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
+  metrics.jobsRunning.inc();
+  try {
+    const result = await executeCallOnce(deps, call, signal, retries, ending);
+    metrics.jobsFinished.inc({ state: 'succeeded' });
+    return result;
+  } catch (err) {
+    metrics.jobsFinished.inc({ state: err instanceof GatewayError && err.code === 'job-expired' ? 'expired' : 'failed' });
+    throw err;
+  } finally {
+    metrics.jobsRunning.dec();
+  }
+}
+
+async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
   try {
     const model = call.model!;
     const answer = await forwardChat(model.origin!, call.forward!, signal, retries);

@@ -5,6 +5,7 @@
 import type { Runtime } from '../config/compile.js';
 import type { Call } from '../stages/call.js';
 import { estimateInputTokens, type ReserveRequest } from './meter.js';
+import type { Usage } from './price.js';
 
 /**
  * How long a reservation may stay open: the longest a job may run, plus a lease and a sweep for the job
@@ -37,4 +38,15 @@ export function reserveRequest(call: Call): ReserveRequest {
     rates: runtime.rates,
     ttlMs: reservationTtlMs(runtime),
   };
+}
+
+/**
+ * The usage the reservation was sized for (input estimate, max_tokens of output): what a call is charged
+ * when the upstream ran but reported usage that is not a count of tokens (forward.ts, issue #17 finding 10).
+ * Priced at the reservation's rates it comes to exactly the worst case held.
+ */
+export function worstCaseUsage(call: Call): Usage {
+  const prompt = estimateInputTokens(call.valid!.inputChars);
+  const completion = call.valid!.maxTokens;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: 0 };
 }

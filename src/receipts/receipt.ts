@@ -13,6 +13,7 @@ import type { Receipt } from '../store/store.js';
 import type { Meter, SettleInput, SettleRider, Settlement } from '../metering/meter.js';
 import { StoreUnavailable } from '../store/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { observeSettlement } from '../observe/metrics.js';
 
 /** Pauses before each retry of a settlement the store could not take (about 1 s in all). */
 const SETTLE_RETRY_MS = [50, 200, 750];
@@ -95,5 +96,6 @@ export async function settleCall(
   }
   call.settlement = settlement;
   call.receiptId = call.receiptId ?? newReceiptId(call.id);
+  observeSettlement(call.model?.id ?? 'unknown', settlement);
   return settlement;
 }

@@ -2,7 +2,8 @@
  * How a call that will not be answered ends: settled in one write with its receipt — what the upstream
  * reported (if it reported anything) charged, the rest of the reservation released — unless settlement
  * already happened; or, holding no reservation, just its receipt (unless one was written). An echo
- * mismatch is recorded but not charged. Shared by the meter stage (failures before the job took the call)
+ * mismatch is recorded but not charged; usage that is not a count of tokens is charged at the worst case
+ * reserved (src/upstream/forward.ts says why). Shared by the meter stage (failures before the job took the call)
  * and the job runner (failures after), so both end a call the same way.
  */
 import { GatewayError } from '../errors.js';
@@ -11,12 +12,14 @@ import type { Meter } from '../metering/meter.js';
 import { settleCall, writeReceipt } from '../receipts/receipt.js';
 import type { Logger } from '../log.js';
 import type { Call } from './call.js';
+import { worstCaseUsage } from '../metering/request.js';
 
 export async function endUnanswered(_store: Store, meter: Meter, log: Logger, call: Call, err: unknown): Promise<void> {
   const code = err instanceof GatewayError ? err.code : 'internal-error';
   const outcome = code === 'guardrail-blocked' || code === 'guardrail-classifier-unavailable' ? 'refused' : 'failed';
   if (call.reservation && !call.settlement) {
-    const input = { usage: call.answer?.usage ?? null, chargeable: code !== 'upstream-model-mismatch' };
+    const usage = code === 'upstream-usage-malformed' ? worstCaseUsage(call) : (call.answer?.usage ?? null);
+    const input = { usage, chargeable: code !== 'upstream-model-mismatch' };
     // On failure the reservation stays held until its expiry, when the meter's sweep releases it.
     await settleCall(meter, call, outcome, input, { code }).catch((e: Error) => log.error('settlement.failed', { callId: call.id, error: e.name }));
   } else if (!call.receiptId) {

@@ -22,6 +22,11 @@ import type { JobRecord } from '../jobs/job.js';
 import type { CreateOutcome } from '../jobs/store.js';
 import type { Logger } from '../log.js';
 
+/** Seconds from `now` (epoch ms) to the next 00:00 UTC, at least 1. */
+export function secondsToUtcMidnight(now: number): number {
+  return Math.max(1, Math.ceil((86_400_000 - (now % 86_400_000)) / 1000));
+}
+
 export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCreation) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
@@ -33,6 +38,10 @@ export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCre
       call.reservation = await meter.reserve(req, job ? creating!.engine.createRider(job, (o) => (outcome = o)) : undefined);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
+      // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (decisions.md).
+      if (err instanceof GatewayError && (err.code === 'daily-allowance-exhausted' || err.code === 'daily-ceiling-reached')) {
+        ctx.set('retry-after', String(secondsToUtcMidnight(Date.now())));
+      }
       throw err;
     }
     if (job && outcome) call.created = outcome.created ? { ...job, billing: call.reservation.billing, reservation: call.reservation } : { attachTo: outcome.job };

@@ -5,11 +5,21 @@
  * unreachable (502 `upstream-unavailable`), a non-2xx or malformed reply (502 `upstream-error`), a timeout
  * (504 `upstream-timeout`). Error messages carry status codes, never the upstream's body, which may echo
  * the prompt or the key.
+ *
+ * Two bounds on what an upstream can make us do (issue #17 findings 9 and 10): an answer larger than
+ * `limits.upstreamAnswerBytes` is cut off while it is read (the pool's `maxResponseSize`; a declared
+ * content-length over it is refused before a byte of the body is read) and answered 502
+ * `upstream-answer-too-large`; and usage that is not a count of tokens (missing, negative, fractional, a
+ * string, above 2^53) is a malformed answer, 502 `upstream-usage-malformed`, which the failure path charges
+ * at the worst case reserved: the upstream ran and we cannot tell for how much, so the bound the principal
+ * agreed to is charged rather than nothing (failing open would let a broken or hostile upstream serve free).
  */
 import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { Origin } from '../config/compile.js';
 import type { Usage } from '../metering/price.js';
+import { metrics } from '../observe/metrics.js';
+import { clientSpan } from '../observe/tracing.js';
 
 export interface AnswerMessage {
   role: 'assistant';
@@ -30,6 +40,31 @@ export interface UpstreamAnswer {
 }
 
 const nonNegInt = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
+const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+
+/** The usage an upstream reported, or a 502 `upstream-usage-malformed` when it is not counts of tokens. */
+function readUsage(raw: unknown): Usage {
+  const bad = (why: string) => new GatewayError('upstream-usage-malformed', `the upstream reported usage that is not a count of tokens: ${why}`);
+  if (!raw || typeof raw !== 'object') throw bad('usage is missing');
+  const u = raw as Record<string, unknown>;
+  if (!isCount(u['prompt_tokens'])) throw bad('prompt_tokens');
+  if (!isCount(u['completion_tokens'])) throw bad('completion_tokens');
+  const prompt = u['prompt_tokens'];
+  const completion = u['completion_tokens'];
+  if (!Number.isSafeInteger(prompt + completion)) throw bad('the total is above 2^53');
+  const details = u['prompt_tokens_details'];
+  let cached = 0;
+  if (details !== undefined && details !== null) {
+    if (typeof details !== 'object') throw bad('prompt_tokens_details');
+    const c = (details as Record<string, unknown>)['cached_tokens'];
+    if (c !== undefined && c !== null) {
+      if (!isCount(c)) throw bad('cached_tokens');
+      if (c > prompt) throw bad('cached_tokens above prompt_tokens');
+      cached = c;
+    }
+  }
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: cached };
+}
 
 /** Reads the parts of an OpenAI chat.completion the gateway serves; anything malformed is an upstream error. */
 export function normaliseAnswer(json: unknown): UpstreamAnswer {
@@ -58,11 +93,7 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
     const finish = typeof choice?.['finish_reason'] === 'string' ? (choice['finish_reason'] as string) : message.tool_calls ? 'tool_calls' : 'stop';
     return { index, message, finish_reason: finish };
   });
-  const u = (j['usage'] ?? {}) as Record<string, unknown>;
-  const details = (u['prompt_tokens_details'] ?? {}) as Record<string, unknown>;
-  const prompt = nonNegInt(u['prompt_tokens']);
-  const completion = nonNegInt(u['completion_tokens']);
-  const completionDetails = (u['completion_tokens_details'] ?? {}) as Record<string, unknown>;
+  const completionDetails = ((j['usage'] as Record<string, unknown> | undefined)?.['completion_tokens_details'] ?? {}) as Record<string, unknown>;
   const reasoning = completionDetails['reasoning_tokens'];
   return {
     ...(typeof j['system_fingerprint'] === 'string' ? { system_fingerprint: j['system_fingerprint'] } : {}),
@@ -71,7 +102,7 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
     created: nonNegInt(j['created']) || Math.floor(Date.now() / 1000),
     model: typeof j['model'] === 'string' ? j['model'] : '',
     choices,
-    usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: Math.min(nonNegInt(details['cached_tokens']), prompt) },
+    usage: readUsage(j['usage']),
   };
 }
 
@@ -87,9 +118,14 @@ function notStarted(err: unknown): boolean {
  */
 export async function forwardChat(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<UpstreamAnswer> {
   for (let attempt = 0; ; attempt++) {
+    const end = metrics.upstreamSeconds.startTimer({ route: origin.route });
     try {
-      return await forwardOnce(origin, body, signal);
+      const answer = await forwardOnce(origin, body, signal);
+      end();
+      return answer;
     } catch (err) {
+      end();
+      metrics.upstreamErrors.inc({ route: origin.route, code: err instanceof GatewayError ? err.code : 'internal-error' });
       const cause = (err as { cause?: unknown }).cause;
       if (attempt >= retries || !notStarted(cause) || signal.aborted) throw err;
       await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
@@ -97,9 +133,18 @@ export async function forwardChat(origin: Origin, body: Record<string, unknown>,
   }
 }
 
+function tooLarge(origin: Origin): GatewayError {
+  return new GatewayError('upstream-answer-too-large', `the upstream of route ${origin.route} answered more than ${origin.maxAnswerBytes} bytes`);
+}
+
 async function forwardOnce(origin: Origin, body: Record<string, unknown>, signal: AbortSignal): Promise<UpstreamAnswer> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (origin.authorization) headers['authorization'] = origin.authorization;
+  // The upstream call is a client span when tracing is on; its traceparent goes upstream in `headers`.
+  return clientSpan(origin.route, headers, () => forwardTraced(origin, body, signal, headers));
+}
+
+async function forwardTraced(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, headers: Record<string, string>): Promise<UpstreamAnswer> {
   let statusCode: number;
   let json: unknown;
   try {
@@ -109,9 +154,17 @@ async function forwardOnce(origin: Origin, body: Record<string, unknown>, signal
       await res.body.dump();
       throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered ${statusCode}`);
     }
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > origin.maxAnswerBytes) {
+      // Closing the body without reading it: the pool drops the connection rather than drain 300 MiB.
+      res.body.destroy();
+      throw tooLarge(origin);
+    }
     try {
       json = await res.body.json();
-    } catch {
+    } catch (err) {
+      if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw tooLarge(origin);
+      if (err instanceof undiciErrors.BodyTimeoutError) throw err;
       throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered with a body that is not JSON`);
     }
   } catch (err) {

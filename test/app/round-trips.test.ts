@@ -1,8 +1,8 @@
 /**
- * What a chat call costs in Redis, as seen on the wire (MONITOR): the job lookup goes out together with the
- * token lookup, the job is created in the reservation's script, and the job's end in the settlement's — three
- * round trips, two of them writes. A first call with a token costs one more (its job lookup waits for the
- * token's principal).
+ * What a chat call costs in Redis, as seen on the wire (MONITOR): the job lookup and the principal's
+ * rate-limit hit go out together with the token lookup, the job is created in the reservation's script, and
+ * the job's end in the settlement's — three round trips, two of them writes. A first call with a token costs
+ * one more (its rate-limit hit and job lookup wait for the token's principal).
  *
  * Not counted: the token's "last used" report (src/token-usage), which identify sends without waiting at
  * most once a minute per token — no call waits for it, and a token in steady use sends it once a minute.
@@ -58,13 +58,15 @@ describe('Redis round trips of a chat call (MONITOR)', () => {
     const show = (lines: string[]) => lines.map((l) => l.slice(0, 160)).join('\n');
     // A token's first call: its job lookup has to wait for the token's principal.
     const first = await sentDuring(w, () => chat(p.token, 1));
-    expect(first, show(first)).to.have.length(4);
+    expect(first, show(first)).to.have.length(5);
     expect(first[0]).to.match(/"evalsha_ro" "[0-9a-f]{40}" "2" "pc:th:/);
-    expect(first[1]).to.match(/"evalsha" "[0-9a-f]{40}" "1" "pc:j:/);
+    expect(first[1]).to.match(/"evalsha" "[0-9a-f]{40}" "2" "pc:rl:/);
+    expect(first[2]).to.match(/"evalsha" "[0-9a-f]{40}" "1" "pc:j:/);
     const second = await sentDuring(w, async () => expect((await chat(p.token, 2)).status).to.equal(200));
-    expect(second, show(second)).to.have.length(4);
-    const [lookup, token, reserve, settle] = second as [string, string, string, string];
+    expect(second, show(second)).to.have.length(5);
+    const [lookup, rate, token, reserve, settle] = second as [string, string, string, string, string];
     expect(lookup).to.match(/"evalsha" "[0-9a-f]{40}" "1" "pc:j:/);
+    expect(rate).to.match(/"evalsha" "[0-9a-f]{40}" "2" "pc:rl:/);
     expect(token).to.match(/"evalsha_ro" "[0-9a-f]{40}" "2" "pc:th:/);
     expect(reserve).to.match(/"evalsha" "[0-9a-f]{40}" "6" "pc:bill:.*"pc:hold:.*"pc:j:/);
     expect(settle).to.match(/"evalsha" "[0-9a-f]{40}" "8" "pc:hold:.*"pc:r:rcpt_.*"pc:j:/);

@@ -1,0 +1,206 @@
+/**
+ * Every listener's `http.Server`, hardened the same way (issue #17 "Bounds everywhere", #13 "HTTP hardening").
+ * Each bound is there because a client can otherwise hold a file descriptor and memory for free:
+ *
+ * - headersTimeoutMs: the whole request head must arrive in this time (a slowloris client trickling header
+ *   bytes is cut off).
+ * - requestTimeoutMs: the whole request, head and body, must arrive in this time. Only the receiving is timed:
+ *   once the request is in, the synchronous wait (14 minutes) runs under its own clock.
+ * - bodyIdleMs: a declared body that stops arriving is cut after this much silence, so a stalled body costs
+ *   seconds, not the whole request timeout.
+ * - keepAliveMs: an idle keep-alive connection is closed after this long (longer than a balancer's usual
+ *   60 s idle, so the balancer closes first and never sends on a connection we are closing).
+ * - maxHeaderBytes / maxHeadersCount: a bounded head (431 above the size; headers past the count ignored).
+ * - maxConnections: connections past it are refused at accept, so descriptors remain for Redis and upstreams.
+ *
+ * Clients that break these (or send bytes that are not HTTP) are answered `{error:{code,message}}` where a
+ * response can still be written, and logged as one JSON line at debug level through a per-event budget: a
+ * client must not be able to flood the log. The Koa app's own `error` events (a client that went away while
+ * its answer was written) are logged the same way instead of Koa's multi-line stack on stderr.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type Koa from 'koa';
+import { ERRORS, type ErrorCode } from '../errors.js';
+import type { HttpBounds } from '../config/types.js';
+import type { Logger } from '../log.js';
+import { quietLog } from './quiet-log.js';
+import type { Lifecycle } from './lifecycle.js';
+import { healthRoutes, type ReadinessProbe } from './health.js';
+import { requestContext } from './request-context.js';
+import { timeStages } from './stage-timing.js';
+
+export const HTTP_DEFAULTS: Required<HttpBounds> = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 60_000,
+  bodyIdleMs: 5_000,
+  keepAliveMs: 65_000,
+  maxHeaderBytes: 16_384,
+  maxHeadersCount: 100,
+  maxConnections: 4_096,
+};
+
+export interface ListenerOptions {
+  /** The listener's name (api, admin, ...), for logs and metrics. */
+  name: string;
+  bounds?: HttpBounds | undefined;
+  log: Logger;
+  /** The process's life (draining, requests in flight), shared by every listener. */
+  lifecycle: Lifecycle;
+  /** What `GET /readyz` checks. */
+  probe: ReadinessProbe;
+  /** Serve `GET /metrics` here (the admin listener). */
+  metrics?: boolean;
+}
+
+/** Errors a client causes by going away: expected, never our bug. */
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
+
+/** A whole HTTP/1.1 error response, for sockets Koa never saw (the head could not be parsed or timed out). */
+function rawError(code: ErrorCode): string {
+  const body = JSON.stringify({ error: { code, message: ERRORS[code].message } });
+  const status = ERRORS[code].status;
+  const reason = status === 408 ? 'Request Timeout' : status === 431 ? 'Request Header Fields Too Large' : 'Bad Request';
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request-timeout';
+  if (err.code === 'HPE_HEADER_OVERFLOW') return 'headers-too-large';
+  return 'bad-request';
+}
+
+/**
+ * Cuts a request whose declared body goes silent for `idleMs`. Progress is read from the socket's byte count,
+ * so the body stream is never touched (it stays for the route to read). The request is answered 408 when no
+ * answer has started, and its connection closed.
+ */
+function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, onCut: () => void): void {
+  if (req.complete) return;
+  const socket = req.socket;
+  let seen = socket.bytesRead;
+  let quietSince = Date.now();
+  const timer = setInterval(
+    () => {
+      if (req.complete || socket.destroyed) return clearInterval(timer);
+      if (socket.bytesRead !== seen) {
+        seen = socket.bytesRead;
+        quietSince = Date.now();
+        return;
+      }
+      if (Date.now() - quietSince < idleMs) return;
+      clearInterval(timer);
+      onCut();
+      if (!res.headersSent) {
+        const body = JSON.stringify({ error: { code: 'request-timeout', message: ERRORS['request-timeout'].message } });
+        res.writeHead(408, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+        res.end(body, () => socket.destroy());
+      } else {
+        socket.destroy();
+      }
+    },
+    Math.max(50, Math.floor(idleMs / 4)),
+  );
+  timer.unref();
+  // 'end' (the body was read) or 'close': either way the watch is over. Listening to 'end' does not start
+  // the body flowing; it stays for the route to read.
+  req.once('end', () => clearInterval(timer));
+  req.once('close', () => clearInterval(timer));
+}
+
+/**
+ * A hardened server, bound before its app exists (apps need the bound origins); `serve` attaches the app,
+ * with `ahead`: middleware every listener runs before its app (the failed-authentication limit).
+ */
+export interface Listener {
+  server: Server;
+  serve(app: Koa, ahead?: Koa.Middleware[]): void;
+  /** The app served, once `serve` was called (its routers say what this listener answers). */
+  readonly app: Koa | null;
+}
+
+export function createListener(opts: ListenerOptions): Listener {
+  const b = { ...HTTP_DEFAULTS, ...opts.bounds };
+  const quiet = quietLog(opts.log);
+  const listener = opts.name;
+  let handler: ((req: IncomingMessage, res: ServerResponse) => void) | null = null;
+  let served: Koa | null = null;
+
+  const server = createServer(
+    {
+      maxHeaderSize: b.maxHeaderBytes,
+      headersTimeout: Math.min(b.headersTimeoutMs, b.requestTimeoutMs),
+      requestTimeout: b.requestTimeoutMs,
+      keepAliveTimeout: b.keepAliveMs,
+      // How often Node checks the two timeouts above (default 30 s, which would stretch a 10 s bound to 40 s).
+      connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(b.headersTimeoutMs / 4))),
+    },
+    (req, res) => {
+      if (handler) return handler(req, res);
+      // Bound but not yet serving (start-up builds the apps after every port is bound).
+      const body = JSON.stringify({ error: { code: 'not-ready', message: ERRORS['not-ready'].message } });
+      res.writeHead(503, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'retry-after': '1' }).end(body);
+    },
+  );
+  server.keepAliveTimeout = b.keepAliveMs;
+  server.maxHeadersCount = b.maxHeadersCount;
+  server.maxConnections = b.maxConnections;
+  // The server refuses connections past the cap at accept; this line says why a client was refused.
+  server.on('drop', () => quiet('warn', 'http.connection_refused', { listener, reason: 'maxConnections', maxConnections: b.maxConnections }));
+
+  server.on('request', (req, res) => watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' })));
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const code = clientErrorCode(err);
+    if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
+    else quiet('debug', 'http.client_error', { listener, code, cause: err.code ?? null });
+    // Write an answer only when nothing of one is on the wire yet (Node's own default does the same check).
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (socket.writable && !(err.code && CLIENT_GONE.has(err.code)) && !inFlight?.headersSent) {
+      socket.end(rawError(code));
+      setTimeout(() => socket.destroy(), 1_000).unref();
+    } else {
+      socket.destroy();
+    }
+  });
+
+  return {
+    server,
+    serve(app: Koa, ahead: Koa.Middleware[] = []) {
+      // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
+      app.on('error', (err: NodeJS.ErrnoException) => {
+        if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
+        else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
+        else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
+      });
+      // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
+      // request line and metrics, then health, then `ahead`. Then each named stage of the app's routers is timed.
+      timeStages(app);
+      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false), ...ahead);
+      handler = app.callback();
+      served = app;
+    },
+    get app() {
+      return served;
+    },
+  };
+}
+
+/** A listener that could not bind: said in one line by `npm start`, not as a stack trace. */
+export class ListenError extends Error {
+  constructor(
+    readonly listener: string,
+    readonly host: string,
+    readonly port: number,
+    cause: NodeJS.ErrnoException,
+  ) {
+    const why =
+      cause.code === 'EADDRINUSE' ? 'the port is taken (another portcullis, or another program, is listening there)'
+      : cause.code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)'
+      : cause.code === 'EADDRNOTAVAIL' ? 'the address is not one of this machine\'s'
+      : (cause.code ?? cause.message);
+    const env = `PORTCULLIS_${listener.toUpperCase()}_PORT`;
+    super(`portcullis: the ${listener} listener cannot bind ${host}:${port}: ${why}; choose another port with ${env} or listeners.${listener}.port in config/gateway.yaml`, { cause });
+    this.name = 'ListenError';
+  }
+}

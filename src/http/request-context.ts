@@ -1,0 +1,82 @@
+/**
+ * The outermost middleware of every listener: it gives each request an id (the caller's `x-request-id` when
+ * it is a short token, otherwise a fresh UUID), returns it in the `x-request-id` header, counts the request
+ * in flight (for draining), and when the answer is finished writes one info line — method, route pattern,
+ * status, duration, request id, listener, and a hash of the principal — and the request metrics. Never the
+ * path's ids, a header, the body or a token: the route pattern (`/v1/receipts/:id`) stands for the path.
+ */
+import type { Context, Next } from 'koa';
+import { createHash, randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
+import type { Lifecycle } from './lifecycle.js';
+import { metrics } from '../observe/metrics.js';
+import { serverSpan } from '../observe/tracing.js';
+import { SpanStatusCode } from '@opentelemetry/api';
+
+const GIVEN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
+/** Calls that pass admission: their decision is counted as "admitted" or their refusal's code. */
+const ADMITTING = new Set(['/v1/chat/completions', '/v1/research/jobs']);
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
+
+export function principalHash(id: string): string {
+  return createHash('sha256').update(id).digest('hex').slice(0, 16);
+}
+
+interface CallLike {
+  identity?: { principal?: { id?: string } };
+  decision?: { guardrails?: { block?: string[]; redact?: string[]; flag?: string[] } };
+}
+
+export function requestContext(listener: string, log: Logger, lifecycle: Lifecycle) {
+  return async function requestContext(ctx: Context, next: Next): Promise<void> {
+    // The server span of the request (a no-op unless tracing is on, src/observe/tracing.ts).
+    await serverSpan(ctx.headers, ctx.method, async (span) => {
+      const started = performance.now();
+      const given = ctx.get('x-request-id');
+      const requestId = GIVEN_ID.test(given) ? given : randomUUID();
+      ctx.state.requestId = requestId;
+      ctx.set('x-request-id', requestId);
+      lifecycle.enter();
+      let done = false;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        lifecycle.leave();
+        // Never the raw path as a label: any client could mint series with it.
+        const route = (ctx.state.route as string | undefined) ?? (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const status = ctx.res.writableFinished ? ctx.status : 499; // 499: the client went away first
+        const body = ctx.body as { error?: { code?: string } } | undefined;
+        const code = body && typeof body === 'object' && 'error' in body ? (body.error?.code ?? '') : '';
+        const seconds = (performance.now() - started) / 1000;
+        metrics.requests.inc({ host: listener, route, status: String(status), code });
+        metrics.requestSeconds.observe({ host: listener, route }, seconds);
+        if (code === 'store-unavailable') metrics.storeErrors.inc();
+        const call = ctx.state.call as CallLike | undefined;
+        if (ADMITTING.has(route) && ctx.method === 'POST') metrics.admission.inc({ decision: code || (status < 400 ? 'admitted' : String(status)) });
+        const g = call?.decision?.guardrails;
+        if (g) for (const action of ['block', 'redact', 'flag'] as const) for (const rule of g[action] ?? []) metrics.guardrail.inc({ rule, action });
+        const principalId = call?.identity?.principal?.id;
+        span.updateName(`${ctx.method} ${route}`);
+        span.setAttributes({ 'http.request.method': ctx.method, 'http.route': route, 'http.response.status_code': status, 'portcullis.listener': listener, 'portcullis.request_id': requestId, ...(code ? { 'error.type': code } : {}) });
+        if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: code || String(status) });
+        span.end();
+        // Probes come every few seconds from every balancer: their lines are debug, every other request's info.
+        log[PROBES.has(route) ? 'debug' : 'info']('http.request', {
+          listener,
+          method: ctx.method,
+          route,
+          status,
+          ...(code ? { code } : {}),
+          durationMs: Math.round(seconds * 1000 * 10) / 10,
+          requestId,
+          ...(principalId ? { principal: principalHash(principalId) } : {}),
+        });
+      };
+      ctx.res.once('finish', finish);
+      ctx.res.once('close', finish);
+      await next();
+      // Draining: tell the client not to send again on this connection (it reconnects, to another instance).
+      if (lifecycle.draining && !ctx.headerSent) ctx.set('connection', 'close');
+    });
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * The gateway's Prometheus metrics (prom-client), served at `GET /metrics` on the admin listener. One
+ * registry per process: every gateway started in it adds to the same series, as one process is one scrape
+ * target. Labels are low-cardinality only — hosts, route patterns, status codes, error codes from the
+ * table, stage names, upstream routes, catalog model ids, billing kinds, job states, guardrail rule ids —
+ * never a principal, token, job id or path with an id in it.
+ *
+ * The event loop's lag and the heap come from prom-client's default collectors.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Settlement } from '../metering/meter.js';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'portcullis_' });
+
+const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 840];
+
+export const metrics = {
+  requests: new Counter({
+    name: 'portcullis_http_requests_total',
+    help: 'Requests answered, by listener, route pattern, status and error code (empty when none).',
+    labelNames: ['host', 'route', 'status', 'code'] as const,
+    registers: [registry],
+  }),
+  requestSeconds: new Histogram({
+    name: 'portcullis_http_request_duration_seconds',
+    help: 'Time from a request arriving to its answer being finished, by listener and route pattern.',
+    labelNames: ['host', 'route'] as const,
+    buckets: SECONDS,
+    registers: [registry],
+  }),
+  admission: new Counter({
+    name: 'portcullis_admission_total',
+    help: 'The admission decision of chat and job calls: "admitted", or the error code that refused them.',
+    labelNames: ['decision'] as const,
+    registers: [registry],
+  }),
+  stageSeconds: new Histogram({
+    name: 'portcullis_stage_duration_seconds',
+    help: 'Time a pipeline stage spent before handing on (its own work, not the stages after it).',
+    labelNames: ['stage'] as const,
+    buckets: SECONDS,
+    registers: [registry],
+  }),
+  upstreamSeconds: new Histogram({
+    name: 'portcullis_upstream_duration_seconds',
+    help: 'Upstream call latency, by route, whatever its outcome.',
+    labelNames: ['route'] as const,
+    buckets: SECONDS,
+    registers: [registry],
+  }),
+  upstreamErrors: new Counter({
+    name: 'portcullis_upstream_errors_total',
+    help: 'Upstream calls that failed, by route and error code.',
+    labelNames: ['route', 'code'] as const,
+    registers: [registry],
+  }),
+  tokens: new Counter({
+    name: 'portcullis_tokens_total',
+    help: 'Tokens settled, by model, billing (free/paid) and kind (prompt/completion/cached).',
+    labelNames: ['model', 'billing', 'kind'] as const,
+    registers: [registry],
+  }),
+  chargedMicroUSD: new Counter({
+    name: 'portcullis_charged_micro_usd_total',
+    help: 'Micro-USD charged at settlement, by model and billing.',
+    labelNames: ['model', 'billing'] as const,
+    registers: [registry],
+  }),
+  jobsRunning: new Gauge({
+    name: 'portcullis_jobs_running',
+    help: 'Jobs this process is running now.',
+    registers: [registry],
+  }),
+  jobsFinished: new Counter({
+    name: 'portcullis_jobs_finished_total',
+    help: 'Jobs this process ran to an end, by state (succeeded, failed, expired).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+  }),
+  storeSeconds: new Histogram({
+    name: 'portcullis_store_ping_seconds',
+    help: 'Round-trip time of a store PING, measured on each /metrics scrape and /readyz check.',
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  }),
+  storeErrors: new Counter({
+    name: 'portcullis_store_errors_total',
+    help: 'Requests answered 503 store-unavailable, and store PINGs that failed.',
+    registers: [registry],
+  }),
+  guardrail: new Counter({
+    name: 'portcullis_guardrail_actions_total',
+    help: 'Guardrail actions taken, by rule id and action (block, redact, flag).',
+    labelNames: ['rule', 'action'] as const,
+    registers: [registry],
+  }),
+  rateLimited: new Counter({
+    name: 'portcullis_rate_limited_total',
+    help: 'Requests refused 429 rate-limited, by limit.',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  }),
+};
+
+/** Times a store PING into the histogram (errors counted); true when the store answered. */
+export async function pingStore(ping: () => Promise<void>): Promise<boolean> {
+  const end = metrics.storeSeconds.startTimer();
+  try {
+    await ping();
+    end();
+    return true;
+  } catch {
+    metrics.storeErrors.inc();
+    return false;
+  }
+}
+
+/** Tokens and micro-USD of one settlement (a catalog model id is a bounded label). */
+export function observeSettlement(model: string, s: Settlement): void {
+  if (s.countedTokens === 0 && s.chargedMicroUSD === 0) return;
+  const billing = s.billing;
+  metrics.tokens.inc({ model, billing, kind: 'prompt' }, s.usage.prompt_tokens - s.usage.cached_tokens);
+  metrics.tokens.inc({ model, billing, kind: 'cached' }, s.usage.cached_tokens);
+  metrics.tokens.inc({ model, billing, kind: 'completion' }, s.usage.completion_tokens);
+  metrics.chargedMicroUSD.inc({ model, billing }, s.chargedMicroUSD);
+}

@@ -1,0 +1,211 @@
+/**
+ * The OpenAPI 3.1 document of the API host (issue #13 "Describe it"), served at `GET /openapi.json` and
+ * committed as docs/openapi.json (`npm run openapi` writes it; test/openapi/document.test.ts fails when the
+ * committed copy, the routes of the API app, or the request schemas disagree with it).
+ *
+ * Its paths are the routes the API app actually serves (read from its routers), so the document cannot list
+ * a route that is not there nor miss one that is: each route gets its operation from the table below, or,
+ * until someone describes it there, a generic one marked `x-portcullis-undescribed` (any JSON answer, every
+ * error as the table says) — visible in the committed copy and in review.
+ *
+ * Request bodies are the very JSON Schemas the routes validate with — the schema each compiled ajv
+ * validator carries (`validateChatShape.schema`), not a copy — so the document cannot drift from what is
+ * enforced. OpenAPI 3.1 is JSON Schema 2020-12, so they go in unchanged. Answers are described by the
+ * fields a client relies on (more may be present); every error, on every operation, is the one shape
+ * `{error:{code,message}}`, its code one of the error table's (src/errors.ts).
+ */
+import { ERRORS } from '../errors.js';
+import { validateChatShape, validateJobShape } from '../stages/chat-schema.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json) => ({ 'application/json': { schema } });
+
+const usage = {
+  type: 'object',
+  required: ['prompt_tokens', 'completion_tokens', 'total_tokens'],
+  properties: { prompt_tokens: { type: 'integer', minimum: 0 }, completion_tokens: { type: 'integer', minimum: 0 }, total_tokens: { type: 'integer', minimum: 0 } },
+};
+
+const schemas: Record<string, Json> = {
+  ChatRequest: validateChatShape.schema as Json,
+  JobRequest: validateJobShape.schema as Json,
+  Error: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { enum: Object.keys(ERRORS).sort() }, message: { type: 'string' } },
+      },
+    },
+  },
+  ChatCompletion: {
+    type: 'object',
+    required: ['id', 'object', 'created', 'model', 'choices', 'usage', 'billing', 'receiptId', 'chargedMicroUSD'],
+    properties: {
+      id: { type: 'string' },
+      object: { const: 'chat.completion' },
+      created: { type: 'integer' },
+      model: { type: 'string' },
+      choices: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['index', 'message', 'finish_reason'],
+          properties: {
+            index: { type: 'integer' },
+            message: { type: 'object', required: ['role', 'content'], properties: { role: { const: 'assistant' }, content: { type: ['string', 'null'] } } },
+            finish_reason: { type: 'string' },
+          },
+        },
+      },
+      usage,
+      billing: { enum: ['free', 'paid'] },
+      receiptId: { type: 'string' },
+      chargedMicroUSD: { type: 'integer', minimum: 0 },
+    },
+  },
+  Job: {
+    type: 'object',
+    required: ['jobId', 'status', 'model'],
+    properties: {
+      jobId: { type: 'string', format: 'uuid' },
+      status: { enum: ['queued', 'running', 'succeeded', 'failed', 'expired'] },
+      billing: { enum: ['free', 'paid', null] },
+      model: { type: 'string' },
+      receiptId: { type: ['string', 'null'] },
+      pollAfterMs: { type: 'integer', minimum: 1 },
+      content: { type: ['string', 'null'] },
+      toolCalls: { type: ['array', 'null'] },
+      finishReason: { type: ['string', 'null'] },
+      error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } },
+    },
+  },
+  ModelList: {
+    type: 'object',
+    required: ['object', 'data'],
+    properties: {
+      object: { const: 'list' },
+      data: { type: 'array', items: { type: 'object', required: ['id', 'object'], properties: { id: { type: 'string' }, object: { const: 'model' } } } },
+    },
+  },
+  BillingStatus: {
+    type: 'object',
+    required: ['status', 'balances'],
+    properties: {
+      status: { type: 'string' },
+      plan: { type: ['string', 'null'] },
+      balances: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['scope', 'grantedMicroUSD', 'spentMicroUSD', 'reservedMicroUSD', 'availableMicroUSD'],
+          properties: {
+            scope: { type: 'string' },
+            grantedMicroUSD: { type: 'integer' },
+            spentMicroUSD: { type: 'integer' },
+            reservedMicroUSD: { type: 'integer' },
+            availableMicroUSD: { type: 'integer' },
+          },
+        },
+      },
+    },
+  },
+  Receipt: {
+    type: 'object',
+    required: ['id', 'callId', 'principalId', 'outcome'],
+    properties: { id: { type: 'string' }, callId: { type: 'string' }, principalId: { type: 'string' }, outcome: { enum: ['answered', 'refused', 'failed'] } },
+  },
+  SecureDocument: { type: 'object' },
+  Health: { type: 'object', required: ['status'], properties: { status: { enum: ['alive', 'ready'] } } },
+};
+
+/** Every error answer, whatever the status (the table says which codes each status carries). */
+const errors = { default: { description: 'An error: `{error:{code,message}}` (docs/errors.md).', content: json(ref('Error')) } };
+const rateLimitedHeader = { 'retry-after': { description: 'Seconds to wait (on 429 and 503 answers).', schema: { type: 'integer' } } };
+
+function op(summary: string, responses: Json, extra: Json = {}, secured = true): Json {
+  return { summary, ...(secured ? {} : { security: [] }), ...extra, responses: { ...responses, ...errors } };
+}
+
+/** The described operations, by `METHOD /path/{param}` as appRoutes() names a route. */
+const OPERATIONS: Record<string, Json> = {
+  'GET /v1/models': op('The catalog: every model and whether it is served', { '200': { description: 'the model list', content: json(ref('ModelList')) } }, { operationId: 'listModels' }, false),
+  'GET /v1/secure': op('The rules, policy and guardrail versions in force, for reviewers', { '200': { description: 'the security document', content: json(ref('SecureDocument')) } }, { operationId: 'secure' }, false),
+  'POST /v1/chat/completions': op(
+    'A chat completion (OpenAI-compatible), run as a job; `stream: true` answers SSE',
+    {
+      '200': {
+        description: 'the answer, with billing, receiptId, usage and chargedMicroUSD',
+        headers: { 'x-request-id': { schema: { type: 'string' } } },
+        content: { ...json(ref('ChatCompletion')), 'text/event-stream': { schema: { type: 'string' } } },
+      },
+    },
+    { operationId: 'createChatCompletion', requestBody: { required: true, content: json(ref('ChatRequest')) } },
+  ),
+  'POST /v1/research/jobs': op(
+    'Submit a research job; identical requests under one idempotency key are one job',
+    { '202': { description: 'the job, queued or running', headers: rateLimitedHeader, content: json(ref('Job')) } },
+    {
+      operationId: 'createJob',
+      parameters: [{ name: 'idempotency-key', in: 'header', required: true, schema: { type: 'string', format: 'uuid' } }],
+      requestBody: { required: true, content: json(ref('JobRequest')) },
+    },
+  ),
+  'GET /v1/research/job': op(
+    'Poll a job',
+    { '200': { description: 'the job, finished', content: json(ref('Job')) }, '202': { description: 'the job, still queued or running', content: json(ref('Job')) } },
+    { operationId: 'getJob', parameters: [{ name: 'jobId', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } }] },
+  ),
+  'GET /v1/billing/status': op('The principal’s plan and balances', { '200': { description: 'billing status', content: json(ref('BillingStatus')) } }, { operationId: 'billingStatus' }),
+  'GET /v1/receipts/{id}': op('One of the principal’s own signed receipts', { '200': { description: 'the receipt', content: json(ref('Receipt')) } }, { operationId: 'getReceipt', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] }),
+  'GET /openapi.json': op('This document', { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } }, { operationId: 'openapi' }, false),
+  'GET /healthz': op('Alive (every listener)', { '200': { description: 'alive', content: json(ref('Health')) } }, { operationId: 'healthz' }, false),
+  'GET /readyz': op('Ready for traffic (every listener): runtime, policy and store, not draining', { '200': { description: 'ready', content: json(ref('Health')) } }, { operationId: 'readyz' }, false),
+};
+
+/** Served by every listener ahead of its app (src/http/health.ts), so not among an app's routes. */
+export const LISTENER_ROUTES = ['GET /healthz', 'GET /readyz'];
+
+/** A route nobody has described yet: its path parameters, any JSON answer, every error as the table says. */
+function undescribed(method: string, path: string): Json {
+  const params = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  if (method === 'OPTIONS') return { summary: `CORS preflight of ${path}`, security: [], 'x-portcullis-undescribed': true, ...(params.length ? { parameters: params } : {}), responses: { '204': { description: 'the CORS headers' }, ...errors } };
+  return {
+    summary: `${method} ${path} (not described yet: src/openapi/document.ts)`,
+    'x-portcullis-undescribed': true,
+    ...(params.length ? { parameters: params } : {}),
+    // Any answer: an undescribed route may answer JSON, a signed note or bytes (the receipt log's tiles).
+    responses: { '2XX': { description: 'the answer', content: { '*/*': { schema: {} } } }, ...errors },
+  };
+}
+
+/** The document for the routes an API app serves (`METHOD /path/{param}`, as appRoutes() lists them). */
+export function buildOpenApi(version: string, routes: readonly string[]): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of [...new Set([...routes, ...LISTENER_ROUTES])].sort()) {
+    const [method, path] = route.split(' ') as [string, string];
+    (paths[path] ??= {})[method.toLowerCase()] = OPERATIONS[route] ?? undescribed(method, path);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'portcullis API',
+      version,
+      description: 'The research API host of portcullis. Every error is {error:{code,message}}; see docs/errors.md.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: 'http://localhost:8080', description: 'the API listener of `npm start`' }],
+    security: [{ pat: [] }],
+    paths,
+    components: {
+      securitySchemes: { pat: { type: 'http', scheme: 'bearer', description: 'A personal access token (pcl_pat_…)' } },
+      schemas,
+    },
+  };
+}

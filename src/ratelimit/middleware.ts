@@ -1,0 +1,147 @@
+/**
+ * Where the limits of `rateLimits` in config/gateway.yaml apply, answered 429 `rate-limited` with
+ * `retry-after` (seconds):
+ *
+ * - per principal (`perPrincipal`): chat and job calls. The hit goes out alongside the token lookup once the
+ *   token's principal is known (as the job lookup does, stages/identify.ts), so it costs no round trip of
+ *   its own; `limitPrincipal` then reads its verdict (or asks, for a token's first call).
+ * - per client address (`perAddress`): public routes, which need no token (`limitAddress`).
+ * - failed authentication attempts per client address (`failedAuthPerAddress`), on every listener: an
+ *   answer refusing a credential (FAILED_AUTH_CODES: a PAT, the operator token, a passkey, a TOTP code, a
+ *   recovery secret) counts one; past the limit the address is answered 429 before its app runs, until
+ *   the window slides. Only failures reach the store, so valid traffic pays nothing; an address found over
+ *   the limit is remembered here until its retry time, so a guesser costs no store call either, and every
+ *   instance learns of it from the shared count at its next failure.
+ *
+ * The client address is the peer's (Koa's `ctx.ip` with `proxy: false`). Behind a reverse proxy every
+ * client shares the proxy's address: set `rateLimits.addressHeader` to the header the proxy writes
+ * (`x-forwarded-for`: its last entry is the one the proxy appended, the only one it vouches for).
+ */
+import type { Context, Next } from 'koa';
+import { GatewayError, toWire } from '../errors.js';
+import type { RuntimeHolder } from '../config/reloader.js';
+import type { RateLimitSettings } from '../config/types.js';
+import type { Call } from '../stages/call.js';
+import { metrics } from '../observe/metrics.js';
+import type { RateLimiter, Verdict } from './limiter.js';
+
+export const RATE_WINDOW_MS = 60_000;
+
+function settings(holder: RuntimeHolder): RateLimitSettings {
+  return holder.current.gateway.rateLimits ?? {};
+}
+
+function refuse(ctx: Context, limit: string, what: string, v: Verdict): never {
+  const seconds = Math.max(1, Math.ceil(v.retryAfterMs / 1000));
+  ctx.set('retry-after', String(seconds));
+  metrics.rateLimited.inc({ limit });
+  throw new GatewayError('rate-limited', `too many ${what}; retry after ${seconds} s`);
+}
+
+export function clientAddress(ctx: Context, holder: RuntimeHolder): string {
+  const header = settings(holder).addressHeader;
+  if (header) {
+    const last = ctx.get(header).split(',').pop()?.trim();
+    if (last) return last;
+  }
+  return ctx.ip || ctx.socket.remoteAddress || 'unknown';
+}
+
+const ahead = new WeakMap<Call, { principalId: string; verdict: Promise<Verdict> }>();
+
+/** For identify's `alongside`: starts the principal's hit in the same write as its token lookup. */
+export function principalLimitAhead(limiter: RateLimiter, holder: RuntimeHolder): (call: Call, principalId: string) => void {
+  return (call, principalId) => {
+    const limit = settings(holder).perPrincipal;
+    if (!limit) return;
+    const verdict = limiter.hit('principal', principalId, limit, RATE_WINDOW_MS);
+    verdict.catch(() => {}); // read (and its failure thrown) by limitPrincipal
+    ahead.set(call, { principalId, verdict });
+  };
+}
+
+/** Stage after identify: the principal's calls per minute. */
+export function limitPrincipal(limiter: RateLimiter, holder: RuntimeHolder) {
+  return async function limitPrincipal(ctx: Context, next: Next): Promise<void> {
+    const limit = settings(holder).perPrincipal;
+    const call: Call = ctx.state.call;
+    const id = call.identity!.principal.id;
+    if (limit) {
+      const early = ahead.get(call);
+      const verdict = await (early && early.principalId === id ? early.verdict : limiter.hit('principal', id, limit, RATE_WINDOW_MS));
+      if (!verdict.allowed) refuse(ctx, 'principal', 'calls for this principal', verdict);
+    }
+    await next();
+  };
+}
+
+/** A public route's requests per client address. */
+export function limitAddress(limiter: RateLimiter, holder: RuntimeHolder) {
+  return async function limitAddress(ctx: Context, next: Next): Promise<void> {
+    const limit = settings(holder).perAddress;
+    if (limit) {
+      const verdict = await limiter.hit('address', clientAddress(ctx, holder), limit, RATE_WINDOW_MS);
+      if (!verdict.allowed) refuse(ctx, 'address', 'requests from this address', verdict);
+    }
+    await next();
+  };
+}
+
+/**
+ * The error codes that mean "a credential was presented and it was wrong": a refused PAT, a wrong operator
+ * token, a passkey assertion, TOTP code or recovery secret that does not verify. Not `unauthenticated` or an
+ * ended session: a signed-out browser asking again is not guessing. A sign-in method that adds a failure
+ * code adds it here.
+ */
+export const FAILED_AUTH_CODES: ReadonlySet<string> = new Set([
+  'invalid-token',
+  'token-revoked',
+  'admin-unauthorized',
+  'passkey-rejected',
+  'passkey-unknown',
+  'passkey-replayed',
+  'totp-code-invalid',
+  'totp-code-reused',
+  'recovery-rejected',
+]);
+
+function rateLimitedAnswer(ctx: Context, limit: string, what: string, v: Verdict): void {
+  try {
+    refuse(ctx, limit, what, v);
+  } catch (err) {
+    ctx.status = (err as GatewayError).status;
+    ctx.type = 'application/json';
+    ctx.body = toWire(err as GatewayError);
+  }
+}
+
+/**
+ * Failed authentication attempts per client address, on every listener (src/http/listener.ts puts it ahead
+ * of each app): an answer carrying one of FAILED_AUTH_CODES counts one; past the limit that answer becomes
+ * 429, and the address is refused before its app runs until the window slides. It reads the finished answer
+ * rather than the error, so it needs nothing from the apps and covers the API, the sign-in host and the
+ * operator plane alike. Only failures reach the store.
+ */
+export function limitFailedAuth(limiter: RateLimiter, holder: RuntimeHolder, failures: ReadonlySet<string> = FAILED_AUTH_CODES) {
+  const blockedUntil = new Map<string, number>();
+  const what = 'failed authentication attempts from this address';
+  return async function limitFailedAuth(ctx: Context, next: Next): Promise<void> {
+    const limit = settings(holder).failedAuthPerAddress;
+    if (!limit) return next();
+    const address = clientAddress(ctx, holder);
+    const until = blockedUntil.get(address);
+    if (until !== undefined) {
+      if (until > Date.now()) return rateLimitedAnswer(ctx, 'failed-auth', what, { allowed: false, retryAfterMs: until - Date.now() });
+      blockedUntil.delete(address);
+    }
+    await next();
+    const code = (ctx.body as { error?: { code?: unknown } } | undefined)?.error?.code;
+    if (typeof code !== 'string' || !failures.has(code) || ctx.headerSent) return;
+    // A store that cannot count leaves the refusal as it is: the attempt was refused anyway.
+    const verdict = await limiter.hit('failed-auth', address, limit, RATE_WINDOW_MS).catch(() => null);
+    if (!verdict || verdict.allowed) return;
+    if (blockedUntil.size > 10_000) blockedUntil.clear();
+    blockedUntil.set(address, Date.now() + verdict.retryAfterMs);
+    rateLimitedAnswer(ctx, 'failed-auth', what, verdict);
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Rate limits in Redis, on the store's connection (its deadlines; when Redis is down the request fails
+ * closed with 503 store-unavailable like every other). Layout under the store's prefix:
+ *   rl:{<name>:<subject>}:<windowMs>:<window>   string  hits in that fixed window, expiring after two windows
+ * The subject is hashed (no address or principal id in key names); the braces keep a subject's two windows
+ * in one cluster slot. One script a hit: read both windows, decide, count.
+ */
+import { createHash } from 'node:crypto';
+import { luaScript, type RedisStore } from '../store/redis.js';
+import { decide, windows, type RateLimiter, type Verdict } from './limiter.js';
+
+// KEYS current, previous  ARGV limit, windowMs, elapsedMs, cost
+// Returns {allowed, current, previous}; the wait is worked out by the caller from the counts (limiter.ts).
+const HIT = luaScript(`
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local elapsed = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local prev = tonumber(redis.call('GET', KEYS[2]) or '0')
+if prev * (window - elapsed) / window + cur + cost > limit then return {0, cur, prev} end
+if cost > 0 then
+  cur = redis.call('INCRBY', KEYS[1], cost)
+  redis.call('PEXPIRE', KEYS[1], window * 2)
+end
+return {1, cur, prev}`);
+
+export class RedisRateLimiter implements RateLimiter {
+  readonly #store: RedisStore;
+  readonly #now: () => number;
+
+  constructor(store: RedisStore, now: () => number = Date.now) {
+    this.#store = store;
+    this.#now = now;
+  }
+
+  async hit(name: string, subject: string, limit: number, windowMs: number, cost = 1): Promise<Verdict> {
+    const { current, elapsedMs } = windows(this.#now(), windowMs);
+    const tag = createHash('sha256').update(`${name}\u0000${subject}`).digest('base64url').slice(0, 22);
+    const key = (w: number) => `${this.#store.keyPrefix}rl:{${tag}}:${windowMs}:${w}`;
+    const [allowed, cur, prev] = (await this.#store.runScript('ratelimit.hit', HIT, [key(current), key(current - 1)], [
+      String(limit),
+      String(windowMs),
+      String(elapsedMs),
+      String(cost),
+    ])) as [number, number, number];
+    if (allowed === 1) return { allowed: true, retryAfterMs: 0 };
+    // The script refused; the wait comes from the same counts (the same arithmetic, so it agrees).
+    const v = decide(prev, cur, elapsedMs, limit, windowMs, cost);
+    return { allowed: false, retryAfterMs: Math.max(1, v.retryAfterMs) };
+  }
+}

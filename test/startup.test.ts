@@ -1,0 +1,88 @@
+/**
+ * The start-up warts of issue #13 "Tell it": the printed `export` line carries everything the CLI needs
+ * (the admin URL too, and a working demo PAT); a port that is taken is one clear line on stderr, not a
+ * stack trace; and `npm start` runs the gateway as the process it starts, so stopping it stops the gateway.
+ */
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { configRoot, FREE_PORTS, REPO } from './helpers/gateway.js';
+import { spawnGateway } from './helpers/process.js';
+
+describe('starting portcullis', function () {
+  this.timeout(120_000);
+
+  it('prints an export line with the demo PAT, the admin URL and the generated operator token, which the CLI can use', async () => {
+    const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: '' });
+    try {
+      for (let i = 0; i < 200 && !gw.stdout().includes('export '); i++) await new Promise((r) => setTimeout(r, 25));
+      const line = /^ {2}export (.+)$/m.exec(gw.stdout())![1]!;
+      const vars = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
+      expect(vars['PAT']).to.match(/^pcl_pat_/);
+      expect(vars['PORTCULLIS_ADMIN_URL']).to.equal(gw.adminUrl);
+      expect(vars['PORTCULLIS_ADMIN_TOKEN']).to.match(/^pcl_admin_/);
+      const cli = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/cli/main.ts'), 'admin', 'principal', 'create', '--tenant', 'export-line'], {
+        env: { ...process.env, ...vars, PORTCULLIS_ADMIN_PORT: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      cli.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      const [code] = (await once(cli, 'exit')) as [number];
+      expect(code, out).to.equal(0);
+      expect(out).to.contain('did:web:portcullis.localhost:tenant:export-line');
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('says in one line which listener cannot bind when its port is taken', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
+        env: { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_ADMIN_PORT: String(port), PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let err = '';
+      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      const [code] = (await once(child, 'exit')) as [number];
+      expect(code).to.equal(69);
+      expect(err.trim().split('\n')).to.deep.equal([
+        `portcullis: the admin listener cannot bind 127.0.0.1:${port}: the port is taken (another portcullis, or another program, is listening there); choose another port with PORTCULLIS_ADMIN_PORT or listeners.admin.port in config/gateway.yaml`,
+      ]);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('npm start runs the gateway as its own process: SIGTERM to npm stops the gateway', async () => {
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: REPO,
+      env: { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    npm.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    while (!/admin API on \S+\n/.test(out)) {
+      if (npm.exitCode !== null) throw new Error(`npm start exited with ${npm.exitCode}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const api = /serving the API on (\S+)/.exec(out)![1]!;
+    expect((await fetch(`${api}/healthz`)).status).to.equal(200);
+    npm.kill('SIGTERM');
+    await once(npm, 'exit');
+    let refused = false;
+    for (let i = 0; i < 100 && !refused; i++) {
+      try {
+        await fetch(`${api}/healthz`);
+        await new Promise((r) => setTimeout(r, 50));
+      } catch {
+        refused = true;
+      }
+    }
+    expect(refused, 'the gateway still answers after npm start was stopped').to.equal(true);
+  });
+});
