@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
 # tests start a real one), Debian's Chromium (the page tests), the Python clients of the client suite
-# (test/clients/.venv, pinned in test/clients/requirements.txt), the policy tools opa and regal,
+# (test/clients/.venv, pinned in test/clients/requirements.txt), schemathesis for the OpenAPI fuzz suite
+# (test/fuzz/.venv), the policy tools opa and regal,
 # stripe-mock (the billing tests' payment processor) and the receipt log's Go cross-checker (tlogcheck,
 # built from test/receipts/tlogcheck), at the versions pinned in scripts/tools.env, each built into its own
 # version-pinned directory
@@ -116,8 +117,7 @@ ensure_fuzz_venv() {
   echo "$want" >"$stamp"
 }
 
-ensure_redis
-ensure_fuzz_venv
+
 build_stripe_mock() { # version workdir
   CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
 }
@@ -153,6 +153,7 @@ build_tlogcheck() { # version workdir
 ensure_apt redis-server redis-server
 ensure_apt chromium chromium fonts-dejavu-core
 ensure_client_venv
+ensure_fuzz_venv
 install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
