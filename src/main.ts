@@ -30,6 +30,9 @@ try {
       const seen = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (public origin ${origin})`;
       return `  ${`${name}:`.padEnd(9)}${gw.urls[name]}${seen}  ${HOSTS[name].title}`;
     }),
+    // A browser must use the public origins: the session cookie, CORS and the passkey relying party are bound
+    // to them (http://localhost:<port> by default), not to the bound address 127.0.0.1.
+    `  in a browser: ${gw.origins.console}/ (the console; it sends you to ${gw.origins.auth}/sign-in)`,
     `  store: ${gw.store.kind}`,
     gw.adminTokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`

@@ -43,6 +43,10 @@ describe('npm start (embedded defaults)', () => {
     }
     const auth = grab(/^  auth: +(\S+)/m)!;
     expect((await fetch(`${auth}/ready`)).status).to.equal(404);
+    // The address a person opens is the console's public origin, whose page is served there.
+    const open = grab(/^  in a browser: (http:\/\/localhost:\d+)\//m)!;
+    expect(new URL(open).port).to.equal(new URL(grab(/^  console: +(\S+)/m)!).port);
+    expect((await fetch(`${grab(/^  console: +(\S+)/m)}/`)).headers.get('content-security-policy')).to.contain("frame-ancestors 'none'");
   });
 
   it('reloads on SIGHUP', async () => {
