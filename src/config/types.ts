@@ -104,7 +104,7 @@ export interface GatewayDoc {
   version: string;
   principalDomain: string;
   listeners: Record<HostName, Listener>;
-  store: { kind: 'memory' } | { kind: 'redis'; url: string; prefix?: string };
+  store: { kind: 'memory' } | { kind: 'redis'; url?: string; nodes?: string[]; prefix?: string };
   /** Sign-in sessions (src/sessions). */
   sessions: { cookieName: string; idleMs: number; absoluteMs: number };
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */

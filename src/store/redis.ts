@@ -6,8 +6,15 @@
  * client's write lands in the middle: `setRung` and `putScope` cannot lose each other's update) and costs
  * one round trip (`identify` resolves hash -> token -> principal -> scopes -> legacy flag in one EVALSHA).
  * Scripts are sent by SHA and node-redis re-sends the source on NOSCRIPT, so a server restart or SCRIPT
- * FLUSH costs one extra trip, never an error. `identify` and `listTokens` derive keys from stored data,
- * which Redis Cluster forbids: this store targets a single primary (with replicas/Sentinel), not a cluster.
+ * FLUSH costs one extra trip, never an error.
+ *
+ * One primary (`url`) or a Redis Cluster (`clusterNodes`, node-redis' cluster client). Several scripts
+ * derive keys from stored data (`identify` goes hash -> token -> principal) and the receipt write sequences
+ * a leaf of the one receipt log (a deployment-wide singleton) in the same step as the money, so on a
+ * cluster every key of the store and of the capabilities beside it must live in one slot: the prefix
+ * itself carries the hash tag (`pc:` becomes `{pc}:`, see `clusterPrefix`), which makes every script
+ * single-slot without changing a script or the one-primary layout. What that costs and what sharding by
+ * principal would take: docs/operators.md, "Redis Cluster".
  *
  * Layout (all under a configurable prefix, default `pc:`):
  *   p:<id>     hash  doc (principal JSON minus rung/aup/scopes), rung (JSON), aup (JSON)
@@ -30,7 +37,7 @@
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
 import { createHash } from 'node:crypto';
-import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
+import { createClient, createCluster, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import { LOG_FN } from '../receipts/log-lua.js';
 import { storableReceipt } from '../receipts/canonical.js';
@@ -48,9 +55,17 @@ import {
 } from './store.js';
 
 export interface RedisStoreOptions {
-  /** `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
-  url: string;
-  /** Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. */
+  /** One primary: `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
+  url?: string;
+  /**
+   * A Redis Cluster instead: `host:port` of some of its nodes (the client discovers the rest). Credentials
+   * and TLS, when needed, come from `url`'s scheme, user and password, applied to every node.
+   */
+  clusterNodes?: string[];
+  /**
+   * Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. On a
+   * cluster it is made a hash tag (`clusterPrefix`) unless it already holds one.
+   */
   keyPrefix?: string;
   /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
   commandTimeoutMs?: number;
@@ -280,9 +295,9 @@ const SCRIPTS = {
   pcListReceipts: script(LUA.listReceipts, 1, true),
 };
 
-function makeClient(options: RedisStoreOptions) {
-  const client = createClient({
-    url: options.url,
+/** What a node connection needs, whether it is the one primary or one node of a cluster. */
+function nodeOptions(options: RedisStoreOptions) {
+  return {
     // Without this, commands issued while disconnected wait (forever) for a reconnect.
     disableOfflineQueue: true,
     // No per-command `timeout` (node-redis 6 defaults it to 5 s; 0 turns it off): it builds an
@@ -296,14 +311,48 @@ function makeClient(options: RedisStoreOptions) {
       reconnectStrategy: (retries: number) =>
         Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
     },
+  };
+}
+
+function makeSingle(options: RedisStoreOptions) {
+  return createClient({ url: options.url, ...nodeOptions(options), scripts: SCRIPTS });
+}
+
+/**
+ * node-redis' cluster client: it learns the slot map from the root nodes, sends each command to the master
+ * of its first key's slot, follows MOVED/ASK, and re-learns the map when a node fails (a promoted replica
+ * takes over). Node credentials and TLS are the `url`'s, given to every discovered node as `defaults`.
+ */
+function makeCluster(options: RedisStoreOptions, nodes: string[]) {
+  const base = options.url ? new URL(options.url) : null;
+  const scheme = base?.protocol === 'rediss:' ? 'rediss' : 'redis';
+  const auth = base && base.username !== '' ? { username: decodeURIComponent(base.username) } : {};
+  const password = base && base.password !== '' ? { password: decodeURIComponent(base.password) } : {};
+  return createCluster({
+    rootNodes: nodes.map((node) => ({ url: `${scheme}://${node}` })),
+    defaults: { ...nodeOptions(options), ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...nodeOptions(options).socket, tls: true as const } } : {}) },
     scripts: SCRIPTS,
   });
+}
+
+function makeClient(options: RedisStoreOptions) {
+  const client = options.clusterNodes && options.clusterNodes.length > 0 ? makeCluster(options, options.clusterNodes) : makeSingle(options);
   // Without a listener an 'error' event (each failed reconnect) would crash the process.
   client.on('error', (err: Error) => options.onError?.(err));
   return client;
 }
 
+/**
+ * The key prefix on a cluster: a hash tag, so every key of the deployment lands in one slot (see the
+ * module comment). `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is.
+ */
+export function clusterPrefix(prefix: string): string {
+  return /\{[^}]+\}/.test(prefix) ? prefix : `{${prefix.replace(/:$/, '') || 'pc'}}:`;
+}
+
 type Client = ReturnType<typeof makeClient>;
+type ClusterClient = ReturnType<typeof makeCluster>;
+const isCluster = (c: Client): c is ClusterClient => 'masters' in c;
 
 // Decoding -------------------------------------------------------------------------------------------------
 
@@ -354,6 +403,8 @@ export class RedisStore implements Store {
   #client: Client;
   #closed = false;
   readonly #prefix: string;
+  /** On a cluster: every key carries the prefix's hash tag, and keyless commands are routed by it. */
+  readonly #cluster: boolean;
   readonly #commandTimeoutMs: number;
   readonly #bulkTimeoutMs: number;
 
@@ -362,7 +413,8 @@ export class RedisStore implements Store {
   private constructor(client: Client, options: RedisStoreOptions) {
     this.#client = client;
     this.#options = options;
-    this.#prefix = options.keyPrefix ?? 'pc:';
+    this.#cluster = (options.clusterNodes?.length ?? 0) > 0;
+    this.#prefix = this.#cluster ? clusterPrefix(options.keyPrefix ?? 'pc:') : (options.keyPrefix ?? 'pc:');
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
   }
@@ -375,7 +427,7 @@ export class RedisStore implements Store {
     const client = makeClient(options);
     const budget = options.connectTimeoutMs ?? 3000;
     try {
-      await withDeadline(client.connect(), budget);
+      await withDeadline(client.connect().then(() => undefined), budget);
     } catch (err) {
       client.destroy();
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
@@ -443,7 +495,10 @@ export class RedisStore implements Store {
    * Runs a Lua script of another capability (jobs) on this store's connection, under the same deadline and
    * failure mapping as the store's own calls. Sent by SHA; the source follows only after NOSCRIPT.
    */
-  async runScript(operation: string, script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
+  async runScript(operation: string, script: LuaScript, scriptKeys: string[], args: string[]): Promise<Reply> {
+    // A script that names no key (it builds its keys from the prefix) still has to reach the master of the
+    // prefix's slot on a cluster: the prefix itself, as an unused KEYS[1], routes it there.
+    const keys = this.#cluster && scriptKeys.length === 0 ? [this.#prefix] : scriptKeys;
     return this.#call(operation, async (c) => {
       try {
         return (await c.evalSha(script.sha1, { keys, arguments: args })) as Reply;
@@ -547,7 +602,8 @@ export class RedisStore implements Store {
   }
 
   async ping(): Promise<void> {
-    await this.#call('ping', (c) => c.ping());
+    // On a cluster, the master of the deployment's slot: the node every call of this store goes to.
+    await this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping()));
   }
 
   async close(): Promise<void> {
