@@ -9,6 +9,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import { StoreConflict, StoreUnavailable } from '../../src/store/errors.js';
 import type { PrincipalRecord, Receipt, ScopeGrant, Store, TokenRecord } from '../../src/store/store.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedisCluster } from '../helpers/redis-contract.js';
 
 // Fixtures -------------------------------------------------------------------------------------------------
 
@@ -408,3 +409,6 @@ describe('against a private redis-server', () => {
     open: () => RedisStore.connect({ url: server.url, keyPrefix: `contract-${(n += 1)}:` }),
   });
 });
+
+// The same contract through the cluster client, on a real three-master Redis Cluster.
+onRedisCluster('against a redis cluster', (connect) => storeContract('redis cluster', { open: connect }));
