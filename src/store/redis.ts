@@ -403,6 +403,10 @@ export class RedisStore implements Store {
   #client: Client;
   #closed = false;
   readonly #prefix: string;
+  /** The identity keys' prefix (principals, tokens): `familyPrefix('id')`. */
+  readonly #idPrefix: string;
+  /** The configured prefix without a trailing ':', the base of every family's hash tag on a cluster. */
+  readonly #base: string;
   /** On a cluster: every key carries the prefix's hash tag, and keyless commands are routed by it. */
   readonly #cluster: boolean;
   readonly #commandTimeoutMs: number;
@@ -414,7 +418,11 @@ export class RedisStore implements Store {
     this.#client = client;
     this.#options = options;
     this.#cluster = (options.clusterNodes?.length ?? 0) > 0;
-    this.#prefix = this.#cluster ? clusterPrefix(options.keyPrefix ?? 'pc:') : (options.keyPrefix ?? 'pc:');
+    const configured = options.keyPrefix ?? 'pc:';
+    this.#prefix = this.#cluster ? clusterPrefix(configured) : configured;
+    // An operator's own {tag} in the prefix means: everything in that one slot, no families.
+    this.#base = /\{[^}]+\}/.test(configured) ? '' : configured.replace(/:$/, '') || 'pc';
+    this.#idPrefix = this.familyPrefix('id');
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
   }
@@ -437,7 +445,7 @@ export class RedisStore implements Store {
   }
 
   #key(namespace: string, id: string): string {
-    return `${this.#prefix}${namespace}:${id}`;
+    return `${this.#idPrefix}${namespace}:${id}`;
   }
 
   #principalKeys(id: string): string[] {
@@ -486,9 +494,34 @@ export class RedisStore implements Store {
     });
   }
 
-  /** The key prefix, for capabilities that keep their own keys beside the store's (jobs). */
+  /**
+   * The prefix of the money keys: the meter's, the receipts', the receipt log's and the jobs' (their scripts
+   * run as riders of the meter's, and every settlement sequences a leaf of the one log, so on a cluster they
+   * all share this one hash tag, `{pc}:`).
+   */
   get keyPrefix(): string {
     return this.#prefix;
+  }
+
+  /**
+   * The prefix of a family of keys that no script shares with another family (a capability's own keys,
+   * or the store's identity keys, `id`). On one primary it is `keyPrefix`, so the layout there is the
+   * same as ever; on a cluster it is the family's own hash tag, `{pc:<family>}:`, so each family's scripts
+   * stay single-slot while the families spread over the masters. A family's scripts may build further keys
+   * from this prefix (listings, indexes): they stay in its slot.
+   */
+  familyPrefix(family: string): string {
+    return this.#cluster && this.#base !== '' ? `{${this.#base}:${family}}:` : this.#prefix;
+  }
+
+  /**
+   * The prefix of one principal's keys of a family whose every script touches one principal only (TOTP): on
+   * a cluster, `{pc:<family>:<principal id>}:`, so principals spread over every slot. The tag ends at the
+   * first `}`, which an id may contain: still the same slot for all of that principal's keys, since they
+   * share the whole prefix.
+   */
+  principalPrefix(family: string, principalId: string): string {
+    return this.#cluster && this.#base !== '' ? `{${this.#base}:${family}:${principalId}}:` : this.#prefix;
   }
 
   /**
@@ -542,7 +575,7 @@ export class RedisStore implements Store {
       this.#key('t', token.id),
       this.#key('th', token.hash),
       this.#key('pt', token.principalId),
-      `${this.#prefix}tv1`,
+      `${this.#idPrefix}tv1`,
     ];
     const args = [token.id, JSON.stringify(doc), token.principalId, revokedAt ?? '', token.format];
     const stored = await this.#call('putToken', (c) => c.pcPutToken(keys, args));
@@ -551,8 +584,8 @@ export class RedisStore implements Store {
   }
 
   async identify(tokenHash: string): Promise<Identity | null> {
-    const keys = [this.#key('th', tokenHash), `${this.#prefix}legacy-revoked`];
-    const reply = await this.#call('identify', (c) => c.pcIdentify(keys, [this.#prefix]));
+    const keys = [this.#key('th', tokenHash), `${this.#idPrefix}legacy-revoked`];
+    const reply = await this.#call('identify', (c) => c.pcIdentify(keys, [this.#idPrefix]));
     if (reply === null) return null;
     const [doc, revokedAt, legacyRevoked, principal] = asArray(reply);
     const decoded = decodePrincipal(principal ?? null);
@@ -562,7 +595,7 @@ export class RedisStore implements Store {
 
   async listTokens(principalId: string): Promise<TokenRecord[]> {
     const keys = [this.#key('pt', principalId)];
-    const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#prefix]));
+    const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#idPrefix]));
     return asArray(reply).map((pair) => {
       const [doc, revokedAt] = asArray(pair);
       return decodeToken(doc, revokedAt);
@@ -577,8 +610,8 @@ export class RedisStore implements Store {
   }
 
   async revokeLegacyTokens(at: string): Promise<number> {
-    const keys = [`${this.#prefix}tv1`, `${this.#prefix}legacy-revoked`];
-    const args = [this.#prefix, at];
+    const keys = [`${this.#idPrefix}tv1`, `${this.#idPrefix}legacy-revoked`];
+    const args = [this.#idPrefix, at];
     const count = await this.#call('revokeLegacyTokens', (c) => c.pcRevokeLegacy(keys, args), this.#bulkTimeoutMs);
     if (typeof count !== 'number') throw new TypeError(`unexpected store reply: ${typeof count}`);
     return count;
@@ -597,7 +630,7 @@ export class RedisStore implements Store {
   }
 
   async getReceipt(id: string): Promise<Receipt | null> {
-    const reply = await this.#call('getReceipt', (c) => c.get(this.#key('r', id)));
+    const reply = await this.#call('getReceipt', (c) => c.get(`${this.#prefix}r:${id}`));
     return reply === null ? null : parseJson<Receipt>(reply);
   }
 
