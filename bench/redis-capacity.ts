@@ -10,8 +10,9 @@
  *   settle     the charge, the receipt and its leaf in the receipt log (money family)
  *
  * (The gateway also creates and ends the call's job in the reserve and settle scripts, as riders: larger
- * scripts in the same slot, not more of them.) Reported: calls per second at the given concurrency, and
- * each Redis node's CPU per call (INFO cpu, user + sys) — which node a cluster loads, and by how much.
+ * scripts in the same slot, not more of them.) Reported: calls per second at the given concurrency, the
+ * driving process's CPU per call (the Redis client's share of a gateway's CPU), and each Redis node's CPU
+ * per call (INFO cpu, user + sys) — which node a cluster loads, and by how much.
  *
  *   npx tsx bench/redis-capacity.ts [seconds per run, default 8] [concurrency, default 64]
  *
@@ -76,6 +77,7 @@ async function drive(label: string, store: RedisStore, ports: number[]): Promise
     }));
   };
   const cpuBefore = ports.map(cpuSeconds);
+  const clientBefore = process.cpuUsage();
   const started = Date.now();
   const end = started + SECONDS * 1000;
   let done = 0;
@@ -88,9 +90,10 @@ async function drive(label: string, store: RedisStore, ports: number[]): Promise
     }),
   );
   const elapsed = (Date.now() - started) / 1000;
+  const client = process.cpuUsage(clientBefore);
   const cpu = ports.map((p, k) => cpuSeconds(p) - cpuBefore[k]!);
   const total = cpu.reduce((a, b) => a + b, 0);
-  console.log(`${label}: ${Math.round(done / elapsed)} calls/s (${done} calls, concurrency ${CONCURRENCY})`);
+  console.log(`${label}: ${Math.round(done / elapsed)} calls/s (${done} calls, concurrency ${CONCURRENCY}), client ${((client.user + client.system) / done).toFixed(0)} µs CPU per call`);
   ports.forEach((p, k) => {
     const share = total > 0 ? Math.round((100 * cpu[k]!) / total) : 0;
     console.log(`  node :${p}  ${((1e6 * cpu[k]!) / done).toFixed(0)} µs CPU per call  (${share} % of the Redis CPU)`);

@@ -8,15 +8,22 @@
  * Scripts are sent by SHA and node-redis re-sends the source on NOSCRIPT, so a server restart or SCRIPT
  * FLUSH costs one extra trip, never an error.
  *
- * One primary (`url`) or a Redis Cluster (`clusterNodes`, node-redis' cluster client). Several scripts
- * derive keys from stored data (`identify` goes hash -> token -> principal) and the receipt write sequences
- * a leaf of the one receipt log (a deployment-wide singleton) in the same step as the money, so on a
- * cluster every key of the store and of the capabilities beside it must live in one slot: the prefix
- * itself carries the hash tag (`pc:` becomes `{pc}:`, see `clusterPrefix`), which makes every script
- * single-slot without changing a script or the one-primary layout. What that costs and what sharding by
- * principal would take: docs/operators.md, "Redis Cluster".
+ * One primary (`url`) or a Redis Cluster (`clusterNodes`, node-redis' cluster client). A cluster runs a
+ * script only when all its keys are in one slot, so keys go in families that no script crosses, each
+ * family under its own hash tag on a cluster (on one primary every family is under the plain prefix, the
+ * layout it always had):
+ *   money     `keyPrefix`, `{pc}:`  the meter, receipts, the receipt log, jobs. One slot: a settlement
+ *             charges, stores the receipt and sequences its leaf in the deployment's one receipt log in one
+ *             script, and a job's creation and end ride in the meter's scripts — so the log, a global
+ *             singleton, pins the money of every principal to one master
+ *   identity  `familyPrefix('id')`, `{pc:id}:`  principals and tokens below (identify derives the token and
+ *             principal keys from the hash index, inside the family)
+ *   others    each capability its own: `{pc:ses}:`, `{pc:pk}:`, ... (familyPrefix), and TOTP by principal,
+ *             `{pc:totp:<principal>}:` (principalPrefix)
+ * docs/operators.md ("Redis Cluster") says what this spreads, what it does not, and what sharding the money
+ * by principal would take.
  *
- * Layout (all under a configurable prefix, default `pc:`):
+ * Layout (under a configurable prefix, default `pc:`; identity keys under `familyPrefix('id')`):
  *   p:<id>     hash  doc (principal JSON minus rung/aup/scopes), rung (JSON), aup (JSON)
  *   ps:<id>    hash  scope id -> scope JSON
  *   po:<id>    list  scope ids in approval order (a hash has no order; a re-approval keeps its place)
@@ -343,8 +350,9 @@ function makeClient(options: RedisStoreOptions) {
 }
 
 /**
- * The key prefix on a cluster: a hash tag, so every key of the deployment lands in one slot (see the
- * module comment). `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is.
+ * The money keys' prefix on a cluster: a hash tag, so they all land in one slot (see the module comment).
+ * `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is (and then every family
+ * shares it: an operator's way to put the whole deployment in one slot).
  */
 export function clusterPrefix(prefix: string): string {
   return /\{[^}]+\}/.test(prefix) ? prefix : `{${prefix.replace(/:$/, '') || 'pc'}}:`;
@@ -530,7 +538,8 @@ export class RedisStore implements Store {
    */
   async runScript(operation: string, script: LuaScript, scriptKeys: string[], args: string[]): Promise<Reply> {
     // A script that names no key (it builds its keys from the prefix) still has to reach the master of the
-    // prefix's slot on a cluster: the prefix itself, as an unused KEYS[1], routes it there.
+    // money keys' slot on a cluster: the prefix itself, as an unused KEYS[1], routes it there. (Only money
+    // scripts are keyless; a family's script names at least one of its keys.)
     const keys = this.#cluster && scriptKeys.length === 0 ? [this.#prefix] : scriptKeys;
     return this.#call(operation, async (c) => {
       try {
