@@ -66,6 +66,14 @@ describe('two gateways on a redis cluster', function () {
     for (const i of leaves) expect(i).to.be.a('number').and.at.least(0);
   });
 
+  it('spreads the deployment over more than one master, the money on one', async () => {
+    const counts = await Promise.all(cluster.servers.map(async (s) => Number((await cluster.cli(s.port, 'DBSIZE')).trim())));
+    expect(counts.filter((n) => n > 0).length, `keys per master: ${counts.join(', ')}`).to.be.at.least(2);
+    // The money keys share one slot (docs/operators.md, "Redis Cluster"): its master holds the most.
+    const money = await cluster.masterOf('{pc}:');
+    expect(counts[cluster.servers.indexOf(money)]).to.equal(Math.max(...counts));
+  });
+
   it('sees a revocation made on one gateway on the other from the next request', async () => {
     const p = await a.principal();
     await a.admin('POST', `/principals/${enc(p.id)}/credits`, { microUSD: 10 * WORST });
