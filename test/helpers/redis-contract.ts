@@ -28,6 +28,12 @@ function onPrimary(title: string, suite: (connect: () => Promise<RedisStore>) =>
 /** One cluster per test process, shared by every suite (each store has its own prefix, hence its own slot). */
 let shared: Promise<RedisCluster> | null = null;
 
+/** The run's shared cluster, started on first use (allow it a minute). */
+export function sharedCluster(): Promise<RedisCluster> {
+  shared ??= startRedisCluster();
+  return shared;
+}
+
 /**
  * The same, against a real Redis Cluster (three masters, test/helpers/redis-cluster.ts) through the store's
  * cluster client: the suite's scripts must all be single-slot and reach the right master. The cluster is
@@ -39,8 +45,7 @@ export function onRedisCluster(title: string, suite: (connect: () => Promise<Red
     let cluster: RedisCluster;
     before(async function () {
       this.timeout(60_000);
-      shared ??= startRedisCluster();
-      cluster = await shared;
+      cluster = await sharedCluster();
     });
     suite(() => RedisStore.connect({ clusterNodes: cluster.seeds, keyPrefix: `k${clusterStores++}:` }));
   });
