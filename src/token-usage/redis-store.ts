@@ -1,5 +1,6 @@
 /**
- * Token last-use times in Redis, on the store's connection. Layout under the prefix (familyPrefix('tu') on a cluster, store/redis.ts):
+ * Token last-use times in Redis, on the store's connection.
+ * Layout under the prefix (familyPrefix('tu') on a cluster, store/redis.ts):
  *   tu:<tokenId>   string  ISO-8601 time of the last reported use (only ever moves forward)
  */
 import { luaScript, type RedisStore } from '../store/redis.js';

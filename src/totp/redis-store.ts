@@ -1,5 +1,6 @@
 /**
- * TOTP enrolments in Redis, on the store's connection. Layout under the prefix (principalPrefix('totp', principal): one principal's tag on a cluster, store/redis.ts):
+ * TOTP enrolments in Redis, on the store's connection.
+ * Layout under the prefix (on a cluster principalPrefix('totp', id), that principal's own tag):
  *   totp:<principalId>    hash    secret, state, lastStep, createdAt
  *   totpr:<principalId>   set     SHA-256 hashes of unused recovery codes
  *   totpf:<principalId>   hash    n (wrong codes), until (ms); expires with its window

@@ -1,5 +1,6 @@
 /**
- * Wallet accounts in Redis, beside the store's keys and on its connection. Layout under the prefix (familyPrefix('wa') on a cluster, store/redis.ts):
+ * Wallet accounts in Redis, beside the store's keys and on its connection.
+ * Layout under the prefix (familyPrefix('wa') on a cluster, store/redis.ts):
  *   wa:<key>            string  the principal id the account signs in to (set once, never expires)
  *   wap:<principalId>   set     the keys of the principal's accounts (for the link hint)
  * Linking is one script: SET NX, and on success SADD, then GET; so racing first sign-ins agree on one
