@@ -335,9 +335,13 @@ function makeCluster(options: RedisStoreOptions, nodes: string[]) {
   const scheme = base?.protocol === 'rediss:' ? 'rediss' : 'redis';
   const auth = base && base.username !== '' ? { username: decodeURIComponent(base.username) } : {};
   const password = base && base.password !== '' ? { password: decodeURIComponent(base.password) } : {};
+  const { commandOptions, ...node } = nodeOptions(options);
   return createCluster({
-    rootNodes: nodes.map((node) => ({ url: `${scheme}://${node}` })),
-    defaults: { ...nodeOptions(options), ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...nodeOptions(options).socket, tls: true as const } } : {}) },
+    rootNodes: nodes.map((n) => ({ url: `${scheme}://${n}` })),
+    defaults: { ...node, ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...node.socket, tls: true as const } } : {}) },
+    // A cluster-level option (node-redis drops it from `defaults`): without it every command gets the
+    // 5 s AbortSignal.timeout that nodeOptions turns off for one primary.
+    commandOptions,
     scripts: SCRIPTS,
   });
 }
