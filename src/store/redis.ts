@@ -446,12 +446,22 @@ export class RedisStore implements Store {
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     const client = makeClient(options);
     const budget = options.connectTimeoutMs ?? 3000;
+    // The cluster client's own rejection only says no root node would do; the reason (refused, "cluster
+    // support disabled", a bad password) came as an 'error' event, so the startup error carries the last one.
+    let lastError: string | null = null;
+    const remember = (err: Error): void => {
+      lastError = errorMessage(err);
+    };
+    client.on('error', remember);
     try {
       await withDeadline(client.connect().then(() => undefined), budget);
     } catch (err) {
       client.destroy();
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
-      throw new StoreUnavailable(`cannot reach redis: ${why}`, { cause: err });
+      const reason = lastError !== null && lastError !== why ? ` (${lastError})` : '';
+      throw new StoreUnavailable(`cannot reach redis: ${why}${reason}`, { cause: err });
+    } finally {
+      client.off('error', remember);
     }
     return new RedisStore(client, options);
   }
