@@ -512,7 +512,10 @@ export class RedisStore implements Store {
     this.#client = fresh;
     stale.destroy();
     fresh.connect().catch(() => {
-      // Only a destroy/close ends the retry loop; the error events already went to onError.
+      // One primary's client retries by itself until destroyed (the error events already went to onError).
+      // A cluster client whose first discovery fails (every node refused) gives up for good: try a fresh
+      // one a little later, until one connects or the store is closed.
+      if (isCluster(fresh)) setTimeout(() => this.#reset(fresh), RECONNECT_CLUSTER_MS).unref();
     });
   }
 
@@ -674,6 +677,9 @@ export class RedisStore implements Store {
     }
   }
 }
+
+/** Pause before a cluster client that could not discover the cluster is replaced by another attempt. */
+const RECONNECT_CLUSTER_MS = 500;
 
 class DeadlineExceeded extends Error {}
 

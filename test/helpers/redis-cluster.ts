@@ -40,6 +40,8 @@ export interface RedisCluster {
   masterOf(key: string): Promise<RedisServer>;
   /** The replica of that master (clusters started with replicas). */
   replicaOf(master: RedisServer): Promise<RedisServer>;
+  /** Resolves once every live node sees `cluster_state:ok` (after a restart of nodes). */
+  waitForOk(): Promise<void>;
   /** Resolves once the node on `port` is a master, and every live node sees the cluster ok. */
   waitForPromotion(port: number): Promise<void>;
   stop(): Promise<void>;
@@ -143,6 +145,15 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
       const replica = servers.find((s) => s.port === topology.find((n) => n.masterId === id)?.port);
       if (!replica) throw new Error(`redis cluster: the master on ${master.port} has no replica`);
       return replica;
+    },
+    async waitForOk() {
+      await until('cluster ok again', async () => {
+        for (const s of servers) {
+          if (!(await alive(s))) continue;
+          if (!(await cli(s.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+        }
+        return true;
+      });
     },
     async waitForPromotion(port) {
       await until(`node ${port} promoted, cluster ok`, async () => {
