@@ -149,8 +149,10 @@ build_tlogcheck() { # version workdir
   )
 }
 
-# The store's tests start real redis-server processes; the page tests drive Debian's Chromium.
+# The store's tests start real redis-server processes (and join some into a Redis Cluster with redis-cli,
+# which Debian ships in redis-tools); the page tests drive Debian's Chromium.
 ensure_apt redis-server redis-server
+ensure_apt redis-cli redis-tools
 ensure_apt chromium chromium fonts-dejavu-core
 ensure_client_venv
 ensure_fuzz_venv

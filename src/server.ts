@@ -111,7 +111,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
   const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
   const store = await createStore(
-    cfg.store.kind === 'redis' ? { kind: 'redis', url: cfg.store.url, ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}) } : cfg.store,
+    cfg.store.kind === 'redis'
+      ? {
+          kind: 'redis',
+          ...(cfg.store.url ? { url: cfg.store.url } : {}),
+          ...(cfg.store.nodes ? { clusterNodes: cfg.store.nodes } : {}),
+          ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
+        }
+      : cfg.store,
   );
   // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
   // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.

@@ -1,6 +1,6 @@
 /**
  * The billing store in Redis, beside the store's keys and on its connection (its deadlines, its
- * fail-closed behaviour). Layout under the store's prefix:
+ * fail-closed behaviour). Layout under the prefix (familyPrefix('bk') on a cluster, store/redis.ts):
  *   be:<eventId>              string  the outcome of an applied webhook event (SET NX: the first stands)
  *   bc:<principal>            string  the principal's Stripe customer id (SET NX)
  *   bcx:<customer>            string  the principal of a customer id
@@ -98,7 +98,7 @@ export class RedisBillingStore implements BillingStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#p = store.keyPrefix;
+    this.#p = store.familyPrefix('bk');
   }
 
   #run(op: string, script: ReturnType<typeof luaScript>, keys: string[], args: string[] = []): Promise<unknown> {

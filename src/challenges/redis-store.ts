@@ -1,5 +1,6 @@
 /**
- * Challenges in Redis, on the store's connection. Layout under the prefix:
+ * Challenges in Redis, on the store's connection.
+ * Layout under the prefix (familyPrefix('ch') on a cluster, store/redis.ts):
  *   ch:<kind>:<key>   string  the challenge JSON; PX until its end (plus a minute of slack for clock skew)
  * `put` is SET NX; `take` is GETDEL: of two instances taking the same challenge, one gets it.
  */
@@ -23,7 +24,7 @@ export class RedisChallengeStore implements ChallengeStore {
   }
 
   #key(kind: string, key: string): string {
-    return `${this.#store.keyPrefix}ch:${kind}:${key}`;
+    return `${this.#store.familyPrefix('ch')}ch:${kind}:${key}`;
   }
 
   async put(kind: string, key: string, challenge: StoredChallenge, now: number): Promise<boolean> {

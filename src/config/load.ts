@@ -46,9 +46,12 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     if (env[`PORTCULLIS_${name}_PORT`] !== undefined) listener['port'] = port(`PORTCULLIS_${name}_PORT`);
     if (env[`PORTCULLIS_${name}_URL`]) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
   }
-  if (env['REDIS_URL']) {
+  // REDIS_CLUSTER_NODES selects a cluster (REDIS_URL then lends it only credentials and TLS); REDIS_URL alone,
+  // one primary. An empty or malformed node list fails the schema check, as a bad file would.
+  if (env['REDIS_URL'] || env['REDIS_CLUSTER_NODES'] !== undefined) {
     const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
-    doc['store'] = { kind: 'redis', url: env['REDIS_URL'], ...(prefix ? { prefix } : {}) };
+    const nodes = env['REDIS_CLUSTER_NODES']?.split(',').map((n) => n.trim());
+    doc['store'] = { kind: 'redis', ...(env['REDIS_URL'] ? { url: env['REDIS_URL'] } : {}), ...(nodes ? { nodes } : {}), ...(prefix ? { prefix } : {}) };
   }
   if (env['PORTCULLIS_SMART_ACCOUNT_RPC_URL']) {
     const wallet = (doc['wallet'] ??= {}) as Record<string, Record<string, unknown>>;

@@ -1,6 +1,7 @@
 /**
  * Jobs in Redis, beside the store's keys and on its connection (so they share its deadlines and its
- * fail-closed behaviour). Layout under the store's prefix:
+ * fail-closed behaviour). Layout under the store's prefix (`keyPrefix`: on a cluster the money slot, since
+ * a job's creation and end ride in the meter's scripts; store/redis.ts):
  *   j:<jobId>          hash   status, owner, doc (the job JSON as created), and p:<field> (a top-level field
  *                             changed since, as JSON); a read overlays the p: fields and status on the doc;
  *                             a job created in its reservation's script also keeps `rsv`, what that script

@@ -1,5 +1,6 @@
 /**
- * Passkeys in Redis, on the store's connection. Layout under the prefix:
+ * Passkeys in Redis, on the store's connection.
+ * Layout under the prefix (familyPrefix('pk') on a cluster, store/redis.ts):
  *   pk:<credentialId>    string  the record JSON
  *   pkp:<principalId>    list    credential ids in registration order
  * `add` is one script (SET NX and the index together); `advance` is one compare-and-set script.
@@ -49,7 +50,7 @@ export class RedisPasskeyStore implements PasskeyStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#prefix = store.keyPrefix;
+    this.#prefix = store.familyPrefix('pk');
   }
 
   async add(passkey: PasskeyRecord): Promise<boolean> {

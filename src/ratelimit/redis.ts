@@ -37,7 +37,9 @@ export class RedisRateLimiter implements RateLimiter {
   async hit(name: string, subject: string, limit: number, windowMs: number, cost = 1): Promise<Verdict> {
     const { current, elapsedMs } = windows(this.#now(), windowMs);
     const tag = createHash('sha256').update(`${name}\u0000${subject}`).digest('base64url').slice(0, 22);
-    const key = (w: number) => `${this.#store.keyPrefix}rl:{${tag}}:${windowMs}:${w}`;
+    // One subject's two windows share a slot; on a cluster, subjects spread over every slot (store/redis.ts).
+    const prefix = this.#store.principalPrefix('rl', tag);
+    const key = (w: number) => `${prefix}rl:${tag}:${windowMs}:${w}`;
     const [allowed, cur, prev] = (await this.#store.runScript('ratelimit.hit', HIT, [key(current), key(current - 1)], [
       String(limit),
       String(windowMs),

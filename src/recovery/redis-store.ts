@@ -1,5 +1,6 @@
 /**
- * Recovery in Redis, on the store's connection. Layout under the prefix:
+ * Recovery in Redis, on the store's connection.
+ * Layout under the prefix (familyPrefix('rk') on a cluster, store/redis.ts):
  *   rk:<principalId>    string  the recovery key JSON (public key, secret hash or null, created)
  *   rkp:<publicKey>     string  the principal id of that public key
  *   rp:<principalId>    string  the pending recovery JSON
@@ -44,7 +45,7 @@ export class RedisRecoveryStore implements RecoveryStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#prefix = store.keyPrefix;
+    this.#prefix = store.familyPrefix('rk');
   }
 
   async #get<T>(key: string): Promise<T | null> {

@@ -1,6 +1,6 @@
 /**
  * The review list in Redis, beside the store's keys and on its connection (its deadlines, its fail-closed
- * behaviour). Layout under the store's prefix:
+ * behaviour). Layout under the prefix (familyPrefix('rv') on a cluster, store/redis.ts):
  *   rv:<callId>   string  the entry JSON, written once (SET NX)
  *   rvd:<day>     zset    call ids of the day's entries, scored by time (ms)
  * Recording is one script (entry and index together); listing is one read-only script (count, page, and the
@@ -32,7 +32,7 @@ export class RedisReviewStore implements ReviewStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#prefix = store.keyPrefix;
+    this.#prefix = store.familyPrefix('rv');
   }
 
   async record(entry: ReviewEntry): Promise<void> {

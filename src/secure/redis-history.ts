@@ -1,5 +1,6 @@
 /**
- * The version history in Redis, beside the store's keys and on its connection. Layout under the prefix:
+ * The version history in Redis, beside the store's keys and on its connection.
+ * Layout under the prefix (familyPrefix('dh') on a cluster, store/redis.ts):
  *   dh    hash  "<document> <sha256>" -> {document, version, sha256} JSON, written once (HSETNX)
  *   dht   hash  "<document> <sha256>" -> ISO time it first went live; only ever moved earlier
  * One script records and reads back (ISO-8601 UTC times of one format compare as strings).
@@ -37,7 +38,7 @@ export class RedisHistoryStore implements HistoryStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#keys = [`${store.keyPrefix}dh`, `${store.keyPrefix}dht`];
+    this.#keys = [`${store.familyPrefix('dh')}dh`, `${store.familyPrefix('dh')}dht`];
   }
 
   async record(refs: readonly DocumentRef[], at: string): Promise<DocumentVersion[]> {

@@ -1,6 +1,7 @@
 /**
  * Sessions in Redis, beside the store's keys and on its connection (its deadlines, its fail-closed
- * behaviour: Redis down means no session resolves, 503 `store-unavailable`). Layout under the prefix:
+ * behaviour: Redis down means no session resolves, 503 `store-unavailable`).
+ * Layout under the prefix (familyPrefix('ses') on a cluster, store/redis.ts):
  *   ses:<hash>           hash  p (principal), m (method), s (state), c, l, e (created, last seen, expires; ms)
  *                              — expires by itself at the earlier of its idle and absolute ends
  *   sesp:<principalId>   set   hashes of the principal's sessions, for "sign out everywhere"
@@ -69,7 +70,7 @@ export class RedisSessionStore implements SessionStore {
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#prefix = store.keyPrefix;
+    this.#prefix = store.familyPrefix('ses');
   }
 
   #session(hash: string): string {

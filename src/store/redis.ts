@@ -6,10 +6,24 @@
  * client's write lands in the middle: `setRung` and `putScope` cannot lose each other's update) and costs
  * one round trip (`identify` resolves hash -> token -> principal -> scopes -> legacy flag in one EVALSHA).
  * Scripts are sent by SHA and node-redis re-sends the source on NOSCRIPT, so a server restart or SCRIPT
- * FLUSH costs one extra trip, never an error. `identify` and `listTokens` derive keys from stored data,
- * which Redis Cluster forbids: this store targets a single primary (with replicas/Sentinel), not a cluster.
+ * FLUSH costs one extra trip, never an error.
  *
- * Layout (all under a configurable prefix, default `pc:`):
+ * One primary (`url`) or a Redis Cluster (`clusterNodes`, node-redis' cluster client). A cluster runs a
+ * script only when all its keys are in one slot, so keys go in families that no script crosses, each
+ * family under its own hash tag on a cluster (on one primary every family is under the plain prefix, the
+ * layout it always had):
+ *   money     `keyPrefix`, `{pc}:`  the meter, receipts, the receipt log, jobs. One slot: a settlement
+ *             charges, stores the receipt and sequences its leaf in the deployment's one receipt log in one
+ *             script, and a job's creation and end ride in the meter's scripts — so the log, a global
+ *             singleton, pins the money of every principal to one master
+ *   identity  `familyPrefix('id')`, `{pc:id}:`  principals and tokens below (identify derives the token and
+ *             principal keys from the hash index, inside the family)
+ *   others    each capability its own: `{pc:ses}:`, `{pc:pk}:`, ... (familyPrefix), and TOTP by principal,
+ *             `{pc:totp:<principal>}:` (principalPrefix)
+ * docs/operators.md ("Redis Cluster") says what this spreads, what it does not, and what sharding the money
+ * by principal would take.
+ *
+ * Layout (under a configurable prefix, default `pc:`; identity keys under `familyPrefix('id')`):
  *   p:<id>     hash  doc (principal JSON minus rung/aup/scopes), rung (JSON), aup (JSON)
  *   ps:<id>    hash  scope id -> scope JSON
  *   po:<id>    list  scope ids in approval order (a hash has no order; a re-approval keeps its place)
@@ -30,7 +44,7 @@
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
 import { createHash } from 'node:crypto';
-import { createClient, defineScript, ErrorReply, type CommandParser } from 'redis';
+import { createClient, createCluster, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import { LOG_FN } from '../receipts/log-lua.js';
 import { storableReceipt } from '../receipts/canonical.js';
@@ -48,9 +62,17 @@ import {
 } from './store.js';
 
 export interface RedisStoreOptions {
-  /** `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
-  url: string;
-  /** Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. */
+  /** One primary: `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
+  url?: string;
+  /**
+   * A Redis Cluster instead: `host:port` of some of its nodes (the client discovers the rest). Credentials
+   * and TLS, when needed, come from `url`'s scheme, user and password, applied to every node.
+   */
+  clusterNodes?: string[];
+  /**
+   * Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. On a
+   * cluster it is made a hash tag (`clusterPrefix`) unless it already holds one.
+   */
   keyPrefix?: string;
   /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
   commandTimeoutMs?: number;
@@ -280,9 +302,9 @@ const SCRIPTS = {
   pcListReceipts: script(LUA.listReceipts, 1, true),
 };
 
-function makeClient(options: RedisStoreOptions) {
-  const client = createClient({
-    url: options.url,
+/** What a node connection needs, whether it is the one primary or one node of a cluster. */
+function nodeOptions(options: RedisStoreOptions) {
+  return {
     // Without this, commands issued while disconnected wait (forever) for a reconnect.
     disableOfflineQueue: true,
     // No per-command `timeout` (node-redis 6 defaults it to 5 s; 0 turns it off): it builds an
@@ -296,14 +318,53 @@ function makeClient(options: RedisStoreOptions) {
       reconnectStrategy: (retries: number) =>
         Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
     },
+  };
+}
+
+function makeSingle(options: RedisStoreOptions) {
+  return createClient({ url: options.url, ...nodeOptions(options), scripts: SCRIPTS });
+}
+
+/**
+ * node-redis' cluster client: it learns the slot map from the root nodes, sends each command to the master
+ * of its first key's slot, follows MOVED/ASK, and re-learns the map when a node fails (a promoted replica
+ * takes over). Node credentials and TLS are the `url`'s, given to every discovered node as `defaults`.
+ */
+function makeCluster(options: RedisStoreOptions, nodes: string[]) {
+  const base = options.url ? new URL(options.url) : null;
+  const scheme = base?.protocol === 'rediss:' ? 'rediss' : 'redis';
+  const auth = base && base.username !== '' ? { username: decodeURIComponent(base.username) } : {};
+  const password = base && base.password !== '' ? { password: decodeURIComponent(base.password) } : {};
+  const { commandOptions, ...node } = nodeOptions(options);
+  return createCluster({
+    rootNodes: nodes.map((n) => ({ url: `${scheme}://${n}` })),
+    defaults: { ...node, ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...node.socket, tls: true as const } } : {}) },
+    // A cluster-level option (node-redis drops it from `defaults`): without it every command gets the
+    // 5 s AbortSignal.timeout that nodeOptions turns off for one primary.
+    commandOptions,
     scripts: SCRIPTS,
   });
+}
+
+function makeClient(options: RedisStoreOptions) {
+  const client = options.clusterNodes && options.clusterNodes.length > 0 ? makeCluster(options, options.clusterNodes) : makeSingle(options);
   // Without a listener an 'error' event (each failed reconnect) would crash the process.
   client.on('error', (err: Error) => options.onError?.(err));
   return client;
 }
 
+/**
+ * The money keys' prefix on a cluster: a hash tag, so they all land in one slot (see the module comment).
+ * `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is (and then every family
+ * shares it: an operator's way to put the whole deployment in one slot).
+ */
+export function clusterPrefix(prefix: string): string {
+  return /\{[^}]+\}/.test(prefix) ? prefix : `{${prefix.replace(/:$/, '') || 'pc'}}:`;
+}
+
 type Client = ReturnType<typeof makeClient>;
+type ClusterClient = ReturnType<typeof makeCluster>;
+const isCluster = (c: Client): c is ClusterClient => 'masters' in c;
 
 // Decoding -------------------------------------------------------------------------------------------------
 
@@ -354,6 +415,12 @@ export class RedisStore implements Store {
   #client: Client;
   #closed = false;
   readonly #prefix: string;
+  /** The identity keys' prefix (principals, tokens): `familyPrefix('id')`. */
+  readonly #idPrefix: string;
+  /** The configured prefix without a trailing ':', the base of every family's hash tag on a cluster. */
+  readonly #base: string;
+  /** On a cluster: every key carries the prefix's hash tag, and keyless commands are routed by it. */
+  readonly #cluster: boolean;
   readonly #commandTimeoutMs: number;
   readonly #bulkTimeoutMs: number;
 
@@ -362,7 +429,12 @@ export class RedisStore implements Store {
   private constructor(client: Client, options: RedisStoreOptions) {
     this.#client = client;
     this.#options = options;
-    this.#prefix = options.keyPrefix ?? 'pc:';
+    this.#cluster = (options.clusterNodes?.length ?? 0) > 0;
+    const configured = options.keyPrefix ?? 'pc:';
+    this.#prefix = this.#cluster ? clusterPrefix(configured) : configured;
+    // An operator's own {tag} in the prefix means: everything in that one slot, no families.
+    this.#base = /\{[^}]+\}/.test(configured) ? '' : configured.replace(/:$/, '') || 'pc';
+    this.#idPrefix = this.familyPrefix('id');
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
   }
@@ -374,18 +446,28 @@ export class RedisStore implements Store {
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     const client = makeClient(options);
     const budget = options.connectTimeoutMs ?? 3000;
+    // The cluster client's own rejection only says no root node would do; the reason (refused, "cluster
+    // support disabled", a bad password) came as an 'error' event, so the startup error carries the last one.
+    let lastError: string | null = null;
+    const remember = (err: Error): void => {
+      lastError = errorMessage(err);
+    };
+    client.on('error', remember);
     try {
-      await withDeadline(client.connect(), budget);
+      await withDeadline(client.connect().then(() => undefined), budget);
     } catch (err) {
       client.destroy();
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
-      throw new StoreUnavailable(`cannot reach redis: ${why}`, { cause: err });
+      const reason = lastError !== null && lastError !== why ? ` (${lastError})` : '';
+      throw new StoreUnavailable(`cannot reach redis: ${why}${reason}`, { cause: err });
+    } finally {
+      client.off('error', remember);
     }
     return new RedisStore(client, options);
   }
 
   #key(namespace: string, id: string): string {
-    return `${this.#prefix}${namespace}:${id}`;
+    return `${this.#idPrefix}${namespace}:${id}`;
   }
 
   #principalKeys(id: string): string[] {
@@ -430,20 +512,52 @@ export class RedisStore implements Store {
     this.#client = fresh;
     stale.destroy();
     fresh.connect().catch(() => {
-      // Only a destroy/close ends the retry loop; the error events already went to onError.
+      // One primary's client retries by itself until destroyed (the error events already went to onError).
+      // A cluster client whose first discovery fails (every node refused) gives up for good: try a fresh
+      // one a little later, until one connects or the store is closed.
+      if (isCluster(fresh)) setTimeout(() => this.#reset(fresh), RECONNECT_CLUSTER_MS).unref();
     });
   }
 
-  /** The key prefix, for capabilities that keep their own keys beside the store's (jobs). */
+  /**
+   * The prefix of the money keys: the meter's, the receipts', the receipt log's and the jobs' (their scripts
+   * run as riders of the meter's, and every settlement sequences a leaf of the one log, so on a cluster they
+   * all share this one hash tag, `{pc}:`).
+   */
   get keyPrefix(): string {
     return this.#prefix;
+  }
+
+  /**
+   * The prefix of a family of keys that no script shares with another family (a capability's own keys,
+   * or the store's identity keys, `id`). On one primary it is `keyPrefix`, so the layout there is the
+   * same as ever; on a cluster it is the family's own hash tag, `{pc:<family>}:`, so each family's scripts
+   * stay single-slot while the families spread over the masters. A family's scripts may build further keys
+   * from this prefix (listings, indexes): they stay in its slot.
+   */
+  familyPrefix(family: string): string {
+    return this.#cluster && this.#base !== '' ? `{${this.#base}:${family}}:` : this.#prefix;
+  }
+
+  /**
+   * The prefix of one principal's keys of a family whose every script touches one principal only (TOTP): on
+   * a cluster, `{pc:<family>:<principal id>}:`, so principals spread over every slot. The tag ends at the
+   * first `}`, which an id may contain: still the same slot for all of that principal's keys, since they
+   * share the whole prefix.
+   */
+  principalPrefix(family: string, principalId: string): string {
+    return this.#cluster && this.#base !== '' ? `{${this.#base}:${family}:${principalId}}:` : this.#prefix;
   }
 
   /**
    * Runs a Lua script of another capability (jobs) on this store's connection, under the same deadline and
    * failure mapping as the store's own calls. Sent by SHA; the source follows only after NOSCRIPT.
    */
-  async runScript(operation: string, script: LuaScript, keys: string[], args: string[]): Promise<Reply> {
+  async runScript(operation: string, script: LuaScript, scriptKeys: string[], args: string[]): Promise<Reply> {
+    // A script that names no key (it builds its keys from the prefix) still has to reach the master of the
+    // money keys' slot on a cluster: the prefix itself, as an unused KEYS[1], routes it there. (Only money
+    // scripts are keyless; a family's script names at least one of its keys.)
+    const keys = this.#cluster && scriptKeys.length === 0 ? [this.#prefix] : scriptKeys;
     return this.#call(operation, async (c) => {
       try {
         return (await c.evalSha(script.sha1, { keys, arguments: args })) as Reply;
@@ -487,7 +601,7 @@ export class RedisStore implements Store {
       this.#key('t', token.id),
       this.#key('th', token.hash),
       this.#key('pt', token.principalId),
-      `${this.#prefix}tv1`,
+      `${this.#idPrefix}tv1`,
     ];
     const args = [token.id, JSON.stringify(doc), token.principalId, revokedAt ?? '', token.format];
     const stored = await this.#call('putToken', (c) => c.pcPutToken(keys, args));
@@ -496,8 +610,8 @@ export class RedisStore implements Store {
   }
 
   async identify(tokenHash: string): Promise<Identity | null> {
-    const keys = [this.#key('th', tokenHash), `${this.#prefix}legacy-revoked`];
-    const reply = await this.#call('identify', (c) => c.pcIdentify(keys, [this.#prefix]));
+    const keys = [this.#key('th', tokenHash), `${this.#idPrefix}legacy-revoked`];
+    const reply = await this.#call('identify', (c) => c.pcIdentify(keys, [this.#idPrefix]));
     if (reply === null) return null;
     const [doc, revokedAt, legacyRevoked, principal] = asArray(reply);
     const decoded = decodePrincipal(principal ?? null);
@@ -507,7 +621,7 @@ export class RedisStore implements Store {
 
   async listTokens(principalId: string): Promise<TokenRecord[]> {
     const keys = [this.#key('pt', principalId)];
-    const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#prefix]));
+    const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#idPrefix]));
     return asArray(reply).map((pair) => {
       const [doc, revokedAt] = asArray(pair);
       return decodeToken(doc, revokedAt);
@@ -522,8 +636,8 @@ export class RedisStore implements Store {
   }
 
   async revokeLegacyTokens(at: string): Promise<number> {
-    const keys = [`${this.#prefix}tv1`, `${this.#prefix}legacy-revoked`];
-    const args = [this.#prefix, at];
+    const keys = [`${this.#idPrefix}tv1`, `${this.#idPrefix}legacy-revoked`];
+    const args = [this.#idPrefix, at];
     const count = await this.#call('revokeLegacyTokens', (c) => c.pcRevokeLegacy(keys, args), this.#bulkTimeoutMs);
     if (typeof count !== 'number') throw new TypeError(`unexpected store reply: ${typeof count}`);
     return count;
@@ -542,12 +656,13 @@ export class RedisStore implements Store {
   }
 
   async getReceipt(id: string): Promise<Receipt | null> {
-    const reply = await this.#call('getReceipt', (c) => c.get(this.#key('r', id)));
+    const reply = await this.#call('getReceipt', (c) => c.get(`${this.#prefix}r:${id}`));
     return reply === null ? null : parseJson<Receipt>(reply);
   }
 
   async ping(): Promise<void> {
-    await this.#call('ping', (c) => c.ping());
+    // On a cluster, the master of the deployment's slot: the node every call of this store goes to.
+    await this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping()));
   }
 
   async close(): Promise<void> {
@@ -562,6 +677,9 @@ export class RedisStore implements Store {
     }
   }
 }
+
+/** Pause before a cluster client that could not discover the cluster is replaced by another attempt. */
+const RECONNECT_CLUSTER_MS = 500;
 
 class DeadlineExceeded extends Error {}
 

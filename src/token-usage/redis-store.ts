@@ -1,5 +1,6 @@
 /**
- * Token last-use times in Redis, on the store's connection. Layout under the prefix:
+ * Token last-use times in Redis, on the store's connection.
+ * Layout under the prefix (familyPrefix('tu') on a cluster, store/redis.ts):
  *   tu:<tokenId>   string  ISO-8601 time of the last reported use (only ever moves forward)
  */
 import { luaScript, type RedisStore } from '../store/redis.js';
@@ -24,12 +25,12 @@ export class RedisTokenUsageStore implements TokenUsageStore {
   }
 
   async seen(tokenId: string, at: string): Promise<void> {
-    await this.#store.runScript('tokenUsage.seen', SEEN, [`${this.#store.keyPrefix}tu:${tokenId}`], [at]);
+    await this.#store.runScript('tokenUsage.seen', SEEN, [`${this.#store.familyPrefix('tu')}tu:${tokenId}`], [at]);
   }
 
   async lastUsed(tokenIds: string[]): Promise<Array<string | null>> {
     if (tokenIds.length === 0) return [];
-    const reply = (await this.#store.runScript('tokenUsage.lastUsed', LAST, tokenIds.map((id) => `${this.#store.keyPrefix}tu:${id}`), [])) as Array<string | null>;
+    const reply = (await this.#store.runScript('tokenUsage.lastUsed', LAST, tokenIds.map((id) => `${this.#store.familyPrefix('tu')}tu:${id}`), [])) as Array<string | null>;
     return reply.map((v) => v ?? null);
   }
 }

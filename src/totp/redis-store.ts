@@ -1,5 +1,6 @@
 /**
- * TOTP enrolments in Redis, on the store's connection. Layout under the prefix:
+ * TOTP enrolments in Redis, on the store's connection.
+ * Layout under the prefix (on a cluster principalPrefix('totp', id), that principal's own tag):
  *   totp:<principalId>    hash    secret, state, lastStep, createdAt
  *   totpr:<principalId>   set     SHA-256 hashes of unused recovery codes
  *   totpf:<principalId>   hash    n (wrong codes), until (ms); expires with its window
@@ -48,15 +49,14 @@ const DEL = luaScript(`return redis.call('DEL', KEYS[1])`);
 
 export class RedisTotpStore implements TotpStore {
   readonly #store: RedisStore;
-  readonly #prefix: string;
 
   constructor(store: RedisStore) {
     this.#store = store;
-    this.#prefix = store.keyPrefix;
   }
 
+  // Every script here touches one principal's keys only, so on a cluster they carry that principal's tag.
   #k(space: 'totp' | 'totpr' | 'totpf', principalId: string): string {
-    return `${this.#prefix}${space}:${principalId}`;
+    return `${this.#store.principalPrefix('totp', principalId)}${space}:${principalId}`;
   }
 
   async get(principalId: string): Promise<TotpRecord | null> {

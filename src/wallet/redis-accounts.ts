@@ -1,5 +1,6 @@
 /**
- * Wallet accounts in Redis, beside the store's keys and on its connection. Layout under the store's prefix:
+ * Wallet accounts in Redis, beside the store's keys and on its connection.
+ * Layout under the prefix (familyPrefix('wa') on a cluster, store/redis.ts):
  *   wa:<key>            string  the principal id the account signs in to (set once, never expires)
  *   wap:<principalId>   set     the keys of the principal's accounts (for the link hint)
  * Linking is one script: SET NX, and on success SADD, then GET; so racing first sign-ins agree on one
@@ -25,17 +26,17 @@ export class RedisWalletAccounts implements WalletAccountStore {
   }
 
   async owner(key: string): Promise<string | null> {
-    const v = await this.#store.runScript('wallet.owner', OWNER, [`${this.#store.keyPrefix}wa:${key}`], []);
+    const v = await this.#store.runScript('wallet.owner', OWNER, [`${this.#store.familyPrefix('wa')}wa:${key}`], []);
     return typeof v === 'string' ? v : null;
   }
 
   async link(key: string, principalId: string): Promise<string> {
-    const p = this.#store.keyPrefix;
+    const p = this.#store.familyPrefix('wa');
     return (await this.#store.runScript('wallet.link', LINK, [`${p}wa:${key}`, `${p}wap:${principalId}`], [principalId, key])) as string;
   }
 
   async accountsOf(principalId: string): Promise<string[]> {
-    const keys = (await this.#store.runScript('wallet.accounts', ACCOUNTS, [`${this.#store.keyPrefix}wap:${principalId}`], [])) as string[];
+    const keys = (await this.#store.runScript('wallet.accounts', ACCOUNTS, [`${this.#store.familyPrefix('wa')}wap:${principalId}`], [])) as string[];
     return [...keys].sort();
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The receipt log across gateways, as a deployment runs it: two gateways on one Redis append concurrently
  * and produce one log (every receipt a distinct leaf, one signer, every proof valid against the same
- * checkpoints, as Go's tlog agrees); the log's public routes (checkpoint, consistency, hash tiles); and a
+ * checkpoints, as Go's tlog agrees), on one Redis and on a Redis Cluster; the log's public routes (checkpoint, consistency, hash tiles); and a
  * signer SIGKILLed while it holds the
  * lease is replaced by another gateway once the lease lapses.
  */
@@ -11,7 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { startWorld, type World } from '../helpers/world.js';
 import { startRedisServer } from '../helpers/redis-server.js';
-import { startRecordingUpstream } from '../helpers/upstream.js';
+import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { spawnGateway } from '../helpers/process.js';
 import { body } from '../helpers/billing.js';
@@ -35,6 +36,71 @@ function logRoot(): string {
 
 const checkpoint = async (apiUrl: string) => (await fetch(`${apiUrl}/v1/receipts/log/checkpoint`)).text();
 
+/**
+ * Two gateways append concurrently and make one log: 60 calls alternating between them, 12 in flight,
+ * checkpoints sampled from both; then every receipt is one distinct leaf, proves against the final
+ * checkpoint, every sampled checkpoint is a prefix of it, and Go's tlog agrees.
+ */
+async function oneConsistentLog(a: TestGateway, b: TestGateway): Promise<void> {
+  const p = await a.principal();
+  const notes: string[] = [];
+  const ids: string[] = [];
+  // 60 calls, alternating gateways, 12 in flight; checkpoints are sampled from both while they run.
+  const gateways = [a, b];
+  let next = 0;
+  const worker = async () => {
+    while (next < 60) {
+      const gw = gateways[next++ % 2]!;
+      const r = await gw.chat(p.token, body());
+      expect(r.status).to.equal(200);
+      ids.push(r.body.receiptId as string);
+      notes.push(await checkpoint(gw.apiUrl));
+    }
+  };
+  await Promise.all(Array.from({ length: 12 }, worker));
+  expect([a.receipts.checkpointer.holding, b.receipts.checkpointer.holding].filter(Boolean)).to.have.length(1);
+
+  const receipts = await Promise.all(ids.map((id, i) => provenReceipt(gateways[i % 2]!.apiUrl, p.token, id)));
+  const final = await checkpoint(a.apiUrl);
+  expect(await checkpoint(b.apiUrl)).to.equal(final);
+  const size = claimedSize(final)!;
+  // Every receipt is one distinct leaf; nothing else is in the log (the principal's calls are all of it).
+  const indices = receipts.map((r) => r['logIndex'] as number).sort((x, y) => x - y);
+  expect(indices).to.deep.equal(Array.from({ length: 60 }, (_, i) => i));
+  expect(size).to.equal(60);
+  // Fetched again now, each receipt proves against the final checkpoint; every sampled checkpoint is a
+  // prefix of it (one log, never two heads).
+  const now = await Promise.all(ids.map((id) => provenReceipt(a.apiUrl, p.token, id)));
+  for (const r of now) expect(verifyReceiptBundle(r, publicKey, final).ok, String(r['id'])).to.equal(true);
+  const consistency = [];
+  for (const note of new Set(notes)) {
+    const from = claimedSize(note)!;
+    if (from === 0) continue;
+    const res = await fetch(`${b.apiUrl}/v1/receipts/log/consistency?from=${from}&to=${size}`);
+    const proof = ((await res.json()) as { proof: string[] }).proof;
+    expect(verifyConsistencyBundle(note, final, proof, publicKey).ok, `${from} -> ${size}`).to.equal(true);
+    consistency.push({ from, to: size, proof });
+  }
+  const byIndex = [...now].sort((x, y) => x['logIndex'] - y['logIndex']);
+  // The log as a C2SP tlog-tiles hash tile: the 60 leaf hashes, as Go's tlog computes that tile.
+  const tile = await fetch(`${b.apiUrl}/v1/receipts/log/tile/0/000.p/${size}`);
+  expect(tile.status).to.equal(200);
+  expect(tile.headers.get('cache-control')).to.contain('immutable');
+  const data = Buffer.from(await tile.arrayBuffer());
+  expect(data.length).to.equal(32 * size);
+  const go = await tlogCheck({
+    tiles: [{ path: `0/000.p/${size}`, data: data.toString('base64') }],
+    vkey: verifierKey(NAME, publicKey),
+    records: byIndex.map((r) => canonicalReceipt(r).toString('base64')),
+    checkpoints: [...new Set([...notes, final])],
+    inclusion: byIndex.map((r) => ({ index: r['logIndex'], size, proof: r['inclusionProof'] })),
+    consistency,
+  });
+  expect(go.errors).to.equal(null);
+  expect(go.checked.inclusion).to.equal(60);
+  expect(go.checked.tiles).to.equal(1);
+}
+
 describe('receipt log across gateways', function () {
   this.timeout(90_000);
   let w: World;
@@ -50,63 +116,7 @@ describe('receipt log across gateways', function () {
   });
 
   it('makes one consistent log of two gateways appending concurrently, signed by one of them', async () => {
-    const p = await w.gw.principal();
-    const notes: string[] = [];
-    const ids: string[] = [];
-    // 60 calls, alternating gateways, 12 in flight; checkpoints are sampled from both while they run.
-    const gateways = [w.gw, b];
-    let next = 0;
-    const worker = async () => {
-      while (next < 60) {
-        const gw = gateways[next++ % 2]!;
-        const r = await gw.chat(p.token, body());
-        expect(r.status).to.equal(200);
-        ids.push(r.body.receiptId as string);
-        notes.push(await checkpoint(gw.apiUrl));
-      }
-    };
-    await Promise.all(Array.from({ length: 12 }, worker));
-    expect([w.gw.receipts.checkpointer.holding, b.receipts.checkpointer.holding].filter(Boolean)).to.have.length(1);
-
-    const receipts = await Promise.all(ids.map((id, i) => provenReceipt(gateways[i % 2]!.apiUrl, p.token, id)));
-    const final = await checkpoint(w.gw.apiUrl);
-    expect(await checkpoint(b.apiUrl)).to.equal(final);
-    const size = claimedSize(final)!;
-    // Every receipt is one distinct leaf; nothing else is in the log (the principal's calls are all of it).
-    const indices = receipts.map((r) => r['logIndex'] as number).sort((x, y) => x - y);
-    expect(indices).to.deep.equal(Array.from({ length: 60 }, (_, i) => i));
-    expect(size).to.equal(60);
-    // Fetched again now, each receipt proves against the final checkpoint; every sampled checkpoint is a
-    // prefix of it (one log, never two heads).
-    const now = await Promise.all(ids.map((id) => provenReceipt(w.gw.apiUrl, p.token, id)));
-    for (const r of now) expect(verifyReceiptBundle(r, publicKey, final).ok, String(r['id'])).to.equal(true);
-    const consistency = [];
-    for (const note of new Set(notes)) {
-      const from = claimedSize(note)!;
-      if (from === 0) continue;
-      const res = await fetch(`${b.apiUrl}/v1/receipts/log/consistency?from=${from}&to=${size}`);
-      const proof = ((await res.json()) as { proof: string[] }).proof;
-      expect(verifyConsistencyBundle(note, final, proof, publicKey).ok, `${from} -> ${size}`).to.equal(true);
-      consistency.push({ from, to: size, proof });
-    }
-    const byIndex = [...now].sort((x, y) => x['logIndex'] - y['logIndex']);
-    // The log as a C2SP tlog-tiles hash tile: the 60 leaf hashes, as Go's tlog computes that tile.
-    const tile = await fetch(`${b.apiUrl}/v1/receipts/log/tile/0/000.p/${size}`);
-    expect(tile.status).to.equal(200);
-    expect(tile.headers.get('cache-control')).to.contain('immutable');
-    const data = Buffer.from(await tile.arrayBuffer());
-    expect(data.length).to.equal(32 * size);
-    const go = await tlogCheck({
-      tiles: [{ path: `0/000.p/${size}`, data: data.toString('base64') }],
-      vkey: verifierKey(NAME, publicKey),
-      records: byIndex.map((r) => canonicalReceipt(r).toString('base64')),
-      checkpoints: [...new Set([...notes, final])],
-      inclusion: byIndex.map((r) => ({ index: r['logIndex'], size, proof: r['inclusionProof'] })),
-      consistency,
-    });
-    expect(go.errors).to.equal(null);
-    expect(go.checked.inclusion).to.equal(60);
-    expect(go.checked.tiles).to.equal(1);
+    await oneConsistentLog(w.gw, b);
   });
 
   it('answers the log routes publicly, and refuses a bad range with log-range-invalid', async () => {
@@ -197,5 +207,28 @@ describe('receipt log before its first checkpoint', function () {
       await upstream.stop();
       await redis.stop();
     }
+  });
+});
+
+describe('receipt log across gateways on a redis cluster', function () {
+  this.timeout(90_000);
+  let cluster: RedisCluster;
+  let upstream: RecordingUpstream;
+  let a: TestGateway;
+  let b: TestGateway;
+
+  before(async () => {
+    [cluster, upstream] = await Promise.all([startRedisCluster(), startRecordingUpstream()]);
+    const env = { PORTCULLIS_RECEIPT_KEY: privatePem, REDIS_CLUSTER_NODES: cluster.seeds.join(',') };
+    a = await startTestGateway({ root: logRoot(), upstreamUrl: upstream.baseUrl, env });
+    b = await startTestGateway({ root: logRoot(), upstreamUrl: upstream.baseUrl, env });
+  });
+  after(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await Promise.all([upstream?.stop(), cluster?.stop()]);
+  });
+
+  it('makes one consistent log of two gateways appending concurrently, signed by one of them', async () => {
+    await oneConsistentLog(a, b);
   });
 });

@@ -74,6 +74,18 @@ describe('configuration', () => {
     expect(problemsOf(() => loadConfig(REPO, { PORTCULLIS_ROUTE_SHARED_URL: 'ftp://x' })).join()).to.contain('/routes/shared/origin');
   });
 
+  it('selects a redis cluster with REDIS_CLUSTER_NODES, and refuses a malformed node list like a bad file', () => {
+    const c = loadConfig(REPO, { REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7000,redis-3.internal:7001' });
+    expect(c.gateway.data.store).to.deep.equal({ kind: 'redis', nodes: ['10.0.0.1:7000', '10.0.0.2:7000', 'redis-3.internal:7001'] });
+    // REDIS_URL beside it lends the cluster its scheme and credentials.
+    const tls = loadConfig(REPO, { REDIS_CLUSTER_NODES: '10.0.0.1:7000', REDIS_URL: 'rediss://gw:secret@10.0.0.1:7000' });
+    expect(tls.gateway.data.store).to.deep.equal({ kind: 'redis', url: 'rediss://gw:secret@10.0.0.1:7000', nodes: ['10.0.0.1:7000'] });
+    for (const bad of ['', '10.0.0.1', '10.0.0.1:7000,', 'redis://10.0.0.1:7000']) {
+      const problems = problemsOf(() => loadConfig(REPO, { REDIS_CLUSTER_NODES: bad })).join('\n');
+      expect(problems, bad).to.contain('config/gateway.yaml: /store');
+    }
+  });
+
   describe('live reload', () => {
     let up: RecordingUpstream;
     before(async () => {

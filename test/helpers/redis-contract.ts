@@ -1,11 +1,19 @@
 /**
- * Runs a contract suite against a Redis-backed capability: one private redis-server for the suite, and a
- * fresh key prefix for each store the suite opens, so its tests never see each other's keys.
+ * Runs a contract suite against a Redis-backed capability twice: on one private redis-server for the suite,
+ * and on a Redis Cluster shared by the run; a fresh key prefix for each store the suite opens keeps its
+ * tests from seeing each other's keys.
  */
 import { RedisStore } from '../../src/store/redis.js';
 import { startRedisServer, type RedisServer } from './redis-server.js';
+import { startRedisCluster, type RedisCluster } from './redis-cluster.js';
 
 export function onRedis(title: string, suite: (connect: () => Promise<RedisStore>) => void): void {
+  onPrimary(title, suite);
+  // Every Redis contract suite also runs on a cluster: the layout must work on both, with the same code.
+  onRedisCluster(`${title}, on a redis cluster`, suite);
+}
+
+function onPrimary(title: string, suite: (connect: () => Promise<RedisStore>) => void): void {
   describe(title, () => {
     let redis: RedisServer;
     let n = 0;
@@ -16,3 +24,30 @@ export function onRedis(title: string, suite: (connect: () => Promise<RedisStore
     suite(() => RedisStore.connect({ url: redis.url, keyPrefix: `c${n++}:` }));
   });
 }
+
+/** One cluster per test process, shared by every suite (each store has its own prefix, hence its own slot). */
+let shared: Promise<RedisCluster> | null = null;
+
+/** The run's shared cluster, started on first use (allow it a minute). */
+export function sharedCluster(): Promise<RedisCluster> {
+  shared ??= startRedisCluster();
+  return shared;
+}
+
+/**
+ * The same, against a real Redis Cluster (three masters, test/helpers/redis-cluster.ts) through the store's
+ * cluster client: the suite's scripts must all be single-slot and reach the right master. The cluster is
+ * started once for the whole run (it costs seconds) and killed with the test process, as every test
+ * redis-server is; each store's prefix is a different hash tag, so suites spread over the three masters.
+ */
+export function onRedisCluster(title: string, suite: (connect: () => Promise<RedisStore>) => void): void {
+  describe(title, () => {
+    let cluster: RedisCluster;
+    before(async function () {
+      this.timeout(60_000);
+      cluster = await sharedCluster();
+    });
+    suite(() => RedisStore.connect({ clusterNodes: cluster.seeds, keyPrefix: `k${clusterStores++}:` }));
+  });
+}
+let clusterStores = 0;

@@ -117,6 +117,7 @@ class ManagedRedisServer implements RedisServer {
     readonly port: number,
     readonly dir: string,
     private readonly binary: string,
+    private readonly extraArgs: string[] = [],
   ) {
     this.url = `redis://127.0.0.1:${port}`;
   }
@@ -132,6 +133,7 @@ class ManagedRedisServer implements RedisServer {
       '--maxmemory-policy', 'noeviction',
       '--daemonize', 'no',
       '--logfile', '',
+      ...this.extraArgs,
     ];
     const child = spawn(this.binary, args, { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
     this.#child = child;
@@ -201,14 +203,32 @@ class ManagedRedisServer implements RedisServer {
   }
 }
 
+export interface RedisServerOptions {
+  /**
+   * Start it as a Redis Cluster node (`cluster-enabled yes`) with its cluster bus on a second free port and
+   * this node timeout (how long a silent master stays up in its peers' eyes before a failover starts).
+   * It holds no slots until test/helpers/redis-cluster.ts joins it into a cluster.
+   */
+  clusterNodeTimeoutMs?: number;
+}
+
 /** Starts a private redis-server and resolves once it answers PING. */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const binary = redisServerBinary();
   installExitHook();
   for (let attempt = 0; ; attempt += 1) {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'portcullis-redis-'));
     liveDirs.add(dir);
-    const server = new ManagedRedisServer(await freePort(), dir, binary);
+    const cluster =
+      options.clusterNodeTimeoutMs === undefined
+        ? []
+        : [
+            '--cluster-enabled', 'yes',
+            '--cluster-config-file', 'nodes.conf',
+            '--cluster-port', String(await freePort()),
+            '--cluster-node-timeout', String(options.clusterNodeTimeoutMs),
+          ];
+    const server = new ManagedRedisServer(await freePort(), dir, binary, cluster);
     try {
       await server.start();
       return server;

@@ -9,6 +9,9 @@ import { RedisStore } from '../../src/store/redis.js';
 import { StoreConflict, StoreUnavailable } from '../../src/store/errors.js';
 import type { PrincipalRecord, Receipt, ScopeGrant, Store, TokenRecord } from '../../src/store/store.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { onRedisCluster, sharedCluster } from '../helpers/redis-contract.js';
+import { RedisMeter } from '../../src/metering/redis-meter.js';
+import { RedisSessionStore } from '../../src/sessions/redis-store.js';
 
 // Fixtures -------------------------------------------------------------------------------------------------
 
@@ -406,5 +409,62 @@ describe('against a private redis-server', () => {
   // One server for the whole suite; a fresh key prefix per test keeps tests apart without FLUSHALL.
   storeContract('redis', {
     open: () => RedisStore.connect({ url: server.url, keyPrefix: `contract-${(n += 1)}:` }),
+  });
+});
+
+// The same contract through the cluster client, on a real three-master Redis Cluster.
+onRedisCluster('against a redis cluster', (connect) => storeContract('redis cluster', { open: connect }));
+
+describe('key layout on a redis cluster', function () {
+  this.timeout(60_000);
+
+  /** Every key of the cluster's masters that contains `marker`, with its slot. */
+  async function keysWith(marker: string): Promise<Array<{ key: string; slot: number }>> {
+    const cluster = await sharedCluster();
+    const out: Array<{ key: string; slot: number }> = [];
+    for (const s of cluster.servers) {
+      for (const key of (await cluster.cli(s.port, '--scan', '--pattern', `*${marker}*`)).split('\n').filter(Boolean)) {
+        out.push({ key, slot: Number((await cluster.cli(s.port, 'CLUSTER', 'KEYSLOT', key)).trim()) });
+      }
+    }
+    return out;
+  }
+
+  async function writeSome(store: RedisStore, id: string): Promise<void> {
+    await store.createPrincipal(principal(id));
+    await store.putToken(token(`tok-${id.length}-${Date.now()}`, { principalId: id, hash: `h-${id}-${Date.now()}` }));
+    await new RedisMeter(store, {}).grant({ operationId: `op-${id}`, principalId: id, kind: 'credits', microUSD: 1, source: 'test' });
+    const now = Date.now();
+    await new RedisSessionStore(store).create({ hash: `s-${id}`, principalId: id, method: 'passkey', state: 'active', createdAt: now, lastSeenAt: now, expiresAt: now + 60_000 }, 60_000);
+  }
+
+  it('puts the money in one slot and each other family in a slot of its own', async () => {
+    const cluster = await sharedCluster();
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, keyPrefix: 'layout:' });
+    try {
+      await writeSome(store, 'did:web:portcullis.test:tenant:layout-a');
+      await writeSome(store, 'did:web:portcullis.test:tenant:layout-b');
+    } finally {
+      await store.close();
+    }
+    const keys = await keysWith('layout');
+    const slotsOf = (tag: string) => new Set(keys.filter((k) => k.key.startsWith(`{${tag}}:`)).map((k) => k.slot));
+    expect(keys.every((k) => /^\{layout(:[a-z]+)?\}:/.test(k.key)), keys.map((k) => k.key).join(' ')).to.equal(true);
+    for (const family of ['layout', 'layout:id', 'layout:ses']) expect(slotsOf(family).size, family).to.equal(1);
+    const slots = ['layout', 'layout:id', 'layout:ses'].map((f) => [...slotsOf(f)][0]);
+    expect(new Set(slots).size, 'three families, three slots').to.equal(3);
+  });
+
+  it("keeps every family in one slot when the operator's prefix holds its own tag", async () => {
+    const cluster = await sharedCluster();
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, keyPrefix: '{acme}:' });
+    try {
+      await writeSome(store, 'did:web:portcullis.test:tenant:acme-a');
+    } finally {
+      await store.close();
+    }
+    const keys = await keysWith('acme');
+    expect(keys.length).to.be.at.least(6);
+    expect(new Set(keys.map((k) => k.slot)).size, keys.map((k) => k.key).join(' ')).to.equal(1);
   });
 });

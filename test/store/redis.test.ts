@@ -280,6 +280,20 @@ return {KEYS[1], #KEYS, #ARGV}`);
       }
     });
 
+    it('refuses to start as a cluster client against nodes nobody listens on, or a Redis that is not a cluster', async () => {
+      const nobody = await rejectionWithin(RedisStore.connect({ clusterNodes: [`127.0.0.1:${await freePort()}`], connectTimeoutMs: 800 }));
+      expect(nobody.err).to.be.instanceOf(StoreUnavailable);
+      expect((nobody.err as Error).message).to.match(/^cannot reach redis/);
+      const server = await startRedisServer();
+      try {
+        const plain = await rejectionWithin(RedisStore.connect({ clusterNodes: [`127.0.0.1:${server.port}`], connectTimeoutMs: 800 }));
+        expect(plain.err).to.be.instanceOf(StoreUnavailable);
+        expect((plain.err as Error).message).to.contain('cluster support disabled');
+      } finally {
+        await server.stop();
+      }
+    });
+
     it('builds a memory store or a connected redis store from config', async () => {
       const memory = await createStore({ kind: 'memory' });
       expect(memory.kind).to.equal('memory');

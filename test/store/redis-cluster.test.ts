@@ -1,0 +1,76 @@
+/**
+ * What only the store's cluster client can show, against a real three-master Redis Cluster of its own: a
+ * cluster that freezes and then dies under it (every node SIGSTOPped, then SIGKILLed) fails calls with
+ * StoreUnavailable, and once the nodes are back the store heals by itself, without a restart; so does one
+ * whose nodes all die at once.
+ */
+import { expect } from 'chai';
+import { RedisStore } from '../../src/store/redis.js';
+import { StoreUnavailable } from '../../src/store/errors.js';
+import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
+
+const PID = 'did:web:portcullis.test:tenant:frozen';
+
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (err) {
+    return err;
+  }
+}
+
+describe('redis store on a cluster that freezes, dies and comes back', function () {
+  this.timeout(90_000);
+  let cluster: RedisCluster;
+
+  before(async () => {
+    cluster = await startRedisCluster();
+  });
+  after(() => cluster?.stop());
+
+  it('fails calls with StoreUnavailable while the cluster is gone, and heals by itself once it is back', async () => {
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 500, connectTimeoutMs: 500 });
+    try {
+      await store.createPrincipal({ id: PID, username: 'frozen', createdAt: '2030-01-01T00:00:00.000Z', rung: null, aup: null, scopes: [] });
+      // Frozen: a call misses its deadline, and the store swaps in a fresh client that cannot connect yet.
+      await Promise.all(cluster.servers.map((s) => s.kill('SIGSTOP')));
+      expect(await outcome(store.getPrincipal(PID))).to.be.instanceOf(StoreUnavailable);
+      // Then gone: the fresh client's first discovery fails outright.
+      await Promise.all(cluster.servers.map((s) => s.kill('SIGKILL')));
+      expect(await outcome(store.getPrincipal(PID))).to.be.instanceOf(StoreUnavailable);
+      // Back, with their data (AOF) and their cluster configuration (nodes.conf).
+      await Promise.all(cluster.servers.map((s) => s.restart()));
+      await cluster.waitForOk();
+      let healed: unknown = null;
+      for (let i = 0; i < 100; i++) {
+        healed = await outcome(store.getPrincipal(PID));
+        if (!(healed instanceof Error)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(healed).to.include({ id: PID });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('fails calls at once while every node is down, and heals by itself once they are back', async () => {
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 500, connectTimeoutMs: 500 });
+    try {
+      const id = `${PID}-2`;
+      await store.createPrincipal({ id, username: 'down', createdAt: '2030-01-01T00:00:00.000Z', rung: null, aup: null, scopes: [] });
+      await Promise.all(cluster.servers.map((s) => s.kill('SIGKILL')));
+      expect(await outcome(store.getPrincipal(id))).to.be.instanceOf(StoreUnavailable);
+      await Promise.all(cluster.servers.map((s) => s.restart()));
+      await cluster.waitForOk();
+      let healed: unknown = null;
+      for (let i = 0; i < 100; i++) {
+        healed = await outcome(store.getPrincipal(id));
+        if (!(healed instanceof Error)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(healed).to.include({ id });
+    } finally {
+      await store.close();
+    }
+  });
+});
