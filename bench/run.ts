@@ -320,6 +320,32 @@ async function main(): Promise<void> {
   }
   const r3Peak = r3 ? (memoryOf(r3.server.pid)?.peakMiB ?? null) : null;
 
+  // --- R3 with 1 and 2 worker processes (PORTCULLIS_WORKERS) ----------------------------------------------
+
+  const workers: NonNullable<BenchResults['workers']> = [];
+  if (r3) {
+    const body = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
+    for (const n of [1, 2]) {
+      try {
+        const p = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, workers: n, name: `R3 portcullis (${n} worker${n > 1 ? 's' : ''})` });
+        try {
+          const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
+          // Warm-up long enough to spend the free allowance on every worker's JIT and the principal's day.
+          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
+          const r = await load(target, body, settings.saturationSec);
+          const cores = pin.enabled ? (n > 1 ? `0-${n - 1} (shared with the harness)` : String(pin.serverCore)) : 'unpinned';
+          workers.push({ workers: n, cores, rps: r.rps, p50: r.latency.p50, errors: r.errors });
+          log(`[${elapsed()}] R3 with ${n} worker(s): ${Math.round(r.rps)} req/s, p50 ${r.latency.p50.toFixed(2)} ms${r.errors ? `, errors ${r.errors}` : ''}`);
+        } finally {
+          await p.server.stop();
+        }
+      } catch (err) {
+        notes.push(`R3 with ${n} workers did not run: ${(err as Error).message.split('\n')[0]}`);
+        log(`[${elapsed()}] R3 with ${n} workers failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
   // --- R3 under the profiler ------------------------------------------------------------------------------
 
   const profiles: BenchResults['profiles'] = [];
@@ -426,6 +452,7 @@ async function main(): Promise<void> {
     derived,
     budget,
     profiles,
+    workers,
     contention: { threshold: CONTENDED, ...contention, contended: contendedCells(results) },
     memory: { r3PeakRssMiB: r3Peak === null ? null : Math.max(r3Peak, soak?.peakMiB ?? 0), soak, redis: redisInfo },
     notes,

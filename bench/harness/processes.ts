@@ -62,6 +62,8 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   pin: Pinning;
+  /** The cores to pin to when pinning is on, as taskset takes them (default: the server core). */
+  cores?: string;
   /** How readiness is seen: a regex on stdout whose first group is the port, or a check to poll. */
   ready: RegExp | (() => Promise<boolean>);
   timeoutMs?: number;
@@ -74,7 +76,7 @@ process.on('exit', () => {
 
 export async function startServer(opts: SpawnOptions): Promise<ServerProcess> {
   const [cmd, args] = opts.pin.enabled
-    ? ['taskset', ['-c', String(opts.pin.serverCore), process.execPath, ...opts.args]]
+    ? ['taskset', ['-c', opts.cores ?? String(opts.pin.serverCore), process.execPath, ...opts.args]]
     : [process.execPath, opts.args];
   const child = spawn(cmd, args as string[], {
     cwd: opts.cwd,

@@ -180,6 +180,13 @@ export function markdown(r: BenchResults): string {
   for (const s of r.scenarios) lines.push(...scenarioTable(r, s.id));
   lines.push('## R3 CPU profile under load', '', '`node --cpu-prof` on a separate R3 process, samples taken while it was loaded at saturation (start-up and warm-up left out).', '');
   lines.push(...profileSection(r));
+  if (r.workers?.length) {
+    lines.push('## Several workers (PORTCULLIS_WORKERS)', '', 'R3, small non-streaming, at saturation with N worker processes on one port (node:cluster).', '');
+    lines.push('| workers | cores | max req/s | × 1 worker | p50 (ms) | errors |', '|--:|---|--:|--:|--:|--:|');
+    const one = r.workers.find((w) => w.workers === 1)?.rps ?? Number.NaN;
+    for (const w of r.workers) lines.push(`| ${w.workers} | ${w.cores} | ${int(w.rps)} | ${ratio(w.rps / one)} | ${ms(w.p50)} | ${w.errors} |`);
+    lines.push('');
+  }
   lines.push('## Memory', '', ...memorySection(r), '');
   if (r.notes.length) lines.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n')}\n`;

@@ -91,6 +91,11 @@ export interface BenchResults {
   /** What the bench lost to others (cpu-usage.ts): other processes, and the hypervisor (steal). */
   contention: { threshold: number; retries: number; maxForeignCores: number; maxStealCores?: number; contended: string[] };
   profiles: Array<{ scenario: string; file: string | null; rps: number; summary: ProfileSummary | null; error?: string }>;
+  /**
+   * R3 at saturation (small, non-streaming) with 1 and with 2 worker processes (PORTCULLIS_WORKERS): one
+   * worker pinned to the server core as R3 is, two on both cores (sharing one with the harness on 2 cores).
+   */
+  workers?: Array<{ workers: number; cores: string; rps: number; p50: number; errors: number }>;
   memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
   notes: string[];
 }

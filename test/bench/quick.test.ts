@@ -75,6 +75,11 @@ describe('bench --quick', function () {
       expect(p.summary!.top.length).to.be.above(0);
       for (const e of p.summary!.top) expect(Number.isFinite(e.selfPct)).to.equal(true);
     }
+    expect(r.workers?.map((w) => w.workers), 'R3 at 1 and 2 workers').to.deep.equal([1, 2]);
+    for (const w of r.workers!) {
+      expect(w.rps, `R3 with ${w.workers} workers answers`).to.be.above(0);
+      expect(w.errors, `R3 with ${w.workers} workers: errors`).to.equal(0);
+    }
     expect(Number.isFinite(r.memory.r3PeakRssMiB)).to.equal(true);
     expect(r.memory.soak).to.be.an('object');
 
@@ -82,6 +87,7 @@ describe('bench --quick', function () {
     expect(md).to.match(/^# portcullis benchmark \(quick\)/);
     for (const id of ok) expect(md).to.include(`| ${id} `);
     expect(md).to.include('## R3 CPU profile under load');
+    expect(md).to.include('## Several workers (PORTCULLIS_WORKERS)');
 
     expect({ latest: mtime(latest), readme: mtime(readme) }, 'bench/results and the README are left alone').to.deep.equal(before);
   });
