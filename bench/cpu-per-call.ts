@@ -6,9 +6,11 @@
  * of the measured window and prints its top functions (mapped back to src/*.ts).
  *
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
- *                                [--gateway auto|worktree|head]
+ *                                [--gateway auto|worktree|head] [--compare]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
+ * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
+ * on a machine others are using.
  */
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +20,7 @@ import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { startServer } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 
@@ -31,6 +33,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '16' },
     profile: { type: 'boolean', default: false },
     gateway: { type: 'string', default: 'auto' },
+    compare: { type: 'boolean', default: false },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -38,52 +41,76 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 
 const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
 const redis = await startRedisServer();
-const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
-const profDir = mkdtempSync(join(tmpdir(), 'portcullis-cpu-per-call-'));
-const gw = await startPortcullis({
-  snapshot,
-  mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
-  redisUrl: redis.url,
-  pin: noPin,
-  ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
-});
+const redisPid = findRedisPid(redis.port);
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream! });
+
+interface Side {
+  name: string;
+  snapshot: Snapshot;
+  gw: Portcullis;
+  profDir: string;
+  rounds: Array<{ gw: number; redis: number; rps: number }>;
+}
+
+async function side(name: string, choice: SourceChoice): Promise<Side> {
+  const snapshot = await buildSnapshot(choice, log);
+  const profDir = mkdtempSync(join(tmpdir(), 'portcullis-cpu-per-call-'));
+  const gw = await startPortcullis({
+    snapshot,
+    mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
+    redisUrl: redis.url,
+    pin: noPin,
+    name: `portcullis (${name})`,
+    ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
+  });
+  log(`${name}: gateway ${snapshot.source}`);
+  return { name, snapshot, gw, profDir, rounds: [] };
+}
+
+// --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
+// machine does meanwhile weighs on both alike.
+const sides: Side[] = args.compare ? [await side('before (HEAD)', 'head'), await side('after (working tree)', 'worktree')] : [await side('gateway', args.gateway as SourceChoice)];
 try {
-  const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream! });
-  const target = { url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections: Number(args.connections) };
-  const redisPid = findRedisPid(redis.port);
-  log(`gateway ${snapshot.source}; ${args.size}${args.stream ? ', streaming' : ''}; warming up`);
-  await runLoad({ ...target, durationSec: 4 });
-  const rounds: Array<{ gw: number; redis: number; rps: number }> = [];
+  const target = (s: Side) => ({ url: `${s.gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${s.gw.token}` }, body, connections: Number(args.connections) });
+  log(`${args.size}${args.stream ? ', streaming' : ''}; warming up`);
+  for (const s of sides) await runLoad({ ...target(s), durationSec: 4 });
   const from = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < Number(args.rounds); i++) {
-    const g0 = processTicks(gw.server.pid);
-    const r0 = redisPid ? processTicks(redisPid) : 0;
-    const r = await runLoad({ ...target, durationSec: Number(args.seconds), minAnswers: 1 });
-    const g = ((processTicks(gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
-    const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
-    rounds.push({ gw: g, redis: rd, rps: r.rps });
-    log(`  round ${i + 1}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s, ${r.errors} errors`);
+    for (const s of sides) {
+      const g0 = processTicks(s.gw.server.pid);
+      const r0 = redisPid ? processTicks(redisPid) : 0;
+      const r = await runLoad({ ...target(s), durationSec: Number(args.seconds), minAnswers: 1 });
+      const g = ((processTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
+      const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
+      s.rounds.push({ gw: g, redis: rd, rps: r.rps });
+      log(`  round ${i + 1} ${s.name}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s, ${r.errors} errors`);
+    }
   }
   const to = Number(process.hrtime.bigint() / 1000n);
-  const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  log(`median: ${median(rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(rounds.map((r) => r.rps)))} req/s`);
+  for (const s of sides) {
+    log(`median ${s.name}: ${median(s.rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(s.rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(s.rounds.map((r) => r.rps)))} req/s`);
+  }
   if (args.profile) {
-    await gw.server.stop();
-    const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-    if (file) {
-      const s = summariseProfile(join(profDir, file), snapshot.dir, [from, to], 40);
-      log('top functions by self time (share of busy time):');
-      for (const e of s.top) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
-      log('portcullis functions by inclusive time (share of busy time):');
-      for (const e of s.inclusive.slice(0, 30)) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
-      log(`by owner: ${s.byOwner.map((o) => `${o.owner} ${o.selfPct.toFixed(1)} %`).join(', ')}`);
-      log(`profile: ${join(profDir, file)}`);
+    for (const s of sides) {
+      await s.gw.server.stop();
+      const file = readdirSync(s.profDir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) continue;
+      const sum = summariseProfile(join(s.profDir, file), s.snapshot.dir, [from, to], 40);
+      log(`${s.name}: top functions by self time (share of busy time):`);
+      for (const e of sum.top) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
+      log(`${s.name}: portcullis functions by inclusive time (share of busy time):`);
+      for (const e of sum.inclusive.slice(0, 30)) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
+      log(`${s.name}: by owner: ${sum.byOwner.map((o) => `${o.owner} ${o.selfPct.toFixed(1)} %`).join(', ')}`);
+      log(`${s.name}: profile ${join(s.profDir, file)}`);
     }
   }
 } finally {
-  await gw.server.stop();
+  for (const s of sides) {
+    await s.gw.server.stop();
+    s.snapshot.remove();
+    if (!args.profile) rmSync(s.profDir, { recursive: true, force: true });
+  }
   await mock.stop();
   await redis.stop();
-  snapshot.remove();
-  if (!args.profile) rmSync(profDir, { recursive: true, force: true });
 }

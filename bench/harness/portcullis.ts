@@ -144,6 +144,16 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
     ...(opts.workers && opts.workers > 1 ? { cores: `0-${opts.workers - 1}` } : {}),
     ready: /admin API on (\S+)\n/,
   });
+  try {
+    return await setUp(server);
+  } catch (err) {
+    // A gateway that started but could not be set up is not left running.
+    await server.stop();
+    throw err;
+  }
+}
+
+async function setUp(server: ServerProcess): Promise<Portcullis> {
   const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(server.output())!;
   const tenant = `bench-${process.pid}-${Date.now().toString(36)}`;
   const p = await admin(adminUrl!, 'POST', '/principals', { tenant });

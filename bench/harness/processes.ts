@@ -58,6 +58,8 @@ export interface ServerProcess {
 
 export interface SpawnOptions {
   name: string;
+  /** The program to run (default: this Node); `args` follow it. */
+  command?: string;
   args: string[];
   env?: Record<string, string | undefined>;
   cwd?: string;
@@ -75,9 +77,8 @@ process.on('exit', () => {
 });
 
 export async function startServer(opts: SpawnOptions): Promise<ServerProcess> {
-  const [cmd, args] = opts.pin.enabled
-    ? ['taskset', ['-c', opts.cores ?? String(opts.pin.serverCore), process.execPath, ...opts.args]]
-    : [process.execPath, opts.args];
+  const program = opts.command ?? process.execPath;
+  const [cmd, args] = opts.pin.enabled ? ['taskset', ['-c', opts.cores ?? String(opts.pin.serverCore), program, ...opts.args]] : [program, opts.args];
   const child = spawn(cmd, args as string[], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
