@@ -6,13 +6,14 @@
  * of the measured window and prints its top functions (mapped back to src/*.ts).
  *
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
- *                                [--gateway auto|worktree|head] [--compare]
+ *                                [--gateway auto|worktree|head] [--compare] [--workers N]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
- * on a machine others are using.
+ * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
+ * the supervisor and its workers).
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,6 +35,7 @@ const { values: args } = parseArgs({
     profile: { type: 'boolean', default: false },
     gateway: { type: 'string', default: 'auto' },
     compare: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -42,6 +44,20 @@ const log = (s: string) => process.stdout.write(`${s}\n`);
 const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
 const redis = await startRedisServer();
 const redisPid = findRedisPid(redis.port);
+/** CPU ticks of a process and its children (the workers, with --workers N). */
+function treeTicks(pid: number): number {
+  let ticks = processTicks(pid);
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) ticks += processTicks(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
+}
 const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream! });
 
@@ -62,6 +78,7 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
     redisUrl: redis.url,
     pin: noPin,
     name: `portcullis (${name})`,
+    workers: Number(args.workers),
     ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
   });
   log(`${name}: gateway ${snapshot.source}`);
@@ -78,10 +95,10 @@ try {
   const from = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < Number(args.rounds); i++) {
     for (const s of sides) {
-      const g0 = processTicks(s.gw.server.pid);
+      const g0 = treeTicks(s.gw.server.pid);
       const r0 = redisPid ? processTicks(redisPid) : 0;
       const r = await runLoad({ ...target(s), durationSec: Number(args.seconds), minAnswers: 1 });
-      const g = ((processTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
+      const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
       const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
       s.rounds.push({ gw: g, redis: rd, rps: r.rps });
       log(`  round ${i + 1} ${s.name}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s, ${r.errors} errors`);
