@@ -4,12 +4,11 @@
  * worker, its one model pointed at the bench's mock through LiteLLM's OpenAI-compatible provider
  * (`openai/<model>` with `api_base`). Callers send the master key as a Bearer token.
  *
- * The install: `python3 -m venv`, then uv (from PyPI, pinned) resolves `litellm[proxy]==LITELLM`. uv rather
- * than pip for one reason: LiteLLM 1.106 asks for `certifi>=2026.10.19`, newer than the newest certifi the
- * registry here holds (2026.10.18), and uv can override a requirement. certifi is the CA bundle; the bench
- * talks plain HTTP on loopback, so which one is installed does not matter here. (1.107.0 was a compromised
- * release; 1.106.10 predates it.) The full bench installs when the venv lacks the pinned version; the quick
- * run (the tests) uses the venv only if it is already there, and otherwise skips R5 and says so.
+ * The install: `python3 -m venv`, then pip, `litellm[proxy]==LITELLM` — the same LiteLLM the client suite
+ * pins (test/clients/requirements.txt), with its proxy extras. (Newer releases ask for a certifi newer than
+ * the registry here holds; 1.107.0 was a compromised release.) The full bench installs when the venv lacks
+ * the pinned version (about a minute); the quick run (the tests) uses the venv only if it is already there,
+ * and otherwise skips R5 and says so.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,8 +17,7 @@ import { join } from 'node:path';
 import { REPO } from './portcullis.js';
 import { httpAnswers, startServer, type Pinning, type ServerProcess } from './processes.js';
 
-export const LITELLM = '1.106.10';
-const UV = '0.9.5';
+export const LITELLM = '1.83.0';
 const VENV = join(REPO, 'bench/.venv');
 const MARKER = join(VENV, 'portcullis-bench-litellm');
 export const LITELLM_MASTER_KEY = 'sk-bench-litellm-master-0123456789abcdef';
@@ -35,10 +33,7 @@ export function installLitellm(log: (line: string) => void): void {
   log(`  installing litellm[proxy]==${LITELLM} into bench/.venv`);
   const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
   if (!existsSync(join(VENV, 'bin/python'))) run('python3', ['-m', 'venv', VENV]);
-  run(join(VENV, 'bin/pip'), ['install', '--disable-pip-version-check', '-q', `uv==${UV}`]);
-  const override = join(mkdtempSync(join(tmpdir(), 'portcullis-litellm-')), 'override.txt');
-  writeFileSync(override, 'certifi>=2026.1.4\n');
-  run(join(VENV, 'bin/uv'), ['pip', 'install', '-q', '--python', join(VENV, 'bin/python'), '--override', override, `litellm[proxy]==${LITELLM}`]);
+  run(join(VENV, 'bin/pip'), ['install', '--disable-pip-version-check', '-q', `litellm[proxy]==${LITELLM}`]);
   writeFileSync(MARKER, `${LITELLM}\n`);
 }
 
