@@ -23,6 +23,9 @@ type Env = Record<string, string | undefined>;
 
 /** How long a stopping worker may take to finish its calls and close before it is killed. */
 const STOP_GRACE_MS = 30_000;
+/** A worker that dies within this long of starting to serve is replaced after RESPAWN_DELAY_MS, not at once. */
+const STEADY_MS = 10_000;
+const RESPAWN_DELAY_MS = 1_000;
 /** The exit code main.ts uses for a configuration error (EX_CONFIG). */
 const EX_CONFIG = 78;
 
@@ -78,6 +81,8 @@ class Supervisor {
   readonly #workerEnv: Env;
   /** Listeners each worker (by cluster id) has bound: it serves once it has bound them all. */
   readonly #listening = new Map<number, number>();
+  /** When each worker (by cluster id) had bound all its listeners. */
+  readonly #servingSince = new Map<number, number>();
   #stopping = false;
   #exitCode = 0;
 
@@ -92,7 +97,11 @@ class Supervisor {
   start(): void {
     for (let i = 1; i <= this.#count; i++) this.#fork(i);
     cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
-    cluster.on('listening', (worker) => this.#listening.set(worker.id, (this.#listening.get(worker.id) ?? 0) + 1));
+    cluster.on('listening', (worker) => {
+      const bound = (this.#listening.get(worker.id) ?? 0) + 1;
+      this.#listening.set(worker.id, bound);
+      if (bound === HOST_NAMES.length) this.#servingSince.set(worker.id, Date.now());
+    });
     process.on('SIGHUP', () => this.#broadcast('SIGHUP'));
     process.once('SIGINT', () => this.#stop('SIGINT'));
     process.once('SIGTERM', () => this.#stop('SIGTERM'));
@@ -115,7 +124,9 @@ class Supervisor {
   #exited(worker: Worker, code: number | null, signal: string | null): void {
     const index = (worker as Worker & { portcullisIndex?: number }).portcullisIndex ?? 0;
     const serving = (this.#listening.get(worker.id) ?? 0) >= HOST_NAMES.length;
+    const servedMs = Date.now() - (this.#servingSince.get(worker.id) ?? Date.now());
     this.#listening.delete(worker.id);
+    this.#servingSince.delete(worker.id);
     if (this.#stopping) {
       if (code !== 0 && code !== null) this.#exitCode = 1;
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
@@ -130,7 +141,10 @@ class Supervisor {
       return;
     }
     this.#log.error('gateway.worker_died', { worker: index, code, signal });
-    this.#fork(index);
+    // One that dies soon after it started serving is likely to again: a pause, so that a crash loop does
+    // not spin the CPU and the log.
+    if (servedMs >= STEADY_MS) this.#fork(index);
+    else setTimeout(() => this.#stopping || this.#fork(index), RESPAWN_DELAY_MS);
   }
 
   #stop(reason: string): void {
