@@ -6,6 +6,7 @@
  *
  *   npx tsx bench/guard-scan.ts            # all inputs
  *   npx tsx bench/guard-scan.ts base64     # inputs whose name contains "base64"
+ *   npx tsx bench/guard-scan.ts --json realistic,code   # JSON lines, inputs matching either (`npm run bench`)
  *
  * MB/s is UTF-8 megabytes (10^6 bytes) of input per second, median of several runs after a warm-up.
  */
@@ -104,10 +105,11 @@ function measure(f: () => void): number {
   return median(times);
 }
 
-const filter = process.argv[2];
+const json = process.argv.includes('--json');
+const filter = process.argv.slice(2).find((a) => a !== '--json');
 const rows: string[][] = [['input', 'chars', 'MB', 'scan ms', 'scan MB/s', 'redact ms', 'redact MB/s']];
 for (const [name, build] of inputs) {
-  if (filter && !name.includes(filter)) continue;
+  if (filter && !filter.split(',').some((f) => name.includes(f))) continue;
   const req = build();
   let chars = 0;
   let bytes = 0;
@@ -118,7 +120,12 @@ for (const [name, build] of inputs) {
   const scanMs = measure(() => guard.scan(req));
   const redactMs = measure(() => guard.redact(req));
   const mb = bytes / 1e6;
+  if (json) {
+    console.log(JSON.stringify({ input: name, chars, bytes, scanMs, redactMs }));
+    continue;
+  }
   rows.push([name, String(chars), mb.toFixed(2), scanMs.toFixed(1), (mb / (scanMs / 1000)).toFixed(1), redactMs.toFixed(1), (mb / (redactMs / 1000)).toFixed(1)]);
 }
+if (json) process.exit(0);
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
 for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));

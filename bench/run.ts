@@ -14,13 +14,14 @@
  * -> check each row answers correctly -> per scenario: warm-up and saturation for every row, then every
  * row at 25/50/75 % of R1's maximum -> R3 under `--cpu-prof` -> a soak of R3 for its RSS -> results.
  */
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient } from 'redis';
 import { startRedisServer, type RedisServer } from '../test/helpers/redis-server.js';
-import { bodyTemplate, oneBody, type BodySpec, type BodyTemplate } from './harness/bodies.js';
+import { BENCH_MODEL, bodyTemplate, oneBody, type BodySpec, type BodyTemplate } from './harness/bodies.js';
 import { runLoad, type LoadResult } from './harness/load.js';
 import { httpAnswers, memoryOf, pinSelf, startServer, type Pinning, type ServerProcess } from './harness/processes.js';
 import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
@@ -29,6 +30,8 @@ import { CpuWatch, findRedisPid, HZ, processTicks, type Contention } from './har
 import { derive, ROW_IDS, type BenchResults, type RowId, type RowInfo, type ScenarioResults, type SoakResult } from './harness/results.js';
 import { updateReadme, writeResults } from './harness/report.js';
 import { freePort } from '../test/helpers/ports.js';
+import { measureFsync } from './harness/fsync.js';
+import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -170,7 +173,30 @@ async function main(): Promise<void> {
       return { info, url: '', headers: {} };
     }
   };
+  const startR5 = async (): Promise<Target> => {
+    const info: RowInfo = {
+      id: 'R5',
+      name: 'LiteLLM proxy',
+      what: `the LiteLLM proxy (PyPI litellm[proxy]==${LITELLM}, in bench/.venv), one worker, its model on the OpenAI-compatible provider at the mock`,
+      status: 'ok',
+    };
+    try {
+      if (quick && !litellmInstalled()) throw new Error('not installed in bench/.venv (the full bench installs it; the quick run does not download)');
+      if (!quick) installLitellm((l) => log(`[${elapsed()}] ${l.trim()}`));
+      const port = await freePort();
+      const server = await startLitellm({ port, mockBaseUrl: mockBase, model: BENCH_MODEL, pin });
+      cleanups.push(() => server.stop());
+      ownPids.add(server.pid);
+      return { info, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: { authorization: `Bearer ${LITELLM_MASTER_KEY}` }, server, pid: server.pid };
+    } catch (err) {
+      info.status = 'skipped';
+      info.reason = `the LiteLLM proxy did not start here (${(err as Error).message.split('\n')[0]}); R5 is optional`;
+      log(`[${elapsed()}] R5 skipped: ${info.reason}`);
+      return { info, url: '', headers: {} };
+    }
+  };
   const r4Starting = wantedRows.has('R4') ? startR4() : Promise.resolve(null);
+  const r5Starting = wantedRows.has('R5') ? startR5() : Promise.resolve(null);
   const [r1, r2] = await Promise.all([
     proxyRow('R1', 'bare node:http + undici', 'a bare node:http server forwarding to the mock over an undici Pool, streaming the body through: the physical limit of a Node gateway', 'bench/harness/bare-proxy.ts'),
     wantedRows.has('R2') ? proxyRow('R2', 'Koa + undici', 'the same forwarding inside Koa with @koa/router: the framework\'s cost', 'bench/harness/koa-proxy.ts') : null,
@@ -201,6 +227,8 @@ async function main(): Promise<void> {
 
   const r4 = await r4Starting;
   if (r4) targets.push(r4);
+  const r5 = await r5Starting;
+  if (r5) targets.push(r5);
   const live = () => targets.filter((t) => t.info.status === 'ok');
   if (r3) notes.push(`The R3 principal is a blue-team principal with ${r3.credits}.`);
   log(`[${elapsed()}] rows: ${targets.map((t) => `${t.info.id} ${t.info.status}`).join(', ')}`);
@@ -320,6 +348,113 @@ async function main(): Promise<void> {
   }
   const r3Peak = r3 ? (memoryOf(r3.server.pid)?.peakMiB ?? null) : null;
 
+  /**
+   * An extra R3 start, tried twice: on a loaded machine the bench principal's first store call on a fresh
+   * Redis can miss the store's 2 s deadline (store-unavailable), which says nothing about the figure wanted.
+   */
+  const startOnce = async (o: Parameters<typeof startPortcullis>[0]): Promise<Portcullis> => {
+    try {
+      return await startPortcullis(o);
+    } catch (err) {
+      log(`[${elapsed()}] ${o.name ?? 'R3'} did not start (${(err as Error).message.split('\n')[0]}); once more`);
+      return startPortcullis(o);
+    }
+  };
+
+  // --- R3 on an `appendfsync always` Redis and on an `everysec` one, with the disk's fsync time -------------
+
+  const durability: NonNullable<BenchResults['durability']> = { fsyncMs: measureFsync(redis.dir), runs: [] };
+  log(`[${elapsed()}] fsync on Redis' disk: p50 ${durability.fsyncMs.p50.toFixed(3)} ms, p99 ${durability.fsyncMs.p99.toFixed(3)} ms`);
+  if (r3) {
+    const body = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
+    const r0 = targets.find((t) => t.info.id === 'R0')!;
+    for (const appendfsync of ['always', 'everysec'] as const) {
+      // A fresh Redis each, so neither inherits the other's data; `always` is what the helper starts.
+      const rs = await startRedisServer();
+      try {
+        if (appendfsync !== 'always') {
+          const c = createClient({ url: rs.url });
+          await c.connect();
+          await c.configSet('appendfsync', appendfsync);
+          await c.quit();
+        }
+        const rsPid = findRedisPid(rs.port);
+        if (rsPid) ownPids.add(rsPid);
+        const p = await startOnce({ snapshot, mockBaseUrl: mockBase, redisUrl: rs.url, pin, name: `R3 portcullis (appendfsync ${appendfsync})` });
+        ownPids.add(p.server.pid);
+        try {
+          const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` }, pid: p.server.pid };
+          // Long enough to spend the free allowance, so the paid path is measured.
+          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
+          const redis0 = rsPid ? processTicks(rsPid) : 0;
+          const sat = await measure(target, body, settings.saturationSec);
+          const perReq = (ticks: number) => (sat.ok > 0 ? (ticks * (1000 / HZ)) / sat.ok : Number.NaN);
+          const redisCpu = rsPid ? perReq(processTicks(rsPid) - redis0) : Number.NaN;
+          const targetRps = Math.max(1, Math.round(sat.rps / 2));
+          const a = await measure(r0, body, settings.rateSec, targetRps);
+          const b = await measure(target, body, settings.rateSec, targetRps);
+          durability.runs.push({
+            appendfsync,
+            rps: sat.rps,
+            cpuMsPerReq: sat.serverCpuMsPerReq ?? Number.NaN,
+            redisCpuMsPerReq: redisCpu,
+            targetRps,
+            overloaded: b.overloaded === true,
+            p50Added: b.latency.p50 - a.latency.p50,
+            p99Added: b.latency.p99 - a.latency.p99,
+            errors: sat.errors + b.errors,
+          });
+          log(`[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`);
+        } finally {
+          await p.server.stop();
+        }
+      } catch (err) {
+        notes.push(`R3 on appendfsync ${appendfsync} did not run: ${(err as Error).message.split('\n')[0]}`);
+        log(`[${elapsed()}] R3 on appendfsync ${appendfsync} failed: ${(err as Error).message}`);
+      } finally {
+        await rs.stop();
+      }
+    }
+  }
+
+  // --- the guardrail scan of the largest admitted input (bench/guard-scan.ts, on the server core) ----------
+
+  const guardScan: NonNullable<BenchResults['guardScan']> = [];
+  try {
+    const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', 'realistic,code review'];
+    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
+    for (const line of out.split('\n').filter((l) => l.startsWith('{'))) guardScan.push(JSON.parse(line) as (typeof guardScan)[number]);
+    for (const g of guardScan) log(`[${elapsed()}] guardrail scan, ${g.input} (${g.chars} chars): scan ${g.scanMs.toFixed(1)} ms, redact ${g.redactMs.toFixed(1)} ms`);
+  } catch (err) {
+    notes.push(`The guardrail scan figure is missing: ${(err as Error).message.split('\n')[0]}`);
+  }
+
+  // --- R3 with 1 and 2 worker processes (PORTCULLIS_WORKERS) ----------------------------------------------
+
+  const workers: NonNullable<BenchResults['workers']> = [];
+  if (r3) {
+    const body = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
+    for (const n of [1, 2]) {
+      try {
+        const p = await startOnce({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, workers: n, name: `R3 portcullis (${n} worker${n > 1 ? 's' : ''})` });
+        try {
+          const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
+          // Warm-up long enough to spend the free allowance on every worker's JIT and the principal's day.
+          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
+          const r = await load(target, body, settings.saturationSec);
+          const cores = pin.enabled ? (n > 1 ? `0-${n - 1} (shared with the harness)` : String(pin.serverCore)) : 'unpinned';
+          workers.push({ workers: n, cores, rps: r.rps, p50: r.latency.p50, errors: r.errors });
+          log(`[${elapsed()}] R3 with ${n} worker(s): ${Math.round(r.rps)} req/s, p50 ${r.latency.p50.toFixed(2)} ms${r.errors ? `, errors ${r.errors}` : ''}`);
+        } finally {
+          await p.server.stop();
+        }
+      } catch (err) {
+        notes.push(`R3 with ${n} workers did not run: ${(err as Error).message.split('\n')[0]}`);
+        log(`[${elapsed()}] R3 with ${n} workers failed: ${(err as Error).message}`);
+      }
+    }
+  }
+
   // --- R3 under the profiler ------------------------------------------------------------------------------
 
   const profiles: BenchResults['profiles'] = [];
@@ -426,6 +561,9 @@ async function main(): Promise<void> {
     derived,
     budget,
     profiles,
+    workers,
+    durability,
+    guardScan,
     contention: { threshold: CONTENDED, ...contention, contended: contendedCells(results) },
     memory: { r3PeakRssMiB: r3Peak === null ? null : Math.max(r3Peak, soak?.peakMiB ?? 0), soak, redis: redisInfo },
     notes,

@@ -12,6 +12,8 @@ import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 import { ListenError } from './http/listener.js';
 import { startTracing, stopTracing } from './observe/tracing.js';
+import cluster from 'node:cluster';
+import { superviseWorkers } from './workers.js';
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
@@ -21,7 +23,11 @@ const log = createLogger(isLevel(level) ? level : 'info');
 if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 
 try {
+  // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
+  await superviseWorkers({ root, log });
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
+  // Under several workers the supervisor generates the one token they share (src/workers.ts).
+  const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [
     `portcullis is serving the API on ${gw.apiUrl} and the admin API on ${gw.adminUrl}`,
     // Every listener, with its public origin when that differs from where it is bound.
@@ -34,7 +40,7 @@ try {
     // to them (http://localhost:<port> by default), not to the bound address 127.0.0.1.
     `  in a browser: ${gw.origins.console}/ (the console; it sends you to ${gw.origins.auth}/sign-in)`,
     `  store: ${gw.store.kind}`,
-    gw.adminTokenGenerated
+    tokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
   ];
@@ -43,15 +49,17 @@ try {
   const exports = [
     ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
     `PORTCULLIS_ADMIN_URL=${gw.adminUrl}`,
-    ...(gw.adminTokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
+    ...(tokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
   ];
   lines.push('', `  export ${exports.join(' ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
   // SIGTERM or SIGINT: a graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the
-  // store closes last). A second signal stops at once.
+  // store closes last). A second signal stops at once, except in a worker: there a Ctrl-C arrives twice (from
+  // the terminal and from the supervisor), and the supervisor kills a worker that overstays its grace.
   let stopping = false;
   const stop = (signal: string) => {
+    if (stopping && cluster.isWorker) return;
     if (stopping) {
       log.warn('gateway.stopping_now', { signal });
       void gw.close().then(() => process.exit(0));

@@ -110,6 +110,8 @@ export interface PortcullisOptions {
   /** Extra node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
   name?: string;
+  /** PORTCULLIS_WORKERS (default 1); with pinning on, N > 1 runs on every core (taskset -c 0-N-1). */
+  workers?: number;
 }
 
 export async function startPortcullis(opts: PortcullisOptions): Promise<Portcullis> {
@@ -143,10 +145,22 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       REDIS_URL: opts.redisUrl,
       LOG_LEVEL: 'info',
       NODE_ENV: 'production',
+      PORTCULLIS_WORKERS: String(opts.workers ?? 1),
     },
     pin: opts.pin,
+    ...(opts.workers && opts.workers > 1 ? { cores: `0-${opts.workers - 1}` } : {}),
     ready: /admin API on (\S+)\n/,
   });
+  try {
+    return await setUp(server);
+  } catch (err) {
+    // A gateway that started but could not be set up is not left running.
+    await server.stop();
+    throw err;
+  }
+}
+
+async function setUp(server: ServerProcess): Promise<Portcullis> {
   const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(server.output())!;
   const tenant = `bench-${process.pid}-${Date.now().toString(36)}`;
   const p = await admin(adminUrl!, 'POST', '/principals', { tenant });

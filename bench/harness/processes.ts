@@ -58,10 +58,14 @@ export interface ServerProcess {
 
 export interface SpawnOptions {
   name: string;
+  /** The program to run (default: this Node); `args` follow it. */
+  command?: string;
   args: string[];
   env?: Record<string, string | undefined>;
   cwd?: string;
   pin: Pinning;
+  /** The cores to pin to when pinning is on, as taskset takes them (default: the server core). */
+  cores?: string;
   /** How readiness is seen: a regex on stdout whose first group is the port, or a check to poll. */
   ready: RegExp | (() => Promise<boolean>);
   timeoutMs?: number;
@@ -73,9 +77,8 @@ process.on('exit', () => {
 });
 
 export async function startServer(opts: SpawnOptions): Promise<ServerProcess> {
-  const [cmd, args] = opts.pin.enabled
-    ? ['taskset', ['-c', String(opts.pin.serverCore), process.execPath, ...opts.args]]
-    : [process.execPath, opts.args];
+  const program = opts.command ?? process.execPath;
+  const [cmd, args] = opts.pin.enabled ? ['taskset', ['-c', opts.cores ?? String(opts.pin.serverCore), program, ...opts.args]] : [program, opts.args];
   const child = spawn(cmd, args as string[], {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },

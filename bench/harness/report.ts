@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AIM, FLOOR, type BenchResults, type Derived } from './results.js';
+import { AIM, FLOOR, issue15Targets, type BenchResults, type Derived } from './results.js';
 
 const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
@@ -66,6 +66,12 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
   if (contended.length) lines.push('', `Contended (other processes and the hypervisor took > ${r.contention.threshold} cores even after a re-run): ${contended.join(', ')}.`);
   lines.push('');
   return lines;
+}
+
+function targetsTable(r: BenchResults): string[] {
+  const out = ['| figure | this run | target | |', '|---|--:|--:|:-:|'];
+  for (const t of issue15Targets(r)) out.push(`| ${t.figure} | ${t.shown} | ${t.target} | ${t.met === null ? '—' : t.met ? 'met' : '**missed**'} |`);
+  return out;
 }
 
 function budgetTable(r: BenchResults): string[] {
@@ -175,11 +181,30 @@ export function markdown(r: BenchResults): string {
   );
   lines.push('Rows:', '');
   for (const row of r.rows) lines.push(`- **${row.id} ${row.name}**: ${row.what}${row.status !== 'ok' ? ` — ${row.status}: ${row.reason}` : ''}`);
-  lines.push('', '## Budget', '', ...budgetTable(r), '');
+  lines.push('', '## Issue #15 targets', '', ...targetsTable(r), '');
+  lines.push('## Budget', '', ...budgetTable(r), '');
   lines.push('## Throughput and added latency', '', '⚠ = the row could not hold that rate (it achieved less than 95 % of it): the latency there is queueing.', '');
   for (const s of r.scenarios) lines.push(...scenarioTable(r, s.id));
   lines.push('## R3 CPU profile under load', '', '`node --cpu-prof` on a separate R3 process, samples taken while it was loaded at saturation (start-up and warm-up left out).', '');
   lines.push(...profileSection(r));
+  if (r.durability) {
+    const d = r.durability;
+    lines.push('## Durability: R3 on `appendfsync always` and on `everysec`', '');
+    lines.push(`An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis; latency added over R0 at 50 % of that run's own maximum.`, '');
+    lines.push('| appendfsync | max req/s | CPU ms/req (+ redis) | rate held | p50 added (ms) | p99 added (ms) | budget |', '|---|--:|--:|--:|--:|--:|---|');
+    for (const x of d.runs) {
+      const budget = x.appendfsync === 'everysec' ? 'p50 ≤ 1 ms, p99 ≤ 5 ms' : `p50 ≤ ${ms(1 + d.fsyncMs.p50)} ms, p99 ≤ ${ms(5 + d.fsyncMs.p99)} ms (everysec + fsync)`;
+      lines.push(`| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`);
+    }
+    lines.push('');
+  }
+  if (r.workers?.length) {
+    lines.push('## Several workers (PORTCULLIS_WORKERS)', '', 'R3, small non-streaming, at saturation with N worker processes on one port (node:cluster).', '');
+    lines.push('| workers | cores | max req/s | × 1 worker | p50 (ms) | errors |', '|--:|---|--:|--:|--:|--:|');
+    const one = r.workers.find((w) => w.workers === 1)?.rps ?? Number.NaN;
+    for (const w of r.workers) lines.push(`| ${w.workers} | ${w.cores} | ${int(w.rps)} | ${ratio(w.rps / one)} | ${ms(w.p50)} | ${w.errors} |`);
+    lines.push('');
+  }
   lines.push('## Memory', '', ...memorySection(r), '');
   if (r.notes.length) lines.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n')}\n`;
@@ -192,14 +217,20 @@ export function readmeSection(r: BenchResults): string {
     'interleaved run against the same instant mock upstream: **R0** the load generator straight to the mock (the',
     'harness ceiling), **R1** a bare `node:http` + undici forwarder (the physical limit of a Node gateway), **R2** the',
     'same inside Koa, **R3** portcullis on a real redis-server with the whole path (PAT lookup, policy decision,',
-    'guardrail scan, reservation, job, forwarding, settlement, receipt), and **R4** Portkey\'s open-source gateway.',
-    'Every request body differs, so R3 never re-attaches to a finished job. Throughput is at saturation; added latency',
-    'is a row\'s latency minus R0\'s at the same fixed rate (50 % of R1\'s maximum here). Full tables, the R3 CPU',
-    'profile and memory: [bench/results/latest.md](bench/results/latest.md) (raw: `latest.json`).',
+    'guardrail scan, reservation, job, forwarding, settlement, receipt), **R4** Portkey\'s open-source gateway and **R5**',
+    'the LiteLLM proxy (installed by the bench into `bench/.venv`). Then R3 on an `appendfsync always` and an',
+    '`everysec` Redis with the disk\'s fsync time, R3 with 1 and 2 worker processes, and the guardrail scan of the',
+    'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
+    'saturation; added latency is a row\'s latency minus R0\'s at the same fixed rate (50 % of R1\'s maximum here).',
+    'Full tables, the R3 CPU profile and memory: [bench/results/latest.md](bench/results/latest.md) (raw: `latest.json`).',
     '',
     `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
     '',
     ...summaryTable(r),
+    '',
+    'Issue #15 targets (per core: one R3 worker against one R1 process; latency on `everysec`):',
+    '',
+    ...targetsTable(r),
     '',
     `Budget: R3 ≥ ${FLOOR.throughput}× R1 throughput and < ${FLOOR.p50Ms} ms p50 added at 50 % load (aim ${AIM.throughput}×, ${AIM.p50Ms} ms):`,
     '',

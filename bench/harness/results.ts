@@ -4,11 +4,11 @@
  * R0's (the load generator straight to the mock) at the same rate, so what is left is what the row's
  * hop adds — also as a ratio to R1's.
  */
-import type { LoadResult } from './load.js';
+import type { LoadResult, Percentiles } from './load.js';
 import type { Pinning } from './processes.js';
 import type { ProfileSummary } from './cpu-profile.js';
 
-export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4'] as const;
+export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4', 'R5'] as const;
 export type RowId = (typeof ROW_IDS)[number];
 
 export interface RowInfo {
@@ -91,6 +91,22 @@ export interface BenchResults {
   /** What the bench lost to others (cpu-usage.ts): other processes, and the hypervisor (steal). */
   contention: { threshold: number; retries: number; maxForeignCores: number; maxStealCores?: number; contended: string[] };
   profiles: Array<{ scenario: string; file: string | null; rps: number; summary: ProfileSummary | null; error?: string }>;
+  /**
+   * R3 at saturation (small, non-streaming) with 1 and with 2 worker processes (PORTCULLIS_WORKERS): one
+   * worker pinned to the server core as R3 is, two on both cores (sharing one with the harness on 2 cores).
+   */
+  /**
+   * R3 (small, non-streaming) on a fresh Redis with `appendfsync always` and on one with `everysec`: its
+   * maximum, CPU per call, and latency added over R0 at 50 % of that run's own maximum; with the time an
+   * fsync takes on Redis' disk (harness/fsync.ts), which `always` adds to every money write.
+   */
+  durability?: {
+    fsyncMs: Percentiles;
+    runs: Array<{ appendfsync: 'always' | 'everysec'; rps: number; cpuMsPerReq: number; redisCpuMsPerReq: number; targetRps: number; overloaded: boolean; p50Added: number; p99Added: number; errors: number }>;
+  };
+  /** The guardrail scan of the largest admitted input (524,288 characters), bench/guard-scan.ts. */
+  guardScan?: Array<{ input: string; chars: number; scanMs: number; redactMs: number }>;
+  workers?: Array<{ workers: number; cores: string; rps: number; p50: number; errors: number }>;
   memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
   notes: string[];
 }
@@ -162,4 +178,49 @@ export function derive(scenarios: ScenarioResults[], rows: RowInfo[]): { derived
     }
   }
   return { derived, budget };
+}
+
+/** One figure of issue #15's table: what this run measured against the target. */
+export interface TargetRow {
+  figure: string;
+  value: number;
+  /** How the value is written (unit, ×). */
+  shown: string;
+  target: string;
+  met: boolean | null;
+}
+
+/** The issue #15 table, from one run's results; a figure the run could not measure is NaN and `met` null. */
+export function issue15Targets(r: BenchResults): TargetRow[] {
+  const sat = (scenario: string, row: RowId) => r.scenarios.find((s) => s.id === scenario)?.saturation[row];
+  const ratio = (a?: LoadResult, b?: LoadResult) => (a && b && b.rps > 0 ? a.rps / b.rps : Number.NaN);
+  const everysec = r.durability?.runs.find((x) => x.appendfsync === 'everysec');
+  const scan = r.guardScan?.find((g) => g.input.startsWith('realistic')) ?? r.guardScan?.[0];
+  const soak = r.memory.soak;
+  const rows: Array<[string, number, (v: number) => string, string, (v: number) => boolean]> = [
+    ['R3 throughput / R1, small non-streaming', ratio(sat('small', 'R3'), sat('small', 'R1')), (v) => `${v.toFixed(2)}×`, '≥ 0.40×', (v) => v >= 0.4],
+    ['R3 throughput / R1, 100 KB non-streaming', ratio(sat('large', 'R3'), sat('large', 'R1')), (v) => `${v.toFixed(2)}×`, '≥ 0.30×', (v) => v >= 0.3],
+    ['gateway CPU per small call', sat('small', 'R3')?.serverCpuMsPerReq ?? Number.NaN, (v) => `${v.toFixed(3)} ms`, '≤ 0.45 ms', (v) => v <= 0.45],
+    ['gateway CPU per 100 KB call', sat('large', 'R3')?.serverCpuMsPerReq ?? Number.NaN, (v) => `${v.toFixed(3)} ms`, '≤ 1.2 ms', (v) => v <= 1.2],
+    ["p50 added at 50 % of R3's own maximum (everysec)", everysec?.p50Added ?? Number.NaN, (v) => `${v.toFixed(2)} ms`, '≤ 1 ms', (v) => v <= 1],
+    ["p99 added at 50 % of R3's own maximum (everysec)", everysec?.p99Added ?? Number.NaN, (v) => `${v.toFixed(2)} ms`, '≤ 5 ms', (v) => v <= 5],
+    [`guardrail scan of a ${scan?.chars.toLocaleString('en-US') ?? '524,288'}-character input${scan ? ` (${scan.input.split(':')[0]})` : ''}`, scan?.scanMs ?? Number.NaN, (v) => `${v.toFixed(1)} ms`, '≤ 5 ms', (v) => v <= 5],
+    ['RSS after the soak (its floor over the last quarter)', soak ? soakFloor(soak) : Number.NaN, (v) => `${v.toFixed(0)} MiB${soak?.grows ? ', growing' : ', flat'}`, '≤ 150 MiB, flat', (v) => v <= 150 && !soak?.grows],
+    ['R3 / Portkey throughput, small', ratio(sat('small', 'R3'), sat('small', 'R4')), (v) => `${v.toFixed(2)}×`, '≥ 4×', (v) => v >= 4],
+    ['R3 / LiteLLM proxy throughput, small', ratio(sat('small', 'R3'), sat('small', 'R5')), (v) => `${v.toFixed(2)}×`, '≥ 10×', (v) => v >= 10],
+  ];
+  return rows.map(([figure, value, show, target, ok]) => ({
+    figure,
+    value,
+    shown: Number.isFinite(value) ? show(value) : 'not measured',
+    target,
+    met: Number.isFinite(value) ? ok(value) : null,
+  }));
+}
+
+/** The lowest RSS over the last quarter of the soak: where GC brings it back to at the end. */
+function soakFloor(s: SoakResult): number {
+  const from = 0.75 * s.durationSec;
+  const last = s.samples.filter((x) => x.t >= from).map((x) => x.rssMiB);
+  return last.length ? Math.min(...last) : s.endMiB;
 }

@@ -9,13 +9,14 @@ import type { RuntimeHolder } from '../config/reloader.js';
 import type { Call } from '../stages/call.js';
 
 export function openCall(holder: RuntimeHolder) {
-  return async function openCall(ctx: Context, next: Next): Promise<void> {
+  // Not async: no I/O here, and every call passes through it.
+  return function openCall(ctx: Context, next: Next): Promise<void> {
     const call: Call = { id: randomUUID(), startedAt: new Date(), runtime: holder.current, scopeId: null, abort: new AbortController() };
     ctx.state.call = call;
     const onClose = () => {
       if (!ctx.res.writableFinished) call.abort.abort();
     };
     ctx.res.once('close', onClose);
-    await next();
+    return next();
   };
 }

@@ -150,6 +150,7 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
   const sha256 = createHash('sha256').update(wasm).digest('hex');
   const version = sha256.slice(0, 12);
   let dataSet = false;
+  const memo = new DecisionMemo();
 
   return {
     version,
@@ -157,10 +158,14 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
     setData(data: PolicyData): void {
       policy.setData(data);
       dataSet = true;
+      memo.clear();
     },
     decide(input: PolicyInput): Decision {
       // Without data every model is unknown; refuse loudly rather than answer from an empty catalog.
       if (!dataSet) throw new Error('admission policy: setData() must be called before decide()');
+      const key = JSON.stringify(input);
+      const known = memo.get(key);
+      if (known) return known;
       let resultSet: unknown;
       try {
         resultSet = policy.evaluate(input, ENTRYPOINT);
@@ -170,9 +175,50 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
       }
       const decision = (resultSet as Array<{ result?: unknown }> | null)?.[0]?.result;
       if (!isDecision(decision)) throw new Error('admission policy returned no decision');
-      return decision;
+      return memo.set(key, deepFreeze(decision));
     },
   };
+}
+
+/**
+ * Decisions already taken, by their input's JSON. The policy is a pure function of its input and its data
+ * (no time, randomness or I/O builtins; a rung's expiry is read in JavaScript before the input is built), so
+ * the same input under the same data has the same answer, and a steady caller asks the same question on every
+ * call: evaluating it in the wasm (input written in as JSON, parsed there, the result written out and parsed
+ * back) was about a twentieth of a small call's CPU. Emptied by setData; capped by size (the bytes of its
+ * keys and of the decisions' JSON), not count, and emptied when full: the next calls refill it with what
+ * is asked now. Decisions are frozen: every caller shares them.
+ */
+class DecisionMemo {
+  static readonly MAX_BYTES = 4 * 1024 * 1024;
+  readonly #map = new Map<string, Decision>();
+  #bytes = 0;
+
+  get(key: string): Decision | undefined {
+    return this.#map.get(key);
+  }
+
+  set(key: string, decision: Decision): Decision {
+    const cost = 2 * (key.length + JSON.stringify(decision).length);
+    if (cost > DecisionMemo.MAX_BYTES / 64) return decision;
+    if (this.#bytes + cost > DecisionMemo.MAX_BYTES) this.clear();
+    this.#map.set(key, decision);
+    this.#bytes += cost;
+    return decision;
+  }
+
+  clear(): void {
+    this.#map.clear();
+    this.#bytes = 0;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as object)) deepFreeze(v);
+  }
+  return value;
 }
 
 function isDecision(value: unknown): value is Decision {

@@ -48,25 +48,34 @@ export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Da
 export type RefineRefusal = (principal: PrincipalRecord, policyCode: string | null, runtime: Call['runtime']) => Promise<ErrorCode | null>;
 
 export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal) {
-  return async function admit(ctx: Context, next: Next): Promise<void> {
+  // The common case (admitted, blue team) does no I/O, so it goes on synchronously; only a refusal or a
+  // red-team call, which may ask the billing store, takes the async path below.
+  return function admit(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const decision = call.runtime.policy.decide(policyInput(call));
     call.decision = decision;
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
-    if (first && first.step < 5) {
-      const refined = first.step === 3 && refine ? await refine(call.identity!.principal, first.code, call.runtime) : null;
-      const code = refined ?? first.code;
-      if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code });
-      throw refined ? new GatewayError(refined) : fromDenial(first.code, first.message);
-    }
-    if ((!first || first.step >= 5) && decision.team === 'red' && refine) {
-      const refined = await refine(call.identity!.principal, null, call.runtime);
-      if (refined) {
-        await writeReceipt(meter, call, 'refused', { code: refined });
-        throw new GatewayError(refined);
-      }
-    }
-    await next();
+    if (!(first && first.step < 5) && !(decision.team === 'red' && refine)) return next();
+    return refuseOrRefine(meter, call, next, refine);
   };
+}
+
+async function refuseOrRefine(meter: Pick<Meter, 'record'>, call: Call, next: Next, refine?: RefineRefusal): Promise<void> {
+  const decision = call.decision!;
+  const first = decision.denials[0];
+  if (first && first.step < 5) {
+    const refined = first.step === 3 && refine ? await refine(call.identity!.principal, first.code, call.runtime) : null;
+    const code = refined ?? first.code;
+    if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code });
+    throw refined ? new GatewayError(refined) : fromDenial(first.code, first.message);
+  }
+  if (decision.team === 'red' && refine) {
+    const refined = await refine(call.identity!.principal, null, call.runtime);
+    if (refined) {
+      await writeReceipt(meter, call, 'refused', { code: refined });
+      throw new GatewayError(refined);
+    }
+  }
+  await next();
 }

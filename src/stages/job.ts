@@ -50,11 +50,12 @@ export function lookAhead(jobs: JobStore) {
 }
 
 export function jobKey() {
-  return async function jobKey(ctx: Context, next: Next): Promise<void> {
+  // Not async: no I/O here.
+  return function jobKey(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
     const pid = call.identity!.principal.id;
     call.jobId = call.lookahead?.principalId === pid ? call.lookahead.jobId : callJobId(call, pid);
-    await next();
+    return next();
   };
 }
 

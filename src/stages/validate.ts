@@ -144,12 +144,13 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
 
 /** Koa stage: `chat` for POST /v1/chat/completions, `job` for the strict body of POST /v1/research/jobs. */
 export function validate(kind: 'chat' | 'job' = 'chat') {
-  return async function validate(ctx: Context, next: Next): Promise<void> {
+  // Not async: validation does no I/O (a throw here still reaches singleExit through koa-compose's reject).
+  return function validate(ctx: Context, next: Next): Promise<void> {
     const call = ctx.state.call;
     const valid = kind === 'job' ? validateJob(call.body, call.runtime) : validateChat(call.body, call.runtime);
     call.valid = valid;
     call.task = valid.task;
     call.scopeId = 'scopeId' in valid ? valid.scopeId : null;
-    await next();
+    return next();
   };
 }

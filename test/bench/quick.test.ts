@@ -51,9 +51,10 @@ describe('bench --quick', function () {
     const r = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
     expect(r.schema).to.equal('portcullis-bench/1');
     expect(r.mode).to.equal('quick');
-    expect(r.rows.map((x) => x.id)).to.deep.equal(['R0', 'R1', 'R2', 'R3', 'R4']);
+    expect(r.rows.map((x) => x.id)).to.deep.equal(['R0', 'R1', 'R2', 'R3', 'R4', 'R5']);
     for (const row of r.rows) {
-      if (row.id === 'R4' && row.status !== 'ok') expect(row.reason, 'a skipped R4 says why').to.be.a('string').and.not.equal('');
+      // The peers are optional (Portkey from npm, LiteLLM from PyPI): a skipped one says why.
+      if ((row.id === 'R4' || row.id === 'R5') && row.status !== 'ok') expect(row.reason, `a skipped ${row.id} says why`).to.be.a('string').and.not.equal('');
       else expect(row.status, `${row.id}: ${row.reason ?? ''}`).to.equal('ok');
     }
     const ok = r.rows.filter((x) => x.status === 'ok').map((x) => x.id);
@@ -75,6 +76,20 @@ describe('bench --quick', function () {
       expect(p.summary!.top.length).to.be.above(0);
       for (const e of p.summary!.top) expect(Number.isFinite(e.selfPct)).to.equal(true);
     }
+    expect(r.workers?.map((w) => w.workers), 'R3 at 1 and 2 workers').to.deep.equal([1, 2]);
+    for (const w of r.workers!) {
+      expect(w.rps, `R3 with ${w.workers} workers answers`).to.be.above(0);
+      expect(w.errors, `R3 with ${w.workers} workers: errors`).to.equal(0);
+    }
+    // R3 on an `always` and an `everysec` Redis, with the disk's fsync time.
+    expect(Number.isFinite(r.durability!.fsyncMs.p50)).to.equal(true);
+    expect(r.durability!.runs.map((x) => x.appendfsync)).to.deep.equal(['always', 'everysec']);
+    for (const x of r.durability!.runs) {
+      expect(x.rps, `R3 on ${x.appendfsync}`).to.be.above(0);
+      expect(x.errors, `R3 on ${x.appendfsync}: errors`).to.equal(0);
+    }
+    expect(r.guardScan!.length, 'the guardrail scan figure').to.be.above(0);
+    for (const g of r.guardScan!) expect(g.chars).to.equal(524_288);
     expect(Number.isFinite(r.memory.r3PeakRssMiB)).to.equal(true);
     expect(r.memory.soak).to.be.an('object');
 
@@ -82,6 +97,10 @@ describe('bench --quick', function () {
     expect(md).to.match(/^# portcullis benchmark \(quick\)/);
     for (const id of ok) expect(md).to.include(`| ${id} `);
     expect(md).to.include('## R3 CPU profile under load');
+    expect(md).to.include('## Several workers (PORTCULLIS_WORKERS)');
+    expect(md).to.include('## Durability: R3 on `appendfsync always` and on `everysec`');
+    expect(md).to.include('## Issue #15 targets');
+    expect(md.split('## Issue #15 targets')[1]!.split('\n## ')[0]!.match(/^\| /gm), 'ten figures and the header').to.have.length(11);
 
     expect({ latest: mtime(latest), readme: mtime(readme) }, 'bench/results and the README are left alone').to.deep.equal(before);
   });

@@ -157,6 +157,24 @@ describe('policy: admission decision (compiled wasm)', () => {
     expect(other.decide(contracted.input).allow).to.equal(true);
   });
 
+  it('answers a question asked before from what it decided, until new data changes the answer', async () => {
+    // The engine remembers decisions by input (src/policy/engine.ts): the same input on the same instance
+    // must keep its answer, and setData on that instance must forget them all.
+    const own = await loadPolicyEngine();
+    own.setData(table.fixture);
+    const contracted = table.cases.find((c) => c.name === 'listed model without a route is refused by name')!;
+    const first = own.decide(contracted.input);
+    expect(first.denials[0]?.code).to.equal('route-not-configured');
+    expect(own.decide(structuredClone(contracted.input))).to.deep.equal(first);
+    expect(Object.isFrozen(first) && Object.isFrozen(first.denials) && Object.isFrozen(first.guardrails), 'a shared decision cannot be changed by one caller').to.equal(true);
+    const data = structuredClone(table.fixture);
+    data.catalog.models['red-whitehacker-b']!.available = true;
+    own.setData(data);
+    expect(own.decide(contracted.input).allow).to.equal(true);
+    own.setData(table.fixture);
+    expect(own.decide(contracted.input).denials[0]?.code).to.equal('route-not-configured');
+  });
+
   it('refuses to decide before data is set', async () => {
     const fresh = await loadPolicyEngine();
     expect(() => fresh.decide(table.cases[0]!.input)).to.throw(/setData/);

@@ -1,0 +1,133 @@
+/**
+ * Gateway CPU per chat call, the steady figure on a shared machine (issue #15): the whole R3 path (built
+ * portcullis on a real redis-server, against the bench's instant mock) loaded at saturation for a while, and
+ * the CPU time its process used (user + system, from /proc, 10 ms ticks) divided by the answers. Throughput
+ * moves with whatever else runs on the machine; CPU per call hardly does. Optionally writes a V8 CPU profile
+ * of the measured window and prints its top functions (mapped back to src/*.ts).
+ *
+ *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
+ *                                [--gateway auto|worktree|head] [--compare] [--workers N]
+ *
+ * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
+ * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
+ * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
+ * the supervisor and its workers).
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { startRedisServer } from '../test/helpers/redis-server.js';
+import { bodyTemplate } from './harness/bodies.js';
+import { runLoad } from './harness/load.js';
+import { startServer } from './harness/processes.js';
+import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
+import { summariseProfile } from './harness/cpu-profile.js';
+
+const { values: args } = parseArgs({
+  options: {
+    size: { type: 'string', default: 'small' },
+    stream: { type: 'boolean', default: false },
+    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '16' },
+    profile: { type: 'boolean', default: false },
+    gateway: { type: 'string', default: 'auto' },
+    compare: { type: 'boolean', default: false },
+    workers: { type: 'string', default: '1' },
+  },
+});
+const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
+const log = (s: string) => process.stdout.write(`${s}\n`);
+
+const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
+const redis = await startRedisServer();
+const redisPid = findRedisPid(redis.port);
+/** CPU ticks of a process and its children (the workers, with --workers N). */
+function treeTicks(pid: number): number {
+  let ticks = processTicks(pid);
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) ticks += processTicks(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
+}
+const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream! });
+
+interface Side {
+  name: string;
+  snapshot: Snapshot;
+  gw: Portcullis;
+  profDir: string;
+  rounds: Array<{ gw: number; redis: number; rps: number }>;
+}
+
+async function side(name: string, choice: SourceChoice): Promise<Side> {
+  const snapshot = await buildSnapshot(choice, log);
+  const profDir = mkdtempSync(join(tmpdir(), 'portcullis-cpu-per-call-'));
+  const gw = await startPortcullis({
+    snapshot,
+    mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
+    redisUrl: redis.url,
+    pin: noPin,
+    name: `portcullis (${name})`,
+    workers: Number(args.workers),
+    ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
+  });
+  log(`${name}: gateway ${snapshot.source}`);
+  return { name, snapshot, gw, profDir, rounds: [] };
+}
+
+// --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
+// machine does meanwhile weighs on both alike.
+const sides: Side[] = args.compare ? [await side('before (HEAD)', 'head'), await side('after (working tree)', 'worktree')] : [await side('gateway', args.gateway as SourceChoice)];
+try {
+  const target = (s: Side) => ({ url: `${s.gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${s.gw.token}` }, body, connections: Number(args.connections) });
+  log(`${args.size}${args.stream ? ', streaming' : ''}; warming up`);
+  for (const s of sides) await runLoad({ ...target(s), durationSec: 4 });
+  const from = Number(process.hrtime.bigint() / 1000n);
+  for (let i = 0; i < Number(args.rounds); i++) {
+    for (const s of sides) {
+      const g0 = treeTicks(s.gw.server.pid);
+      const r0 = redisPid ? processTicks(redisPid) : 0;
+      const r = await runLoad({ ...target(s), durationSec: Number(args.seconds), minAnswers: 1 });
+      const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
+      const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
+      s.rounds.push({ gw: g, redis: rd, rps: r.rps });
+      log(`  round ${i + 1} ${s.name}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s, ${r.errors} errors`);
+    }
+  }
+  const to = Number(process.hrtime.bigint() / 1000n);
+  for (const s of sides) {
+    log(`median ${s.name}: ${median(s.rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(s.rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(s.rounds.map((r) => r.rps)))} req/s`);
+  }
+  if (args.profile) {
+    for (const s of sides) {
+      await s.gw.server.stop();
+      const file = readdirSync(s.profDir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) continue;
+      const sum = summariseProfile(join(s.profDir, file), s.snapshot.dir, [from, to], 40);
+      log(`${s.name}: top functions by self time (share of busy time):`);
+      for (const e of sum.top) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
+      log(`${s.name}: portcullis functions by inclusive time (share of busy time):`);
+      for (const e of sum.inclusive.slice(0, 30)) log(`  ${e.selfPct.toFixed(1).padStart(5)} %  ${e.function}  ${e.location}`);
+      log(`${s.name}: by owner: ${sum.byOwner.map((o) => `${o.owner} ${o.selfPct.toFixed(1)} %`).join(', ')}`);
+      log(`${s.name}: profile ${join(s.profDir, file)}`);
+    }
+  }
+} finally {
+  for (const s of sides) {
+    await s.gw.server.stop();
+    s.snapshot.remove();
+    if (!args.profile) rmSync(s.profDir, { recursive: true, force: true });
+  }
+  await mock.stop();
+  await redis.stop();
+}

@@ -1,0 +1,163 @@
+/**
+ * Several cores: `PORTCULLIS_WORKERS=N` (or `auto`, one per core) runs N gateway processes that share every
+ * listener's port through node:cluster; the default, 1, is the single process it always was. The primary
+ * process serves nothing itself: it forks the workers (each one runs main.ts as usual), passes them one
+ * operator token, forwards SIGHUP (reload) and SIGINT/SIGTERM (graceful stop) to them, replaces a worker
+ * that dies while serving, and exits once they have all stopped.
+ *
+ * Why the memory store is refused with N > 1: each worker would hold its own store, so a token issued on one
+ * would be unknown on the next and the money of one principal would be counted N times. Redis is shared.
+ *
+ * main.ts calls `superviseWorkers` first; in the primary of an N > 1 run it never returns (the process
+ * exits when its workers have stopped), everywhere else it returns at once and main.ts serves.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from './config/load.js';
+import { ConfigError } from './config/documents.js';
+import { HOST_NAMES } from './config/types.js';
+import type { Logger } from './log.js';
+
+type Env = Record<string, string | undefined>;
+
+/** How long a stopping worker may take to finish its calls and close before it is killed. */
+const STOP_GRACE_MS = 30_000;
+/** A worker that dies within this long of starting to serve is replaced after RESPAWN_DELAY_MS, not at once. */
+const STEADY_MS = 10_000;
+const RESPAWN_DELAY_MS = 1_000;
+/** The exit code main.ts uses for a configuration error (EX_CONFIG). */
+const EX_CONFIG = 78;
+
+/** `PORTCULLIS_WORKERS`: unset or empty = 1, `auto` = the cores this process may use, else a whole number 1..256. */
+export function workerCount(env: Env): number {
+  const raw = env['PORTCULLIS_WORKERS']?.trim();
+  if (!raw) return 1;
+  if (raw === 'auto') return availableParallelism();
+  if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > 256) {
+    throw new ConfigError([`PORTCULLIS_WORKERS must be a whole number from 1 to 256, or "auto" (one per core); it is "${raw}"`]);
+  }
+  return Number(raw);
+}
+
+/**
+ * Refuses N > 1 on a store that is not shared between processes. Reads the configuration as the workers
+ * will (files plus environment), so REDIS_URL counts.
+ */
+export function checkWorkers(count: number, root: string, env: Env): void {
+  if (count <= 1) return;
+  const kind = loadConfig(root, env).gateway.data.store.kind;
+  if (kind !== 'redis') {
+    throw new ConfigError([
+      `PORTCULLIS_WORKERS=${env['PORTCULLIS_WORKERS']} asks for ${count} worker processes, but the store is "${kind}": each worker would have its own, unshared store (tokens, balances, jobs). Use the Redis store (store.kind: redis in config/gateway.yaml, or REDIS_URL), or one worker.`,
+    ]);
+  }
+}
+
+export interface SuperviseOptions {
+  root: string;
+  log: Logger;
+  env?: Env;
+}
+
+/**
+ * In a worker, or with one worker asked for: returns false, and the caller serves. In the primary with
+ * N > 1: runs the workers and never returns. Throws ConfigError for a bad count or an unshared store.
+ */
+export async function superviseWorkers(opts: SuperviseOptions): Promise<boolean> {
+  if (cluster.isWorker) return false;
+  const env = opts.env ?? process.env;
+  const count = workerCount(env);
+  if (count <= 1) return false;
+  checkWorkers(count, opts.root, env);
+  new Supervisor(count, opts.log, env).start();
+  // The supervisor ends the process itself (process.exit) once every worker has stopped.
+  return new Promise<never>(() => undefined);
+}
+
+class Supervisor {
+  readonly #count: number;
+  readonly #log: Logger;
+  readonly #workerEnv: Env;
+  /** Listeners each worker (by cluster id) has bound: it serves once it has bound them all. */
+  readonly #listening = new Map<number, number>();
+  /** When each worker (by cluster id) had bound all its listeners. */
+  readonly #servingSince = new Map<number, number>();
+  #stopping = false;
+  #exitCode = 0;
+
+  constructor(count: number, log: Logger, env: Env) {
+    this.#count = count;
+    this.#log = log;
+    // One operator token for all workers: each would otherwise generate its own, and the one printed would
+    // work on a single worker's connections only.
+    this.#workerEnv = env['PORTCULLIS_ADMIN_TOKEN'] ? {} : { PORTCULLIS_ADMIN_TOKEN: `pcl_admin_${randomBytes(24).toString('base64url')}`, PORTCULLIS_ADMIN_TOKEN_GENERATED: '1' };
+  }
+
+  start(): void {
+    for (let i = 1; i <= this.#count; i++) this.#fork(i);
+    cluster.on('exit', (worker, code, signal) => this.#exited(worker, code, signal));
+    cluster.on('listening', (worker) => {
+      const bound = (this.#listening.get(worker.id) ?? 0) + 1;
+      this.#listening.set(worker.id, bound);
+      if (bound === HOST_NAMES.length) this.#servingSince.set(worker.id, Date.now());
+    });
+    process.on('SIGHUP', () => this.#broadcast('SIGHUP'));
+    process.once('SIGINT', () => this.#stop('SIGINT'));
+    process.once('SIGTERM', () => this.#stop('SIGTERM'));
+    this.#log.info('gateway.workers', { count: this.#count });
+  }
+
+  #fork(index: number): void {
+    // The first worker prints the start-up banner (main.ts, on stdout); the others would print the same
+    // listeners again with a different demo token, so their stdout is dropped. Every worker logs on stderr.
+    cluster.setupPrimary({ stdio: ['ignore', index === 1 ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
+    const worker = cluster.fork({ ...this.#workerEnv, PORTCULLIS_WORKER_INDEX: String(index) });
+    this.#listening.set(worker.id, 0);
+    (worker as Worker & { portcullisIndex?: number }).portcullisIndex = index;
+  }
+
+  #broadcast(signal: NodeJS.Signals): void {
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+  }
+
+  #exited(worker: Worker, code: number | null, signal: string | null): void {
+    const index = (worker as Worker & { portcullisIndex?: number }).portcullisIndex ?? 0;
+    const serving = (this.#listening.get(worker.id) ?? 0) >= HOST_NAMES.length;
+    const servedMs = Date.now() - (this.#servingSince.get(worker.id) ?? Date.now());
+    this.#listening.delete(worker.id);
+    this.#servingSince.delete(worker.id);
+    if (this.#stopping) {
+      if (code !== 0 && code !== null) this.#exitCode = 1;
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
+      return;
+    }
+    if (!serving) {
+      // It could not start (a bad configuration, a port taken, Redis unreachable): the others would fail
+      // the same way, so stop them all and exit with its code.
+      this.#log.error('gateway.worker_failed_to_start', { worker: index, code, signal });
+      this.#exitCode = code === EX_CONFIG ? EX_CONFIG : 1;
+      this.#stop('worker-start-failure');
+      return;
+    }
+    this.#log.error('gateway.worker_died', { worker: index, code, signal });
+    // One that dies soon after it started serving is likely to again: a pause, so that a crash loop does
+    // not spin the CPU and the log.
+    if (servedMs >= STEADY_MS) this.#fork(index);
+    else setTimeout(() => this.#stopping || this.#fork(index), RESPAWN_DELAY_MS);
+  }
+
+  #stop(reason: string): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    this.#log.info('gateway.stopping', { signal: reason, workers: Object.keys(cluster.workers ?? {}).length });
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
+    // Each worker closes its listeners, lets its calls finish and closes the store (main.ts), then exits.
+    this.#broadcast('SIGTERM');
+    setTimeout(() => {
+      this.#log.error('gateway.workers_killed', { afterMs: STOP_GRACE_MS });
+      this.#broadcast('SIGKILL');
+      process.exit(1);
+    }, STOP_GRACE_MS).unref();
+  }
+}

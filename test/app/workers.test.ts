@@ -1,0 +1,181 @@
+/**
+ * `PORTCULLIS_WORKERS`: `npm start` as several processes on one port per listener (src/workers.ts). Started
+ * as an operator would (src/main.ts in its own process) on a real redis-server: the workers share the API
+ * port and each takes connections, a call made through any of them is billed in the one store, a worker
+ * that dies is replaced, a SIGTERM stops them all cleanly, and the memory store or a bad count is refused
+ * with a clear message.
+ */
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { request, Agent } from 'node:http';
+import { join } from 'node:path';
+import { configRoot, FREE_PORTS, REPO } from '../helpers/gateway.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+
+interface Run {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+}
+
+function start(env: Record<string, string>): Run {
+  const root = configRoot();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
+    env: { ...process.env, PORTCULLIS_ROOT: root, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  return { child, out: () => out, err: () => err };
+}
+
+async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
+  const t0 = Date.now();
+  while (!ok()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Pids whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Established TCP connections on local `port` whose socket `pid` holds (from /proc: no tool needed). */
+function connectionsHeldBy(pid: number, port: number): number {
+  const inodes = new Set<string>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 10) continue;
+      const local = parseInt(f[1]!.split(':')[1]!, 16);
+      if (local === port && f[3] === '01') inodes.add(f[9]!);
+    }
+  }
+  let n = 0;
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m && inodes.has(m[1]!)) n++;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return n;
+}
+
+function post(agent: Agent, url: string, token: string, body: unknown): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+describe('several worker processes (PORTCULLIS_WORKERS)', function () {
+  this.timeout(120_000);
+  let redis: RedisServer;
+  let upstream: RecordingUpstream;
+  const runs: Run[] = [];
+
+  before(async () => {
+    redis = await startRedisServer();
+    upstream = await startRecordingUpstream();
+  });
+  after(async () => {
+    for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+    await upstream?.stop();
+    await redis?.stop();
+  });
+
+  it('refuses the memory store with more than one worker, saying why', async () => {
+    const run = start({ PORTCULLIS_WORKERS: '2' });
+    runs.push(run);
+    const [code] = await once(run.child, 'exit');
+    expect(code).to.equal(78);
+    expect(run.err()).to.match(/PORTCULLIS_WORKERS=2 asks for 2 worker processes, but the store is "memory"/);
+    expect(run.out()).to.not.include('serving the API');
+  });
+
+  it('refuses a count that is not a whole number or "auto"', async () => {
+    const run = start({ PORTCULLIS_WORKERS: 'many', REDIS_URL: redis.url });
+    runs.push(run);
+    const [code] = await once(run.child, 'exit');
+    expect(code).to.equal(78);
+    expect(run.err()).to.include('PORTCULLIS_WORKERS must be a whole number from 1 to 256, or "auto"');
+  });
+
+  it('serves one port from two workers on a shared Redis store, replaces a dead worker, and stops cleanly', async () => {
+    const run = start({
+      PORTCULLIS_WORKERS: '2',
+      REDIS_URL: redis.url,
+      PORTCULLIS_ROUTE_SHARED_URL: upstream.baseUrl,
+      PORTCULLIS_ROUTE_DEDICATED_URL: upstream.baseUrl,
+    });
+    runs.push(run);
+    await until('the banner', () => /admin API on \S+\n[\s\S]*operator token/.test(run.out()));
+    const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(run.out())!;
+    const adminToken = /operator token \(generated[^)]*\): (\S+)/.exec(run.out())?.[1];
+    expect(adminToken, 'the supervisor generates one operator token and the banner shows it').to.be.a('string');
+    const demoPat = /demo PAT \(blue team\): (\S+)/.exec(run.out())![1]!;
+    await until('two workers', () => childrenOf(run.child.pid!).length === 2);
+    const workers = childrenOf(run.child.pid!);
+    // Both listen: wait until each has announced itself (the banner comes from the first only).
+    await until('both workers started', () => (run.err().match(/"event":"gateway.started"/g) ?? []).length === 2);
+    expect(run.out().match(/serving the API/g)).to.have.length(1);
+
+    // Four connections held open at once: the primary hands them out round-robin, so each worker holds some,
+    // and the operator token works whichever worker answers.
+    const port = Number(new URL(apiUrl!).port);
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const body = { model: 'shared-general-a', messages: [{ role: 'user', content: 'Summarise CVE-2021-44228 for a patch note.' }] };
+    const answers = await Promise.all([0, 1, 2, 3].map((i) => post(agent, `${apiUrl}/v1/chat/completions`, demoPat, { ...body, user: `w${i}` })));
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    for (const pid of workers) expect(connectionsHeldBy(pid, port), `worker ${pid} holds some of the connections`).to.be.above(0);
+    agent.destroy();
+    for (let i = 0; i < 4; i++) {
+      const res = await fetch(`${adminUrl}/admin/runtime`, { headers: { authorization: `Bearer ${adminToken}` } });
+      expect(res.status).to.equal(200);
+      await res.arrayBuffer();
+    }
+
+    // A worker that dies while serving is replaced; the port keeps answering meanwhile.
+    process.kill(workers[0]!, 'SIGKILL');
+    await until('a replacement worker', () => {
+      const now = childrenOf(run.child.pid!);
+      return now.length === 2 && !now.includes(workers[0]!);
+    });
+    await until('the replacement started', () => (run.err().match(/"event":"gateway.started"/g) ?? []).length === 3);
+    expect(run.err()).to.include('"event":"gateway.worker_died"');
+    const again = await post(new Agent(), `${apiUrl}/v1/chat/completions`, demoPat, body);
+    expect(again.status).to.equal(200);
+
+    // SIGTERM to the supervisor: every worker closes and the whole thing exits 0.
+    const last = childrenOf(run.child.pid!);
+    run.child.kill('SIGTERM');
+    const [code] = await once(run.child, 'exit');
+    expect(code).to.equal(0);
+    for (const pid of last) expect(() => process.kill(pid, 0), `worker ${pid} is gone`).to.throw();
+  });
+});
