@@ -183,7 +183,7 @@ const BARE_LEAD = new Uint16Array(LEAD);
  * character instead of piece by piece, which stops at the same place: the first `max` characters of the
  * same joined reading.
  */
-function leadInto(text: string, p: number, max: number, bare: boolean, out: Uint16Array): number {
+export function leadInto(text: string, p: number, max: number, bare: boolean, out: Uint16Array): number {
   const n = text.length;
   let length = 0;
   let i = p;
