@@ -275,7 +275,10 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
   let p = 0;
   let longJoins = 0;
   let longEnd = -1;
-  const re = new RegExp(ANCHOR.source, 'g');
+  // The shared pattern, rewound: building one per call cost more than reading a short decoded text with it,
+  // and nothing called from this loop uses it.
+  const re = ANCHOR;
+  re.lastIndex = 0;
   const byPrefix = shapesByPrefix(shapes);
   for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null; ) {
     const tokenStart = a.index;
