@@ -2,7 +2,8 @@
  * The scan's shared work, held to the separate readings it replaced: the lexical trie and the intent
  * detectors' topic trie walk one word stream filled once per request (compile.ts) instead of one each, and
  * the laced-key pass compares a token's lead as code units (leadInto) instead of building it as a string
- * (lead). Each fast path must give exactly what the slow one gives, on the corpora and on random text made
+ * (lead), and the entropy fallback finds its key-like words with one pattern instead of a search per word
+ * (keywordStarts). Each fast path must give exactly what the slow one gives, on the corpora and on random text made
  * of the characters these readers key on.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
 import { rng } from './helpers/secrets.js';
 import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { IntentDetectors, type IntentDetectorSpec } from '../../src/guard/intent-detectors.js';
+import { keywordStarts, keywordStartsBySearch } from '../../src/guard/generic.js';
 import { lead, leadInto } from '../../src/guard/laced.js';
 import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from '../../src/guard/lexical.js';
 import { normalise } from '../../src/guard/normalise.js';
@@ -60,6 +62,27 @@ describe('guard: shared scan work', () => {
       ws.reset();
       expect(shared, texts.map((t) => t.text).join(' | ').slice(0, 200)).to.deep.equal(apart);
     }
+  });
+
+  it('finds the key-like words of the entropy fallback in one pass exactly where a search per word does', () => {
+    const texts = [...lines, ...clean];
+    // Keywords in every casing the searches use and others, overlapping, glued and cut short.
+    const pieces = ['api', 'API', 'Api', 'aPI', 'secret', 'SECRET', 'Secret', 'token', 'TOKEN', 'Token', 'passw', 'PASSW', 'Passw', 'credential',
+      'CREDENTIAL', 'Credential', 'auth', 'AUTH', 'Auth', 'bearer', 'BEARER', 'Bearer', 'ap', 'tok', 'se', 'cret', '_', ' ', '=', 'x'];
+    const r = rng(17);
+    for (let t = 0; t < 3000; t++) {
+      let text = '';
+      const length = 1 + Math.floor(r() * 20);
+      for (let k = 0; k < length; k++) text += pieces[Math.floor(r() * pieces.length)];
+      texts.push(text);
+    }
+    let found = 0;
+    for (const text of texts) {
+      const fast = keywordStarts(text);
+      expect(fast, text.slice(0, 200)).to.deep.equal(keywordStartsBySearch(text));
+      found += fast.length;
+    }
+    expect(found).to.be.greaterThan(10_000);
   });
 
   it('reads a laced token lead as code units exactly as the string reading does', () => {
