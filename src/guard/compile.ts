@@ -5,8 +5,9 @@
  *
  * Per request the work is: collect the texts (slots.ts), normalise each once, run one secret pass per text
  * plus one over the joined texts around each boundary (for secrets split across two texts), split all texts
- * into words once and walk the lexical trie and the intent detectors' topic trie over those same words. The secret pass uses the union of every secrets detector's kinds and
- * decoders; each detector then keeps the hits it asked for.
+ * into words once and walk the lexical trie and the intent detectors' topic trie over those same words. The
+ * secret pass uses the union of every secrets detector's kinds and decoders; each detector then keeps the
+ * hits it asked for.
  *
  * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
  * secret detectors found, and the block and flag actions only ever produce findings.
