@@ -248,6 +248,9 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
 // Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
 // the previous long join is not joined again: the cost stays linear, and what is skipped was read in a join.
 const MAX_LONG_JOINS = 256;
+// First characters of the prefixes that need no long join (AWS ids, either case): a token starting with any
+// other character needs a long join if it starts a prefix at all.
+const SHORT_FIRST = new Set(PREFIXES.filter(([, limit]) => limit <= 24).map(([x]) => x.charCodeAt(0)));
 
 // Where a prefix may start: a word start, then the first two characters of some prefix with at most a
 // separator group between them (lower-case AWS prefixes only written whole: `a` starts too many words). Found by the regular expression engine, which reads prose far faster than a
@@ -286,6 +289,9 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     if (tokenStart < p) continue;
     p = tokenStart;
     while (p < n && isTokenCode(text.charCodeAt(p))) p++;
+    // Past the long-join budget, inside the last long join, a token whose every prefix needs a long join is
+    // skipped whatever prefixesAt would say: decided by its first character, without reading the prefix.
+    if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd && !SHORT_FIRST.has(text.charCodeAt(tokenStart))) continue;
     const found = prefixesAt(text, tokenStart);
     if (!found) continue;
     const { limit, prefixes } = found;
