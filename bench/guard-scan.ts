@@ -7,6 +7,10 @@
  *   npx tsx bench/guard-scan.ts            # all inputs
  *   npx tsx bench/guard-scan.ts base64     # inputs whose name contains "base64"
  *   npx tsx bench/guard-scan.ts --json realistic,code   # JSON lines, inputs matching either (`npm run bench`)
+ *   npx tsx bench/guard-scan.ts --against=/tmp/old [filter]
+ *       # before/after: the guardrails of another checkout (`git archive <commit> | tar -x -C /tmp/old`)
+ *       # and of this one, loaded side by side and run alternately on each input, so that the load of a
+ *       # shared machine falls on both alike; also says whether both give the same result
  *
  * MB/s is UTF-8 megabytes (10^6 bytes) of input per second, median of several runs after a warm-up.
  */
@@ -106,7 +110,46 @@ function measure(f: () => void): number {
 }
 
 const json = process.argv.includes('--json');
-const filter = process.argv.slice(2).find((a) => a !== '--json');
+const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
+const filter = process.argv.slice(2).find((a) => !a.startsWith('--'));
+
+/** Median ms of `a` and of `b`, run alternately (after one warm-up each). */
+function measurePair(a: () => void, b: () => void): [number, number] {
+  a();
+  b();
+  const ta: number[] = [];
+  const tb: number[] = [];
+  const deadline = performance.now() + 3000;
+  do {
+    let t = performance.now();
+    a();
+    ta.push(performance.now() - t);
+    t = performance.now();
+    b();
+    tb.push(performance.now() - t);
+  } while (ta.length < 5 || (performance.now() < deadline && ta.length < 25));
+  return [median(ta), median(tb)];
+}
+
+if (against) {
+  const old = (await import(`${against.replace(/\/$/, '')}/src/guard/index.ts`)) as typeof import('../src/guard/index.js');
+  const before = old.compileGuardrails(old.loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`));
+  const table: string[][] = [['input', 'scan before', 'scan after', 'redact before', 'redact after', 'same']];
+  for (const [name, build] of inputs) {
+    if (filter && !name.includes(filter)) continue;
+    const req = build();
+    const same =
+      JSON.stringify(before.scan(req)) === JSON.stringify(guard.scan(req)) &&
+      JSON.stringify(before.redact(req)) === JSON.stringify(guard.redact(req));
+    const [sb, sa] = measurePair(() => before.scan(req), () => guard.scan(req));
+    const [rb, ra] = measurePair(() => before.redact(req), () => guard.redact(req));
+    table.push([name, sb.toFixed(1), sa.toFixed(1), rb.toFixed(1), ra.toFixed(1), same ? 'yes' : 'NO']);
+  }
+  const w = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
+  for (const r of table) console.log(r.map((c, i) => (i === 0 ? c.padEnd(w[i]!) : c.padStart(w[i]!))).join('  '));
+  process.exit(0);
+}
+
 const rows: string[][] = [['input', 'chars', 'MB', 'scan ms', 'scan MB/s', 'redact ms', 'redact MB/s']];
 for (const [name, build] of inputs) {
   if (filter && !filter.split(',').some((f) => name.includes(f))) continue;

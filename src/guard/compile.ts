@@ -4,15 +4,17 @@
  * compiled throws here, so a bad edit never replaces a working runtime.
  *
  * Per request the work is: collect the texts (slots.ts), normalise each once, run one secret pass per text
- * plus one over the joined texts around each boundary (for secrets split across two texts), run the
- * lexical trie once over all words. The secret pass uses the union of every secrets detector's kinds and
- * decoders; each detector then keeps the hits it asked for.
+ * plus one over the joined texts around each boundary (for secrets split across two texts), split all texts
+ * into words once and walk the lexical trie and the intent detectors' topic trie over those same words. The
+ * secret pass uses the union of every secrets detector's kinds and decoders; each detector then keeps the
+ * hits it asked for.
  *
  * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
  * secret detectors found, and the block and flag actions only ever produce findings.
  */
 import { IntentDetectors, type IntentDetectorSpec } from './intent-detectors.js';
-import { LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
+import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
+import { WordStream } from './words.js';
 import { applyMasks, type Span } from './mask.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
 import { boundaryPass, type Push } from './boundaries.js';
@@ -152,6 +154,8 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   const anyBoundaries = secrets.some((s) => s.boundaries);
   const redactors = secrets.filter((s) => s.action === 'redact');
   const external = [...(options.classifiers ?? [])];
+  // The words of the request being scanned, reused from scan to scan (scan is synchronous; reset after each).
+  const words = new WordStream();
 
   /** Secrets in every slot, in original coordinates; split secrets appear once per slot they touch. */
   function findSlotSecrets(slots: readonly Slot[], norm: readonly Normalised[]): SlotSecret[] {
@@ -214,8 +218,16 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     const slots = collected.slots;
     const findings = secretFindings(slots, found);
     const texts = slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }));
-    if (lexicalSpecs.length > 0) findings.push(...lexical.match(texts));
-    if (intent.size > 0) findings.push(...intent.match(texts));
+    if (lexicalSpecs.length > 0 || intent.size > 0) {
+      // One tokenisation of the request for both word readers (it was half of a large request's scan).
+      try {
+        fillStream(words, texts);
+        if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words));
+        if (intent.size > 0) findings.push(...intent.match(texts, words));
+      } finally {
+        words.reset();
+      }
+    }
     return result(findings, whereOrder(slots));
   }
 

@@ -140,11 +140,12 @@ export function bytesToText(buf: Uint8Array): Decoded | null {
       break;
     }
   }
-  const latin1 = () => Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString('latin1');
-  if (ascii) return { text: latin1(), binary: false };
+  if (ascii) return { text: latin1(buf), binary: false };
   if (isUtf8(buf)) return { text: utf8.decode(buf), binary: false };
-  return hasPrintableRun(buf) ? { text: latin1(), binary: true } : null;
+  return hasPrintableRun(buf) ? { text: latin1(buf), binary: true } : null;
 }
+
+const latin1 = (buf: Uint8Array): string => Buffer.from(buf.buffer, buf.byteOffset, buf.length).toString('latin1');
 
 function pushDecoded(out: Decoded[], buf: Uint8Array): void {
   if (buf.length < MIN_DECODED) return;
@@ -327,10 +328,6 @@ function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boole
  */
 function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): number {
   const n = text.length;
-  const emitHex = (s: number, e: number) => {
-    const decodings = decodeHex(text.slice(s, e));
-    if (decodings.length > 0) onRun({ start: s, end: e, via: 'hex', decodings });
-  };
   let i = start;
   let flags = 0;
   let count = 0;
@@ -344,11 +341,11 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
       if ((k & B64) === 0) break;
       flags |= k;
       if ((k & HEX) === 0) {
-        if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+        if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(text, hexStart, i, onRun);
         hexStart = i + 1;
       }
     }
-    if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(hexStart, i);
+    if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(text, hexStart, i, onRun);
     const line = i - lineStart;
     count += line;
     if (hex && (line === 2 || line === 4) && i < n) {
@@ -396,6 +393,12 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
     if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
   }
   return i === start ? i + 1 : i;
+}
+
+/** Reports the hex run text[s, e) when it decodes to something (a function of its own, not a closure per run). */
+function emitHex(text: string, s: number, e: number, onRun: (run: EncodedRun) => void): void {
+  const decodings = decodeHex(text.slice(s, e));
+  if (decodings.length > 0) onRun({ start: s, end: e, via: 'hex', decodings });
 }
 
 function hexValue(code: number): number {

@@ -50,19 +50,41 @@ export function looksLikeSecretValue(v: string): boolean {
 }
 
 // Where ASSIGNED can match: its alternatives start with one of these words, in one of three casings (found
-// by native searches, far faster than a case-insensitive alternation read everywhere or a lower-cased copy).
+// by one case-sensitive alternation of literals, far faster than a case-insensitive one read everywhere or a
+// lower-cased copy).
 const KEYWORDS = ['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'].flatMap((k) => [
   k,
   k.toUpperCase(),
   k[0]!.toUpperCase() + k.slice(1),
 ]);
 const STICKY = new RegExp(ASSIGNED.source, 'iy');
+// Every offset where one of KEYWORDS starts, in one pass instead of one native search per keyword (no two
+// keywords start alike, so each offset is found once; the search resumes one past each find, so overlapping
+// occurrences are all found, as the searches per keyword found them).
+const KEYWORD = new RegExp(KEYWORDS.join('|'), 'g');
 
-export function findGenericSecrets(text: string, hits: SecretHit[]): void {
+/** Ascending offsets where a keyword starts (what a search per keyword, sorted, gives). */
+export function keywordStarts(text: string): number[] {
+  const starts: number[] = [];
+  const re = KEYWORD;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    starts.push(m.index);
+    re.lastIndex = m.index + 1;
+  }
+  return starts;
+}
+
+/** keywordStarts as it was first written: one native search per keyword, then sorted (for the equivalence test). */
+export function keywordStartsBySearch(text: string): number[] {
   const starts: number[] = [];
   for (const k of KEYWORDS) for (let i = text.indexOf(k); i >= 0; i = text.indexOf(k, i + 1)) starts.push(i);
+  return starts.sort((a, b) => a - b);
+}
+
+export function findGenericSecrets(text: string, hits: SecretHit[]): void {
+  const starts = keywordStarts(text);
   if (starts.length === 0) return;
-  starts.sort((a, b) => a - b);
   const re = STICKY;
   let after = 0;
   for (const at of starts) {

@@ -12,6 +12,7 @@
  * a topic in the low milliseconds. A text up to SHORT characters is read whole.
  */
 import { LexicalMatcher } from './lexical.js';
+import type { WordStream } from './words.js';
 import { intentWords, loadIntentScorer, type IntentScorer } from './intent.js';
 import type { Action, Finding, IntentDetectorDoc } from './types.js';
 
@@ -71,10 +72,13 @@ export class IntentDetectors {
     return this.compiled.length;
   }
 
-  /** Findings for texts already normalised, in reading order. */
-  match(texts: ReadonlyArray<{ where: string; text: string }>): Finding[] {
+  /**
+   * Findings for texts already normalised, in reading order. `ws`, when given, already holds the words of
+   * `texts` (lexical.ts fillStream) - the scan tokenises a request once for every lexical reader.
+   */
+  match(texts: ReadonlyArray<{ where: string; text: string }>, ws?: WordStream): Finding[] {
     if (this.compiled.length === 0) return [];
-    const spots = this.topics.spots(texts);
+    const spots = ws ? this.topics.spotsStream(texts, ws) : this.topics.spots(texts);
     if (spots.length === 0) return [];
     // What each text contributes: the whole of a short text, the windows around topic terms of a long one.
     const offsets = new Map<number, number[]>();

@@ -76,10 +76,10 @@ const PREFIXES: ReadonlyArray<readonly [string, number]> = [
     (p): Array<readonly [string, number]> => [[p, 24], [p.toLowerCase(), 24]],
   ),
 ];
-const BY_FIRST = new Map<number, Array<{ kept: string; bare: string; limit: number }>>();
+const BY_FIRST = new Map<number, Array<{ kept: string; bare: string; limit: number; upper: boolean }>>();
 for (const [x, limit] of PREFIXES) {
   const list = BY_FIRST.get(x.charCodeAt(0)) ?? [];
-  list.push({ kept: x, bare: x.replace(/[-_]/g, ''), limit });
+  list.push({ kept: x, bare: x.replace(/[-_]/g, ''), limit, upper: x === x.toUpperCase() });
   BY_FIRST.set(x.charCodeAt(0), list);
 }
 
@@ -135,7 +135,7 @@ function mapBack(text: string, bounds: readonly number[], count: number, bare: b
  * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
  * too), stopping at the end of the laced run.
  */
-function lead(text: string, p: number, max: number, bare: boolean): string {
+export function lead(text: string, p: number, max: number, bare: boolean): string {
   const n = text.length;
   let out = '';
   let i = p;
@@ -171,9 +171,54 @@ for (const [x] of PREFIXES) {
   SECOND.set(x.charCodeAt(0), set);
 }
 
-const AWS_TAIL = [/^[A-Z0-9]*$/, /^[a-z2-7]*$/];
-
 const LEAD = Math.max(...PREFIXES.map(([x]) => x.length));
+
+// The leads prefixesAt compares, as code units: every token start of a text is checked, so no string is
+// made for them (findLaced is synchronous; each call overwrites them).
+const KEPT_LEAD = new Uint16Array(LEAD);
+const BARE_LEAD = new Uint16Array(LEAD);
+
+/**
+ * lead(text, p, max, bare) written into `out` instead of made a string; returns its length. Character by
+ * character instead of piece by piece, which stops at the same place: the first `max` characters of the
+ * same joined reading.
+ */
+export function leadInto(text: string, p: number, max: number, bare: boolean, out: Uint16Array): number {
+  const n = text.length;
+  let length = 0;
+  let i = p;
+  while (length < max && i < n) {
+    const c = text.charCodeAt(i);
+    if (isTokenCode(c)) {
+      if (!bare || (c !== 0x2d && c !== 0x5f)) out[length++] = c;
+      i++;
+      continue;
+    }
+    let units = 0;
+    for (let len = separatorAt(text, i); len > 0 && units <= MAX_GROUP; len = separatorAt(text, i)) {
+      i += len;
+      units++;
+    }
+    if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
+  }
+  return length;
+}
+
+const startsWithUnits = (units: Uint16Array, length: number, s: string): boolean => {
+  if (length < s.length) return false;
+  for (let k = 0; k < s.length; k++) if (units[k] !== s.charCodeAt(k)) return false;
+  return true;
+};
+
+/** Are units[from, length) all of an AWS id's alphabet (upper: capitals and digits; else a-z and 2-7)? */
+function awsTail(units: Uint16Array, from: number, length: number, upper: boolean): boolean {
+  for (let k = from; k < length; k++) {
+    const c = units[k]!;
+    const ok = upper ? (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) : (c >= 0x61 && c <= 0x7a) || (c >= 0x32 && c <= 0x37);
+    if (!ok) return false;
+  }
+  return true;
+}
 
 /** The prefixes that start at `p` (reading across separators), with the joined length they need. */
 function prefixesAt(text: string, p: number): { limit: number; prefixes: string[] } | null {
@@ -181,26 +226,31 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
   if (!candidates) return null;
   const second = text.charCodeAt(p + 1);
   if (isAlnum(second) && !SECOND.get(text.charCodeAt(p))!.has(second)) return null;
-  const kept = lead(text, p, LEAD, false);
-  let bareLead: string | null = null;
-  const bareOf = () => (bareLead ??= lead(text, p, LEAD, true));
+  const keptLength = leadInto(text, p, LEAD, false, KEPT_LEAD);
+  let bareLength = -1;
   let limit = 0;
-  const prefixes: string[] = [];
+  let prefixes: string[] | null = null;
   for (const x of candidates) {
-    if (!(kept.startsWith(x.kept) || bareOf().startsWith(x.bare))) continue;
-    const bare = bareOf();
+    if (!startsWithUnits(KEPT_LEAD, keptLength, x.kept)) {
+      if (bareLength < 0) bareLength = leadInto(text, p, LEAD, true, BARE_LEAD);
+      if (!startsWithUnits(BARE_LEAD, bareLength, x.bare)) continue;
+    }
+    if (bareLength < 0) bareLength = leadInto(text, p, LEAD, true, BARE_LEAD);
     // An AWS key id continues in its own alphabet (capitals and digits, or the lower-case base32 letters):
     // the characters read so far after the prefix decide most candidates (`AKIA sk-proj` is none).
-    if (x.limit === 24 && !AWS_TAIL[x.kept === x.kept.toUpperCase() ? 0 : 1]!.test(bare.slice(4))) continue;
-    prefixes.push(x.kept);
+    if (x.limit === 24 && !awsTail(BARE_LEAD, 4, bareLength, x.upper)) continue;
+    (prefixes ??= []).push(x.kept);
     limit = Math.max(limit, x.limit);
   }
-  return limit > 0 ? { limit, prefixes } : null;
+  return limit > 0 ? { limit, prefixes: prefixes! } : null;
 }
 
 // Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
 // the previous long join is not joined again: the cost stays linear, and what is skipped was read in a join.
 const MAX_LONG_JOINS = 256;
+// First characters of the prefixes that need no long join (AWS ids, either case): a token starting with any
+// other character needs a long join if it starts a prefix at all.
+const SHORT_FIRST = new Set(PREFIXES.filter(([, limit]) => limit <= 24).map(([x]) => x.charCodeAt(0)));
 
 // Where a prefix may start: a word start, then the first two characters of some prefix with at most a
 // separator group between them (lower-case AWS prefixes only written whole: `a` starts too many words). Found by the regular expression engine, which reads prose far faster than a
@@ -228,7 +278,10 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
   let p = 0;
   let longJoins = 0;
   let longEnd = -1;
-  const re = new RegExp(ANCHOR.source, 'g');
+  // The shared pattern, rewound: building one per call cost more than reading a short decoded text with it,
+  // and nothing called from this loop uses it.
+  const re = ANCHOR;
+  re.lastIndex = 0;
   const byPrefix = shapesByPrefix(shapes);
   for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null; ) {
     const tokenStart = a.index;
@@ -236,6 +289,9 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     if (tokenStart < p) continue;
     p = tokenStart;
     while (p < n && isTokenCode(text.charCodeAt(p))) p++;
+    // Past the long-join budget, inside the last long join, a token whose every prefix needs a long join is
+    // skipped whatever prefixesAt would say: decided by its first character, without reading the prefix.
+    if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd && !SHORT_FIRST.has(text.charCodeAt(tokenStart))) continue;
     const found = prefixesAt(text, tokenStart);
     if (!found) continue;
     const { limit, prefixes } = found;

@@ -145,20 +145,35 @@ export class LexicalMatcher {
   /** Findings for texts that are already normalised (normalise(...).text). */
   match(texts: ReadonlyArray<{ where: string; text: string }>): Finding[] {
     try {
+      fillStream(this.words, texts);
       return this.matchWords(texts, this.words);
     } finally {
       this.words.reset();
     }
   }
 
+  /**
+   * As `match`, on a stream that already holds the words of `texts` (fillStream): several matchers read one
+   * tokenisation of a request instead of one each. The stream is left as it was given.
+   */
+  matchStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Finding[] {
+    return this.matchWords(texts, ws);
+  }
+
   /** Where `any` terms start: detector id, text index and offset in that text (for readers that need context). */
   spots(texts: ReadonlyArray<{ where: string; text: string }>): Array<{ detector: string; text: number; offset: number }> {
-    const out: Array<{ detector: number; text: number; offset: number }> = [];
     try {
-      this.matchWords(texts, this.words, out);
+      fillStream(this.words, texts);
+      return this.spotsStream(texts, this.words);
     } finally {
       this.words.reset();
     }
+  }
+
+  /** As `spots`, on a stream that already holds the words of `texts` (fillStream). */
+  spotsStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Array<{ detector: string; text: number; offset: number }> {
+    const out: Array<{ detector: number; text: number; offset: number }> = [];
+    this.matchWords(texts, ws, out);
     return out.map((s) => ({ ...s, detector: this.detectors[s.detector]!.id }));
   }
 
@@ -167,7 +182,6 @@ export class LexicalMatcher {
     ws: WordStream,
     spots?: Array<{ detector: number; text: number; offset: number }>,
   ): Finding[] {
-    for (const t of texts) ws.add(t.text);
     const slotOf = ws.text;
 
     const anyHits = new Set<number>(); // detector * 2^20 + slot
@@ -240,6 +254,11 @@ export class LexicalMatcher {
     });
     return findings;
   }
+}
+
+/** Adds the words of `texts`, in order, to an empty stream (text i of the stream is texts[i]). */
+export function fillStream(ws: WordStream, texts: ReadonlyArray<{ text: string }>): void {
+  for (const t of texts) ws.add(t.text);
 }
 
 /** The lexical matcher behind the Classifier interface, for callers that treat all classifiers alike. */
