@@ -16,6 +16,9 @@
  */
 import { ERRORS } from '../errors.js';
 import { validateChatShape, validateJobShape } from '../stages/chat-schema.js';
+import { SCHEMAS as SIGN_IN } from '../auth/schemas.js';
+import { applicationSchema, checkoutSchema, ekycStartSchema } from '../billing/schemas.js';
+import { knowledgeContextSchema, knowledgeSearchSchema } from '../knowledge/schemas.js';
 
 type Json = Record<string, unknown>;
 
@@ -121,6 +124,25 @@ const schemas: Record<string, Json> = {
     properties: { id: { type: 'string' }, callId: { type: 'string' }, principalId: { type: 'string' }, outcome: { enum: ['answered', 'refused', 'failed'] } },
   },
   SecureDocument: { type: 'object' },
+  IssueTokenRequest: SIGN_IN.issueToken as Json,
+  RevokeTokenRequest: SIGN_IN.revokeToken as Json,
+  EkycStartRequest: ekycStartSchema as Json,
+  ApplicationRequest: applicationSchema as Json,
+  CheckoutRequest: checkoutSchema as Json,
+  ResearchStatus: {
+    type: 'object',
+    required: ['status', 'reason', 'freeTier', 'trust', 'scopes'],
+    properties: {
+      status: { enum: ['eligible', 'pending'] },
+      reason: { type: ['string', 'null'] },
+      freeTier: { type: 'object' },
+      trust: { type: 'object' },
+      scopes: { type: 'array', items: { type: 'object', required: ['id', 'status', 'tasks'], properties: { id: { type: 'string' }, status: { type: 'string' }, tasks: { type: 'array', items: { type: 'string' } } } } },
+    },
+  },
+  ProcessorPage: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } },
+  Session: { type: 'object', required: ['valid'], properties: { valid: { type: 'boolean' }, username: { type: 'string' }, principalId: { type: 'string' } } },
+  List: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: { type: 'object' } } } },
   Health: { type: 'object', required: ['status'], properties: { status: { enum: ['alive', 'ready'] } } },
 };
 
@@ -131,6 +153,18 @@ const rateLimitedHeader = { 'retry-after': { description: 'Seconds to wait (on 4
 function op(summary: string, responses: Json, extra: Json = {}, secured = true): Json {
   return { summary, ...(secured ? {} : { security: [] }), ...extra, responses: { ...responses, ...errors } };
 }
+
+/** The JSON Schema of a route's query, as OpenAPI query parameters (one per property). */
+function queryParams(schema: { required?: readonly string[]; properties: Record<string, unknown> }): Json[] {
+  return Object.entries(schema.properties).map(([name, s]) => ({ name, in: 'query', required: (schema.required ?? []).includes(name), schema: s }));
+}
+
+const body = (name: string) => ({ requestBody: { required: true, content: json(ref(name)) } });
+/** A `cookie` route: a browser session only (a PAT answers 403 `pat-not-accepted`). */
+const cookieOnly = { security: [{ session: [] }] };
+/** A `pat / cookie` route. */
+const patOrCookie = { security: [{ pat: [] }, { session: [] }] };
+const object = (description: string) => ({ description, content: json({ type: 'object' }) });
 
 /** The described operations, by `METHOD /path/{param}` as appRoutes() names a route. */
 const OPERATIONS: Record<string, Json> = {
@@ -163,6 +197,31 @@ const OPERATIONS: Record<string, Json> = {
   ),
   'GET /v1/billing/status': op('The principal’s plan and balances', { '200': { description: 'billing status', content: json(ref('BillingStatus')) } }, { operationId: 'billingStatus' }),
   'GET /v1/receipts/{id}': op('One of the principal’s own signed receipts', { '200': { description: 'the receipt', content: json(ref('Receipt')) } }, { operationId: 'getReceipt', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] }),
+  'GET /v1/receipts': op('The principal’s receipts of one UTC day', { '200': { description: 'the day’s receipts', content: json(ref('List')) } }, { operationId: 'listReceipts', ...patOrCookie, parameters: [{ name: 'day', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } }] }),
+  'GET /v1/usage': op('Calls, tokens and spend per model over the last N UTC days, and today’s counters', { '200': object('the usage summary') }, { operationId: 'usage', ...patOrCookie, parameters: [{ name: 'days', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,2}$' } }] }),
+  'GET /v1/receipts/log/checkpoint': op('The latest signed checkpoint of the receipt log (a C2SP signed note)', { '200': { description: 'the checkpoint', content: { 'text/plain': { schema: { type: 'string' } } } } }, { operationId: 'logCheckpoint' }, false),
+  'GET /v1/receipts/log/consistency': op('A consistency proof between two tree sizes of the receipt log', { '200': object('{from, to, proof}') }, { operationId: 'logConsistency', parameters: [{ name: 'from', in: 'query', required: true, schema: { type: 'string' } }, { name: 'to', in: 'query', required: true, schema: { type: 'string' } }] }, false),
+  'GET /v1/receipts/log/tile/{rest}': op('A C2SP tlog-tiles hash tile of the receipt log', { '200': { description: 'the tile', content: { 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'logTile', parameters: [{ name: 'rest', in: 'path', required: true, schema: { type: 'string' } }] }, false),
+  'GET /v1/research/status': op('What the principal may do now, and what is missing next', { '200': { description: 'research status', content: json(ref('ResearchStatus')) } }, { operationId: 'researchStatus', ...patOrCookie }),
+  'POST /v1/research/ekyc/start': op('The payment processor’s page a person completes to verify (card, then identity)', { '200': { description: 'the processor’s URL', content: json(ref('ProcessorPage')) } }, { operationId: 'ekycStart', ...patOrCookie, ...body('EkycStartRequest') }),
+  'GET /v1/research/ekyc/status': op('The verification state, with evidence references and expiry', { '200': object('the verification state') }, { operationId: 'ekycStatus', ...patOrCookie }),
+  'POST /v1/research/applications': op('Apply for a research scope under the acceptable-use policy in force', { '202': object('the application, submitted') }, { operationId: 'apply', ...patOrCookie, ...body('ApplicationRequest') }),
+  'GET /v1/billing/catalog': op('Plans, rates, top-ups and credit tiers, and whether each can be bought', { '200': object('the catalog') }, { operationId: 'billingCatalog' }, false),
+  'POST /v1/billing/checkout': op('A hosted checkout page for a plan or a top-up (idempotent on requestId)', { '200': { description: 'the checkout URL', content: json(ref('ProcessorPage')) } }, { operationId: 'checkout', ...cookieOnly, ...body('CheckoutRequest') }),
+  'POST /v1/billing/portal': op('The processor’s customer portal, for billing and cancellation', { '200': { description: 'the portal URL', content: json(ref('ProcessorPage')) } }, { operationId: 'portal', ...cookieOnly }),
+  'POST /v1/webhooks/stripe': op('Stripe’s webhook: a signed event, applied once per event id', { '200': object('what the event did') }, { operationId: 'stripeWebhook', security: [], parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }], requestBody: { required: true, content: json({ type: 'object' }) } }),
+  'GET /v1/session': op('The browser session: who is signed in', { '200': { description: 'the session', content: json(ref('Session')) } }, { operationId: 'session', ...cookieOnly }),
+  'POST /v1/session/end': op('Sign this session out', { '200': object('{ended}') }, { operationId: 'signOut', ...cookieOnly }),
+  'POST /v1/session/end-all': op('Sign out every session of the principal', { '200': object('{ended}') }, { operationId: 'signOutEverywhere', ...cookieOnly }),
+  'POST /v1/account/api-token': op('Issue a personal access token, shown once', { '200': object('{id, label, token}') }, { operationId: 'issueToken', ...cookieOnly, ...body('IssueTokenRequest') }),
+  'GET /v1/account/api-tokens': op('The principal’s tokens (never the tokens themselves)', { '200': { description: 'the tokens', content: json(ref('List')) } }, { operationId: 'listTokens', ...cookieOnly }),
+  'POST /v1/account/api-token/revoke': op('Revoke one of the principal’s tokens', { '200': object('{id, label, revokedAt}') }, { operationId: 'revokeToken', ...cookieOnly, ...body('RevokeTokenRequest') }),
+  'GET /v1/knowledge/search': op('Ranked full-text search over public security evidence (CORS open)', { '200': object('{query, total, offset, limit, data: [{id, kind, title, snippet, score}]}') }, { operationId: 'knowledgeSearch', parameters: queryParams(knowledgeSearchSchema) }, false),
+  'GET /v1/knowledge/context': op('One entry of the evidence with its full text and typed relations (CORS open)', { '200': object('the entry and its relations') }, { operationId: 'knowledgeContext', parameters: queryParams(knowledgeContextSchema) }, false),
+  'OPTIONS /v1/knowledge/search': { summary: 'CORS preflight: any origin may read the knowledge routes', operationId: 'knowledgeSearchPreflight', security: [], responses: { '204': { description: 'the CORS headers' }, ...errors } },
+  'OPTIONS /v1/knowledge/context': { summary: 'CORS preflight: any origin may read the knowledge routes', operationId: 'knowledgeContextPreflight', security: [], responses: { '204': { description: 'the CORS headers' }, ...errors } },
+  'GET /v1/security/services': op('The public catalog of the service’s security services', { '200': object('the services') }, { operationId: 'securityServices' }, false),
+  'GET /v1/control-plane': op('The service-discovery profile: hosts, wires, auth, MCP endpoints, versions', { '200': object('the profile') }, { operationId: 'controlPlane' }, false),
   'GET /openapi.json': op('This document', { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } }, { operationId: 'openapi' }, false),
   'GET /healthz': op('Alive (every listener)', { '200': { description: 'alive', content: json(ref('Health')) } }, { operationId: 'healthz' }, false),
   'GET /readyz': op('Ready for traffic (every listener): runtime, policy and store, not draining', { '200': { description: 'ready', content: json(ref('Health')) } }, { operationId: 'readyz' }, false),
@@ -204,7 +263,10 @@ export function buildOpenApi(version: string, routes: readonly string[]): Json {
     security: [{ pat: [] }],
     paths,
     components: {
-      securitySchemes: { pat: { type: 'http', scheme: 'bearer', description: 'A personal access token (pcl_pat_…)' } },
+      securitySchemes: {
+        pat: { type: 'http', scheme: 'bearer', description: 'A personal access token (pcl_pat_…)' },
+        session: { type: 'apiKey', in: 'cookie', name: 'portcullis_session', description: 'A browser session (docs/sign-in.md; the cookie name is sessions.cookieName, portcullis_session by default); its POSTs must come from a configured origin' },
+      },
       schemas,
     },
   };
