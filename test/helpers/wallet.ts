@@ -7,6 +7,7 @@ import { Cacao, CacaoBlock, SiweMessage } from '@didtools/cacao';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { createSiweMessage } from 'viem/siwe';
 import type { Hex } from 'viem';
+import type { MessageOptions } from '../../src/wallet/siwe.js';
 
 export interface Answer {
   status: number;
@@ -28,17 +29,8 @@ export async function post(base: string, path: string, body?: unknown, origin?: 
   return { status: res.status, body: await res.json() };
 }
 
-/** The fields /v1/siwe/options (or the smart account's) answers. */
-export interface Fields {
-  domain: string;
-  uri: string;
-  chainId: number;
-  version: '1';
-  statement: string;
-  nonce: string;
-  issuedAt: string;
-  expirationTime: string;
-}
+/** The fields /v1/siwe/options (or the smart account's) answers: the server's own type. */
+export type Fields = MessageOptions;
 
 export function newWallet(): PrivateKeyAccount {
   return privateKeyToAccount(generatePrivateKey());
