@@ -98,13 +98,19 @@ describe('graceful shutdown', function () {
     const failures: string[] = [];
     let running = true;
     const call = async (payload: ReturnType<typeof body>) => {
+      // Round robin picks the first instance; each retry goes to the next one, as a balancer's retry does (a
+      // shared turn counter alone could hand one caller the same stopped instance again and again).
+      const first = turn++;
       for (let attempt = 0; attempt < 20; attempt++) {
-        const gw = gws[turn++ % gws.length]!;
+        const gw = gws[(first + attempt) % gws.length]!;
         try {
           const res = await fetch(`${gw.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
           const json = (await res.json()) as any;
           if (res.status === 200) return answers.push({ receiptId: json.receiptId, charged: json.chargedMicroUSD, content: payload.messages[0]!.content });
-          if (res.status === 503 && json.error?.code === 'not-ready') continue;
+          if (res.status === 503 && json.error?.code === 'not-ready') {
+            await sleep(20);
+            continue;
+          }
           return failures.push(`${res.status} ${json.error?.code}`);
         } catch {
           await sleep(50); // connection refused or cut: the balancer tries the other instance
