@@ -222,7 +222,7 @@ export function readmeSection(r: BenchResults): string {
     '`everysec` Redis with the disk\'s fsync time, R3 with 1 and 2 worker processes, and the guardrail scan of the',
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
     'saturation; added latency is a row\'s latency minus R0\'s at the same fixed rate (50 % of R1\'s maximum here).',
-    'Full tables, the R3 CPU profile and memory: [bench/results/latest.md](bench/results/latest.md) (raw: `latest.json`).',
+    'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',
     '',
     `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
     '',
