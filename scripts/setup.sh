@@ -100,44 +100,26 @@ build_regal() { # version workdir
   )
 }
 
-# schemathesis (PyPI, pinned in test/fuzz/requirements.txt) in a git-ignored virtual environment, for the
-# OpenAPI fuzz suite (test/fuzz). Reinstalled only when the requirements file changes.
-ensure_fuzz_venv() {
-  local root venv reqs stamp want
+# A git-ignored Python virtual environment at test/<dir>/.venv with test/<dir>/requirements.txt installed
+# (pinned there). A stamp holding the requirements' hash makes it a no-op (and silent) once installed; a
+# changed pin reinstalls. `ensure_venv DIR PROGRAM WHAT`: PROGRAM is the venv's bin/ entry that must exist.
+ensure_venv() {
+  local dir=$1 program=$2 what=$3 root venv reqs stamp want
   root=$(cd "$scripts_dir/.." && pwd)
-  venv="$root/test/fuzz/.venv"
-  reqs="$root/test/fuzz/requirements.txt"
+  venv="$root/test/$dir/.venv"
+  reqs="$root/test/$dir/requirements.txt"
   stamp="$venv/.requirements.sha256"
   want=$(sha256sum "$reqs" | cut -d' ' -f1)
-  [ -x "$venv/bin/schemathesis" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
-  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for the OpenAPI fuzz suite (apt-get install -y python3 python3-venv)"
-  say "installing schemathesis into test/fuzz/.venv (pip, pinned)"
+  [ -x "$venv/bin/$program" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
+  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for $what (apt-get install -y python3 python3-venv)"
+  say "installing $what into test/$dir/.venv (pip, pinned)"
   [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
-  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/fuzz/requirements.txt failed"
+  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/$dir/requirements.txt failed"
   echo "$want" >"$stamp"
 }
-
 
 build_stripe_mock() { # version workdir
   CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/stripe/stripe-mock@$1"
-}
-
-# The Python clients of the client-compatibility suite, in their own virtual environment beside it, at the
-# versions test/clients/requirements.txt pins. A stamp holding the requirements' hash makes it a no-op (and
-# silent) once installed; a changed pin reinstalls.
-ensure_client_venv() {
-  local root venv reqs stamp want
-  root=$(cd "$scripts_dir/.." && pwd)
-  venv="$root/test/clients/.venv"
-  reqs="$root/test/clients/requirements.txt"
-  stamp="$venv/.requirements.sha256"
-  want=$(sha256sum "$reqs" | cut -d' ' -f1)
-  [ -x "$venv/bin/python" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
-  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for the Python client suite (apt-get install -y python3 python3-venv)"
-  say "installing the Python clients into test/clients/.venv (pip, pinned)"
-  [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
-  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/clients/requirements.txt failed"
-  echo "$want" >"$stamp"
 }
 
 # The receipt log's tests check every proof again with Go's sumdb/tlog: a small program in the repository,
@@ -154,8 +136,9 @@ build_tlogcheck() { # version workdir
 ensure_apt redis-server redis-server
 ensure_apt redis-cli redis-tools
 ensure_apt chromium chromium fonts-dejavu-core
-ensure_client_venv
-ensure_fuzz_venv
+# The Python clients of the client-compatibility suite, and schemathesis for the OpenAPI fuzz suite.
+ensure_venv clients python "the Python clients of the client suite"
+ensure_venv fuzz schemathesis "schemathesis (the OpenAPI fuzz suite)"
 install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
