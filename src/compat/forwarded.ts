@@ -8,6 +8,7 @@
  * replacement), so a client's id never reaches the upstream and the conversation's references still match.
  */
 import type { ChatMessage } from './messages.js';
+import { contentJson, isLongContent, shareContentJson } from './content-json.js';
 
 export interface ForwardedRequest {
   messages: ChatMessage[];
@@ -32,6 +33,7 @@ export function upstreamBody(req: ForwardedRequest, upstreamModel: string): Reco
       out['tool_calls'] = m.tool_calls.map((tc) => ({ id: mint(tc.id), type: 'function', function: { name: tc.function.name, arguments: tc.function.arguments } }));
     }
     if (m.tool_call_id !== undefined) out['tool_call_id'] = mint(m.tool_call_id);
+    shareContentJson(m, out);
     return out;
   });
   const body: Record<string, unknown> = { model: upstreamModel, messages, max_tokens: req.max_tokens, stream: false };
@@ -39,6 +41,73 @@ export function upstreamBody(req: ForwardedRequest, upstreamModel: string): Reco
   if (req.tool_choice !== undefined && req.tool_choice !== null) body['tool_choice'] = req.tool_choice;
   if (typeof req.parallel_tool_calls === 'boolean') body['parallel_tool_calls'] = req.parallel_tool_calls;
   return body;
+}
+
+/**
+ * The upstream body as the bytes undici sends: JSON.stringify(body), as a string when every message content
+ * is short (undici encodes it), else as UTF-8 bytes with each long content spliced in from what the job id
+ * already serialised (content-json.ts) instead of serialising 100 KB of it a second time. The splice writes
+ * keys in insertion order and leaves out a field whose value JSON leaves out (undefined), as JSON.stringify.
+ */
+export function upstreamPayload(body: Record<string, unknown>): string | Buffer {
+  const messages = body['messages'];
+  if (!Array.isArray(messages) || !messages.some((m) => isLongContent((m as { content?: unknown } | null)?.content))) return JSON.stringify(body);
+  const out = new Spliced();
+  out.text('{');
+  let first = true;
+  for (const [key, value] of Object.entries(body)) {
+    if (key === 'messages') {
+      out.text(`${first ? '' : ','}"messages":[`);
+      for (let i = 0; i < messages.length; i++) messageJson(out, messages[i], i === 0);
+      out.text(']');
+    } else if (!member(out, key, value, first)) continue;
+    first = false;
+  }
+  out.text('}');
+  return out.bytes();
+}
+
+function messageJson(out: Spliced, m: unknown, first: boolean): void {
+  const comma = first ? '' : ',';
+  if (m === null || typeof m !== 'object' || Array.isArray(m) || typeof (m as { toJSON?: unknown }).toJSON === 'function') {
+    out.text(`${comma}${JSON.stringify(m) ?? 'null'}`);
+    return;
+  }
+  out.text(`${comma}{`);
+  let firstKey = true;
+  for (const [key, value] of Object.entries(m)) {
+    if (key === 'content' && isLongContent(value)) {
+      out.text(`${firstKey ? '' : ','}"content":`);
+      out.splice(contentJson(m, value));
+    } else if (!member(out, key, value, firstKey)) continue;
+    firstKey = false;
+  }
+  out.text('}');
+}
+
+/** Writes `"key":value`, after a comma unless first; false (nothing written) when JSON leaves the value out. */
+function member(out: Spliced, key: string, value: unknown, first: boolean): boolean {
+  const json = JSON.stringify(value);
+  if (json === undefined) return false;
+  out.text(`${first ? '' : ','}${JSON.stringify(key)}:${json}`);
+  return true;
+}
+
+/** JSON text with byte runs spliced in. */
+class Spliced {
+  private readonly chunks: Buffer[] = [];
+  private pending = '';
+  text(s: string): void {
+    this.pending += s;
+  }
+  splice(b: Buffer): void {
+    this.chunks.push(Buffer.from(this.pending, 'utf8'), b);
+    this.pending = '';
+  }
+  bytes(): Buffer {
+    this.chunks.push(Buffer.from(this.pending, 'utf8'));
+    return Buffer.concat(this.chunks);
+  }
 }
 
 /**

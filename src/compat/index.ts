@@ -6,4 +6,4 @@
 export { chatParameterTable, checkParameters, parameterRow, type ParameterRow, type Treatment } from './parameters.js';
 export { normaliseMessages, canonicalArguments, type ChatMessage, type ClientMessage } from './messages.js';
 export { checkDepth, jsonDepth, MAX_DEPTH } from './depth.js';
-export { upstreamBody, forwardedChars, type ForwardedRequest } from './forwarded.js';
+export { upstreamBody, upstreamPayload, forwardedChars, type ForwardedRequest } from './forwarded.js';

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
+import { contentJson, isLongContent } from '../compat/content-json.js';
 import type { Reservation } from '../metering/meter.js';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'expired';
@@ -72,7 +73,15 @@ export function jobIdFor(principalId: string, key: JobKey): string {
   const canonical = (v: unknown) => (v === undefined ? 'null' : (canonicalize(v) ?? 'null'));
   const hash = createHash('sha256').update(JSON.stringify([principalId, key.model, key.task, key.scopeId, key.max_tokens]));
   for (const m of key.messages) {
-    hash.update(`\n${JSON.stringify([m.role, m.content ?? null, m.name ?? null, m.tool_call_id ?? null])}${canonical(m.tool_calls)}`);
+    if (isLongContent(m.content)) {
+      // The bytes of the line below, fed in three pieces: the content's JSON is the one the upstream body
+      // reuses (src/compat/content-json.ts), and is hashed without a copy of it.
+      hash.update(`\n[${JSON.stringify(m.role)},`);
+      hash.update(contentJson(m, m.content));
+      hash.update(`,${JSON.stringify(m.name ?? null)},${JSON.stringify(m.tool_call_id ?? null)}]${canonical(m.tool_calls)}`);
+    } else {
+      hash.update(`\n${JSON.stringify([m.role, m.content ?? null, m.name ?? null, m.tool_call_id ?? null])}${canonical(m.tool_calls)}`);
+    }
     // The refusal is forwarded, so it decides the answer; hashed only when sent, so other ids stay as they were.
     if (typeof m.refusal === 'string') hash.update(`\nrefusal ${JSON.stringify(m.refusal)}`);
   }

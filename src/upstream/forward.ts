@@ -16,6 +16,7 @@
  */
 import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
+import { upstreamPayload } from '../compat/forwarded.js';
 import type { Origin } from '../config/compile.js';
 import type { Usage } from '../metering/price.js';
 import { metrics } from '../observe/metrics.js';
@@ -117,10 +118,12 @@ function notStarted(err: unknown): boolean {
  * (the connection was refused or never opened), so an upstream never runs the same call twice.
  */
 export async function forwardChat(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<UpstreamAnswer> {
+  // Serialised once for every attempt; the bytes of JSON.stringify(body) (src/compat/forwarded.ts).
+  const payload = upstreamPayload(body);
   for (let attempt = 0; ; attempt++) {
     const end = metrics.upstreamSeconds.startTimer({ route: origin.route });
     try {
-      const answer = await forwardOnce(origin, body, signal);
+      const answer = await forwardOnce(origin, payload, signal);
       end();
       return answer;
     } catch (err) {
@@ -137,18 +140,18 @@ function tooLarge(origin: Origin): GatewayError {
   return new GatewayError('upstream-answer-too-large', `the upstream of route ${origin.route} answered more than ${origin.maxAnswerBytes} bytes`);
 }
 
-async function forwardOnce(origin: Origin, body: Record<string, unknown>, signal: AbortSignal): Promise<UpstreamAnswer> {
+async function forwardOnce(origin: Origin, body: string | Buffer, signal: AbortSignal): Promise<UpstreamAnswer> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (origin.authorization) headers['authorization'] = origin.authorization;
   // The upstream call is a client span when tracing is on; its traceparent goes upstream in `headers`.
   return clientSpan(origin.route, headers, () => forwardTraced(origin, body, signal, headers));
 }
 
-async function forwardTraced(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, headers: Record<string, string>): Promise<UpstreamAnswer> {
+async function forwardTraced(origin: Origin, body: string | Buffer, signal: AbortSignal, headers: Record<string, string>): Promise<UpstreamAnswer> {
   let statusCode: number;
   let json: unknown;
   try {
-    const res = await origin.pool.request({ method: 'POST', path: origin.chatPath, headers, body: JSON.stringify(body), signal });
+    const res = await origin.pool.request({ method: 'POST', path: origin.chatPath, headers, body, signal });
     statusCode = res.statusCode;
     if (statusCode < 200 || statusCode > 299) {
       await res.body.dump();
