@@ -70,7 +70,7 @@ export interface JobKey {
  * canonicalising them whole was 8% of the gateway's CPU on a 100 KB request.
  */
 export function jobIdFor(principalId: string, key: JobKey): string {
-  const canonical = (v: unknown) => (v === undefined ? 'null' : (canonicalize(v) ?? 'null'));
+  const canonical = (v: unknown) => (v === undefined ? 'null' : canonicalJson(v));
   const hash = createHash('sha256').update(JSON.stringify([principalId, key.model, key.task, key.scopeId, key.max_tokens]));
   for (const m of key.messages) {
     if (isLongContent(m.content)) {
@@ -97,7 +97,21 @@ export function jobIdFor(principalId: string, key: JobKey): string {
 
 /** sha256 of a body's canonical JSON: what an idempotency key is bound to. */
 export function bodyHash(body: unknown): string {
-  return createHash('sha256').update(canonicalize(body) ?? '').digest('hex');
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+/**
+ * RFC 8785 form where it exists. JSON can carry a lone UTF-16 surrogate (`"\ud800"`) and RFC 8785 cannot, so
+ * `canonicalize` throws on one, which made such a request a 500. Such a value is hashed as its plain JSON
+ * behind a `!`, which no canonical text starts with: it still identifies the request (one key order; a
+ * client resending it sends the same bytes) and can never collide with a canonical one.
+ */
+function canonicalJson(value: unknown): string {
+  try {
+    return canonicalize(value) ?? 'null';
+  } catch {
+    return `!${JSON.stringify(value) ?? 'null'}`;
+  }
 }
 
 /** The job object of the spec: jobId, status, billing, model, receiptId, pollAfterMs; content when done. */

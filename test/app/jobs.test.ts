@@ -131,6 +131,28 @@ describe('jobs', () => {
     expect(await w.upstream.requests()).to.have.length(1);
   });
 
+  // JSON carries a lone UTF-16 surrogate ("\ud800"), RFC 8785 does not: the job id and the idempotency
+  // binding must still work (they once answered 500), and the upstream gets the text as sent.
+  it('takes a lone surrogate in a message or a tool definition as the same job each time', async () => {
+    const body = { ...job, messages: [{ role: 'user', content: 'half a pair: \ud800.' }] };
+    const key = randomUUID();
+    const a = await submit(w.gw, p.token, body, key);
+    expect(a.status).to.equal(202);
+    expect((await submit(w.gw, p.token, body, key)).body.jobId).to.equal(a.body.jobId);
+    expect((await submit(w.gw, p.token, { ...body, messages: [{ role: 'user', content: 'half a pair: \ufffd.' }] }, key)).status).to.equal(409);
+    await until(w.gw, p.token, a.body.jobId, 'succeeded');
+
+    const tools = [{ type: 'function', function: { name: 'probe', description: 'lone \udc00 here' } }];
+    const first = await w.gw.chat(p.token, { ...chat, messages: [{ role: 'user', content: 'with a tool' }], tools });
+    const again = await w.gw.chat(p.token, { ...chat, messages: [{ role: 'user', content: 'with a tool' }], tools });
+    expect(first.status).to.equal(200);
+    expect(again.body.id).to.equal(first.body.id);
+    const sent = await w.upstream.requests();
+    expect(sent).to.have.length(2);
+    expect((sent[0]!.body['messages'] as any)[0].content).to.equal('half a pair: \ud800.');
+    expect((sent[1]!.body['tools'] as any)[0].function.description).to.equal('lone \udc00 here');
+  });
+
   it('holds the jobs body to its strict shape and the named scope to the approved ones', async () => {
     expect((await submit(w.gw, p.token, { ...job, temperature: 1 })).body.error.code).to.equal('invalid-request');
     const { scopeId: _omit, ...noScope } = job;
