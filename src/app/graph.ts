@@ -13,7 +13,7 @@ import { createGraphMcpServer } from '../mcp/graph-server.js';
 export function createGraphApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  sharedKnowledge();
+  // The knowledge is loaded by the first MCP call that reads it (src/knowledge/index.ts), not at start.
   router.all('/mcp', mcpEndpoint(() => createGraphMcpServer(sharedKnowledge), () => deps.holder.current.gateway.limits.bodyBytes));
   app.use(singleExit(deps.log));
   app.use(router.routes());
