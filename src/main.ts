@@ -14,6 +14,9 @@ import { ListenError } from './http/listener.js';
 import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
+import { setHeapGrowth, settleHeap } from './heap.js';
+
+setHeapGrowth();
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
@@ -26,6 +29,7 @@ try {
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
   await superviseWorkers({ root, log });
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
+  settleHeap();
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [
