@@ -5,9 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
-import { startGateway } from './server.js';
 import { HOST_NAMES } from './config/types.js';
-import { HOSTS } from './app/hosts.js';
 import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 import { ListenError } from './http/listener.js';
@@ -28,6 +26,9 @@ if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 try {
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
   await superviseWorkers({ root, log });
+  // Imported only by a process that serves: a supervisor of several workers never gets here, and without
+  // the gateway's modules (every host, the policy engine, Redis) it stays a fraction of a worker's RSS.
+  const [{ startGateway }, { HOSTS }] = await Promise.all([import('./server.js'), import('./app/hosts.js')]);
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
   settleHeap();
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
