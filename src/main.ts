@@ -5,15 +5,16 @@
  */
 import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
-import { startGateway } from './server.js';
 import { HOST_NAMES } from './config/types.js';
-import { HOSTS } from './app/hosts.js';
 import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 import { ListenError } from './http/listener.js';
 import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
+import { setHeapGrowth, settleHeap } from './heap.js';
+
+setHeapGrowth();
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
@@ -25,7 +26,11 @@ if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 try {
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
   await superviseWorkers({ root, log });
+  // Imported only by a process that serves: a supervisor of several workers never gets here, and without
+  // the gateway's modules (every host, the policy engine, Redis) it stays a fraction of a worker's RSS.
+  const [{ startGateway }, { HOSTS }] = await Promise.all([import('./server.js'), import('./app/hosts.js')]);
   const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
+  settleHeap();
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [

@@ -19,7 +19,6 @@ import { openCall } from './call-context.js';
 import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
 import { sharedKnowledge } from '../knowledge/index.js';
 import { listSecurityServices } from '../discovery/services.js';
-import { controlPlane } from '../discovery/profile.js';
 import { wiresNotOffered } from '../routes/wires.js';
 import { listModels } from '../routes/models.js';
 import { bindIdempotencyKey, checkIdempotencyKey, getJob, queued, requireIdempotencyKey } from '../routes/jobs.js';
@@ -74,12 +73,14 @@ export function createApiApp(deps: Deps): Koa {
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
   router.get('/openapi.json', serveOpenApi(() => app));
   router.get('/v1/security/services', listSecurityServices(holder));
-  router.get('/v1/control-plane', (ctx) => {
+  // Imported on first use: the document names the MCP SDK's protocol versions, and the SDK is not loaded at start.
+  router.get('/v1/control-plane', async (ctx) => {
+    const { controlPlane } = await import('../discovery/profile.js');
     ctx.body = controlPlane(deps, sharedKnowledge());
   });
 
-  // Public knowledge, CORS open. The evidence and its index are loaded here, at start, once per process.
-  sharedKnowledge();
+  // Public knowledge, CORS open. The evidence and its index (about 40 MiB of heap, 80 MiB of RSS) are loaded
+  // on the first request that needs them, once per process, not at start: most gateways never search.
   for (const [path, handler] of [
     ['/v1/knowledge/search', knowledgeSearch(sharedKnowledge)],
     ['/v1/knowledge/context', knowledgeContext(sharedKnowledge)],

@@ -16,9 +16,7 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { createApiApp } from './api.js';
 import { sharedKnowledge } from '../knowledge/index.js';
-import { mcpEndpoint } from '../mcp/http.js';
-import { createSiteMcpServer } from '../mcp/site-server.js';
-import { mcpMap } from '../discovery/profile.js';
+import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
 import { serveDocument, serveJson } from '../site/serve.js';
 
@@ -29,9 +27,20 @@ export function createSiteApp(deps: Deps): Koa {
   const documents = buildSiteDocuments(deps.origins);
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
-  router.all('/mcp', mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit));
-  router.get('/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
-  router.get('/.well-known/mcp.json', (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge())));
+  // The MCP server and the map (which names the SDK's protocol versions) are imported on first use.
+  router.all(
+    '/mcp',
+    onFirstUse(async () => {
+      const [{ mcpEndpoint }, { createSiteMcpServer }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js')]);
+      return mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit);
+    }),
+  );
+  const map = onFirstUse(async () => {
+    const { mcpMap } = await import('../discovery/profile.js');
+    return (ctx) => serveJson(ctx, mcpMap(deps, sharedKnowledge()));
+  });
+  router.get('/mcp.json', map);
+  router.get('/.well-known/mcp.json', map);
   router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));
   router.get('/llms-full.txt', (ctx) => serveDocument(ctx, documents.llmsFullTxt));
   router.get('/agent-quickstart.md', (ctx) => serveDocument(ctx, documents.quickstart));

@@ -1,7 +1,7 @@
 /**
  * The knowledge capability: the evidence (evidence.ts), its search index (search.ts) and its graph
- * (graph.ts), loaded once per process when the first host that serves it is built (at start), and shared
- * by every host and every gateway in the process: the data is read-only and the same for all of them.
+ * (graph.ts), loaded once per process when it is first needed (not at start), and shared by every host and
+ * every gateway in the process: the data is read-only and the same for all of them.
  *
  * The index is built by `npm run build` (build-index.ts, into dist/knowledge/) and read at start (also
  * when running from src/ by tsx, if that build is current); otherwise it is built at start. What loading
@@ -42,7 +42,17 @@ export function loadKnowledge(): Knowledge {
   };
 }
 
-/** The process's one knowledge instance, built on first use. */
+/**
+ * The process's one knowledge instance, built on first use: by the first search, context, graph MCP call or
+ * control-plane document, not at start. It holds about 40 MiB of heap (80 MiB of RSS with the garbage of
+ * reading it) that a gateway nobody searches on never needs; the first caller waits the load (a few hundred
+ * ms) and gets the same answer as if it had been loaded at start.
+ */
 export function sharedKnowledge(): Knowledge {
   return (shared ??= loadKnowledge());
+}
+
+/** Whether the shared instance has been built yet (tests show the lazy path). */
+export function knowledgeLoaded(): boolean {
+  return shared !== null;
 }

@@ -19,12 +19,20 @@
 import type { Context } from 'koa';
 import type { Hex } from 'viem';
 import { jsonBody } from '../auth/schemas.js';
-import { issueNonce, messageOptions, siweChain, siweSignIn } from '../wallet/siwe.js';
-import { cacaoSignIn } from '../wallet/cacao.js';
-import { smartAccountConfig, smartAccountSignIn } from '../wallet/smart-account.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
 import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
+
+/**
+ * The sign-in methods and what they run on (viem, the CACAO verifiers), imported by the first wallet request,
+ * not at start: they are about 28 MiB of RSS (7.5 MiB of heap) that a gateway whose callers never sign in
+ * with a wallet does not need (issue #15; bench/memory.ts). The first caller waits for the import once.
+ */
+let methods: Promise<[typeof import('../wallet/siwe.js'), typeof import('../wallet/cacao.js'), typeof import('../wallet/smart-account.js')]> | null = null;
+async function signInMethods() {
+  const [siwe, cacao, smartAccount] = await (methods ??= Promise.all([import('../wallet/siwe.js'), import('../wallet/cacao.js'), import('../wallet/smart-account.js')]));
+  return { ...siwe, ...cacao, ...smartAccount };
+}
 
 export function walletRoutes(deps: Deps) {
   const w: WalletDeps = {
@@ -47,33 +55,36 @@ export function walletRoutes(deps: Deps) {
   return {
     async siweNonce(ctx: Context): Promise<void> {
       await jsonBody(ctx, limit(), 'empty');
+      const { issueNonce } = await signInMethods();
       const { nonce } = await issueNonce(w, 'siwe');
       ctx.set('cache-control', 'no-store');
       ctx.body = { nonce };
     },
     async siweOptions(ctx: Context): Promise<void> {
       const body = await jsonBody<{ chainId?: number }>(ctx, limit(), 'siweOptions');
+      const { siweChain, messageOptions } = await signInMethods();
       const chainId = siweChain(w, body.chainId);
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'siwe', chainId);
     },
     async siweVerify(ctx: Context): Promise<void> {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
-      await finish(ctx, await siweSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).siweSignIn(w, body));
     },
     async cacaoSession(ctx: Context): Promise<void> {
       const body = await jsonBody<{ cacao: string }>(ctx, limit(), 'cacaoSession');
-      await finish(ctx, await cacaoSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).cacaoSignIn(w, body));
     },
     async smartAccountOptions(ctx: Context): Promise<void> {
       await jsonBody(ctx, limit(), 'empty');
+      const { smartAccountConfig, messageOptions } = await signInMethods();
       const { chainId } = smartAccountConfig(w); // 503 before a nonce is spent when no node is configured
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'smart-account', chainId);
     },
     async smartAccountVerify(ctx: Context): Promise<void> {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
-      await finish(ctx, await smartAccountSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).smartAccountSignIn(w, body));
     },
   };
 }

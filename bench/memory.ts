@@ -1,0 +1,155 @@
+/**
+ * R3's memory under load, in a minute or two instead of the full bench's nine (issue #15: RSS after a 60 s
+ * soak at saturation <= 150 MiB, flat). Starts the built gateway (`dist/main.js`, every host in one process,
+ * as bench/run.ts runs it) on a real redis-server against the instant mock, loads it with small
+ * non-streaming calls at saturation, samples its RSS every second and prints start / floor of the last
+ * quarter / max / end and the peak (VmHWM), the soak's figures.
+ *
+ *   npx tsx bench/memory.ts [--seconds 60] [--connections 32] [--gateway auto|worktree|head] [--compare]
+ *                           [--snapshot] [--node-flags=--trace-gc]
+ *
+ * `--compare` soaks HEAD and then the working tree, one after the other (memory, unlike CPU, hardly moves
+ * with what else runs on the machine). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
+ * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
+ * constructor / kind, the largest first.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startRedisServer } from '../test/helpers/redis-server.js';
+import { bodyTemplate } from './harness/bodies.js';
+import { runLoad } from './harness/load.js';
+import { memoryOf, startServer } from './harness/processes.js';
+import { HZ, processTicks } from './harness/cpu-usage.js';
+import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '60' },
+    connections: { type: 'string', default: '32' },
+    gateway: { type: 'string', default: 'auto' },
+    compare: { type: 'boolean', default: false },
+    snapshot: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
+  },
+});
+const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const mib = (n: number) => `${n.toFixed(1)} MiB`;
+
+/** Self size by constructor (objects, closures) or by kind (strings, code, arrays...), largest first. */
+function heapSummary(file: string, top = 15): string[] {
+  const snap = JSON.parse(readFileSync(file, 'utf8')) as {
+    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
+    nodes: number[];
+    strings: string[];
+  };
+  const fields = snap.snapshot.meta.node_fields;
+  const types = snap.snapshot.meta.node_types[0];
+  const [ti, ni, si] = [fields.indexOf('type'), fields.indexOf('name'), fields.indexOf('self_size')];
+  const by = new Map<string, { size: number; count: number }>();
+  let total = 0;
+  for (let i = 0; i < snap.nodes.length; i += fields.length) {
+    const type = types[snap.nodes[i + ti]!]!;
+    const size = snap.nodes[i + si]!;
+    const key = type === 'object' || type === 'closure' ? `${type} ${snap.strings[snap.nodes[i + ni]!]!.slice(0, 60)}` : `(${type})`;
+    const e = by.get(key) ?? { size: 0, count: 0 };
+    e.size += size;
+    e.count++;
+    by.set(key, e);
+    total += size;
+  }
+  const rows = [...by].sort((a, b) => b[1].size - a[1].size).slice(0, top);
+  return [`heap ${mib(total / 2 ** 20)} in all`, ...rows.map(([k, e]) => `  ${mib(e.size / 2 ** 20).padStart(10)}  ${String(e.count).padStart(8)} × ${k}`)];
+}
+
+async function takeSnapshot(pid: number, dir: string, label: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  for (let i = 0; i < 600; i++) {
+    await sleep(500);
+    const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+    // Written when its size stops changing.
+    if (file) {
+      const a = readFileSync(join(dir, file)).length;
+      await sleep(1000);
+      if (readFileSync(join(dir, file)).length === a && a > 0) {
+        log(`heap snapshot ${label}: ${join(dir, file)}`);
+        for (const l of heapSummary(join(dir, file))) log(`  ${l}`);
+        return;
+      }
+    }
+  }
+  log(`heap snapshot ${label}: none written`);
+}
+
+const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
+const redis = await startRedisServer();
+const body = bodyTemplate({ size: 'small', stream: false });
+const seconds = Number(args.seconds);
+
+async function soak(choice: SourceChoice, name: string): Promise<void> {
+  const snapshot = await buildSnapshot(choice, log);
+  const snapDir = mkdtempSync(join(tmpdir(), 'portcullis-memory-'));
+  const flags = args['node-flags']!.split(' ').filter(Boolean);
+  const gw = await startPortcullis({
+    snapshot,
+    mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
+    redisUrl: redis.url,
+    pin: noPin,
+    name: `portcullis (${name})`,
+    nodeFlags: [...flags, ...(args.snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : [])],
+  });
+  // --trace-gc lines, kept apart from the gateway's logs (which the harness keeps only the tail of).
+  const gcLines: string[] = [];
+  gw.server.child.stdout!.on('data', (c: Buffer) => gcLines.push(...c.toString().split('\n').filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l))));
+  try {
+    const pid = gw.server.pid;
+    log(`${name}: gateway ${snapshot.source}, RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
+    if (args.snapshot) await takeSnapshot(pid, snapDir, 'before the load');
+    const samples: Array<{ t: number; rss: number }> = [];
+    const started = performance.now();
+    const sample = () => {
+      const m = memoryOf(pid);
+      if (m) samples.push({ t: (performance.now() - started) / 1000, rss: m.rssMiB });
+    };
+    sample();
+    const timer = setInterval(sample, 1000);
+    const ticks0 = processTicks(pid);
+    const r = await runLoad({ url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections: Number(args.connections), durationSec: seconds });
+    clearInterval(timer);
+    sample();
+    const rss = samples.map((s) => s.rss);
+    const floor = (from: number, to: number) => Math.min(...samples.filter((s) => s.t >= from * seconds && s.t <= to * seconds + 1e-9).map((s) => s.rss));
+    // CPU per call too: a heap setting that saves memory must not cost it back in GC time.
+    const cpuMs = ((processTicks(pid) - ticks0) * (1000 / HZ)) / r.ok;
+    log(`${name}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${seconds} s, ${cpuMs.toFixed(3)} ms gateway CPU per call`);
+    log(
+      `${name}: RSS start ${mib(rss[0]!)}, floor (3rd quarter) ${mib(floor(0.5, 0.75))}, floor (last quarter) ${mib(floor(0.75, 1))}, max ${mib(Math.max(...rss))}, end ${mib(rss.at(-1)!)}, peak VmHWM ${mib(memoryOf(pid)!.peakMiB)}`,
+    );
+    log(`${name}: RSS every 5 s: ${samples.filter((_, i) => i % 5 === 0).map((s) => s.rss.toFixed(0)).join(' ')}`);
+    if (args.snapshot) await takeSnapshot(pid, snapDir, 'after the load');
+  } finally {
+    if (flags.some((f) => f.startsWith('--trace-gc'))) {
+      const marks = gcLines.filter((l) => !l.includes('Scavenge'));
+      log(`${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`);
+    }
+    await gw.server.stop();
+    snapshot.remove();
+    if (!args.snapshot) rmSync(snapDir, { recursive: true, force: true });
+  }
+}
+
+try {
+  if (args.compare) {
+    await soak('head', 'before (HEAD)');
+    await soak('worktree', 'after (working tree)');
+  } else {
+    await soak(args.gateway as SourceChoice, 'gateway');
+  }
+} finally {
+  await mock.stop();
+  await redis.stop();
+}
