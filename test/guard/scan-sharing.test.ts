@@ -127,4 +127,16 @@ describe('guard: shared scan work', () => {
       expect(rot13(text) === rot13ByReplace(text), text.slice(0, 100)).to.equal(true);
     }
   });
+  it('reads the same words into a stream that made room for them first as into one that grew', () => {
+    const text = readFileSync(`${FIXTURES_DIR}intent/${readdirSync(`${FIXTURES_DIR}intent/`).sort()[0]!}`, 'utf8').repeat(40);
+    const grown = new WordStream(4);
+    grown.add(text);
+    const reserved = new WordStream(4);
+    reserved.reserve(text.length >> 2);
+    reserved.add(text);
+    expect(reserved.count).to.equal(grown.count).and.to.be.greaterThan(1000);
+    for (let w = 0; w < grown.count; w++) {
+      expect([reserved.word(w), reserved.hash[w], reserved.prefix[w], reserved.start[w]]).to.deep.equal([grown.word(w), grown.hash[w], grown.prefix[w], grown.start[w]]);
+    }
+  });
 });
