@@ -163,18 +163,45 @@ const HAS_REF = /&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31}
 
 /** The text reversed, UTF-16 unit by unit (key shapes are ASCII, so no surrogate pair matters). */
 export function reversed(text: string): string {
-  let out = '';
-  for (let i = text.length - 1; i >= 0; i--) out += text[i];
-  return out;
+  const n = text.length;
+  const units = new Uint16Array(n);
+  for (let i = 0; i < n; i++) units[i] = text.charCodeAt(n - 1 - i);
+  return fromUnits(units);
 }
 
 /** ROT13 of the ASCII letters of the text; other characters as they are. */
 export function rot13(text: string): string {
-  return text.replace(/[A-Za-z]/g, (c) => {
+  const n = text.length;
+  const units = new Uint16Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    const lower = c | 0x20;
+    units[i] = lower >= 0x61 && lower <= 0x7a ? (lower <= 0x6d ? c + 13 : c - 13) : c;
+  }
+  return fromUnits(units);
+}
+
+// Both readings are built as code units and turned into one string in chunks (the argument count of a call
+// is bounded): a string grown a character at a time, or a replace callback per letter, was a tenth of a large
+// prose request's scan. Code units are copied as they are, lone surrogates included.
+const CHUNK = 8192;
+function fromUnits(units: Uint16Array): string {
+  let out = '';
+  for (let i = 0; i < units.length; i += CHUNK) out += String.fromCharCode.apply(null, units.subarray(i, i + CHUNK) as unknown as number[]);
+  return out;
+}
+
+/** The readings as first written, for the equivalence test. */
+export const reversedByChar = (text: string): string => {
+  let out = '';
+  for (let i = text.length - 1; i >= 0; i--) out += text[i];
+  return out;
+};
+export const rot13ByReplace = (text: string): string =>
+  text.replace(/[A-Za-z]/g, (c) => {
     const base = c <= 'Z' ? 65 : 97;
     return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
   });
-}
 
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
 // The prefixes of the keys most often pasted (a few native searches per text: this runs on every text).

@@ -200,8 +200,14 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
 }
 
-function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[]): void {
-  findDirect(text, opts.kinds, hits);
+// What a top-level scan reads: the text itself and its whole-text readings (reversed, HTML-decoded, ROT13),
+// the encoded runs in it, or both. Inner scans (of a run's decoding) read everything.
+const WHOLE = 1;
+const RUNS = 2;
+const EVERYTHING = WHOLE | RUNS;
+
+function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
+  if (read & WHOLE) findDirect(text, opts.kinds, hits);
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
@@ -214,9 +220,11 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
       }
     }
   };
-  forEachEncodedRun(text, opts.decoders, onRun);
-  forEachExtraRun(text, opts.decoders, onRun);
-  if (depth > 0) return;
+  if (read & RUNS) {
+    forEachEncodedRun(text, opts.decoders, onRun);
+    forEachExtraRun(text, opts.decoders, onRun);
+  }
+  if (depth > 0 || !(read & WHOLE)) return;
   // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
   const n = text.length;
   if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
@@ -254,17 +262,38 @@ const STRETCH_SEPARATOR = '\u0000';
 
 /**
  * The hits of findSecrets(text, opts) that contain the characters on both sides of one of the `cuts`
- * (offsets in `text`, ascending), in the order findSecrets gives them, and maybe some others.
+ * (offsets in `text`, ascending), and maybe some others; in no set order (the boundary pass reports each
+ * as `split`, and findings and masks do not depend on the order).
  *
  * A private key block may hold any character, but every other hit is made of characters an encoded run may
  * hold (key shapes are base64-alphabet characters; an encoded run is reported whole), and no shape or run
  * reaches past a character it cannot hold - so it is found alike in its stretch of such characters and in
- * the whole text. Unless the text may hold a private key block, only the stretches around the cuts are
- * read (a few words of prose, usually, instead of the whole window): joined by a character no hit holds,
- * in one findSecrets call, so the hits keep their order.
+ * the whole text. So only the stretches around the cuts are read (a few words of prose, usually, instead
+ * of the whole window), joined by a character no hit holds, in one scan; unless the text may hold a private
+ * key block: then all but the encoded runs are read in the whole text (as before), and the runs - most of
+ * the work of a whole read - still only in the stretches.
  */
 export function findSecretsAcross(text: string, cuts: readonly number[], opts: SecretScanOptions): SecretHit[] {
-  if (opts.kinds.has('private-key') && mayHoldPrivateKey(text)) return findSecrets(text, opts);
+  // A private key block may hold any character, and so may the hits around one that a whole read of the text
+  // finds (an assignment's name and quotes before its value): all but the encoded runs are read in the whole
+  // text, the runs in their stretches. (This was a whole findSecrets of the text, a fifth of a large request's
+  // scan as soon as its prose held the word "begin": decoding every run was most of it.)
+  if (opts.kinds.has('private-key') && mayHoldPrivateKey(text)) {
+    const hits: SecretHit[] = [];
+    scan(text, opts, 0, hits, WHOLE);
+    hits.push(...findSecretsInStretches(text, cuts, opts, RUNS));
+    return hits;
+  }
+  return findSecretsInStretches(text, cuts, opts, EVERYTHING);
+}
+
+/** What findSecrets(text, opts) finds by `read` in the stretches of run characters around the cuts. */
+function findSecretsInStretches(text: string, cuts: readonly number[], opts: SecretScanOptions, read: number): SecretHit[] {
+  const find = (t: string): SecretHit[] => {
+    const hits: SecretHit[] = [];
+    scan(t, opts, 0, hits, read);
+    return hits;
+  };
   const n = text.length;
   const starts: number[] = []; // where each stretch starts in `text`
   const at: number[] = []; // and in `joined`
@@ -278,14 +307,14 @@ export function findSecretsAcross(text: string, cuts: readonly number[], opts: S
     while (start > 0 && mayBeInRun(text.charCodeAt(start - 1))) start--;
     end = cut + 1;
     while (end < n && mayBeInRun(text.charCodeAt(end))) end++;
-    if (start === 0 && end === n) return findSecrets(text, opts);
+    if (start === 0 && end === n) return find(text);
     if (joined !== '') joined += STRETCH_SEPARATOR;
     starts.push(start);
     at.push(joined.length);
     joined += text.slice(start, end);
   }
   if (joined === '') return [];
-  return findSecrets(joined, opts).map((hit) => {
+  return find(joined).map((hit) => {
     const k = lastAtOrBefore(at, hit.start);
     const shift = starts[k]! - at[k]!;
     return { ...hit, start: hit.start + shift, end: hit.end + shift };

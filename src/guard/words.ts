@@ -102,8 +102,22 @@ export class WordStream {
     if (this.hash.length > RETAINED_CAPACITY) this.allocate(INITIAL_CAPACITY);
   }
 
+  /**
+   * Makes room for `words` words at once: a large request grew its arrays seven times over (each a fresh
+   * zeroed allocation and a copy), a tenth of its scan.
+   */
+  reserve(words: number): void {
+    let cap = this.hash.length;
+    if (words <= cap) return;
+    while (cap < words) cap *= 2;
+    this.resize(cap);
+  }
+
   private grow(): void {
-    const cap = this.hash.length * 2;
+    this.resize(this.hash.length * 2);
+  }
+
+  private resize(cap: number): void {
     const g32 = (a: Int32Array) => {
       const b = new Int32Array(cap);
       b.set(a);

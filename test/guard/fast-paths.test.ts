@@ -68,6 +68,24 @@ describe('guard: fast paths', () => {
     });
   }
 
+  it('finds a private key block across a boundary as the whole text does, in prose that says "begin"', () => {
+    // Blocks are read in the whole text (they hold line breaks and spaces), the rest in the stretches.
+    const crossing = (hits: SecretHit[], cut: number) =>
+      hits.filter((h) => h.start < cut && h.end > cut).sort((a, b) => a.start - b.start || a.end - b.end || a.kind.localeCompare(b.kind));
+    const prose = 'Before we begin, please review this key and the config around it. ';
+    for (const s of samples.filter((x) => x.kind === 'private-key')) {
+      for (const k of [3, Math.floor(s.value.length / 3), Math.floor(s.value.length / 2), s.value.length - 2]) {
+        const head = prose + BEFORE + s.value.slice(0, k);
+        const text = head + s.value.slice(k) + AFTER + prose;
+        const cuts = [prose.length, head.length, text.length - prose.length];
+        const across = findSecretsAcross(text, cuts, ALL);
+        const whole = findSecrets(text, ALL);
+        for (const cut of cuts) expect(crossing(across, cut), `${s.name} split at ${k}`).to.deep.equal(crossing(whole, cut));
+        expect(crossing(across, head.length), `${s.name} split at ${k}`).to.have.length.greaterThan(0);
+      }
+    }
+  });
+
   it('reads the whole text around a boundary when it may hold a private key block', () => {
     const pem = samples.find((s) => s.name === 'pem ec')!.value;
     const text = PROSE + BEFORE + pem + AFTER + PROSE;

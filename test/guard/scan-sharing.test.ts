@@ -12,6 +12,7 @@ import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
 import { rng } from './helpers/secrets.js';
 import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { IntentDetectors, type IntentDetectorSpec } from '../../src/guard/intent-detectors.js';
+import { reversed, reversedByChar, rot13, rot13ByReplace } from '../../src/guard/decoders.js';
 import { keywordStarts, keywordStartsBySearch } from '../../src/guard/generic.js';
 import { lead, leadInto } from '../../src/guard/laced.js';
 import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from '../../src/guard/lexical.js';
@@ -108,5 +109,34 @@ describe('guard: shared scan work', () => {
       }
     }
     expect(compared).to.be.greaterThan(100_000);
+  });
+  it('turns a text reversed and to ROT13 exactly as the character-by-character readings do', () => {
+    // Letters at both ends of both alphabets and just outside them, digits, non-ASCII letters, a surrogate
+    // pair and lone surrogates (copied as code units), and texts longer than one chunk of the conversion.
+    const pieces = ['A', 'M', 'N', 'Z', 'a', 'm', 'n', 'z', '@', '[', '`', '{', '0', '9', ' ', '\n', 'é', 'Ж', '\u{1F600}', '\uD800', '\uDFFF', 'sk-', 'BEGIN'];
+    const r = rng(19);
+    const texts = ['', 'x'];
+    for (let t = 0; t < 500; t++) {
+      let text = '';
+      const length = Math.floor(r() * (t % 50 === 0 ? 20_000 : 60));
+      for (let k = 0; k < length; k++) text += pieces[Math.floor(r() * pieces.length)];
+      texts.push(text);
+    }
+    for (const text of texts) {
+      expect(reversed(text) === reversedByChar(text), text.slice(0, 100)).to.equal(true);
+      expect(rot13(text) === rot13ByReplace(text), text.slice(0, 100)).to.equal(true);
+    }
+  });
+  it('reads the same words into a stream that made room for them first as into one that grew', () => {
+    const text = readFileSync(`${FIXTURES_DIR}intent/${readdirSync(`${FIXTURES_DIR}intent/`).sort()[0]!}`, 'utf8').repeat(40);
+    const grown = new WordStream(4);
+    grown.add(text);
+    const reserved = new WordStream(4);
+    reserved.reserve(text.length >> 2);
+    reserved.add(text);
+    expect(reserved.count).to.equal(grown.count).and.to.be.greaterThan(1000);
+    for (let w = 0; w < grown.count; w++) {
+      expect([reserved.word(w), reserved.hash[w], reserved.prefix[w], reserved.start[w]]).to.deep.equal([grown.word(w), grown.hash[w], grown.prefix[w], grown.start[w]]);
+    }
   });
 });
