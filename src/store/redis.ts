@@ -684,22 +684,16 @@ const RECONNECT_CLUSTER_MS = 500;
 class DeadlineExceeded extends Error {}
 
 /** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  // One promise per store call rather than an async frame, a deadline promise and a race of the two: every
-  // call of the hot path (three a chat call) comes through here.
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
-    work.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
+async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
   });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function errorMessage(err: unknown): string {
