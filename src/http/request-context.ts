@@ -18,8 +18,19 @@ const GIVEN_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 const ADMITTING = new Set(['/v1/chat/completions', '/v1/research/jobs']);
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
+/** Recent principals' log hashes: a principal calls again and again, and the hash of an id never changes. */
+const hashes = new Map<string, string>();
+const REMEMBERED_PRINCIPALS = 10_000;
+
 export function principalHash(id: string): string {
-  return createHash('sha256').update(id).digest('hex').slice(0, 16);
+  let hash = hashes.get(id);
+  if (hash === undefined) {
+    hash = createHash('sha256').update(id).digest('hex').slice(0, 16);
+    // Bounded: the oldest entry goes first.
+    if (hashes.size >= REMEMBERED_PRINCIPALS) hashes.delete(hashes.keys().next().value!);
+    hashes.set(id, hash);
+  }
+  return hash;
 }
 
 interface CallLike {

@@ -7,6 +7,11 @@
 import { expect } from 'chai';
 import { canonicalReceipt, receiptLeafHash, storableReceipt } from '../../src/receipts/canonical.js';
 import { leafHash } from '../../src/receipts/merkle.js';
+import canonicalize from 'canonicalize';
+import { buildReceipt } from '../../src/receipts/receipt.js';
+import type { Call } from '../../src/stages/call.js';
+import type { Settlement } from '../../src/metering/meter.js';
+import type { Versions } from '../../src/config/compile.js';
 
 describe('receipt leaf (RFC 8785 canonical receipt)', () => {
   it('sorts keys, drops whitespace, and leaves the proof members out', () => {
@@ -23,5 +28,68 @@ describe('receipt leaf (RFC 8785 canonical receipt)', () => {
     const odd = storableReceipt({ id: 'r', echoedModel: 'model-\ud800-x' });
     expect(JSON.parse(odd.json).echoedModel).to.equal('model-\ufffd-x');
     expect(odd.leaf).to.deep.equal(receiptLeafHash(JSON.parse(odd.json)));
+  });
+});
+
+describe('receipt leaf: the fast canonical form is byte for byte canonicalize', () => {
+  /** Receipts as buildReceipt makes them: an answered, a refused and a failed call, with unicode and numbers. */
+  const versions = { policy: 'p-7', guardrails: 'g-3', catalog: 'c-12', rungs: 'r-2', billing: 'b-1' } as unknown as Versions;
+  const call = (over: Partial<Call>): Call =>
+    ({
+      id: 'call_01HZY',
+      startedAt: new Date('2026-11-23T21:00:00.123Z'),
+      runtime: { versions } as Call['runtime'],
+      scopeId: null,
+      abort: new AbortController(),
+      identity: { principal: { id: 'prn_ÅØ_東京_🙂' } } as Call['identity'],
+      ...over,
+    }) as Call;
+  const model = { id: 'gpt-ü 模型', route: 'eu/west', upstreamModel: 'up-😀-model' } as unknown as Call['model'];
+  const decision = {
+    allow: true,
+    team: 'Équipe "rouge"\\north',
+    scope: 'scp_\u2028line\u0007bell',
+    band: 'b2',
+    denials: [{ code: 'z-last' }, { code: 'a-first' }],
+    guardrails: { block: [], redact: ['pii.email', 'secret.aws'], flag: ['intent.ßpecial'] },
+  } as unknown as Call['decision'];
+  const reservation = {
+    callId: 'call_01HZY',
+    principalId: 'prn_x',
+    day: '2026-11-23',
+    billing: 'paid',
+    reservedMicroUSD: 9007199254740991,
+    reservedTokens: 123456,
+    rates: { inputPerMTok: 2_500_000, cachedInputPerMTok: 0, outputPerMTok: 10_000_000 },
+  } as unknown as Call['reservation'];
+  const settlement = {
+    usage: { inputTokens: 1e21, cachedInputTokens: -0, outputTokens: 0.5 },
+    billing: 'paid',
+    chargedMicroUSD: 1234567,
+    pricedMicroUSD: 1234567,
+    countedTokens: 42,
+    note: 'reservation-expired',
+  } as unknown as Settlement;
+  const receipts = [
+    buildReceipt(call({ model, decision, reservation, answer: { model: 'échoed-🙂' } as Call['answer'] }), 'answered', undefined, settlement),
+    buildReceipt(call({ model, decision: { ...decision!, allow: false } }), 'refused', { code: 'guardrail-blocked' }),
+    buildReceipt(call({ valid: { request: { model: '\u0000ctl\u001f\t\n"q"' } } as Call['valid'] }), 'failed', { code: 'internal-error' }),
+  ].map((r) => ({ ...r, day: '2026-11-23' }) as Record<string, unknown>);
+
+  for (const [i, receipt] of receipts.entries()) {
+    it(`receipt ${i + 1}: the stored leaf hashes canonicalize's bytes`, () => {
+      const { json, leaf } = storableReceipt(receipt);
+      expect(json).to.equal(JSON.stringify(receipt));
+      expect(leaf).to.deep.equal(leafHash(Buffer.from(canonicalize(receipt)!, 'utf8')));
+      expect(leaf).to.deep.equal(receiptLeafHash(JSON.parse(json) as Record<string, unknown>));
+    });
+  }
+
+  it('NaN, Infinity and a literal backslash-u in text still give the careful path its result', () => {
+    const text = storableReceipt({ id: 'r', note: 'C:\\ud800\\path', n: 3 });
+    expect(text.leaf).to.deep.equal(leafHash(Buffer.from(canonicalize({ id: 'r', note: 'C:\\ud800\\path', n: 3 })!, 'utf8')));
+    const nan = storableReceipt({ id: 'r', n: Number.NaN, m: Number.POSITIVE_INFINITY });
+    expect(nan.json).to.equal('{"id":"r","n":null,"m":null}');
+    expect(nan.leaf).to.deep.equal(leafHash(Buffer.from('{"id":"r","m":null,"n":null}')));
   });
 });
