@@ -421,7 +421,8 @@ async function main(): Promise<void> {
 
   const guardScan: NonNullable<BenchResults['guardScan']> = [];
   try {
-    const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', 'realistic,code review'];
+    // The snapshot R3 runs, built: the scan's own code as the gateway runs it.
+    const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', `--built=${snapshot.dir}`, 'realistic,code review'];
     const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
     for (const line of out.split('\n').filter((l) => l.startsWith('{'))) guardScan.push(JSON.parse(line) as (typeof guardScan)[number]);
     for (const g of guardScan) log(`[${elapsed()}] guardrail scan, ${g.input} (${g.chars} chars): scan ${g.scanMs.toFixed(1)} ms, redact ${g.redactMs.toFixed(1)} ms`);
