@@ -69,6 +69,20 @@ function separatorAt(text: string, p: number): number {
   return 0;
 }
 
+/**
+ * Where the next piece of a laced run starts after the token ending at `p`: past a group of 1 to MAX_GROUP
+ * separator units, at a token character. -1 when no such group follows, and the run ends at `p`.
+ */
+function nextPiece(text: string, p: number): number {
+  let q = p;
+  let units = 0;
+  for (let len = separatorAt(text, q); len > 0 && units <= MAX_GROUP; len = separatorAt(text, q)) {
+    q += len;
+    units++;
+  }
+  return units === 0 || units > MAX_GROUP || q >= text.length || !isTokenCode(text.charCodeAt(q)) ? -1 : q;
+}
+
 // Prefixes a laced secret can start with, and how many joined characters the longest shape after each needs.
 const PREFIXES: ReadonlyArray<readonly [string, number]> = [
   ['sk', 256], ['rk_', 256], ['gh', 48], ['github_pat_', 96], ['npm_', 48], ['glpat-', 72], ['xox', 256], ['AIza', 48], ['hf_', 48],
@@ -95,14 +109,8 @@ function laceFrom(text: string, start: number, limit: number): number[] {
     if (e === p) break;
     bounds.push(p, e);
     length += e - p;
-    // The separator group after the token: at most MAX_GROUP units, then another token.
-    let q = e;
-    let units = 0;
-    for (let len = separatorAt(text, q); len > 0 && units <= MAX_GROUP; len = separatorAt(text, q)) {
-      q += len;
-      units++;
-    }
-    if (units === 0 || units > MAX_GROUP || q >= n || !isTokenCode(text.charCodeAt(q)) || e - p > MAX_PIECE) break;
+    const q = nextPiece(text, e);
+    if (q < 0 || e - p > MAX_PIECE) break;
     p = q;
   }
   return bounds;
@@ -149,13 +157,9 @@ export function lead(text: string, p: number, max: number, bare: boolean): strin
       i = e;
       continue;
     }
-    // A separator group between pieces: at most MAX_GROUP units, then a token character.
-    let units = 0;
-    for (let len = separatorAt(text, i); len > 0 && units <= MAX_GROUP; len = separatorAt(text, i)) {
-      i += len;
-      units++;
-    }
-    if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
+    const q = nextPiece(text, i);
+    if (q < 0) break;
+    i = q;
   }
   return out.length > max ? out.slice(0, max) : out;
 }
@@ -194,12 +198,9 @@ export function leadInto(text: string, p: number, max: number, bare: boolean, ou
       i++;
       continue;
     }
-    let units = 0;
-    for (let len = separatorAt(text, i); len > 0 && units <= MAX_GROUP; len = separatorAt(text, i)) {
-      i += len;
-      units++;
-    }
-    if (units === 0 || units > MAX_GROUP || i >= n || !isTokenCode(text.charCodeAt(i))) break;
+    const q = nextPiece(text, i);
+    if (q < 0) break;
+    i = q;
   }
   return length;
 }
