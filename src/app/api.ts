@@ -16,6 +16,7 @@ import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
+import { onFirstUse } from './on-first-use.js';
 import { knowledgeContext, knowledgeSearch, openCors } from '../routes/knowledge.js';
 import { sharedKnowledge } from '../knowledge/index.js';
 import { listSecurityServices } from '../discovery/services.js';
@@ -74,10 +75,15 @@ export function createApiApp(deps: Deps): Koa {
   router.get('/openapi.json', serveOpenApi(() => app));
   router.get('/v1/security/services', listSecurityServices(holder));
   // Imported on first use: the document names the MCP SDK's protocol versions, and the SDK is not loaded at start.
-  router.get('/v1/control-plane', async (ctx) => {
-    const { controlPlane } = await import('../discovery/profile.js');
-    ctx.body = controlPlane(deps, sharedKnowledge());
-  });
+  router.get(
+    '/v1/control-plane',
+    onFirstUse(async () => {
+      const { controlPlane } = await import('../discovery/profile.js');
+      return (ctx) => {
+        ctx.body = controlPlane(deps, sharedKnowledge());
+      };
+    }),
+  );
 
   // Public knowledge, CORS open. The evidence and its index (about 40 MiB of heap, 80 MiB of RSS) are loaded
   // on the first request that needs them, once per process, not at start: most gateways never search.
