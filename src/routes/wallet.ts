@@ -28,10 +28,12 @@ import type { Deps } from '../app/deps.js';
  * not at start: they are about 28 MiB of RSS (7.5 MiB of heap) that a gateway whose callers never sign in
  * with a wallet does not need (issue #15; bench/memory.ts). The first caller waits for the import once.
  */
-let methods: Promise<[typeof import('../wallet/siwe.js'), typeof import('../wallet/cacao.js'), typeof import('../wallet/smart-account.js')]> | null = null;
-async function signInMethods() {
-  const [siwe, cacao, smartAccount] = await (methods ??= Promise.all([import('../wallet/siwe.js'), import('../wallet/cacao.js'), import('../wallet/smart-account.js')]));
-  return { ...siwe, ...cacao, ...smartAccount };
+type SignInMethods = typeof import('../wallet/siwe.js') & typeof import('../wallet/cacao.js') & typeof import('../wallet/smart-account.js');
+let methods: Promise<SignInMethods> | null = null;
+function signInMethods(): Promise<SignInMethods> {
+  return (methods ??= Promise.all([import('../wallet/siwe.js'), import('../wallet/cacao.js'), import('../wallet/smart-account.js')]).then(
+    ([siwe, cacao, smartAccount]) => ({ ...siwe, ...cacao, ...smartAccount }),
+  ));
 }
 
 export function walletRoutes(deps: Deps) {
