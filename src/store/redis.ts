@@ -359,7 +359,15 @@ function makeClient(options: RedisStoreOptions) {
  * shares it: an operator's way to put the whole deployment in one slot).
  */
 export function clusterPrefix(prefix: string): string {
-  return /\{[^}]+\}/.test(prefix) ? prefix : `{${prefix.replace(/:$/, '') || 'pc'}}:`;
+  return HASH_TAG.test(prefix) ? prefix : `{${tagBase(prefix)}}:`;
+}
+
+/** A `{...}` hash tag in a configured prefix: the operator's own, which puts every key in its one slot. */
+const HASH_TAG = /\{[^}]+\}/;
+
+/** A configured prefix without its trailing ':', what the hash tags made from it are built on. */
+function tagBase(prefix: string): string {
+  return prefix.replace(/:$/, '') || 'pc';
 }
 
 type Client = ReturnType<typeof makeClient>;
@@ -433,7 +441,7 @@ export class RedisStore implements Store {
     const configured = options.keyPrefix ?? 'pc:';
     this.#prefix = this.#cluster ? clusterPrefix(configured) : configured;
     // An operator's own {tag} in the prefix means: everything in that one slot, no families.
-    this.#base = /\{[^}]+\}/.test(configured) ? '' : configured.replace(/:$/, '') || 'pc';
+    this.#base = HASH_TAG.test(configured) ? '' : tagBase(configured);
     this.#idPrefix = this.familyPrefix('id');
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
