@@ -1,5 +1,5 @@
 /**
- * Gateway CPU per chat call, the steady figure on a shared machine (issue #15): the whole R3 path (built
+ * Gateway CPU per chat call, the steady figure on a shared machine: the whole R3 path (built
  * portcullis on a real redis-server, against the bench's instant mock) loaded at saturation for a while, and
  * the CPU time its process used (user + system, from /proc, 10 ms ticks) divided by the answers. Throughput
  * moves with whatever else runs on the machine; CPU per call hardly does. Optionally writes a V8 CPU profile

@@ -1,5 +1,5 @@
 /**
- * What one chat call's latency is made of at low load (issue #15: "explain and remove the milliseconds that
+ * What one chat call's latency is made of at low load (the target was to "explain and remove the milliseconds that
  * are not fsync or CPU"). Starts the built gateway on a real redis-server (`appendfsync everysec`) against the
  * instant mock, sends one small non-streaming call at a time at a paced rate, and prints:
  * - the latency straight to the mock and through the gateway, and what the gateway adds (p50, p90, p99);

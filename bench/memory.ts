@@ -1,5 +1,5 @@
 /**
- * R3's memory under load, in a minute or two instead of the full bench's nine (issue #15: RSS after a 60 s
+ * R3's memory under load, in a minute or two instead of the full bench's nine (RSS after a 60 s
  * soak at saturation <= 150 MiB, flat). Starts the built gateway (`dist/main.js`, every host in one process,
  * as bench/run.ts runs it) on a real redis-server against the instant mock, loads it with small
  * non-streaming calls at saturation, samples its RSS every second and prints start / floor of the last

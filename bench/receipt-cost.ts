@@ -1,5 +1,5 @@
 /**
- * What a receipt costs a call in gateway CPU, before and after the receipt log (issue #14), on a receipt of
+ * What a receipt costs a call in gateway CPU, before and after the receipt log, on a receipt of
  * the shape a small chat call writes. A focused micro-benchmark (the full `npm run bench` needs the machine
  * to itself):
  *

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: portcullis against a bare Node proxy, Koa, and a peer gateway, on one machine, in one
- * interleaved run against the same instant mock upstream (issue #6). See README, Performance, and
+ * interleaved run against the same instant mock upstream. See README, Performance, and
  * bench/results/latest.md for what each row is and what the figures mean.
  *
  *   npm run bench                       full run (~8 min on 2 cores): bench/results/latest.{json,md}, README

@@ -1,5 +1,5 @@
 /**
- * How far V8 lets the old generation grow between two full collections, set once at start (issue #15).
+ * How far V8 lets the old generation grow between two full collections, set once at start.
  *
  * By default V8 sets the next full-collection limit at up to 4× the live heap when collecting is cheap next
  * to running, and for the gateway it is: every call allocates (bodies, JSON, promises) and most of it dies

@@ -1,7 +1,7 @@
 /**
  * Structured logs: one JSON object a line on stderr, written by pino — `{"level","t","event",...fields}`.
  * Callers pass event names and small fields — rule ids, hashes, codes, versions — never tokens, keys or
- * prompt text (architecture habit 10). As a second line of defence, fields whose names say they hold a
+ * prompt text. As a second line of defence, fields whose names say they hold a
  * credential are censored by pino's redaction whatever a caller passes.
  *
  * The level comes from `LOG_LEVEL` (debug, info, warn, error; main.ts). Every request is one info line

@@ -1,5 +1,5 @@
 /**
- * The start-up warts of issue #13 "Tell it": the printed `export` line carries everything the CLI needs
+ * Start-up as a newcomer meets it: the printed `export` line carries everything the CLI needs
  * (the admin URL too, and a working demo PAT); a port that is taken is one clear line on stderr, not a
  * stack trace; and `npm start` runs the gateway as the process it starts, so stopping it stops the gateway.
  */

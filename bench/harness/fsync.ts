@@ -1,7 +1,7 @@
 /**
  * What an fsync costs on the disk Redis writes its append-only file to: the figure that `appendfsync always`
  * adds to every money write, and so the latency budget of R3 on an `always` Redis is "the everysec budget
- * plus this" (issue #15). Measured as Redis pays it: a small append to a file in Redis' own directory, then
+ * plus this". Measured as Redis pays it: a small append to a file in Redis' own directory, then
  * fdatasync, many times over; the median and the 99th percentile are reported.
  */
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from 'node:fs';

@@ -180,7 +180,7 @@ export function derive(scenarios: ScenarioResults[], rows: RowInfo[]): { derived
   return { derived, budget };
 }
 
-/** One figure of issue #15's table: what this run measured against the target. */
+/** One figure of the performance targets' table: what this run measured against the target. */
 export interface TargetRow {
   figure: string;
   value: number;
@@ -190,7 +190,7 @@ export interface TargetRow {
   met: boolean | null;
 }
 
-/** The issue #15 table, from one run's results; a figure the run could not measure is NaN and `met` null. */
+/** The performance targets' table, from one run's results; a figure the run could not measure is NaN and `met` null. */
 export function issue15Targets(r: BenchResults): TargetRow[] {
   const sat = (scenario: string, row: RowId) => r.scenarios.find((s) => s.id === scenario)?.saturation[row];
   const ratio = (a?: LoadResult, b?: LoadResult) => (a && b && b.rps > 0 ? a.rps / b.rps : Number.NaN);

@@ -7,7 +7,7 @@
 #   as `input`: principal, model, task, scopeId and the ids of the guardrail rules
 #   the detectors matched.
 #
-#   Admission order (design/decisions.md): 1 principal, 2 model and route,
+#   Admission order (docs/decisions.md): 1 principal, 2 model and route,
 #   3 team requirements, 4 quota (decided atomically in the store, not here),
 #   5 guardrails. Every failed check adds one denial; `denials` is sorted by step,
 #   then by the check's rank inside its step, so `denials[0]` is the answer and

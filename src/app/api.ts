@@ -1,5 +1,5 @@
 /**
- * The API listener. The chat path is the named pipeline of architecture.md, in admission order:
+ * The API listener. The chat path is the named pipeline of docs/architecture.md, in admission order:
  *
  *   readBody -> validate -> identify -> jobKey -> attach -> scan -> admit -> meter -> guard -> run -> wait -> respond
  *

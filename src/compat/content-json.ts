@@ -1,7 +1,7 @@
 /**
  * A long message content as JSON, serialised once per call. The job id hashes it (src/jobs/job.ts) and the
  * upstream body carries it (forwarded.ts); each was a JSON.stringify of the same string, and at 100 KB of
- * input one of them was ~3 % of the call's CPU (issue #15).
+ * input one of them was ~3 % of the call's CPU.
  *
  * It is kept as UTF-8 bytes, not a string: the bytes are what the hash reads and what undici writes (it
  * turns a string body into a Buffer itself), and living outside the JS heap a 100 KB copy kept for the

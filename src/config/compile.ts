@@ -150,7 +150,7 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     headersTimeout: t.upstreamHeadersMs,
     bodyTimeout: t.upstreamBodyMs,
     keepAliveTimeout: 30_000,
-    // An answer is read into memory: bound it, so a huge answer is cut off as it arrives (issue #17, 9).
+    // An answer is read into memory: bound it, so a huge answer is cut off as it arrives.
     maxResponseSize: maxAnswerBytes,
   });
   return {

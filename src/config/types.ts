@@ -89,7 +89,7 @@ export interface RouteConfig {
   models: Record<string, { upstreamModel?: string }>;
 }
 
-/** The hosts of the spec, each its own listener (decisions.md: "a route answers only on its host"). */
+/** The hosts of the spec, each its own listener (docs/decisions.md: "a route answers only on its host"). */
 export const HOST_NAMES = ['api', 'auth', 'console', 'site', 'graph', 'admin'] as const;
 export type HostName = (typeof HOST_NAMES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * More places a secret hides (issue #17; base32 runs are found with the base64 runs, in encodings.ts): HTML character references (`&#115;`, `&#x73;`,
+ * More places a secret hides (base32 runs are found with the base64 runs, in encodings.ts): HTML character references (`&#115;`, `&#x73;`,
  * `&hyphen;`), `\u{73}` and octal `\163` escapes, lists of decimal character codes (`115,107,45` or
  * `String.fromCharCode(115, 107, ...)`), and base64 of compressed bytes (gzip, zlib); and two readings of
  * the whole text - reversed and ROT13 - for the top level only. Each run is reported like the runs of

@@ -14,7 +14,7 @@
  * names the format (`if (pem.startsWith('-----BEGIN PRIVATE KEY-----'))`), not a key; the pii-passkeys rule
  * flags such references instead.
  *
- * Disguises (issue #17): the header in any case and with 2 to 10 dashes; lines quoted (`> `), numbered
+ * Disguises: the header in any case and with 2 to 10 dashes; lines quoted (`> `), numbered
  * (`12: `, `12 | `), wrapped in backticks or quotes, given as a JSON array of strings, or separated by
  * `<br>`; a line that is not base64 in the middle. When the footer follows the header (within MAX_BLOCK
  * characters, no other header between) and what lies between holds at least MIN_FOOTED_BODY characters of

@@ -1,5 +1,5 @@
 /**
- * Every listener's `http.Server`, hardened the same way (issue #17 "Bounds everywhere", #13 "HTTP hardening").
+ * Every listener's `http.Server`, hardened the same way.
  * Each bound is there because a client can otherwise hold a file descriptor and memory for free:
  *
  * - headersTimeoutMs: the whole request head must arrive in this time (a slowloris client trickling header

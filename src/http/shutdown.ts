@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (issue #13 "Run it"), in this order:
+ * Graceful shutdown, in this order:
  *
  * 1. Readiness goes false (`/readyz` 503 `not-ready`), and answers carry `connection: close`, so a balancer
  *    stops sending and clients reconnect elsewhere.

@@ -1,7 +1,7 @@
 /**
  * Per-stage latency (`portcullis_stage_duration_seconds{stage}`, and a span per stage when tracing is on)
  * without touching the stages: every named
- * middleware on a router of the app (the pipeline stages are named functions, architecture habit 1) is
+ * middleware on a router of the app (the pipeline stages are named functions) is
  * wrapped once, at start, to time its own work — from entering it to its handing on to the next stage, or
  * to its return when it does not hand on. Anonymous handlers (plain routes) are left alone.
  *

@@ -2,7 +2,7 @@
  * The meter: the ledger of quota and money. It is the one place a call's `billing`, `chargedMicroUSD` and
  * quota come from, and the one writer of receipts (each sequenced as a leaf of the receipt log where it is stored).
  *
- * Reserve, then settle (decisions.md, Quota and money):
+ * Reserve, then settle (docs/decisions.md, Quota and money):
  *   reserve  one atomic step: count the call against the principal's UTC day (free allowance, rung
  *            allowance and ceiling) and, when it is paid, hold its worst case (input estimate + max_tokens,
  *            priced at the rates) against the credit balance; or refuse it (429 for a daily limit, 402 for

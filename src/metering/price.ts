@@ -1,7 +1,7 @@
 /**
  * Pricing a call: integer micro-USD from token counts and per-million-token rates. The sum of count x rate
  * over the three kinds is divided by one million and rounded up once, at the end, in BigInt — no floats
- * anywhere on a money path (decisions.md, Quota and money).
+ * anywhere on a money path (docs/decisions.md, Quota and money).
  */
 import type { BillingDoc } from '../config/types.js';
 

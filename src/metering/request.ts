@@ -42,7 +42,7 @@ export function reserveRequest(call: Call): ReserveRequest {
 
 /**
  * The usage the reservation was sized for (input estimate, max_tokens of output): what a call is charged
- * when the upstream ran but reported usage that is not a count of tokens (forward.ts, issue #17 finding 10).
+ * when the upstream ran but reported usage that is not a count of tokens (forward.ts says why).
  * Priced at the reservation's rates it comes to exactly the worst case held.
  */
 export function worstCaseUsage(call: Call): Usage {

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI 3.1 document of the API host (issue #13 "Describe it"), served at `GET /openapi.json` and
+ * The OpenAPI 3.1 document of the API host, served at `GET /openapi.json` and
  * committed as docs/openapi.json (`npm run openapi` writes it; test/openapi/document.test.ts fails when the
  * committed copy, the routes of the API app, or the request schemas disagree with it).
  *

@@ -1,5 +1,5 @@
 /**
- * Rate limits shared by every gateway instance (issue #13 "Run it"): a counter per subject (a principal, a
+ * Rate limits shared by every gateway instance: a counter per subject (a principal, a
  * client address) and limit name, kept in the store so that N instances behind a balancer enforce one limit,
  * not N. The window slides: the count is the current minute's hits plus the previous minute's weighted by how
  * much of it is still inside the last 60 s (the approximation Cloudflare and Redis' own docs describe), which

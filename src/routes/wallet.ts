@@ -26,7 +26,7 @@ import type { Deps } from '../app/deps.js';
 /**
  * The sign-in methods and what they run on (viem, the CACAO verifiers), imported by the first wallet request,
  * not at start: they are about 28 MiB of RSS (7.5 MiB of heap) that a gateway whose callers never sign in
- * with a wallet does not need (issue #15; bench/memory.ts). The first caller waits for the import once.
+ * with a wallet does not need (bench/memory.ts). The first caller waits for the import once.
  */
 type SignInMethods = typeof import('../wallet/siwe.js') & typeof import('../wallet/cacao.js') & typeof import('../wallet/smart-account.js');
 let methods: Promise<SignInMethods> | null = null;

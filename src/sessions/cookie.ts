@@ -1,5 +1,5 @@
 /**
- * The session cookie, exactly as issue #10 pins it: `HttpOnly`, `SameSite=Lax`, `Path=/`; `Secure` unless
+ * The session cookie, exactly as the interface pins it: `HttpOnly`, `SameSite=Lax`, `Path=/`; `Secure` unless
  * the auth origin (the host that sets it) is plain-http localhost; `Domain` = the registrable parent domain
  * shared by the auth, console and API hosts when they have one (computed with the Public Suffix List, so
  * `example.co.uk` is a parent and `co.uk` never is), none for `localhost` or an IP — a host-only cookie,

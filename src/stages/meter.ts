@@ -38,7 +38,7 @@ export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCre
       call.reservation = await meter.reserve(req, job ? creating!.engine.createRider(job, (o) => (outcome = o)) : undefined);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
-      // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (decisions.md).
+      // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (docs/decisions.md).
       if (err instanceof GatewayError && (err.code === 'daily-allowance-exhausted' || err.code === 'daily-ceiling-reached')) {
         ctx.set('retry-after', String(secondsToUtcMidnight(Date.now())));
       }

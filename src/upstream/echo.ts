@@ -1,5 +1,5 @@
 /**
- * The echo check (decisions.md): the answer's `model` must be what the catalog's echo rule expects.
+ * The echo check (docs/decisions.md): the answer's `model` must be what the catalog's echo rule expects.
  * `strict`: exactly the id the gateway sent upstream (the catalog id, or the id the dedicated origin serves).
  * `shape-and-content`: a non-empty id of model-id form, and a well-formed, non-empty answer.
  * A mismatch is answered 502 `upstream-model-mismatch`, is not charged, and is recorded on the receipt.

@@ -6,7 +6,7 @@
  * (504 `upstream-timeout`). Error messages carry status codes, never the upstream's body, which may echo
  * the prompt or the key.
  *
- * Two bounds on what an upstream can make us do (issue #17 findings 9 and 10): an answer larger than
+ * Two bounds on what an upstream can make us do: an answer larger than
  * `limits.upstreamAnswerBytes` is cut off while it is read (the pool's `maxResponseSize`; a declared
  * content-length over it is refused before a byte of the body is read) and answered 502
  * `upstream-answer-too-large`; and usage that is not a count of tokens (missing, negative, fractional, a

@@ -1,5 +1,5 @@
 /**
- * One forwarding schema (issue #17, findings 1, 2, 3, 4, 7 and 12), end to end against the recording upstream
+ * One forwarding schema, end to end against the recording upstream
  * and a real Redis: every string the gateway forwards is scanned, counted and masked, and nothing it does not
  * scan reaches the upstream; what is scanned is exactly what is sent (duplicate keys cannot differ); the
  * answer is masked in every field the client reads, streamed or not; deep nesting is a 400, not a 500; and an

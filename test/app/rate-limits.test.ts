@@ -1,5 +1,5 @@
 /**
- * Rate limits from config, enforced in the store so every instance shares them (issue #13 "Run it"): two
+ * Rate limits from config, enforced in the store so every instance shares them: two
  * gateways on one Redis refuse a principal's call past its per-minute limit with 429 `rate-limited` and a
  * `retry-after`, forwarding and charging nothing for it; failed token attempts per client address and
  * public-route requests per client address are limited the same way; a daily-allowance refusal says how

@@ -1,5 +1,5 @@
 /**
- * What an upstream can make the gateway do (issue #17 findings 9 and 10): an answer over
+ * What an upstream can make the gateway do: an answer over
  * `limits.upstreamAnswerBytes` is cut off and answered 502 `upstream-answer-too-large` with nothing charged
  * and nothing left held; usage that is not a count of tokens is 502 `upstream-usage-malformed`, the answer
  * withheld and the worst case reserved charged, never 0.

@@ -3,7 +3,7 @@
  * whole guardrail runtime (topic prefilter, scorer, csam-terms) as a request would meet it: on the held-out
  * quarter the weights never saw, at most 1 % of benign security work is refused and at least 95 % of
  * harmful requests are. The figures are printed for docs/guardrails.md. Also: the committed model was
- * trained on the committed corpus, and the cases of issue #17 finding 6 - defensive security text that the
+ * trained on the committed corpus, and the cases of an outside review - defensive security text that the
  * word lists refused, and rewordings of harmful requests they admitted.
  */
 import { expect } from 'chai';

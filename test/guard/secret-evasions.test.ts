@@ -31,7 +31,7 @@ function leaks(out: string, secret: string): string | null {
   return null;
 }
 
-describe('guard: secret evasions (issue #17 finding 5)', () => {
+describe('guard: secret evasions', () => {
   const base = secretSamples();
   const keys = ['openai legacy', 'openai project', 'aws AKIA', 'aws ASIA'].map((n) => base.find((s) => s.name === n)!);
   const pems = ['pem rsa (pkcs#1)', 'pem pkcs#8', 'pem ec', 'openssh'].map((n) => base.find((s) => s.name === n)!);

@@ -1,5 +1,5 @@
 /**
- * Listener bounds (issue #17 findings 8 and 11, "Bounds everywhere"; #13 "HTTP hardening"): a stalled body,
+ * Listener bounds: a stalled body,
  * a slowloris head, an oversized head, bytes that are not HTTP and a connection past the cap are each cut
  * and answered `{error:{code,message}}` where an answer can be written; the request timeout does not cut
  * a long synchronous wait; a client that drops or misbehaves costs one JSON log line at debug level, through

@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown (issue #13 "Run it"): readiness goes false while draining and in-flight calls finish;
+ * Graceful shutdown: readiness goes false while draining and in-flight calls finish;
  * a call still running past the grace period is answered 503 job-interrupted and charged nothing; and a
  * rolling restart of two gateway processes under load loses no call and charges nothing twice.
  */

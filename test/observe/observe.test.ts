@@ -1,5 +1,5 @@
 /**
- * Seeing a gateway (issue #13 "See it"): every answer carries a request id; each request is one info line
+ * Seeing a gateway: every answer carries a request id; each request is one info line
  * (method, route, status, duration, request id, principal hash) and the whole run's log holds none of the
  * tokens or prompts it was given; `/healthz` and `/readyz` answer on every listener, readiness failing when
  * the store cannot be reached; `GET /metrics` on the admin listener carries the series the issue lists, with

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (issue #13 "See it"), on through the standard OTEL_* variables in a gateway process,
+ * OpenTelemetry traces, on through the standard OTEL_* variables in a gateway process,
  * exported over OTLP/HTTP to a collector run by this test: the client's W3C `traceparent` is continued by a
  * server span named by the route pattern, each pipeline stage is a span, the upstream call is a client span
  * whose context reaches the upstream as `traceparent`, and no span carries a token or prompt text.

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (issue #13 "Describe it") says what the API host serves: the live `GET /openapi.json`
+ * The OpenAPI document says what the API host serves: the live `GET /openapi.json`
  * lists exactly the routes of the API app (and the listener's health routes), the committed
  * docs/openapi.json is that document (`npm run openapi` after a change), the core routes are described
  * rather than generic, and each request body is the very schema its route validates with.
