@@ -4,8 +4,9 @@
  * carries `billing`, `receiptId`, `usage` and `chargedMicroUSD`. Streaming (`stream: true`), emulated on the
  * finished answer as the spec says: one content chunk (role assistant, content, and tool calls as OpenAI
  * clients expect them in a delta; finish_reason null), one finish chunk (empty delta, finish_reason,
- * billing, receiptId, usage, chargedMicroUSD), then `data: [DONE]`. The first byte goes out when the
- * answer is complete.
+ * billing, receiptId, chargedMicroUSD), then `data: [DONE]`. Usage follows OpenAI's rule exactly (see
+ * streamBody): clients add usage up across chunks, so it may appear once at most. The first byte goes out
+ * when the answer is complete.
  */
 import type { Context, Next } from 'koa';
 import type { Call } from './call.js';
@@ -40,9 +41,12 @@ export function completionBody(call: Call, s: Settlement = call.settlement!): Re
 }
 
 /**
- * The exact bytes of the emulated stream for a finished completion. With `includeUsage`
- * (`stream_options.include_usage`), OpenAI's usage chunk follows the finish chunk: empty `choices` and the
- * `usage` object, then `[DONE]`; the other chunks then carry `usage: null`, as OpenAI's do.
+ * The exact bytes of the emulated stream for a finished completion, in OpenAI's shape. Without
+ * `includeUsage` (`stream_options.include_usage`) no chunk has a `usage` key at all. With it, every chunk
+ * carries `usage: null` except the last, OpenAI's usage chunk after the finish chunk: empty `choices` and
+ * the `usage` object, then `[DONE]`. A non-null usage anywhere else breaks clients: some add usage across
+ * chunks (and would count it twice), some take the first chunk with usage for the last one. The gateway's
+ * own fields (billing, receiptId, chargedMicroUSD) stay on the finish chunk, where the spec puts them.
  */
 export function streamBody(completion: Record<string, unknown>, includeUsage = false): string {
   const c = completion as Completion;
@@ -57,11 +61,12 @@ export function streamBody(completion: Record<string, unknown>, includeUsage = f
   const delta: Record<string, unknown> = { role: 'assistant', content: choice.message.content ?? '' };
   if (choice.message.tool_calls) delta['tool_calls'] = choice.message.tool_calls.map((tc, index) => ({ index, ...(tc as object) }));
   if (typeof choice.message.refusal === 'string') delta['refusal'] = choice.message.refusal;
-  const content = { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...(includeUsage ? { usage: null } : {}) };
+  const noUsage = includeUsage ? { usage: null } : {};
+  const content = { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: null }], ...noUsage };
   const finish = {
     ...base,
     choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: choice.finish_reason }],
-    usage: c['usage'],
+    ...noUsage,
     billing: c['billing'],
     receiptId: c['receiptId'],
     chargedMicroUSD: c['chargedMicroUSD'],

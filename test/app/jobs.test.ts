@@ -91,7 +91,7 @@ describe('jobs', () => {
     const base = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
     const expected =
       `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: c.choices[0].message.content }, logprobs: null, finish_reason: null }] })}\n\n` +
-      `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }], usage: c.usage, billing: c.billing, receiptId: c.receiptId, chargedMicroUSD: c.chargedMicroUSD })}\n\n` +
+      `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }], billing: c.billing, receiptId: c.receiptId, chargedMicroUSD: c.chargedMicroUSD })}\n\n` +
       'data: [DONE]\n\n';
     expect(text).to.equal(expected);
     expect(streamBody(completion)).to.equal(expected);

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import OpenAI from 'openai';
 import { ChatOpenAI } from '@langchain/openai';
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage, AIMessageChunk, HumanMessage, ToolMessage } from '@langchain/core/messages';
 import { APICallError, generateText, stepCountIs, streamText, tool } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { z } from 'zod';
@@ -52,16 +52,33 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       expect(res.usage!.total_tokens).to.equal(18);
     });
 
-    it('streamed call, usage included', async () => {
-      const stream = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt('stream') }] });
+    /** Every chunk's text and every non-null usage it carried, in order. */
+    const drain = async (stream: AsyncIterable<OpenAI.ChatCompletionChunk>) => {
       let text = '';
-      let usage: OpenAI.CompletionUsage | null | undefined;
+      const usages: OpenAI.CompletionUsage[] = [];
       for await (const chunk of stream) {
         text += chunk.choices[0]?.delta.content ?? '';
-        if (chunk.usage) usage = chunk.usage;
+        if (chunk.usage) usages.push(chunk.usage);
       }
+      return { text, usages };
+    };
+
+    it('streamed call, usage included: usage comes exactly once, equal to the upstream\'s', async () => {
+      const stream = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt('stream') }] });
+      const { text, usages } = await drain(stream);
       expect(text).to.match(/^recorded answer/);
-      expect(usage!.total_tokens).to.equal(18);
+      // Clients that add usage up across chunks must land on the upstream's counts (11 in, 7 out).
+      expect(usages).to.have.length(1);
+      expect(usages[0]).to.deep.include({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
+      const summed = usages.reduce((a, u) => ({ prompt: a.prompt + u.prompt_tokens, completion: a.completion + u.completion_tokens, total: a.total + u.total_tokens }), { prompt: 0, completion: 0, total: 0 });
+      expect(summed).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
+    });
+
+    it('streamed call, usage not asked for: no chunk carries usage', async () => {
+      const stream = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, stream: true, messages: [{ role: 'user', content: prompt('stream') }] });
+      const { text, usages } = await drain(stream);
+      expect(text).to.match(/^recorded answer/);
+      expect(usages).to.deep.equal([]);
     });
 
     it('tool call round trip', async () => {
@@ -100,10 +117,11 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       expect(res.content).to.match(/^recorded answer/);
     });
 
-    it('streamed call', async () => {
-      let text = '';
-      for await (const chunk of await model().stream([new HumanMessage(prompt('stream'))])) text += String(chunk.content);
-      expect(text).to.match(/^recorded answer/);
+    it('streamed call: the chunks summed (as LangChain adds them) give the upstream\'s usage once', async () => {
+      let all: AIMessageChunk | undefined;
+      for await (const chunk of await model().stream([new HumanMessage(prompt('stream'))])) all = all ? all.concat(chunk) : chunk;
+      expect(String(all!.content)).to.match(/^recorded answer/);
+      expect(all!.usage_metadata).to.deep.include({ input_tokens: 11, output_tokens: 7, total_tokens: 18 });
     });
 
     it('tool call round trip', async () => {
