@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Makes a fresh machine ready for `npm test` and `npm run policies:build`: redis-server (the store's
 # tests start a real one), Debian's Chromium (the page tests), the Python clients of the client suite
-# (test/clients/.venv, pinned in test/clients/requirements.txt), schemathesis for the OpenAPI fuzz suite
+# (test/clients/.venv, pinned in test/clients/requirements.txt) and its Java and Go clients (built once,
+# cached by the hash of their sources), schemathesis for the OpenAPI fuzz suite
 # (test/fuzz/.venv), the policy tools opa and regal,
 # stripe-mock (the billing tests' payment processor) and the receipt log's Go cross-checker (tlogcheck,
 # built from test/receipts/tlogcheck), at the versions pinned in scripts/tools.env, each built into its own
@@ -140,6 +141,45 @@ ensure_apt chromium chromium fonts-dejavu-core
 ensure_venv clients python "the Python clients of the client suite"
 ensure_venv fuzz schemathesis "schemathesis (the OpenAPI fuzz suite)"
 install_tool tlogcheck "$TLOGCHECK_VERSION" build_tlogcheck
+
+# The Java and Go clients of the client suite (test/clients/java.test.ts, go.test.ts): small programs in
+# test/clients/java (openai-java, pinned in its pom.xml, jars from Maven Central) and test/clients/go
+# (openai-go, pinned in its go.mod/go.sum), built once into a directory named after the hash of their
+# sources (test/helpers/built-client.ts finds it the same way), so a changed pin or program rebuilds and an
+# unchanged one is a silent no-op.
+client_build_dir() { # name file...
+  local name=$1 root
+  shift
+  root=$(cd "$scripts_dir/.." && pwd)
+  echo "$tools_dir/$name-$( (cd "$root" && cat "$@") | sha256sum | cut -c1-16)"
+}
+build_client() { # name builder file...
+  local name=$1 builder=$2 dest work
+  shift 2
+  dest=$(client_build_dir "$name" "$@")
+  [ -f "$dest/.built" ] && return 0
+  say "building the $name client of the client suite into $dest (once)"
+  work=$(mktemp -d)
+  if ! "$builder" "$work"; then
+    rm -rf "$work"
+    fail "building the $name client failed"
+  fi
+  touch "$work/.built"
+  rm -rf "$dest" && mkdir -p "$(dirname "$dest")" && mv "$work" "$dest"
+}
+build_openai_java() { # workdir
+  local src="$scripts_dir/../test/clients/java"
+  quietly mvn -q -B -f "$src/pom.xml" dependency:copy-dependencies -DoutputDirectory="$1/lib" &&
+    quietly javac -d "$1/classes" -cp "$1/lib/*" "$src/Clients.java"
+}
+build_openai_go() { # workdir
+  (cd "$scripts_dir/../test/clients/go" && CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" quietly go build -o "$1/client" .)
+}
+ensure_apt javac openjdk-17-jdk-headless
+ensure_apt mvn maven
+require_go
+build_client openai-java build_openai_java test/clients/java/pom.xml test/clients/java/Clients.java
+build_client openai-go build_openai_go test/clients/go/go.mod test/clients/go/go.sum test/clients/go/main.go
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock

@@ -1,7 +1,8 @@
 /**
  * Real Python clients, unchanged, against a live gateway (recording upstream in `agent` mode, real Redis):
  * the official `openai` SDK, the OpenAI Agents SDK with a function tool through its chat-completions model
- * class, and LiteLLM's `completion` with `api_base`. Each runs test/clients/python/clients.py in the virtual
+ * class, LiteLLM's `completion` with `api_base`, and pydantic-ai's Agent on its OpenAI chat model (token
+ * counts of a plain and a streamed run, which it adds up across chunks). Each runs test/clients/python/clients.py in the virtual
  * environment scripts/setup.sh creates (test/clients/.venv, pinned versions) and reports what its plain call,
  * streamed call, tool round trip and typed error observed.
  */
@@ -23,7 +24,7 @@ interface Report {
   error: { class: string; module: string; status: number | null; code: string | null; typed: boolean } | null;
 }
 
-describe('clients (Python): openai, openai-agents, LiteLLM against a live gateway', function () {
+describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai against a live gateway', function () {
   this.timeout(120_000);
   let w: World;
   let token: string;
@@ -36,12 +37,12 @@ describe('clients (Python): openai, openai-agents, LiteLLM against a live gatewa
   });
   after(() => w.stop());
 
-  const run = async (client: string): Promise<Report> => {
+  const run = async <R = Report>(client: string): Promise<R> => {
     const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, client], {
       env: { ...process.env, PORTCULLIS_BASE_URL: `${w.gw.apiUrl}/v1`, PORTCULLIS_TOKEN: token },
       timeout: 100_000,
     });
-    return JSON.parse(stdout.trim().split('\n').pop()!) as Report;
+    return JSON.parse(stdout.trim().split('\n').pop()!) as R;
   };
 
   it('openai (Python SDK): plain, streamed with usage, tool round trip, AuthenticationError', async () => {
@@ -68,5 +69,14 @@ describe('clients (Python): openai, openai-agents, LiteLLM against a live gatewa
     expect(r.stream.usage).to.equal(18);
     expect(r.tools).to.equal('the tool said: sunny in Paris');
     expect(r.error).to.deep.include({ class: 'AuthenticationError', module: 'litellm.exceptions', status: 401, typed: true });
+  });
+
+  it('pydantic-ai (Agent on OpenAIChatModel): plain and streamed runs report the upstream\'s token counts, once', async () => {
+    type Counted = { text: string; usage: { prompt: number; completion: number; total: number } };
+    const r = await run<{ plain: Counted; stream: Counted }>('pydantic-ai');
+    expect(r.plain.text).to.match(/^recorded answer/);
+    expect(r.plain.usage).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
+    expect(r.stream.text).to.match(/^recorded answer/);
+    expect(r.stream.usage).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
   });
 });

@@ -1,6 +1,6 @@
 """Real Python clients against a live portcullis gateway (started by test/clients/python.test.ts).
 
-Usage: clients.py <openai|agents|litellm>; the gateway's base URL and a token come from the environment
+Usage: clients.py <openai|agents|litellm|pydantic-ai>; the gateway's base URL and a token come from the environment
 (PORTCULLIS_BASE_URL, PORTCULLIS_TOKEN). Each client makes a plain call, a streamed call, a tool-call round
 trip (the client runs the tool and sends the result back) and meets an error, and the script prints one JSON
 object saying what each exercise observed; the mocha test asserts on it. Exceptions are reported by class,
@@ -139,7 +139,34 @@ def run_litellm():
     return out
 
 
+def run_pydantic_ai():
+    from openai import AsyncOpenAI
+    from pydantic_ai import Agent
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    # Its streamed requests ask for include_usage and add usage up across chunks, so a second non-null
+    # usage in a stream would count every token twice.
+    client = AsyncOpenAI(api_key=TOKEN, base_url=BASE_URL, max_retries=0)
+    agent = Agent(OpenAIChatModel(MODEL, provider=OpenAIProvider(openai_client=client)),
+                  model_settings={"max_tokens": 2048})
+
+    def counts(u):
+        return {"prompt": u.input_tokens, "completion": u.output_tokens, "total": u.total_tokens}
+
+    async def main():
+        out = {}
+        res = await agent.run(prompt("hello"))
+        out["plain"] = {"text": res.output, "usage": counts(res.usage)}
+        async with agent.run_stream(prompt("stream")) as streamed:
+            text = "".join([part async for part in streamed.stream_text(delta=True)])
+            out["stream"] = {"text": text, "usage": counts(streamed.usage)}
+        return out
+
+    return asyncio.run(main())
+
+
 if __name__ == "__main__":
     which = sys.argv[1]
-    result = {"openai": run_openai, "agents": run_agents, "litellm": run_litellm}[which]()
+    result = {"openai": run_openai, "agents": run_agents, "litellm": run_litellm, "pydantic-ai": run_pydantic_ai}[which]()
     print(json.dumps(result))
