@@ -9,6 +9,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { GatewayError } from '../errors.js';
 import { readJson } from '../stages/read-body.js';
+import { negotiateVersion } from './protocol-version.js';
 
 /** `build` makes the server for one request; it is given the request's context (the caller's address). */
 export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number) {
@@ -18,6 +19,13 @@ export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => nu
       throw new GatewayError('method-not-allowed', 'the MCP endpoint is stateless: POST JSON-RPC messages; there is no stream to GET and no session to DELETE');
     }
     const body = await readJson(ctx, bodyLimit());
+    // A revision the SDK does not speak is answered here, in the words the MCP specification prescribes.
+    const early = await negotiateVersion(body, ctx.get('mcp-protocol-version') || undefined, () => build(ctx));
+    if (early) {
+      ctx.status = early.status;
+      ctx.body = early.body;
+      return;
+    }
     const server = build(ctx);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);

@@ -65,14 +65,52 @@ describe('MCP server on the site host (official SDK client)', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
     });
     expect(((await list.json()) as any).result.tools).to.have.length(5);
-    // The 2026-07-28 revision is not served (the SDK does not implement it): such a client is told which versions are.
-    const newer = await fetch(`${w.gw.urls.site}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list' }),
+  });
+
+  describe('protocol revisions the SDK does not speak (2026-07-28)', () => {
+    const SUPPORTED = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+    const post = async (host: string, body: unknown, version?: string) => {
+      const res = await fetch(`${host}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(version ? { 'mcp-protocol-version': version } : {}) },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const envelope = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } };
+
+    it('answers server/discover with the supported revisions, capabilities and identity, on both MCP hosts', async () => {
+      const site = await post(w.gw.urls.site, { jsonrpc: '2.0', id: 'd1', method: 'server/discover', params: envelope }, '2026-07-28');
+      expect(site.status).to.equal(200);
+      expect(site.body).to.deep.include({ jsonrpc: '2.0', id: 'd1' });
+      expect(site.body.result).to.deep.include({ supportedVersions: SUPPORTED, capabilities: { tools: {} }, resultType: 'complete' });
+      expect(site.body.result.serverInfo).to.include({ name: 'portcullis' });
+      expect(site.body.result.instructions).to.contain('Bearer <PAT>');
+      const graph = await post(w.gw.urls.graph, { jsonrpc: '2.0', id: 7, method: 'server/discover' });
+      expect(graph.status).to.equal(200);
+      expect(graph.body.result).to.deep.include({ supportedVersions: SUPPORTED, capabilities: { tools: {} } });
+      expect(graph.body.result.serverInfo).to.include({ name: 'portcullis-graph' });
     });
-    expect(newer.status).to.equal(400);
-    expect(((await newer.json()) as any).error.message).to.contain('2025-11-25');
+
+    it('answers initialize asking for 2026-07-28 with the newest supported revision, no error', async () => {
+      const init = await post(w.gw.urls.site, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, '2026-07-28');
+      expect(init.status).to.equal(200);
+      expect(init.body.result.protocolVersion).to.equal('2025-11-25');
+    });
+
+    it('answers any other request sent at an unsupported revision with -32022 and the supported list', async () => {
+      const list = await post(w.gw.urls.site, { jsonrpc: '2.0', id: 3, method: 'tools/list', params: envelope }, '2026-07-28');
+      expect(list.status).to.equal(400);
+      expect(list.body).to.deep.equal({
+        jsonrpc: '2.0',
+        id: 3,
+        error: { code: -32022, message: 'Unsupported protocol version: 2026-07-28', data: { supported: SUPPORTED, requested: '2026-07-28' } },
+      });
+      // A supported revision in the header is served as before.
+      const ok = await post(w.gw.urls.site, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, '2025-06-18');
+      expect(ok.status).to.equal(200);
+      expect(ok.body.result.tools).to.have.length(5);
+    });
   });
 
   it('lists the five tools, each with the JSON Schema its HTTP route validates with', async () => {

@@ -2,7 +2,8 @@
  * Real Python clients, unchanged, against a live gateway (recording upstream in `agent` mode, real Redis):
  * the official `openai` SDK, the OpenAI Agents SDK with a function tool through its chat-completions model
  * class, LiteLLM's `completion` with `api_base`, and pydantic-ai's Agent on its OpenAI chat model (token
- * counts of a plain and a streamed run, which it adds up across chunks). Each runs test/clients/python/clients.py in the virtual
+ * counts of a plain and a streamed run, which it adds up across chunks), and the MCP Python SDK against the
+ * site host's /mcp (how it negotiates the protocol revision). Each runs test/clients/python/clients.py in the virtual
  * environment scripts/setup.sh creates (test/clients/.venv, pinned versions) and reports what its plain call,
  * streamed call, tool round trip and typed error observed.
  */
@@ -24,7 +25,7 @@ interface Report {
   error: { class: string; module: string; status: number | null; code: string | null; typed: boolean } | null;
 }
 
-describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai against a live gateway', function () {
+describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai, MCP SDK against a live gateway', function () {
   this.timeout(120_000);
   let w: World;
   let token: string;
@@ -39,7 +40,7 @@ describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai against 
 
   const run = async <R = Report>(client: string): Promise<R> => {
     const { stdout } = await promisify(execFile)(PYTHON, [SCRIPT, client], {
-      env: { ...process.env, PORTCULLIS_BASE_URL: `${w.gw.apiUrl}/v1`, PORTCULLIS_TOKEN: token },
+      env: { ...process.env, PORTCULLIS_BASE_URL: `${w.gw.apiUrl}/v1`, PORTCULLIS_TOKEN: token, PORTCULLIS_MCP_URL: `${w.gw.urls.site}/mcp` },
       timeout: 100_000,
     });
     return JSON.parse(stdout.trim().split('\n').pop()!) as R;
@@ -78,5 +79,18 @@ describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai against 
     expect(r.plain.usage).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
     expect(r.stream.text).to.match(/^recorded answer/);
     expect(r.stream.usage).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
+  });
+
+  it('MCP Python SDK (Client in its default auto mode): its server/discover probe is answered, not refused, and it settles on 2025-11-25', async () => {
+    type Exchange = { methods: Array<string | null>; version: string | null; status: number };
+    const r = await run<{ protocolVersion: string; tools: string[]; modelsStatus: number; exchanges: Exchange[] }>('mcp');
+    expect(r.protocolVersion).to.equal('2025-11-25');
+    expect(r.tools).to.include('svc_models');
+    expect(r.modelsStatus).to.equal(200);
+    // The probe at 2026-07-28 is answered with the supported revisions (no 4xx), then the handshake.
+    expect(r.exchanges[0]).to.deep.include({ methods: ['server/discover'], status: 200 });
+    expect(r.exchanges[1]).to.deep.include({ methods: ['initialize'], status: 200 });
+    expect(r.exchanges.filter((e) => e.status >= 400)).to.deep.equal([]);
+    expect(r.exchanges.filter((e) => e.methods.includes('server/discover') || e.methods.includes('initialize'))).to.have.length(2);
   });
 });

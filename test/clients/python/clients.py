@@ -1,6 +1,6 @@
 """Real Python clients against a live portcullis gateway (started by test/clients/python.test.ts).
 
-Usage: clients.py <openai|agents|litellm|pydantic-ai>; the gateway's base URL and a token come from the environment
+Usage: clients.py <openai|agents|litellm|pydantic-ai|mcp>; the gateway's base URL and a token come from the environment
 (PORTCULLIS_BASE_URL, PORTCULLIS_TOKEN). Each client makes a plain call, a streamed call, a tool-call round
 trip (the client runs the tool and sends the result back) and meets an error, and the script prints one JSON
 object saying what each exercise observed; the mocha test asserts on it. Exceptions are reported by class,
@@ -166,7 +166,35 @@ def run_pydantic_ai():
     return asyncio.run(main())
 
 
+def run_mcp():
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    # The MCP Python SDK against the site host's /mcp, in its default mode ("auto": probe server/discover at
+    # the newest revision, fall back to initialize). Every HTTP exchange is recorded (JSON-RPC method, the
+    # revision header sent, the status), so the test sees how the negotiation went, not only that it ended.
+    exchanges = []
+
+    async def on_response(response):
+        sent = json.loads(response.request.content or b"null")
+        methods = [m.get("method") for m in sent] if isinstance(sent, list) else [sent.get("method") if sent else None]
+        exchanges.append({"methods": methods, "version": response.request.headers.get("mcp-protocol-version"),
+                          "status": response.status_code})
+
+    async def main():
+        http = httpx2.AsyncClient(event_hooks={"response": [on_response]})
+        async with http, Client(streamable_http_client(os.environ["PORTCULLIS_MCP_URL"], http_client=http)) as client:
+            tools = await client.list_tools()
+            models = await client.call_tool("svc_models", {})
+            return {"protocolVersion": client.protocol_version,
+                    "tools": [t.name for t in tools.tools], "modelsStatus": models.structured_content["status"],
+                    "exchanges": exchanges}
+
+    return asyncio.run(main())
+
+
 if __name__ == "__main__":
     which = sys.argv[1]
-    result = {"openai": run_openai, "agents": run_agents, "litellm": run_litellm, "pydantic-ai": run_pydantic_ai}[which]()
+    result = {"openai": run_openai, "agents": run_agents, "litellm": run_litellm, "pydantic-ai": run_pydantic_ai, "mcp": run_mcp}[which]()
     print(json.dumps(result))
