@@ -218,6 +218,15 @@ describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (li
     }
   });
 
+  it('a refusal, both variants: the refusal in the delta, every chunk still valid', async () => {
+    await w.upstream.behave({ mode: 'echo', refusal: 'I cannot help with that.' });
+    for (const includeUsage of [false, true]) {
+      const { out } = await events({ ...base(), stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) });
+      const [content] = check(out, includeUsage);
+      expect(content!.choices[0].delta.refusal).to.equal('I cannot help with that.');
+    }
+  });
+
   it('a re-attached stream (the identical request again) is the same bytes, in the same shape', async () => {
     const body = { ...base(), stream: true, stream_options: { include_usage: true } };
     const first = await events(body);
