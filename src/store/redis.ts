@@ -558,6 +558,23 @@ export class RedisStore implements Store {
   }
 
   /**
+   * Every key matching a glob, master by master on a cluster: for an operator's whole-store maintenance
+   * (a data-key rewrap), never on a request's path. Each SCAN page is one call under the bulk deadline.
+   */
+  async *scanKeys(match: string): AsyncGenerator<string> {
+    const client = this.#client;
+    const nodes = isCluster(client) ? client.masters.map((m) => client.nodeClient(m)) : [client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const page = await this.#call('scan', async () => (await node).scan(cursor, { MATCH: match, COUNT: 500 }), this.#bulkTimeoutMs);
+        cursor = String(page.cursor);
+        for (const key of page.keys) yield String(key);
+      } while (cursor !== '0');
+    }
+  }
+
+  /**
    * Runs a Lua script of another capability (jobs) on this store's connection, under the same deadline and
    * failure mapping as the store's own calls. Sent by SHA; the source follows only after NOSCRIPT.
    */
