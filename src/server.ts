@@ -34,7 +34,7 @@ import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
-import { pingStore } from './observe/metrics.js';
+import { metrics, pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -125,6 +125,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
           ...(cfg.store.url ? { url: cfg.store.url } : {}),
           ...(cfg.store.nodes ? { clusterNodes: cfg.store.nodes } : {}),
           ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
+          ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
+          ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
+          onReplicaShortfall: (confirmed: number, wanted: number) => {
+            metrics.replicaShortfalls.inc();
+            opts.log.warn('store.replicas.unconfirmed', { confirmed, wanted, note: 'a money write stands on the master only: replicas did not confirm it in time' });
+          },
         }
       : cfg.store,
   );
