@@ -465,7 +465,12 @@ export class RedisStore implements Store {
       replicas: () => (wanted === 'auto' ? Math.min(1, this.#replicasOnline) : wanted),
       timeoutMs,
       wait: (n, t) => this.#call('wait', (c) => this.#toMoneyMaster(c, ['WAIT', String(n), String(t)]), t + this.#commandTimeoutMs).then(Number),
-      ...(options.onReplicaShortfall ? { onShortfall: options.onReplicaShortfall } : {}),
+      onShortfall: (confirmed, needed) => {
+        // A replica that stopped confirming may be gone for good (its master failed over to it): look again
+        // now rather than at the next round, so `auto` stops waiting for a replica that is not there.
+        if (wanted === 'auto') void this.#lookForReplicas().catch(() => undefined);
+        options.onReplicaShortfall?.(confirmed, needed);
+      },
     });
   }
 
