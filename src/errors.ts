@@ -104,6 +104,7 @@ export const ERRORS = {
   'totp-code-invalid': { status: 401, message: 'the code is wrong' },
   'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
   'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
+  'data-key-unavailable': { status: 503, message: 'this gateway does not hold the data key that sealed the TOTP secret; sign in with a recovery code, or ask the operator to configure the key' },
   'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
   'recovery-rejected': { status: 401, message: 'the recovery key, signature or one-time secret is not right' },
   'recovery-pending': { status: 409, message: 'a recovery of this account is already under way' },

@@ -22,7 +22,8 @@ import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptKey } from './receipts/key.js';
 import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
-import { wireCapabilities } from './app/wire.js';
+import { wireCapabilities, type Capabilities } from './app/wire.js';
+import { loadDataKeyring } from './data-key/load.js';
 import { Sessions } from './sessions/sessions.js';
 import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
@@ -33,7 +34,7 @@ import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
-import { pingStore } from './observe/metrics.js';
+import { metrics, pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -47,6 +48,11 @@ export interface GatewayOptions {
    * challenges and recovery delays end. For tests.
    */
   now?: () => number;
+  /**
+   * Where to keep a generated data key when none is configured (the embedded default's data folder), so that
+   * what it seals still opens after a restart.
+   */
+  dataKeyFile?: string;
 }
 
 export interface Gateway {
@@ -76,6 +82,8 @@ export interface Gateway {
   sessions: Sessions;
   /** The receipt log and its signer. */
   receipts: Receipts;
+  /** TOTP enrolments, sealed with the data key: an operator's rewrap goes through here. */
+  totp: Capabilities['totp'];
   /** Immediate stop: running jobs are interrupted, connections cut. */
   close(): Promise<void>;
 }
@@ -117,6 +125,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
           ...(cfg.store.url ? { url: cfg.store.url } : {}),
           ...(cfg.store.nodes ? { clusterNodes: cfg.store.nodes } : {}),
           ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
+          ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
+          ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
+          onReplicaShortfall: (confirmed: number, wanted: number) => {
+            metrics.replicaShortfalls.inc();
+            opts.log.warn('store.replicas.unconfirmed', { confirmed, wanted, note: 'a money write stands on the master only: replicas did not confirm it in time' });
+          },
         }
       : cfg.store,
   );
@@ -128,7 +142,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const meter = createMeter(store, opts.now ? { now: opts.now } : {});
   meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
-  const wired = wireCapabilities(store);
+  // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
+  const dataKey = loadDataKeyring({ env, log: opts.log, ...(opts.dataKeyFile ? { generateAt: opts.dataKeyFile } : {}) });
+  const wired = wireCapabilities(store, { dataKey, log: opts.log });
   const { jobs, reviews } = wired;
   const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);
   engine.start();
@@ -207,6 +223,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     },
     sessions,
     receipts,
+    totp: wired.totp,
     async close() {
       await engine.close();
       for (const server of Object.values(servers)) server.closeAllConnections();

@@ -11,6 +11,7 @@
  * main.ts calls `superviseWorkers` first; in the primary of an N > 1 run it never returns (the process
  * exits when its workers have stopped), everywhere else it returns at once and main.ts serves.
  */
+import { newDataKey } from './data-key/keyring.js';
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -92,6 +93,9 @@ class Supervisor {
     // One operator token for all workers: each would otherwise generate its own, and the one printed would
     // work on a single worker's connections only.
     this.#workerEnv = env['PORTCULLIS_ADMIN_TOKEN'] ? {} : { PORTCULLIS_ADMIN_TOKEN: `pcl_admin_${randomBytes(24).toString('base64url')}`, PORTCULLIS_ADMIN_TOKEN_GENERATED: '1' };
+    // Workers must share one data key, or what one seals (a TOTP secret) would not open on the next: without
+    // a configured key, the supervisor makes one for this run and hands it to all of them.
+    if (!env['PORTCULLIS_DATA_KEY'] && !env['PORTCULLIS_DATA_KEY_FILE']) this.#workerEnv['PORTCULLIS_DATA_KEY'] = newDataKey();
   }
 
   start(): void {

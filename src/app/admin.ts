@@ -13,6 +13,7 @@ import { readJson } from '../stages/read-body.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
+import { mountDataKeyAdmin } from './admin-data-key.js';
 import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 
 function operatorOnly(adminToken: string) {
@@ -85,6 +86,7 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   mountBillingAdmin(router, deps);
   mountReviewsAdmin(router, deps);
   mountApplicationsAdmin(router, deps);
+  mountDataKeyAdmin(router, deps);
   router.post('/reload', async (ctx) => {
     const result = await holder.reload('admin api');
     if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));

@@ -15,7 +15,7 @@ import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
-import type { TotpStore } from '../totp/store.js';
+import type { SealedTotpStore } from '../totp/sealed-store.js';
 import type { Receipts } from '../receipts/service.js';
 import type { RecoveryStore } from '../recovery/store.js';
 import type { UsageRecorder } from '../token-usage/store.js';
@@ -50,8 +50,8 @@ export interface Deps {
   challenges: ChallengeStore;
   /** Registered passkeys (src/passkeys). */
   passkeys: PasskeyStore;
-  /** TOTP enrolments (src/totp). */
-  totp: TotpStore;
+  /** TOTP enrolments (src/totp), their secrets sealed with the data key. */
+  totp: SealedTotpStore;
   /** Recovery keys and pending recoveries (src/recovery). */
   recovery: RecoveryStore;
   /** When each PAT was last used (src/token-usage), reported by identify about once a minute. */

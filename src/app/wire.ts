@@ -30,7 +30,9 @@ import { MemoryChallengeStore } from '../challenges/memory-store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import { RedisPasskeyStore } from '../passkeys/redis-store.js';
 import { MemoryPasskeyStore } from '../passkeys/memory-store.js';
-import type { TotpStore } from '../totp/store.js';
+import { SealedTotpStore, type SealableTotpStore } from '../totp/sealed-store.js';
+import type { DataKeyring } from '../data-key/keyring.js';
+import type { Logger } from '../log.js';
 import { RedisTotpStore } from '../totp/redis-store.js';
 import { MemoryTotpStore } from '../totp/memory-store.js';
 import type { BillingStore } from '../billing/store.js';
@@ -54,14 +56,15 @@ export interface Capabilities {
   sessions: SessionStore;
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
-  totp: TotpStore;
+  /** TOTP enrolments, their secrets sealed at rest with the data key (src/data-key). */
+  totp: SealedTotpStore;
   billing: BillingStore;
   recovery: RecoveryStore;
   tokenUsage: TokenUsageStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
-export function wireCapabilities(store: Store): Capabilities {
+export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log: Logger }): Capabilities {
   const pick = <T>(onRedis: (s: RedisStore) => T, inMemory: () => T): T => (store instanceof RedisStore ? onRedis(store) : inMemory());
   return {
     jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
@@ -72,7 +75,7 @@ export function wireCapabilities(store: Store): Capabilities {
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
-    totp: pick<TotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()),
+    totp: new SealedTotpStore(pick<SealableTotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()), opts.dataKey, opts.log),
     billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
     recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
     tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),

@@ -4,6 +4,7 @@
  * the operator token in PORTCULLIS_ADMIN_TOKEN. Output is made for scripts: `token issue` prints the token
  * alone, `token list` one token a line (id, a tab, label); errors go to stderr with a non-zero exit.
  */
+import { newDataKey } from '../data-key/keyring.js';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.js';
@@ -34,6 +35,8 @@ const USAGE = `usage:
   portcullis admin application show <id>
   portcullis admin application approve <id> [--note TEXT]
   portcullis admin application refuse <id> --reason TEXT
+  portcullis admin data-key new                                # prints a new data key (offline)
+  portcullis admin data-key rewrap                             # re-seals every stored secret under the first key
   portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
   portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
@@ -155,6 +158,13 @@ async function admin(args: string[]): Promise<void> {
     case 'token revoke-legacy': {
       const r = await call('POST', '/tokens/revoke-legacy');
       return out(`revoked ${r['revoked']} legacy token(s)`);
+    }
+    case 'data-key new':
+      // Offline: a key is 32 random bytes; the operator puts it first in PORTCULLIS_DATA_KEY, then rewraps.
+      return out(newDataKey());
+    case 'data-key rewrap': {
+      const r = await call('POST', '/data-key/rewrap');
+      return out(`rewrapped ${r['rewrapped']} of ${r['total']} TOTP secret(s) under data key ${r['keyId']}; ${r['unopenable']} could not be opened`);
     }
     case 'reload': {
       const r = await call('POST', '/reload');

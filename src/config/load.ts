@@ -49,9 +49,10 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
   // REDIS_CLUSTER_NODES selects a cluster (REDIS_URL then lends it only credentials and TLS); REDIS_URL alone,
   // one primary. An empty or malformed node list fails the schema check, as a bad file would.
   if (env['REDIS_URL'] || env['REDIS_CLUSTER_NODES'] !== undefined) {
-    const prefix = (doc['store'] as { prefix?: string } | undefined)?.prefix;
+    // The file's own Redis settings (prefix, replica acknowledgement) stay; only where Redis is changes.
+    const { kind: _kind, url: _url, nodes: _nodes, ...kept } = (doc['store'] ?? {}) as Record<string, unknown>;
     const nodes = env['REDIS_CLUSTER_NODES']?.split(',').map((n) => n.trim());
-    doc['store'] = { kind: 'redis', ...(env['REDIS_URL'] ? { url: env['REDIS_URL'] } : {}), ...(nodes ? { nodes } : {}), ...(prefix ? { prefix } : {}) };
+    doc['store'] = { kind: 'redis', ...(env['REDIS_URL'] ? { url: env['REDIS_URL'] } : {}), ...(nodes ? { nodes } : {}), ...kept };
   }
   if (env['PORTCULLIS_SMART_ACCOUNT_RPC_URL']) {
     const wallet = (doc['wallet'] ??= {}) as Record<string, Record<string, unknown>>;

@@ -123,7 +123,7 @@ export interface GatewayDoc {
   version: string;
   principalDomain: string;
   listeners: Record<HostName, Listener>;
-  store: { kind: 'memory' } | { kind: 'redis'; url?: string; nodes?: string[]; prefix?: string };
+  store: { kind: 'memory' } | { kind: 'redis'; url?: string; nodes?: string[]; prefix?: string; replicaAcks?: number | 'auto'; replicaAckTimeoutMs?: number };
   limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;

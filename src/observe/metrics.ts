@@ -84,6 +84,11 @@ export const metrics = {
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   }),
+  replicaShortfalls: new Counter({
+    name: 'portcullis_store_replica_ack_shortfalls_total',
+    help: 'Money writes (settlements, grants, checkpoints) whose replicas did not confirm them within store.replicaAckTimeoutMs.',
+    registers: [registry],
+  }),
   storeErrors: new Counter({
     name: 'portcullis_store_errors_total',
     help: 'Requests answered 503 store-unavailable, and store PINGs that failed.',

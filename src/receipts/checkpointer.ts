@@ -26,6 +26,11 @@ export interface CheckpointerOptions {
   /** Leaves integrated per store round trip (a long backlog takes several). */
   batch?: number;
   log: Logger;
+  /**
+   * Resolves true once the writes this process made so far are held by the store's replicas
+   * (`Store.acknowledgeWrites`); without it, every leaf read is taken to be durable.
+   */
+  replicated?: () => Promise<boolean>;
 }
 
 export class Checkpointer {
@@ -43,7 +48,7 @@ export class Checkpointer {
     if (opts.leaseMs < opts.everyMs) throw new RangeError('receipts.leaseMs must be at least receipts.checkpointEveryMs');
     this.#log = log;
     this.#key = key;
-    this.#opts = { batch: 4096, ...opts };
+    this.#opts = { batch: 4096, replicated: async () => true, ...opts };
   }
 
   /** True while this gateway holds the signing lease (as of its last tick). */
@@ -63,6 +68,17 @@ export class Checkpointer {
       const p = await this.#log.pending(this.#opts.batch);
       const from = p.checkpoint?.size ?? 0;
       if (p.checkpoint && p.leaves.length === 0) return from;
+      // Sign only over leaves the replicas hold, or a failover could lose leaves a signed checkpoint covers
+      // and the log would fork. Replicas confirm what came before this process's own last write, so the
+      // lease is renewed (a write) after the read: every leaf just read precedes it in the replication stream.
+      if (p.leaves.length > 0) {
+        this.#holding = await this.#log.lease(this.owner, this.#opts.leaseMs);
+        if (!this.#holding) return null;
+        if (!(await this.#opts.replicated())) {
+          this.#opts.log.warn('receipts.checkpoint.unreplicated', { size: from + p.leaves.length, note: 'replicas have not confirmed the new leaves: not signed yet' });
+          return from;
+        }
+      }
       const tree = new Frontier(from, p.frontier);
       const nodes: StoredNode[] = [];
       for (const leaf of p.leaves) nodes.push(...tree.append(leaf));

@@ -60,7 +60,7 @@ export function createReceipts(store: Store, key: ReceiptKey, cfg: ReceiptsConfi
   const everyMs = cfg.receipts?.checkpointEveryMs ?? DEFAULT_CHECKPOINT_EVERY_MS;
   const leaseMs = Math.max(cfg.receipts?.leaseMs ?? DEFAULT_LEASE_MS, everyMs);
   const log = logFor(store);
-  const checkpointer = new Checkpointer(log, key, { origin: name, everyMs, leaseMs, log: logger });
+  const checkpointer = new Checkpointer(log, key, { origin: name, everyMs, leaseMs, log: logger, replicated: () => store.acknowledgeWrites() });
   return {
     log,
     key,

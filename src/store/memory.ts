@@ -170,6 +170,11 @@ export class MemoryStore implements Store {
     this.#open();
   }
 
+  /** One process has no replicas: every write is as durable as it will ever be once made. */
+  async acknowledgeWrites(): Promise<boolean> {
+    return true;
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
   }

@@ -46,6 +46,7 @@
 import { createHash } from 'node:crypto';
 import { createClient, createCluster, defineScript, ErrorReply, type CommandParser } from 'redis';
 import { StoreUnavailable } from './errors.js';
+import { ReplicaAcks } from './replica-acks.js';
 import { LOG_FN } from '../receipts/log-lua.js';
 import { storableReceipt } from '../receipts/canonical.js';
 import {
@@ -82,6 +83,15 @@ export interface RedisStoreOptions {
   connectTimeoutMs?: number;
   /** Receives connection errors (the client reports each failed reconnect); never sees secrets. */
   onError?: (err: Error) => void;
+  /**
+   * Replicas that must hold a money write before it is answered (replica-acks.ts): a number, or `auto` (the
+   * default): 1 while the money master has a replica online, 0 on a lone primary, looked up every 10 s.
+   */
+  replicaAcks?: number | 'auto';
+  /** How long a money write waits for its replicas. Default 1000 ms. */
+  replicaAckTimeoutMs?: number;
+  /** Told when replicas did not confirm a money write in time. */
+  onReplicaShortfall?: (confirmed: number, wanted: number) => void;
 }
 
 // Lua ------------------------------------------------------------------------------------------------------
@@ -433,6 +443,10 @@ export class RedisStore implements Store {
   readonly #bulkTimeoutMs: number;
 
   readonly #options: RedisStoreOptions;
+  readonly #acks: ReplicaAcks;
+  /** With `replicaAcks: auto`: the replicas the money master had online at the last look. */
+  #replicasOnline = 0;
+  #replicaTimer: NodeJS.Timeout | undefined;
 
   private constructor(client: Client, options: RedisStoreOptions) {
     this.#client = client;
@@ -445,6 +459,38 @@ export class RedisStore implements Store {
     this.#idPrefix = this.familyPrefix('id');
     this.#commandTimeoutMs = options.commandTimeoutMs ?? 2000;
     this.#bulkTimeoutMs = options.bulkTimeoutMs ?? 30_000;
+    const wanted = options.replicaAcks ?? 'auto';
+    const timeoutMs = options.replicaAckTimeoutMs ?? 1000;
+    this.#acks = new ReplicaAcks({
+      replicas: () => (wanted === 'auto' ? Math.min(1, this.#replicasOnline) : wanted),
+      timeoutMs,
+      wait: (n, t) => this.#call('wait', (c) => this.#toMoneyMaster(c, ['WAIT', String(n), String(t)]), t + this.#commandTimeoutMs).then(Number),
+      onShortfall: (confirmed, needed) => {
+        // A replica that stopped confirming may be gone for good (its master failed over to it): look again
+        // now rather than at the next round, so `auto` stops waiting for a replica that is not there.
+        if (wanted === 'auto') void this.#lookForReplicas().catch(() => undefined);
+        options.onReplicaShortfall?.(confirmed, needed);
+      },
+    });
+  }
+
+  /** A command for the master of the money keys' slot (on one primary, the primary). */
+  #toMoneyMaster(c: Client, args: string[]): Promise<unknown> {
+    return isCluster(c) ? c.sendCommand(this.#prefix, false, args) : c.sendCommand(args);
+  }
+
+  /** Counts the money master's replicas that are online (INFO replication), for `replicaAcks: auto`. */
+  async #lookForReplicas(): Promise<void> {
+    const info = String(await this.#call('info', (c) => this.#toMoneyMaster(c, ['INFO', 'replication'])));
+    this.#replicasOnline = [...info.matchAll(/^slave\d+:.*state=online/gm)].length;
+  }
+
+  /**
+   * Resolves once the money writes made before this call are held by the replicas `replicaAcks` asks for
+   * (true), or when `replicaAckTimeoutMs` passed first (false: the writes stand on the master only).
+   */
+  acknowledgeWrites(): Promise<boolean> {
+    return this.#acks.acknowledge();
   }
 
   /**
@@ -471,7 +517,12 @@ export class RedisStore implements Store {
     } finally {
       client.off('error', remember);
     }
-    return new RedisStore(client, options);
+    const store = new RedisStore(client, options);
+    if ((options.replicaAcks ?? 'auto') === 'auto') {
+      await store.#lookForReplicas().catch(() => undefined);
+      store.#replicaTimer = setInterval(() => void store.#lookForReplicas().catch(() => undefined), 10_000).unref();
+    }
+    return store;
   }
 
   #key(namespace: string, id: string): string {
@@ -555,6 +606,23 @@ export class RedisStore implements Store {
    */
   principalPrefix(family: string, principalId: string): string {
     return this.#cluster && this.#base !== '' ? `{${this.#base}:${family}:${principalId}}:` : this.#prefix;
+  }
+
+  /**
+   * Every key matching a glob, master by master on a cluster: for an operator's whole-store maintenance
+   * (a data-key rewrap), never on a request's path. Each SCAN page is one call under the bulk deadline.
+   */
+  async *scanKeys(match: string): AsyncGenerator<string> {
+    const client = this.#client;
+    const nodes = isCluster(client) ? client.masters.map((m) => client.nodeClient(m)) : [client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const page = await this.#call('scan', async () => (await node).scan(cursor, { MATCH: match, COUNT: 500 }), this.#bulkTimeoutMs);
+        cursor = String(page.cursor);
+        for (const key of page.keys) yield String(key);
+      } while (cursor !== '0');
+    }
   }
 
   /**
@@ -675,6 +743,7 @@ export class RedisStore implements Store {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#replicaTimer);
     const client = this.#client;
     if (!client.isOpen) return;
     try {

@@ -130,6 +130,13 @@ export interface Store {
 
   /** Liveness of the backing store. */
   ping(): Promise<void>;
+
+  /**
+   * Resolves once the money writes made before it are held by as many replicas as the deployment asks
+   * (true), or when waiting for them timed out (false: they stand on the primary only). A store without
+   * replicas answers true at once. Settlements, grants and checkpoints wait for it (store/replica-acks.ts).
+   */
+  acknowledgeWrites(): Promise<boolean>;
   close(): Promise<void>;
 }
 

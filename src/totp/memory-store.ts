@@ -1,7 +1,8 @@
 /** TOTP enrolments in one process (contract suite in test/totp/contract.test.ts). */
-import type { TotpRecord, TotpStore } from './store.js';
+import type { TotpRecord } from './store.js';
+import type { SealableTotpStore } from './sealed-store.js';
 
-export class MemoryTotpStore implements TotpStore {
+export class MemoryTotpStore implements SealableTotpStore {
   readonly #records = new Map<string, TotpRecord>();
   readonly #codes = new Map<string, Set<string>>();
   readonly #failures = new Map<string, { n: number; until: number }>();
@@ -56,5 +57,16 @@ export class MemoryTotpStore implements TotpStore {
 
   async clearFailures(principalId: string): Promise<void> {
     this.#failures.delete(principalId);
+  }
+
+  async replaceSecret(principalId: string, expected: string, next: string): Promise<boolean> {
+    const r = this.#records.get(principalId);
+    if (!r || r.secret !== expected) return false;
+    r.secret = next;
+    return true;
+  }
+
+  async *principals(): AsyncIterable<string> {
+    yield* [...this.#records.keys()];
   }
 }

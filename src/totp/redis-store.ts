@@ -7,7 +7,8 @@
  * Each check-and-use is one script.
  */
 import { luaScript, type RedisStore } from '../store/redis.js';
-import type { TotpRecord, TotpStore } from './store.js';
+import type { TotpRecord } from './store.js';
+import type { SealableTotpStore } from './sealed-store.js';
 
 // KEYS record  ARGV secret, createdAt
 const BEGIN = luaScript(`
@@ -42,12 +43,18 @@ redis.call('HSET', KEYS[1], 'n', tostring(n), 'until', tostring(untilMs))
 redis.call('PEXPIRE', KEYS[1], math.max(1, untilMs - now))
 return n`);
 
+// KEYS record  ARGV expected secret, new secret
+const REPLACE_SECRET = luaScript(`
+if redis.call('HGET', KEYS[1], 'secret') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'secret', ARGV[2])
+return 1`);
+
 const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
 const SREM = luaScript(`return redis.call('SREM', KEYS[1], ARGV[1])`);
 const SCARD = luaScript(`return redis.call('SCARD', KEYS[1])`);
 const DEL = luaScript(`return redis.call('DEL', KEYS[1])`);
 
-export class RedisTotpStore implements TotpStore {
+export class RedisTotpStore implements SealableTotpStore {
   readonly #store: RedisStore;
 
   constructor(store: RedisStore) {
@@ -101,5 +108,22 @@ export class RedisTotpStore implements TotpStore {
 
   async clearFailures(principalId: string): Promise<void> {
     await this.#store.runScript('totp.clearFailures', DEL, [this.#k('totpf', principalId)], []);
+  }
+
+  async replaceSecret(principalId: string, expected: string, next: string): Promise<boolean> {
+    return (await this.#store.runScript('totp.replaceSecret', REPLACE_SECRET, [this.#k('totp', principalId)], [expected, next])) === 1;
+  }
+
+  async *principals(): AsyncIterable<string> {
+    // A record's key holds the id once on one primary and twice on a cluster (in its hash tag too), so the
+    // id's length follows from the key's; each candidate is confirmed by building its key again.
+    const empty = this.#k('totp', '').length;
+    const perChar = this.#k('totp', 'x').length - empty;
+    for await (const key of this.#store.scanKeys('*totp:*')) {
+      const n = (key.length - empty) / perChar;
+      if (!Number.isInteger(n) || n <= 0) continue;
+      const id = key.slice(key.length - n);
+      if (key === this.#k('totp', id)) yield id;
+    }
   }
 }

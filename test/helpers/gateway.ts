@@ -39,6 +39,9 @@ export interface TestGateway extends Gateway {
   chat(token: string | null, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
+/** The data key test gateways share (32 bytes, base64). */
+export const TEST_DATA_KEY = `test:${Buffer.alloc(32, 7).toString('base64')}`;
+
 export interface TestGatewayOptions {
   upstreamUrl?: string;
   redisUrl?: string;
@@ -56,6 +59,8 @@ export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<T
   const env: Record<string, string> = {
     ...FREE_PORTS,
     PORTCULLIS_ADMIN_TOKEN: 'test-operator-token',
+    // Every gateway of a test world shares one data key, as a deployment's do (src/data-key).
+    PORTCULLIS_DATA_KEY: TEST_DATA_KEY,
     ...(opts.upstreamUrl ? { PORTCULLIS_ROUTE_SHARED_URL: opts.upstreamUrl, PORTCULLIS_ROUTE_DEDICATED_URL: opts.upstreamUrl } : {}),
     ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl } : {}),
     ...opts.env,

@@ -44,6 +44,8 @@ export interface RedisCluster {
   waitForOk(): Promise<void>;
   /** Resolves once the node on `port` is a master, and every live node sees the cluster ok. */
   waitForPromotion(port: number): Promise<void>;
+  /** Resolves once the node on `port` (a master restarted after a failover) is a replica with its link up. */
+  waitForReplicaInSync(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -164,6 +166,13 @@ export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Pro
           if (!(await cli(s.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
         }
         return true;
+      });
+    },
+    async waitForReplicaInSync(port) {
+      await until(`node ${port} a replica in sync`, async () => {
+        const me = (await cluster.nodes(port)).find((n) => n.port === port);
+        if (me?.role !== 'replica') return false;
+        return (await cli(port, 'INFO', 'replication')).includes('master_link_status:up');
       });
     },
     stop,

@@ -210,6 +210,8 @@ export interface RedisServerOptions {
    * It holds no slots until test/helpers/redis-cluster.ts joins it into a cluster.
    */
   clusterNodeTimeoutMs?: number;
+  /** Start it as a replica of the server on this port (`replicaof 127.0.0.1 <port>`). */
+  replicaOf?: number;
 }
 
 /** Starts a private redis-server and resolves once it answers PING. */
@@ -228,7 +230,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
             '--cluster-port', String(await freePort()),
             '--cluster-node-timeout', String(options.clusterNodeTimeoutMs),
           ];
-    const server = new ManagedRedisServer(await freePort(), dir, binary, cluster);
+    const replica = options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)];
+    const server = new ManagedRedisServer(await freePort(), dir, binary, [...cluster, ...replica]);
     try {
       await server.start();
       return server;

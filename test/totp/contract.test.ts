@@ -6,16 +6,17 @@
 import { expect } from 'chai';
 import { MemoryTotpStore } from '../../src/totp/memory-store.js';
 import { RedisTotpStore } from '../../src/totp/redis-store.js';
-import type { TotpRecord, TotpStore } from '../../src/totp/store.js';
+import type { TotpRecord } from '../../src/totp/store.js';
+import type { SealableTotpStore } from '../../src/totp/sealed-store.js';
 import { onRedis } from '../helpers/redis-contract.js';
 
 const P = 'did:web:x:tenant:a';
 const T0 = 1_900_000_000_000;
 const record = (patch: Partial<TotpRecord> = {}): TotpRecord => ({ principalId: P, secret: 'JBSWY3DPEHPK3PXP', state: 'pending', lastStep: -1, createdAt: '2026-11-23T00:00:00.000Z', ...patch });
 
-function contract(name: string, make: () => Promise<TotpStore & { close(): Promise<void> }>) {
+function contract(name: string, make: () => Promise<SealableTotpStore & { close(): Promise<void> }>) {
   describe(`totp store contract: ${name}`, () => {
-    let s: TotpStore & { close(): Promise<void> };
+    let s: SealableTotpStore & { close(): Promise<void> };
     beforeEach(async () => {
       s = await make();
     });
@@ -55,6 +56,22 @@ function contract(name: string, make: () => Promise<TotpStore & { close(): Promi
       expect(await s.useRecoveryCode(P, 'h1')).to.equal(false);
       expect(await s.useRecoveryCode(P, 'nope')).to.equal(false);
       expect(await s.recoveryCodesLeft(P)).to.equal(1);
+    });
+
+    it('replaces a secret only while it is still the one expected, and lists every enrolled principal once', async () => {
+      const Q = 'did:web:x:tenant:b}{odd:id';
+      await s.begin(record());
+      await s.begin(record({ principalId: Q }));
+      expect(await s.replaceSecret(P, 'not-it', 'sealed-1')).to.equal(false);
+      expect(await s.replaceSecret(P, 'JBSWY3DPEHPK3PXP', 'sealed-1')).to.equal(true);
+      expect((await s.get(P))!.secret).to.equal('sealed-1');
+      expect(await s.replaceSecret('did:web:x:tenant:nobody', 'x', 'y')).to.equal(false);
+      expect(await s.get('did:web:x:tenant:nobody')).to.equal(null);
+      await s.activate(P, 1, ['h1']);
+      await s.failure(P, T0, 60_000);
+      const listed: string[] = [];
+      for await (const id of s.principals()) listed.push(id);
+      expect(listed.sort()).to.deep.equal([P, Q].sort());
     });
 
     it('counts wrong codes within their window, and forgets them after it or when cleared', async () => {
