@@ -10,14 +10,18 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { GatewayError } from '../errors.js';
 import { readJson } from '../stages/read-body.js';
 
-/** `build` makes the server for one request; it is given the request's context (the caller's address). */
-export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number) {
+/**
+ * `build` makes the server for one request; it is given the request's context (the caller's address).
+ * `admit`, if given, sees the parsed body first and may refuse the request with an HTTP error (auth.ts).
+ */
+export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number, admit?: (ctx: Context, body: unknown) => Promise<void>) {
   return async function mcp(ctx: Context): Promise<void> {
     if (ctx.method !== 'POST') {
       ctx.set('allow', 'POST');
       throw new GatewayError('method-not-allowed', 'the MCP endpoint is stateless: POST JSON-RPC messages; there is no stream to GET and no session to DELETE');
     }
     const body = await readJson(ctx, bodyLimit());
+    if (admit) await admit(ctx, body);
     const server = build(ctx);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
