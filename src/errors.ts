@@ -113,6 +113,7 @@ export const ERRORS = {
   // Verification, research status, applications and billing
   'prepaid-card-not-accepted': { status: 403, message: 'the registered card is prepaid, which is not accepted; register a credit or debit card' },
   'screening-expired': { status: 403, message: 'the AML/CTF screening behind the rung has expired; an operator must screen again' },
+  'screening-required': { status: 403, message: 'the rung needs a clean AML/CTF screening, and none is recorded' },
   'policy-version-mismatch': { status: 409, message: 'policyVersion is not the acceptable-use policy version in force' },
   'application-not-found': { status: 404, message: 'no such research application' },
   'application-decided': { status: 409, message: 'the application has been decided already' },
