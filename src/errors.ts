@@ -108,6 +108,9 @@ export const ERRORS = {
   'recovery-rejected': { status: 401, message: 'the recovery key, signature or one-time secret is not right' },
   'recovery-pending': { status: 409, message: 'a recovery of this account is already under way' },
   'recovery-not-ready': { status: 403, message: 'the recovery delay has not passed yet' },
+  'wallet-linked-elsewhere': { status: 409, message: 'this wallet already signs in to another account; remove it there first' },
+  'last-sign-in-method': { status: 409, message: 'this is the account\'s last passkey or wallet; add another before removing it' },
+  'sign-in-method-not-found': { status: 404, message: 'the signed-in account has no such passkey or wallet' },
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing

@@ -131,7 +131,7 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
     await signInPage();
     await page.getByRole('button', { name: 'Sign in with a DID (CACAO)' }).click();
     const id = await landed();
-    const hint = await (await fetch(`${gw.urls.auth}/v1/link/hint?id=${encodeURIComponent(id)}`)).json();
+    const hint = (await (await fetch(`${gw.urls.auth}/v1/link/hint?id=${encodeURIComponent(id)}`)).json()) as { methods: string[] };
     expect(hint.methods).to.include('cacao');
 
     // Turn on TOTP for the account (its session, as the console does), then sign in with SIWE: the page asks for a code.
