@@ -111,6 +111,10 @@ export const ERRORS = {
   'wallet-linked-elsewhere': { status: 409, message: 'this wallet already signs in to another account; remove it there first' },
   'last-sign-in-method': { status: 409, message: 'this is the account\'s last passkey or wallet; add another before removing it' },
   'sign-in-method-not-found': { status: 404, message: 'the signed-in account has no such passkey or wallet' },
+  'identity-provider-not-configured': { status: 503, message: 'no identity provider is configured on this gateway' },
+  'identity-provider-unavailable': { status: 502, message: 'the identity provider could not be reached; nothing was changed' },
+  'identity-provider-rejected': { status: 401, message: 'the identity provider\'s answer does not verify; start the link again' },
+  'identity-linked-elsewhere': { status: 409, message: 'this identity already names another account' },
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
   // Verification, research status, applications and billing

@@ -134,6 +134,10 @@ describe('a principal adds and removes its sign-in methods', function () {
         const p = await gw.principal();
         const pat = await person().post('auth', '/v1/account/wallets/siwe', await siweProof(person()), { authorization: `Bearer ${p.token}` });
         expect([pat.status, pat.body.error?.code]).to.deep.equal([403, 'pat-not-accepted']);
+        // No identity provider configured: linking one answers 503, and the account names none.
+        const idp = await b.post('auth', '/v1/account/identity-provider/start', {});
+        expect([idp.status, idp.body.error?.code]).to.deep.equal([503, 'identity-provider-not-configured']);
+        expect((await methods(b)).identityProvider).to.equal(null);
       });
     });
   }
