@@ -5,7 +5,8 @@
  * and the gateway's `{error:{code,message}}` (the code the API route would give: `unauthenticated`,
  * `invalid-token`, `token-revoked`). An MCP client waits for exactly that HTTP 401 before it asks for
  * credentials; a 401 inside a tool result would never reach it. Everything else on the connection (the
- * handshake, tools/list, the public tools) needs no token.
+ * handshake, tools/list, the public tools) needs no token — but a token that is sent is checked on every
+ * request, and an invalid one is the same 401, as the spec asks.
  *
  * The metadata document (RFC 9728) names this resource, the auth host as the place credentials come
  * from, the header as the one way to send them, and the page saying how a person issues a PAT. The
@@ -46,7 +47,9 @@ export function callsPatTool(body: unknown): boolean {
  * route checks it (shape, checksum, store, revocation); the route checks it again when the tool runs.
  */
 export async function admitMcpRequest(ctx: Context, store: Store, origins: Record<HostName, string>, body: unknown): Promise<void> {
-  if (!callsPatTool(body)) return;
+  // A request that sends a credential has it checked whatever it asks (the spec: an invalid token is a
+  // 401); one that sends none needs one only to call a PAT tool.
+  if (!ctx.get('authorization') && !callsPatTool(body)) return;
   const token = bearerToken(ctx);
   try {
     if (token === null && ctx.get('authorization')) throw new GatewayError('invalid-token', 'send the PAT as Authorization: Bearer <PAT>');

@@ -120,6 +120,10 @@ describe('MCP server on the site host (official SDK client)', () => {
       expect(r.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
       expect(((await r.json()) as any).error.code).to.equal('invalid-token');
     }
+    // A token that is sent is checked on every request, even one that needs none.
+    const badInit = await rpc({ jsonrpc: '2.0', id: 6, method: 'tools/list' }, { authorization: 'Bearer pcl_pat_not-a-real-token' });
+    expect(badInit.status).to.equal(401);
+    expect(badInit.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
     // In a batch too: one PAT tool call makes the whole request need the token.
     const batch = await rpc([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }]);
     expect(batch.status).to.equal(401);
