@@ -17,6 +17,7 @@ import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
 import { stripeFromEnv } from './billing/stripe.js';
+import { oidcFromEnv } from './identity-links/provider.js';
 import { StoreConflict, type Store } from './store/store.js';
 import { createMeter, type Meter } from './metering/index.js';
 import { loadReceiptKey } from './receipts/key.js';
@@ -190,7 +191,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);

@@ -14,7 +14,8 @@ import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
 import { mountDataKeyAdmin } from './admin-data-key.js';
-import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
+import { approveScope, createPrincipal, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
+import { operatorGrant } from '../billing/verification.js';
 
 function operatorOnly(adminToken: string) {
   // Compare digests, not strings: equal length for timingSafeEqual, and no early exit on the first byte.
@@ -51,7 +52,7 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   });
   router.post('/principals/:id/rung', async (ctx) => {
     const b = await body(ctx);
-    ctx.body = await grantRung(store, holder.current, ctx.params['id']!, str(b['rung'], 'rung'), 'operator');
+    ctx.body = await operatorGrant(deps, ctx.params['id']!, str(b['rung'], 'rung'), b['screeningReference']);
   });
   router.post('/principals/:id/scopes', async (ctx) => {
     const b = await body(ctx);

@@ -22,6 +22,8 @@ import { loginOptions, loginVerify, registerOptions, registerVerify } from '../r
 import { totpConfirm, totpEnrol, totpVerify } from '../routes/totp.js';
 import { recoveryCancel, recoveryChallenge, recoveryComplete, recoverySetup, recoveryStart, recoveryStatus } from '../routes/recovery.js';
 import { linkHint } from '../routes/link-hint.js';
+import { addWallet, removeMethod } from '../routes/account-methods.js';
+import { identityProviderCallback, identityProviderStart } from '../routes/identity-provider.js';
 
 export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -45,6 +47,11 @@ export function createAuthApp(deps: Deps): Koa {
   router.post('/v1/totp/enrol', totpEnrol(deps));
   router.post('/v1/totp/enrol/confirm', totpConfirm(deps));
   router.get('/v1/account/sign-in-methods', signInMethods(deps));
+  router.post('/v1/account/wallets/siwe', addWallet(deps, 'siwe'));
+  router.post('/v1/account/wallets/cacao', addWallet(deps, 'cacao'));
+  router.post('/v1/account/sign-in-methods/remove', removeMethod(deps));
+  router.post('/v1/account/identity-provider/start', identityProviderStart(deps));
+  router.get('/v1/account/identity-provider/callback', identityProviderCallback(deps));
   router.get('/v1/link/hint', linkHint(deps));
   router.post('/v1/recovery/setup', recoverySetup(deps));
   router.get('/v1/recovery', recoveryStatus(deps));

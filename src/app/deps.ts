@@ -11,6 +11,8 @@ import type { RateLimiter } from '../ratelimit/limiter.js';
 import type { BillingStore } from '../billing/store.js';
 import type { PaymentProcessor } from '../billing/stripe.js';
 import type { HostName } from '../config/types.js';
+import type { IdentityLinkStore } from '../identity-links/store.js';
+import type { OidcProvider } from '../identity-links/provider.js';
 import type { WalletAccountStore } from '../wallet/accounts.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { ChallengeStore } from '../challenges/store.js';
@@ -44,6 +46,10 @@ export interface Deps {
   origins: Record<HostName, string>;
   /** Which principal each wallet account signs in to (src/wallet). */
   walletAccounts: WalletAccountStore;
+  /** Which account each linked OpenID Connect identity names (src/identity-links). */
+  identityLinks: IdentityLinkStore;
+  /** The OpenID Connect provider accounts may be linked to; null when none is configured. */
+  oidc: OidcProvider | null;
   /** Sign-in sessions (src/sessions); routes reach them through auth/caller.ts. */
   sessions: Sessions;
   /** Single-use ceremony challenges and nonces (src/challenges). */

@@ -4,6 +4,7 @@
  *   POST /mcp                      MCP (streamable HTTP, stateless); GET/DELETE 405
  *   GET  /mcp.json                 the map: MCP endpoints, plain-HTTP tools with input schemas and URLs
  *   GET  /.well-known/mcp.json     the same map
+ *   GET  /.well-known/oauth-protected-resource   RFC 9728 metadata: where a PAT for /mcp comes from
  *   GET  /llms.txt, /llms-full.txt generated from README.md and docs/
  *   GET  /agent-quickstart.md      the agent procedure with this deployment's URLs
  *   GET  /docs/<name>.md           each doc, so the links above resolve here
@@ -31,8 +32,9 @@ export function createSiteApp(deps: Deps): Koa {
   router.all(
     '/mcp',
     onFirstUse(async () => {
-      const [{ mcpEndpoint }, { createSiteMcpServer }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js')]);
-      return mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit);
+      const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js'), import('../mcp/auth.js')]);
+      // A PAT tool called without a valid PAT is an HTTP 401 with its challenge, before the MCP server runs.
+      return mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
     }),
   );
   const map = onFirstUse(async () => {
@@ -41,6 +43,13 @@ export function createSiteApp(deps: Deps): Koa {
   });
   router.get('/mcp.json', map);
   router.get('/.well-known/mcp.json', map);
+  router.get(
+    '/.well-known/oauth-protected-resource',
+    onFirstUse(async () => {
+      const { protectedResourceMetadata } = await import('../mcp/auth.js');
+      return (ctx) => serveJson(ctx, protectedResourceMetadata(deps.origins));
+    }),
+  );
   router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));
   router.get('/llms-full.txt', (ctx) => serveDocument(ctx, documents.llmsFullTxt));
   router.get('/agent-quickstart.md', (ctx) => serveDocument(ctx, documents.quickstart));

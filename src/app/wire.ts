@@ -42,6 +42,9 @@ import type { RecoveryStore } from '../recovery/store.js';
 import { RedisRecoveryStore } from '../recovery/redis-store.js';
 import { MemoryRecoveryStore } from '../recovery/memory-store.js';
 import type { TokenUsageStore } from '../token-usage/store.js';
+import type { IdentityLinkStore } from '../identity-links/store.js';
+import { RedisIdentityLinks } from '../identity-links/redis-store.js';
+import { MemoryIdentityLinks } from '../identity-links/memory-store.js';
 import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
 import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
 
@@ -53,6 +56,8 @@ export interface Capabilities {
   limiter: RateLimiter;
   /** Which principal a wallet account signs in to. */
   walletAccounts: WalletAccountStore;
+  /** Which account a linked identity-provider identity names. */
+  identityLinks: IdentityLinkStore;
   sessions: SessionStore;
   challenges: ChallengeStore;
   passkeys: PasskeyStore;
@@ -72,6 +77,7 @@ export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
     walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
+    identityLinks: pick<IdentityLinkStore>((s) => new RedisIdentityLinks(s), () => new MemoryIdentityLinks()),
     sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
     challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
     passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),

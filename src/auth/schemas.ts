@@ -97,6 +97,17 @@ export const SCHEMAS = {
     required: ['cacao'],
     properties: { cacao: { type: 'string', pattern: '^[A-Za-z0-9_-]+$', maxLength: 16384 } },
   },
+  /** POST /v1/account/sign-in-methods/remove: exactly one of a passkey's credential id or a wallet's account id. */
+  removeSignInMethod: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      passkey: { type: 'string', minLength: 1, maxLength: 1024 },
+      wallet: { type: 'string', pattern: '^(eoa|sca:[0-9]{1,20}):0x[0-9a-f]{40}$' },
+    },
+    minProperties: 1,
+    maxProperties: 1,
+  },
   /** POST /v1/totp/verify */
   totpVerify: {
     type: 'object',

@@ -72,8 +72,9 @@ async function applyApproval(d: BillingDeps, app: ApplicationRecord): Promise<vo
   const runtime = d.holder.current;
   const { id: scope, tasks } = app.request.scope;
   if (REVIEWED_MODES.has(app.request.verificationMode)) {
-    await grantRung(d.store, runtime, app.principalId, app.request.verificationMode, 'operator-application');
+    // The screening first: a screened rung is never held without it, even for a moment.
     await screeningCleared(d, app.principalId, `application:${app.id}`);
+    await grantRung(d.store, runtime, app.principalId, app.request.verificationMode, 'operator-application');
   }
   const p = await requirePrincipal(d.store, app.principalId);
   const existing = p.scopes.find((s) => s.id === scope && s.status === 'approved')?.tasks ?? [];

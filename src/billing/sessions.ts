@@ -3,7 +3,8 @@
  * - card verification: a Checkout Session in `setup` mode (a card registered, never charged);
  * - identity (L2): a Stripe Identity verification session, document plus a matching selfie;
  * - a purchase: a Checkout Session in `subscription` mode for a plan, `payment` mode for a top-up, in USD,
- *   prices tax-exclusive, built from catalog/billing.yaml (the one source of the catalog);
+ *   prices tax-exclusive, built from catalog/billing.yaml (the one source of the catalog); a top-up's
+ *   session asks Stripe for an invoice (`invoice_creation`), since only a paid invoice grants credits;
  * - the customer portal, for billing and cancellation.
  *
  * Every session is made for the principal's Stripe customer (created and linked first, so any later
@@ -21,7 +22,7 @@ import { requireProcessor, stripeCall } from './stripe.js';
 export const CARD_VERIFICATION_SKU = 'card-verification';
 
 /** Micro-USD to Stripe's cents: the catalog holds whole cents, so this never rounds. */
-function cents(microUSD: number): number {
+export function cents(microUSD: number): number {
   if (microUSD % 10_000 !== 0) throw new GatewayError('internal-error');
   return microUSD / 10_000;
 }
@@ -131,6 +132,8 @@ export async function createCheckout(d: BillingDeps, principalId: string, sku: s
             { quantity: 1, price_data: { currency: 'usd', unit_amount: cents(item.topup.priceMicroUSD), tax_behavior: 'exclusive', product_data: { name: item.topup.name, metadata: { sku } } } },
           ],
           payment_intent_data: { metadata },
+          // A one-time payment makes no invoice unless asked; its paid invoice is what grants the credits.
+          invoice_creation: { enabled: true, invoice_data: { metadata } },
         };
   // Stripe's own idempotency covers two instances racing on one request id: both get the same session.
   const session = await stripeCall(d.log, 'checkout.sessions.create', () => p.client.checkout.sessions.create(params, { idempotencyKey: `checkout:${principalId}:${requestId}` }));

@@ -8,7 +8,7 @@
  * floor, not a downgrade), and a refusal is only a recorded check — it never takes a rung away. The
  * check records are replaced newest-first by the processor's event time.
  */
-import type { ErrorCode } from '../errors.js';
+import { GatewayError, type ErrorCode } from '../errors.js';
 import { grantRung, requirePrincipal } from '../auth/principals.js';
 import type { Runtime } from '../config/compile.js';
 import type { PrincipalRecord } from '../store/store.js';
@@ -83,9 +83,41 @@ export async function screeningCleared(d: BillingDeps, principalId: string, refe
   await d.billing.putCheck(principalId, 'screening', { state: 'verified', reason: null, evidenceRef: reference, at: Date.now(), expiresAt: days(v.screeningValidityDays) });
 }
 
+/** What an operator's screening reference may be: the screening provider's case or report id, not evidence. */
+const SCREENING_REFERENCE = /^[\x21-\x7e][\x20-\x7e]{0,199}$/;
+
+/**
+ * An operator's rung grant (admin API and CLI). A screened rung (business, contracted: L3/L4) needs a clean
+ * AML/CTF screening however it is granted, so the grant must name the screening's evidence reference: it is
+ * recorded (valid `screeningValidityDays`) before the rung, so the principal never holds the rung without
+ * it. Without a reference the grant is refused, changing nothing.
+ */
+export async function operatorGrant(
+  d: Pick<BillingDeps, 'store' | 'billing' | 'holder'>,
+  principalId: string,
+  rungId: string,
+  screeningReference: unknown,
+): Promise<PrincipalRecord> {
+  const runtime = d.holder.current;
+  if (!runtime.rungs.has(rungId)) return grantRung(d.store, runtime, principalId, rungId, 'operator');
+  const screened = runtime.verification.screenedRungs.includes(rungId);
+  if (screeningReference !== undefined && (typeof screeningReference !== 'string' || !SCREENING_REFERENCE.test(screeningReference))) {
+    throw new GatewayError('invalid-request', 'screeningReference must be 1-200 printable ASCII characters (the screening\'s case or report id)');
+  }
+  if (screened && screeningReference === undefined) {
+    throw new GatewayError('screening-required', `rung ${rungId} needs a clean AML/CTF screening: send screeningReference (CLI: --screening <reference>) naming its evidence`);
+  }
+  await requirePrincipal(d.store, principalId);
+  if (screened) {
+    await d.billing.putCheck(principalId, 'screening', { state: 'verified', reason: null, evidenceRef: `operator:${screeningReference as string}`, at: Date.now(), expiresAt: days(runtime.verification.screeningValidityDays) });
+  }
+  return grantRung(d.store, runtime, principalId, rungId, 'operator');
+}
+
 /**
  * Why a principal's team requirements fail beyond what the policy knows: a refused prepaid card (when the
- * policy says verification is required), or an expired AML/CTF screening at a screened rung. Admission asks
+ * policy says verification is required), or a screened rung without a clean AML/CTF screening (none
+ * recorded: `screening-required`; past its expiry: `screening-expired`). Admission asks
  * this only on those paths, so an ordinary call pays no extra store round trip.
  */
 export async function verificationRefusal(
@@ -103,7 +135,8 @@ export async function verificationRefusal(
   }
   if (policyCode === null && rung !== null && runtime.verification.screenedRungs.includes(rung)) {
     const screening = (await billing.checks(p.id)).screening;
-    if (screening?.expiresAt && Date.parse(screening.expiresAt) <= now) return 'screening-expired';
+    if (!screening || screening.state !== 'verified') return 'screening-required';
+    if (screening.expiresAt && Date.parse(screening.expiresAt) <= now) return 'screening-expired';
   }
   return null;
 }

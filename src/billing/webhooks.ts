@@ -4,8 +4,9 @@
  *
  * Every effect is itself safe to repeat and to meet out of order, so a duplicate that races past the
  * applied-event record on another instance changes nothing either:
- * - credit grants carry an operation id derived from the Stripe object (`stripe:invoice:<id>`,
- *   `stripe:topup:<checkout session id>`), so two events about one payment grant once;
+ * - credit grants carry an operation id derived from the invoice (`stripe:invoice:<id>`), so two events
+ *   about one payment grant once;
+ * - clawbacks carry the event's id, and settle a claim (a charge's refunds, one dispute) up to its total;
  * - verification outcomes never lower a rung and are recorded newest-first (verification.ts).
  *
  * The principal an event is about is found in the object's metadata (`principalId`, put there on every
@@ -14,13 +15,17 @@
  * as "ignored". When the metadata names a principal the store does not hold (yet), the event answers 503
  * `webhook-not-ready`: a retry can help.
  *
- * The paid-invoice webhook and the top-up payment are the only sources of allowance; a return to a
- * success URL grants nothing.
+ * Allowance has one source: `invoice.paid` with `amount_paid > 0`, whose lines come to the catalog's
+ * price of the plan or top-up it names (a plan only for a subscription's first or renewal invoice).
+ * A completed checkout links the customer and grants nothing, nor does a return to a success URL.
+ * Refunds (`charge.refunded`) and disputes (`charge.dispute.created`) take back the same share of the
+ * credits the invoice granted, never below what has been spent.
  */
 import type Stripe from 'stripe';
 import { GatewayError } from '../errors.js';
 import { grantCredits, setPlan } from '../metering/grants.js';
 import type { BillingDeps } from './deps.js';
+import { cents } from './sessions.js';
 import { stripeCall } from './stripe.js';
 import { cardRegistered, identityChecked } from './verification.js';
 
@@ -75,20 +80,7 @@ async function checkoutCompleted(d: BillingDeps, event: Stripe.Event, session: S
     return cardRegistered(d, principalId, { ...card, at: event.created * 1000 });
   }
   if (session.mode === 'subscription') return 'subscription started: credits come with each paid invoice';
-  if (session.payment_status !== 'paid') return 'payment not settled yet: granted when it succeeds';
-  const sku = skuOf(metas);
-  const topup = d.holder.current.bundle.billing.data.topups.find((t) => t.sku === sku);
-  if (!topup) return `ignored: no top-up ${JSON.stringify(sku)} in the catalog`;
-  const operationId = `stripe:topup:${session.id}`;
-  if (topup.scope === 'storage') {
-    const now = new Date();
-    const expires = new Date(now);
-    expires.setUTCMonth(expires.getUTCMonth() + (topup.validityMonths ?? 12));
-    const applied = await d.billing.grantStorage({ operationId, principalId, microUSD: topup.priceMicroUSD, grantedAt: now.toISOString(), expiresAt: expires.toISOString() });
-    return applied ? `storage credits granted: ${topup.priceMicroUSD}` : 'storage credits granted before';
-  }
-  const r = await grantCredits(d.meter, principalId, topup.priceMicroUSD, operationId, 'stripe-webhook');
-  return r.applied ? `credits granted: ${topup.priceMicroUSD}` : 'credits granted before';
+  return session.payment_status === 'paid' ? 'payment received: credits come with its paid invoice' : 'payment not settled yet: credits come with its paid invoice';
 }
 
 async function setupSucceeded(d: BillingDeps, event: Stripe.Event, si: Stripe.SetupIntent): Promise<string> {
@@ -105,17 +97,83 @@ async function identityEvent(d: BillingDeps, event: Stripe.Event, vs: Stripe.Ide
   return identityChecked(d, principalId, { state, reason, session: vs.id, at: event.created * 1000 });
 }
 
+/** Billing reasons of a subscription invoice that pay for a period of the plan (not a proration). */
+const PLAN_PERIOD = new Set(['subscription_create', 'subscription_cycle']);
+
 async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<string> {
   // Where the subscription's metadata rides on an invoice moved between API versions: both are read.
   const legacy = (invoice as unknown as { subscription_details?: { metadata?: Meta } }).subscription_details?.metadata;
-  const metas = [invoice.metadata, invoice.parent?.subscription_details?.metadata, legacy];
+  const lines = invoice.lines?.data ?? [];
+  const metas = [invoice.metadata, invoice.parent?.subscription_details?.metadata, legacy, ...lines.map((l) => l.metadata)];
   const principalId = await principalOf(d, metas, null, invoice.customer);
   if (!principalId) return 'ignored: no principal of ours';
+  if (!(typeof invoice.amount_paid === 'number' && invoice.amount_paid > 0)) return 'ignored: nothing was paid (amount_paid is 0)';
   const sku = skuOf(metas);
   const billing = d.holder.current.bundle.billing.data;
-  if (!billing.plans.some((p) => p.id === sku)) return `ignored: no plan ${JSON.stringify(sku)} in the catalog`;
-  const r = await setPlan(d.meter, billing, principalId, sku, `stripe:invoice:${invoice.id}`, 'stripe-webhook');
-  return r.applied ? `plan ${sku}: credits granted ${r.grant.microUSD}` : `plan ${sku}: granted before`;
+  const plan = billing.plans.find((p) => p.id === sku);
+  const topup = billing.topups.find((t) => t.sku === sku);
+  if (!plan && !topup) return `ignored: no plan or top-up ${JSON.stringify(sku)} in the catalog`;
+  if (plan && !PLAN_PERIOD.has(invoice.billing_reason ?? '')) return `ignored: a ${invoice.billing_reason ?? 'no'} invoice pays for no period of plan ${plan.id}`;
+  // The amount comes from the invoice's lines (tax-exclusive), checked against the catalog: metadata
+  // names what was bought, the lines say what was charged for it.
+  const charged = lines.reduce((sum, l) => sum + (typeof l.amount === 'number' ? l.amount : 0), 0);
+  const price = cents((plan ?? topup)!.priceMicroUSD);
+  if (charged !== price) return `ignored: the invoice's lines come to ${charged} cents, the catalog's ${sku} costs ${price}`;
+  const operationId = `stripe:invoice:${invoice.id}`;
+  if (plan) {
+    const r = await setPlan(d.meter, billing, principalId, plan.id, operationId, 'stripe-webhook', invoice.amount_paid);
+    return r.applied ? `plan ${plan.id}: credits granted ${r.grant.microUSD}` : `plan ${plan.id}: granted before`;
+  }
+  const t = topup!;
+  if (t.scope === 'storage') {
+    const now = new Date();
+    const expires = new Date(now);
+    expires.setUTCMonth(expires.getUTCMonth() + (t.validityMonths ?? 12));
+    const applied = await d.billing.grantStorage({ operationId, principalId, microUSD: t.priceMicroUSD, grantedAt: now.toISOString(), expiresAt: expires.toISOString() });
+    return applied ? `storage credits granted: ${t.priceMicroUSD}` : 'storage credits granted before';
+  }
+  const r = await grantCredits(d.meter, principalId, t.priceMicroUSD, operationId, 'stripe-webhook', invoice.amount_paid);
+  return r.applied ? `credits granted: ${t.priceMicroUSD}` : 'credits granted before';
+}
+
+/**
+ * The invoice a charge paid: on the charge itself where the event's API version still carries it, else
+ * asked of Stripe by the charge's payment intent (newer versions moved it to invoice payments).
+ */
+async function invoiceOfCharge(d: BillingDeps, charge: { invoice?: unknown; payment_intent?: unknown }): Promise<string | null> {
+  const own = charge.invoice;
+  if (typeof own === 'string') return own;
+  if (own && typeof (own as { id?: unknown }).id === 'string') return (own as { id: string }).id;
+  const pi = typeof charge.payment_intent === 'string' ? charge.payment_intent : (charge.payment_intent as { id?: string } | null)?.id;
+  if (!pi) return null;
+  const client = d.stripe!.client;
+  const list = await stripeCall(d.log, 'invoicePayments.list', () => client.invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: pi }, limit: 1 }));
+  const invoice = list.data[0]?.invoice;
+  return typeof invoice === 'string' ? invoice : (invoice?.id ?? null);
+}
+
+/** Takes back `share` (0..1) of what an invoice granted, as the claim `claimKey`, once per event. */
+async function takeBack(d: BillingDeps, event: Stripe.Event, invoiceId: string | null, claimKey: string, share: (g: { microUSD: number; paidCents?: number }) => number): Promise<string> {
+  if (!invoiceId) return 'ignored: the charge paid no invoice';
+  const grant = await d.meter.grantOf(`stripe:invoice:${invoiceId}`);
+  if (!grant) return `ignored: invoice ${invoiceId} granted no credits`;
+  const ratio = Math.min(1, Math.max(0, share(grant)));
+  const target = Math.floor(grant.microUSD * ratio);
+  const r = await d.meter.clawback({ operationId: `stripe:clawback:${event.id}`, principalId: grant.principalId, claimKey: `${invoiceId}:${claimKey}`, targetMicroUSD: target, source: 'stripe-webhook' });
+  return `credits taken back: ${r.takenMicroUSD} (already spent, left: ${r.waivedMicroUSD})`;
+}
+
+async function chargeRefunded(d: BillingDeps, event: Stripe.Event, charge: Stripe.Charge): Promise<string> {
+  // amount_refunded is the charge's running total: the claim "refunds" settles up to its share.
+  const invoice = await invoiceOfCharge(d, charge as unknown as { invoice?: unknown; payment_intent?: unknown });
+  return takeBack(d, event, invoice, `refund:${charge.id}`, () => (charge.amount > 0 ? charge.amount_refunded / charge.amount : 0));
+}
+
+async function disputeCreated(d: BillingDeps, event: Stripe.Event, dispute: Stripe.Dispute): Promise<string> {
+  const charge = typeof dispute.charge === 'string' ? { payment_intent: dispute.payment_intent } : (dispute.charge as unknown as { invoice?: unknown; payment_intent?: unknown });
+  const invoice = await invoiceOfCharge(d, charge);
+  // A dispute's amount against what the invoice was paid (recorded with its grant); all of it if unknown.
+  return takeBack(d, event, invoice, `dispute:${dispute.id}`, (g) => (g.paidCents && g.paidCents > 0 ? dispute.amount / g.paidCents : 1));
 }
 
 /** Applies one verified event; answers what it did, in words for the log and the webhook's answer. */
@@ -132,6 +190,10 @@ export async function applyEvent(d: BillingDeps, event: Stripe.Event): Promise<s
       return identityEvent(d, event, event.data.object);
     case 'invoice.paid':
       return invoicePaid(d, event.data.object);
+    case 'charge.refunded':
+      return chargeRefunded(d, event, event.data.object);
+    case 'charge.dispute.created':
+      return disputeCreated(d, event, event.data.object);
     default:
       return `ignored: ${event.type} is not handled`;
   }

@@ -18,7 +18,7 @@ const USAGE = `usage:
   portcullis check [--root DIR]
   portcullis admin principal create [--tenant ID] [--username NAME]
   portcullis admin principal show <principal>
-  portcullis admin principal grant <principal> --rung card|identity|business|contracted
+  portcullis admin principal grant <principal> --rung card|identity|business|contracted [--screening <reference>]   # business/contracted need --screening
   portcullis admin principal scope <principal> --scope <id> --tasks a,b
   portcullis admin token issue <principal> --label <label> [--legacy]
   portcullis admin token list <principal>
@@ -120,6 +120,7 @@ async function admin(args: string[]): Promise<void> {
       status: { type: 'string' },
       note: { type: 'string' },
       reason: { type: 'string' },
+      screening: { type: 'string' },
     },
   });
   const target = positionals[2];
@@ -133,7 +134,7 @@ async function admin(args: string[]): Promise<void> {
     case 'principal show':
       return out(JSON.stringify(await call('GET', `/principals/${enc(need(target, '<principal>'))}`), null, 2));
     case 'principal grant': {
-      const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung') });
+      const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung'), ...(values.screening !== undefined ? { screeningReference: values.screening } : {}) });
       const rung = p['rung'] as { id: string; expiresAt: string };
       return out(`${p['id']} holds rung ${rung.id} until ${rung.expiresAt}`);
     }

@@ -11,8 +11,11 @@ import { GatewayError } from '../errors.js';
 import { readJson } from '../stages/read-body.js';
 import { negotiateVersion } from './protocol-version.js';
 
-/** `build` makes the server for one request; it is given the request's context (the caller's address). */
-export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number) {
+/**
+ * `build` makes the server for one request; it is given the request's context (the caller's address).
+ * `admit`, if given, sees the parsed body first and may refuse the request with an HTTP error (auth.ts).
+ */
+export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => number, admit?: (ctx: Context, body: unknown) => Promise<void>) {
   return async function mcp(ctx: Context): Promise<void> {
     if (ctx.method !== 'POST') {
       ctx.set('allow', 'POST');
@@ -26,6 +29,7 @@ export function mcpEndpoint(build: (ctx: Context) => Server, bodyLimit: () => nu
       ctx.body = early.body;
       return;
     }
+    if (admit) await admit(ctx, body);
     const server = build(ctx);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);

@@ -3,7 +3,8 @@
  * `Server`, so each tool's input schema is our JSON Schema as it is (no second schema language). A tool
  * call is answered by the matching API route (dispatch.ts): its body as `structuredContent.body`, its HTTP
  * status as `structuredContent.status`, the body as JSON text in `content`, and `isError` when the status
- * is 4xx/5xx. A route's 401 is therefore the tool's 401: `{status: 401, body: {error: {code: ...}}}`.
+ * is 4xx/5xx. A PAT tool called without a valid PAT never gets here: it is an HTTP 401 (auth.ts); a
+ * route's own later 401 comes back as the tool's `{status: 401, body: {error: {code: ...}}}`.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -14,7 +15,7 @@ import { SERVER_INFO } from './server-info.js';
 const INSTRUCTIONS =
   'Security-research inference and public security knowledge. svc_knowledge_search, svc_knowledge_context and svc_models need no credential; ' +
   'svc_research_status and svc_chat_completion use the connection\'s Authorization: Bearer <PAT>, issued by your account holder. ' +
-  'Every result carries the HTTP status and body of the matching API route; a 401 means the PAT is missing, invalid or revoked.';
+  'Every result carries the HTTP status and body of the matching API route. A PAT tool called without a valid PAT is an HTTP 401 whose WWW-Authenticate names the resource metadata saying how to get one.';
 
 export function createSiteMcpServer(api: NodeHandler, remoteAddress: string): Server {
   const server = new Server({ ...SERVER_INFO, name: 'portcullis' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });

@@ -1,8 +1,8 @@
 /**
  * The meter's money writes held until the store's replicas have them: a settlement, a receipt of a refused
- * call and a grant are answered only after `store.acknowledgeWrites()` (store/replica-acks.ts), so a client
- * never holds a receipt, and an operator never sees a grant, that a failover right after could lose. A
- * decorator over either meter, so neither implementation carries the concern; reads pass straight through.
+ * call, a grant and a clawback are answered only after `store.acknowledgeWrites()` (store/replica-acks.ts),
+ * so a client never holds a receipt, and an operator never sees a grant, that a failover right after could
+ * lose. A decorator over either meter, so neither implementation carries the concern; reads pass through.
  */
 import type { Store } from '../store/store.js';
 import type { Meter } from './meter.js';
@@ -49,6 +49,12 @@ export class DurableMeter implements Meter {
   }
   grant(...a: Parameters<Meter['grant']>): ReturnType<Meter['grant']> {
     return this.#durable(this.#inner.grant(...a));
+  }
+  grantOf(...a: Parameters<Meter['grantOf']>): ReturnType<Meter['grantOf']> {
+    return this.#inner.grantOf(...a);
+  }
+  clawback(...a: Parameters<Meter['clawback']>): ReturnType<Meter['clawback']> {
+    return this.#durable(this.#inner.clawback(...a));
   }
   sweep(...a: Parameters<Meter['sweep']>): ReturnType<Meter['sweep']> {
     return this.#inner.sweep(...a);

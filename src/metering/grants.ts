@@ -1,6 +1,7 @@
 /**
  * Grants: the only ways allowance reaches a balance — an operator's credit grant, a plan (which credits its
- * monthly AI credits), and later the paid-invoice webhook, which calls the same functions with its event id.
+ * monthly AI credits), and the paid-invoice webhook, which calls the same functions with the invoice's id
+ * (and what was paid, so a dispute can take back its share).
  * Every grant is idempotent on an operation id: applied once, and a repeat answers what was applied then. The
  * same id with a different grant is refused (409 `operation-id-reused`), never silently ignored.
  */
@@ -30,12 +31,12 @@ async function apply(meter: Meter, g: Omit<GrantRecord, 'at'>): Promise<GrantRes
 }
 
 /** Credits `microUSD` (a positive integer) to the principal's AI balance; a fresh operation id unless given. */
-export function grantCredits(meter: Meter, principalId: string, microUSD: unknown, opId: string | undefined, source: string): Promise<GrantResult> {
+export function grantCredits(meter: Meter, principalId: string, microUSD: unknown, opId: string | undefined, source: string, paidCents?: number): Promise<GrantResult> {
   if (typeof microUSD !== 'number' || !Number.isSafeInteger(microUSD) || microUSD <= 0) {
     throw new GatewayError('invalid-request', 'microUSD must be a positive integer (micro-USD: 1 USD = 1000000)');
   }
   const operationId_ = operationId(opId, () => `credits:${randomUUID()}`);
-  return apply(meter, { operationId: operationId_, principalId, kind: 'credits', microUSD, source });
+  return apply(meter, { operationId: operationId_, principalId, kind: 'credits', microUSD, source, ...(paidCents ? { paidCents } : {}) });
 }
 
 /**
@@ -43,9 +44,9 @@ export function grantCredits(meter: Meter, principalId: string, microUSD: unknow
  * operation id the grant is keyed by principal, plan and UTC month: setting the same plan again in the same
  * month credits nothing more.
  */
-export function setPlan(meter: Meter, billing: BillingDoc, principalId: string, planId: unknown, opId: string | undefined, source: string): Promise<GrantResult> {
+export function setPlan(meter: Meter, billing: BillingDoc, principalId: string, planId: unknown, opId: string | undefined, source: string, paidCents?: number): Promise<GrantResult> {
   const plan = typeof planId === 'string' ? billing.plans.find((p) => p.id === planId.toLowerCase()) : undefined;
   if (!plan) throw new GatewayError('unknown-plan', `no plan ${JSON.stringify(planId)} in the billing catalog; plans: ${billing.plans.map((p) => p.id).join(', ')}`);
   const operationId_ = operationId(opId, () => `plan:${principalId}:${plan.id}:${meter.today().slice(0, 7)}`);
-  return apply(meter, { operationId: operationId_, principalId, kind: 'plan', microUSD: plan.aiCreditsMicroUSD, plan: plan.id, source });
+  return apply(meter, { operationId: operationId_, principalId, kind: 'plan', microUSD: plan.aiCreditsMicroUSD, plan: plan.id, source, ...(paidCents ? { paidCents } : {}) });
 }

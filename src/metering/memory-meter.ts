@@ -14,6 +14,8 @@ import {
   worstCaseMicroUSD,
   type BillingStatus,
   type DayUsage,
+  type ClawbackRequest,
+  type ClawbackResult,
   type GrantRecord,
   type GrantRequest,
   type GrantResult,
@@ -60,6 +62,9 @@ export class MemoryMeter implements Meter {
   readonly #days = new Map<string, DayCounters>();
   readonly #holds = new Map<string, Hold>();
   readonly #grants = new Map<string, GrantRecord>();
+  /** Clawbacks by operation id, and how much of each claim was settled. */
+  readonly #clawbacks = new Map<string, { taken: number; waived: number }>();
+  readonly #claims = new Map<string, number>();
   /** Settled call ids and the receipt written for each: what makes settlement apply once. */
   readonly #settled = new Map<string, Receipt>();
   #timer: NodeJS.Timeout | undefined;
@@ -208,6 +213,23 @@ export class MemoryMeter implements Meter {
     if (req.kind === 'plan' && req.plan) a.plan = req.plan;
     this.#grants.set(req.operationId, record);
     return { applied: true, grant: { ...record } };
+  }
+
+  async grantOf(operationId: string): Promise<GrantRecord | null> {
+    const g = this.#grants.get(operationId);
+    return g ? { ...g } : null;
+  }
+
+  async clawback(req: ClawbackRequest): Promise<ClawbackResult> {
+    const previous = this.#clawbacks.get(req.operationId);
+    if (previous) return { applied: false, takenMicroUSD: previous.taken, waivedMicroUSD: previous.waived };
+    const want = Math.max(0, req.targetMicroUSD - (this.#claims.get(req.claimKey) ?? 0));
+    const a = this.#account(req.principalId);
+    const take = Math.min(want, Math.max(0, a.granted - a.spent));
+    a.granted -= take;
+    if (want > 0) this.#claims.set(req.claimKey, (this.#claims.get(req.claimKey) ?? 0) + want);
+    this.#clawbacks.set(req.operationId, { taken: take, waived: want - take });
+    return { applied: true, takenMicroUSD: take, waivedMicroUSD: want - take };
   }
 
   async sweep(limit = 1000): Promise<number> {

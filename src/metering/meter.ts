@@ -163,6 +163,8 @@ export interface GrantRequest {
   /** For kind `plan`: the plan id the principal moves to. */
   plan?: string;
   source: string;
+  /** For a grant a payment bought: what was paid, in cents (a dispute's share of it is taken back). */
+  paidCents?: number;
 }
 
 export interface GrantRecord extends GrantRequest {
@@ -173,6 +175,30 @@ export interface GrantResult {
   /** False when the operation id had been applied before: `grant` is what was applied then. */
   applied: boolean;
   grant: GrantRecord;
+}
+
+/**
+ * Taking back (part of) a grant whose payment was refunded or disputed. `targetMicroUSD` is the total
+ * share of the grant that `claimKey` (one refund history, or one dispute) comes to now: a second partial
+ * refund names the larger total, and only the difference is taken. Applied once per operation id (the
+ * processor's event id). Never takes the balance below what has been spent: what is already spent is
+ * waived, not owed.
+ */
+export interface ClawbackRequest {
+  operationId: string;
+  principalId: string;
+  claimKey: string;
+  targetMicroUSD: number;
+  source: string;
+}
+
+export interface ClawbackResult {
+  /** False when the operation id was applied before: the figures are those of that first time. */
+  applied: boolean;
+  /** Taken off the balance's grants. */
+  takenMicroUSD: number;
+  /** Claimed but already spent, so left. */
+  waivedMicroUSD: number;
 }
 
 export interface Meter {
@@ -198,6 +224,10 @@ export interface Meter {
   usage(principalId: string, day: string): Promise<DayUsage>;
   /** Applies a grant once per operation id. */
   grant(req: GrantRequest): Promise<GrantResult>;
+  /** The grant applied under an operation id, if any. */
+  grantOf(operationId: string): Promise<GrantRecord | null>;
+  /** Takes back part of a grant, once per operation id (see ClawbackRequest). */
+  clawback(req: ClawbackRequest): Promise<ClawbackResult>;
   /** Releases expired reservations (at most `limit`); returns how many. */
   sweep(limit?: number): Promise<number>;
   /** Sweeps every `everyMs` until close. */

@@ -34,6 +34,8 @@ import {
   worstCaseMicroUSD,
   type BillingStatus,
   type DayUsage,
+  type ClawbackRequest,
+  type ClawbackResult,
   type GrantRecord,
   type GrantRequest,
   type GrantResult,
@@ -155,6 +157,25 @@ if tonumber(ARGV[2]) > 0 then redis.call('HINCRBY', KEYS[2], 'aiGranted', ARGV[2
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], 'plan', ARGV[3], 'planSince', ARGV[4]) end
 redis.call('SET', KEYS[1], ARGV[1])
 return {'ok', ARGV[1]}`);
+
+// KEYS op, bill, claim  ARGV target, at. The claim key holds how much of it was settled before; the
+// balance keeps at least what was spent (aiGranted never drops below aiSpent).
+const CLAWBACK = luaScript(`
+local prev = redis.call('GET', KEYS[1])
+if prev then return {'dup', prev} end
+local want = tonumber(ARGV[1]) - tonumber(redis.call('GET', KEYS[3]) or 0)
+if want < 0 then want = 0 end
+local b = redis.call('HMGET', KEYS[2], 'aiGranted', 'aiSpent')
+local room = tonumber(b[1] or 0) - tonumber(b[2] or 0)
+if room < 0 then room = 0 end
+local take = math.min(want, room)
+if take > 0 then redis.call('HINCRBY', KEYS[2], 'aiGranted', -take) end
+if want > 0 then redis.call('INCRBY', KEYS[3], want) end
+local rec = cjson.encode({taken = take, waived = want - take, at = ARGV[2]})
+redis.call('SET', KEYS[1], rec)
+return {'ok', rec}`);
+
+const GET_ONE = luaScript(`return redis.call('GET', KEYS[1])`);
 
 const int = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -320,6 +341,24 @@ export class RedisMeter implements Meter {
       [JSON.stringify(record), String(req.microUSD), req.kind === 'plan' && req.plan ? req.plan : '', record.at],
     )) as unknown[];
     return { applied: reply[0] === 'ok', grant: JSON.parse(String(reply[1])) as GrantRecord };
+  }
+
+  async grantOf(operationId: string): Promise<GrantRecord | null> {
+    const raw = await this.#store.runScript('meter.grant-of', GET_ONE, [`${this.#prefix}grant:${operationId}`], []);
+    if (typeof raw !== 'string') return null;
+    const g = JSON.parse(raw) as GrantRecord;
+    return g.kind === 'credits' || g.kind === 'plan' ? g : null;
+  }
+
+  async clawback(req: ClawbackRequest): Promise<ClawbackResult> {
+    const reply = (await this.#store.runScript(
+      'meter.clawback',
+      CLAWBACK,
+      [`${this.#prefix}grant:${req.operationId}`, this.#bill(req.principalId), `${this.#prefix}claw:${req.claimKey}`],
+      [String(req.targetMicroUSD), new Date(this.#now()).toISOString()],
+    )) as unknown[];
+    const r = JSON.parse(String(reply[1])) as { taken?: number; waived?: number };
+    return { applied: reply[0] === 'ok', takenMicroUSD: int(r.taken), waivedMicroUSD: int(r.waived) };
   }
 
   async sweep(limit = 1000): Promise<number> {

@@ -21,6 +21,11 @@ export class MemoryPasskeyStore implements PasskeyStore {
     return [...this.#byId.values()].filter((p) => p.principalId === principalId).map(copy);
   }
 
+  async remove(id: string, principalId: string): Promise<boolean> {
+    if (this.#byId.get(id)?.principalId !== principalId) return false;
+    return this.#byId.delete(id);
+  }
+
   async advance(id: string, counter: number, at: string): Promise<boolean> {
     const p = this.#byId.get(id);
     if (!p) return false;

@@ -3,7 +3,8 @@
  * Layout under the prefix (familyPrefix('pk') on a cluster, store/redis.ts):
  *   pk:<credentialId>    string  the record JSON
  *   pkp:<principalId>    list    credential ids in registration order
- * `add` is one script (SET NX and the index together); `advance` is one compare-and-set script.
+ * `add` is one script (SET NX and the index together); `advance` is one compare-and-set script; `remove`
+ * deletes the record and its index entry together, only when the record is the principal's.
  */
 import { luaScript, type RedisStore } from '../store/redis.js';
 import type { PasskeyRecord, PasskeyStore } from './store.js';
@@ -38,6 +39,14 @@ p.lastUsedAt = ARGV[2]
 redis.call('SET', KEYS[1], cjson.encode(p))
 return 1`);
 
+// KEYS passkey, index  ARGV principalId, id
+const REMOVE = luaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw or cjson.decode(raw).principalId ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('LREM', KEYS[2], 0, ARGV[2])
+return 1`);
+
 /** cjson turns an empty array into `{}`; read transports back as a list whatever it wrote. */
 function decode(raw: string): PasskeyRecord {
   const p = JSON.parse(raw) as PasskeyRecord;
@@ -66,6 +75,11 @@ export class RedisPasskeyStore implements PasskeyStore {
   async list(principalId: string): Promise<PasskeyRecord[]> {
     const raws = (await this.#store.runScript('passkeys.list', LIST, [`${this.#prefix}pkp:${principalId}`], [this.#prefix])) as string[];
     return raws.map(decode);
+  }
+
+  async remove(id: string, principalId: string): Promise<boolean> {
+    const keys = [`${this.#prefix}pk:${id}`, `${this.#prefix}pkp:${principalId}`];
+    return (await this.#store.runScript('passkeys.remove', REMOVE, keys, [principalId, id])) === 1;
   }
 
   async advance(id: string, counter: number, at: string): Promise<boolean> {

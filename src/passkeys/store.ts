@@ -33,4 +33,6 @@ export interface PasskeyStore {
    * not move forward: the assertion is a replay or comes from a clone.
    */
   advance(id: string, counter: number, at: string): Promise<boolean>;
+  /** Removes the credential when it is the principal's; answers whether it was removed. */
+  remove(id: string, principalId: string): Promise<boolean>;
 }

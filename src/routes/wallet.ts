@@ -30,14 +30,15 @@ import type { Deps } from '../app/deps.js';
  */
 type SignInMethods = typeof import('../wallet/siwe.js') & typeof import('../wallet/cacao.js') & typeof import('../wallet/smart-account.js');
 let methods: Promise<SignInMethods> | null = null;
-function signInMethods(): Promise<SignInMethods> {
+export function signInMethods(): Promise<SignInMethods> {
   return (methods ??= Promise.all([import('../wallet/siwe.js'), import('../wallet/cacao.js'), import('../wallet/smart-account.js')]).then(
     ([siwe, cacao, smartAccount]) => ({ ...siwe, ...cacao, ...smartAccount }),
   ));
 }
 
-export function walletRoutes(deps: Deps) {
-  const w: WalletDeps = {
+/** What the wallet methods run on, from the listener's deps. */
+export function walletDeps(deps: Deps): WalletDeps {
+  return {
     store: deps.store,
     runtime: () => deps.holder.current,
     challenges: deps.challenges,
@@ -45,6 +46,10 @@ export function walletRoutes(deps: Deps) {
     authOrigin: deps.origins.auth,
     now: deps.now,
   };
+}
+
+export function walletRoutes(deps: Deps) {
+  const w = walletDeps(deps);
   // A wallet sign-in is a primary factor, like a passkey: with TOTP enrolled the session starts pending-2fa
   // and the answer says `secondFactor: 'totp'` (auth/caller.ts).
   const finish = async (ctx: Context, signIn: WalletSignIn): Promise<void> => {

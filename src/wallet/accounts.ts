@@ -22,6 +22,12 @@ export interface WalletAccountStore {
   link(key: string, principalId: string): Promise<string>;
   /** The keys of the accounts linked to the principal, sorted; [] when none. */
   accountsOf(principalId: string): Promise<string[]>;
+  /**
+   * Unlinks the account when it is the principal's (the link and the principal's list together); answers
+   * whether it was. The account is then unseen: its next sign-in makes a new principal, or a signed-in
+   * principal may link it.
+   */
+  unlink(key: string, principalId: string): Promise<boolean>;
 }
 
 export function eoaKey(address: Address): string {

@@ -29,7 +29,8 @@ async function decode(encoded: string): Promise<{ cacao: Cacao; message: string 
   }
 }
 
-export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promise<WalletSignIn> {
+/** Checks a signed CACAO and redeems its nonce (sign-in and linking alike); answers the account it proves. */
+export async function proveCacao(w: WalletDeps, body: { cacao: string }): Promise<{ key: string; address: string; chainId: number }> {
   const settings = walletSettings(w.runtime().gateway);
   const now = new Date(w.now());
   const { cacao, message } = await decode(body.cacao);
@@ -40,6 +41,11 @@ export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promi
     throw new GatewayError('wallet-signature-invalid');
   }
   await redeemNonce(w, 'siwe', m.nonce);
-  const { principal, created } = await principalForAccount(w, eoaKey(m.address));
-  return { principal, address: getAddress(m.address), chainId: m.chainId, created, method: 'cacao' };
+  return { key: eoaKey(m.address), address: getAddress(m.address), chainId: m.chainId };
+}
+
+export async function cacaoSignIn(w: WalletDeps, body: { cacao: string }): Promise<WalletSignIn> {
+  const { key, address, chainId } = await proveCacao(w, body);
+  const { principal, created } = await principalForAccount(w, key);
+  return { principal, address, chainId, created, method: 'cacao' };
 }

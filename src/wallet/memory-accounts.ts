@@ -19,6 +19,13 @@ export class MemoryWalletAccounts implements WalletAccountStore {
     return principalId;
   }
 
+  async unlink(key: string, principalId: string): Promise<boolean> {
+    if (this.#links.get(key) !== principalId) return false;
+    this.#links.delete(key);
+    this.#byPrincipal.get(principalId)?.delete(key);
+    return true;
+  }
+
   async accountsOf(principalId: string): Promise<string[]> {
     return [...(this.#byPrincipal.get(principalId) ?? [])].sort();
   }

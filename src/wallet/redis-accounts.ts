@@ -14,6 +14,13 @@ const LINK = luaScript(`
 if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('SADD', KEYS[2], ARGV[2]) end
 return redis.call('GET', KEYS[1])`);
 
+// KEYS link, principal's set  ARGV principalId, key
+const UNLINK = luaScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[2])
+return 1`);
+
 const OWNER = luaScript(`return redis.call('GET', KEYS[1])`);
 
 const ACCOUNTS = luaScript(`return redis.call('SMEMBERS', KEYS[1])`);
@@ -33,6 +40,11 @@ export class RedisWalletAccounts implements WalletAccountStore {
   async link(key: string, principalId: string): Promise<string> {
     const p = this.#store.familyPrefix('wa');
     return (await this.#store.runScript('wallet.link', LINK, [`${p}wa:${key}`, `${p}wap:${principalId}`], [principalId, key])) as string;
+  }
+
+  async unlink(key: string, principalId: string): Promise<boolean> {
+    const p = this.#store.familyPrefix('wa');
+    return (await this.#store.runScript('wallet.unlink', UNLINK, [`${p}wa:${key}`, `${p}wap:${principalId}`], [principalId, key])) === 1;
   }
 
   async accountsOf(principalId: string): Promise<string[]> {

@@ -50,7 +50,11 @@ export function siweChain(w: WalletDeps, asked: number | undefined): number {
   return asked;
 }
 
-export async function siweSignIn(w: WalletDeps, body: { message: string; signature: Hex }): Promise<WalletSignIn> {
+/**
+ * Checks a signed SIWE message and redeems its nonce: what both a sign-in and linking the key to a signed-in
+ * principal need. Answers the account the key is, and the chain its message named.
+ */
+export async function proveSiwe(w: WalletDeps, body: { message: string; signature: Hex }): Promise<{ key: string; address: string; chainId: number }> {
   const settings = walletSettings(w.runtime().gateway);
   const m = checkMessage(body.message, { authOrigin: w.authOrigin, chainIds: settings.chainIds, now: new Date(w.now()) });
   let valid = false;
@@ -61,6 +65,11 @@ export async function siweSignIn(w: WalletDeps, body: { message: string; signatu
   }
   if (!valid) throw new GatewayError('wallet-signature-invalid');
   await redeemNonce(w, 'siwe', m.nonce);
-  const { principal, created } = await principalForAccount(w, eoaKey(m.address));
-  return { principal, address: getAddress(m.address), chainId: m.chainId, created, method: 'siwe' };
+  return { key: eoaKey(m.address), address: getAddress(m.address), chainId: m.chainId };
+}
+
+export async function siweSignIn(w: WalletDeps, body: { message: string; signature: Hex }): Promise<WalletSignIn> {
+  const { key, address, chainId } = await proveSiwe(w, body);
+  const { principal, created } = await principalForAccount(w, key);
+  return { principal, address, chainId, created, method: 'siwe' };
 }

@@ -1,7 +1,8 @@
 /**
  * The site MCP server through the official SDK client (streamable HTTP transport) against a running
  * gateway with a real redis-server and upstream: initialize, list, call every tool; the PAT tools without
- * a token (the route's 401), with a revoked token, and with a good one; a chat completion through MCP that
+ * a token or with a revoked one (an HTTP 401 with the MCP authorization challenge, and the RFC 9728
+ * metadata the client reads from it), and with a good one; a chat completion through MCP that
  * is the HTTP route's answer and leaves a receipt; stateless (no session id); GET and DELETE 405.
  */
 import { expect } from 'chai';
@@ -141,31 +142,86 @@ describe('MCP server on the site host (official SDK client)', () => {
     expect((await call(c, 'svc_knowledge_search', { q: 'sql injection' })).structuredContent!.body.data[0].id).to.equal('CWE-89');
   });
 
-  it('without a token, the PAT tools answer the route\'s 401; the public tools still work on that connection', async () => {
-    const c = await connect();
-    const body = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
-    const answer = await call(c, 'svc_chat_completion', body);
-    expect(answer.isError).to.equal(true);
-    expect(answer.structuredContent!.status).to.equal(401);
-    expect(answer.structuredContent!.body.error.code).to.equal('unauthenticated');
-    const direct401 = await http('/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect(answer.structuredContent).to.deep.equal({ status: direct401.status, body: direct401.body });
+  const rpc = (message: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${w.gw.urls.site}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(message) });
+  const chatArgs = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
+  const challenge = () => `Bearer resource_metadata="${w.gw.origins.site}/.well-known/oauth-protected-resource"`;
+
+  it('without a token, a PAT tool call is an HTTP 401 with the WWW-Authenticate challenge; the public tools still work', async () => {
+    const noToken = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_chat_completion', arguments: chatArgs } });
+    expect(noToken.status).to.equal(401);
+    expect(noToken.headers.get('www-authenticate')).to.equal(challenge());
+    expect(((await noToken.json()) as any).error.code).to.equal('unauthenticated');
+    for (const bad of ['Bearer pcl_pat_not-a-real-token', 'Basic dXNlcjpwYXNz']) {
+      const r = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }, { authorization: bad });
+      expect(r.status).to.equal(401);
+      expect(r.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
+      expect(((await r.json()) as any).error.code).to.equal('invalid-token');
+    }
+    // A token that is sent is checked on every request, even one that needs none.
+    const badInit = await rpc({ jsonrpc: '2.0', id: 6, method: 'tools/list' }, { authorization: 'Bearer pcl_pat_not-a-real-token' });
+    expect(badInit.status).to.equal(401);
+    expect(badInit.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
+    // In a batch too: one PAT tool call makes the whole request need the token.
+    const batch = await rpc([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }]);
+    expect(batch.status).to.equal(401);
     expect((await w.upstream.requests()).length).to.equal(0);
-    // svc_research_status is the route's answer without a token too (401 once the route lands; 404 before).
-    const status = await call(c, 'svc_research_status');
-    const direct = await http('/v1/research/status');
-    expect(status.structuredContent).to.deep.equal({ status: direct.status, body: direct.body });
-    expect(status.isError).to.equal(true);
+    // The handshake, the list and the public tools need no token, on the official client too.
+    const c = await connect();
     expect((await call(c, 'svc_models')).structuredContent!.status).to.equal(200);
+    const refused = await c.callTool({ name: 'svc_chat_completion', arguments: chatArgs }).then(() => null, (e: unknown) => e as { code?: number });
+    expect(refused?.code).to.equal(401);
+    // With the PAT the same call is admitted.
+    const ok = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }, { authorization: `Bearer ${blue.token}` });
+    expect(ok.status).to.equal(200);
+    expect(ok.headers.get('www-authenticate')).to.equal(null);
   });
 
-  it('with a revoked token, the PAT tools answer 401 token-revoked', async () => {
+  it('serves RFC 9728 metadata on the site host, which the official client reads from the challenge', async () => {
+    const res = await fetch(`${w.gw.urls.site}/.well-known/oauth-protected-resource`);
+    expect(res.status).to.equal(200);
+    const doc = (await res.json()) as any;
+    expect(doc).to.deep.include({
+      resource: w.gw.origins.site,
+      authorization_servers: [w.gw.origins.auth],
+      bearer_methods_supported: ['header'],
+      resource_documentation: `${w.gw.origins.site}/docs/agents.md`,
+    });
+    // The page it names is served and says how a PAT is issued.
+    expect(await (await fetch(`${w.gw.urls.site}/docs/agents.md`)).text()).to.contain('PAT');
+    // An SDK client with an auth provider that holds no token yet: on the 401 it reads our metadata.
+    const saved: any[] = [];
+    const provider = {
+      redirectUrl: 'http://127.0.0.1/callback',
+      clientMetadata: { redirect_uris: ['http://127.0.0.1/callback'], client_name: 'test' },
+      clientInformation: () => undefined,
+      saveClientInformation: () => undefined,
+      tokens: () => undefined,
+      saveTokens: () => undefined,
+      redirectToAuthorization: () => undefined,
+      saveCodeVerifier: () => undefined,
+      codeVerifier: () => 'v',
+      saveDiscoveryState: (s: unknown) => void saved.push(s),
+    };
+    const client = new Client({ name: 'portcullis-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${w.gw.urls.site}/mcp`), { authProvider: provider as any }));
+    open.push(client);
+    await client.callTool({ name: 'svc_research_status', arguments: {} }).then(
+      () => expect.fail('a PAT tool without a token must not succeed'),
+      () => undefined,
+    );
+    expect(saved[0]?.resourceMetadataUrl).to.equal(`${w.gw.origins.site}/.well-known/oauth-protected-resource`);
+    expect(saved[0]?.resourceMetadata).to.deep.include({ resource: w.gw.origins.site, authorization_servers: [w.gw.origins.auth] });
+  });
+
+  it('with a revoked token, a PAT tool call is an HTTP 401 token-revoked', async () => {
     const p = await w.gw.principal();
     const revoked = await w.gw.admin('POST', `/tokens/${p.tokenId}/revoke`);
     expect(revoked.status).to.be.oneOf([200, 204]);
-    const answer = await call(await connect(p.token), 'svc_chat_completion', { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] });
-    expect(answer.structuredContent).to.deep.include({ status: 401 });
-    expect(answer.structuredContent!.body.error.code).to.equal('token-revoked');
+    const r = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_chat_completion', arguments: chatArgs } }, { authorization: `Bearer ${p.token}` });
+    expect(r.status).to.equal(401);
+    expect(r.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
+    expect(((await r.json()) as any).error.code).to.equal('token-revoked');
   });
 
   it('svc_research_status with the connection\'s PAT is GET /v1/research/status with that PAT, status and body', async () => {

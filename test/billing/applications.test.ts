@@ -2,7 +2,8 @@
  * Research applications over a real redis-server: the strict body (every inner shape), the AUP version in
  * force (409 naming it), 202 with the id and status; operators list, approve (the scope with its tasks, and
  * for the business rung the rung itself and its screening) and refuse through the admin API and the CLI;
- * the principal sees each outcome in research status; an expired screening refuses red calls.
+ * the principal sees each outcome in research status; an expired screening refuses red calls; an
+ * operator's own grant of L3/L4 needs a screening reference, and a screened rung without one is refused.
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
@@ -129,6 +130,52 @@ describe('research applications (redis, admin API and CLI)', () => {
     const refused = await w.gw.chat(p.token, { ...body, messages: [{ role: 'user', content: 'triage again' }] });
     expect(refused.status).to.equal(403);
     expect(refused.body.error.code).to.equal('screening-expired');
+  });
+
+  it('an operator grants L3/L4 only with a screening reference (admin API and CLI), recorded for 30 days; an unscreened rung refuses red calls', async () => {
+    const p = await w.gw.principal({ rung: 'card' });
+    const env = { PORTCULLIS_ADMIN_URL: w.gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: w.gw.adminToken };
+    // Without a reference: refused, nothing changed.
+    const bare = await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/rung`, { rung: 'business' });
+    expect(bare.status).to.equal(403);
+    expect(bare.body.error.code).to.equal('screening-required');
+    const cliBare = await runCli(['admin', 'principal', 'grant', p.id, '--rung', 'contracted'], env);
+    expect(cliBare.code).to.not.equal(0);
+    expect(cliBare.stderr).to.contain('screening-required');
+    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/rung`, { rung: 'business', screeningReference: '' })).body.error.code).to.equal('invalid-request');
+    expect((await status(p.token)).trust.rung).to.equal('card');
+    expect((await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/verification`)).body.checks.screening).to.equal(undefined);
+
+    // With one (the CLI): the rung, and the screening with its reference and 30-day expiry.
+    const granted = await runCli(['admin', 'principal', 'grant', p.id, '--rung', 'business', '--screening', 'case-4711'], env);
+    expect(granted.code, granted.stderr).to.equal(0);
+    const s = await status(p.token);
+    expect(s.trust).to.deep.include({ rung: 'business', level: 'L3' });
+    expect(s.trust.screening.status).to.equal('clear');
+    expect((Date.parse(s.trust.screening.expiresAt) - Date.parse(s.trust.screening.checkedAt)) / 86_400_000).to.be.closeTo(30, 0.001);
+    const screening = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/verification`)).body.checks.screening;
+    expect(screening).to.deep.include({ state: 'verified', evidenceRef: 'operator:case-4711' });
+    const red = { model: 'red-whitehacker-a', task: 'code-review', max_tokens: 2048, messages: [{ role: 'user', content: 'review this' }] };
+    expect((await w.gw.chat(p.token, red)).status).to.equal(200);
+    // Below L3 no reference is needed.
+    const q = await w.gw.principal();
+    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(q.id)}/rung`, { rung: 'identity' })).status).to.equal(200);
+
+    // A business rung held with no screening (granted before the rule): status and red calls say so.
+    const u = await w.gw.principal({ rung: 'card' });
+    const raw = await RedisStore.connect({ url: w.redis.url });
+    try {
+      const held = (await raw.getPrincipal(u.id))!.rung!;
+      await raw.setRung(u.id, { ...held, id: 'business' }, null);
+    } finally {
+      await raw.close();
+    }
+    const unscreened = await status(u.token);
+    expect(unscreened).to.deep.include({ status: 'pending', reason: 'screening-required' });
+    expect(unscreened.trust.screening.status).to.equal('not-recorded');
+    const refused = await w.gw.chat(u.token, { ...red, messages: [{ role: 'user', content: 'review that' }] });
+    expect(refused.status).to.equal(403);
+    expect(refused.body.error.code).to.equal('screening-required');
   });
 
   it('lets an operator list, show, approve and refuse through the CLI', async () => {

@@ -90,6 +90,8 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     }
     expect(plan!.form).to.deep.include({ mode: 'subscription', 'metadata[requestId]': planId, 'line_items[0][price_data][currency]': 'usd', 'line_items[0][price_data][unit_amount]': '15000', 'line_items[0][price_data][tax_behavior]': 'exclusive', 'line_items[0][price_data][recurring][interval]': 'month' });
     expect(topup!.form).to.deep.include({ mode: 'payment', 'metadata[requestId]': topupId, 'line_items[0][price_data][unit_amount]': '2500', 'line_items[0][price_data][tax_behavior]': 'exclusive' });
+    // A one-time top-up asks for an invoice, carrying the metadata: its paid invoice is what grants.
+    expect(topup!.form).to.deep.include({ 'invoice_creation[enabled]': 'true', 'invoice_creation[invoice_data][metadata][principalId]': p.id, 'invoice_creation[invoice_data][metadata][sku]': 'storage-credits-25' });
     expect(setup!.form).to.deep.include({ mode: 'setup', currency: 'usd' });
     expect(Object.keys(setup!.form).some((k) => k.startsWith('line_items'))).to.equal(false);
     // The same requestId asks Stripe nothing more.
@@ -186,7 +188,7 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     );
     const before = await b.get('api', '/v1/billing/status');
     expect(before.body.balances[0].grantedMicroUSD).to.equal(0);
-    const paid = event('invoice.paid', { id: `in_${id}`, object: 'invoice', status: 'paid', customer, metadata: {}, parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } } });
+    const paid = event('invoice.paid', { id: `in_${id}`, object: 'invoice', status: 'paid', customer, amount_paid: 2000, billing_reason: 'subscription_create', lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, quantity: 1, metadata: {} }] }, metadata: {}, parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } } });
     for (let i = 0; i < 5; i++) expect((await deliver(w.gw.apiUrl, paid)).status).to.equal(200);
     const after = await b.get('api', '/v1/billing/status');
     expect(after.body.plan).to.equal('pro');

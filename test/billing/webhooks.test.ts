@@ -2,8 +2,10 @@
  * The Stripe webhook's rules, over a real redis-server and stripe-mock, with events signed by the `stripe`
  * package: unsigned, wrongly signed and stale events change nothing; a paid invoice delivered five times
  * grants its plan's credits once; two events about one payment grant once; an invoice that arrives before
- * the checkout that led to it is applied; a top-up's credits arrive only with its completed payment, never
- * with a return to the success URL; an event about a principal the gateway does not hold is retried.
+ * the checkout that led to it is applied; credits come only from a paid invoice whose lines match the
+ * catalog (never from a completed checkout, a $0 invoice or a proration); refunds and disputes take back
+ * their share, once per event, never below what was spent; an event about a principal the gateway does
+ * not hold is retried.
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
@@ -22,6 +24,8 @@ function paidInvoice(principalId: string, id = `in_${Date.now()}_${Math.random()
     customer: 'cus_unknown_here',
     amount_paid: 2000,
     currency: 'usd',
+    billing_reason: 'subscription_create',
+    lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, currency: 'usd', quantity: 1, metadata: {} }] },
     metadata: {},
     parent: { type: 'subscription_details', subscription_details: { subscription: 'sub_1', metadata: { principalId, sku: 'pro', requestId: 'buy-1' } } },
   };
@@ -98,12 +102,29 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect(done.body.outcome).to.match(/subscription started/);
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
     // An invoice with no metadata of ours is found through the customer the checkout linked.
-    const bare = { id: `in_bare_${Date.now()}`, object: 'invoice', status: 'paid', customer, metadata: { sku: 'pro' }, parent: null };
+    const bare = { ...paidInvoice(p.id), id: `in_bare_${Date.now()}`, customer, metadata: { sku: 'pro' }, parent: null, billing_reason: 'subscription_cycle' };
     expect((await deliver(w.gw.apiUrl, event('invoice.paid', bare))).body.outcome).to.equal(`plan pro: credits granted ${PRO_CREDITS}`);
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(2 * PRO_CREDITS);
   });
 
-  it('grants a top-up with its completed payment only (AI credits to the balance, storage credits for 12 months)', async () => {
+  const topupInvoice = (principalId: string, sku: string, over: Record<string, unknown> = {}) => {
+    const id = `in_topup_${sku}_${Date.now()}_${Math.random().toString(36).slice(2)}`;
+    return {
+      id,
+      object: 'invoice',
+      status: 'paid',
+      customer: null,
+      amount_paid: 2500,
+      currency: 'usd',
+      billing_reason: 'manual',
+      lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2500, currency: 'usd', quantity: 1, metadata: {} }] },
+      metadata: { principalId, sku, requestId: `r-${sku}` },
+      parent: null,
+      ...over,
+    };
+  };
+
+  it('grants a top-up with its paid invoice only, never with the completed checkout (AI credits to the balance, storage credits for 12 months)', async () => {
     const p = await w.gw.principal();
     const bare = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
     expect(bare.balances.map((b: any) => b.scope)).to.deep.equal(['ai']);
@@ -117,16 +138,18 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
       customer: null,
       metadata: { principalId: p.id, sku, requestId: `r-${sku}` },
     });
-    const unpaid = session('ai-credits-25', 'unpaid');
-    expect((await deliver(w.gw.apiUrl, event('checkout.session.completed', unpaid))).body.outcome).to.match(/not settled/);
+    // The checkout, paid, grants nothing: neither its completion nor its late settlement.
+    const completed = await deliver(w.gw.apiUrl, event('checkout.session.completed', session('ai-credits-25', 'paid')));
+    expect(completed.body.outcome).to.equal('payment received: credits come with its paid invoice');
+    await deliver(w.gw.apiUrl, event('checkout.session.async_payment_succeeded', session('ai-credits-25', 'paid')));
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
-    const settled = await deliver(w.gw.apiUrl, event('checkout.session.async_payment_succeeded', { ...unpaid, payment_status: 'paid' }));
-    expect(settled.body.outcome).to.equal('credits granted: 25000000');
-    // Both completion events of one session grant once.
-    await deliver(w.gw.apiUrl, event('checkout.session.completed', { ...unpaid, payment_status: 'paid' }));
+    // Its invoice does, once for both deliveries.
+    const inv = topupInvoice(p.id, 'ai-credits-25');
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', inv))).body.outcome).to.equal('credits granted: 25000000');
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', inv))).body.outcome).to.equal('credits granted before');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(25_000_000);
 
-    const storage = await deliver(w.gw.apiUrl, event('checkout.session.completed', session('storage-credits-25', 'paid')));
+    const storage = await deliver(w.gw.apiUrl, event('invoice.paid', topupInvoice(p.id, 'storage-credits-25')));
     expect(storage.body.outcome).to.equal('storage credits granted: 25000000');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(25_000_000);
     const own = (await (await fetch(`${w.gw.apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
@@ -134,6 +157,58 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect(row).to.deep.include({ grantedMicroUSD: 25_000_000, spentMicroUSD: 0, reservedMicroUSD: 0, availableMicroUSD: 25_000_000 });
     const months = (Date.parse(row.nextExpiryAt) - Date.now()) / (30.44 * 86_400_000);
     expect(months).to.be.within(11.8, 12.2);
+  });
+
+  it('grants nothing for a $0 invoice, a proration, or lines that do not come to the catalog price', async () => {
+    const p = await w.gw.principal();
+    const zero = await deliver(w.gw.apiUrl, event('invoice.paid', { ...paidInvoice(p.id), amount_paid: 0 }));
+    expect(zero.body.outcome).to.equal('ignored: nothing was paid (amount_paid is 0)');
+    const proration = await deliver(w.gw.apiUrl, event('invoice.paid', { ...paidInvoice(p.id), billing_reason: 'subscription_update' }));
+    expect(proration.body.outcome).to.equal('ignored: a subscription_update invoice pays for no period of plan pro');
+    // Metadata naming the ultra plan (120 USD of credits) on an invoice whose lines charged 20 USD.
+    const ultra = paidInvoice(p.id);
+    ultra.parent.subscription_details.metadata.sku = 'ultra';
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', ultra))).body.outcome).to.equal("ignored: the invoice's lines come to 2000 cents, the catalog's ultra costs 20000");
+    const cheapTopup = await deliver(w.gw.apiUrl, event('invoice.paid', topupInvoice(p.id, 'ai-credits-25', { lines: { object: 'list', data: [{ id: 'il_x', object: 'line_item', amount: 100, quantity: 1, metadata: {} }] } })));
+    expect(cheapTopup.body.outcome).to.match(/^ignored: the invoice's lines come to 100 cents/);
+    const b = await billing(p.id);
+    expect(b.plan).to.equal(null);
+    expect(b.balances[0].grantedMicroUSD).to.equal(0);
+  });
+
+  it('takes back a refund\'s and a dispute\'s share of the credits, once per event, never below what was spent', async () => {
+    const p = await w.gw.principal();
+    const inv = topupInvoice(p.id, 'ai-credits-25');
+    await deliver(w.gw.apiUrl, event('invoice.paid', inv));
+    // Events of API versions that still carry the charge's invoice.
+    const charge = (amount_refunded: number) => ({ id: `ch_${inv.id}`, object: 'charge', amount: 2500, amount_refunded, refunded: amount_refunded === 2500, customer: null, invoice: inv.id, payment_intent: `pi_${inv.id}`, metadata: {} });
+    const partial = event('charge.refunded', charge(1000));
+    expect((await deliver(w.gw.apiUrl, partial)).body.outcome).to.equal('credits taken back: 10000000 (already spent, left: 0)');
+    expect((await deliver(w.gw.apiUrl, partial)).body).to.deep.equal({ received: true, duplicate: true });
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(15_000_000);
+    // The refund grows to the whole charge: only the rest is taken.
+    expect((await deliver(w.gw.apiUrl, event('charge.refunded', charge(2500)))).body.outcome).to.equal('credits taken back: 15000000 (already spent, left: 0)');
+    expect((await billing(p.id)).balances[0]).to.deep.include({ grantedMicroUSD: 0, availableMicroUSD: 0 });
+
+    // A dispute over half of a plan's invoice.
+    const q = await w.gw.principal();
+    const planInv = paidInvoice(q.id);
+    await deliver(w.gw.apiUrl, event('invoice.paid', planInv));
+    const dispute = { id: `dp_${planInv.id}`, object: 'dispute', amount: 1000, charge: { id: `ch_${planInv.id}`, object: 'charge', invoice: planInv.id }, payment_intent: null, status: 'needs_response', reason: 'fraudulent' };
+    expect((await deliver(w.gw.apiUrl, event('charge.dispute.created', dispute))).body.outcome).to.equal('credits taken back: 6000000 (already spent, left: 0)');
+    expect((await billing(q.id)).balances[0].grantedMicroUSD).to.equal(6_000_000);
+    // A charge that paid no invoice of ours changes nothing.
+    const stray = await deliver(w.gw.apiUrl, event('charge.refunded', { ...charge(2500), id: 'ch_stray', invoice: 'in_not_ours' }));
+    expect(stray.body.outcome).to.equal('ignored: invoice in_not_ours granted no credits');
+  });
+
+  it('finds the invoice of a charge through its payment intent where the event no longer carries it', async () => {
+    // stripe-mock answers every invoice-payment lookup with its fixture, whose invoice id is "invoice".
+    const p = await w.gw.principal();
+    await deliver(w.gw.apiUrl, event('invoice.paid', topupInvoice(p.id, 'ai-credits-25', { id: 'invoice' })));
+    const r = await deliver(w.gw.apiUrl, event('charge.refunded', { id: 'ch_new', object: 'charge', amount: 2500, amount_refunded: 2500, refunded: true, customer: null, payment_intent: 'pi_new', metadata: {} }));
+    expect(r.body.outcome).to.equal('credits taken back: 25000000 (already spent, left: 0)');
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
   });
 
   it('answers 503 for an event about a principal the gateway does not hold, so Stripe retries it', async () => {

@@ -440,6 +440,29 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
+    describe('clawbacks', () => {
+      it('takes back a claim up to its total, once per operation id, and never below what was spent', async () => {
+        await meter.grant({ operationId: 'stripe:invoice:in_1', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        expect((await meter.grantOf('stripe:invoice:in_1'))?.microUSD).to.equal(1000);
+        expect(await meter.grantOf('stripe:invoice:nope')).to.equal(null);
+        // Two free calls, then a paid one that spends 97.
+        await settleWith(await meter.reserve(req()), usage(10, 10));
+        await settleWith(await meter.reserve(req()), usage(10, 10));
+        await settleWith(await meter.reserve(req()), usage(10, 20, 3));
+        const claw = (op: string, target: number) => meter.clawback({ operationId: op, principalId: PID, claimKey: 'in_1:refund', targetMicroUSD: target, source: 'test' });
+        // A partial refund of 40 %: 400 taken.
+        expect(await claw('evt_a', 400)).to.deep.equal({ applied: true, takenMicroUSD: 400, waivedMicroUSD: 0 });
+        expect(await claw('evt_a', 400)).to.deep.equal({ applied: false, takenMicroUSD: 400, waivedMicroUSD: 0 });
+        expect(await ai()).to.include({ grantedMicroUSD: 600, spentMicroUSD: 97, availableMicroUSD: 503 });
+        // The refund grows to all of it: only the rest of the claim, and what was spent stays.
+        expect(await claw('evt_b', 1000)).to.deep.equal({ applied: true, takenMicroUSD: 503, waivedMicroUSD: 97 });
+        expect(await ai()).to.include({ grantedMicroUSD: 97, spentMicroUSD: 97, availableMicroUSD: 0 });
+        // A later event about the same, settled claim takes nothing more.
+        expect(await claw('evt_c', 1000)).to.deep.equal({ applied: true, takenMicroUSD: 0, waivedMicroUSD: 0 });
+        expect((await ai()).grantedMicroUSD).to.equal(97);
+      });
+    });
+
     describe('records', () => {
       it('stores the receipt (and its log leaf) of a call that holds nothing, once', async () => {
         const written = await meter.record({ id: 'rcpt_x', principalId: PID, createdAt: new Date(DAY1).toISOString(), outcome: 'refused' });

@@ -37,6 +37,17 @@ function contract(name: string, make: () => Promise<PasskeyStore & { close(): Pr
       expect(await s.list('did:web:x:tenant:none')).to.deep.equal([]);
     });
 
+    it('removes a credential only for its principal, from the record and the list', async () => {
+      await s.add(passkey('a'));
+      await s.add(passkey('b'));
+      expect(await s.remove('a', 'did:web:x:tenant:other')).to.equal(false);
+      expect(await s.get('a')).to.not.equal(null);
+      expect(await s.remove('a', 'did:web:x:tenant:a')).to.equal(true);
+      expect(await s.remove('a', 'did:web:x:tenant:a')).to.equal(false);
+      expect(await s.get('a')).to.equal(null);
+      expect((await s.list('did:web:x:tenant:a')).map((p) => p.id)).to.deep.equal(['b']);
+    });
+
     it('moves the counter only forward', async () => {
       await s.add(passkey('a', { counter: 5 }));
       expect(await s.advance('a', 5, 't1')).to.equal(false);

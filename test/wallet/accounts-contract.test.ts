@@ -40,6 +40,18 @@ function contract(name: string, make: () => Promise<{ accounts: WalletAccountSto
       expect(await s.owner(smartAccountKey(1, A))).to.equal(null);
     });
 
+    it('unlinks an account only for its owner; it is then unseen and may be linked again', async () => {
+      await s.link(eoaKey(A), 'did:web:x:tenant:a');
+      expect(await s.unlink(eoaKey(A), 'did:web:x:tenant:b')).to.equal(false);
+      expect(await s.owner(eoaKey(A))).to.equal('did:web:x:tenant:a');
+      expect(await s.unlink(eoaKey(A), 'did:web:x:tenant:a')).to.equal(true);
+      expect(await s.unlink(eoaKey(A), 'did:web:x:tenant:a')).to.equal(false);
+      expect(await s.owner(eoaKey(A))).to.equal(null);
+      expect(await s.accountsOf('did:web:x:tenant:a')).to.deep.equal([]);
+      expect(await s.link(eoaKey(A), 'did:web:x:tenant:b')).to.equal('did:web:x:tenant:b');
+      expect(await s.accountsOf('did:web:x:tenant:b')).to.deep.equal([eoaKey(A)]);
+    });
+
     it("lists a principal's accounts, sorted, and never an account it lost", async () => {
       const B = '0x0000000000000000000000000000000000000b0b';
       expect(await s.accountsOf('did:web:x:tenant:a')).to.deep.equal([]);

@@ -1,11 +1,13 @@
 /**
- * {auth_url}/sign-in: sign in or create an account with a passkey, sign in with an injected Ethereum wallet
- * (SIWE), finish a two-factor sign-in with a TOTP or recovery code, or start recovery. Every step is a
- * documented auth-host route; on success the page goes back to `?return=` when that is an address of this
- * deployment, else to the console.
+ * {auth_url}/sign-in, every sign-in method of the auth host: a passkey (sign in, or create an account);
+ * through an injected Ethereum wallet (EIP-1193) SIWE for an ordinary key, a passkey-owned smart account on
+ * its chain (ERC-1271, or ERC-6492 before deployment), or a DID/CACAO (did:pkh); the TOTP or recovery code a
+ * second factor asks for; and recovery. Every step is a documented auth-host route; on success the page
+ * goes back to `?return=` when that is an address of this deployment, else to the console.
  */
 import { startAuthentication, startRegistration, browserSupportsWebAuthn } from '@simplewebauthn/browser';
 import { createSiweMessage } from 'viem/siwe';
+import { Cacao, CacaoBlock, SiweMessage } from '@didtools/cacao';
 import { call, origins, safeReturn } from './api.js';
 import { $, announce, busy, dateText, showError } from './dom.js';
 import { recoveryKey, recoveryMessage } from './recovery-key.js';
@@ -58,18 +60,23 @@ interface SiweOptions {
   expirationTime?: string;
 }
 
-/**
- * SIWE with an injected wallet: the server says which fields to sign (its nonce, its domain and URI, a chain
- * it accepts), viem writes the EIP-4361 text, the wallet signs it, the server checks both.
- */
-async function walletSignIn(): Promise<void> {
+function injectedWallet(): Eip1193 {
   const wallet = (window as unknown as { ethereum?: Eip1193 }).ethereum;
   if (!wallet) throw new Error('no Ethereum wallet found in this browser');
+  return wallet;
+}
+
+/** The wallet's first account and the chain it is on. */
+async function walletAccount(wallet: Eip1193): Promise<{ address: `0x${string}`; chainId: number }> {
   const [address] = (await wallet.request({ method: 'eth_requestAccounts' })) as `0x${string}`[];
   if (!address) throw new Error('the wallet shared no account');
   const chainId = Number.parseInt((await wallet.request({ method: 'eth_chainId' })) as string, 16);
-  const o = await call<SiweOptions>('auth', 'POST', '/v1/siwe/options', { chainId });
-  const message = createSiweMessage({
+  return { address, chainId };
+}
+
+/** The EIP-4361 text of the server's fields for `address` (viem writes it). */
+function siweText(address: `0x${string}`, o: SiweOptions): string {
+  return createSiweMessage({
     address,
     chainId: o.chainId,
     domain: o.domain,
@@ -80,8 +87,61 @@ async function walletSignIn(): Promise<void> {
     ...(o.statement ? { statement: o.statement } : {}),
     ...(o.expirationTime ? { expirationTime: new Date(o.expirationTime) } : {}),
   });
+}
+
+/**
+ * SIWE with an injected wallet: the server says which fields to sign (its nonce, its domain and URI, a chain
+ * it accepts), viem writes the EIP-4361 text, the wallet signs it, the server checks both.
+ */
+async function walletSignIn(): Promise<void> {
+  const wallet = injectedWallet();
+  const { address, chainId } = await walletAccount(wallet);
+  const o = await call<SiweOptions>('auth', 'POST', '/v1/siwe/options', { chainId });
+  const message = siweText(address, o);
   const signature = await wallet.request({ method: 'personal_sign', params: [message, address] });
   afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/siwe/verify', { message, signature }));
+}
+
+/**
+ * A passkey-owned smart account: the same message on the smart account's chain (the server names it), signed
+ * by the wallet that holds the account. Its signature is whatever the account's ERC-1271 check takes, or
+ * that wrapped as ERC-6492 while the account is not deployed; the server asks a node of the chain.
+ */
+async function smartAccountSignIn(): Promise<void> {
+  const wallet = injectedWallet();
+  const { address } = await walletAccount(wallet);
+  const o = await call<SiweOptions>('auth', 'POST', '/v1/passkey/smart-account/options', {});
+  const message = siweText(address, o);
+  const signature = await wallet.request({ method: 'personal_sign', params: [message, address] });
+  afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/passkey/smart-account/verify', { message, signature }));
+}
+
+const base64url = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+
+/**
+ * DID/CACAO: a CAIP-74 CACAO for the wallet's `did:pkh`, its payload an EIP-4361 message with the server's
+ * nonce, this host as domain and the auth origin as audience, signed by the wallet (EIP-191). @didtools/cacao
+ * writes the message and the dag-cbor block; the block goes to the server as base64url.
+ */
+async function cacaoSignIn(): Promise<void> {
+  const wallet = injectedWallet();
+  const { address, chainId } = await walletAccount(wallet);
+  const { nonce } = await call<{ nonce: string }>('auth', 'POST', '/v1/siwe/nonce', {});
+  const auth = new URL(origins().auth);
+  const siwe = new SiweMessage({
+    domain: auth.host,
+    address: address.toLowerCase(),
+    statement: 'Sign in to portcullis.',
+    uri: auth.origin,
+    version: '1',
+    nonce,
+    issuedAt: new Date().toISOString(),
+    expirationTime: new Date(Date.now() + 5 * 60_000).toISOString(),
+    chainId: String(chainId),
+  });
+  siwe.signature = (await wallet.request({ method: 'personal_sign', params: [siwe.signMessage(), address] })) as string;
+  const block = await CacaoBlock.fromCacao(Cacao.fromSiweMessage(siwe));
+  afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/cacao/session', { cacao: base64url(block.bytes) }));
 }
 
 function bind(id: string, action: () => Promise<void>): void {
@@ -95,9 +155,13 @@ if (!browserSupportsWebAuthn()) {
 }
 bind('#passkey-sign-in', passkeySignIn);
 bind('#passkey-create', passkeyCreate);
-if ((window as unknown as { ethereum?: unknown }).ethereum) {
-  $('#wallet').hidden = false;
-  bind('#wallet-sign-in', walletSignIn);
+bind('#wallet-sign-in', walletSignIn);
+bind('#smart-account-sign-in', smartAccountSignIn);
+bind('#cacao-sign-in', cacaoSignIn);
+// The wallet methods are always offered; without a wallet in this browser they say why they cannot run.
+if (!(window as unknown as { ethereum?: unknown }).ethereum) {
+  $('#no-wallet').hidden = false;
+  for (const id of ['#wallet-sign-in', '#smart-account-sign-in', '#cacao-sign-in']) ($(id) as HTMLButtonElement).disabled = true;
 }
 
 $('#totp-form').addEventListener('submit', (event) => {
