@@ -19,7 +19,7 @@ import type { ValidateFunction } from 'ajv';
 import { checkParameters, PARAMETER_NAME } from '../compat/parameters.js';
 import { checkDepth } from '../compat/depth.js';
 import { normaliseMessages, type ChatMessage, type ClientMessage } from '../compat/messages.js';
-import { forwardedChars } from '../compat/forwarded.js';
+import { forwardedChars, inputTokenBound } from '../compat/forwarded.js';
 
 export type { ChatMessage };
 
@@ -47,6 +47,8 @@ export interface ValidCall {
   /** `stream_options.include_usage`: a usage chunk (empty choices) before `[DONE]`, as OpenAI sends it. */
   includeUsage: boolean;
   inputChars: number;
+  /** A true upper bound on the input tokens (src/compat/forwarded.ts inputTokenBound): what the reservation holds. */
+  inputTokens: number;
 }
 
 function widestLimits(runtime: Runtime): ModelLimits {
@@ -139,6 +141,7 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
     inputChars,
+    inputTokens: inputTokenBound(req),
   };
 }
 
