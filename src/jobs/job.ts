@@ -33,7 +33,7 @@ export interface JobRecord {
   model: string;
   task: string;
   scopeId: string | null;
-  /** `chat` jobs are cancelled when their last waiter goes away; `api` jobs run to the end. */
+  /** The route that made the job (chat completions or the jobs API); either runs to its end. */
   origin: 'chat' | 'api';
   status: JobStatus;
   billing: 'free' | 'paid';
