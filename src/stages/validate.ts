@@ -96,12 +96,26 @@ function shapeError(validateShape: ValidateFunction): GatewayError {
   return new GatewayError('invalid-request', `${field || 'body'} ${e.message ?? 'is invalid'}`, field ? { param: field } : {});
 }
 
-/** The strict jobs body: its own shape, then every chat rule and limit. */
-export function validateJob(body: unknown, runtime: Runtime): ValidCall & { scopeId: string } {
+/**
+ * The strict jobs body: its own shape, then every chat rule and limit. `scopeId` absent, null or "" all mean
+ * no scope named; that is refused (400, param scopeId) only for a model whose team requires a scope — the
+ * red team — and otherwise the job is admitted as the chat path admits the call. A named scope is checked
+ * by admission on every team (403 `scope-not-approved` when it is not one of the principal's).
+ */
+export function validateJob(body: unknown, runtime: Runtime): ValidCall & { scopeId: string | null } {
   checkDepth(body, 'the body');
   if (!validateJobShape(body)) throw shapeError(validateJobShape);
-  const { scopeId, ...chat } = body as { scopeId: string } & ChatRequest;
-  return { ...validateChat(chat, runtime), scopeId };
+  const { scopeId, ...chat } = body as { scopeId?: string | null } & ChatRequest;
+  const valid = validateChat(chat, runtime);
+  const named = scopeId ? scopeId : null;
+  const model = runtime.models.get(valid.request.model);
+  // An unknown model is left to admission (404 model-not-found); a known team without rules fails closed.
+  if (named === null && model && runtime.teams[model.team]?.requiresScope !== false) {
+    throw new GatewayError('invalid-request', `scopeId is required for model ${model.id}: its team (${model.team}) runs only under an approved research scope`, {
+      param: 'scopeId',
+    });
+  }
+  return { ...valid, scopeId: named };
 }
 
 /** Validates a parsed body against the runtime; pure, so the jobs path can share it. */
