@@ -59,6 +59,8 @@ for (const kind of ['redis', 'memory'] as const) {
       expect(queued.body).to.include({ status: 'queued', billing: 'free', model: 'shared-general-a' });
       const done = await finished(p.token, queued.body.jobId);
       expect(done.body).to.include({ jobId: queued.body.jobId, status: 'succeeded', content: 'blue answer', finishReason: 'stop' });
+      // The job object keeps its shape when terminal: pollAfterMs (jobs.pollAfterMs) included.
+      expect(done.body).to.include({ pollAfterMs: 1000 });
 
       // null and "" mean no scope, as leaving it out does: the identical request, the same job, no second call.
       for (const scopeId of [null, '']) {
