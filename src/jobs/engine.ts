@@ -117,8 +117,8 @@ export class JobEngine {
 
   #run(job: JobRecord, run: JobRun): void {
     const s = this.settings();
-    // One controller for both ways a job is stopped (cancelled, or out of run time): one timer per job,
-    // cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
+    // One controller for both ways a job is stopped (its gateway stops, or it runs out of time): one timer
+    // per job, cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
     const abort = new AbortController();
     const signal = abort.signal;
     const expiry = { aborted: false };
