@@ -10,6 +10,7 @@ import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { smallLimitsRoot } from '../helpers/billing.js';
+import { jobIdFor } from '../../src/jobs/job.js';
 
 for (const kind of ['redis', 'memory'] as const) {
   describe(`jobs outlive their caller (${kind} store)`, () => {
@@ -71,6 +72,12 @@ for (const kind of ['redis', 'memory'] as const) {
         expect(await ai(p.token)).to.include({ spentMicroUSD: 180, reservedMicroUSD: 0 });
         const mine = await receipts(p.id);
         expect(mine.map((r) => [r.outcome, r.chargedMicroUSD])).to.deep.equal([['answered', 180]]);
+
+        // The job route has it too, under the request's deterministic id (the default task, no scope).
+        const jobId = jobIdFor(p.id, { model: body.model, task: 'code-review', scopeId: null, max_tokens: body.max_tokens, messages: body.messages });
+        const polled = await fetch(`${gw.apiUrl}/v1/research/job?jobId=${jobId}`, { headers: { authorization: `Bearer ${p.token}` } });
+        expect(polled.status).to.equal(200);
+        expect(await polled.json()).to.include({ jobId, status: 'succeeded', content: 'finished without you', billing: 'paid' });
       });
     }
   });
