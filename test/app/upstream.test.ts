@@ -5,7 +5,6 @@
  * nothing: test/app/detached-jobs.test.ts.)
  */
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { allReceipts, startWorld, type World } from '../helpers/world.js';
 import { startRecordingUpstream } from '../helpers/upstream.js';
 import { configRoot, editFile, startTestGateway } from '../helpers/gateway.js';
