@@ -65,7 +65,6 @@ export const ERRORS = {
   'idempotency-key-required': { status: 400, message: 'the idempotency-key header (a UUID v4) is required' },
   'invalid-idempotency-key': { status: 400, message: 'the idempotency-key header must be a UUID v4' },
   'idempotency-key-reused': { status: 409, message: 'this idempotency key was used with a different body' },
-  'job-cancelled': { status: 409, message: 'the job was cancelled when its client went away; resend to run it again' },
   'job-interrupted': { status: 503, message: 'the gateway instance running the job stopped; resend to run it again' },
   'job-expired': { status: 504, message: 'the job ran longer than the maximum run time and was stopped' },
 

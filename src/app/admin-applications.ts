@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { GatewayError } from '../errors.js';
-import { readJson } from '../stages/read-body.js';
+import { readOptionalJson } from '../stages/read-body.js';
 import { approveApplication, refuseApplication } from '../billing/applications.js';
 import { requirePrincipal } from '../auth/principals.js';
 import type { ApplicationRecord } from '../billing/store.js';
@@ -26,7 +26,7 @@ function note(v: unknown, field: string, required: boolean): string | null {
 
 export function mountApplicationsAdmin(router: Router, deps: Deps): void {
   const body = async (ctx: Context) =>
-    ctx.get('content-length') === '0' || !ctx.get('content-type') ? {} : (((await readJson(ctx, deps.holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>);
+    ((await readOptionalJson(ctx, deps.holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
 
   router.get('/applications', async (ctx) => {
     const status = ctx.query['status'];

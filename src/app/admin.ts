@@ -9,7 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson, readOptionalJson } from '../stages/read-body.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
@@ -40,7 +40,7 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   const body = async (ctx: Context) => ((await readJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
 
   router.post('/principals', async (ctx) => {
-    const b = ctx.get('content-length') === '0' || !ctx.get('content-type') ? {} : await body(ctx);
+    const b = ((await readOptionalJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
     const opts: { tenant?: string; username?: string } = {};
     if (b['tenant'] !== undefined) opts.tenant = str(b['tenant'], 'tenant');
     if (b['username'] !== undefined) opts.username = str(b['username'], 'username');

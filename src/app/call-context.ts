@@ -1,7 +1,7 @@
 /**
  * Opens a call: a fresh id, the runtime snapshot the call will keep to its end, and an AbortController that
- * fires when the client goes away before its answer was written (a chat job with no one left waiting for
- * it is then cancelled, its upstream call with it).
+ * fires when the client goes away before its answer was written: the call stops waiting for its job, and
+ * the job (which belongs to the principal, not the connection) runs on to its end.
  */
 import type { Context, Next } from 'koa';
 import { randomUUID } from 'node:crypto';

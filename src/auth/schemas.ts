@@ -7,7 +7,7 @@
 import type { Context } from 'koa';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../errors.js';
-import { readJson } from '../stages/read-body.js';
+import { readOptionalJson } from '../stages/read-body.js';
 import { fieldPath } from '../stages/chat-schema.js';
 
 const base64url = { type: 'string', pattern: '^[A-Za-z0-9_-]*={0,2}$', maxLength: 65536 } as const;
@@ -177,8 +177,7 @@ export function shaped<T>(name: SchemaName, value: unknown): T {
   throw new GatewayError('invalid-request', message);
 }
 
-/** Reads a JSON POST body (an empty body counts as `{}`) and holds it to its schema. */
+/** Reads a JSON POST body (no body at all counts as `{}`, whatever the content-type) and holds it to its schema. */
 export async function jsonBody<T>(ctx: Context, limitBytes: number, name: SchemaName): Promise<T> {
-  const empty = ctx.get('content-length') === '0' || (!ctx.get('content-type') && !ctx.get('content-length') && !ctx.get('transfer-encoding'));
-  return shaped<T>(name, empty ? {} : await readJson(ctx, limitBytes));
+  return shaped<T>(name, (await readOptionalJson(ctx, limitBytes)) ?? {});
 }

@@ -125,3 +125,27 @@ export function forwardedChars(req: Pick<ForwardedRequest, 'messages' | 'tools' 
   if (req.tool_choice !== undefined && req.tool_choice !== null && typeof req.tool_choice === 'object') n += JSON.stringify(req.tool_choice).length;
   return n;
 }
+
+/**
+ * Tokens a chat template adds around each message (role markers, separators, the turn's end): ChatML and
+ * Llama 3 use five or six, so eight covers the templates of the models served here.
+ */
+export const MESSAGE_ALLOWANCE_TOKENS = 8;
+
+/**
+ * A true upper bound on the input tokens the upstream can count for the request: the UTF-8 bytes of every
+ * string `forwardedChars` counts (a byte-level tokenizer never makes more tokens than bytes: each token
+ * stands for at least one byte) plus `MESSAGE_ALLOWANCE_TOKENS` per message for the template's own tokens.
+ * It sizes the reservation; a provider that still reports more is charged all it reports (docs/billing.md).
+ */
+export function inputTokenBound(req: Pick<ForwardedRequest, 'messages' | 'tools' | 'tool_choice'>): number {
+  const bytes = (s: string | null | undefined) => (s ? Buffer.byteLength(s, 'utf8') : 0);
+  let n = 0;
+  for (const m of req.messages) {
+    n += MESSAGE_ALLOWANCE_TOKENS + bytes(m.content) + bytes(m.name) + bytes(typeof m.refusal === 'string' ? m.refusal : null);
+    for (const c of m.tool_calls ?? []) n += bytes(c.function.name) + bytes(c.function.arguments);
+  }
+  if (req.tools) n += bytes(JSON.stringify(req.tools));
+  if (req.tool_choice !== undefined && req.tool_choice !== null && typeof req.tool_choice === 'object') n += bytes(JSON.stringify(req.tool_choice));
+  return n;
+}

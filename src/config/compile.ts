@@ -27,7 +27,16 @@ export interface Origin {
   authorization: string | null;
   /** The largest answer body read from this origin (`limits.upstreamAnswerBytes`). */
   maxAnswerBytes: number;
+  /**
+   * The cold-start budget (`routes.<name>.coldStartMs`): for this long after a call's first attempt, an
+   * attempt that never reached the origin (connection refused or not opened: it is still starting) is
+   * retried with backoff. Always below the synchronous wait, so a chat call sees the answer or the 502.
+   */
+  coldStartMs: number;
 }
+
+/** The cold-start budget when a route does not set one: 3 minutes, or half the synchronous wait if shorter. */
+export const COLD_START_MS = 180_000;
 
 export interface ModelRuntime {
   id: string;
@@ -142,6 +151,12 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     return null;
   }
   const t = cfg.timeouts;
+  const configured = cfg.routes[route]?.coldStartMs;
+  if (configured !== undefined && configured >= t.syncWaitMs) {
+    problems.push(`${file}: /routes/${route}/coldStartMs (${configured}) must be below timeouts.syncWaitMs (${t.syncWaitMs})`);
+    return null;
+  }
+  const coldStartMs = configured ?? Math.min(COLD_START_MS, Math.floor(t.syncWaitMs / 2));
   const maxAnswerBytes = cfg.limits.upstreamAnswerBytes ?? UPSTREAM_ANSWER_BYTES;
   const pool = new Pool(url.origin, {
     connections,
@@ -161,6 +176,7 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     pool,
     authorization,
     maxAnswerBytes,
+    coldStartMs,
   };
 }
 

@@ -86,6 +86,8 @@ export type OriginConfig = { demo: true } | { baseUrl: string; apiKeyEnv?: strin
 
 export interface RouteConfig {
   origin: OriginConfig;
+  /** How long a call retries an origin that refuses connections (still starting); see compile.ts. */
+  coldStartMs?: number;
   models: Record<string, { upstreamModel?: string }>;
 }
 

@@ -13,8 +13,10 @@
  * and its reservation released — within `leaseMs` + `sweepEveryMs` of the death. A job is never run twice:
  * the upstream call may have started on the dead instance, and a second run could charge twice.
  *
- * A chat job whose every local waiter went away is cancelled (its upstream call aborted). A job from the
- * jobs API has no waiter and runs to its end. Every job is cut off after `maxRunMs` (status `expired`).
+ * A job belongs to its principal, not to the connection that made it: a waiter that goes away (a chat
+ * client that disconnects during the synchronous wait or a stream) stops waiting and nothing else — the job
+ * runs to its end, is settled once, and the identical request or GET /v1/research/job finds its result for
+ * `retentionMs`. Every job is cut off after `maxRunMs` (status `expired`).
  */
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -50,8 +52,6 @@ export type JobRun = (signal: AbortSignal, ending: JobEnding) => Promise<JobResu
 interface Running {
   done: Promise<JobRecord>;
   abort: AbortController;
-  waiters: number;
-  origin: JobRecord['origin'];
 }
 
 export class JobEngine {
@@ -117,8 +117,8 @@ export class JobEngine {
 
   #run(job: JobRecord, run: JobRun): void {
     const s = this.settings();
-    // One controller for both ways a job is stopped (cancelled, or out of run time): one timer per job,
-    // cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
+    // One controller for both ways a job is stopped (its gateway stops, or it runs out of time): one timer
+    // per job, cleared when it ends, rather than AbortSignal.timeout + AbortSignal.any objects on every call.
     const abort = new AbortController();
     const signal = abort.signal;
     const expiry = { aborted: false };
@@ -159,7 +159,7 @@ export class JobEngine {
       } catch (err) {
         const e =
           expiry.aborted ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
-          : signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-cancelled'))
+          : signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-interrupted'))
           : err instanceof GatewayError ? err
           : new GatewayError('internal-error');
         if (!(err instanceof GatewayError)) this.log.error('job.failed', { jobId: job.jobId, error: (err as Error)?.name });
@@ -170,18 +170,16 @@ export class JobEngine {
         this.#running.delete(job.jobId);
       }
     })();
-    this.#running.set(job.jobId, { done, abort, waiters: 0, origin: job.origin });
+    this.#running.set(job.jobId, { done, abort });
   }
 
   /**
    * Waits for the job to end, up to `timeoutMs`; resolves to the job as it then is (terminal or not). A
-   * waiter whose `signal` aborts stops waiting; when the last local waiter of a chat job goes, the job is
-   * cancelled.
+   * waiter whose `signal` aborts stops waiting (resolves null); the job goes on.
    */
   async wait(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
     const local = this.#running.get(jobId);
     if (!local) return this.#poll(jobId, timeoutMs, signal);
-    local.waiters++;
     let timer: NodeJS.Timeout | undefined;
     let onAbort: (() => void) | undefined;
     try {
@@ -199,8 +197,6 @@ export class JobEngine {
     } finally {
       clearTimeout(timer);
       if (onAbort) signal?.removeEventListener('abort', onAbort);
-      local.waiters--;
-      if (signal?.aborted && local.waiters === 0 && local.origin === 'chat' && this.#running.has(jobId)) local.abort.abort(new GatewayError('job-cancelled'));
     }
   }
 

@@ -85,7 +85,7 @@ async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retr
     });
     return built?.s === settled ? built.result : jobResult(call, settled);
   } catch (err) {
-    // An aborted job ends as why it was aborted (cancelled by its client, or out of run time), not as the
+    // An aborted job ends as why it was aborted (out of run time, or its gateway stopping), not as the
     // upstream error the abort surfaced as.
     const why = signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-expired')) : err;
     await endUnanswered(deps.store, deps.meter, deps.log, call, why);

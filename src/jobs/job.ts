@@ -33,7 +33,7 @@ export interface JobRecord {
   model: string;
   task: string;
   scopeId: string | null;
-  /** `chat` jobs are cancelled when their last waiter goes away; `api` jobs run to the end. */
+  /** The route that made the job (chat completions or the jobs API); either runs to its end. */
   origin: 'chat' | 'api';
   status: JobStatus;
   billing: 'free' | 'paid';
@@ -114,7 +114,11 @@ function canonicalJson(value: unknown): string {
   }
 }
 
-/** The job object of the spec: jobId, status, billing, model, receiptId, pollAfterMs; content when done. */
+/**
+ * The job object of the spec: jobId, status, billing, model, receiptId, pollAfterMs; content when done.
+ * `pollAfterMs` is always there, a terminal job included (the spec lists it among the fields every answer
+ * carries): a poller reads the same shape throughout, and the status — not the field's absence — says stop.
+ */
 export function jobObject(job: JobRecord, pollAfterMs: number): Record<string, unknown> {
   const out: Record<string, unknown> = {
     jobId: job.jobId,
@@ -122,8 +126,8 @@ export function jobObject(job: JobRecord, pollAfterMs: number): Record<string, u
     billing: job.billing,
     model: job.model,
     receiptId: job.receiptId,
+    pollAfterMs,
   };
-  if (!TERMINAL.has(job.status)) out['pollAfterMs'] = pollAfterMs;
   if (job.result) {
     out['content'] = job.result.content;
     out['toolCalls'] = job.result.toolCalls;

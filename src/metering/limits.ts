@@ -9,7 +9,8 @@
  *      on the red team, stays within the rung's `tokensPerDay`. A free call holds no money.
  *   3. Otherwise paid: it holds its worst-case price against the credits, if they cover it. If not: 429
  *      `daily-allowance-exhausted` when the principal was never granted credits (the daily allowance is
- *      their limit), else 402 `insufficient-credits`.
+ *      their limit), else 402 `insufficient-credits` — always so while the balance is below zero (a call
+ *      charged more than it reserved), until credits are added.
  */
 import { GatewayError } from '../errors.js';
 import type { Billing, ReserveRequest } from './meter.js';
@@ -54,7 +55,7 @@ export function refusal(req: ReserveRequest, cost: number, day: string, v: Exclu
     return new GatewayError(
       'daily-ceiling-reached',
       `the daily ceiling of ${rung!.ceilingPerDay} tokens at rung ${rung!.id} would be passed: ${v.rungTokens} used or held on ${day} (UTC), ` +
-        `and this call may use ${est} (input estimate + max_tokens); lower max_tokens, or wait for 00:00 UTC`,
+        `and this call may use ${est} (input bound + max_tokens); lower max_tokens, or wait for 00:00 UTC`,
     );
   }
   if (v.granted === 0) {
@@ -64,8 +65,14 @@ export function refusal(req: ReserveRequest, cost: number, day: string, v: Exclu
       : `the free allowance of ${free.perDay} ${free.unit} per day is used (${v.freeCount} on ${day}${free.unit === 'tokens' ? `, this call may use ${est}` : ''})`;
     return new GatewayError('daily-allowance-exhausted', `${what} and the principal holds no credits; calls are free again from 00:00 UTC, or paid with credits`);
   }
+  if (v.available < 0) {
+    return new GatewayError(
+      'insufficient-credits',
+      `the credit balance is ${-v.available} micro-USD below zero (a call's reported usage passed what was reserved for it); add credits to make paid calls again`,
+    );
+  }
   return new GatewayError(
     'insufficient-credits',
-    `this call may cost ${cost} micro-USD (input estimate + max_tokens at the rates) and ${Math.max(0, v.available)} micro-USD of credits are available; add credits or lower max_tokens`,
+    `this call may cost ${cost} micro-USD (input bound + max_tokens at the rates) and ${v.available} micro-USD of credits are available; add credits or lower max_tokens`,
   );
 }

@@ -163,7 +163,7 @@ export class MemoryMeter implements Meter {
       await this.#store.putReceipt(receipt);
       return late;
     }
-    if (s.chargedMicroUSD > hold.micro) throw new Error('charge above the reservation');
+    // The charge may pass the hold (usage above the bound): all of it is spent, the balance may go below zero.
     const receipt = { ...build(s), day: reservation.day };
     const c = consumption(reservation, s, input);
     this.#release(reservation.callId);

@@ -4,12 +4,13 @@
  *
  * Reserve, then settle (docs/decisions.md, Quota and money):
  *   reserve  one atomic step: count the call against the principal's UTC day (free allowance, rung
- *            allowance and ceiling) and, when it is paid, hold its worst case (input estimate + max_tokens,
- *            priced at the rates) against the credit balance; or refuse it (429 for a daily limit, 402 for
- *            credits) having changed nothing.
- *   settle   one atomic, durable step keyed by the call id: charge the usage the upstream reported (never
- *            more than was held), release the rest, and store the receipt with its log leaf. Applied once: a retried
- *            settlement, even one whose first reply was lost, finds the receipt and changes nothing.
+ *            allowance and ceiling) and, when it is paid, hold its worst case (a true upper bound on the
+ *            input tokens + max_tokens, priced at the rates) against the credit balance; or refuse it (429
+ *            for a daily limit, 402 for credits — also while the balance is below zero) having changed nothing.
+ *   settle   one atomic, durable step keyed by the call id: charge the usage the upstream reported — all of
+ *            it, even above what was held, which can take the balance below zero — release the hold, and
+ *            store the receipt with its log leaf. Applied once: a retried settlement, even one whose first
+ *            reply was lost, finds the receipt and changes nothing.
  * A reservation left behind by a gateway that died is reclaimed by a sweep once it expires.
  *
  * Implementations: `redis-meter.ts` (Lua scripts on the store's Redis connection) and `memory-meter.ts` (one
@@ -37,7 +38,7 @@ export interface ReserveRequest {
   principalId: string;
   model: string;
   task: string;
-  /** Worst case: input token estimate + max_tokens. */
+  /** Worst case: the input token bound (src/compat/forwarded.ts inputTokenBound) + max_tokens. */
   estimatedTokens: number;
   /** Of `estimatedTokens`, max_tokens: priced at the output rate, the rest at the input rate. */
   maxOutputTokens: number;
@@ -118,14 +119,16 @@ export interface Settlement {
   billing: Billing;
   chargedMicroUSD: number;
   usage: Usage;
-  /** The usage at the rates, before the cap at the reservation (equal to the charge unless the upstream
-   * reported more than the worst case, or the call was free or not chargeable). */
+  /** The usage at the rates (equal to the charge unless the call was free or its usage not chargeable). */
   pricedMicroUSD: number;
   reservedMicroUSD: number;
   /** Tokens counted against the day's allowances. */
   countedTokens: number;
-  /** `reservation-expired`: the reservation had been swept before settlement; nothing was charged. */
-  note?: 'reservation-expired';
+  /**
+   * `reservation-expired`: the reservation had been swept before settlement; nothing was charged.
+   * `above-reservation`: the upstream reported more than the reservation's bound; all of it was charged.
+   */
+  note?: 'reservation-expired' | 'above-reservation';
 }
 
 export interface BalanceRow {
@@ -238,11 +241,6 @@ export interface Meter {
 export const NOTHING_REPORTED: SettleInput = { usage: null, chargeable: false };
 export const ZERO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 };
 
-/** A rough, deliberately high token estimate for reservations: one token per three characters. */
-export function estimateInputTokens(inputChars: number): number {
-  return Math.ceil(inputChars / 3);
-}
-
 /** The UTC calendar day of an instant, YYYY-MM-DD. */
 export function utcDay(at: Date | number): string {
   return new Date(at).toISOString().slice(0, 10);
@@ -254,7 +252,7 @@ export function dayTtlSeconds(day: string, now: number): number {
   return Math.max(60, Math.ceil((end - now) / 1000));
 }
 
-/** The worst case of a call, priced: the input estimate at the input rate, max_tokens at the output rate. */
+/** The worst case of a call, priced: the input bound at the input rate, max_tokens at the output rate. */
 export function worstCaseMicroUSD(req: Pick<ReserveRequest, 'estimatedTokens' | 'maxOutputTokens' | 'rates'>): number {
   const output = Math.min(req.maxOutputTokens, req.estimatedTokens);
   const input = req.estimatedTokens - output;
@@ -263,9 +261,9 @@ export function worstCaseMicroUSD(req: Pick<ReserveRequest, 'estimatedTokens' | 
 
 /**
  * What settling `input` against `reservation` comes to, before it is applied: the usage priced at the
- * reservation's rates, capped at what was held (the worst case is the most a call can cost, so no balance
- * goes negative), zero for a free call or usage that is not chargeable. Deterministic, so a retried
- * settlement computes the same numbers.
+ * reservation's rates — never capped at what was held: a charge is the provider's reported usage — and zero
+ * for a free call or usage that is not chargeable. A paid charge above the hold is noted `above-reservation`
+ * (the balance may then go below zero). Deterministic, so a retried settlement computes the same numbers.
  */
 export function quote(reservation: Reservation, input: SettleInput): Settlement {
   const usage = input.usage ?? ZERO_USAGE;
@@ -273,11 +271,12 @@ export function quote(reservation: Reservation, input: SettleInput): Settlement 
   const priced = counts && reservation.billing === 'paid' ? priceMicroUSD(usage, reservation.rates) : 0;
   return {
     billing: reservation.billing,
-    chargedMicroUSD: Math.min(priced, reservation.reservedMicroUSD),
+    chargedMicroUSD: priced,
     usage,
     pricedMicroUSD: priced,
     reservedMicroUSD: reservation.reservedMicroUSD,
     countedTokens: counts ? usage.prompt_tokens + usage.completion_tokens : 0,
+    ...(priced > reservation.reservedMicroUSD ? { note: 'above-reservation' as const } : {}),
   };
 }
 

@@ -5,7 +5,7 @@
  *
  *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call;
  *            a rider (the job's creation) runs in the same script when the hold is made
- *   settle   charge, release the rest, store the receipt and sequence its leaf in the receipt log — one
+ *   settle   charge the reported usage (all of it, even above the hold), release the hold, store the receipt and sequence its leaf in the receipt log — one
  *            script, hence one AOF entry: with
  *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
  *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
@@ -122,8 +122,8 @@ end
 if ARGV[9] == 'settle' then
   local h = redis.call('HMGET', KEYS[1], 'micro', 'tok', 'free')
   if not h[1] then return {'expired'} end
-  local micro, tok, free, charge = tonumber(h[1]), tonumber(h[2]), tonumber(h[3]), tonumber(ARGV[6])
-  if charge > micro then return redis.error_reply('settle: charge above the reservation') end
+  -- The charge may pass the hold (usage above the bound): all of it is spent; the balance may go below zero.
+  local tok, free, charge = tonumber(h[2]), tonumber(h[3]), tonumber(ARGV[6])
   release_hold(ARGV[1], ARGV[2])
   if charge > 0 then redis.call('HINCRBY', KEYS[2], 'aiSpent', charge) end
   if tok > 0 and tonumber(ARGV[8]) > 0 then redis.call('HINCRBY', KEYS[3], 'tokUsed', ARGV[8]) end

@@ -4,7 +4,7 @@
  */
 import type { Runtime } from '../config/compile.js';
 import type { Call } from '../stages/call.js';
-import { estimateInputTokens, type ReserveRequest } from './meter.js';
+import type { ReserveRequest } from './meter.js';
 import type { Usage } from './price.js';
 
 /**
@@ -32,7 +32,7 @@ export function reserveRequest(call: Call): ReserveRequest {
     principalId: principal.id,
     model: model.id,
     task: call.task!,
-    estimatedTokens: estimateInputTokens(call.valid!.inputChars) + maxTokens,
+    estimatedTokens: call.valid!.inputTokens + maxTokens,
     maxOutputTokens: maxTokens,
     limits: { free: runtime.bundle.rungs.data.freeAllowance, rung },
     rates: runtime.rates,
@@ -41,12 +41,12 @@ export function reserveRequest(call: Call): ReserveRequest {
 }
 
 /**
- * The usage the reservation was sized for (input estimate, max_tokens of output): what a call is charged
+ * The usage the reservation was sized for (input bound, max_tokens of output): what a call is charged
  * when the upstream ran but reported usage that is not a count of tokens (forward.ts says why).
  * Priced at the reservation's rates it comes to exactly the worst case held.
  */
 export function worstCaseUsage(call: Call): Usage {
-  const prompt = estimateInputTokens(call.valid!.inputChars);
+  const prompt = call.valid!.inputTokens;
   const completion = call.valid!.maxTokens;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: 0 };
 }

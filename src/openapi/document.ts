@@ -74,7 +74,7 @@ const schemas: Record<string, Json> = {
   },
   Job: {
     type: 'object',
-    required: ['jobId', 'status', 'model'],
+    required: ['jobId', 'status', 'billing', 'model', 'receiptId', 'pollAfterMs'],
     properties: {
       jobId: { type: 'string', format: 'uuid' },
       status: { enum: ['queued', 'running', 'succeeded', 'failed', 'expired'] },

@@ -45,7 +45,7 @@ export interface Call {
   handedOver?: boolean;
   /** The finished job this request re-attached to or waited for. */
   job?: JobRecord;
-  /** Set by the client-abort watcher; forward passes it to undici so the upstream call is cancelled too. */
+  /** Set by the client-abort watcher when the client goes away: the wait stage stops waiting; the job goes on. */
   abort: AbortController;
 }
 

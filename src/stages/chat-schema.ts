@@ -121,15 +121,19 @@ export function fieldPath(instancePath: string): string {
     .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
-/** The strict body of POST /v1/research/jobs: exactly these five fields. */
+/**
+ * The strict body of POST /v1/research/jobs: these five fields and no other. `scopeId` may be left out (or
+ * sent as null or "", which mean the same) where the model's team needs no scope; validate.ts requires it
+ * where the team does.
+ */
 export const jobRequestSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['model', 'task', 'scopeId', 'max_tokens', 'messages'],
+  required: ['model', 'task', 'max_tokens', 'messages'],
   properties: {
     model: { type: 'string', minLength: 1, maxLength: 256 },
     task: { type: 'string', minLength: 1, maxLength: 64 },
-    scopeId: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' },
+    scopeId: { type: ['string', 'null'], pattern: '^(|[a-z0-9][a-z0-9-]{0,62})$' },
     max_tokens: { type: 'integer', minimum: 1 },
     messages: { type: 'array', minItems: 1, items: message },
   },

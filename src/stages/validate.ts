@@ -19,7 +19,7 @@ import type { ValidateFunction } from 'ajv';
 import { checkParameters, PARAMETER_NAME } from '../compat/parameters.js';
 import { checkDepth } from '../compat/depth.js';
 import { normaliseMessages, type ChatMessage, type ClientMessage } from '../compat/messages.js';
-import { forwardedChars } from '../compat/forwarded.js';
+import { forwardedChars, inputTokenBound } from '../compat/forwarded.js';
 
 export type { ChatMessage };
 
@@ -47,6 +47,8 @@ export interface ValidCall {
   /** `stream_options.include_usage`: a usage chunk (empty choices) before `[DONE]`, as OpenAI sends it. */
   includeUsage: boolean;
   inputChars: number;
+  /** A true upper bound on the input tokens (src/compat/forwarded.ts inputTokenBound): what the reservation holds. */
+  inputTokens: number;
 }
 
 function widestLimits(runtime: Runtime): ModelLimits {
@@ -94,12 +96,26 @@ function shapeError(validateShape: ValidateFunction): GatewayError {
   return new GatewayError('invalid-request', `${field || 'body'} ${e.message ?? 'is invalid'}`, field ? { param: field } : {});
 }
 
-/** The strict jobs body: its own shape, then every chat rule and limit. */
-export function validateJob(body: unknown, runtime: Runtime): ValidCall & { scopeId: string } {
+/**
+ * The strict jobs body: its own shape, then every chat rule and limit. `scopeId` absent, null or "" all mean
+ * no scope named; that is refused (400, param scopeId) only for a model whose team requires a scope — the
+ * red team — and otherwise the job is admitted as the chat path admits the call. A named scope is checked
+ * by admission on every team (403 `scope-not-approved` when it is not one of the principal's).
+ */
+export function validateJob(body: unknown, runtime: Runtime): ValidCall & { scopeId: string | null } {
   checkDepth(body, 'the body');
   if (!validateJobShape(body)) throw shapeError(validateJobShape);
-  const { scopeId, ...chat } = body as { scopeId: string } & ChatRequest;
-  return { ...validateChat(chat, runtime), scopeId };
+  const { scopeId, ...chat } = body as { scopeId?: string | null } & ChatRequest;
+  const valid = validateChat(chat, runtime);
+  const named = scopeId ? scopeId : null;
+  const model = runtime.models.get(valid.request.model);
+  // An unknown model is left to admission (404 model-not-found); a known team without rules fails closed.
+  if (named === null && model && runtime.teams[model.team]?.requiresScope !== false) {
+    throw new GatewayError('invalid-request', `scopeId is required for model ${model.id}: its team (${model.team}) runs only under an approved research scope`, {
+      param: 'scopeId',
+    });
+  }
+  return { ...valid, scopeId: named };
 }
 
 /** Validates a parsed body against the runtime; pure, so the jobs path can share it. */
@@ -139,6 +155,7 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
     stream: req.stream === true,
     includeUsage: req.stream === true && req.stream_options?.include_usage === true,
     inputChars,
+    inputTokens: inputTokenBound(req),
   };
 }
 

@@ -2,7 +2,7 @@
  * Forwarding one chat call to an upstream origin over its undici pool (keep-alive; connect, headers and body
  * timeouts from config). The upstream is asked for a non-streaming answer — streaming is emulated by the
  * gateway on the finished answer — and its reply is read into a normalised answer. Failures are typed:
- * unreachable (502 `upstream-unavailable`), a non-2xx or malformed reply (502 `upstream-error`), a timeout
+ * unreachable once the route's cold-start budget is spent (502 `upstream-unavailable`), a non-2xx or malformed reply (502 `upstream-error`), a timeout
  * (504 `upstream-timeout`). Error messages carry status codes, never the upstream's body, which may echo
  * the prompt or the key.
  *
@@ -113,13 +113,21 @@ function notStarted(err: unknown): boolean {
   return err instanceof undiciErrors.ConnectTimeoutError || code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH';
 }
 
+/** Backoff between attempts that never reached the origin: 100 ms, doubling, at most 5 s apart. */
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5_000;
+
 /**
- * Forwards with up to `retries` more attempts, only when the previous one is known not to have started
- * (the connection was refused or never opened), so an upstream never runs the same call twice.
+ * Forwards, retrying only an attempt known not to have started (the connection was refused or never
+ * opened), so an upstream never runs the same call twice. Such an attempt is retried with backoff while the
+ * route's cold-start budget (`origin.coldStartMs`, counted from the first attempt) lasts — an origin that is
+ * still starting is waited for, not failed in half a second — and at least `retries` times; then the last
+ * failure stands (502 `upstream-unavailable`).
  */
 export async function forwardChat(origin: Origin, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<UpstreamAnswer> {
   // Serialised once for every attempt; the bytes of JSON.stringify(body) (src/compat/forwarded.ts).
   const payload = upstreamPayload(body);
+  const budgetEnds = Date.now() + origin.coldStartMs;
   for (let attempt = 0; ; attempt++) {
     const end = metrics.upstreamSeconds.startTimer({ route: origin.route });
     try {
@@ -130,10 +138,26 @@ export async function forwardChat(origin: Origin, body: Record<string, unknown>,
       end();
       metrics.upstreamErrors.inc({ route: origin.route, code: err instanceof GatewayError ? err.code : 'internal-error' });
       const cause = (err as { cause?: unknown }).cause;
-      if (attempt >= retries || !notStarted(cause) || signal.aborted) throw err;
-      await new Promise((r) => setTimeout(r, 100 * 4 ** attempt));
+      if (!notStarted(cause) || signal.aborted) throw err;
+      const pause = Math.min(FIRST_RETRY_MS * 2 ** attempt, MAX_RETRY_MS);
+      if (attempt >= retries && Date.now() + pause > budgetEnds) throw err;
+      await pauseUnlessAborted(pause, signal);
+      if (signal.aborted) throw err;
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts (the job ran out of time or the gateway stops). */
+function pauseUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 function tooLarge(origin: Origin): GatewayError {

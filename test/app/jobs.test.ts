@@ -111,7 +111,7 @@ describe('jobs', () => {
     const done = await until(w.gw, p.token, q.body.jobId, 'succeeded');
     expect(done.status).to.equal(200);
     expect(done.body).to.deep.include({ content: 'job done', toolCalls: null, finishReason: 'stop', receiptId: q.body.receiptId });
-    expect(done.body).not.to.have.property('pollAfterMs');
+    expect(done.body.pollAfterMs).to.equal(100); // the same shape when terminal
   });
 
   it('gives the same job id for the same request, refuses a reused key with another body, and needs a key', async () => {

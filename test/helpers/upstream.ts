@@ -25,8 +25,17 @@ export interface RecordingUpstream {
   stop(): Promise<void>;
 }
 
-export async function startRecordingUpstream(): Promise<RecordingUpstream> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * `port` and `listenAfterMs` play an origin that is still starting: the process is up at once, but the port
+ * refuses connections until it listens, `listenAfterMs` later. The promise resolves once it listens.
+ */
+export async function startRecordingUpstream(opts: { port?: number; listenAfterMs?: number } = {}): Promise<RecordingUpstream> {
+  const env = {
+    ...process.env,
+    ...(opts.port ? { UPSTREAM_PORT: String(opts.port) } : {}),
+    ...(opts.listenAfterMs ? { UPSTREAM_LISTEN_AFTER_MS: String(opts.listenAfterMs) } : {}),
+  };
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', SCRIPT], { stdio: ['ignore', 'pipe', 'inherit'], env });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (c: Buffer) => {

@@ -26,7 +26,7 @@ const RATES = { inputPerMTok: 900_000, cachedInputPerMTok: 225_000, outputPerMTo
 const DAY1 = Date.parse('2030-03-14T23:00:00.000Z');
 const HOUR = 3_600_000;
 
-/** 10 input tokens (estimate) + 90 max_tokens: 100 tokens, worst case 10 x 0.9 + 90 x 4.5 = 414 micro-USD. */
+/** 10 input tokens (bound) + 90 max_tokens: 100 tokens, worst case 10 x 0.9 + 90 x 4.5 = 414 micro-USD. */
 const WORST = 414;
 
 let seq = 0;
@@ -134,20 +134,22 @@ function meterContract(name: string, harness: Harness): void {
       });
 
       it('turns paid past the allowance, holding the worst case and charging the actual usage', async () => {
-        await meter.grant({ operationId: 'op-1', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        await meter.grant({ operationId: 'op-1', principalId: PID, kind: 'credits', microUSD: 2000, source: 'test' });
         await settleWith(await meter.reserve(req()), usage(10, 10));
         await settleWith(await meter.reserve(req()), usage(10, 10));
         const third = await meter.reserve(req());
         expect(third).to.include({ billing: 'paid', reservedMicroUSD: WORST, freeUnit: null });
-        expect(await ai()).to.include({ grantedMicroUSD: 1000, spentMicroUSD: 0, reservedMicroUSD: WORST, availableMicroUSD: 1000 - WORST });
-        // 600 fresh x 0.9 + 400 cached x 0.225 + ... capped? no: 1000 prompt (400 cached) + 50 output:
-        // (600 x 900000 + 400 x 225000 + 50 x 4500000) / 1e6 = (540e6 + 90e6 + 225e6) / 1e6 = 855 > 414: capped
-        const capped = await settleWith(third, usage(1000, 50, 400));
-        expect(capped).to.deep.include({ billing: 'paid', pricedMicroUSD: 855, chargedMicroUSD: WORST });
+        expect(await ai()).to.include({ grantedMicroUSD: 2000, spentMicroUSD: 0, reservedMicroUSD: WORST, availableMicroUSD: 2000 - WORST });
+        // 1000 prompt (400 cached) + 50 output, more than the hold's bound:
+        // (600 x 900000 + 400 x 225000 + 50 x 4500000) / 1e6 = (540e6 + 90e6 + 225e6) / 1e6 = 855 > 414: all charged
+        const above = await settleWith(third, usage(1000, 50, 400));
+        expect(above).to.deep.include({ billing: 'paid', pricedMicroUSD: 855, chargedMicroUSD: 855, note: 'above-reservation' });
         const fourth = await meter.reserve(req());
         // (7 x 900000 + 3 x 225000 + 20 x 4500000) / 1e6 = (6.3e6 + 0.675e6 + 90e6) / 1e6 = 96.975 -> 97
-        expect(await settleWith(fourth, usage(10, 20, 3))).to.deep.include({ chargedMicroUSD: 97, pricedMicroUSD: 97 });
-        expect(await ai()).to.deep.equal({ scope: 'ai', grantedMicroUSD: 1000, spentMicroUSD: WORST + 97, reservedMicroUSD: 0, availableMicroUSD: 1000 - WORST - 97 });
+        const within = await settleWith(fourth, usage(10, 20, 3));
+        expect(within).to.deep.include({ chargedMicroUSD: 97, pricedMicroUSD: 97 });
+        expect(within).not.to.have.property('note');
+        expect(await ai()).to.deep.equal({ scope: 'ai', grantedMicroUSD: 2000, spentMicroUSD: 855 + 97, reservedMicroUSD: 0, availableMicroUSD: 2000 - 855 - 97 });
         expect(await meter.usage(PID, '2030-03-14')).to.deep.include({ freeUsed: 2, freeHeld: 0 });
       });
 
@@ -235,6 +237,25 @@ function meterContract(name: string, harness: Harness): void {
         expect(again.usage).to.deep.equal(usage(10, 10));
         expect(await ai()).to.include({ spentMicroUSD: 54, reservedMicroUSD: 0, availableMicroUSD: 946 });
         expect(await store.listReceipts(PID, '2030-03-14')).to.have.length(1);
+      });
+
+      it('charges usage above the hold in full, once: the balance goes below zero and paid calls are 402 until credits are added', async () => {
+        const limits = { free: { perDay: 0, unit: 'requests' as const } };
+        await meter.grant({ operationId: 'op-neg', principalId: PID, kind: 'credits', microUSD: 1000, source: 'test' });
+        const r = await meter.reserve(req({ limits }));
+        // 5000 x 0.9 + 90 x 4.5 = 4,905 against a hold of 414
+        const s = await settleWith(r, usage(5000, 90));
+        expect(s).to.deep.include({ billing: 'paid', chargedMicroUSD: 4905, pricedMicroUSD: 4905, reservedMicroUSD: WORST, note: 'above-reservation' });
+        expect(await store.getReceipt(`rcpt_${r.callId}`)).to.include({ chargedMicroUSD: 4905, note: 'above-reservation' });
+        // A repeat (a retried settlement) changes nothing: idempotent on the call id.
+        expect(await settleWith(r, usage(5000, 90))).to.deep.include({ chargedMicroUSD: 4905 });
+        expect(await ai()).to.deep.equal({ scope: 'ai', grantedMicroUSD: 1000, spentMicroUSD: 4905, reservedMicroUSD: 0, availableMicroUSD: -3905 });
+        const err = await refusal(meter.reserve(req({ limits })));
+        expect(err.code).to.equal('insufficient-credits');
+        expect(err.status).to.equal(402);
+        expect(err.message).to.contain('3905 micro-USD below zero');
+        await meter.grant({ operationId: 'op-top', principalId: PID, kind: 'credits', microUSD: 3905 + WORST, source: 'test' });
+        expect(await meter.reserve(req({ limits }))).to.include({ billing: 'paid', reservedMicroUSD: WORST });
       });
 
       it('stores the receipt and its log leaf in the settlement, listed under the call day', async () => {
