@@ -8,6 +8,7 @@ import { Pool } from 'undici';
 import { ConfigError } from './documents.js';
 import type { ConfigBundle } from './load.js';
 import type { BillingDoc, CatalogModel, ModelLimits, Rung, RungsDoc, Team, TeamBar } from './types.js';
+import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
 import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
@@ -205,7 +206,14 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
     throw new ConfigError(problems);
   }
 
-  const policy = await loadPolicyEngine();
+  // The bundle of the root being served, refused when its Rego changed since it was built (src/policy/bundle.ts).
+  const policyFiles = policyBundleFiles(bundle.root);
+  const stale = policyBundleProblem(policyFiles);
+  if (stale) {
+    await closePools();
+    throw new ConfigError([stale]);
+  }
+  const policy = await loadPolicyEngine(policyFiles.wasmPath);
   policy.setData(policyData(bundle, (m) => models.get(m.id)?.available ?? false));
 
   const rungs = bundle.rungs.data;
