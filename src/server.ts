@@ -33,7 +33,8 @@ import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
-import { pingStore } from './observe/metrics.js';
+import { observeReload, observeVersions, pingStore } from './observe/metrics.js';
+import { workerIndex } from './worker-link.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -135,6 +136,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
+  // What /metrics says of the configuration: the versions served, and each reload's result and time.
+  observeVersions(workerIndex(), holder.current.versions);
+  holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
+  holder.onReload((_result, record) => observeReload(workerIndex(), record.ok, record.at));
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports

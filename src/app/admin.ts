@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
+import { reloadEveryWorker, supervised, workerIndex, type WorkerReload } from '../worker-link.js';
 import { readJson } from '../stages/read-body.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
@@ -85,10 +86,18 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   mountBillingAdmin(router, deps);
   mountReviewsAdmin(router, deps);
   mountApplicationsAdmin(router, deps);
+  // Every worker reloads (under PORTCULLIS_WORKERS the supervisor asks each one) and the answer names each
+  // worker's result, so an operator sees that all of them serve the same versions.
   router.post('/reload', async (ctx) => {
-    const result = await holder.reload('admin api');
-    if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));
-    ctx.body = result;
+    const workers: WorkerReload[] = supervised()
+      ? await reloadEveryWorker('admin api')
+      : [{ worker: workerIndex(), pid: process.pid, ...(await holder.reload('admin api')) }];
+    const refused = workers.filter((w) => !w.ok);
+    if (refused.length > 0) {
+      const problems = [...new Set(refused.flatMap((w) => (w.ok ? [] : w.problems)))];
+      throw new GatewayError('config-invalid', problems.join('; '));
+    }
+    ctx.body = { ok: true, versions: holder.current.versions, workers };
   });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };

@@ -103,6 +103,52 @@ export const metrics = {
   }),
 };
 
+/**
+ * The configuration served, and reloads. Per worker (`worker`: its index under PORTCULLIS_WORKERS, 1 in a
+ * single process), so that the sum the supervisor serves keeps one series per worker: a worker left on an
+ * old version shows as its own `portcullis_config_info` line.
+ */
+const VERSION_LABELS = ['catalog', 'billing', 'rules', 'guardrails', 'firewall', 'compliance', 'config', 'policy'] as const;
+export const configMetrics = {
+  info: new Gauge({
+    name: 'portcullis_config_info',
+    help: 'Always 1: the versions of the configuration and policy this worker serves, as labels.',
+    labelNames: ['worker', ...VERSION_LABELS] as const,
+    registers: [registry],
+  }),
+  reloads: new Counter({
+    name: 'portcullis_config_reloads_total',
+    help: 'Reloads tried (file change, SIGHUP, admin API), by result: applied or refused.',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  }),
+  lastReloadSuccess: new Gauge({
+    name: 'portcullis_config_last_reload_success',
+    help: '1 when the last reload this worker tried was applied, 0 when it was refused (absent before any).',
+    labelNames: ['worker'] as const,
+    registers: [registry],
+  }),
+  lastReloadTime: new Gauge({
+    name: 'portcullis_config_last_reload_timestamp_seconds',
+    help: 'When the last reload this worker tried finished (Unix seconds).',
+    labelNames: ['worker'] as const,
+    registers: [registry],
+  }),
+};
+
+/** The versions this worker serves now (replacing the ones it served before). */
+export function observeVersions(worker: number, versions: Record<(typeof VERSION_LABELS)[number], string>): void {
+  configMetrics.info.reset();
+  configMetrics.info.set({ worker: String(worker), ...versions }, 1);
+}
+
+/** One reload tried, applied or refused. */
+export function observeReload(worker: number, ok: boolean, atMs: number): void {
+  configMetrics.reloads.inc({ result: ok ? 'applied' : 'refused' });
+  configMetrics.lastReloadSuccess.set({ worker: String(worker) }, ok ? 1 : 0);
+  configMetrics.lastReloadTime.set({ worker: String(worker) }, Math.floor(atMs / 1000));
+}
+
 /** Times a store PING into the histogram (errors counted); true when the store answered. */
 export async function pingStore(ping: () => Promise<void>): Promise<boolean> {
   const end = metrics.storeSeconds.startTimer();
