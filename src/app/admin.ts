@@ -97,7 +97,9 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
       const problems = [...new Set(refused.flatMap((w) => (w.ok ? [] : w.problems)))];
       throw new GatewayError('config-invalid', problems.join('; '));
     }
-    ctx.body = { ok: true, versions: holder.current.versions, workers };
+    // Start-only settings changed on disk are not in effect until a restart: say so rather than "applied".
+    const needsRestart = [...new Set(workers.flatMap((w) => (w.ok ? w.needsRestart : [])))].sort();
+    ctx.body = { ok: true, versions: holder.current.versions, needsRestart, workers };
   });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };

@@ -158,7 +158,15 @@ async function admin(args: string[]): Promise<void> {
     }
     case 'reload': {
       const r = await call('POST', '/reload');
-      return out(`reloaded: ${JSON.stringify(r['versions'])}`);
+      const restart = (r['needsRestart'] as string[] | undefined) ?? [];
+      const workers = (r['workers'] as Array<{ worker: number; versions: unknown }> | undefined) ?? [];
+      return out(
+        [
+          `reloaded: ${JSON.stringify(r['versions'])}`,
+          ...(workers.length > 1 ? workers.map((w) => `  worker ${w.worker}: ${JSON.stringify(w.versions)}`) : []),
+          ...(restart.length > 0 ? [`needs restart (read, not applied): ${restart.join(', ')}`] : []),
+        ].join('\n'),
+      );
     }
     case 'credits grant': {
       const micro = need(values['micro-usd'], '--micro-usd');

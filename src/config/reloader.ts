@@ -11,9 +11,14 @@ import { join } from 'node:path';
 import { loadConfig } from './load.js';
 import { compileRuntime, type CompileOptions, type Runtime } from './compile.js';
 import { ConfigError } from './documents.js';
+import { startOnlyChanges } from './start-only.js';
 import type { Logger } from '../log.js';
 
-export type ReloadResult = { ok: true; versions: Runtime['versions'] } | { ok: false; problems: string[] };
+/**
+ * `needsRestart`: start-only settings (src/config/start-only.ts) this reload read but could not apply; the
+ * rest of the reload was applied.
+ */
+export type ReloadResult = { ok: true; versions: Runtime['versions']; needsRestart: string[] } | { ok: false; problems: string[] };
 
 /** The last reload tried, whatever started it: what /metrics and the admin API report. */
 export interface ReloadRecord {
@@ -25,6 +30,8 @@ export interface ReloadRecord {
 
 export class RuntimeHolder {
   #current: Runtime;
+  /** The gateway settings the process started with: what start-only settings are still in force. */
+  readonly #started: Runtime['gateway'];
   #watchers: FSWatcher[] = [];
   #debounce: NodeJS.Timeout | undefined;
   #reloading: Promise<ReloadResult> | undefined;
@@ -39,6 +46,7 @@ export class RuntimeHolder {
     private readonly log: Logger,
   ) {
     this.#current = runtime;
+    this.#started = runtime.gateway;
   }
 
   /** Loads and compiles the first runtime; throws ConfigError when the configuration is invalid. */
@@ -98,7 +106,9 @@ export class RuntimeHolder {
     }
     const previous = this.#current;
     this.#current = next;
+    const needsRestart = startOnlyChanges(this.#started, next.gateway);
     this.log.info('config.reload.applied', { reason, versions: next.versions });
+    if (needsRestart.length > 0) this.log.warn('config.reload.needs_restart', { reason, settings: needsRestart });
     for (const listener of this.#listeners) {
       try {
         listener(next);
@@ -107,7 +117,7 @@ export class RuntimeHolder {
       }
     }
     void previous.close();
-    return { ok: true, versions: next.versions };
+    return { ok: true, versions: next.versions, needsRestart };
   }
 
   /** Watches the configuration folders; editors write in bursts, so changes are debounced. */
