@@ -108,7 +108,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const env = opts.env ?? process.env;
   const first = loadConfig(opts.root, env);
   const cfg = first.gateway.data;
-  const usesDemo = Object.values(cfg.routes).some((r) => 'demo' in r.origin);
+  const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
   const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
   const store = await createStore(

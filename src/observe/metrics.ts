@@ -149,6 +149,40 @@ export function observeReload(worker: number, ok: boolean, atMs: number): void {
   configMetrics.lastReloadTime.set({ worker: String(worker) }, Math.floor(atMs / 1000));
 }
 
+/** A route's origins: which answered, which are up, failovers, ejections and fallbacks (src/upstream/targets.ts). */
+export const upstreamMetrics = {
+  answers: new Counter({
+    name: 'portcullis_upstream_answers_total',
+    help: 'Upstream answers read, by route and the origin that answered.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  originUp: new Gauge({
+    name: 'portcullis_upstream_origin_up',
+    help: '1 when an origin takes calls, 0 while it is ejected or fails its active health check.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  failovers: new Counter({
+    name: 'portcullis_upstream_failovers_total',
+    help: 'Calls moved to the next origin of the route, by route and the origin that failed.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  ejections: new Counter({
+    name: 'portcullis_upstream_ejections_total',
+    help: 'Origins ejected after consecutive failures, by route and origin.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  fallbacks: new Counter({
+    name: 'portcullis_upstream_fallbacks_total',
+    help: 'Calls answered by a fallback model after every origin of their route failed, by model and fallback.',
+    labelNames: ['model', 'fallback'] as const,
+    registers: [registry],
+  }),
+};
+
 /** Times a store PING into the histogram (errors counted); true when the store answered. */
 export async function pingStore(ping: () => Promise<void>): Promise<boolean> {
   const end = metrics.storeSeconds.startTimer();
