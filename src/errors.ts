@@ -71,6 +71,7 @@ export const ERRORS = {
 
   // Operator plane
   'admin-unauthorized': { status: 401, message: 'the operator token is missing or wrong' },
+  'admin-forbidden': { status: 403, message: 'the operator token\'s scope does not allow this' },
   'principal-not-found': { status: 404, message: 'no such principal' },
   'principal-exists': { status: 409, message: 'a principal with this id exists' },
   'token-not-found': { status: 404, message: 'no such token' },

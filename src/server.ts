@@ -26,6 +26,7 @@ import { wireCapabilities } from './app/wire.js';
 import { Sessions } from './sessions/sessions.js';
 import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
+import { operatorsFrom } from './app/operators.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
@@ -141,6 +142,8 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
   holder.onReload((_result, record) => observeReload(workerIndex(), record.ok, record.at));
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
+  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set.
+  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
@@ -182,7 +185,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
-  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);
+  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;

@@ -5,7 +5,9 @@
  */
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { operatorOnly, type Operator } from './operators.js';
+import { configDump } from './config-dump.js';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
@@ -16,15 +18,13 @@ import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
 import { approveScope, createPrincipal, grantRung, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 
-function operatorOnly(adminToken: string) {
-  // Compare digests, not strings: equal length for timingSafeEqual, and no early exit on the first byte.
-  const expected = createHash('sha256').update(adminToken).digest();
-  return async function operatorOnly(ctx: Context, next: Next): Promise<void> {
-    const match = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'));
-    const given = createHash('sha256').update(match?.[1] ?? '').digest();
-    if (!match || !timingSafeEqual(given, expected)) throw new GatewayError('admin-unauthorized');
-    await next();
-  };
+/** `limit` (1..500, default 100) and `cursor` of a paged listing, from the query. */
+function page(ctx: Context): { limit: number; cursor: string | null } {
+  const raw = ctx.query['limit'];
+  const limit = raw === undefined ? 100 : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new GatewayError('invalid-request', 'limit must be a whole number from 1 to 500', { param: 'limit' });
+  const cursor = typeof ctx.query['cursor'] === 'string' && ctx.query['cursor'] !== '' ? ctx.query['cursor'] : null;
+  return { limit, cursor };
 }
 
 const str = (v: unknown, field: string): string => {
@@ -32,7 +32,7 @@ const str = (v: unknown, field: string): string => {
   return v;
 };
 
-export function createAdminApp(deps: Deps, adminToken: string): Koa {
+export function createAdminApp(deps: Deps, adminToken: string, operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }]): Koa {
   const { store, holder } = deps;
   const app = new Koa();
   const router = new Router({ prefix: '/admin' });
@@ -45,6 +45,14 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
     if (b['username'] !== undefined) opts.username = str(b['username'], 'username');
     ctx.status = 201;
     ctx.body = await createPrincipal(store, holder.current, opts);
+  });
+  // Paged: `?limit=` (1..500) and `?cursor=` (the `next` of the page before); `next` is null on the last page.
+  router.get('/principals', async (ctx) => {
+    const { limit, cursor } = page(ctx);
+    const { ids, next } = await store.listPrincipals(cursor, limit);
+    const records = await Promise.all(ids.map((id) => store.getPrincipal(id)));
+    const data = records.filter((p) => p !== null).map((p) => ({ id: p.id, username: p.username, rung: p.rung?.id ?? null, createdAt: p.createdAt }));
+    ctx.body = { data, next };
   });
   router.get('/principals/:id', async (ctx) => {
     ctx.body = await requirePrincipal(store, ctx.params['id']!);
@@ -68,8 +76,13 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   });
   router.get('/principals/:id/tokens', async (ctx) => {
     await requirePrincipal(store, ctx.params['id']!);
-    const tokens = await store.listTokens(ctx.params['id']!);
-    ctx.body = { data: tokens.map((t) => ({ id: t.id, label: t.label, format: t.format, createdAt: t.createdAt, revokedAt: t.revokedAt })) };
+    const { limit, cursor } = page(ctx);
+    // In creation order; the cursor is the position after the last one handed out.
+    const from = cursor === null ? 0 : Number.parseInt(cursor, 10);
+    if (!Number.isInteger(from) || from < 0) throw new GatewayError('invalid-request', 'cursor is not one this listing gave', { param: 'cursor' });
+    const tokens = (await store.listTokens(ctx.params['id']!)).slice(from, from + limit + 1);
+    const data = tokens.slice(0, limit).map((t) => ({ id: t.id, label: t.label, format: t.format, createdAt: t.createdAt, revokedAt: t.revokedAt }));
+    ctx.body = { data, next: tokens.length > limit ? String(from + limit) : null };
   });
   router.post('/tokens/revoke-legacy', async (ctx) => {
     ctx.body = { revoked: await store.revokeLegacyTokens(new Date().toISOString()) };
@@ -101,12 +114,16 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
     const needsRestart = [...new Set(workers.flatMap((w) => (w.ok ? w.needsRestart : [])))].sort();
     ctx.body = { ok: true, versions: holder.current.versions, needsRestart, workers };
   });
+  // The configuration served, every document as loaded, secrets masked (src/app/config-dump.ts).
+  router.get('/config', (ctx) => {
+    ctx.body = configDump(holder.current);
+  });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };
   });
 
   app.use(singleExit(deps.log));
-  app.use(operatorOnly(adminToken));
+  app.use(operatorOnly(operators, deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,6 +1,6 @@
 /**
- * The secrets a configuration refers to, by name: every `apiKeyEnv` in config/gateway.yaml (route origins)
- * and rules/guardrails.yaml (external classifiers), wherever it sits, with the JSON path that names it.
+ * The secrets a configuration refers to, by name: every `apiKeyEnv` and `tokenEnv` in config/gateway.yaml
+ * (route origins, operator tokens) and rules/guardrails.yaml (external classifiers), wherever it sits, with the JSON path that names it.
  * `portcullis check` validates a configuration offline, on a machine that holds none of the production
  * secrets: it needs each secret to be referenced (a name in the right place), not set, so it lists them and
  * compiles with a stand-in value for the ones this machine does not have.
@@ -23,7 +23,7 @@ export function referencedSecrets(bundle: ConfigBundle): SecretReference[] {
     if (Array.isArray(value)) value.forEach((v, i) => walk(v, file, `${path}/${i}`));
     else if (typeof value === 'object' && value !== null) {
       for (const [key, v] of Object.entries(value)) {
-        if (key === 'apiKeyEnv' && typeof v === 'string') found.push({ name: v, where: `${file}: ${path}/${key}` });
+        if ((key === 'apiKeyEnv' || key === 'tokenEnv') && typeof v === 'string') found.push({ name: v, where: `${file}: ${path}/${key}` });
         else walk(v, file, `${path}/${key}`);
       }
     }

@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { GatewayDoc } from './types.js';
 
 /** Top-level keys of config/gateway.yaml whose changes need a restart. */
-export const START_ONLY_KEYS = ['principalDomain', 'listeners', 'store', 'http', 'shutdown', 'receipts', 'demo'] as const;
+export const START_ONLY_KEYS = ['principalDomain', 'listeners', 'store', 'http', 'shutdown', 'receipts', 'demo', 'admin'] as const;
 
 /**
  * The settings under START_ONLY_KEYS that differ between what the process started with and what a reload

@@ -158,6 +158,8 @@ export interface GatewayDoc {
   /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
   wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
+  /** Named operator tokens with scopes (src/app/operators.ts), besides PORTCULLIS_ADMIN_TOKEN. */
+  admin?: { operators?: Array<{ name: string; tokenEnv: string; scope: 'read-only' | 'billing' | 'full' }> };
 }
 
 export interface WalletDoc {
