@@ -7,18 +7,23 @@
 // Both are committed, so `npm start` never needs opa; test/policy/bundle.test.ts fails when the
 // sources no longer match the manifest's hash (a stale bundle).
 //
+// `--root DIR` (or PORTCULLIS_ROOT) builds the policies/ of another root, the one a gateway serves from;
+// without either it builds this repository's.
+//
 // `--print-hash` prints the current sources' hash and exits (the bundle test uses it to prove this
 // script and src/policy/source-hash.ts compute the same hash).
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative, sep } from "node:path";
+import { join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { opaPath, requireTool } from "./tools.mjs";
 
-const root = fileURLToPath(new URL("..", import.meta.url));
+const repoRoot = fileURLToPath(new URL("..", import.meta.url));
+const rootFlag = process.argv.indexOf("--root");
+const root = rootFlag > 0 && process.argv[rootFlag + 1] ? resolve(process.argv[rootFlag + 1]) : resolve(process.env.PORTCULLIS_ROOT || repoRoot);
 const entrypoint = "admission/decision";
 const outDir = join(root, "policies", "build");
 

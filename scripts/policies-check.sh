@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The policy gate run by `npm test` before mocha: formatting, strict compile, the Rego tests with a
-# coverage floor, and Regal's lint. Uses only the pinned tools (scripts/tools.env); run
+# The policy gate run by `npm test` before mocha: formatting, strict compile, the Rego tests, every
+# deny rule reached by a test, a coverage floor, and Regal's lint. Uses only the pinned tools (scripts/tools.env); run
 # `npm run setup` first on a fresh machine.
 set -euo pipefail
 
@@ -48,7 +48,13 @@ if ! "$opa" test "${ignore[@]}" policies; then
 fi
 
 coverage_report=$(mktemp)
-trap 'rm -f "$coverage_report"' EXIT
+annotations=$(mktemp)
+trap 'rm -f "$coverage_report" "$annotations"' EXIT
+# Per rule first: every deny rule reached by at least one test (scripts/policies-rule-coverage.mjs), which
+# the overall floor below cannot see.
+"$opa" test "${ignore[@]}" --coverage policies >"$coverage_report"
+"$opa" inspect -a --format json policies >"$annotations"
+node scripts/policies-rule-coverage.mjs "$annotations" "$coverage_report"
 if ! "$opa" test "${ignore[@]}" --coverage --threshold "$threshold" policies >"$coverage_report"; then
   echo "policies-check: Rego coverage is under ${threshold}%; not covered:" >&2
   node -e '

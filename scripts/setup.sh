@@ -137,6 +137,9 @@ build_tlogcheck() { # version workdir
 ensure_apt redis-server redis-server
 ensure_apt redis-cli redis-tools
 ensure_apt chromium chromium fonts-dejavu-core
+# systemd-analyze: test/config/production.test.ts verifies the systemd unit docs/operators.md prints
+# (it needs no running systemd).
+ensure_apt systemd-analyze systemd
 # The Python clients of the client-compatibility suite, and schemathesis for the OpenAPI fuzz suite.
 ensure_venv clients python "the Python clients of the client suite"
 ensure_venv fuzz schemathesis "schemathesis (the OpenAPI fuzz suite)"

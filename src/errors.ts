@@ -70,6 +70,7 @@ export const ERRORS = {
 
   // Operator plane
   'admin-unauthorized': { status: 401, message: 'the operator token is missing or wrong' },
+  'admin-forbidden': { status: 403, message: 'the operator token\'s scope does not allow this' },
   'principal-not-found': { status: 404, message: 'no such principal' },
   'principal-exists': { status: 409, message: 'a principal with this id exists' },
   'token-not-found': { status: 404, message: 'no such token' },
@@ -172,11 +173,18 @@ export const ERRORS = {
 export type ErrorCode = keyof typeof ERRORS;
 
 /**
+ * A denial code the admission policy defines and this table does not list (a rule added in Rego only). It
+ * leaves with the status and message the policy's rule gives it; the brand keeps it from being mistaken
+ * for a table code where the table's status or message would be read.
+ */
+export type PolicyCode = string & { readonly policyDefined: unique symbol };
+
+/**
  * The one error type that stages throw. `message` overrides the table's default with a more specific one;
  * `param` names the request field at fault, the way OpenAI's clients read it (`messages[2].content`).
  */
 export class GatewayError extends Error {
-  readonly code: ErrorCode;
+  readonly code: ErrorCode | PolicyCode;
   readonly status: number;
   readonly param: string | null;
   constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; param?: string }) {
@@ -206,12 +214,26 @@ export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(ERRORS, code);
 }
 
-/** A denial code from the policy becomes a GatewayError; a code the table lacks is our bug, not the caller's. */
-export function fromDenial(code: string, message: string): GatewayError {
-  return isErrorCode(code) ? new GatewayError(code, message) : new GatewayError('internal-error');
+/**
+ * A denial from the policy becomes a GatewayError. Codes, statuses and messages are the policy's data (each
+ * deny rule's METADATA): a code the table knows keeps the table's status (test/policy/denial-codes.test.ts
+ * holds the two in step); a code it does not know — a rule added in Rego only — leaves with the rule's own
+ * status when that is a 4xx refusal, else 403, and the rule's message. Never a 500: refusing is the policy
+ * working.
+ */
+export function fromDenial(code: string, message: string, status?: number): GatewayError {
+  if (isErrorCode(code)) return new GatewayError(code, message);
+  const refusal = Number.isInteger(status) && status! >= 400 && status! < 500 ? status! : 403;
+  return Object.assign(new GatewayError('internal-error', message), { code: code as PolicyCode, status: refusal });
 }
 
-/** The wire format, the only one: `{error:{code,message}}`, plus OpenAI's `type` and `param`. */
-export function toWire(err: GatewayError): { error: { code: string; message: string; type: string; param: string | null } } {
-  return { error: { code: err.code, message: err.message, type: errorType(err.status), param: err.param } };
+/**
+ * The wire format, the only one: `{error:{code,message}}`, plus OpenAI's `type` and `param`, and the
+ * `receiptId` of a call refused or failed after it left a receipt (admission step 3 or later).
+ */
+export function toWire(
+  err: GatewayError,
+  receiptId?: string,
+): { error: { code: string; message: string; type: string; param: string | null; receiptId?: string } } {
+  return { error: { code: err.code, message: err.message, type: errorType(err.status), param: err.param, ...(receiptId ? { receiptId } : {}) } };
 }

@@ -59,6 +59,8 @@ try {
   lines.push('', `  export ${exports.join(' ')}`);
   process.stdout.write(`${lines.join('\n')}\n`);
   process.on('SIGHUP', () => void gw.holder.reload('SIGHUP'));
+  // Under PORTCULLIS_WORKERS: reloads asked by the supervisor for an admin reload, and metrics scrapes.
+  (await import('./worker-link.js')).answerSupervisor((reason) => gw.holder.reload(reason));
   // SIGTERM or SIGINT: a graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the
   // store closes last). A second signal stops at once, except in a worker: there a Ctrl-C arrives twice (from
   // the terminal and from the supervisor), and the supervisor kills a worker that overstays its grace.

@@ -28,6 +28,7 @@ import { loadDataKeyring } from './data-key/load.js';
 import { Sessions } from './sessions/sessions.js';
 import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
+import { operatorsFrom } from './app/operators.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
 import type { Logger } from './log.js';
@@ -35,7 +36,8 @@ import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
-import { metrics, pingStore } from './observe/metrics.js';
+import { metrics, observeReload, observeVersions, pingStore } from './observe/metrics.js';
+import { workerIndex } from './worker-link.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -116,7 +118,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const env = opts.env ?? process.env;
   const first = loadConfig(opts.root, env);
   const cfg = first.gateway.data;
-  const usesDemo = Object.values(cfg.routes).some((r) => 'demo' in r.origin);
+  const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
   const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
   const store = await createStore(
@@ -152,7 +154,13 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
+  // What /metrics says of the configuration: the versions served, and each reload's result and time.
+  observeVersions(workerIndex(), holder.current.versions);
+  holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
+  holder.onReload((_result, record) => observeReload(workerIndex(), record.ok, record.at));
   const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
+  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set.
+  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
@@ -194,7 +202,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
-  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken }), [failedAuth]);
+  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;

@@ -3,7 +3,10 @@
  * listener's port through node:cluster; the default, 1, is the single process it always was. The primary
  * process serves nothing itself: it forks the workers (each one runs main.ts as usual), passes them one
  * operator token, forwards SIGHUP (reload) and SIGINT/SIGTERM (graceful stop) to them, replaces a worker
- * that dies while serving, and exits once they have all stopped.
+ * that dies while serving, and exits once they have all stopped. It also answers for all of them what one
+ * is asked (src/worker-link.ts): an admin reload is run in every worker and answered with each one's
+ * result, and a /metrics scrape is answered with every worker's series added up (prom-client's
+ * AggregatorRegistry, made for node:cluster).
  *
  * Why the memory store is refused with N > 1: each worker would hold its own store, so a token issued on one
  * would be unknown on the next and the money of one principal would be counted N times. Redis is shared.
@@ -19,6 +22,7 @@ import { loadConfig } from './config/load.js';
 import { ConfigError } from './config/documents.js';
 import { HOST_NAMES } from './config/types.js';
 import type { Logger } from './log.js';
+import { isLinkMessage, type LinkMessage, type WorkerReload } from './worker-messages.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -27,6 +31,8 @@ const STOP_GRACE_MS = 30_000;
 /** A worker that dies within this long of starting to serve is replaced after RESPAWN_DELAY_MS, not at once. */
 const STEADY_MS = 10_000;
 const RESPAWN_DELAY_MS = 1_000;
+/** How long the supervisor waits for every worker's reload result before answering with those it has. */
+const RELOAD_ANSWER_MS = 25_000;
 /** The exit code main.ts uses for a configuration error (EX_CONFIG). */
 const EX_CONFIG = 78;
 
@@ -84,6 +90,8 @@ class Supervisor {
   readonly #listening = new Map<number, number>();
   /** When each worker (by cluster id) had bound all its listeners. */
   readonly #servingSince = new Map<number, number>();
+  /** Workers (by cluster id) that answer the supervisor's requests (they said `ready`). */
+  readonly #answering = new Set<number>();
   #stopping = false;
   #exitCode = 0;
 
@@ -106,6 +114,9 @@ class Supervisor {
       this.#listening.set(worker.id, bound);
       if (bound === HOST_NAMES.length) this.#servingSince.set(worker.id, Date.now());
     });
+    cluster.on('message', (worker, message: unknown) => {
+      if (isLinkMessage(message)) this.#answer(worker, message);
+    });
     process.on('SIGHUP', () => this.#broadcast('SIGHUP'));
     process.once('SIGINT', () => this.#stop('SIGINT'));
     process.once('SIGTERM', () => this.#stop('SIGTERM'));
@@ -121,6 +132,55 @@ class Supervisor {
     (worker as Worker & { portcullisIndex?: number }).portcullisIndex = index;
   }
 
+  /** A worker asks on behalf of all: a reload of every worker, or the metrics of every worker. */
+  #answer(from: Worker, message: LinkMessage): void {
+    const reply = (m: LinkMessage) => from.isConnected() && from.send(m);
+    if (message.portcullis === 'ready') {
+      this.#answering.add(from.id);
+      this.#log.info('gateway.worker_ready', { worker: (from as Worker & { portcullisIndex?: number }).portcullisIndex ?? 0 });
+    } else if (message.portcullis === 'reload-all') {
+      void this.#reloadAll(message.reason).then((workers) => reply({ portcullis: 'reload-all-done', id: message.id, workers }));
+    } else if (message.portcullis === 'metrics') {
+      void this.#metrics().then(
+        (text) => reply({ portcullis: 'metrics-done', id: message.id, text }),
+        (err: Error) => reply({ portcullis: 'metrics-done', id: message.id, error: err.message }),
+      );
+    }
+  }
+
+  /** Asks every connected worker to reload and collects each one's result, ordered by worker index. */
+  #reloadAll(reason: string): Promise<WorkerReload[]> {
+    const id = randomBytes(8).toString('hex');
+    const asked = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && w.isConnected() && this.#answering.has(w.id));
+    const results: WorkerReload[] = [];
+    return new Promise((resolve) => {
+      const finish = () => {
+        cluster.off('message', collect);
+        clearTimeout(timer);
+        this.#log.info('config.reload.workers', { reason, results: results.map((r) => ({ worker: r.worker, ok: r.ok })) });
+        resolve(results.sort((a, b) => a.worker - b.worker));
+      };
+      const collect = (_worker: Worker, m: unknown) => {
+        if (!isLinkMessage(m) || m.portcullis !== 'reloaded' || m.id !== id) return;
+        results.push(m.result);
+        if (results.length === asked.length) finish();
+      };
+      // A worker that dies meanwhile never answers: answer with the others rather than hang the operator.
+      const timer = setTimeout(finish, RELOAD_ANSWER_MS);
+      cluster.on('message', collect);
+      for (const w of asked) w.send({ portcullis: 'reload', id, reason } satisfies LinkMessage);
+      if (asked.length === 0) finish();
+    });
+  }
+
+  #aggregator: Promise<{ clusterMetrics(): Promise<string> }> | undefined;
+
+  /** Every worker's metrics added up. prom-client is loaded on the first scrape only, to keep this process small. */
+  async #metrics(): Promise<string> {
+    this.#aggregator ??= import('prom-client').then(({ AggregatorRegistry }) => new AggregatorRegistry());
+    return (await this.#aggregator).clusterMetrics();
+  }
+
   #broadcast(signal: NodeJS.Signals): void {
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
   }
@@ -131,6 +191,7 @@ class Supervisor {
     const servedMs = Date.now() - (this.#servingSince.get(worker.id) ?? Date.now());
     this.#listening.delete(worker.id);
     this.#servingSince.delete(worker.id);
+    this.#answering.delete(worker.id);
     if (this.#stopping) {
       if (code !== 0 && code !== null) this.#exitCode = 1;
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);

@@ -31,16 +31,19 @@ decision := {
 }
 
 # Denials in answer order. The rank is only a sort key and stays out of the result.
-denials := [{"code": code, "message": message, "step": step} |
-	some [step, _, code, message] in sort([[d.step, d.rank, d.code, d.message] | some d in deny])
+denials := [{"code": code, "message": message, "step": step, "status": status} |
+	some [step, _, code, message, status] in sort([[d.step, d.rank, d.code, d.message, d.status] | some d in deny])
 ]
 
-# Builds a denial from the deny rule's own METADATA, so the code, step and rank
-# a reviewer reads above a rule are exactly what the rule returns.
+# Builds a denial from the deny rule's own METADATA, so the code, step, rank and
+# HTTP status a reviewer reads above a rule are exactly what the rule returns.
+# The gateway answers with this status and message (403 when the rule names no
+# status), so a new code needs no change outside the policy.
 denial(annotation, message) := {
 	"code": annotation.custom.code,
 	"step": annotation.custom.step,
 	"rank": annotation.custom.rank,
+	"status": object.get(annotation.custom, "status", 403),
 	"message": message,
 }
 
@@ -181,6 +184,7 @@ guardrails[action] := sort({id | some id in input.findings; data.rules.guardrail
 # description: Every call needs a signed-in principal (a valid PAT or session).
 # custom:
 #   code: unauthenticated
+#   status: 401
 #   step: 1
 #   rank: 1
 deny contains denial(rego.metadata.rule(), "sign in, or send a valid personal access token") if {
@@ -196,6 +200,7 @@ deny contains denial(rego.metadata.rule(), "sign in, or send a valid personal ac
 # description: The catalog is authoritative for which models exist.
 # custom:
 #   code: model-not-found
+#   status: 404
 #   step: 2
 #   rank: 1
 deny contains denial(rego.metadata.rule(), message) if {
@@ -210,6 +215,7 @@ deny contains denial(rego.metadata.rule(), message) if {
 #   before any quota is spent.
 # custom:
 #   code: route-not-configured
+#   status: 503
 #   step: 2
 #   rank: 2
 deny contains denial(rego.metadata.rule(), message) if {

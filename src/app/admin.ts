@@ -5,10 +5,13 @@
  */
 import Koa, { type Context, type Next } from 'koa';
 import { Router } from '@koa/router';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { operatorOnly, type Operator } from './operators.js';
+import { configDump } from './config-dump.js';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
+import { reloadEveryWorker, supervised, workerIndex, type WorkerReload } from '../worker-link.js';
 import { readJson, readOptionalJson } from '../stages/read-body.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
@@ -17,15 +20,13 @@ import { mountDataKeyAdmin } from './admin-data-key.js';
 import { approveScope, createPrincipal, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 import { operatorGrant } from '../billing/verification.js';
 
-function operatorOnly(adminToken: string) {
-  // Compare digests, not strings: equal length for timingSafeEqual, and no early exit on the first byte.
-  const expected = createHash('sha256').update(adminToken).digest();
-  return async function operatorOnly(ctx: Context, next: Next): Promise<void> {
-    const match = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'));
-    const given = createHash('sha256').update(match?.[1] ?? '').digest();
-    if (!match || !timingSafeEqual(given, expected)) throw new GatewayError('admin-unauthorized');
-    await next();
-  };
+/** `limit` (1..500, default 100) and `cursor` of a paged listing, from the query. */
+function page(ctx: Context): { limit: number; cursor: string | null } {
+  const raw = ctx.query['limit'];
+  const limit = raw === undefined ? 100 : Number(raw);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new GatewayError('invalid-request', 'limit must be a whole number from 1 to 500', { param: 'limit' });
+  const cursor = typeof ctx.query['cursor'] === 'string' && ctx.query['cursor'] !== '' ? ctx.query['cursor'] : null;
+  return { limit, cursor };
 }
 
 const str = (v: unknown, field: string): string => {
@@ -33,7 +34,7 @@ const str = (v: unknown, field: string): string => {
   return v;
 };
 
-export function createAdminApp(deps: Deps, adminToken: string): Koa {
+export function createAdminApp(deps: Deps, adminToken: string, operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }]): Koa {
   const { store, holder } = deps;
   const app = new Koa();
   const router = new Router({ prefix: '/admin' });
@@ -46,6 +47,14 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
     if (b['username'] !== undefined) opts.username = str(b['username'], 'username');
     ctx.status = 201;
     ctx.body = await createPrincipal(store, holder.current, opts);
+  });
+  // Paged: `?limit=` (1..500) and `?cursor=` (the `next` of the page before); `next` is null on the last page.
+  router.get('/principals', async (ctx) => {
+    const { limit, cursor } = page(ctx);
+    const { ids, next } = await store.listPrincipals(cursor, limit);
+    const records = await Promise.all(ids.map((id) => store.getPrincipal(id)));
+    const data = records.filter((p) => p !== null).map((p) => ({ id: p.id, username: p.username, rung: p.rung?.id ?? null, createdAt: p.createdAt }));
+    ctx.body = { data, next };
   });
   router.get('/principals/:id', async (ctx) => {
     ctx.body = await requirePrincipal(store, ctx.params['id']!);
@@ -69,8 +78,13 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   });
   router.get('/principals/:id/tokens', async (ctx) => {
     await requirePrincipal(store, ctx.params['id']!);
-    const tokens = await store.listTokens(ctx.params['id']!);
-    ctx.body = { data: tokens.map((t) => ({ id: t.id, label: t.label, format: t.format, createdAt: t.createdAt, revokedAt: t.revokedAt })) };
+    const { limit, cursor } = page(ctx);
+    // In creation order; the cursor is the position after the last one handed out.
+    const from = cursor === null ? 0 : Number.parseInt(cursor, 10);
+    if (!Number.isInteger(from) || from < 0) throw new GatewayError('invalid-request', 'cursor is not one this listing gave', { param: 'cursor' });
+    const tokens = (await store.listTokens(ctx.params['id']!)).slice(from, from + limit + 1);
+    const data = tokens.slice(0, limit).map((t) => ({ id: t.id, label: t.label, format: t.format, createdAt: t.createdAt, revokedAt: t.revokedAt }));
+    ctx.body = { data, next: tokens.length > limit ? String(from + limit) : null };
   });
   router.post('/tokens/revoke-legacy', async (ctx) => {
     ctx.body = { revoked: await store.revokeLegacyTokens(new Date().toISOString()) };
@@ -88,17 +102,31 @@ export function createAdminApp(deps: Deps, adminToken: string): Koa {
   mountReviewsAdmin(router, deps);
   mountApplicationsAdmin(router, deps);
   mountDataKeyAdmin(router, deps);
+  // Every worker reloads (under PORTCULLIS_WORKERS the supervisor asks each one) and the answer names each
+  // worker's result, so an operator sees that all of them serve the same versions.
   router.post('/reload', async (ctx) => {
-    const result = await holder.reload('admin api');
-    if (!result.ok) throw new GatewayError('config-invalid', result.problems.join('; '));
-    ctx.body = result;
+    const workers: WorkerReload[] = supervised()
+      ? await reloadEveryWorker('admin api')
+      : [{ worker: workerIndex(), pid: process.pid, ...(await holder.reload('admin api')) }];
+    const refused = workers.filter((w) => !w.ok);
+    if (refused.length > 0) {
+      const problems = [...new Set(refused.flatMap((w) => (w.ok ? [] : w.problems)))];
+      throw new GatewayError('config-invalid', problems.join('; '));
+    }
+    // Start-only settings changed on disk are not in effect until a restart: say so rather than "applied".
+    const needsRestart = [...new Set(workers.flatMap((w) => (w.ok ? w.needsRestart : [])))].sort();
+    ctx.body = { ok: true, versions: holder.current.versions, needsRestart, workers };
+  });
+  // The configuration served, every document as loaded, secrets masked (src/app/config-dump.ts).
+  router.get('/config', (ctx) => {
+    ctx.body = configDump(holder.current);
   });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };
   });
 
   app.use(singleExit(deps.log));
-  app.use(operatorOnly(adminToken));
+  app.use(operatorOnly(operators, deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

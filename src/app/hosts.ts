@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { Server } from 'node:http';
 import type { HostName } from '../config/types.js';
 import type { Deps } from './deps.js';
+import type { Operator } from './operators.js';
 import { createApiApp } from './api.js';
 import { createAuthApp } from './auth.js';
 import { createConsoleApp } from './console.js';
@@ -16,7 +17,7 @@ import { createAdminApp } from './admin.js';
 export interface HostSpec {
   /** What `npm start` prints beside the listener's address. */
   title: string;
-  create(deps: Deps, secrets: { adminToken: string }): Koa;
+  create(deps: Deps, secrets: { adminToken: string; operators: Operator[] }): Koa;
   /** Server settings a host needs beyond Node's defaults. */
   tune?(server: Server): void;
 }
@@ -40,5 +41,5 @@ export const HOSTS: Record<HostName, HostSpec> = {
     },
   },
   graph: { title: 'graph MCP', create: (deps) => createGraphApp(deps) },
-  admin: { title: 'admin API', create: (deps, { adminToken }) => createAdminApp(deps, adminToken) },
+  admin: { title: 'admin API', create: (deps, { adminToken, operators }) => createAdminApp(deps, adminToken, operators) },
 };

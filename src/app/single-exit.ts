@@ -31,7 +31,11 @@ export function singleExit(log: Logger) {
       }
       ctx.status = e.status;
       ctx.type = 'application/json';
-      ctx.body = toWire(e);
+      // A call that left a receipt (refused at step 3 or later, or failed) names it, so the caller can
+      // quote it and an operator can find it (`portcullis admin receipts`).
+      const receiptId = (ctx.state as { call?: { receiptId?: string } }).call?.receiptId;
+      if (receiptId) ctx.set('x-receipt-id', receiptId);
+      ctx.body = toWire(e, receiptId);
     }
   };
 }

@@ -8,6 +8,7 @@ import { newDataKey } from '../data-key/keyring.js';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.js';
+import { referencedSecrets, withStandIns } from '../config/secrets-referenced.js';
 import { compileRuntime } from '../config/compile.js';
 import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
@@ -55,11 +56,21 @@ function grantLine(r: Record<string, unknown>): string {
   return `${verb}: ${what} to ${g.principalId}, operation ${g.operationId}; available ${ai.availableMicroUSD} micro-USD`;
 }
 
+/**
+ * Validates a root offline, as start-up would, without its live secrets: each secret the configuration
+ * names must be referenced where it belongs, not set on this machine (src/config/secrets-referenced.ts).
+ */
 async function check(root: string): Promise<number> {
   try {
-    const runtime = await compileRuntime(loadConfig(root), { demoBaseUrl: 'http://127.0.0.1:9/v1' });
+    const bundle = loadConfig(root);
+    const secrets = referencedSecrets(bundle);
+    const env = withStandIns(process.env, secrets);
+    const runtime = await compileRuntime(loadConfig(root, env), { demoBaseUrl: 'http://127.0.0.1:9/v1', env, probe: false });
     await runtime.close();
-    process.stdout.write(`configuration is valid: ${JSON.stringify(runtime.versions)}\n`);
+    const lines = [`configuration is valid: ${JSON.stringify(runtime.versions)}`];
+    if (secrets.length > 0) lines.push('secrets it references (their values are not needed to check):');
+    for (const s of secrets) lines.push(`  ${s.name}  (${s.where}; ${process.env[s.name] ? 'set here' : 'not set here'})`);
+    process.stdout.write(`${lines.join('\n')}\n`);
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -169,7 +180,15 @@ async function admin(args: string[]): Promise<void> {
     }
     case 'reload': {
       const r = await call('POST', '/reload');
-      return out(`reloaded: ${JSON.stringify(r['versions'])}`);
+      const restart = (r['needsRestart'] as string[] | undefined) ?? [];
+      const workers = (r['workers'] as Array<{ worker: number; versions: unknown }> | undefined) ?? [];
+      return out(
+        [
+          `reloaded: ${JSON.stringify(r['versions'])}`,
+          ...(workers.length > 1 ? workers.map((w) => `  worker ${w.worker}: ${JSON.stringify(w.versions)}`) : []),
+          ...(restart.length > 0 ? [`needs restart (read, not applied): ${restart.join(', ')}`] : []),
+        ].join('\n'),
+      );
     }
     case 'credits grant': {
       const micro = need(values['micro-usd'], '--micro-usd');

@@ -7,7 +7,9 @@
 import { Pool } from 'undici';
 import { ConfigError } from './documents.js';
 import type { ConfigBundle } from './load.js';
-import type { BillingDoc, CatalogModel, ModelLimits, Rung, RungsDoc, Team, TeamBar } from './types.js';
+import type { BillingDoc, CatalogModel, ModelLimits, RouteConfig, Rung, RungsDoc, Team, TeamBar, WeightedOrigin } from './types.js';
+import { DEFAULT_EJECTION, RouteUpstream } from '../upstream/targets.js';
+import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
 import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
@@ -49,7 +51,12 @@ export interface ModelRuntime {
   available: boolean;
   /** The id sent upstream and expected back under the strict echo rule. */
   upstreamModel: string;
+  /** The route's first origin (what the single-origin form has); null when the route is not configured. */
   origin: Origin | null;
+  /** Every origin of the route, balanced and failed over (src/upstream/targets.ts); null when not configured. */
+  upstream: RouteUpstream | null;
+  /** A catalog model on another route that answers when every origin of this one fails, or null. */
+  fallbackModel: string | null;
 }
 
 export interface Versions {
@@ -95,6 +102,8 @@ export interface CompileOptions {
   /** Base URL of the bundled demo upstream, for routes whose origin says `demo: true`. */
   demoBaseUrl?: string;
   env?: Record<string, string | undefined>;
+  /** Run the routes' active health checks (default true; `portcullis check` compiles without probing). */
+  probe?: boolean;
 }
 
 /** The policy's view of the configuration: small, flat, and everything Rego needs to decide. */
@@ -117,17 +126,18 @@ export function policyData(bundle: ConfigBundle, available: (m: CatalogModel) =>
   };
 }
 
-function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOptions, problems: string[]): Origin | null {
+type OneOrigin = NonNullable<RouteConfig['origin']> | WeightedOrigin;
+
+/** One origin of a route: its pool (with the route's timeouts), path and key; null with a problem when it cannot be built. */
+function compileOrigin(bundle: ConfigBundle, route: string, origin: OneOrigin, at: string, options: CompileOptions, problems: string[]): Origin | null {
   const cfg = bundle.gateway.data;
-  const origin = cfg.routes[route]?.origin;
-  if (!origin) return null;
   const file = bundle.gateway.file;
   let baseUrl: string;
   let authorization: string | null = null;
   let connections = 64;
   if ('demo' in origin) {
     if (!options.demoBaseUrl) {
-      problems.push(`${file}: /routes/${route}/origin uses the demo upstream, which is not running`);
+      problems.push(`${file}: ${at} uses the demo upstream, which is not running`);
       return null;
     }
     baseUrl = options.demoBaseUrl;
@@ -137,7 +147,7 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     if (origin.apiKeyEnv) {
       const key = (options.env ?? process.env)[origin.apiKeyEnv];
       if (!key) {
-        problems.push(`${file}: /routes/${route}/origin/apiKeyEnv names ${origin.apiKeyEnv}, which is not set in the environment`);
+        problems.push(`${file}: ${at}/apiKeyEnv names ${origin.apiKeyEnv}, which is not set in the environment`);
         return null;
       }
       authorization = `Bearer ${key}`;
@@ -147,9 +157,10 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
   try {
     url = new URL(baseUrl);
   } catch {
-    problems.push(`${file}: /routes/${route}/origin/baseUrl is not a URL`);
+    problems.push(`${file}: ${at}/baseUrl is not a URL`);
     return null;
   }
+  // The route's own timeouts, each defaulting to the gateway's.
   const t = cfg.timeouts;
   const configured = cfg.routes[route]?.coldStartMs;
   if (configured !== undefined && configured >= t.syncWaitMs) {
@@ -157,13 +168,14 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
     return null;
   }
   const coldStartMs = configured ?? Math.min(COLD_START_MS, Math.floor(t.syncWaitMs / 2));
+  const own = cfg.routes[route]?.timeouts ?? {};
   const maxAnswerBytes = cfg.limits.upstreamAnswerBytes ?? UPSTREAM_ANSWER_BYTES;
   const pool = new Pool(url.origin, {
     connections,
     pipelining: 1,
-    connect: { timeout: t.upstreamConnectMs },
-    headersTimeout: t.upstreamHeadersMs,
-    bodyTimeout: t.upstreamBodyMs,
+    connect: { timeout: own.connectMs ?? t.upstreamConnectMs },
+    headersTimeout: own.headersMs ?? t.upstreamHeadersMs,
+    bodyTimeout: own.bodyMs ?? t.upstreamBodyMs,
     keepAliveTimeout: 30_000,
     // An answer is read into memory: bound it, so a huge answer is cut off as it arrives.
     maxResponseSize: maxAnswerBytes,
@@ -180,17 +192,52 @@ function compileOrigin(bundle: ConfigBundle, route: string, options: CompileOpti
   };
 }
 
+/**
+ * A route's upstream: its one `origin`, or its several `origins` with weights, passive ejection and
+ * (when `healthCheck` is set) active checks. Null when the route has no origin or one could not be built.
+ */
+function compileRoute(bundle: ConfigBundle, route: string, options: CompileOptions, problems: string[]): RouteUpstream | null {
+  const r = bundle.gateway.data.routes[route];
+  if (!r) return null;
+  const list: Array<{ origin: OneOrigin; name: string; weight: number; at: string }> = r.origins
+    ? r.origins.map((o, i) => ({ origin: o, name: o.name ?? `origin-${i + 1}`, weight: o.weight ?? 1, at: `/routes/${route}/origins/${i}` }))
+    : r.origin
+      ? [{ origin: r.origin, name: 'origin-1', weight: 1, at: `/routes/${route}/origin` }]
+      : [];
+  if (list.length === 0) return null;
+  const built = list.map((o) => ({ ...o, compiled: compileOrigin(bundle, route, o.origin, o.at, options, problems) }));
+  if (built.some((o) => o.compiled === null)) {
+    for (const o of built) void o.compiled?.pool.close();
+    return null;
+  }
+  const names = new Set(list.map((o) => o.name));
+  if (names.size !== list.length) problems.push(`${bundle.gateway.file}: /routes/${route}/origins names an origin twice`);
+  // A lone origin that refuses connections is waited for within the cold-start budget; one of several is
+  // failed over at once instead (after its `jobs.upstreamRetries`), since the others can answer now.
+  const several = built.length > 1;
+  const upstream = new RouteUpstream(
+    route,
+    built.map((o) => ({ origin: several ? { ...o.compiled!, coldStartMs: 0 } : o.compiled!, name: o.name, weight: o.weight })),
+    { consecutiveFailures: r.ejection?.consecutiveFailures ?? DEFAULT_EJECTION.consecutiveFailures, ejectMs: r.ejection?.ejectMs ?? DEFAULT_EJECTION.ejectMs },
+  );
+  if (r.healthCheck && options.probe !== false) {
+    upstream.startHealthChecks({ path: r.healthCheck.path ?? '/models', intervalMs: r.healthCheck.intervalMs, timeoutMs: r.healthCheck.timeoutMs ?? 2_000 });
+  }
+  return upstream;
+}
+
 /** Compiles a whole runtime or throws (ConfigError for configuration problems). */
 export async function compileRuntime(bundle: ConfigBundle, options: CompileOptions = {}): Promise<Runtime> {
   const problems: string[] = [];
   const cfg = bundle.gateway.data;
-  const origins = new Map<string, Origin | null>();
-  for (const route of Object.keys(cfg.routes)) origins.set(route, compileOrigin(bundle, route, options, problems));
+  const upstreams = new Map<string, RouteUpstream | null>();
+  for (const route of Object.keys(cfg.routes)) upstreams.set(route, compileRoute(bundle, route, options, problems));
 
   const models = new Map<string, ModelRuntime>();
   for (const m of bundle.models.data.models) {
     const routed = cfg.routes[m.route]?.models[m.id];
-    const origin = routed ? (origins.get(m.route) ?? null) : null;
+    const upstream = routed ? (upstreams.get(m.route) ?? null) : null;
+    const origin = upstream?.primary ?? null;
     models.set(m.id, {
       id: m.id,
       team: m.team,
@@ -201,6 +248,8 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
       available: origin !== null,
       upstreamModel: routed?.upstreamModel ?? m.id,
       origin,
+      upstream,
+      fallbackModel: routed?.fallbackModel ?? null,
     });
   }
 
@@ -215,13 +264,20 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
     problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);
   }
   const closePools = () =>
-    Promise.all([...[...origins.values()].map((o) => o?.pool.close()), external?.close()]).then(() => undefined);
+    Promise.all([...[...upstreams.values()].map((u) => u?.close()), external?.close()]).then(() => undefined);
   if (problems.length > 0) {
     await closePools();
     throw new ConfigError(problems);
   }
 
-  const policy = await loadPolicyEngine();
+  // The bundle of the root being served, refused when its Rego changed since it was built (src/policy/bundle.ts).
+  const policyFiles = policyBundleFiles(bundle.root);
+  const stale = policyBundleProblem(policyFiles);
+  if (stale) {
+    await closePools();
+    throw new ConfigError([stale]);
+  }
+  const policy = await loadPolicyEngine(policyFiles.wasmPath);
   policy.setData(policyData(bundle, (m) => models.get(m.id)?.available ?? false));
 
   const rungs = bundle.rungs.data;

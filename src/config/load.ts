@@ -58,11 +58,13 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     const wallet = (doc['wallet'] ??= {}) as Record<string, Record<string, unknown>>;
     (wallet['smartAccount'] ??= {})['rpcUrl'] = env['PORTCULLIS_SMART_ACCOUNT_RPC_URL'];
   }
-  const routes = doc['routes'] as Record<string, { origin?: Record<string, unknown> }> | undefined;
+  const routes = doc['routes'] as Record<string, { origin?: Record<string, unknown>; origins?: Array<Record<string, unknown>> }> | undefined;
   for (const [name, route] of Object.entries(routes ?? {})) {
     const url = env[`PORTCULLIS_ROUTE_${name.toUpperCase().replace(/-/g, '_')}_URL`];
     if (!url) continue;
-    const previous = route.origin ?? {};
+    // The override is one origin: it replaces the single origin or the whole list (keeping the first's key).
+    const previous = route.origin ?? route.origins?.[0] ?? {};
+    delete route.origins;
     route.origin = { baseUrl: url, ...('apiKeyEnv' in previous ? { apiKeyEnv: previous['apiKeyEnv'] } : {}) };
   }
 }
@@ -98,7 +100,7 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
     if (!bands.has(bar.maxBand)) at(b.rungs.file, `/teams/${team}/maxBand`, `names unknown band "${bar.maxBand}"`);
   }
 
-  const catalog = new Map<string, { route: string }>();
+  const catalog = new Map<string, { route: string; team: string }>();
   b.models.data.models.forEach((m, i) => {
     if (catalog.has(m.id)) at(b.models.file, `/models/${i}/id`, `repeats model "${m.id}"`);
     catalog.set(m.id, m);
@@ -108,10 +110,18 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
   });
 
   for (const [route, r] of Object.entries(b.gateway.data.routes)) {
-    for (const id of Object.keys(r.models)) {
+    for (const [id, m] of Object.entries(r.models)) {
       const model = catalog.get(id);
       if (!model) at(b.gateway.file, `/routes/${route}/models/${id}`, 'is not in the catalog');
       else if (model.route !== route) at(b.gateway.file, `/routes/${route}/models/${id}`, `is on route "${model.route}" in the catalog`);
+      // A fallback answers when this route's origins fail: it must be a catalog model on another route.
+      if (m.fallbackModel !== undefined) {
+        const fallback = catalog.get(m.fallbackModel);
+        if (!fallback) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", which is not in the catalog`);
+        else if (fallback.route === route) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", which is on the same route`);
+        // Never a way around admission: the fallback serves the same team (the policy admitted the call for it).
+        else if (model && fallback.team !== model.team) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", a model of another team`);
+      }
     }
   }
   return problems;

@@ -84,11 +84,23 @@ export interface RungsDoc {
 
 export type OriginConfig = { demo: true } | { baseUrl: string; apiKeyEnv?: string; connections?: number };
 
+/** One of several origins of a route, with its share of the calls. */
+export type WeightedOrigin = { baseUrl: string; apiKeyEnv?: string; connections?: number; weight?: number; name?: string };
+
+/** A route: one `origin` (the single form) or several `origins`, and how the gateway balances them. */
 export interface RouteConfig {
-  origin: OriginConfig;
+  origin?: OriginConfig;
+  origins?: WeightedOrigin[];
   /** How long a call retries an origin that refuses connections (still starting); see compile.ts. */
   coldStartMs?: number;
-  models: Record<string, { upstreamModel?: string }>;
+  /** Active checks: a GET of `path` (relative to the base URL) every `intervalMs`; under 500 is healthy. */
+  healthCheck?: { path?: string; intervalMs: number; timeoutMs?: number };
+  /** Passive checks: an origin failing this many calls in a row is left out for `ejectMs`. */
+  ejection?: { consecutiveFailures?: number; ejectMs?: number };
+  /** This route's upstream timeouts, each overriding `timeouts.upstream*` of the gateway. */
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  /** `fallbackModel`: a catalog model on another route that answers when every origin of this one fails. */
+  models: Record<string, { upstreamModel?: string; fallbackModel?: string }>;
 }
 
 /** The hosts of the spec, each its own listener (docs/decisions.md: "a route answers only on its host"). */
@@ -148,6 +160,8 @@ export interface GatewayDoc {
   /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
   wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
+  /** Named operator tokens with scopes (src/app/operators.ts), besides PORTCULLIS_ADMIN_TOKEN. */
+  admin?: { operators?: Array<{ name: string; tokenEnv: string; scope: 'read-only' | 'billing' | 'full' }> };
 }
 
 export interface WalletDoc {

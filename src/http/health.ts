@@ -5,11 +5,13 @@
  * - `GET /healthz`: the process is alive and its event loop turns (always 200 while it answers at all).
  * - `GET /readyz`: this instance should be sent traffic: the runtime and its policy are loaded, the store
  *   answers a PING, and it is not draining. 503 `not-ready` names the checks that failed.
- * - `GET /metrics` (the admin listener only): the Prometheus text of src/metrics.
+ * - `GET /metrics` (the admin listener only): the Prometheus text of src/metrics, every worker's added up
+ *   under PORTCULLIS_WORKERS (src/worker-link.ts).
  */
 import type { Context, Next } from 'koa';
 import { ERRORS } from '../errors.js';
 import { registry } from '../observe/metrics.js';
+import { clusterMetrics, supervised } from '../worker-link.js';
 
 /** Each readiness check by name: true when it passes. */
 export type ReadinessProbe = () => Promise<Record<string, boolean>>;
@@ -38,7 +40,8 @@ export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean) {
     if (serveMetrics && ctx.path === '/metrics') {
       await probe(); // a store PING per scrape, so its round trip is in the series even without a balancer
       ctx.type = registry.contentType;
-      ctx.body = await registry.metrics();
+      // Under PORTCULLIS_WORKERS one scrape reaches one worker: the supervisor adds every worker's up.
+      ctx.body = supervised() ? await clusterMetrics() : await registry.metrics();
       return;
     }
     return next();

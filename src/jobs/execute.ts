@@ -4,7 +4,9 @@
  * the job's end in the same write — and hand back the finished chat.completion. A failure ends the call the one shared way (end-call.ts).
  */
 import { GatewayError } from '../errors.js';
-import { forwardChat, type UpstreamAnswer } from '../upstream/forward.js';
+import type { UpstreamAnswer } from '../upstream/forward.js';
+import { forwardRoute, mayFailOver } from '../upstream/route.js';
+import type { ModelRuntime } from '../config/compile.js';
 import { echoMatches } from '../upstream/echo.js';
 import type { Guardrails } from '../guard/index.js';
 import type { Call } from '../stages/call.js';
@@ -15,7 +17,7 @@ import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
 import type { JobEnding } from './engine.js';
 import type { Settlement } from '../metering/meter.js';
-import { metrics } from '../observe/metrics.js';
+import { metrics, upstreamMetrics } from '../observe/metrics.js';
 
 /** Every string of the answer the client reads is masked: content, refusal, and each tool call's id, name and arguments. */
 function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
@@ -69,8 +71,8 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
 
 async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
   try {
-    const model = call.model!;
-    const answer = await forwardChat(model.origin!, call.forward!, signal, retries);
+    // The route's origins in turn, then the fallback model's route if the route has one (src/upstream/route.ts).
+    const { answer, model } = await forwardWithFallback(call, signal, retries);
     call.answer = answer;
     if (!echoMatches(model.echo, model.upstreamModel, answer)) {
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
@@ -90,5 +92,27 @@ async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retr
     const why = signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-expired')) : err;
     await endUnanswered(deps.store, deps.meter, deps.log, call, why);
     throw why;
+  }
+}
+
+/**
+ * The call's model on its route; when every origin failed without running the call and the route names a
+ * fallback model for it, that model on its own route (its upstream id in the body, its echo rule on the
+ * answer). Records which origin answered, and the fallback, on the call for its receipt.
+ */
+async function forwardWithFallback(call: Call, signal: AbortSignal, retries: number): Promise<{ answer: UpstreamAnswer; model: ModelRuntime }> {
+  const model = call.model!;
+  try {
+    const { answer, target } = await forwardRoute(model.upstream!, call.forward!, signal, retries);
+    call.upstreamOrigin = `${model.route}/${target.name}`;
+    return { answer, model };
+  } catch (err) {
+    const fallback = model.fallbackModel ? call.runtime.models.get(model.fallbackModel) : undefined;
+    if (!fallback?.upstream || !mayFailOver(err) || signal.aborted) throw err;
+    const { answer, target } = await forwardRoute(fallback.upstream, { ...call.forward!, model: fallback.upstreamModel }, signal, retries);
+    upstreamMetrics.fallbacks.inc({ model: model.id, fallback: fallback.id });
+    call.upstreamOrigin = `${fallback.route}/${target.name}`;
+    call.fallbackModel = fallback.id;
+    return { answer, model: fallback };
   }
 }

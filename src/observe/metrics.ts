@@ -108,6 +108,86 @@ export const metrics = {
   }),
 };
 
+/**
+ * The configuration served, and reloads. Per worker (`worker`: its index under PORTCULLIS_WORKERS, 1 in a
+ * single process), so that the sum the supervisor serves keeps one series per worker: a worker left on an
+ * old version shows as its own `portcullis_config_info` line.
+ */
+const VERSION_LABELS = ['catalog', 'billing', 'rules', 'guardrails', 'firewall', 'compliance', 'config', 'policy'] as const;
+export const configMetrics = {
+  info: new Gauge({
+    name: 'portcullis_config_info',
+    help: 'Always 1: the versions of the configuration and policy this worker serves, as labels.',
+    labelNames: ['worker', ...VERSION_LABELS] as const,
+    registers: [registry],
+  }),
+  reloads: new Counter({
+    name: 'portcullis_config_reloads_total',
+    help: 'Reloads tried (file change, SIGHUP, admin API), by result: applied or refused.',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  }),
+  lastReloadSuccess: new Gauge({
+    name: 'portcullis_config_last_reload_success',
+    help: '1 when the last reload this worker tried was applied, 0 when it was refused (absent before any).',
+    labelNames: ['worker'] as const,
+    registers: [registry],
+  }),
+  lastReloadTime: new Gauge({
+    name: 'portcullis_config_last_reload_timestamp_seconds',
+    help: 'When the last reload this worker tried finished (Unix seconds).',
+    labelNames: ['worker'] as const,
+    registers: [registry],
+  }),
+};
+
+/** The versions this worker serves now (replacing the ones it served before). */
+export function observeVersions(worker: number, versions: Record<(typeof VERSION_LABELS)[number], string>): void {
+  configMetrics.info.reset();
+  configMetrics.info.set({ worker: String(worker), ...versions }, 1);
+}
+
+/** One reload tried, applied or refused. */
+export function observeReload(worker: number, ok: boolean, atMs: number): void {
+  configMetrics.reloads.inc({ result: ok ? 'applied' : 'refused' });
+  configMetrics.lastReloadSuccess.set({ worker: String(worker) }, ok ? 1 : 0);
+  configMetrics.lastReloadTime.set({ worker: String(worker) }, Math.floor(atMs / 1000));
+}
+
+/** A route's origins: which answered, which are up, failovers, ejections and fallbacks (src/upstream/targets.ts). */
+export const upstreamMetrics = {
+  answers: new Counter({
+    name: 'portcullis_upstream_answers_total',
+    help: 'Upstream answers read, by route and the origin that answered.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  originUp: new Gauge({
+    name: 'portcullis_upstream_origin_up',
+    help: '1 when an origin takes calls, 0 while it is ejected or fails its active health check.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  failovers: new Counter({
+    name: 'portcullis_upstream_failovers_total',
+    help: 'Calls moved to the next origin of the route, by route and the origin that failed.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  ejections: new Counter({
+    name: 'portcullis_upstream_ejections_total',
+    help: 'Origins ejected after consecutive failures, by route and origin.',
+    labelNames: ['route', 'origin'] as const,
+    registers: [registry],
+  }),
+  fallbacks: new Counter({
+    name: 'portcullis_upstream_fallbacks_total',
+    help: 'Calls answered by a fallback model after every origin of their route failed, by model and fallback.',
+    labelNames: ['model', 'fallback'] as const,
+    registers: [registry],
+  }),
+};
+
 /** Times a store PING into the histogram (errors counted); true when the store answered. */
 export async function pingStore(ping: () => Promise<void>): Promise<boolean> {
   const end = metrics.storeSeconds.startTimer();

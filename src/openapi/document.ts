@@ -42,7 +42,12 @@ const schemas: Record<string, Json> = {
       error: {
         type: 'object',
         required: ['code', 'message'],
-        properties: { code: { enum: Object.keys(ERRORS).sort() }, message: { type: 'string' } },
+        properties: {
+          // The table's codes, or a denial code an admission policy rule defines (docs/policy.md).
+          code: { anyOf: [{ enum: Object.keys(ERRORS).sort() }, { type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' }] },
+          message: { type: 'string' },
+          receiptId: { type: 'string', description: 'the receipt of a call refused or failed after admission step 3' },
+        },
       },
     },
   },

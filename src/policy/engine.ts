@@ -87,18 +87,11 @@ export interface PolicyInput {
   findings: string[];
 }
 
-export type DenialCode =
-  | 'unauthenticated'
-  | 'model-not-found'
-  | 'route-not-configured'
-  | 'verification-required'
-  | 'aup-consent-required'
-  | 'research-scope-required'
-  | 'task-not-offered'
-  | `${string}-rung-required`
-  | 'scope-not-approved'
-  | 'task-out-of-scope'
-  | 'guardrail-blocked';
+/**
+ * A deny rule's `custom.code`. The shipped policy's codes are in the error table (src/errors.ts); a policy
+ * author may add others in Rego alone, so the type is open.
+ */
+export type DenialCode = string;
 
 export interface Denial {
   code: DenialCode;
@@ -106,6 +99,8 @@ export interface Denial {
   message: string;
   /** Admission step: 1 principal, 2 model/route, 3 team requirements, 5 guardrails (4, quota, is the store's). */
   step: number;
+  /** The HTTP status the rule's METADATA names (`custom.status`, 403 when it names none). */
+  status: number;
 }
 
 export interface Decision {

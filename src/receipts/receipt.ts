@@ -49,7 +49,14 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
       versions: decisionVersions(v),
     },
     guardrails: d?.guardrails ?? { block: [], redact: [], flag: [] },
-    upstream: call.answer ? { model: call.model?.upstreamModel, echoedModel: call.answer.model } : null,
+    upstream: call.answer
+      ? {
+          model: call.fallbackModel ? call.runtime.models.get(call.fallbackModel)?.upstreamModel : call.model?.upstreamModel,
+          echoedModel: call.answer.model,
+          ...(call.upstreamOrigin ? { origin: call.upstreamOrigin } : {}),
+          ...(call.fallbackModel ? { fallbackModel: call.fallbackModel } : {}),
+        }
+      : null,
     ...(r ? { day: r.day } : {}),
     usage: s?.usage ?? null,
     billing: s?.billing ?? r?.billing ?? null,

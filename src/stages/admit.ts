@@ -68,7 +68,7 @@ async function refuseOrRefine(meter: Pick<Meter, 'record'>, call: Call, next: Ne
     const refined = first.step === 3 && refine ? await refine(call.identity!.principal, first.code, call.runtime) : null;
     const code = refined ?? first.code;
     if (first.step >= 3) await writeReceipt(meter, call, 'refused', { code });
-    throw refined ? new GatewayError(refined) : fromDenial(first.code, first.message);
+    throw refined ? new GatewayError(refined) : fromDenial(first.code, first.message, first.status);
   }
   if (decision.team === 'red' && refine) {
     const refined = await refine(call.identity!.principal, null, call.runtime);

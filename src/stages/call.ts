@@ -28,6 +28,9 @@ export interface Call {
   /** The request as it goes upstream: redacted, sampling parameters dropped, upstream model id. */
   forward?: Record<string, unknown>;
   answer?: UpstreamAnswer;
+  /** Which origin answered (`<route>/<origin name>`), and the fallback model when the route's origins all failed. */
+  upstreamOrigin?: string;
+  fallbackModel?: string;
   settlement?: Settlement;
   receiptId?: string;
   /** The scope named by the request (jobs API); null on the chat path, where the policy picks one. */

@@ -104,6 +104,14 @@ export class MemoryStore implements Store {
     return { token: copy(token), principal: copy(principal), legacyRevoked: this.#legacyRevokedAt !== null };
   }
 
+  async listPrincipals(cursor: string | null, limit: number): Promise<{ ids: string[]; next: string | null }> {
+    this.#open();
+    // In id order; the cursor is the last id handed out, so a principal created meanwhile is not skipped.
+    const all = [...this.#principals.keys()].sort().filter((id) => cursor === null || id > cursor);
+    const ids = all.slice(0, limit);
+    return { ids, next: all.length > limit ? ids[ids.length - 1]! : null };
+  }
+
   async listTokens(principalId: string): Promise<TokenRecord[]> {
     this.#open();
     const ids = this.#tokenIdsByPrincipal.get(principalId) ?? [];

@@ -695,6 +695,24 @@ export class RedisStore implements Store {
     return { token: decodeToken(doc, revokedAt), principal: decoded, legacyRevoked: legacyRevoked === 1 };
   }
 
+  async listPrincipals(cursor: string | null, limit: number): Promise<{ ids: string[]; next: string | null }> {
+    // SCAN over the principal hashes (`p:<id>`); the cursor is Redis's. On a cluster the identity keys share
+    // one hash tag, so they all live on the master of that slot: scan that node.
+    const prefix = this.#key('p', '');
+    const match = `${prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}*`;
+    return this.#call('listPrincipals', async (c) => {
+      const node = isCluster(c) ? await c.getNodeClientForKey(prefix) : c;
+      let at = cursor ?? '0';
+      const ids: string[] = [];
+      do {
+        const reply = await node.scan(at, { MATCH: match, COUNT: Math.max(limit, 10) });
+        at = String(reply.cursor);
+        for (const key of reply.keys) ids.push(String(key).slice(prefix.length));
+      } while (at !== '0' && ids.length < limit);
+      return { ids: ids.sort(), next: at === '0' ? null : at };
+    }, this.#bulkTimeoutMs);
+  }
+
   async listTokens(principalId: string): Promise<TokenRecord[]> {
     const keys = [this.#key('pt', principalId)];
     const reply = await this.#call('listTokens', (c) => c.pcListTokens(keys, [this.#idPrefix]));

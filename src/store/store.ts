@@ -90,6 +90,13 @@ export interface Store {
   createPrincipal(principal: PrincipalRecord): Promise<void>;
   getPrincipal(id: string): Promise<PrincipalRecord | null>;
   /**
+   * A page of principal ids, for the operator's listing: `cursor` is null for the first page, else the
+   * `next` of the page before; `next` is null after the last page. Pages hold about `limit` ids (the Redis
+   * store walks its keys with SCAN, whose batches are approximate); every principal that exists for the whole
+   * walk is listed exactly once.
+   */
+  listPrincipals(cursor: string | null, limit: number): Promise<{ ids: string[]; next: string | null }>;
+  /**
    * Sets the rung (and the AUP consent that came with it); returns the updated record or null if unknown.
    * `aup: null` means no consent came with this rung: the consent already recorded is kept, never erased.
    */

@@ -179,7 +179,8 @@ async function forwardTraced(origin: Origin, body: string | Buffer, signal: Abor
     statusCode = res.statusCode;
     if (statusCode < 200 || statusCode > 299) {
       await res.body.dump();
-      throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered ${statusCode}`);
+      // The status rides as the cause, so a route may fail over on the origin's own 502/503/504 (route.ts).
+      throw new GatewayError('upstream-error', `the upstream of route ${origin.route} answered ${statusCode}`, { cause: { upstreamStatus: statusCode } });
     }
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > origin.maxAnswerBytes) {

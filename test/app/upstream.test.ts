@@ -49,7 +49,7 @@ describe('forwarding to the upstream', () => {
     const [receipt] = (await allReceipts(w)).filter((r) => r['principalId'] === p.id);
     const r = await w.gw.admin('GET', `/receipts/${receipt!['id']}`);
     expect(r.body).to.deep.include({ outcome: 'failed', error: { code: 'upstream-model-mismatch' }, chargedMicroUSD: 0 });
-    expect(r.body.upstream).to.deep.equal({ model: 'shared-general-a', echoedModel: 'cheaper-model' });
+    expect(r.body.upstream).to.deep.equal({ model: 'shared-general-a', echoedModel: 'cheaper-model', origin: 'shared/origin-1' });
   });
 
   it('accepts a different but well-formed model id under the shape-and-content echo rule', async () => {

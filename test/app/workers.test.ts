@@ -11,11 +11,12 @@ import { once } from 'node:events';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { join } from 'node:path';
-import { configRoot, FREE_PORTS, REPO } from '../helpers/gateway.js';
+import { configRoot, editFile, FREE_PORTS, REPO } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 
 interface Run {
+  root: string;
   child: ChildProcess;
   out: () => string;
   err: () => string;
@@ -31,7 +32,7 @@ function start(env: Record<string, string>): Run {
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  return { child, out: () => out, err: () => err };
+  return { root, child, out: () => out, err: () => err };
 }
 
 async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void> {
@@ -91,6 +92,27 @@ function post(agent: Agent, url: string, token: string, body: unknown): Promise<
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
+}
+
+/** A GET on a connection of its own (no keep-alive), so that consecutive ones go to different workers. */
+function getFresh(url: string, token: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers: { authorization: `Bearer ${token}`, connection: 'close' } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** The sum of a Prometheus counter's samples whose labels include every `label="value"` given. */
+function sumOf(text: string, name: string, labels: string[]): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
 }
 
 describe('several worker processes (PORTCULLIS_WORKERS)', function () {
@@ -177,5 +199,56 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     const [code] = await once(run.child, 'exit');
     expect(code).to.equal(0);
     for (const pid of last) expect(() => process.kill(pid, 0), `worker ${pid} is gone`).to.throw();
+  });
+
+  it('reloads every worker on one admin reload, answering with each one\'s versions, and /metrics adds every worker up', async () => {
+    const run = start({
+      PORTCULLIS_WORKERS: '2',
+      REDIS_URL: redis.url,
+      PORTCULLIS_ADMIN_TOKEN: 'workers-operator-token',
+      PORTCULLIS_ROUTE_SHARED_URL: upstream.baseUrl,
+      PORTCULLIS_ROUTE_DEDICATED_URL: upstream.baseUrl,
+    });
+    runs.push(run);
+    const token = 'workers-operator-token';
+    await until('the banner', () => /admin API on \S+/.test(run.out()));
+    const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(run.out())!;
+    // Ready: serving, and answering the supervisor's reload and metrics requests.
+    await until('both workers ready', () => (run.err().match(/"event":"gateway.worker_ready"/g) ?? []).length === 2);
+    const workers = childrenOf(run.child.pid!);
+
+    // One admin reload, after an edit: it reaches both workers and says so, worker by worker.
+    editFile(run.root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, 'version: "2099.2.2"'));
+    const res = await fetch(`${adminUrl}/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+    const reload = (await res.json()) as { ok: boolean; workers: Array<{ worker: number; pid: number; ok: boolean; versions: { rules: string } }> };
+    expect(res.status, JSON.stringify(reload)).to.equal(200);
+    expect(reload.workers.map((w) => w.worker)).to.deep.equal([1, 2]);
+    expect(new Set(reload.workers.map((w) => w.pid)).size).to.equal(2);
+    for (const w of reload.workers) expect(workers, 'each answer comes from a worker process').to.include(w.pid);
+    for (const w of reload.workers) expect([w.ok, w.versions.rules]).to.deep.equal([true, '2099.2.2']);
+    // Whichever worker a new connection reaches serves the new rules.
+    for (let i = 0; i < 4; i++) {
+      const r = await getFresh(`${adminUrl}/admin/runtime`, token);
+      expect(JSON.parse(r.text).versions.rules).to.equal('2099.2.2');
+    }
+
+    // Six calls on six connections (spread over both workers): every scrape counts all six, whichever worker it reaches.
+    const pat = /demo PAT \(blue team\): (\S+)/.exec(run.out())![1]!;
+    const body = { model: 'shared-general-a', max_tokens: 16, messages: [{ role: 'user', content: 'hello' }] };
+    for (let i = 0; i < 6; i++) expect((await post(new Agent(), `${apiUrl}/v1/chat/completions`, pat, body)).status).to.equal(200);
+    for (let i = 0; i < 3; i++) {
+      const scrape = await getFresh(`${adminUrl}/metrics`, token);
+      expect(scrape.status).to.equal(200);
+      expect(sumOf(scrape.text, 'portcullis_http_requests_total', ['route="/v1/chat/completions"', 'status="200"'])).to.equal(6);
+      // One config series per worker, both on the new rules; the reload applied in each.
+      expect(scrape.text.match(/^portcullis_config_info\{[^}]*rules="2099\.2\.2"[^}]*\} 1$/gm)).to.have.length(2);
+      expect(sumOf(scrape.text, 'portcullis_config_reloads_total', ['result="applied"'])).to.equal(2);
+      expect(sumOf(scrape.text, 'portcullis_config_last_reload_success', [])).to.equal(2);
+      expect(scrape.text).to.match(/^portcullis_config_last_reload_timestamp_seconds\{worker="2"\} \d+$/m);
+    }
+
+    run.child.kill('SIGTERM');
+    const [code] = await once(run.child, 'exit');
+    expect(code).to.equal(0);
   });
 });

@@ -56,7 +56,10 @@ describe('the OpenAPI document of the API host', () => {
     expect(served.components.schemas.JobRequest).to.deep.equal(JSON.parse(JSON.stringify(validateJobShape.schema)));
     expect(served.paths['/v1/chat/completions'].post.requestBody.content['application/json'].schema.$ref).to.equal('#/components/schemas/ChatRequest');
     expect(served.paths['/v1/research/jobs'].post.requestBody.content['application/json'].schema.$ref).to.equal('#/components/schemas/JobRequest');
-    expect(served.components.schemas.Error.properties.error.properties.code.enum).to.have.members(Object.keys(ERRORS));
+    // The table's codes, or one a policy rule defines (a denial code is the policy's data).
+    const code = served.components.schemas.Error.properties.error.properties.code;
+    expect(code.anyOf[0].enum).to.have.members(Object.keys(ERRORS));
+    expect(code.anyOf[1]).to.deep.equal({ type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' });
     for (const ops of Object.values(served.paths as Record<string, Record<string, any>>)) for (const op of Object.values(ops)) expect(op.responses.default.content['application/json'].schema.$ref).to.equal('#/components/schemas/Error');
   });
 });

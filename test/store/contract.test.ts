@@ -89,6 +89,22 @@ function storeContract(name: string, harness: Harness): void {
         expect(await store.getPrincipal(PID)).to.deep.equal(written);
       });
 
+      it('lists every principal once, page by page, and only principals', async () => {
+        const ids = Array.from({ length: 25 }, (_, i) => `did:web:portcullis.test:tenant:p${String(i).padStart(2, '0')}`);
+        for (const id of ids) await store.createPrincipal(principal(id));
+        await store.putToken(token('tok-list', { principalId: ids[0]! }));
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let pages = 0; pages < 100; pages++) {
+          const page: { ids: string[]; next: string | null } = await store.listPrincipals(cursor, 4);
+          seen.push(...page.ids);
+          cursor = page.next;
+          if (cursor === null) break;
+        }
+        expect(cursor).to.equal(null);
+        expect([...seen].sort()).to.deep.equal(ids);
+      });
+
       it('answers null for an unknown principal', async () => {
         expect(await store.getPrincipal('did:web:portcullis.test:tenant:nobody')).to.equal(null);
       });
