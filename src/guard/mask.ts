@@ -18,6 +18,8 @@ export function mergeSpans(spans: readonly Span[]): Span[] {
     const last = out[out.length - 1];
     if (last && s.start <= last.end) {
       if (s.end > last.end) last.end = s.end;
+      // The entropy fallback names no provider: a specific kind found on the same text names the marker.
+      if (last.kind === 'generic-secret' && s.kind !== 'generic-secret') last.kind = s.kind;
     } else {
       out.push({ ...s });
     }

@@ -135,6 +135,11 @@ export const SECRET_KINDS = [
   'huggingface-token',
   'sendgrid-key',
   'generic-secret',
+  'url-password',
+  'connection-string',
+  'jwt',
+  'aws-secret-key',
+  'password',
 ] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
 

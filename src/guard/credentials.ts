@@ -1,0 +1,204 @@
+/**
+ * Credentials that are not a provider's token: the kinds gitleaks and trufflehog ship rules for beside the
+ * token formats - a password inside a URL, the secret of a connection string, a JSON Web Token, an AWS
+ * secret access key next to what names it, and the values of CSV and INI credential exports. Their value
+ * has no prefix of its own (a database password may be `hunter2hunter2`), so each is recognised by where it
+ * stands, and each hit covers the secret alone: the user name, the host and the other fields stay readable.
+ *
+ *  - url-password: `scheme://user:password@host` (postgres, mysql, mongodb+srv, redis, amqp, any scheme):
+ *    the password, up to the last `@` before the host.
+ *  - connection-string: `AccountKey=`, `SharedAccessKey=`, `SharedAccessSignature=` values (Azure storage,
+ *    Service Bus, Event Hubs, IoT Hub), and `Password=`/`Pwd=` in an ADO.NET or ODBC string (one that also
+ *    names a server, host, data source or user).
+ *  - jwt: `eyJ...` header, `.eyJ...` payload and a signature of at least 16 characters, whole (a long
+ *    token's signature is past where the bearer fallback's 200 characters end).
+ *  - aws-secret-key: 40 characters of base64 with upper case, lower case and digits, within 512
+ *    characters after an AWS key id or a name for it (`aws_secret_access_key`, `SecretAccessKey`,
+ *    `Secret access key` in the console's CSV export).
+ *  - password: in a CSV export, the cells under a `Password`/`Secret access key`/`Client secret`/...
+ *    header; in an INI file (a text with a `[section]` line), a value assigned to a password-like name
+ *    (`password`, `passwd`, `pwd`, `secret_key`, `client_secret`, `api_key`, `access_token`).
+ *
+ * Placeholders are not secrets (`${PGPASSWORD}`, `<password>`, `****`, `xxxx`, `changeme`, `password`).
+ * Linear time: every pattern starts at a literal or a line start, its repetitions are bounded, and the
+ * context checks read a bounded window or a list of positions once.
+ */
+import type { SecretHit } from './secrets.js';
+import type { SecretKind } from './types.js';
+
+const PLACEHOLDER =
+  /^(?:\*+|x+|X+|\.{2,}|…|-+|_+|<[^>]*>|\[[^\]]*\]|\{\{?[^}]*\}\}?|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?\)?|\$\([^)]*\)|%\(?[A-Za-z_]*\)?s|%[A-Z_]+%|:[A-Za-z_]+|[0-9]{1,6}|(?:your|my|the|some|example|sample|dummy|fake|test|placeholder)[A-Za-z0-9_-]*|pass(?:word|wd)?|pwd|secret|changeme|p@ssw0rd|passw0rd|hunter2|admin|root|guest|postgres|mysql|redis|user(?:name)?|true|false|null|none|yes|no)$/i;
+
+/** A value that only stands for a secret (a reference, a placeholder, a bare word). */
+export function isPlaceholder(value: string): boolean {
+  // An upper-case identifier (`DB_PASSWORD`) names a variable; the pattern above is case-insensitive.
+  return PLACEHOLDER.test(value) || /^[A-Z][A-Z0-9_]*$/.test(value);
+}
+
+// ---- passwords in URLs -----------------------------------------------------------------------------
+
+// The password runs to the last `@` before the host (an unescaped `@` in it is common); bounded, so a run of
+// `@`s costs a bounded number of steps per `://`.
+const URL_CREDENTIAL = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?#'"`<>]{1,256})@(?=[A-Za-z0-9[])/g;
+
+function findUrlPasswords(text: string, hits: SecretHit[]): void {
+  const re = URL_CREDENTIAL;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    const password = m[1]!;
+    if (password.length < 3 || isPlaceholder(password)) continue;
+    const end = m.index + m[0].length - 1;
+    hits.push({ kind: 'url-password', start: end - password.length, end });
+  }
+}
+
+// ---- connection strings ------------------------------------------------------------------------------
+
+const KEYED = /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)[ \t]{0,2}=[ \t]{0,2}([^;"'\s<>]{1,1024})/gi;
+// What makes `Password=` part of a connection string rather than a shell or .env assignment.
+const CONNECTION_CONTEXT = /(?:server|data source|host|hostname|address|addr|user id|uid|user|username|database|initial catalog|dsn|driver)[ \t]{0,2}=/i;
+
+function findConnectionStrings(text: string, hits: SecretHit[]): void {
+  if (!text.includes('=')) return;
+  const re = KEYED;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    const value = m[1]!;
+    const name = m[0].slice(0, 3).toLowerCase();
+    if (isPlaceholder(value)) continue;
+    if (name === 'pas' || name === 'pwd') {
+      // Password=/Pwd= counts inside a `key=value;` string that also names where to connect.
+      const before = text.slice(Math.max(0, m.index - 256), m.index);
+      const after = text.slice(m.index + m[0].length, m.index + m[0].length + 256);
+      const semicolon = before.endsWith(';') || /;[ \t]{0,2}$/.test(before) || after.startsWith(';');
+      if (!semicolon || !(CONNECTION_CONTEXT.test(before) || CONNECTION_CONTEXT.test(after))) continue;
+      if (value.length < 4) continue;
+    } else if (value.length < 20 || !/^[A-Za-z0-9+/=%&._-]+$/.test(value)) {
+      continue;
+    }
+    const end = m.index + m[0].length;
+    hits.push({ kind: 'connection-string', start: end - value.length, end });
+  }
+}
+
+// ---- JSON Web Tokens ----------------------------------------------------------------------------------
+
+const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,16384}\.eyJ[A-Za-z0-9_-]{2,65536}\.[A-Za-z0-9_-]{16,4096}(?![A-Za-z0-9_-])/g;
+
+function findJwts(text: string, hits: SecretHit[]): void {
+  if (!text.includes('eyJ')) return;
+  const re = JWT;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) hits.push({ kind: 'jwt', start: m.index, end: m.index + m[0].length });
+}
+
+// ---- AWS secret access keys -----------------------------------------------------------------------------
+
+const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
+// What names an AWS secret nearby: a key id (any documented prefix, either case) or the secret's own names.
+const AWS_CONTEXT = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA|akia|asia)[A-Za-z0-9]{16}|aws|secret[ _-]?access[ _-]?key|secretaccesskey/gi;
+const AWS_WINDOW = 512;
+
+function findAwsSecrets(text: string, hits: SecretHit[]): void {
+  const context: number[] = [];
+  const re = AWS_CONTEXT;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) context.push(m.index + m[0].length);
+  if (context.length === 0) return;
+  const secret = AWS_SECRET;
+  secret.lastIndex = 0;
+  let k = 0;
+  for (let m: RegExpExecArray | null; (m = secret.exec(text)) !== null; ) {
+    const v = m[0];
+    if (!/[A-Z]/.test(v) || !/[a-z]/.test(v) || !/[0-9]/.test(v)) continue;
+    while (k + 1 < context.length && context[k + 1]! <= m.index) k++;
+    if (context[k]! > m.index || m.index - context[k]! > AWS_WINDOW) continue;
+    hits.push({ kind: 'aws-secret-key', start: m.index, end: m.index + 40 });
+  }
+}
+
+// ---- CSV and INI credential exports ------------------------------------------------------------------
+
+const CSV_SECRET_COLUMN = /^(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)$/i;
+const MAX_CSV_ROWS = 10_000;
+
+/** The cells of one CSV line, with their offsets in `text` (quotes around a cell are not part of it). */
+function csvCells(text: string, start: number, end: number): Array<[number, number]> {
+  const cells: Array<[number, number]> = [];
+  let s = start;
+  for (let i = start; i <= end; i++) {
+    if (i === end || text.charCodeAt(i) === 0x2c) {
+      let a = s;
+      let b = i;
+      while (a < b && (text.charCodeAt(a) === 0x20 || text.charCodeAt(a) === 0x22)) a++;
+      while (b > a && (text.charCodeAt(b - 1) === 0x20 || text.charCodeAt(b - 1) === 0x22 || text.charCodeAt(b - 1) === 0x0d)) b--;
+      cells.push([a, b]);
+      s = i + 1;
+    }
+  }
+  return cells;
+}
+
+function findCsvExports(text: string, hits: SecretHit[]): void {
+  if (!text.includes(',')) return;
+  const n = text.length;
+  let lineStart = 0;
+  while (lineStart < n) {
+    let lineEnd = text.indexOf('\n', lineStart);
+    if (lineEnd < 0) lineEnd = n;
+    const header = csvCells(text, lineStart, lineEnd);
+    const columns: Array<{ index: number; kind: SecretKind }> = [];
+    if (header.length >= 2 && header.length <= 64) {
+      header.forEach(([a, b], index) => {
+        const name = text.slice(a, b);
+        if (CSV_SECRET_COLUMN.test(name)) columns.push({ index, kind: /secret.?access.?key/i.test(name) ? 'aws-secret-key' : 'password' });
+      });
+    }
+    lineStart = lineEnd + 1;
+    if (columns.length === 0) continue;
+    // The rows under the header: as many cells as it has, until a line that is not.
+    for (let rows = 0; rows < MAX_CSV_ROWS && lineStart < n; rows++) {
+      let rowEnd = text.indexOf('\n', lineStart);
+      if (rowEnd < 0) rowEnd = n;
+      const cells = csvCells(text, lineStart, rowEnd);
+      if (cells.length !== header.length) break;
+      for (const { index, kind } of columns) {
+        const [a, b] = cells[index]!;
+        const value = text.slice(a, b);
+        if (value.length >= 4 && !/\s/.test(value) && !isPlaceholder(value)) hits.push({ kind, start: a, end: b });
+      }
+      lineStart = rowEnd + 1;
+    }
+  }
+}
+
+const INI_SECTION = /\[[A-Za-z0-9 _.:-]{1,64}\][ \t]*\r?$/m;
+const INI_LINE = /^[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,256})\2[ \t]*(?:[#;][^\r\n]*)?\r?$/gm;
+const INI_NAME = /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
+
+function findIniExports(text: string, hits: SecretHit[]): void {
+  if (!text.includes('[') || !INI_SECTION.test(text)) return;
+  const re = INI_LINE;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    if (!INI_NAME.test(m[1]!)) continue;
+    const value = m[3]!;
+    if (isPlaceholder(value)) continue;
+    const start = m.index + m[0].indexOf(value, m[1]!.length);
+    hits.push({ kind: /secret.?access.?key/i.test(m[1]!) ? 'aws-secret-key' : 'password', start, end: start + value.length });
+  }
+}
+
+/** The credentials above that `kinds` asks for, as hits in `text`. */
+export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
+  if (kinds.has('url-password') && text.includes('://')) findUrlPasswords(text, hits);
+  if (kinds.has('connection-string')) findConnectionStrings(text, hits);
+  if (kinds.has('jwt')) findJwts(text, hits);
+  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits);
+  if (kinds.has('password') || kinds.has('aws-secret-key')) {
+    const csv: SecretHit[] = [];
+    findCsvExports(text, csv);
+    findIniExports(text, csv);
+    for (const h of csv) if (kinds.has(h.kind)) hits.push(h);
+  }
+}
