@@ -73,7 +73,11 @@ function findConnectionStrings(text: string, hits: SecretHit[]): void {
       const semicolon = before.endsWith(';') || /;[ \t]{0,2}$/.test(before) || after.startsWith(';');
       if (!semicolon || !(CONNECTION_CONTEXT.test(before) || CONNECTION_CONTEXT.test(after))) continue;
       if (value.length < 4) continue;
-    } else if (value.length < 20 || !/^[A-Za-z0-9+/=%&._-]+$/.test(value)) {
+    } else if (name === 'sha' && m[0].slice(12, 13).toLowerCase() === 's') {
+      // SharedAccessSignature=sv=...&sig=...: a query string whose signature is the secret.
+      if (value.length < 20 || !value.includes('sig=')) continue;
+    } else if (value.length < 20 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) {
+      // An account or shared access key is base64.
       continue;
     }
     const end = m.index + m[0].length;

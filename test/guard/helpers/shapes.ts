@@ -86,6 +86,8 @@ export function shapeVariants(): ShapeVariant[] {
   // Connection strings.
   add('connection string', 'Azure storage AccountKey', `DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=${AZURE_KEY};EndpointSuffix=core.windows.net`, AZURE_KEY, 'connection-string');
   add('connection string', 'Service Bus SharedAccessKey', `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${AZURE_KEY.slice(0, 44)}`, AZURE_KEY.slice(0, 44), 'connection-string');
+  const SIG = pick(43) + '%3D';
+  add('connection string', 'SharedAccessSignature', `BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=${SIG}`, SIG, 'connection-string');
   add('connection string', 'ADO.NET Password', `Server=tcp:acme.database.windows.net,1433;Initial Catalog=shop;User ID=app;Password=${DB_PASSWORD};Encrypt=True;`, DB_PASSWORD, 'connection-string');
   add('connection string', 'ODBC Pwd', `Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd=${WEAK_PASSWORD};`, WEAK_PASSWORD, 'connection-string');
   // The tail of a long Bearer JWT.
