@@ -41,6 +41,9 @@ export function isPlaceholder(value: string): boolean {
 // `@`s costs a bounded number of steps per `://`.
 const URL_CREDENTIAL = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?#'"`<>]{1,256})@(?=[A-Za-z0-9[])/g;
 
+// A password in a URL's query (JDBC's `?user=app&password=...`).
+const URL_QUERY = /[?&](?:password|passwd|pwd|pass|client_secret|access_token|api_?key|apikey|auth_?token|token|sig)=([^&;#\s"'`<>]{4,512})/gi;
+
 function findUrlPasswords(text: string, hits: SecretHit[]): void {
   const re = URL_CREDENTIAL;
   re.lastIndex = 0;
@@ -50,11 +53,23 @@ function findUrlPasswords(text: string, hits: SecretHit[]): void {
     const end = m.index + m[0].length - 1;
     hits.push({ kind: 'url-password', start: end - password.length, end });
   }
+  const q = URL_QUERY;
+  q.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = q.exec(text)) !== null; ) {
+    const value = m[1]!;
+    const name = m[0].slice(1, m[0].indexOf('=')).toLowerCase();
+    // Tokens and keys must read random; a password need only be a password.
+    if (isPlaceholder(value) || (!name.startsWith('pass') && name !== 'pwd' && (value.length < 16 || !/[0-9]/.test(value)))) continue;
+    const end = m.index + m[0].length;
+    hits.push({ kind: 'url-password', start: end - value.length, end });
+  }
 }
 
 // ---- connection strings ------------------------------------------------------------------------------
 
-const KEYED = /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)[ \t]{0,2}=[ \t]{0,2}([^;"'\s<>]{1,1024})/gi;
+// `Name=value`, the value bare or quoted (ADO.NET quotes a value holding `;`); or JSON/YAML `"AccountKey": "..."`.
+const KEYED =
+  /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/gi;
 // What makes `Password=` part of a connection string rather than a shell or .env assignment.
 const CONNECTION_CONTEXT = /(?:server|data source|host|hostname|address|addr|user id|uid|user|username|database|initial catalog|dsn|driver)[ \t]{0,2}=/i;
 
@@ -63,10 +78,13 @@ function findConnectionStrings(text: string, hits: SecretHit[]): void {
   const re = KEYED;
   re.lastIndex = 0;
   for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
-    const value = m[1]!;
+    const value = m[1] ?? m[2] ?? m[3] ?? m[4]!;
     const name = m[0].slice(0, 3).toLowerCase();
     if (isPlaceholder(value)) continue;
-    if (name === 'pas' || name === 'pwd') {
+    if (m[4] !== undefined) {
+      // The JSON form names keys only (a JSON "password" is the assignment detectors' business).
+      if (name === 'pas' || name === 'pwd') continue;
+    } else if (name === 'pas' || name === 'pwd') {
       // Password=/Pwd= counts inside a `key=value;` string that also names where to connect.
       const before = text.slice(Math.max(0, m.index - 256), m.index);
       const after = text.slice(m.index + m[0].length, m.index + m[0].length + 256);
@@ -80,20 +98,26 @@ function findConnectionStrings(text: string, hits: SecretHit[]): void {
       // An account or shared access key is base64.
       continue;
     }
-    const end = m.index + m[0].length;
+    const end = m.index + m[0].length - (m[3] !== undefined ? 0 : 1);
     hits.push({ kind: 'connection-string', start: end - value.length, end });
   }
 }
 
 // ---- JSON Web Tokens ----------------------------------------------------------------------------------
 
-const JWT = /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,16384}\.eyJ[A-Za-z0-9_-]{2,65536}\.[A-Za-z0-9_-]{16,4096}(?![A-Za-z0-9_-])/g;
+// A JSON object's base64url starts `ey` (`{"`, `{ "`) or `ew` (`{` and a line break).
+const JWT = /(?<![A-Za-z0-9_-])e[yw][A-Za-z0-9_-]{8,16384}\.e[yw][A-Za-z0-9_-]{2,65536}\.[A-Za-z0-9_-]{16,4096}(?![A-Za-z0-9_-])/g;
+const JOSE_HEADER = /^\s*\{[\s\S]*"alg"\s*:/;
 
 function findJwts(text: string, hits: SecretHit[]): void {
-  if (!text.includes('eyJ')) return;
+  if (!text.includes('ey') && !text.includes('ew')) return;
   const re = JWT;
   re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) hits.push({ kind: 'jwt', start: m.index, end: m.index + m[0].length });
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    // The header is a JOSE header: JSON naming its algorithm.
+    const header = Buffer.from(m[0].slice(0, m[0].indexOf('.')), 'base64url').toString('latin1');
+    if (JOSE_HEADER.test(header)) hits.push({ kind: 'jwt', start: m.index, end: m.index + m[0].length });
+  }
 }
 
 // ---- AWS secret access keys -----------------------------------------------------------------------------
@@ -127,11 +151,11 @@ const CSV_SECRET_COLUMN = /^(?:password|passwd|secret access key|secret_access_k
 const MAX_CSV_ROWS = 10_000;
 
 /** The cells of one CSV line, with their offsets in `text` (quotes around a cell are not part of it). */
-function csvCells(text: string, start: number, end: number): Array<[number, number]> {
+function csvCells(text: string, start: number, end: number, delimiter: number): Array<[number, number]> {
   const cells: Array<[number, number]> = [];
   let s = start;
   for (let i = start; i <= end; i++) {
-    if (i === end || text.charCodeAt(i) === 0x2c) {
+    if (i === end || text.charCodeAt(i) === delimiter) {
       let a = s;
       let b = i;
       while (a < b && (text.charCodeAt(a) === 0x20 || text.charCodeAt(a) === 0x22)) a++;
@@ -143,14 +167,20 @@ function csvCells(text: string, start: number, end: number): Array<[number, numb
   return cells;
 }
 
+// Commas, or the semicolons and tabs of spreadsheets saved in other locales.
+const DELIMITERS = [0x2c, 0x3b, 0x09];
+
 function findCsvExports(text: string, hits: SecretHit[]): void {
-  if (!text.includes(',')) return;
+  for (const d of DELIMITERS) if (text.includes(String.fromCharCode(d))) findCsvExportsBy(text, d, hits);
+}
+
+function findCsvExportsBy(text: string, delimiter: number, hits: SecretHit[]): void {
   const n = text.length;
   let lineStart = 0;
   while (lineStart < n) {
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = n;
-    const header = csvCells(text, lineStart, lineEnd);
+    const header = csvCells(text, lineStart, lineEnd, delimiter);
     const columns: Array<{ index: number; kind: SecretKind }> = [];
     if (header.length >= 2 && header.length <= 64) {
       header.forEach(([a, b], index) => {
@@ -164,7 +194,7 @@ function findCsvExports(text: string, hits: SecretHit[]): void {
     for (let rows = 0; rows < MAX_CSV_ROWS && lineStart < n; rows++) {
       let rowEnd = text.indexOf('\n', lineStart);
       if (rowEnd < 0) rowEnd = n;
-      const cells = csvCells(text, lineStart, rowEnd);
+      const cells = csvCells(text, lineStart, rowEnd, delimiter);
       if (cells.length !== header.length) break;
       for (const { index, kind } of columns) {
         const [a, b] = cells[index]!;
@@ -193,9 +223,26 @@ function findIniExports(text: string, hits: SecretHit[]): void {
   }
 }
 
+// Outside an INI file: a value assigned to a name that ends in password (`POSTGRES_PASSWORD=`, `db_password:`,
+// `"adminPassword": "..."`), when it reads as a password - 8 or more characters mixing letters with digits or
+// symbols, not a reference or a placeholder.
+const PASSWORD_ASSIGNED =
+  /(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}(?:password|passwd|pwd)["']?[ \t]{0,2}[=:][ \t]{0,2}(["']?)([^\s"'`,;<>()[\]{}]{8,128})\1(?![^\s"'`,;<>])/gi;
+
+function findAssignedPasswords(text: string, hits: SecretHit[]): void {
+  const re = PASSWORD_ASSIGNED;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    const value = m[2]!;
+    if (isPlaceholder(value) || !/[A-Za-z]/.test(value) || !/[^A-Za-z]/.test(value) || /^[$%{<(]/.test(value) || /^[A-Za-z_]+\.[A-Za-z_.]+$/.test(value)) continue;
+    const end = m.index + m[0].length - m[1]!.length;
+    hits.push({ kind: 'password', start: end - value.length, end });
+  }
+}
+
 /** The credentials above that `kinds` asks for, as hits in `text`. */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
-  if (kinds.has('url-password') && text.includes('://')) findUrlPasswords(text, hits);
+  if (kinds.has('url-password') && (text.includes('://') || text.includes('='))) findUrlPasswords(text, hits);
   if (kinds.has('connection-string')) findConnectionStrings(text, hits);
   if (kinds.has('jwt')) findJwts(text, hits);
   if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits);
@@ -203,6 +250,7 @@ export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hi
     const csv: SecretHit[] = [];
     findCsvExports(text, csv);
     findIniExports(text, csv);
+    if (/pass|pwd/i.test(text)) findAssignedPasswords(text, csv);
     for (const h of csv) if (kinds.has(h.kind)) hits.push(h);
   }
 }

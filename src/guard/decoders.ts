@@ -45,7 +45,9 @@ function escapeRuns(text: string, first: string, escape: RegExp, onRun: (start: 
     let end = at;
     for (;;) {
       escape.lastIndex = end;
-      if (text.charCodeAt(end) === first.charCodeAt(0) && escape.test(text)) end = escape.lastIndex;
+      // A doubled backslash before an escape (the escape written inside a JSON or C string) is one.
+      if (first === '\\' && text.charCodeAt(end) === 0x5c && text.charCodeAt(end + 1) === 0x5c) escape.lastIndex = end + 1;
+      if (text.charCodeAt(escape.lastIndex) === first.charCodeAt(0) && escape.test(text)) end = escape.lastIndex;
       else if (end < n && isRunChar(text.charCodeAt(end))) end++;
       else break;
       if (end - start > MAX_RUN) break;
@@ -92,6 +94,7 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
       const run = text.slice(start, end);
       const bytes: number[] = [];
       for (let i = 0; i < run.length; ) {
+        if (run[i] === '\\' && run[i + 1] === '\\') i++;
         if (run[i] === '\\') {
           let j = i + 1;
           let v = 0;

@@ -222,6 +222,17 @@ export function decodeBase32(s: string): Buffer {
 }
 
 function decodeHex(digits: string): Decoded[] {
+  const out = decodeHexForwards(digits);
+  // Hex written backwards: read turned round when its last digits, turned round, are printable bytes (its
+  // forwards reading may be text too: a byte with its digits swapped is often printable).
+  const tail = Buffer.from(reverseUnits(digits.slice(-8)), 'hex');
+  if (tail.length === 4 && tail.every(isPrintable)) {
+    for (const d of decodeHexForwards(reverseUnits(digits))) out.push({ ...d, via: 'reversed' });
+  }
+  return out;
+}
+
+function decodeHexForwards(digits: string): Decoded[] {
   const out: Decoded[] = [];
   for (let offset = 0; offset < 2; offset++) {
     const s = digits.slice(offset);
@@ -521,6 +532,11 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
         p += 3;
         continue;
       }
+    }
+    // A doubled backslash before an escape (`\\x73`: the escape written inside a JSON or C string) is one.
+    if (c === 0x5c && text.charCodeAt(p + 1) === 0x5c && escapeLength(text, p + 1, { percent, hex, unicode }) > 0) {
+      p++;
+      continue;
     }
     if (c === 0x5c && p + 1 < end) {
       const next = text.charCodeAt(p + 1);

@@ -39,7 +39,7 @@ const EXTRA: ReadonlyArray<readonly [string, string]> = [
   ['\u2028', '\n'], ['\u2029', '\n'],
 ];
 
-const DASH = /^[\p{Pd}\u2212\u2796\u02D7\u2043\u207B\u208B\uFE63\u23AF\u2500\u2501\u2574\u2576\u2578\u257A\u1173\u10191]$/u;
+const DASH = /^[\p{Pd}\u2212\u2796\u02D7\u2043\u207B\u208B\uFE63\u23AF\u2500\u2501\u2574\u2576\u2578\u257A\u1173\u3161\u{10191}]$/u;
 
 function build(): Map<number, string> {
   const table = new Map<number, string>();

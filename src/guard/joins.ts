@@ -1,8 +1,9 @@
 /**
  * Keys split by the syntax of the text they are pasted in: a string concatenation (`"sk-proj-Ab3d" +
- * "Ef5h..."`, Python's adjacent literals across lines), an empty or literal interpolation inside a JS
- * template literal (`` `sk-proj-Ab3d${""}Ef5h...` ``, `${"Ef5h"}`), a shell line continuation (a URL cut by
- * `\` at the end of a line). A compiler, a shell and a model all read the pieces as one string; so does this
+ * "Ef5h..."`, the concatenation operators of PHP, SQL, Lua, VB and others, `.concat(`, Python's and C's
+ * adjacent literals), an interpolation inside a JS template literal (`` `sk-proj-Ab3d${""}Ef5h...` ``,
+ * `${"Ef5h"}`, `${[]}` - any short interpolation is read as empty), a line continuation (a URL cut by `\` at
+ * the end of a line in a shell, `^` in cmd, a backtick in PowerShell). A compiler, a shell and a model all read the pieces as one string; so does this
  * pass: it removes the joining syntax and reads the text around each join again, with every detector, hits
  * mapped back to the original (a hit covers the pieces and the syntax between them).
  *
@@ -20,9 +21,11 @@ export interface JoinedView {
 
 // A join: quote, optional +, quote (spaces and one line break around the +), `${}`/`${"`/`"}`, or a
 // backslash at the end of a line (with the next line's indentation).
+// Concatenation operators: + (JS, Java, C#, Python), . (PHP, Perl), .. (Lua), || (SQL), & (VB), ++ (Haskell),
+// <> (Elixir), ~ (D, Raku); and a `.concat(` call.
 const JOIN =
-  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?\+[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|["'][ \t]{1,4}["']|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|["'`][ \t]{0,4}\}|\\\r?\n[ \t]{0,32}/g;
-const QUICK = /["'`][ \t]{0,8}[+\r\n]|["'][ \t]{1,4}["']|\$\{|\\\r?\n/;
+  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|["'][ \t]{1,4}["']|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^`]\r?\n[ \t]{0,32}/g;
+const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|["'][ \t]{1,4}["']|\$\{|[\\^`]\r?\n/;
 const WINDOW = 512;
 const MIN_SIDE = 3;
 
