@@ -39,15 +39,24 @@ export function isPlaceholder(value: string): boolean {
 
 // The password runs to the last `@` before the host (an unescaped `@` in it is common); bounded, so a run of
 // `@`s costs a bounded number of steps per `://`.
-const URL_CREDENTIAL = /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?#'"`<>]{1,256})@(?=[A-Za-z0-9[])/g;
+// Matched from the scheme's start, found by searching for `://` (a pattern tried at every word would cost a
+// scheme's worth of steps per word).
+const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?#'"`<>]{1,256})@(?=[A-Za-z0-9[])/y;
+const isSchemeCode = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2e || c === 0x2d;
 
 // A password in a URL's query (JDBC's `?user=app&password=...`).
 const URL_QUERY = /[?&](?:password|passwd|pwd|pass|client_secret|access_token|api_?key|apikey|auth_?token|token|sig)=([^&;#\s"'`<>]{4,512})/gi;
 
 function findUrlPasswords(text: string, hits: SecretHit[]): void {
   const re = URL_CREDENTIAL;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  for (let at = text.indexOf('://'); at >= 0; at = text.indexOf('://', at + 3)) {
+    let start = at;
+    while (start > 0 && at - start < 25 && isSchemeCode(text.charCodeAt(start - 1))) start--;
+    if (start > 0 && isSchemeCode(text.charCodeAt(start - 1))) continue;
+    re.lastIndex = start;
+    const m = re.exec(text);
+    if (!m) continue;
     const password = m[1]!;
     if (password.length < 3 || isPlaceholder(password)) continue;
     const end = m.index + m[0].length - 1;
@@ -124,8 +133,18 @@ function findJwts(text: string, hits: SecretHit[]): void {
 
 const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 // What names an AWS secret nearby: a key id (any documented prefix, either case) or the secret's own names.
-const AWS_CONTEXT = /(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA|akia|asia)[A-Za-z0-9]{16}|aws|secret[ _-]?access[ _-]?key|secretaccesskey/gi;
+// Literal alternatives in the casings people write (a case-sensitive alternation of literals is far cheaper
+// than a case-insensitive pattern tried at every character).
+const AWS_CONTEXT = new RegExp(
+  [
+    ...'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA|akia|asia'.split('|').map((p) => `${p}[A-Za-z0-9]{16}`),
+    'aws', 'AWS', 'Aws', 'secret_access', 'SECRET_ACCESS', 'SecretAccess', 'secretAccess', 'secret access', 'Secret access', 'Secret Access', 'secret-access',
+  ].join('|'),
+  'g',
+);
 const AWS_WINDOW = 512;
+const isBase64Code = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 
 function findAwsSecrets(text: string, hits: SecretHit[]): void {
   const context: number[] = [];
@@ -133,15 +152,24 @@ function findAwsSecrets(text: string, hits: SecretHit[]): void {
   re.lastIndex = 0;
   for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) context.push(m.index + m[0].length);
   if (context.length === 0) return;
+  // Only the windows after the context are read, each once (windows that overlap are read as one).
   const secret = AWS_SECRET;
-  secret.lastIndex = 0;
-  let k = 0;
-  for (let m: RegExpExecArray | null; (m = secret.exec(text)) !== null; ) {
-    const v = m[0];
-    if (!/[A-Z]/.test(v) || !/[a-z]/.test(v) || !/[0-9]/.test(v)) continue;
-    while (k + 1 < context.length && context[k + 1]! <= m.index) k++;
-    if (context[k]! > m.index || m.index - context[k]! > AWS_WINDOW) continue;
-    hits.push({ kind: 'aws-secret-key', start: m.index, end: m.index + 40 });
+  let from = 0;
+  for (let k = 0; k < context.length; ) {
+    const start = Math.max(from, context[k]!);
+    let end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
+    while (++k < context.length && context[k]! <= end) end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
+    // The window alone (a search in the whole text would run on past the window to the next match); the
+    // characters just outside it decide whether a match at its edges is a longer run's part.
+    const window = text.slice(start, end);
+    secret.lastIndex = 0;
+    for (let m: RegExpExecArray | null; (m = secret.exec(window)) !== null; ) {
+      const v = m[0];
+      const at = start + m.index;
+      if (isBase64Code(text.charCodeAt(at - 1)) || isBase64Code(text.charCodeAt(at + 40))) continue;
+      if (/[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v)) hits.push({ kind: 'aws-secret-key', start: at, end: at + 40 });
+    }
+    from = end;
   }
 }
 
@@ -170,14 +198,28 @@ function csvCells(text: string, start: number, end: number, delimiter: number): 
 // Commas, or the semicolons and tabs of spreadsheets saved in other locales.
 const DELIMITERS = [0x2c, 0x3b, 0x09];
 
-function findCsvExports(text: string, hits: SecretHit[]): void {
-  for (const d of DELIMITERS) if (text.includes(String.fromCharCode(d))) findCsvExportsBy(text, d, hits);
+/** The lines holding a hint (ascending starts), each once. */
+function hintedLines(text: string, hints: readonly number[]): number[] {
+  const starts: number[] = [];
+  let lastEnd = -1;
+  for (const h of hints) {
+    if (h < lastEnd) continue;
+    starts.push(text.lastIndexOf('\n', h - 1) + 1);
+    const e = text.indexOf('\n', h);
+    lastEnd = e < 0 ? text.length : e;
+  }
+  return starts;
 }
 
-function findCsvExportsBy(text: string, delimiter: number, hits: SecretHit[]): void {
+function findCsvExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
+  for (const d of DELIMITERS) if (text.includes(String.fromCharCode(d))) findCsvExportsBy(text, lines, d, hits);
+}
+
+function findCsvExportsBy(text: string, lines: readonly number[], delimiter: number, hits: SecretHit[]): void {
   const n = text.length;
-  let lineStart = 0;
-  while (lineStart < n) {
+  let done = 0; // rows up to here were read under an earlier header
+  for (let lineStart of lines) {
+    if (lineStart < done) continue;
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = n;
     const header = csvCells(text, lineStart, lineEnd, delimiter);
@@ -203,19 +245,21 @@ function findCsvExportsBy(text: string, delimiter: number, hits: SecretHit[]): v
       }
       lineStart = rowEnd + 1;
     }
+    done = lineStart;
   }
 }
 
 const INI_SECTION = /\[[A-Za-z0-9 _.:-]{1,64}\][ \t]*\r?$/m;
-const INI_LINE = /^[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,256})\2[ \t]*(?:[#;][^\r\n]*)?\r?$/gm;
+const INI_LINE = /[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,256})\2[ \t]*(?:[#;][^\r\n]*)?\r?$/my;
 const INI_NAME = /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
 
-function findIniExports(text: string, hits: SecretHit[]): void {
+function findIniExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
   if (!text.includes('[') || !INI_SECTION.test(text)) return;
   const re = INI_LINE;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
-    if (!INI_NAME.test(m[1]!)) continue;
+  for (const lineStart of lines) {
+    re.lastIndex = lineStart;
+    const m = re.exec(text);
+    if (!m || !INI_NAME.test(m[1]!)) continue;
     const value = m[3]!;
     if (isPlaceholder(value)) continue;
     const start = m.index + m[0].indexOf(value, m[1]!.length);
@@ -226,13 +270,20 @@ function findIniExports(text: string, hits: SecretHit[]): void {
 // Outside an INI file: a value assigned to a name that ends in password (`POSTGRES_PASSWORD=`, `db_password:`,
 // `"adminPassword": "..."`), when it reads as a password - 8 or more characters mixing letters with digits or
 // symbols, not a reference or a placeholder.
-const PASSWORD_ASSIGNED =
-  /(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}(?:password|passwd|pwd)["']?[ \t]{0,2}[=:][ \t]{0,2}(["']?)([^\s"'`,;<>()[\]{}]{8,128})\1(?![^\s"'`,;<>])/gi;
+// Matched just after the name, found by the hint search (the name ends in one of the hint words).
+const PASSWORD_VALUE = /["']?[ \t]{0,2}[=:][ \t]{0,2}(["']?)([^\s"'`,;<>()[\]{}]{8,128})\1(?![^\s"'`,;<>])/y;
+const PASSWORD_NAME_END = /^(?:password|passwd|pwd)/i;
+const isNameCode = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2e || c === 0x2d;
 
-function findAssignedPasswords(text: string, hits: SecretHit[]): void {
-  const re = PASSWORD_ASSIGNED;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+function findAssignedPasswords(text: string, hints: readonly number[], hits: SecretHit[]): void {
+  const re = PASSWORD_VALUE;
+  for (const h of hints) {
+    const word = PASSWORD_NAME_END.exec(text.slice(h, h + 8));
+    if (!word) continue;
+    re.lastIndex = h + word[0].length;
+    const m = re.exec(text);
+    if (!m) continue;
     const value = m[2]!;
     if (isPlaceholder(value) || !/[A-Za-z]/.test(value) || !/[^A-Za-z]/.test(value) || /^[$%{<(]/.test(value) || /^[A-Za-z_]+\.[A-Za-z_.]+$/.test(value)) continue;
     const end = m.index + m[0].length - m[1]!.length;
@@ -240,17 +291,39 @@ function findAssignedPasswords(text: string, hits: SecretHit[]): void {
   }
 }
 
+// Where a credential export's names and headers can be: the words they contain.
+// Literal words in the casings people write: far cheaper than a case-insensitive pattern read everywhere.
+const HINT = new RegExp(
+  [
+    'pass', 'Pass', 'PASS', 'pwd', 'Pwd', 'PWD', 'secret', 'Secret', 'SECRET', 'token', 'Token', 'TOKEN',
+    'api_key', 'api-key', 'api key', 'apikey', 'apiKey', 'ApiKey', 'API_KEY', 'API key', 'Api key', 'API Key',
+    'private_key', 'private key', 'privateKey', 'Private key', 'Private Key', 'PRIVATE_KEY',
+  ].join('|'),
+  'g',
+);
+
+function hintsOf(text: string): number[] {
+  const out: number[] = [];
+  const re = HINT;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) out.push(m.index);
+  return out;
+}
+
 /** The credentials above that `kinds` asks for, as hits in `text`. */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
-  if (kinds.has('url-password') && (text.includes('://') || text.includes('='))) findUrlPasswords(text, hits);
+  if (kinds.has('url-password') && (text.includes('://') || text.includes('?'))) findUrlPasswords(text, hits);
   if (kinds.has('connection-string')) findConnectionStrings(text, hits);
   if (kinds.has('jwt')) findJwts(text, hits);
   if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
+    const hints = hintsOf(text);
+    if (hints.length === 0) return;
+    const lines = hintedLines(text, hints);
     const csv: SecretHit[] = [];
-    findCsvExports(text, csv);
-    findIniExports(text, csv);
-    if (/pass|pwd/i.test(text)) findAssignedPasswords(text, csv);
+    findCsvExports(text, lines, csv);
+    findIniExports(text, lines, csv);
+    findAssignedPasswords(text, hints, csv);
     for (const h of csv) if (kinds.has(h.kind)) hits.push(h);
   }
 }

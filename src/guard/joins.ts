@@ -8,7 +8,8 @@
  * mapped back to the original (a hit covers the pieces and the syntax between them).
  *
  * Only joins with key characters on both sides count (`"abc" + "def"`, not `"Hello, " + name`), and only the
- * text within WINDOW characters of one is read again: ordinary code, full of concatenations of words and
+ * text within WINDOW characters of one is read again (a key shape is at most a few hundred characters; a
+ * private-key block in concatenated strings is found by its quoted lines, private-key.ts): ordinary code, full of concatenations of words and
  * variables, costs one regular-expression pass. Linear: each pattern is a bounded sequence anchored on a
  * literal, windows are merged, and the view is at most the text's length.
  */
@@ -26,7 +27,7 @@ export interface JoinedView {
 const JOIN =
   /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|["'][ \t]{1,4}["']|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^`]\r?\n[ \t]{0,32}/g;
 const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|["'][ \t]{1,4}["']|\$\{|[\\^`]\r?\n/;
-const WINDOW = 512;
+const WINDOW = 320;
 const MIN_SIDE = 3;
 
 const isKeyChar = (c: number): boolean =>
