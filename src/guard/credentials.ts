@@ -46,9 +46,11 @@ const isSchemeCode = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2e || c === 0x2d;
 
 // A password in a URL's query (JDBC's `?user=app&password=...`).
-const URL_QUERY = /[?&](?:password|passwd|pwd|pass|client_secret|access_token|api_?key|apikey|auth_?token|token|sig)=([^&;#\s"'`<>]{4,512})/gi;
+// Matched from the parameter's name, found from the key-like words (generic.ts keywordStarts) and `sig=`.
+const URL_QUERY = /(?:password|passwd|pwd|pass|client_secret|access_token|api_?key|apikey|auth_?token|token|sig)=([^&;#\s"'`<>]{4,512})/iy;
+const isParamCode = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 
-function findUrlPasswords(text: string, hits: SecretHit[]): void {
+function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly number[]): void {
   const re = URL_CREDENTIAL;
   for (let at = text.indexOf('://'); at >= 0; at = text.indexOf('://', at + 3)) {
     let start = at;
@@ -63,10 +65,21 @@ function findUrlPasswords(text: string, hits: SecretHit[]): void {
     hits.push({ kind: 'url-password', start: end - password.length, end });
   }
   const q = URL_QUERY;
-  q.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = q.exec(text)) !== null; ) {
+  const at: number[] = [...starts];
+  for (let i = text.indexOf('sig='); i >= 0; i = text.indexOf('sig=', i + 4)) at.push(i);
+  let after = -1;
+  for (const p of at) {
+    // The parameter's name starts after `?` or `&` (a key-like word may be the end of it: `access_token`).
+    let s = p;
+    while (s > 0 && p - s < 16 && isParamCode(text.charCodeAt(s - 1))) s--;
+    const c = text.charCodeAt(s - 1);
+    if (s <= after || (c !== 0x3f && c !== 0x26)) continue;
+    q.lastIndex = s;
+    const m = q.exec(text);
+    if (!m) continue;
+    after = s;
     const value = m[1]!;
-    const name = m[0].slice(1, m[0].indexOf('=')).toLowerCase();
+    const name = m[0].slice(0, m[0].indexOf('=')).toLowerCase();
     // Tokens and keys must read random; a password need only be a password.
     if (isPlaceholder(value) || (!name.startsWith('pass') && name !== 'pwd' && (value.length < 16 || !/[0-9]/.test(value)))) continue;
     const end = m.index + m[0].length;
@@ -77,16 +90,22 @@ function findUrlPasswords(text: string, hits: SecretHit[]): void {
 // ---- connection strings ------------------------------------------------------------------------------
 
 // `Name=value`, the value bare or quoted (ADO.NET quotes a value holding `;`); or JSON/YAML `"AccountKey": "..."`.
+// Matched where a name can start: the key-like words `pass`/`pwd`, and the Azure names found by search.
 const KEYED =
-  /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/gi;
+  /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/iy;
+const AZURE_NAMES = ['AccountKey', 'accountKey', 'accountkey', 'ACCOUNTKEY', 'SharedAccess', 'sharedAccess', 'sharedaccess', 'SHAREDACCESS'];
 // What makes `Password=` part of a connection string rather than a shell or .env assignment.
 const CONNECTION_CONTEXT = /(?:server|data source|host|hostname|address|addr|user id|uid|user|username|database|initial catalog|dsn|driver)[ \t]{0,2}=/i;
 
-function findConnectionStrings(text: string, hits: SecretHit[]): void {
+function findConnectionStrings(text: string, hits: SecretHit[], hints: readonly number[]): void {
   if (!text.includes('=')) return;
   const re = KEYED;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  const at = [...hints];
+  for (const name of AZURE_NAMES) for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + name.length)) at.push(i);
+  for (const p of at) {
+    re.lastIndex = p;
+    const m = re.exec(text);
+    if (!m) continue;
     const value = m[1] ?? m[2] ?? m[3] ?? m[4]!;
     const name = m[0].slice(0, 3).toLowerCase();
     if (isPlaceholder(value)) continue;
@@ -135,23 +154,20 @@ const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 // What names an AWS secret nearby: a key id (any documented prefix, either case) or the secret's own names.
 // Literal alternatives in the casings people write (a case-sensitive alternation of literals is far cheaper
 // than a case-insensitive pattern tried at every character).
-const AWS_CONTEXT = new RegExp(
-  [
-    ...'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA|akia|asia'.split('|').map((p) => `${p}[A-Za-z0-9]{16}`),
-    'aws', 'AWS', 'Aws', 'secret_access', 'SECRET_ACCESS', 'SecretAccess', 'secretAccess', 'secret access', 'Secret access', 'Secret Access', 'secret-access',
-  ].join('|'),
-  'g',
-);
+// Besides the key ids found before this pass (`ids`): the words that name an AWS secret.
+const AWS_CONTEXT = /aws|AWS|Aws|ecret_access|ECRET_ACCESS|ecretAccess|ecret access|ecret Access|ecret-access/g;
 const AWS_WINDOW = 512;
 const isBase64Code = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 
 function findAwsSecrets(text: string, hits: SecretHit[]): void {
   const context: number[] = [];
+  for (const h of hits) if (h.kind === 'aws-access-key-id') context.push(h.end);
   const re = AWS_CONTEXT;
   re.lastIndex = 0;
   for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) context.push(m.index + m[0].length);
   if (context.length === 0) return;
+  context.sort((a, b) => a - b);
   // Only the windows after the context are read, each once (windows that overlap are read as one).
   const secret = AWS_SECRET;
   let from = 0;
@@ -177,6 +193,8 @@ function findAwsSecrets(text: string, hits: SecretHit[]): void {
 
 const CSV_SECRET_COLUMN = /^(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)$/i;
 const MAX_CSV_ROWS = 10_000;
+const CSV_HEADER_CELL =
+  /(?:^|[,;\t])[ "]*(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)[ "\r]*(?:[,;\t]|$)/i;
 
 /** The cells of one CSV line, with their offsets in `text` (quotes around a cell are not part of it). */
 function csvCells(text: string, start: number, end: number, delimiter: number): Array<[number, number]> {
@@ -222,6 +240,8 @@ function findCsvExportsBy(text: string, lines: readonly number[], delimiter: num
     if (lineStart < done) continue;
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = n;
+    // Only a line with a secret column's name between delimiters can be a header.
+    if (!CSV_HEADER_CELL.test(text.slice(lineStart, lineEnd))) continue;
     const header = csvCells(text, lineStart, lineEnd, delimiter);
     const columns: Array<{ index: number; kind: SecretKind }> = [];
     if (header.length >= 2 && header.length <= 64) {
@@ -292,32 +312,27 @@ function findAssignedPasswords(text: string, hints: readonly number[], hits: Sec
 }
 
 // Where a credential export's names and headers can be: the words they contain.
-// Literal words in the casings people write: far cheaper than a case-insensitive pattern read everywhere.
-const HINT = new RegExp(
-  [
-    'pass', 'Pass', 'PASS', 'pwd', 'Pwd', 'PWD', 'secret', 'Secret', 'SECRET', 'token', 'Token', 'TOKEN',
-    'api_key', 'api-key', 'api key', 'apikey', 'apiKey', 'ApiKey', 'API_KEY', 'API key', 'Api key', 'API Key',
-    'private_key', 'private key', 'privateKey', 'Private key', 'Private Key', 'PRIVATE_KEY',
-  ].join('|'),
-  'g',
-);
+// The key-like words that name a credential export's values and columns.
+const HINT = /^(?:pass|pwd|secret|token|api[ _-]?key|private[ _-]?key)/i;
 
-function hintsOf(text: string): number[] {
+function hintsOf(text: string, starts: readonly number[]): number[] {
   const out: number[] = [];
-  const re = HINT;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) out.push(m.index);
+  for (const at of starts) if (HINT.test(text.slice(at, at + 11))) out.push(at);
   return out;
 }
 
-/** The credentials above that `kinds` asks for, as hits in `text`. */
-export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[]): void {
-  if (kinds.has('url-password') && (text.includes('://') || text.includes('?'))) findUrlPasswords(text, hits);
-  if (kinds.has('connection-string')) findConnectionStrings(text, hits);
-  if (kinds.has('jwt')) findJwts(text, hits);
+/**
+ * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
+ * key-like words start (generic.ts keywordStarts; it includes `pass`, `pwd`, `private`), the only places a
+ * credential export's names and headers can be.
+ */
+export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[]): void {
+  const hints = hintsOf(text, starts);
+  if (kinds.has('url-password') && (text.includes('://') || text.includes('?'))) findUrlPasswords(text, hits, starts);
+  if (kinds.has('connection-string')) findConnectionStrings(text, hits, hints);
+  if (kinds.has('jwt') && (text.includes('.ey') || text.includes('.ew'))) findJwts(text, hits);
   if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
-    const hints = hintsOf(text);
     if (hints.length === 0) return;
     const lines = hintedLines(text, hints);
     const csv: SecretHit[] = [];

@@ -52,7 +52,8 @@ export function looksLikeSecretValue(v: string): boolean {
 // Where ASSIGNED can match: its alternatives start with one of these words, in one of three casings (found
 // by one case-sensitive alternation of literals, far faster than a case-insensitive one read everywhere or a
 // lower-cased copy).
-const KEYWORDS = ['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'].flatMap((k) => [
+// `pass`, `pwd` and `private` are also where credentials.ts looks for credential exports: one search serves both.
+const KEYWORDS = ['api', 'secret', 'token', 'pass', 'pwd', 'private', 'credential', 'auth', 'bearer'].flatMap((k) => [
   k,
   k.toUpperCase(),
   k[0]!.toUpperCase() + k.slice(1),
@@ -82,8 +83,7 @@ export function keywordStartsBySearch(text: string): number[] {
   return starts.sort((a, b) => a - b);
 }
 
-export function findGenericSecrets(text: string, hits: SecretHit[]): void {
-  const starts = keywordStarts(text);
+export function findGenericSecrets(text: string, hits: SecretHit[], starts: readonly number[] = keywordStarts(text)): void {
   if (starts.length === 0) return;
   const re = STICKY;
   let after = 0;

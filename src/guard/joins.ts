@@ -3,7 +3,8 @@
  * "Ef5h..."`, the concatenation operators of PHP, SQL, Lua, VB and others, `.concat(`, Python's and C's
  * adjacent literals), an interpolation inside a JS template literal (`` `sk-proj-Ab3d${""}Ef5h...` ``,
  * `${"Ef5h"}`, `${[]}` - any short interpolation is read as empty), a line continuation (a URL cut by `\` at
- * the end of a line in a shell, `^` in cmd, a backtick in PowerShell). A compiler, a shell and a model all read the pieces as one string; so does this
+ * the end of a line in a shell, `^` in cmd). Adjacent literals on one line count in double quotes only (C,
+ * Python): single-quoted words side by side are a CSP or a shell's arguments. A compiler, a shell and a model all read the pieces as one string; so does this
  * pass: it removes the joining syntax and reads the text around each join again, with every detector, hits
  * mapped back to the original (a hit covers the pieces and the syntax between them).
  *
@@ -25,8 +26,8 @@ export interface JoinedView {
 // Concatenation operators: + (JS, Java, C#, Python), . (PHP, Perl), .. (Lua), || (SQL), & (VB), ++ (Haskell),
 // <> (Elixir), ~ (D, Raku); and a `.concat(` call.
 const JOIN =
-  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|["'][ \t]{1,4}["']|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^`]\r?\n[ \t]{0,32}/g;
-const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|["'][ \t]{1,4}["']|\$\{|[\\^`]\r?\n/;
+  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|"[ \t]{1,4}"|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^]\r?\n[ \t]{0,32}/g;
+const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|"[ \t]{1,4}"|\$\{|[\\^]\r?\n/;
 const WINDOW = 320;
 const MIN_SIDE = 3;
 
@@ -59,8 +60,15 @@ export function joinedView(text: string): JoinedView | null {
   }
   if (joins.length === 0) return null;
   const n = text.length;
-  const starts = new Int32Array(n + joins.length);
-  const ends = new Int32Array(n + joins.length);
+  // The view's length at most: the windows' (overlapping windows merge) and a separator each.
+  let size = 0;
+  for (let k = 0, reach = -1; k < joins.length; k += 2) {
+    const from = Math.max(reach, joins[k]! - WINDOW);
+    reach = Math.min(n, joins[k + 1]! + WINDOW);
+    size += reach - from + 1;
+  }
+  const starts = new Int32Array(size);
+  const ends = new Int32Array(size);
   const parts: string[] = [];
   let length = 0;
   const copy = (from: number, to: number) => {

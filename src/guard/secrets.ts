@@ -31,7 +31,7 @@
  */
 import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
-import { entropy, findGenericSecrets } from './generic.js';
+import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
 import { findCredentials } from './credentials.js';
 import { joinedView } from './joins.js';
 import { findLaced, type LacedShape } from './laced.js';
@@ -61,8 +61,9 @@ const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
 const AWS_PREFIXES = 'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA';
 // Digits glued on either side (`123AKIA...456`) do not hide an id; capitals before the digits (a longer
 // run of capitals and digits: a hash) do.
-const AWS_KEY_ID = new RegExp(`(?<![A-Z][0-9]{0,64})(?<![A-Z])(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z])(?![0-9]{0,64}[A-Z])`, 'g');
-const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z][0-9]{0,64})(?<![A-Za-z])(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z])(?![0-9]{0,64}[A-Za-z])`, 'g');
+// (The one-character lookbehind first: it fails at once at most places, before the longer one is read.)
+const AWS_KEY_ID = new RegExp(`(?<![A-Z])(?<![A-Z][0-9]{0,64})(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z])(?![0-9]{0,64}[A-Z])`, 'g');
+const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z])(?<![A-Za-z][0-9]{0,64})(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z])(?![0-9]{0,64}[A-Za-z])`, 'g');
 const hasDigit = (s: string): boolean => /[0-9]/.test(s);
 
 /**
@@ -203,8 +204,9 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
     }
   }
   if (!prose) return;
-  if (kinds.has('generic-secret')) findGenericSecrets(text, hits);
-  findCredentials(text, kinds, hits);
+  const starts = keywordStarts(text);
+  if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
+  findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);

@@ -76,7 +76,7 @@ export function shapeVariants(): ShapeVariant[] {
   add('shell line continuation', 'indented next line', `curl -X POST \\\n  ${SLACK_HOOK.slice(0, 40)}\\\n    ${SLACK_HOOK.slice(40)}`, SLACK_HOOK, 'slack-token');
   add('shell line continuation', 'key in an export', `export OPENAI_API_KEY=${OPENAI.slice(0, 30)}\\\n${OPENAI.slice(30)}`, OPENAI, 'openai-key');
   add('shell line continuation', 'cmd caret', `set KEY=${OPENAI.slice(0, 20)}^\n${OPENAI.slice(20)}`, OPENAI, 'openai-key');
-  add('shell line continuation', 'PowerShell backtick', `$hook = "${SLACK_HOOK.slice(0, 50)}\`\n${SLACK_HOOK.slice(50)}"`, SLACK_HOOK, 'slack-token');
+  add('shell line continuation', 'Dockerfile ENV', `ENV STRIPE_KEY=${STRIPE.slice(0, 26)}\\\n    ${STRIPE.slice(26)}`, STRIPE, 'stripe-key');
   // An AWS secret in the credentials CSV export (old and new console formats), and INI.
   add('aws credentials csv', 'console export with user name', `User name,Password,Access key ID,Secret access key,Console login link\nci-bot,,${AWS_ID},${AWS_SECRET},https://123456789012.signin.aws.amazon.com/console\n`, AWS_SECRET, 'aws-secret-key');
   add('aws credentials csv', 'access keys export', `Access key ID,Secret access key\n${AWS_ID},${AWS_SECRET}\n`, AWS_SECRET, 'aws-secret-key');
