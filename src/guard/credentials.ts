@@ -50,9 +50,9 @@ const isSchemeCode = (c: number): boolean =>
 const URL_QUERY = /(?:password|passwd|pwd|pass|client_secret|access_token|api_?key|apikey|auth_?token|token|sig)=([^&;#\s"'`<>]{4,512})/iy;
 const isParamCode = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 
-function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly number[]): void {
+function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly number[], anchors: Anchors): void {
   const re = URL_CREDENTIAL;
-  for (let at = text.indexOf('://'); at >= 0; at = text.indexOf('://', at + 3)) {
+  for (const at of anchors.url) {
     let start = at;
     while (start > 0 && at - start < 25 && isSchemeCode(text.charCodeAt(start - 1))) start--;
     if (start > 0 && isSchemeCode(text.charCodeAt(start - 1))) continue;
@@ -66,7 +66,7 @@ function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly numb
   }
   const q = URL_QUERY;
   const at: number[] = [...starts];
-  for (let i = text.indexOf('sig='); i >= 0; i = text.indexOf('sig=', i + 4)) at.push(i);
+  at.push(...anchors.sig);
   let after = -1;
   for (const p of at) {
     // The parameter's name starts after `?` or `&` (a key-like word may be the end of it: `access_token`).
@@ -93,15 +93,13 @@ function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly numb
 // Matched where a name can start: the key-like words `pass`/`pwd`, and the Azure names found by search.
 const KEYED =
   /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/iy;
-const AZURE_NAMES = ['AccountKey', 'accountKey', 'accountkey', 'ACCOUNTKEY', 'SharedAccess', 'sharedAccess', 'sharedaccess', 'SHAREDACCESS'];
+
 // What makes `Password=` part of a connection string rather than a shell or .env assignment.
 const CONNECTION_CONTEXT = /(?:server|data source|host|hostname|address|addr|user id|uid|user|username|database|initial catalog|dsn|driver)[ \t]{0,2}=/i;
 
-function findConnectionStrings(text: string, hits: SecretHit[], hints: readonly number[]): void {
-  if (!text.includes('=')) return;
+function findConnectionStrings(text: string, hits: SecretHit[], hints: readonly number[], anchors: Anchors): void {
   const re = KEYED;
-  const at = [...hints];
-  for (const name of AZURE_NAMES) for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + name.length)) at.push(i);
+  const at = [...hints, ...anchors.azure];
   for (const p of at) {
     re.lastIndex = p;
     const m = re.exec(text);
@@ -155,17 +153,14 @@ const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 // Literal alternatives in the casings people write (a case-sensitive alternation of literals is far cheaper
 // than a case-insensitive pattern tried at every character).
 // Besides the key ids found before this pass (`ids`): the words that name an AWS secret.
-const AWS_CONTEXT = /aws|AWS|Aws|ecret_access|ECRET_ACCESS|ecretAccess|ecret access|ecret Access|ecret-access/g;
+
 const AWS_WINDOW = 512;
 const isBase64Code = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 
-function findAwsSecrets(text: string, hits: SecretHit[]): void {
-  const context: number[] = [];
+function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void {
+  const context: number[] = [...anchors.aws];
   for (const h of hits) if (h.kind === 'aws-access-key-id') context.push(h.end);
-  const re = AWS_CONTEXT;
-  re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) context.push(m.index + m[0].length);
   if (context.length === 0) return;
   context.sort((a, b) => a - b);
   // Only the windows after the context are read, each once (windows that overlap are read as one).
@@ -321,6 +316,38 @@ function hintsOf(text: string, starts: readonly number[]): number[] {
   return out;
 }
 
+interface Anchors {
+  /** Offsets of `://`. */
+  url: number[];
+  /** Offsets of `sig=`. */
+  sig: number[];
+  /** Offsets of AccountKey / SharedAccess names. */
+  azure: number[];
+  /** Offsets just after a word that names an AWS secret (`aws`, `secret_access`, `SecretAccess` ...). */
+  aws: number[];
+  /** Whether `.ey` or `.ew` occurs (a JWT's second part starts so). */
+  jwt: boolean;
+}
+
+// Everything the detectors above start from that is not a key-like word, found in one pass (a search per
+// literal was a pass each, most of these detectors' cost on a large request).
+const ANCHOR = /:\/\/|sig=|[Aa]ccount[Kk]ey|ACCOUNTKEY|[Ss]hared[Aa]ccess|SHAREDACCESS|aws|AWS|Aws|ecret_access|ECRET_ACCESS|ecretAccess|ecret access|ecret Access|ecret-access|\.e[yw]/g;
+
+function anchorsOf(text: string): Anchors {
+  const a: Anchors = { url: [], sig: [], azure: [], aws: [], jwt: false };
+  const re = ANCHOR;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    const c = m[0].charCodeAt(0);
+    if (c === 0x3a) a.url.push(m.index);
+    else if (c === 0x73 && m[0] === 'sig=') a.sig.push(m.index);
+    else if (c === 0x2e) a.jwt = true;
+    else if (m[0].length > 3 && (c === 0x41 || c === 0x61 || c === 0x53 || c === 0x73)) a.azure.push(m.index);
+    else a.aws.push(m.index + m[0].length);
+  }
+  return a;
+}
+
 /**
  * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
  * key-like words start (generic.ts keywordStarts; it includes `pass`, `pwd`, `private`), the only places a
@@ -328,10 +355,11 @@ function hintsOf(text: string, starts: readonly number[]): number[] {
  */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[]): void {
   const hints = hintsOf(text, starts);
-  if (kinds.has('url-password') && (text.includes('://') || text.includes('?'))) findUrlPasswords(text, hits, starts);
-  if (kinds.has('connection-string')) findConnectionStrings(text, hits, hints);
-  if (kinds.has('jwt') && (text.includes('.ey') || text.includes('.ew'))) findJwts(text, hits);
-  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits);
+  const anchors = anchorsOf(text);
+  if (kinds.has('url-password')) findUrlPasswords(text, hits, starts, anchors);
+  if (kinds.has('connection-string')) findConnectionStrings(text, hits, hints, anchors);
+  if (kinds.has('jwt') && anchors.jwt) findJwts(text, hits);
+  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
     if (hints.length === 0) return;
     const lines = hintedLines(text, hints);
