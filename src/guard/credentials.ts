@@ -308,7 +308,7 @@ function findAssignedPasswords(text: string, hints: readonly number[], hits: Sec
 
 // Where a credential export's names and headers can be: the words they contain.
 // The key-like words that name a credential export's values and columns.
-const HINT = /^(?:pass|pwd|secret|token|api[ _-]?key|private[ _-]?key)/i;
+const HINT = /^(?:passw|pwd|secret|token|api[ _-]?key)/i;
 
 function hintsOf(text: string, starts: readonly number[]): number[] {
   const out: number[] = [];
@@ -349,7 +349,7 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
 
 /**
  * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
- * key-like words start (generic.ts keywordStarts; it includes `pass`, `pwd`, `private`), the only places a
+ * key-like words start (generic.ts keywordStarts; with `passw`, `pwd` and the anchors), the only places a
  * credential export's names and headers can be.
  */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[]): void {
