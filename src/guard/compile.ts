@@ -16,6 +16,7 @@ import { IntentDetectors, type IntentDetectorSpec } from './intent-detectors.js'
 import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
 import { WordStream } from './words.js';
 import { applyMasks, type Span } from './mask.js';
+import { compilePattern, findPatternHits, type OperatorPattern } from './patterns.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
 import { boundaryPass, type Push } from './boundaries.js';
 import { findSecrets, type SecretScanOptions } from './secrets.js';
@@ -44,12 +45,32 @@ export interface CompileGuardrailsOptions {
 
 interface SecretsDetector {
   rule: string;
+  /** The rule's position in the file: the order of markers where two rules mask the same text. */
+  order: number;
   action: Action;
   id: string;
   kinds: ReadonlySet<SecretKind>;
   decoders: ReadonlySet<Decoder>;
   boundaries: boolean;
   mask: string;
+}
+
+/** Operator redaction patterns of one detector (patterns.ts). */
+interface PatternsDetector {
+  rule: string;
+  order: number;
+  action: Action;
+  id: string;
+  patterns: OperatorPattern[];
+}
+
+/** A match of an operator pattern in one slot, in that slot's ORIGINAL coordinates. */
+interface SlotPatternHit {
+  slot: number;
+  detector: number;
+  pattern: number;
+  start: number;
+  end: number;
 }
 
 /** A secret found in one slot, in that slot's ORIGINAL coordinates. */
@@ -88,6 +109,12 @@ function checkDoc(doc: GuardrailsDoc): void {
         // The scorer decides whether to refuse; masking or merely flagging a request's intent is not its job.
         if (rule.action !== 'block') throw new Error(`rule ${rule.id}: intent detector ${d.id} belongs to a block rule`);
         if ((d.topics ?? []).length === 0) throw new Error(`rule ${rule.id}: detector ${d.id} has no topics`);
+      } else if (d.kind === 'patterns') {
+        const names = new Set<string>();
+        for (const p of d.patterns ?? []) {
+          if (names.has(p.name)) throw new Error(`rule ${rule.id}: detector ${d.id}: pattern name "${p.name}" is used twice`);
+          names.add(p.name);
+        }
       } else if (d.kind === 'secrets') {
         for (const k of d.kinds) if (!SECRET_KINDS.includes(k)) throw new Error(`rule ${rule.id}: unknown secret kind "${k}"`);
         for (const k of d.decode) if (!DECODERS.includes(k)) throw new Error(`rule ${rule.id}: unknown decoder "${k}"`);
@@ -128,13 +155,19 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   const lexicalSpecs: LexicalDetectorSpec[] = [];
   const intentSpecs: IntentDetectorSpec[] = [];
   const secrets: SecretsDetector[] = [];
-  for (const rule of doc.rules) {
-    for (const d of rule.detectors) {
+  const patternDetectors: PatternsDetector[] = [];
+  for (const [order, rule] of doc.rules.entries()) {
+    for (const [di, d] of rule.detectors.entries()) {
       if (d.kind === 'lexical') lexicalSpecs.push({ rule: rule.id, action: rule.action, id: d.id, any: d.any ?? [], near: d.near ?? [] });
       else if (d.kind === 'intent') intentSpecs.push({ ...d, rule: rule.id, action: rule.action });
-      else {
+      else if (d.kind === 'patterns') {
+        // Each pattern is compiled with RE2 semantics and checked against its test string, or the file is refused.
+        const patterns = d.patterns.map((p, pi) => compilePattern(p, `/rules/${order}/detectors/${di}/patterns/${pi}`));
+        patternDetectors.push({ rule: rule.id, order, action: rule.action, id: d.id, patterns });
+      } else {
         secrets.push({
           rule: rule.id,
+          order,
           action: rule.action,
           id: d.id,
           kinds: new Set(d.kinds),
@@ -153,6 +186,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   };
   const anyBoundaries = secrets.some((s) => s.boundaries);
   const redactors = secrets.filter((s) => s.action === 'redact');
+  const anyRedacting = redactors.length > 0 || patternDetectors.some((d) => d.action === 'redact');
   const external = [...(options.classifiers ?? [])];
   // The words of the request being scanned, reused from scan to scan (scan is synchronous; reset after each).
   const words = new WordStream();
@@ -198,11 +232,42 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return findings;
   }
 
+  /** Operator pattern matches in every slot, in original coordinates. */
+  function findSlotPatterns(norm: readonly Normalised[]): SlotPatternHit[] {
+    const out: SlotPatternHit[] = [];
+    if (patternDetectors.length === 0) return out;
+    norm.forEach((n, slot) => {
+      patternDetectors.forEach((d, detector) => {
+        for (const h of findPatternHits(n.text, d.patterns)) {
+          const [start, end] = originalSpan(n, h.start, h.end);
+          out.push({ slot, detector, pattern: h.pattern, start, end });
+        }
+      });
+    });
+    return out;
+  }
+
+  function patternFindings(slots: readonly Slot[], hits: readonly SlotPatternHit[]): Finding[] {
+    const findings: Finding[] = [];
+    const seen = new Set<string>();
+    for (const h of hits) {
+      const d = patternDetectors[h.detector]!;
+      const detector = `${d.id}:${d.patterns[h.pattern]!.name}`;
+      const where = slots[h.slot]!.where;
+      const key = `${d.rule}\u0000${detector}\u0000${where}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      findings.push({ rule: d.rule, action: d.action, detector, where });
+    }
+    return findings;
+  }
+
   function analyse(req: ChatLike) {
     const collected = collectSlots(req);
     const norm = collected.slots.map((s) => normalise(s.text));
     const found = findSlotSecrets(collected.slots, norm);
-    return { collected, norm, found };
+    const patterned = findSlotPatterns(norm);
+    return { collected, norm, found, patterned };
   }
 
   function whereOrder(slots: readonly Slot[]): Map<string, number> {
@@ -214,9 +279,9 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   }
 
   function scan(req: ChatLike): ScanResult {
-    const { collected, norm, found } = analyse(req);
+    const { collected, norm, found, patterned } = analyse(req);
     const slots = collected.slots;
-    const findings = secretFindings(slots, found);
+    const findings = [...secretFindings(slots, found), ...patternFindings(slots, patterned)];
     const texts = slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }));
     if (lexicalSpecs.length > 0 || intent.size > 0) {
       // One tokenisation of the request for both word readers (it was half of a large request's scan).
@@ -231,27 +296,41 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return result(findings, whereOrder(slots));
   }
 
-  /** The spans redact-action detectors mask, per slot. */
-  function maskPlan(found: readonly SlotSecret[]): Map<number, { spans: Span[]; mask: string }> {
-    const plan = new Map<number, { spans: Span[]; mask: string }>();
+  /**
+   * The spans redact-action detectors mask, per slot: one span per redact rule that found the text (each with
+   * its own mask), so that where two rules matched, both markers show - as both findings do.
+   */
+  function maskPlan(found: readonly SlotSecret[], patterned: readonly SlotPatternHit[]): Map<number, Span[]> {
+    const plan = new Map<number, Span[]>();
+    const add = (slot: number, span: Span) => {
+      const spans = plan.get(slot);
+      if (spans) spans.push(span);
+      else plan.set(slot, [span]);
+    };
     for (const s of found) {
-      const d = redactors.find(
-        (r) => r.kinds.has(s.kind) && (s.via === 'split' ? r.boundaries : s.via === undefined || r.decoders.has(s.via as Decoder)),
-      );
-      if (!d) continue;
-      let entry = plan.get(s.slot);
-      if (!entry) plan.set(s.slot, (entry = { spans: [], mask: d.mask }));
-      entry.spans.push({ start: s.start, end: s.end, kind: s.kind });
+      const rules = new Set<string>();
+      for (const d of redactors) {
+        if (rules.has(d.rule) || !d.kinds.has(s.kind)) continue;
+        if (!(s.via === 'split' ? d.boundaries : s.via === undefined || d.decoders.has(s.via as Decoder))) continue;
+        rules.add(d.rule);
+        add(s.slot, { start: s.start, end: s.end, kind: s.kind, rule: d.order, template: d.mask });
+      }
+    }
+    for (const h of patterned) {
+      const d = patternDetectors[h.detector]!;
+      if (d.action !== 'redact') continue;
+      const p = d.patterns[h.pattern]!;
+      add(h.slot, { start: h.start, end: h.end, kind: p.name, rule: d.order, template: p.mask });
     }
     return plan;
   }
 
   function redact<T extends ChatLike>(req: T): { request: T; masked: number } {
-    const { collected, found } = analyse(req);
+    const { collected, found, patterned } = analyse(req);
     const replacements = new Map<number, string>();
     let masked = 0;
-    for (const [slot, { spans, mask }] of maskPlan(found)) {
-      const r = applyMasks(collected.slots[slot]!.text, spans, mask);
+    for (const [slot, spans] of maskPlan(found, patterned)) {
+      const r = applyMasks(collected.slots[slot]!.text, spans);
       replacements.set(slot, r.text);
       masked += r.masked;
     }
@@ -259,7 +338,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   }
 
   function maskOutput(text: string): { text: string; masked: number } {
-    if (redactors.length === 0 || text === '') return { text, masked: 0 };
+    if (!anyRedacting || text === '') return { text, masked: 0 };
     // The answer is one text, or (tool-call arguments) one JSON value whose strings are the texts.
     const probe = { messages: [{ role: 'assistant', tool_calls: [{ function: { name: '', arguments: text } }] }] };
     const { request, masked } = redact(probe);
@@ -271,7 +350,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (external.length === 0) return base;
     // An external classifier is another party: it reads the request as the upstream will, with the redact
     // rules' masks applied, so a live credential never leaves the gateway through it either.
-    const seen = redactors.length > 0 ? redact(req).request : req;
+    const seen = anyRedacting ? redact(req).request : req;
     const { slots } = collectSlots(seen);
     const texts = slots.map((s) => ({ where: s.where, text: s.text }));
     const settled = await Promise.allSettled(external.map((c) => c.classify(texts)));

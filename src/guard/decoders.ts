@@ -20,8 +20,9 @@ const MIN_DECODED = 20;
 // Escapes, each anchored on its first character; the run around them is the escapes and the characters
 // keys are made of (`sk&#45;proj&#45;...` is partly encoded).
 const HTML_REF = /&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?/y;
-const BRACE_ESCAPE = /\\u\{[0-9A-Fa-f]{1,6}\}/y;
-const OCTAL_ESCAPE = /\\[0-3][0-7]{2}/y;
+const BRACE_ESCAPE = /\\[ux]\{[0-9A-Fa-f]{1,6}\}/y;
+// One to three octal digits (`\163`, `\55`, `\0163` is `\016` then `3`): C, Python, shells and PHP accept all.
+const OCTAL_ESCAPE = /\\[0-7]{1,3}/y;
 const isRunChar = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d || c === 0x5f || c === 0x2e || c === 0x2d;
 
@@ -44,7 +45,9 @@ function escapeRuns(text: string, first: string, escape: RegExp, onRun: (start: 
     let end = at;
     for (;;) {
       escape.lastIndex = end;
-      if (text.charCodeAt(end) === first.charCodeAt(0) && escape.test(text)) end = escape.lastIndex;
+      // A doubled backslash before an escape (the escape written inside a JSON or C string) is one.
+      if (first === '\\' && text.charCodeAt(end) === 0x5c && text.charCodeAt(end + 1) === 0x5c) escape.lastIndex = end + 1;
+      if (text.charCodeAt(escape.lastIndex) === first.charCodeAt(0) && escape.test(text)) end = escape.lastIndex;
       else if (end < n && isRunChar(text.charCodeAt(end))) end++;
       else break;
       if (end - start > MAX_RUN) break;
@@ -77,9 +80,9 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
       if (decoded !== run && decoded.length >= MIN_DECODED) onRun({ start, end, via: 'html-entities', decodings: [{ text: decoded, binary: false }] });
     });
   }
-  if (decoders.has('unicode-escape') && text.includes('\\u{')) {
+  if (decoders.has('unicode-escape') && (text.includes('\\u{') || text.includes('\\x{'))) {
     escapeRuns(text, '\\', BRACE_ESCAPE, (start, end) => {
-      const decoded = text.slice(start, end).replace(/\\u\{([0-9A-Fa-f]{1,6})\}/g, (_, h: string) => {
+      const decoded = text.slice(start, end).replace(/\\[ux]\{([0-9A-Fa-f]{1,6})\}/g, (_, h: string) => {
         const cp = parseInt(h, 16);
         return cp <= 0x10ffff ? String.fromCodePoint(cp) : '';
       });
@@ -91,9 +94,18 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
       const run = text.slice(start, end);
       const bytes: number[] = [];
       for (let i = 0; i < run.length; ) {
+        if (run[i] === '\\' && run[i + 1] === '\\') i++;
         if (run[i] === '\\') {
-          bytes.push(parseInt(run.slice(i + 1, i + 4), 8));
-          i += 4;
+          let j = i + 1;
+          let v = 0;
+          while (j < i + 4 && j < run.length && run.charCodeAt(j) >= 0x30 && run.charCodeAt(j) <= 0x37 && v * 8 + run.charCodeAt(j) - 0x30 <= 0xff) v = v * 8 + run.charCodeAt(j++) - 0x30;
+          if (j === i + 1) {
+            bytes.push(0x5c);
+            i++;
+            continue;
+          }
+          bytes.push(v);
+          i = j;
         } else bytes.push(run.charCodeAt(i++));
       }
       const decodings = textOf(Buffer.from(bytes));
@@ -205,7 +217,7 @@ export const rot13ByReplace = (text: string): string =>
 
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
 // The prefixes of the keys most often pasted (a few native searches per text: this runs on every text).
-const ANCHORS = ['sk-', 'BEGIN', 'AKIA', 'ASIA', 'ghp_', 'AIza'];
+const ANCHORS = ['sk-', 'BEGIN', 'AKIA', 'ASIA', 'ghp_', 'AIza', '_live_', '_test_'];
 const REVERSED = ANCHORS.map(reversed);
 const ROT13 = ANCHORS.map(rot13);
 export const mayHoldReversed = (text: string): boolean => REVERSED.some((a) => text.includes(a));

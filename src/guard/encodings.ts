@@ -182,8 +182,25 @@ function decodeBase64Run(text: string, start: number, end: number, compressed: b
     }
     pushDecoded(out, bytes);
   }
+  // Base64 written backwards (`==gc...`): when the run reads as nothing forwards and its last characters,
+  // turned round, decode to text, the whole run is read turned round (one more level, marked reversed).
+  if (!out.some((d) => !d.binary)) {
+    const tail = text.slice(Math.max(start, end - 8), end);
+    const probe = Buffer.from(reverseUnits(tail), 'base64');
+    if (probe.length >= 6 && probe.every(isPrintable)) {
+      const before = out.length;
+      pushDecoded(out, Buffer.from(reverseUnits(text.slice(start, end)), 'base64'));
+      for (let k = before; k < out.length; k++) out[k]!.via = 'reversed';
+    }
+  }
   return out;
 }
+
+const reverseUnits = (s: string): string => {
+  let out = '';
+  for (let i = s.length - 1; i >= 0; i--) out += s[i];
+  return out;
+};
 
 /** RFC 4648 base32, either case, padding ignored. */
 export function decodeBase32(s: string): Buffer {
@@ -205,6 +222,17 @@ export function decodeBase32(s: string): Buffer {
 }
 
 function decodeHex(digits: string): Decoded[] {
+  const out = decodeHexForwards(digits);
+  // Hex written backwards: read turned round when its last digits, turned round, are printable bytes (its
+  // forwards reading may be text too: a byte with its digits swapped is often printable).
+  const tail = Buffer.from(reverseUnits(digits.slice(-8)), 'hex');
+  if (tail.length === 4 && tail.every(isPrintable)) {
+    for (const d of decodeHexForwards(reverseUnits(digits))) out.push({ ...d, via: 'reversed' });
+  }
+  return out;
+}
+
+function decodeHexForwards(digits: string): Decoded[] {
   const out: Decoded[] = [];
   for (let offset = 0; offset < 2; offset++) {
     const s = digits.slice(offset);
@@ -434,10 +462,15 @@ interface EscapeKinds {
 
 /** Length of the escape of an enabled kind at `p` (`%XX` 3, `\xXX` 4, `\uXXXX` 6), or 0. */
 function escapeLength(text: string, p: number, kinds: EscapeKinds): number {
-  if (text.charCodeAt(p) === 0x25) return kinds.percent && hexAt(text, p + 1, 2) >= 0 ? 3 : 0;
+  if (text.charCodeAt(p) === 0x25) {
+    // `%u0073` (the old JavaScript escape() form) is a unicode escape.
+    if ((text.charCodeAt(p + 1) | 0x20) === 0x75) return kinds.unicode && hexAt(text, p + 2, 4) >= 0 ? 6 : 0;
+    return kinds.percent && hexAt(text, p + 1, 2) >= 0 ? 3 : 0;
+  }
   const next = text.charCodeAt(p + 1);
-  if (next === 0x78) return kinds.hex && hexAt(text, p + 2, 2) >= 0 ? 4 : 0;
+  if (next === 0x78 || next === 0x58) return kinds.hex && hexAt(text, p + 2, 2) >= 0 ? 4 : 0;
   if (next === 0x75) return kinds.unicode && hexAt(text, p + 2, 4) >= 0 ? 6 : 0;
+  if (next === 0x55) return kinds.unicode && hexAt(text, p + 2, 8) >= 0 ? 10 : 0;
   return 0;
 }
 
@@ -449,7 +482,7 @@ function escapeLength(text: string, p: number, kinds: EscapeKinds): number {
  */
 function scanEscapes(text: string, kinds: EscapeKinds, onRun: (run: EncodedRun) => void): void {
   const n = text.length;
-  let percentAt = kinds.percent ? text.indexOf('%') : -1;
+  let percentAt = kinds.percent || kinds.unicode ? text.indexOf('%') : -1;
   let backslashAt = kinds.hex || kinds.unicode ? text.indexOf('\\') : -1;
   let from = 0;
   for (;;) {
@@ -482,6 +515,15 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
   let via: Via | null = null;
   for (let p = start; p < end; ) {
     const c = text.charCodeAt(p);
+    if (c === 0x25 && unicode && (text.charCodeAt(p + 1) | 0x20) === 0x75) {
+      const u = hexAt(text, p + 2, 4);
+      if (u >= 0) {
+        pushUtf8(bytes, u);
+        via ??= 'unicode-escape';
+        p += 6;
+        continue;
+      }
+    }
     if (c === 0x25 && percent) {
       const v = hexAt(text, p + 1, 2);
       if (v >= 0) {
@@ -491,13 +533,25 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
         continue;
       }
     }
+    // A doubled backslash before an escape (`\\x73`: the escape written inside a JSON or C string) is one.
+    if (c === 0x5c && text.charCodeAt(p + 1) === 0x5c && escapeLength(text, p + 1, { percent, hex, unicode }) > 0) {
+      p++;
+      continue;
+    }
     if (c === 0x5c && p + 1 < end) {
       const next = text.charCodeAt(p + 1);
-      const v2 = hex && next === 0x78 ? hexAt(text, p + 2, 2) : -1;
+      const v2 = hex && (next === 0x78 || next === 0x58) ? hexAt(text, p + 2, 2) : -1;
       if (v2 >= 0) {
         bytes.push(v2);
         via ??= 'hex';
         p += 4;
+        continue;
+      }
+      const wide = unicode && next === 0x55 ? hexAt(text, p + 2, 8) : -1;
+      if (wide >= 0 && wide <= 0x10ffff) {
+        pushUtf8(bytes, wide);
+        via ??= 'unicode-escape';
+        p += 10;
         continue;
       }
       let u = unicode && next === 0x75 ? hexAt(text, p + 2, 4) : -1;

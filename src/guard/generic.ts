@@ -13,6 +13,18 @@
  */
 import type { SecretHit } from './secrets.js';
 
+/**
+ * Literals the credential detectors (credentials.ts) start from: a URL's `://`, a SAS `sig=`, the Azure key
+ * names, words naming an AWS secret, `.ey`/`.ew` (a JWT's second part), and `pwd`. No two start alike, nor
+ * like a keyword below.
+ */
+export const CREDENTIAL_ANCHORS = [
+  '://', 'sig=', '.ey', '.ew',
+  'AccountKey', 'accountKey', 'accountkey', 'ACCOUNTKEY', 'SharedAccess', 'sharedAccess', 'sharedaccess', 'SHAREDACCESS',
+  'aws', 'AWS', 'Aws', 'ecret_access', 'ECRET_ACCESS', 'ecretAccess', 'ecret access', 'ecret Access', 'ecret-access',
+  'pwd', 'Pwd', 'PWD',
+];
+
 const ASSIGNED =
   /(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|credential|auth)[A-Za-z0-9_-]{0,24}["'\]]{0,2}[ \t]{0,3}(?:=>|:=|[:=])[ \t]{0,3}(?:["'`]|bearer[ \t]+)?([A-Za-z0-9+/=_.~-]{20,200})|bearer[ \t]+([A-Za-z0-9+/=_.~-]{20,200})/gi;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -52,16 +64,18 @@ export function looksLikeSecretValue(v: string): boolean {
 // Where ASSIGNED can match: its alternatives start with one of these words, in one of three casings (found
 // by one case-sensitive alternation of literals, far faster than a case-insensitive one read everywhere or a
 // lower-cased copy).
-const KEYWORDS = ['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'].flatMap((k) => [
-  k,
-  k.toUpperCase(),
-  k[0]!.toUpperCase() + k.slice(1),
-]);
+// They are also where credentials.ts looks for credential exports, and the literals after them are where its
+// other detectors start (CREDENTIAL_ANCHORS): one search serves both. (Words starting with a common letter
+// cost the search most: `pass`, `private` were tried and tripled it.)
+const KEYWORDS = [
+  ...['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'].flatMap((k) => [k, k.toUpperCase(), k[0]!.toUpperCase() + k.slice(1)]),
+  ...CREDENTIAL_ANCHORS,
+];
 const STICKY = new RegExp(ASSIGNED.source, 'iy');
 // Every offset where one of KEYWORDS starts, in one pass instead of one native search per keyword (no two
 // keywords start alike, so each offset is found once; the search resumes one past each find, so overlapping
 // occurrences are all found, as the searches per keyword found them).
-const KEYWORD = new RegExp(KEYWORDS.join('|'), 'g');
+const KEYWORD = new RegExp(KEYWORDS.map((k) => k.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'g');
 
 /** Ascending offsets where a keyword starts (what a search per keyword, sorted, gives). */
 export function keywordStarts(text: string): number[] {
@@ -82,8 +96,7 @@ export function keywordStartsBySearch(text: string): number[] {
   return starts.sort((a, b) => a - b);
 }
 
-export function findGenericSecrets(text: string, hits: SecretHit[]): void {
-  const starts = keywordStarts(text);
+export function findGenericSecrets(text: string, hits: SecretHit[], starts: readonly number[] = keywordStarts(text)): void {
   if (starts.length === 0) return;
   const re = STICKY;
   let after = 0;

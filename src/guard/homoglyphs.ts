@@ -39,6 +39,8 @@ const EXTRA: ReadonlyArray<readonly [string, string]> = [
   ['\u2028', '\n'], ['\u2029', '\n'],
 ];
 
+const DASH = /^[\p{Pd}\u2212\u2796\u02D7\u2043\u207B\u208B\uFE63\u23AF\u2500\u2501\u2574\u2576\u2578\u257A\u1173\u3161\u{10191}]$/u;
+
 function build(): Map<number, string> {
   const table = new Map<number, string>();
   for (const [from, skeleton] of Object.entries(CONFUSABLES)) {
@@ -51,6 +53,9 @@ function build(): Map<number, string> {
   }
   for (const [from, to] of GAPS) if (!table.has(from.codePointAt(0)!)) table.set(from.codePointAt(0)!, to);
   for (const [from, to] of EXTRA) table.set(from.codePointAt(0)!, to);
+  // Every dash punctuation character (Unicode's Pd class: hyphens, dashes, the wave dash, the Hebrew maqaf,
+  // the double hyphen ...) and the minus signs and bars that look like one read as `-`.
+  for (let cp = 0x80; cp < 0x20000; cp++) if (DASH.test(String.fromCodePoint(cp))) table.set(cp, '-');
   return table;
 }
 

@@ -3,8 +3,8 @@
  * Compiled once from `rules/guardrails.yaml` (compileGuardrails), used per request through the Guardrails
  * interface: `scan` (findings), `redact` (a masked copy), `maskOutput` (the upstream's answer).
  *
- * Mask format: `[REDACTED:<kind>]`, kind one of openai-key, aws-access-key-id, private-key (the template
- * is the `mask` of the secrets detector in the rules file).
+ * Mask format: `[REDACTED:<kind>]`, kind a secret kind (types.ts SECRET_KINDS) or an operator pattern's name
+ * (the template is the `mask` of the secrets detector or of the pattern in the rules file).
  */
 export { compileGuardrails, type CompileGuardrailsOptions } from './compile.js';
 export { loadGuardrailsDoc } from './load.js';
@@ -29,6 +29,8 @@ export type {
   GuardrailsDoc,
   LexicalDetectorDoc,
   NearDoc,
+  PatternDoc,
+  PatternsDetectorDoc,
   RuleDoc,
   ScanResult,
   SecretKind,

@@ -40,9 +40,10 @@ export interface LacedHit {
 }
 
 const MAX_GROUP = 4;
-// Pieces of a laced key are short ("every few characters"); a longer token is a key written whole (the direct
-// patterns see it) or a word, and joining past it would only glue the prose after a key onto it.
-const MAX_PIECE = 32;
+// Pieces of a laced key are short ("every few characters") or lines of a key wrapped at a column (64, 76); a
+// longer token is a key written whole (the direct patterns see it), and joining past it would only glue the
+// prose after a key onto it (keyEnd below keeps the prose after a whole key out of the hit).
+const MAX_PIECE = 80;
 
 const isTokenCode = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
@@ -273,6 +274,46 @@ function shapesByPrefix(shapes: readonly LacedShape[]): Map<string, LacedShape[]
   return m;
 }
 
+const WORD = /^[A-Za-z][a-z]{1,23}$/;
+
+/** Does a piece read as part of a key (letters and digits mixed), not as a word of the prose after one? */
+function keyLike(text: string, s: number, e: number): boolean {
+  let digit = false;
+  let letter = false;
+  let upper = 0;
+  let lower = 0;
+  for (let i = s; i < e; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x30 && c <= 0x39) digit = true;
+    else if (c >= 0x41 && c <= 0x5a) (letter = true), upper++;
+    else if (c >= 0x61 && c <= 0x7a) (letter = true), lower++;
+  }
+  return (digit && letter) || (e - s >= 8 && upper > 1 && lower > 0);
+}
+
+/**
+ * Where a variable-length key that starts at the first token ends. When that token is a whole key of the
+ * shape already (the key written out, prose after it: `use sk_live_... and then deploy`), the following
+ * pieces belong to it only while they read as key material; otherwise the joined reading decides.
+ */
+function keyEnd(text: string, bounds: readonly number[], shape: LacedShape): number {
+  const last = bounds[bounds.length - 1]!;
+  if (bounds.length <= 2) return last;
+  const first = text.slice(bounds[0], bounds[1]);
+  const reading = shape.reading === 'kept' ? first : first.replace(JOINERS, '');
+  shape.re.lastIndex = 0;
+  const m = shape.re.exec(reading);
+  if (!m || m.index !== 0 || m[0].length !== reading.length || (shape.accept && !shape.accept(m[0], first))) {
+    // Pieces joined from a shorter first token: trailing words (`... and then deploy`) are prose, not key.
+    let k = bounds.length - 2;
+    while (k >= 2 && WORD.test(text.slice(bounds[k], bounds[k + 1]))) k -= 2;
+    return bounds[k + 1]!;
+  }
+  let end = bounds[1]!;
+  for (let k = 2; k < bounds.length && keyLike(text, bounds[k]!, bounds[k + 1]!); k += 2) end = bounds[k + 1]!;
+  return end;
+}
+
 /** Secrets written with separators inside them, as spans of `text`. */
 export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[]): void {
   const n = text.length;
@@ -316,8 +357,9 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
       if (shape.accept && !shape.accept(m[0], kept)) continue;
       const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading === 'bare');
       if (shape.fixed && at !== tokenEnd) continue;
-      hits.push({ kind: shape.kind, start: tokenStart, end: tokenEnd });
-      matchedEnd = Math.max(matchedEnd, tokenEnd);
+      const end = Math.min(tokenEnd, keyEnd(text, bounds, shape));
+      hits.push({ kind: shape.kind, start: tokenStart, end });
+      matchedEnd = Math.max(matchedEnd, end);
     }
     if (matchedEnd > p) p = matchedEnd;
     re.lastIndex = Math.max(re.lastIndex, p);

@@ -14,6 +14,11 @@
  *  - provider tokens (providers.ts): GitHub and npm (with their CRC32 checksum), GitLab, Slack, Stripe,
  *    Google, Anthropic, Hugging Face, SendGrid, PyPI.
  *  - generic-secret (generic.ts): a high-entropy value assigned to a key-like name (`api_key = ...`).
+ *  - credentials.ts: passwords in URLs, connection-string secrets, JWTs, AWS secret access keys, CSV and
+ *    INI credential exports.
+ *
+ * Keys split by the syntax around them (concatenation, template literals, shell line continuations) are read
+ * joined (joins.ts).
  *
  * Keys with separators or markup inside them (`AKIA IOSF ODNN ...`, a newline every few characters) are
  * joined back by laced.ts; reversed and ROT13 text is read turned back, at the top level.
@@ -26,7 +31,9 @@
  */
 import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
-import { entropy, findGenericSecrets } from './generic.js';
+import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
+import { findCredentials } from './credentials.js';
+import { joinedView } from './joins.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
 import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
@@ -52,8 +59,11 @@ const MAX_DEPTH = 2;
 const OPENAI = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,4096}/g;
 const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
 const AWS_PREFIXES = 'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA';
-const AWS_KEY_ID = new RegExp(`(?<![A-Z0-9])(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z0-9])`, 'g');
-const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z0-9])(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z0-9])`, 'g');
+// Digits glued on either side (`123AKIA...456`) do not hide an id; capitals before the digits (a longer
+// run of capitals and digits: a hash) do.
+// (The one-character lookbehind first: it fails at once at most places, before the longer one is read.)
+const AWS_KEY_ID = new RegExp(`(?<![A-Z])(?<![A-Z][0-9]{0,64})(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z])(?![0-9]{0,64}[A-Z])`, 'g');
+const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z])(?<![A-Za-z][0-9]{0,64})(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z])(?![0-9]{0,64}[A-Za-z])`, 'g');
 const hasDigit = (s: string): boolean => /[0-9]/.test(s);
 
 /**
@@ -194,7 +204,9 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
     }
   }
   if (!prose) return;
-  if (kinds.has('generic-secret')) findGenericSecrets(text, hits);
+  const starts = keywordStarts(text);
+  if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
+  findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
@@ -224,9 +236,18 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     forEachEncodedRun(text, opts.decoders, onRun);
     forEachExtraRun(text, opts.decoders, onRun);
   }
-  if (depth > 0 || !(read & WHOLE)) return;
-  // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
+  if (!(read & WHOLE)) return;
   const n = text.length;
+  if (depth > 0) {
+    // A decoded text read backwards: base64 or hex of a reversed key (one level, no further decoding).
+    if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+      const inner: SecretHit[] = [];
+      findDirect(reversed(text), opts.kinds, inner);
+      for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
+    }
+    return;
+  }
+  // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
   if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
     const inner: SecretHit[] = [];
     scan(reversed(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
@@ -239,6 +260,15 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
       const inner: SecretHit[] = [];
       findDirect(view.text, opts.kinds, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]!, via: 'html-entities' });
+    }
+  }
+  {
+    // Keys split by string concatenation, template-literal interpolation or a shell line continuation.
+    const view = joinedView(text);
+    if (view) {
+      const inner: SecretHit[] = [];
+      findDirect(view.text, opts.kinds, inner);
+      for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]! });
     }
   }
   if (opts.decoders.has('rot13') && mayHoldRot13(text)) {

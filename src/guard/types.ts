@@ -135,6 +135,11 @@ export const SECRET_KINDS = [
   'huggingface-token',
   'sendgrid-key',
   'generic-secret',
+  'url-password',
+  'connection-string',
+  'jwt',
+  'aws-secret-key',
+  'password',
 ] as const;
 export type SecretKind = (typeof SECRET_KINDS)[number];
 
@@ -200,7 +205,25 @@ export interface IntentDetectorDoc {
   topics: string[];
 }
 
-export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc | IntentDetectorDoc;
+/** One operator redaction pattern (RE2 syntax; see patterns.ts). */
+export interface PatternDoc {
+  name: string;
+  pattern: string;
+  caseInsensitive?: boolean;
+  /** Replacement text; `{kind}` is replaced by the pattern's name. */
+  mask: string;
+  /** A text the pattern must match; checked when the rules are compiled. */
+  test: string;
+}
+
+export interface PatternsDetectorDoc {
+  id: string;
+  kind: 'patterns';
+  description?: string;
+  patterns: PatternDoc[];
+}
+
+export type DetectorDoc = LexicalDetectorDoc | SecretsDetectorDoc | IntentDetectorDoc | PatternsDetectorDoc;
 
 export interface RuleDoc {
   id: string;

@@ -49,6 +49,23 @@ describe('guard: pathological inputs', function () {
     ['single letters', () => fill('s a r i n '), 0],
     ['one long word', () => fill('abcdefghij'), 0],
     ['newlines', () => fill('\n'), 0],
+    // The credential shapes without a prefix, and the joins.
+    ['eyJ repeated', () => fill('eyJ'), 0],
+    // The next header reads as the signature: one token's shape, at the start.
+    ['a JWT header and payload, no signature, repeated', () => fill('eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.'), 1],
+    ['scheme://user: repeated', () => fill('postgres://u:'), 0],
+    ['a URL whose password is a run of @', () => 'postgres://u:' + fill('@', MAX - 20), 0],
+    ['AccountKey= repeated', () => fill('AccountKey='), 0],
+    ['Password=;Server= repeated', () => fill('Password=x;Server=y;'), 0],
+    ['a CSV header, then rows of commas', () => 'User name,Password,Access key ID,Secret access key\n' + fill(',,,\n', MAX - 60), 0],
+    ['an INI section, then password lines with placeholders', () => '[default]\n' + fill('password = ${PW}\n', MAX - 20), 0],
+    ['40-character base64 words after "aws"', () => 'aws ' + fill('abcdefghijABCDEFGHIJabcdefghijABCDEFGHIJ ', MAX - 4), 0],
+    ['quote plus quote repeated', () => fill('"abc" + '), 0],
+    ['empty interpolations repeated', () => fill('abc${""}'), 0],
+    ['backslash-newline repeated', () => fill('abc\\\n'), 0],
+    ['octal escapes of one digit', () => fill('\\1'), 0],
+    ['digits and AKIA', () => fill('0123456789AKIA'), 0],
+    ['dash punctuation', () => fill('sk\u2e3a'), 0],
   ];
 
   for (const [name, build, expected] of cases) {

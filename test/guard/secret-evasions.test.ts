@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import { AWS_FORMS, CONFUSABLES, MORE_ENCODINGS, PEM_DISGUISES, SEPARATORS, genericSamples, providerSamples } from './helpers/evasions.js';
 import { secretSamples, type SecretSample } from './helpers/secrets.js';
 import { guardrails, secretFindings, user } from './helpers/guardrails.js';
+import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
 
 const BEFORE = 'config value: ';
 const AFTER = ' (rotate it after the demo)';
@@ -132,4 +133,48 @@ describe('guard: secret evasions', () => {
       }
     }
   });
+});
+
+describe('guard: credential shapes and families of the third pass', () => {
+  const variants = shapeVariants();
+  const families = new Map<string, number>();
+  for (const v of variants) families.set(v.family, (families.get(v.family) ?? 0) + 1);
+
+  it('holds at least three variants of every family', () => {
+    for (const [family, n] of families) expect(n, family).to.be.greaterThanOrEqual(3);
+  });
+
+  for (const v of variants) {
+    it(`masks ${v.family}: ${v.name}`, () => {
+      const out = redacted(v.text);
+      expect(out, out.slice(0, 400)).to.include(mask(v.kind));
+      expect(out.includes(v.secret), out.slice(0, 400)).to.equal(false);
+      expect(leaks(out, v.secret), out.slice(0, 400)).to.equal(null);
+      expect(out.startsWith(BEFORE) && out.endsWith(AFTER), out).to.equal(true);
+    });
+  }
+
+  it('leaves placeholders, references and public values that look like these shapes alone', () => {
+    for (const text of LOOKALIKES) expect(redacted(text), text).to.equal(BEFORE + text + AFTER);
+  });
+
+  it('masks only the password of a database URL: user, host and database stay readable', () => {
+    const v = variants.find((x) => x.family === 'database url' && x.name === 'postgres')!;
+    expect(redacted(v.text)).to.equal(BEFORE + v.text.replace(v.secret, mask('url-password')) + AFTER);
+  });
+});
+
+describe('guard: masks cover exactly the secret', () => {
+  const stripe = shapeVariants().find((v) => v.kind === 'stripe-key')!.secret;
+  const mid = stripe.slice(0, 32);
+  for (const [name, text, expected] of [
+    ['a whole key, prose after it', `use ${stripe} and then deploy`, `use ${mask('stripe-key')} and then deploy`],
+    ['a 32-character key, prose after it', `use ${mid} and then deploy it`, `use ${mask('stripe-key')} and then deploy it`],
+    ['a key, a full stop, a sentence', `Use ${stripe}. Then deploy it to prod.`, `Use ${mask('stripe-key')}. Then deploy it to prod.`],
+    ['a key split in two, prose after it', `use ${stripe.slice(0, 20)} ${stripe.slice(20)} and then deploy`, `use ${mask('stripe-key')} and then deploy`],
+  ] as const) {
+    it(`masks ${name}`, () => {
+      expect(guardrails().redact({ messages: [user(text)] }).request.messages[0]!.content).to.equal(expected);
+    });
+  }
 });

@@ -1,0 +1,104 @@
+/**
+ * Keys split by the syntax of the text they are pasted in: a string concatenation (`"sk-proj-Ab3d" +
+ * "Ef5h..."`, the concatenation operators of PHP, SQL, Lua, VB and others, `.concat(`, Python's and C's
+ * adjacent literals), an interpolation inside a JS template literal (`` `sk-proj-Ab3d${""}Ef5h...` ``,
+ * `${"Ef5h"}`, `${[]}` - any short interpolation is read as empty), a line continuation (a URL cut by `\` at
+ * the end of a line in a shell, `^` in cmd). Adjacent literals on one line count in double quotes only (C,
+ * Python): single-quoted words side by side are a CSP or a shell's arguments. A compiler, a shell and a model all read the pieces as one string; so does this
+ * pass: it removes the joining syntax and reads the text around each join again, with every detector, hits
+ * mapped back to the original (a hit covers the pieces and the syntax between them).
+ *
+ * Only joins with key characters on both sides count (`"abc" + "def"`, not `"Hello, " + name`), and only the
+ * text within WINDOW characters of one is read again (a key shape is at most a few hundred characters; a
+ * private-key block in concatenated strings is found by its quoted lines, private-key.ts): ordinary code, full of concatenations of words and
+ * variables, costs one regular-expression pass. Linear: each pattern is a bounded sequence anchored on a
+ * literal, windows are merged, and the view is at most the text's length.
+ */
+
+export interface JoinedView {
+  text: string;
+  starts: Int32Array;
+  ends: Int32Array;
+}
+
+// A join: quote, optional +, quote (spaces and one line break around the +), `${}`/`${"`/`"}`, or a
+// backslash at the end of a line (with the next line's indentation).
+// Concatenation operators: + (JS, Java, C#, Python), . (PHP, Perl), .. (Lua), || (SQL), & (VB), ++ (Haskell),
+// <> (Elixir), ~ (D, Raku); and a `.concat(` call.
+const JOIN =
+  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|"[ \t]{1,4}"|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^]\r?\n[ \t]{0,32}/g;
+const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|"[ \t]{1,4}"|\$\{|[\\^]\r?\n/;
+const WINDOW = 320;
+const MIN_SIDE = 3;
+
+const isKeyChar = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f || c === 0x2f || c === 0x2b || c === 0x3d || c === 0x2e;
+
+/** Are there at least MIN_SIDE key characters just before `at` and just after `to`? */
+function keyOnBothSides(text: string, at: number, to: number): boolean {
+  for (let k = 1; k <= MIN_SIDE; k++) if (at - k < 0 || !isKeyChar(text.charCodeAt(at - k))) return false;
+  for (let k = 0; k < MIN_SIDE; k++) if (to + k >= text.length || !isKeyChar(text.charCodeAt(to + k))) return false;
+  return true;
+}
+
+/**
+ * The windows around key-joining syntax, with that syntax removed, and where each character came from;
+ * windows are separated by a NUL (no hit holds one). Null when the text has no such join.
+ */
+export function joinedView(text: string): JoinedView | null {
+  if (!QUICK.test(text)) return null;
+  const joins: number[] = []; // start, end of each join that has key characters on both sides
+  const re = JOIN;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+    const at = m.index;
+    const to = at + m[0].length;
+    // `${` and `"}` of a literal interpolation have the key on one side only: `abc${"def"}ghi`.
+    const c = text.charCodeAt(at);
+    const oneSided = c === 0x24 ? !m[0].endsWith('}') : text.charCodeAt(to - 1) === 0x7d;
+    if (oneSided ? isKeyChar(text.charCodeAt(at - 1)) || isKeyChar(text.charCodeAt(to)) : keyOnBothSides(text, at, to)) joins.push(at, to);
+  }
+  if (joins.length === 0) return null;
+  const n = text.length;
+  // The view's length at most: the windows' (overlapping windows merge) and a separator each.
+  let size = 0;
+  for (let k = 0, reach = -1; k < joins.length; k += 2) {
+    const from = Math.max(reach, joins[k]! - WINDOW);
+    reach = Math.min(n, joins[k + 1]! + WINDOW);
+    size += reach - from + 1;
+  }
+  const starts = new Int32Array(size);
+  const ends = new Int32Array(size);
+  const parts: string[] = [];
+  let length = 0;
+  const copy = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      starts[length] = i;
+      ends[length] = i + 1;
+      length++;
+    }
+    parts.push(text.slice(from, to));
+  };
+  let windowEnd = -1; // end of the current window in `text`
+  let at = 0; // text[.., at) is done
+  for (let k = 0; k < joins.length; k += 2) {
+    const s = joins[k]!;
+    const e = joins[k + 1]!;
+    if (s - WINDOW > windowEnd) {
+      // A new window: close the last one, separate.
+      if (windowEnd >= 0) {
+        copy(at, windowEnd);
+        parts.push('\u0000');
+        starts[length] = windowEnd;
+        ends[length] = windowEnd;
+        length++;
+      }
+      at = Math.max(0, s - WINDOW);
+    }
+    copy(at, s);
+    at = e;
+    windowEnd = Math.min(n, e + WINDOW);
+  }
+  copy(at, windowEnd);
+  return { text: parts.join(''), starts: starts.subarray(0, length), ends: ends.subarray(0, length) };
+}
