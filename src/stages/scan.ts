@@ -23,7 +23,7 @@ const IDENTIFIER = /\.name$/;
 export function scan(log: Logger) {
   return async function scan(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    call.scan = await call.runtime.guard.classify(call.valid!.request);
+    call.scan = await call.runtime.guard.classify(call.valid!.request, { team: call.model!.team });
     const named = call.scan.findings.find((f) => f.action === 'redact' && IDENTIFIER.test(f.where));
     if (named) {
       log.warn('guardrail.identifier.refused', { callId: call.id, rule: named.rule, where: named.where });
