@@ -14,8 +14,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { breakdown, readCorpus, type Example } from '../../scripts/train-guard-intent.js';
-import { compileGuardrails, loadGuardrailsDoc, type Guardrails, type GuardrailsDoc } from '../../src/guard/index.js';
+import { ClassifierError, compileGuardrails, loadGuardrailsDoc, type Guardrails, type GuardrailsDoc } from '../../src/guard/index.js';
 import { IntentModel } from '../../src/guard/model/intent-model.js';
+import { EncoderPool } from '../../src/guard/model/pool.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { blockFindings, RULES_DIR, user } from './helpers/guardrails.js';
 
@@ -151,6 +152,19 @@ describe('guard: multilingual intent model', function () {
       expect(blockFindings(blue).map((f) => f.rule)).to.deep.equal(['cbrn-block']);
     } finally {
       await slow.model.close();
+    }
+  });
+
+  it('a worker that cannot load the engine fails its calls at once (reason error), without a restart loop', async () => {
+    const pool = new EncoderPool({ ...encoderFiles(), weights: join(tmpdir(), 'no-such-weights.bin') }, { workers: 1, queue: 4, timeoutMs: 60_000 });
+    try {
+      for (let i = 0; i < 2; i++) {
+        const err = await pool.embed(['hello']).then(() => null, (e: unknown) => e as ClassifierError);
+        expect(err).to.be.instanceOf(ClassifierError);
+        expect(err!.reason).to.equal('error');
+      }
+    } finally {
+      await pool.close();
     }
   });
 

@@ -86,6 +86,18 @@ export class EncoderPool {
         job.reject(new ClassifierError('error'));
       }
       if (this.closed) return;
+      if (!slot.ready) {
+        // It died before it could load the engine: starting another at once would only die again, in a
+        // loop. Drop it; the next call starts the pool afresh, and waiting calls fail now.
+        this.slots.splice(i, 1);
+        if (this.slots.length === 0) {
+          for (const w of this.waiting.splice(0)) {
+            clearTimeout(w.timer);
+            w.reject(new ClassifierError('error'));
+          }
+        }
+        return;
+      }
       this.slots[i] = this.spawn();
     };
     worker.on('error', lost);
