@@ -26,7 +26,7 @@ const arg = (name: string, dflt: string) => {
 };
 const CATEGORY: Record<string, string> = { cbrn: 'illicit/violent', csam: 'sexual/minors', fraud: 'illicit' };
 const READING_CHARS = 600;
-const THRESHOLD = 0.7;
+const THRESHOLD = 0.6;
 
 const head = loadIntentHead('guardrails-intent-head.json');
 const files = encoderFiles();

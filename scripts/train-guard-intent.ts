@@ -219,13 +219,13 @@ export function breakdown(examples: readonly Example[], verdicts: readonly strin
 }
 
 const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
-// The head's L2 (0.01), the weight of the harm classes (2.5) and the threshold (0.7, rules/guardrails.yaml
+// The head's L2 (0.015), the weight of the harm classes (2.5) and the threshold (0.6, rules/guardrails.yaml
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
 // so with the figures): stronger regularisation or a higher threshold trades recall for fewer false
 // positives, and no value reached both targets.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
-export const HEAD_THRESHOLD = 0.7;
+export const HEAD_THRESHOLD = 0.6;
 
 async function main(): Promise<void> {
   const { examples, sha256 } = readCorpus();
@@ -259,10 +259,14 @@ async function main(): Promise<void> {
   const files = encoderFiles();
   const readings = examples.map((e) => readingOf(e.text, READING_CHARS));
   const vectors = await embedAll(readings, files);
-  const conceptNames = [...new Set(Object.values(concepts.words).concat(Object.values(concepts.prefixes)))].sort();
+  // The head reads the embedding alone. With the concept indicators beside it (the first pass's English word
+  // tables) it refused more than twice as many held-out benign prompts at the same recall (7 against 3 of
+  // 130): their absence, in any text not written in English, taught it that such text leans harmful. The
+  // head format keeps the slot (conceptNames) for a multilingual concept list.
+  const conceptNames: string[] = [];
   const rows = headRows(examples.map((e) => e.text), vectors, concepts, conceptNames);
   const trainRows = examples.flatMap((e, i) => (e.heldOut ? [] : [{ x: rows[i]!, y: CLASSES.indexOf(e.label) }]));
-  const head = trainHead(trainRows, { classes: CLASSES, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256, l2: 0.01, epochs: 300, harmWeight: 2.5 });
+  const head = trainHead(trainRows, { classes: CLASSES, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256, l2: 0.015, epochs: 300, harmWeight: 2.5 });
   const verdicts = rows.map((x) => headVerdict(softmaxScores(x, head), HEAD_THRESHOLD));
   head.evaluation = {
     threshold: HEAD_THRESHOLD,

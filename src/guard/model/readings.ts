@@ -2,8 +2,8 @@
  * What the intent model reads of a request: a few bounded pieces ("readings"), never the whole of a large
  * body, since the encoder's cost grows faster than the text (attention is quadratic within its 512-token
  * window). A request whose texts fit in `chars` is read whole; a longer one is read around its topic terms
- * (the first pass's hits, merged where they overlap) and at its end, where an ask usually is, at most
- * `max` readings of at most `chars` characters each. The model's verdict is the most harmful reading's.
+ * (the first pass's hits, windows of half a reading, merged where they overlap, up to a reading) and at its
+ * end, where an ask usually is, at most `max` readings of at most `chars` characters each. The model's verdict is the most harmful reading's.
  *
  * The model reads the text as written, not the detectors' normal form: folding look-alike letters and
  * dropping combining marks (normalise.ts) is right for matching English terms and key shapes but would turn
@@ -29,7 +29,9 @@ export interface ReadingOptions {
 export function readingsOf(texts: readonly string[], spots: ReadonlyArray<readonly [number, number]>, o: ReadingOptions): string[] {
   const whole = texts.filter((t) => t !== '').join('\n');
   if (whole.length <= o.chars) return whole === '' ? [] : [whole];
-  const half = Math.floor(o.chars / 2);
+  // Windows are half a reading wide: mean pooling dilutes a short ask in a long window of filler.
+  const width = Math.floor(o.chars / 2);
+  const half = Math.floor(width / 2);
   const out: string[] = [];
   // Windows around topic terms, per text, merged when they overlap; the last ones first (an ask is usually
   // late), keeping one place for the tail.
@@ -42,7 +44,7 @@ export function readingsOf(texts: readonly string[], spots: ReadonlyArray<readon
     let to = -1;
     for (const off of [...new Set(offs)].sort((a, b) => a - b)) {
       const a = Math.max(0, Math.min(off, len) - half);
-      const b = Math.min(len, a + o.chars);
+      const b = Math.min(len, a + width);
       if (a <= to && b - from <= o.chars) to = b;
       else {
         if (to > from) windows.push([t, from, to]);
