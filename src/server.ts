@@ -172,6 +172,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
+  // The owner signing in, or using a session, ends a recovery under way and leaves them a notice of it.
+  sessions.onOwnerActs(async (pid, how) => {
+    const cancelled = await wired.recovery.cancel(pid, how, now());
+    if (cancelled) opts.log.info('recovery.cancelled', { principal: pid, recovery: cancelled.id, by: how });
+    return cancelled !== null;
+  });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter };
