@@ -6,18 +6,40 @@ import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
-import { sharedKnowledge } from '../knowledge/index.js';
 import { onFirstUse } from './on-first-use.js';
+import { GatewayError } from '../errors.js';
+import { limitPerAddress, MCP_LIMIT } from '../ratelimit/middleware.js';
 
 export function createGraphApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  // The MCP server is imported by the first request, the knowledge by the first call that reads it.
+  // Limited per client address; the MCP server is imported by the first request, and the queries run in
+  // worker threads (mcp/graph-pool.ts), which load the knowledge themselves: none of it on this event loop.
   router.all(
     '/mcp',
+    limitPerAddress(deps.limiter, deps.holder, MCP_LIMIT),
     onFirstUse(async () => {
-      const [{ mcpEndpoint }, { createGraphMcpServer }] = await Promise.all([import('../mcp/http.js'), import('../mcp/graph-server.js')]);
-      return mcpEndpoint(() => createGraphMcpServer(sharedKnowledge), () => deps.holder.current.gateway.limits.bodyBytes);
+      const [{ mcpEndpoint }, { createGraphMcpServer }, { GraphPool }] = await Promise.all([import('../mcp/http.js'), import('../mcp/graph-server.js'), import('../mcp/graph-pool.js')]);
+      const settings = () => {
+        const g = deps.holder.current.gateway.graph ?? {};
+        return { workers: g.workers ?? 1, queue: g.queue ?? 8, callMs: g.callMs ?? 2_000 };
+      };
+      const pool = new GraphPool(settings);
+      const endpoint = mcpEndpoint(() => createGraphMcpServer(pool.run), () => deps.holder.current.gateway.limits.bodyBytes);
+      // At most workers + queue requests in hand at once, counted from arrival to answer (the SDK's own work
+      // per request is on this event loop too); the next is answered 503 before it is read: shedding must
+      // cost less than serving.
+      let inHand = 0;
+      return async (ctx) => {
+        const { workers, queue } = settings();
+        if (ctx.method === 'POST' && (inHand >= workers + queue || pool.full)) {
+          ctx.set('retry-after', '1');
+          throw new GatewayError('tool-busy');
+        }
+        inHand++;
+        ctx.res.once('close', () => inHand--);
+        return endpoint(ctx);
+      };
     }),
   );
   app.use(singleExit(deps.log));

@@ -19,6 +19,7 @@ import { sharedKnowledge } from '../knowledge/index.js';
 import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
 import { serveDocument, serveJson } from '../site/serve.js';
+import { clientAddress, limitPerAddress, MCP_LIMIT } from '../ratelimit/middleware.js';
 
 export function createSiteApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -28,11 +29,14 @@ export function createSiteApp(deps: Deps): Koa {
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
   // The MCP server and the map (which names the SDK's protocol versions) are imported on first use.
+  // Limited per client address like the API host's public routes; each tool call is then the API route's
+  // call from that same address (behind a proxy, the address rateLimits.addressHeader names, not the proxy's).
   router.all(
     '/mcp',
+    limitPerAddress(deps.limiter, deps.holder, MCP_LIMIT),
     onFirstUse(async () => {
       const [{ mcpEndpoint }, { createSiteMcpServer }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js')]);
-      return mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit);
+      return mcpEndpoint((ctx) => createSiteMcpServer(api, clientAddress(ctx, deps.holder)), bodyLimit);
     }),
   );
   const map = onFirstUse(async () => {

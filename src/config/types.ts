@@ -115,6 +115,14 @@ export interface RateLimitSettings {
   perPrincipal?: number;
   perAddress?: number;
   failedAuthPerAddress?: number;
+  /** POST /mcp on the site and graph hosts, per client address (IPv6: per /64) per minute. */
+  mcpPerAddress?: number;
+  /** Sign-in challenges and nonces issued, per client address (IPv6: per /64) per minute. */
+  challengesPerAddress?: number;
+  /** Large static answers (/llms-full.txt, /llms.txt, /docs/*.md, ...) per client address per minute. */
+  staticPerAddress?: number;
+  /** New accounts (any sign-in method's first sign-in) per client address (IPv6: per /64) per hour. */
+  signUpsPerAddressHour?: number;
   /** The header a trusted reverse proxy writes the client address into (its last entry is used). */
   addressHeader?: string;
 }
@@ -128,6 +136,8 @@ export interface GatewayDoc {
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
   rateLimits?: RateLimitSettings;
+  /** The graph host's worker threads (src/mcp/graph-pool.ts); defaults there. */
+  graph?: { workers?: number; queue?: number; callMs?: number };
   /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
   shutdown?: { drainDelayMs?: number; graceMs?: number };
   /** Sign-in sessions (src/sessions). */
