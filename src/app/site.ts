@@ -18,8 +18,10 @@ import { createApiApp } from './api.js';
 import { sharedKnowledge } from '../knowledge/index.js';
 import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
-import { serveDocument, serveJson } from '../site/serve.js';
-import { clientAddress, limitPerAddress, MCP_LIMIT } from '../ratelimit/middleware.js';
+import { holdsVersion, serveDocument, serveJson } from '../site/serve.js';
+import { clientAddress, hitAddress, limitPerAddress, MCP_LIMIT, STATIC_LIMIT } from '../ratelimit/middleware.js';
+import type { TextDocument } from '../site/entry-points.js';
+import type { Context } from 'koa';
 
 export function createSiteApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -45,12 +47,18 @@ export function createSiteApp(deps: Deps): Koa {
   });
   router.get('/mcp.json', map);
   router.get('/.well-known/mcp.json', map);
-  router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));
-  router.get('/llms-full.txt', (ctx) => serveDocument(ctx, documents.llmsFullTxt));
-  router.get('/agent-quickstart.md', (ctx) => serveDocument(ctx, documents.quickstart));
-  router.get('/docs/:name.md', (ctx) => {
+  // The documents are large (llms-full.txt is every doc at once): limited per address, except an answer
+  // of 304 to a client that already holds the version (its if-none-match names the ETag).
+  const large = async (ctx: Context, d: TextDocument): Promise<void> => {
+    if (!holdsVersion(ctx, d.etag)) await hitAddress(ctx, deps.limiter, deps.holder, STATIC_LIMIT);
+    serveDocument(ctx, d);
+  };
+  router.get('/llms.txt', (ctx) => large(ctx, documents.llmsTxt));
+  router.get('/llms-full.txt', (ctx) => large(ctx, documents.llmsFullTxt));
+  router.get('/agent-quickstart.md', (ctx) => large(ctx, documents.quickstart));
+  router.get('/docs/:name.md', async (ctx) => {
     const d = documents.docs.get(ctx.params['name']!);
-    if (d) serveDocument(ctx, d);
+    if (d) await large(ctx, d);
   });
 
   app.use(singleExit(deps.log));

@@ -123,6 +123,8 @@ export interface RateLimitSettings {
   staticPerAddress?: number;
   /** New accounts (any sign-in method's first sign-in) per client address (IPv6: per /64) per hour. */
   signUpsPerAddressHour?: number;
+  /** Research applications per account per day. */
+  applicationsPerAccountDay?: number;
   /** The header a trusted reverse proxy writes the client address into (its last entry is used). */
   addressHeader?: string;
 }
@@ -132,7 +134,7 @@ export interface GatewayDoc {
   principalDomain: string;
   listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url?: string; nodes?: string[]; prefix?: string };
-  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
+  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number; applicationBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
   rateLimits?: RateLimitSettings;

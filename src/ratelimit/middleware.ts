@@ -105,12 +105,28 @@ export const CHALLENGE_LIMIT: AddressLimit = { key: 'challengesPerAddress', name
 export const STATIC_LIMIT: AddressLimit = { key: 'staticPerAddress', name: 'static', what: 'large documents for this address', windowMs: RATE_WINDOW_MS };
 export const SIGN_UP_LIMIT: AddressLimit = { key: 'signUpsPerAddressHour', name: 'sign-up', what: 'new accounts from this address', windowMs: 3_600_000 };
 
-/** Counts one against the limit for the request's address subject; 429 `rate-limited` past it. */
-export async function hitAddress(ctx: Context, limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit): Promise<void> {
+/** Research applications per account per day: what one account can make the store keep. */
+export const APPLICATION_LIMIT: SubjectLimit = { key: 'applicationsPerAccountDay', name: 'application', what: 'research applications from this account', windowMs: 86_400_000 };
+
+/** A limit on something other than an address: the config key, the counter's name, what is counted, its window. */
+export interface SubjectLimit {
+  key: 'applicationsPerAccountDay';
+  name: string;
+  what: string;
+  windowMs: number;
+}
+
+/** Counts one against `subject` under the limit; 429 `rate-limited` past it. */
+export async function hitSubject(ctx: Context, limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit | SubjectLimit, subject: string): Promise<void> {
   const limit = settings(holder)[l.key];
   if (!limit) return;
-  const verdict = await limiter.hit(l.name, addressSubject(clientAddress(ctx, holder)), limit, l.windowMs);
+  const verdict = await limiter.hit(l.name, subject, limit, l.windowMs);
   if (!verdict.allowed) refuse(ctx, l.name, l.what, verdict);
+}
+
+/** Counts one against the limit for the request's address subject; 429 `rate-limited` past it. */
+export function hitAddress(ctx: Context, limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit): Promise<void> {
+  return hitSubject(ctx, limiter, holder, l, addressSubject(clientAddress(ctx, holder)));
 }
 
 /** Middleware form of hitAddress, ahead of a route. */

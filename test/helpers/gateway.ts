@@ -61,7 +61,8 @@ export function relaxStrangerLimits(yaml: string): string {
     .replace(/^  mcpPerAddress: 120$/m, '  mcpPerAddress: 1000000')
     .replace(/^  challengesPerAddress: 30$/m, '  challengesPerAddress: 1000000')
     .replace(/^  staticPerAddress: 30$/m, '  staticPerAddress: 1000000')
-    .replace(/^  signUpsPerAddressHour: 10$/m, '  signUpsPerAddressHour: 1000000');
+    .replace(/^  signUpsPerAddressHour: 10$/m, '  signUpsPerAddressHour: 1000000')
+    .replace(/^  applicationsPerAccountDay: 10$/m, '  applicationsPerAccountDay: 1000000');
 }
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
