@@ -33,6 +33,7 @@ import { createListener, ListenError, type Listener } from './http/listener.js';
 import { Lifecycle } from './http/lifecycle.js';
 import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
+import { scrapeCheck } from './http/health.js';
 import { pingStore } from './observe/metrics.js';
 
 export interface GatewayOptions {
@@ -148,12 +149,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     store: await Promise.race([pingStore(() => store.ping()), new Promise<boolean>((r) => setTimeout(() => r(false), 1_000).unref())]),
     serving: !lifecycle.draining,
   });
+  // /metrics takes the operator token, or the scrape token whose SHA-256 the configuration names.
+  const mayScrape = scrapeCheck(adminToken, () => holder.current.gateway.metrics?.scrapeTokenSha256);
   const servers = {} as Record<HostName, Server>;
   const urls = {} as Record<HostName, string>;
   const origins = {} as Record<HostName, string>;
   try {
     for (const name of HOST_NAMES) {
-      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin' });
+      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin', mayScrape });
       const server = listeners[name].server;
       HOSTS[name].tune?.(server);
       servers[name] = server;

@@ -138,6 +138,8 @@ export interface GatewayDoc {
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
   rateLimits?: RateLimitSettings;
+  /** Who may read GET /metrics besides the operator: the SHA-256 (hex) of a scrape token. */
+  metrics?: { scrapeTokenSha256?: string };
   /** The graph host's worker threads (src/mcp/graph-pool.ts); defaults there. */
   graph?: { workers?: number; queue?: number; callMs?: number };
   /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
