@@ -20,7 +20,7 @@ import { createClient } from 'redis';
 import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate, oneBody } from './harness/bodies.js';
 import { startServer } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -82,7 +82,7 @@ const line = (name: string, xs: number[]) => `${name.padEnd(14)} p50 ${q(xs, 0.5
 
 /** The stage histogram's sum and count per stage (src/http/stage-timing.ts). */
 async function stageTotals(): Promise<Map<string, { sum: number; count: number }>> {
-  const text = await (await fetch(`${gw.adminUrl}/metrics`)).text();
+  const text = await (await fetch(`${gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
   const m = new Map<string, { sum: number; count: number }>();
   for (const r of text.matchAll(/^portcullis_stage_duration_seconds_(sum|count)\{stage="([^"]+)"\} (\S+)$/gm)) {
     const e = m.get(r[2]!) ?? { sum: 0, count: 0 };

@@ -154,6 +154,8 @@ export const ERRORS = {
   'secret-in-identifier': { status: 400, message: 'an identifier (a name) holds what looks like a credential; names cannot be masked, remove it' },
 
   // Operations: rate limits, health, shutdown
+  'tool-busy': { status: 503, message: 'every graph worker is busy and the queue of waiting calls is full; retry in a moment' },
+  'tool-call-too-long': { status: 422, message: 'the tool call ran longer than its budget of worker time and was stopped; ask for less' },
   'rate-limited': { status: 429, message: 'too many requests; retry after the time in retry-after' },
   'not-ready': { status: 503, message: 'this gateway instance is not ready (starting, draining or its store unreachable); retry, another instance may answer' },
 

@@ -38,6 +38,7 @@ import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
 import { metrics, observeReload, observeVersions, pingStore } from './observe/metrics.js';
 import { workerIndex } from './worker-link.js';
+import { scrapeCheck } from './http/health.js';
 
 export interface GatewayOptions {
   /** Folder holding catalog/, rules/ and config/. */
@@ -173,12 +174,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     store: await Promise.race([pingStore(() => store.ping()), new Promise<boolean>((r) => setTimeout(() => r(false), 1_000).unref())]),
     serving: !lifecycle.draining,
   });
+  // /metrics takes the operator token, or the scrape token whose SHA-256 the configuration names.
+  const mayScrape = scrapeCheck(adminToken, () => holder.current.gateway.metrics?.scrapeTokenSha256);
   const servers = {} as Record<HostName, Server>;
   const urls = {} as Record<HostName, string>;
   const origins = {} as Record<HostName, string>;
   try {
     for (const name of HOST_NAMES) {
-      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin' });
+      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin', mayScrape });
       const server = listeners[name].server;
       HOSTS[name].tune?.(server);
       servers[name] = server;
@@ -197,6 +200,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
   sessions.requireSecondFactorWhen(async (pid) => (await wired.totp.get(pid))?.state === 'active');
+  // The owner signing in, or using a session, ends a recovery under way and leaves them a notice of it.
+  sessions.onOwnerActs(async (pid, how) => {
+    const cancelled = await wired.recovery.cancel(pid, how, now());
+    if (cancelled) opts.log.info('recovery.cancelled', { principal: pid, recovery: cancelled.id, by: how });
+    return cancelled !== null;
+  });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };

@@ -40,7 +40,7 @@ import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
 import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
 import { serveOpenApi } from '../openapi/route.js';
-import { limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
+import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 import { ownReceipts, usageSummary } from '../routes/usage.js';
@@ -145,7 +145,8 @@ export function createApiApp(deps: Deps): Koa {
   // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
   const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);
   const cookieOnly: WhoCalls = (ctx) => resolveCaller(ctx, deps, SESSION_ONLY);
-  const research = researchRoutes(deps, patOrCookie);
+  // What one account can file: applications per account per day (an atomic count in the store).
+  const research = researchRoutes(deps, patOrCookie, (principalId, ctx) => hitSubject(ctx, limits, holder, APPLICATION_LIMIT, principalId));
   router.get('/v1/research/status', research.status);
   router.post('/v1/research/ekyc/start', research.ekycStart);
   router.get('/v1/research/ekyc/status', research.ekycStatus);

@@ -9,6 +9,7 @@
  * the session cookie, and a cross-site page must not sign a visitor in to an account of its choosing
  * (login CSRF). Clients outside a browser send the auth origin as `Origin`, as `portcullis passkey` does.
  */
+import { CHALLENGE_LIMIT, limitPerAddress } from '../ratelimit/middleware.js';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
@@ -29,18 +30,20 @@ export function createAuthApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
 
-  router.post('/v1/passkey/register/options', registerOptions(deps));
+  // Every route that stores a challenge or nonce for a stranger is limited per address (IPv6: per /64).
+  const challengeLimit = limitPerAddress(deps.limiter, deps.holder, CHALLENGE_LIMIT);
+  router.post('/v1/passkey/register/options', challengeLimit, registerOptions(deps));
   router.post('/v1/passkey/register/verify', registerVerify(deps));
-  router.post('/v1/passkey/login/options', loginOptions(deps));
+  router.post('/v1/passkey/login/options', challengeLimit, loginOptions(deps));
   router.post('/v1/passkey/login/verify', loginVerify(deps));
 
   // Wallet sign-ins: SIWE, DID/CACAO, and the passkey-owned smart account (src/wallet).
   const wallet = walletRoutes(deps);
-  router.post('/v1/siwe/nonce', wallet.siweNonce);
-  router.post('/v1/siwe/options', wallet.siweOptions);
+  router.post('/v1/siwe/nonce', challengeLimit, wallet.siweNonce);
+  router.post('/v1/siwe/options', challengeLimit, wallet.siweOptions);
   router.post('/v1/siwe/verify', wallet.siweVerify);
   router.post('/v1/cacao/session', wallet.cacaoSession);
-  router.post('/v1/passkey/smart-account/options', wallet.smartAccountOptions);
+  router.post('/v1/passkey/smart-account/options', challengeLimit, wallet.smartAccountOptions);
   router.post('/v1/passkey/smart-account/verify', wallet.smartAccountVerify);
 
   router.post('/v1/totp/verify', totpVerify(deps));
@@ -55,7 +58,7 @@ export function createAuthApp(deps: Deps): Koa {
   router.get('/v1/link/hint', linkHint(deps));
   router.post('/v1/recovery/setup', recoverySetup(deps));
   router.get('/v1/recovery', recoveryStatus(deps));
-  router.post('/v1/recovery/challenge', recoveryChallenge(deps));
+  router.post('/v1/recovery/challenge', challengeLimit, recoveryChallenge(deps));
   router.post('/v1/recovery/start', recoveryStart(deps));
   router.post('/v1/recovery/complete', recoveryComplete(deps));
   router.post('/v1/recovery/cancel', recoveryCancel(deps));

@@ -19,7 +19,10 @@ import { createApiApp } from './api.js';
 import { sharedKnowledge } from '../knowledge/index.js';
 import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
-import { serveDocument, serveJson } from '../site/serve.js';
+import { holdsVersion, serveDocument, serveJson } from '../site/serve.js';
+import { clientAddress, hitAddress, limitPerAddress, MCP_LIMIT, STATIC_LIMIT } from '../ratelimit/middleware.js';
+import type { TextDocument } from '../site/entry-points.js';
+import type { Context } from 'koa';
 
 export function createSiteApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
@@ -29,12 +32,15 @@ export function createSiteApp(deps: Deps): Koa {
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
   // The MCP server and the map (which names the SDK's protocol versions) are imported on first use.
+  // Limited per client address like the API host's public routes; each tool call is then the API route's
+  // call from that same address (behind a proxy, the address rateLimits.addressHeader names, not the proxy's).
   router.all(
     '/mcp',
+    limitPerAddress(deps.limiter, deps.holder, MCP_LIMIT),
     onFirstUse(async () => {
       const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js'), import('../mcp/auth.js')]);
       // A PAT tool called without a valid PAT is an HTTP 401 with its challenge, before the MCP server runs.
-      return mcpEndpoint((ctx) => createSiteMcpServer(api, ctx.request.ip), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
+      return mcpEndpoint((ctx) => createSiteMcpServer(api, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
     }),
   );
   const map = onFirstUse(async () => {
@@ -50,12 +56,18 @@ export function createSiteApp(deps: Deps): Koa {
       return (ctx) => serveJson(ctx, protectedResourceMetadata(deps.origins));
     }),
   );
-  router.get('/llms.txt', (ctx) => serveDocument(ctx, documents.llmsTxt));
-  router.get('/llms-full.txt', (ctx) => serveDocument(ctx, documents.llmsFullTxt));
-  router.get('/agent-quickstart.md', (ctx) => serveDocument(ctx, documents.quickstart));
-  router.get('/docs/:name.md', (ctx) => {
+  // The documents are large (llms-full.txt is every doc at once): limited per address, except an answer
+  // of 304 to a client that already holds the version (its if-none-match names the ETag).
+  const large = async (ctx: Context, d: TextDocument): Promise<void> => {
+    if (!holdsVersion(ctx, d.etag)) await hitAddress(ctx, deps.limiter, deps.holder, STATIC_LIMIT);
+    serveDocument(ctx, d);
+  };
+  router.get('/llms.txt', (ctx) => large(ctx, documents.llmsTxt));
+  router.get('/llms-full.txt', (ctx) => large(ctx, documents.llmsFullTxt));
+  router.get('/agent-quickstart.md', (ctx) => large(ctx, documents.quickstart));
+  router.get('/docs/:name.md', async (ctx) => {
     const d = documents.docs.get(ctx.params['name']!);
-    if (d) serveDocument(ctx, d);
+    if (d) await large(ctx, d);
   });
 
   app.use(singleExit(deps.log));

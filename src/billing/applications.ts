@@ -26,7 +26,12 @@ export function checkTasks(runtime: Runtime, tasks: string[], field: string): vo
   if (unknown.length > 0) throw new GatewayError('invalid-request', `${field}: unknown task ${JSON.stringify(unknown[0])}; tasks are ${Object.keys(runtime.tasks).join(', ')}`);
 }
 
-export async function submitApplication(d: BillingDeps, principalId: string, body: unknown): Promise<ApplicationRecord> {
+/**
+ * Stores a principal's application once it validates. `admit` (the per-account limit, see routes/research.ts)
+ * runs after validation and before anything is stored, so a refused application leaves nothing behind and
+ * an invalid one uses none of the allowance.
+ */
+export async function submitApplication(d: BillingDeps, principalId: string, body: unknown, admit: () => Promise<void> = async () => {}): Promise<ApplicationRecord> {
   const runtime = d.holder.current;
   const request = checkShape<ApplicationRecord['request']>('application', body);
   if (request.policyVersion !== runtime.aupVersion) {
@@ -34,6 +39,7 @@ export async function submitApplication(d: BillingDeps, principalId: string, bod
   }
   checkTasks(runtime, request.scope.tasks, 'scope.tasks');
   if (!runtime.rungs.has(request.verificationMode)) throw new GatewayError('invalid-request', `verificationMode: no rung ${JSON.stringify(request.verificationMode)}`);
+  await admit();
   const app: ApplicationRecord = {
     id: `app_${randomUUID()}`,
     principalId,

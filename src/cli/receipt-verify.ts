@@ -15,7 +15,8 @@
  *
  * The key is, in order: `--key` (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY, or
  * `receipts.keyFile` of the configuration under --root. Exit 0: valid; 1: not valid; 2: usage or
- * unreadable input.
+ * unreadable input. Every JSON read (the receipt, a proof file, the API's consistency answer) is parsed
+ * with duplicate keys refused (receipts/strict-json.ts): such input is not valid, exit 1.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
@@ -26,6 +27,7 @@ import { publicKeyFromPem } from '../receipts/key.js';
 import { isLegacyReceipt, verifyLegacyReceipt } from '../receipts/legacy.js';
 import { verifyConsistencyBundle, verifyReceiptBundle } from '../receipts/verify.js';
 import { claimedSize } from '../receipts/note.js';
+import { DuplicateKeyError, parseStrictJson } from '../receipts/strict-json.js';
 
 class Usage extends Error {}
 
@@ -69,9 +71,10 @@ function verify(positionals: string[], values: { key?: string | undefined; root?
   if (!file) throw new Usage('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file]');
   let receipt: Record<string, unknown>;
   try {
-    receipt = JSON.parse(read(file, 'the receipt')) as Record<string, unknown>;
+    receipt = parseStrictJson(read(file, 'the receipt')) as Record<string, unknown>;
   } catch (err) {
     if (err instanceof Usage) throw err;
+    if (err instanceof DuplicateKeyError) return fail(`NOT valid: ${file}: ${err.message}`, 1);
     throw new Usage(`cannot read a receipt from ${file}: ${(err as Error).message}`);
   }
   const key = keyFor(values);
@@ -107,16 +110,24 @@ async function audit(values: Record<string, string | undefined>): Promise<number
   let proof: unknown;
   if (values['proof']) {
     try {
-      proof = (JSON.parse(read(values['proof'], 'the proof')) as { proof?: unknown }).proof;
+      proof = (parseStrictJson(read(values['proof'], 'the proof')) as { proof?: unknown }).proof;
     } catch (err) {
       if (err instanceof Usage) throw err;
+      if (err instanceof DuplicateKeyError) return fail(`NOT valid: ${values['proof']}: ${err.message}`, 1);
       throw new Usage(`cannot read a proof from ${values['proof']}: ${(err as Error).message}`);
     }
   } else if (from === 0 || from === to) {
     proof = []; // nothing to ask: the empty tree is a prefix of every tree, and a tree of itself
   } else {
     const res = await get(`${apiUrl(values['url'])}/v1/receipts/log/consistency?from=${Math.min(from, to)}&to=${Math.max(from, to)}`);
-    const body = (await res.json().catch(() => ({}))) as { proof?: unknown; error?: { code?: string; message?: string } };
+    const text = await res.text().catch(() => '');
+    let body: { proof?: unknown; error?: { code?: string; message?: string } };
+    try {
+      body = parseStrictJson(text) as typeof body;
+    } catch (err) {
+      if (err instanceof DuplicateKeyError) return fail(`NOT valid: the consistency answer: ${err.message}`, 1);
+      body = {};
+    }
     if (!res.ok) throw new Usage(`GET /v1/receipts/log/consistency answered ${res.status}: ${body.error?.message ?? ''}`);
     proof = body.proof;
   }

@@ -129,6 +129,16 @@ export interface RateLimitSettings {
   perPrincipal?: number;
   perAddress?: number;
   failedAuthPerAddress?: number;
+  /** POST /mcp on the site and graph hosts, per client address (IPv6: per /64) per minute. */
+  mcpPerAddress?: number;
+  /** Sign-in challenges and nonces issued, per client address (IPv6: per /64) per minute. */
+  challengesPerAddress?: number;
+  /** Large static answers (/llms-full.txt, /llms.txt, /docs/*.md, ...) per client address per minute. */
+  staticPerAddress?: number;
+  /** New accounts (any sign-in method's first sign-in) per client address (IPv6: per /64) per hour. */
+  signUpsPerAddressHour?: number;
+  /** Research applications per account per day. */
+  applicationsPerAccountDay?: number;
   /** The header a trusted reverse proxy writes the client address into (its last entry is used). */
   addressHeader?: string;
 }
@@ -138,10 +148,14 @@ export interface GatewayDoc {
   principalDomain: string;
   listeners: Record<HostName, Listener>;
   store: { kind: 'memory' } | { kind: 'redis'; url?: string; nodes?: string[]; prefix?: string; replicaAcks?: number | 'auto'; replicaAckTimeoutMs?: number };
-  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number };
+  limits: { bodyBytes: number; defaultMaxTokens: number; upstreamAnswerBytes?: number; applicationBytes?: number };
   /** Bounds on every listener (src/http/listener.ts); defaults there. */
   http?: HttpBounds;
   rateLimits?: RateLimitSettings;
+  /** Who may read GET /metrics besides the operator: the SHA-256 (hex) of a scrape token. */
+  metrics?: { scrapeTokenSha256?: string };
+  /** The graph host's worker threads (src/mcp/graph-pool.ts); defaults there. */
+  graph?: { workers?: number; queue?: number; callMs?: number };
   /** Graceful shutdown (src/http/shutdown.ts); defaults there. */
   shutdown?: { drainDelayMs?: number; graceMs?: number };
   /** Sign-in sessions (src/sessions). */

@@ -26,7 +26,7 @@ import type { HttpBounds } from '../config/types.js';
 import type { Logger } from '../log.js';
 import { quietLog } from './quiet-log.js';
 import type { Lifecycle } from './lifecycle.js';
-import { healthRoutes, type ReadinessProbe } from './health.js';
+import { healthRoutes, type ReadinessProbe, type ScrapeCheck } from './health.js';
 import { requestContext } from './request-context.js';
 import { timeStages } from './stage-timing.js';
 
@@ -51,6 +51,8 @@ export interface ListenerOptions {
   probe: ReadinessProbe;
   /** Serve `GET /metrics` here (the admin listener). */
   metrics?: boolean;
+  /** Who may read /metrics (health.ts scrapeCheck); nobody without it. */
+  mayScrape?: ScrapeCheck;
 }
 
 /** Errors a client causes by going away: expected, never our bug. */
@@ -176,7 +178,7 @@ export function createListener(opts: ListenerOptions): Listener {
       // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
       // request line and metrics, then health, then `ahead`. Then each named stage of the app's routers is timed.
       timeStages(app);
-      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false), ...ahead);
+      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape), ...ahead);
       handler = app.callback();
       served = app;
     },

@@ -3,6 +3,11 @@
  * entries, edges = typed relations). Public and read-only; every walk is bounded (knowledge/graph.ts).
  * A result's `structuredContent` is the answer; a refused call (bad arguments, unknown id) is `isError`
  * with `{error: {code, message}}` from the one error table, as an HTTP route would answer it.
+ *
+ * The walks run where `run` puts them: the graph host gives them to worker threads (graph-pool.ts), each
+ * call within `graph.callMs`, so no query on this host holds the event loop the other hosts answer on. A
+ * call past its budget, or with every worker busy and the queue full, is refused the same way
+ * (`tool-call-too-long`, `tool-busy`).
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -64,7 +69,19 @@ export const GRAPH_TOOLS: readonly GraphTool[] = [
   },
 ];
 
-export function createGraphMcpServer(knowledge: () => Knowledge): Server {
+/** Runs one graph tool call (its answer, or a GatewayError thrown for a refusal). */
+export type RunGraphTool = (name: string, args: unknown) => Promise<object>;
+
+/** Runs a tool on this thread, over the process's knowledge (the worker threads' way). */
+export function runHere(knowledge: () => Knowledge): RunGraphTool {
+  return async (name, args) => {
+    const tool = GRAPH_TOOLS.find((t) => t.name === name);
+    if (!tool) throw new GatewayError('invalid-request', `no tool named ${name}`);
+    return tool.run(knowledge(), args);
+  };
+}
+
+export function createGraphMcpServer(run: RunGraphTool): Server {
   const server = new Server(
     { ...SERVER_INFO, name: 'portcullis-graph' },
     { capabilities: { tools: {} }, instructions: 'A read-only graph of MITRE CWE, CAPEC references, MITRE ATT&CK Enterprise and CISA KEV. Start with graph_search, then graph_get_node, graph_neighbours and graph_shortest_path.' },
@@ -76,7 +93,7 @@ export function createGraphMcpServer(knowledge: () => Knowledge): Server {
     const tool = GRAPH_TOOLS.find((t) => t.name === req.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `no tool named ${req.params.name}`);
     try {
-      const answer = tool.run(knowledge(), req.params.arguments ?? {});
+      const answer = await run(tool.name, req.params.arguments ?? {});
       return { content: [{ type: 'text', text: JSON.stringify(answer) }], structuredContent: answer as Record<string, unknown> };
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;

@@ -6,6 +6,10 @@
  *   token's principal is known (as the job lookup does, stages/identify.ts), so it costs no round trip of
  *   its own; `limitPrincipal` then reads its verdict (or asks, for a token's first call).
  * - per client address (`perAddress`): public routes, which need no token (`limitAddress`).
+ * - per client address, for what a stranger can make the gateway do or keep (`limitPerAddress`, counted on
+ *   the address's subject: an IPv6 address's /64, subject.ts): requests to the MCP hosts (`mcpPerAddress`),
+ *   sign-in challenges and nonces (`challengesPerAddress`), large static answers (`staticPerAddress`) and
+ *   new accounts (`signUpsPerAddressHour`, an hour's window, checked just before an account is made).
  * - failed authentication attempts per client address (`failedAuthPerAddress`), on every listener: an
  *   answer refusing a credential (FAILED_AUTH_CODES: a PAT, the operator token, a passkey, a TOTP code, a
  *   recovery secret) counts one; past the limit the address is answered 429 before its app runs, until
@@ -24,6 +28,7 @@ import type { RateLimitSettings } from '../config/types.js';
 import type { Call } from '../stages/call.js';
 import { metrics } from '../observe/metrics.js';
 import type { RateLimiter, Verdict } from './limiter.js';
+import { addressSubject } from './subject.js';
 
 export const RATE_WINDOW_MS = 60_000;
 
@@ -83,6 +88,51 @@ export function limitAddress(limiter: RateLimiter, holder: RuntimeHolder) {
       const verdict = await limiter.hit('address', clientAddress(ctx, holder), limit, RATE_WINDOW_MS);
       if (!verdict.allowed) refuse(ctx, 'address', 'requests from this address', verdict);
     }
+    await next();
+  };
+}
+
+/** The address-keyed limits of `limitPerAddress`: the config key, the counter's name, what is counted, its window. */
+export interface AddressLimit {
+  key: 'mcpPerAddress' | 'challengesPerAddress' | 'staticPerAddress' | 'signUpsPerAddressHour';
+  name: string;
+  what: string;
+  windowMs: number;
+}
+
+export const MCP_LIMIT: AddressLimit = { key: 'mcpPerAddress', name: 'mcp', what: 'MCP requests from this address', windowMs: RATE_WINDOW_MS };
+export const CHALLENGE_LIMIT: AddressLimit = { key: 'challengesPerAddress', name: 'challenge', what: 'sign-in challenges and nonces for this address', windowMs: RATE_WINDOW_MS };
+export const STATIC_LIMIT: AddressLimit = { key: 'staticPerAddress', name: 'static', what: 'large documents for this address', windowMs: RATE_WINDOW_MS };
+export const SIGN_UP_LIMIT: AddressLimit = { key: 'signUpsPerAddressHour', name: 'sign-up', what: 'new accounts from this address', windowMs: 3_600_000 };
+
+/** Research applications per account per day: what one account can make the store keep. */
+export const APPLICATION_LIMIT: SubjectLimit = { key: 'applicationsPerAccountDay', name: 'application', what: 'research applications from this account', windowMs: 86_400_000 };
+
+/** A limit on something other than an address: the config key, the counter's name, what is counted, its window. */
+export interface SubjectLimit {
+  key: 'applicationsPerAccountDay';
+  name: string;
+  what: string;
+  windowMs: number;
+}
+
+/** Counts one against `subject` under the limit; 429 `rate-limited` past it. */
+export async function hitSubject(ctx: Context, limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit | SubjectLimit, subject: string): Promise<void> {
+  const limit = settings(holder)[l.key];
+  if (!limit) return;
+  const verdict = await limiter.hit(l.name, subject, limit, l.windowMs);
+  if (!verdict.allowed) refuse(ctx, l.name, l.what, verdict);
+}
+
+/** Counts one against the limit for the request's address subject; 429 `rate-limited` past it. */
+export function hitAddress(ctx: Context, limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit): Promise<void> {
+  return hitSubject(ctx, limiter, holder, l, addressSubject(clientAddress(ctx, holder)));
+}
+
+/** Middleware form of hitAddress, ahead of a route. */
+export function limitPerAddress(limiter: RateLimiter, holder: RuntimeHolder, l: AddressLimit) {
+  return async function limitPerAddress(ctx: Context, next: Next): Promise<void> {
+    await hitAddress(ctx, limiter, holder, l);
     await next();
   };
 }

@@ -1,10 +1,11 @@
 /** Recovery keys and pending recoveries in one process (contract suite in test/recovery/contract.test.ts). */
-import type { PendingRecovery, RecoveryKey, RecoveryStore, StartResult } from './store.js';
+import type { CancelledRecovery, PendingRecovery, RecoveryKey, RecoveryStore, StartResult } from './store.js';
 
 export class MemoryRecoveryStore implements RecoveryStore {
   readonly #keys = new Map<string, RecoveryKey>();
   readonly #byKey = new Map<string, string>();
   readonly #pending = new Map<string, PendingRecovery>();
+  readonly #cancelled = new Map<string, CancelledRecovery>();
 
   async setUp(key: RecoveryKey): Promise<void> {
     const old = this.#keys.get(key.principalId);
@@ -42,5 +43,19 @@ export class MemoryRecoveryStore implements RecoveryStore {
     if (!p || (id !== undefined && p.id !== id)) return false;
     this.#pending.delete(principalId);
     return true;
+  }
+
+  async cancel(principalId: string, by: string, at: number): Promise<CancelledRecovery | null> {
+    const p = this.#pending.get(principalId);
+    if (!p) return null;
+    this.#pending.delete(principalId);
+    const notice = { id: p.id, startedAt: p.startedAt, cancelledAt: at, by };
+    this.#cancelled.set(principalId, notice);
+    return { ...notice };
+  }
+
+  async lastCancelled(principalId: string): Promise<CancelledRecovery | null> {
+    const n = this.#cancelled.get(principalId);
+    return n ? { ...n } : null;
   }
 }

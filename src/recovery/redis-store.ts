@@ -4,10 +4,11 @@
  *   rk:<principalId>    string  the recovery key JSON (public key, secret hash or null, created)
  *   rkp:<publicKey>     string  the principal id of that public key
  *   rp:<principalId>    string  the pending recovery JSON
+ *   rn:<principalId>    string  the last recovery the owner's sign-in cancelled (the owner's notice)
  * Setting up and starting are one script each.
  */
 import { luaScript, type RedisStore } from '../store/redis.js';
-import type { PendingRecovery, RecoveryKey, RecoveryStore, StartResult } from './store.js';
+import type { CancelledRecovery, PendingRecovery, RecoveryKey, RecoveryStore, StartResult } from './store.js';
 
 // KEYS key, index  ARGV json, prefix
 const SET_UP = luaScript(`
@@ -36,6 +37,16 @@ if not raw then return 0 end
 if ARGV[1] ~= '' and cjson.decode(raw).id ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`);
+
+// KEYS pending, notice  ARGV by, at — moves the pending recovery to the notice in one step.
+const CANCEL = luaScript(`
+local raw = redis.call('GET', KEYS[1])
+if not raw then return false end
+local p = cjson.decode(raw)
+local notice = cjson.encode({ id = p.id, startedAt = p.startedAt, cancelledAt = tonumber(ARGV[2]), by = ARGV[1] })
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], notice)
+return notice`);
 
 const GET = luaScript(`return redis.call('GET', KEYS[1])`);
 
@@ -77,5 +88,15 @@ export class RedisRecoveryStore implements RecoveryStore {
 
   async end(principalId: string, id?: string): Promise<boolean> {
     return (await this.#store.runScript('recovery.end', CLOSE, [`${this.#prefix}rp:${principalId}`], [id ?? ''])) === 1;
+  }
+
+  async cancel(principalId: string, by: string, at: number): Promise<CancelledRecovery | null> {
+    const keys = [`${this.#prefix}rp:${principalId}`, `${this.#prefix}rn:${principalId}`];
+    const raw = (await this.#store.runScript('recovery.cancel', CANCEL, keys, [by, String(at)])) as string | null;
+    return raw ? (JSON.parse(raw) as CancelledRecovery) : null;
+  }
+
+  lastCancelled(principalId: string): Promise<CancelledRecovery | null> {
+    return this.#get<CancelledRecovery>(`rn:${principalId}`);
   }
 }

@@ -34,6 +34,7 @@ import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY, signInAnswer, startSession } from '../auth/caller.js';
 import { createPrincipal, principalId as makePrincipalId, requirePrincipal } from '../auth/principals.js';
 import type { Deps } from '../app/deps.js';
+import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
 const REGISTER = 'passkey-register';
 const LOGIN = 'passkey-login';
@@ -130,6 +131,8 @@ export function registerVerify(deps: Deps) {
     if (held.data.principalId) {
       principal = await requirePrincipal(deps.store, held.data.principalId);
     } else {
+      // A new account: counted against the address (rateLimits.signUpsPerAddressHour) before it is made.
+      await hitAddress(ctx, deps.limiter, deps.holder, SIGN_UP_LIMIT);
       principal = await createPrincipal(deps.store, runtime, { tenant: held.data.tenant, username: held.data.username });
     }
     const added = await deps.passkeys.add({

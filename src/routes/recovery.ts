@@ -3,12 +3,15 @@
  * is theirs: a recovery phrase (its key, derived on their side — src/recovery/phrase.ts; the server keeps
  * only the public key) AND the offline one-time secret shown at set-up; and then time: the recovery
  * completes no sooner than `recovery.delayHours` (at least 48) after it starts, and any sign-in of the
- * account can cancel it meanwhile. No operator route opens a sign-in for a user.
+ * account, or any request of one of its sessions, ends it meanwhile (Sessions.onOwnerActs, wired in
+ * server.ts). Completing it still owes the TOTP code where one is enrolled (a recovery code will do).
+ * No operator route opens a sign-in for a user.
  *
  *   POST /v1/recovery/setup     {publicKey} (signed in) -> {recoverySecret}: shown once; replaces any
  *                               earlier key and secret
  *   GET  /v1/recovery           (signed in, pending-2fa too) -> {setUp, pending: {id, startedAt,
- *                               completesAt} | null}
+ *                               completesAt} | null, cancelled: {id, startedAt, cancelledAt, by} | null}:
+ *                               `cancelled` tells the owner a recovery was ended by their own sign-in
  *   POST /v1/recovery/challenge {} -> {challenge}: for the phrase's key to sign (single-use)
  *   POST /v1/recovery/start     {publicKey, challenge, signature, recoverySecret} -> 202 {recoveryId,
  *                               completesAt}; the secret is used up
@@ -33,13 +36,13 @@ const KIND = 'recovery';
 const limit = (deps: Deps) => deps.holder.current.gateway.limits.bodyBytes;
 
 /** Any live session of the account, pending-2fa included: a primary sign-in is enough to cancel or look. */
-async function anySession(ctx: Context, deps: Deps): Promise<SessionRecord> {
+async function anySession(ctx: Context, deps: Deps): Promise<SessionRecord & { endedRecovery: boolean }> {
   if (ctx.get('authorization')) throw new GatewayError('pat-not-accepted');
   if (!deps.sessions.hasCookie(ctx)) throw new GatewayError('session-required');
   deps.sessions.requireSameOrigin(ctx);
   const found = await deps.sessions.read(ctx);
   if (found.kind !== 'live') throw new GatewayError('session-ended');
-  return found.session;
+  return { ...found.session, endedRecovery: found.ownerActed };
 }
 
 /** The proof that the phrase is held: a fresh challenge of ours, signed by the phrase's key. */
@@ -78,11 +81,17 @@ function isEd25519(publicKey: string): boolean {
 export function recoveryStatus(deps: Deps) {
   return async function recoveryStatus(ctx: Context): Promise<void> {
     const session = await anySession(ctx, deps);
-    const [key, pending] = await Promise.all([deps.recovery.keyOf(session.principalId), deps.recovery.pending(session.principalId)]);
+    const [key, pending, cancelled] = await Promise.all([
+      deps.recovery.keyOf(session.principalId),
+      deps.recovery.pending(session.principalId),
+      deps.recovery.lastCancelled(session.principalId),
+    ]);
+    const iso = (ms: number) => new Date(ms).toISOString();
     ctx.set('cache-control', 'no-store');
     ctx.body = {
       setUp: key !== null && key.secretHash !== null,
-      pending: pending && { id: pending.id, startedAt: new Date(pending.startedAt).toISOString(), completesAt: new Date(pending.completesAt).toISOString() },
+      pending: pending && { id: pending.id, startedAt: iso(pending.startedAt), completesAt: iso(pending.completesAt) },
+      cancelled: cancelled && { id: cancelled.id, startedAt: iso(cancelled.startedAt), cancelledAt: iso(cancelled.cancelledAt), by: cancelled.by },
     };
   };
 }
@@ -122,8 +131,9 @@ export function recoveryComplete(deps: Deps) {
     // Closing is the atomic step: of two completions racing, one wins.
     if (!(await deps.recovery.end(key.principalId, pending.id))) throw new GatewayError('recovery-rejected');
     const principal = await requirePrincipal(deps.store, key.principalId);
-    // The recovery replaces the lost methods, second factor included: the session is active.
-    const session = await startSession(ctx, deps, principal.id, 'recovery', 'active');
+    // The recovery replaces the lost primary methods, not the second factor: where TOTP is enrolled the
+    // session owes its code (or a recovery code) like any primary sign-in.
+    const session = await startSession(ctx, deps, principal.id, 'recovery');
     deps.log.info('recovery.completed', { principal: principal.id, recovery: pending.id });
     ctx.set('cache-control', 'no-store');
     ctx.body = signInAnswer(principal, session);
@@ -134,8 +144,8 @@ export function recoveryCancel(deps: Deps) {
   return async function recoveryCancel(ctx: Context): Promise<void> {
     const session = await anySession(ctx, deps);
     await jsonBody(ctx, limit(deps), 'empty');
-    const cancelled = await deps.recovery.end(session.principalId);
-    if (cancelled) deps.log.info('recovery.cancelled', { principal: session.principalId });
-    ctx.body = { cancelled };
+    // Reading the session above already ended a pending recovery (the owner acted): that is this answer.
+    const ended = session.endedRecovery || (await deps.recovery.cancel(session.principalId, 'cancel', deps.now())) !== null;
+    ctx.body = { cancelled: ended };
   };
 }

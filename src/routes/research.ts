@@ -22,8 +22,13 @@ import { readJson } from '../stages/read-body.js';
 /** Who is calling (auth/caller.ts resolves it): the principal, or the 401/403 that says why not. */
 export type WhoCalls = (ctx: Context) => Promise<{ principal: PrincipalRecord }>;
 
-export function researchRoutes(d: BillingDeps, caller: WhoCalls) {
+/**
+ * `admitApplication` bounds what one account can file (rateLimits.applicationsPerAccountDay, wired in
+ * app/api.ts); `limits.applicationBytes` bounds each application's size (413 past it).
+ */
+export function researchRoutes(d: BillingDeps, caller: WhoCalls, admitApplication: (principalId: string, ctx: Context) => Promise<void> = async () => {}) {
   const limit = () => d.holder.current.gateway.limits.bodyBytes;
+  const applicationLimit = () => Math.min(limit(), d.holder.current.gateway.limits.applicationBytes ?? limit());
   return {
     async status(ctx: Context): Promise<void> {
       const { principal } = await caller(ctx);
@@ -54,7 +59,7 @@ export function researchRoutes(d: BillingDeps, caller: WhoCalls) {
     },
     async apply(ctx: Context): Promise<void> {
       const { principal } = await caller(ctx);
-      const app = await submitApplication(d, principal.id, await readJson(ctx, limit()));
+      const app = await submitApplication(d, principal.id, await readJson(ctx, applicationLimit()), () => admitApplication(principal.id, ctx));
       ctx.status = 202;
       ctx.body = { id: app.id, status: app.status, submittedAt: app.submittedAt, verificationMode: app.request.verificationMode, scope: app.request.scope };
     },

@@ -1,7 +1,10 @@
 /**
  * POST /v1/webhooks/stripe (API host): Stripe's events. The signature is checked on the raw bytes with
- * STRIPE_WEBHOOK_SECRET and Stripe's 300-second tolerance (the `stripe` package's constructEvent) before
- * anything is parsed or acted on; a missing, wrong or stale signature answers 400 and changes nothing.
+ * STRIPE_WEBHOOK_SECRET and a 300-second tolerance before anything is parsed or acted on: the `stripe`
+ * package's constructEvent checks the signature and refuses a timestamp older than the tolerance, and the
+ * signed timestamp must not be further ahead of this gateway's clock than the tolerance either (the
+ * package lets any future time through, so an event signed for next year was accepted, to be replayed
+ * all year). A missing, wrong, stale or future signature answers 400 and changes nothing.
  *
  * An event already applied (by any instance) answers 200 without being applied again; a new one is applied
  * (src/billing/webhooks.ts) and then recorded by its id. A failure answers 5xx only when a retry can help
@@ -35,6 +38,11 @@ export function stripeWebhook(d: BillingDeps) {
       event = processor.client.webhooks.constructEvent(raw, signature, processor.webhookSecret, TOLERANCE_SECONDS);
     } catch {
       throw new GatewayError('webhook-signature-invalid');
+    }
+    // The signature covers `t`, so it is the sender's; only its distance from our clock is left to check.
+    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(signature)?.[1]);
+    if (!(signedAt * 1000 <= Date.now() + TOLERANCE_SECONDS * 1000)) {
+      throw new GatewayError('webhook-signature-invalid', `the event is signed for a time more than ${TOLERANCE_SECONDS} s ahead of this gateway's clock`);
     }
     if (await d.billing.eventApplied(event.id)) {
       ctx.body = { received: true, duplicate: true };

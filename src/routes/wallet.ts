@@ -22,6 +22,7 @@ import { jsonBody } from '../auth/schemas.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
 import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
+import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
 /**
  * The sign-in methods and what they run on (viem, the CACAO verifiers), imported by the first wallet request,
@@ -59,6 +60,8 @@ export function walletRoutes(deps: Deps) {
     ctx.body = { ...signInAnswer(signIn.principal, session), address, chainId, created, method };
   };
   const limit = () => w.runtime().gateway.limits.bodyBytes;
+  // A first sign-in makes an account: counted against the request's address (rateLimits.signUpsPerAddressHour).
+  const signUpAt = (ctx: Context): WalletDeps => ({ ...w, admitSignUp: () => hitAddress(ctx, deps.limiter, deps.holder, SIGN_UP_LIMIT) });
   return {
     async siweNonce(ctx: Context): Promise<void> {
       await jsonBody(ctx, limit(), 'empty');
@@ -76,11 +79,11 @@ export function walletRoutes(deps: Deps) {
     },
     async siweVerify(ctx: Context): Promise<void> {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
-      await finish(ctx, await (await signInMethods()).siweSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).siweSignIn(signUpAt(ctx), body));
     },
     async cacaoSession(ctx: Context): Promise<void> {
       const body = await jsonBody<{ cacao: string }>(ctx, limit(), 'cacaoSession');
-      await finish(ctx, await (await signInMethods()).cacaoSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).cacaoSignIn(signUpAt(ctx), body));
     },
     async smartAccountOptions(ctx: Context): Promise<void> {
       await jsonBody(ctx, limit(), 'empty');
@@ -91,7 +94,7 @@ export function walletRoutes(deps: Deps) {
     },
     async smartAccountVerify(ctx: Context): Promise<void> {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
-      await finish(ctx, await (await signInMethods()).smartAccountSignIn(w, body));
+      await finish(ctx, await (await signInMethods()).smartAccountSignIn(signUpAt(ctx), body));
     },
   };
 }

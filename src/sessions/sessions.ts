@@ -22,8 +22,11 @@ export function hashSessionId(id: string): string {
   return createHash('sha256').update(id).digest('hex');
 }
 
-/** What the caller's cookie says: no cookie, a cookie naming no live session, or the live session. */
-export type CookieSession = { kind: 'none' } | { kind: 'ended' } | { kind: 'live'; session: SessionRecord };
+/**
+ * What the caller's cookie says: no cookie, a cookie naming no live session, or the live session (with
+ * whether this request's use of it ended something, see onOwnerActs).
+ */
+export type CookieSession = { kind: 'none' } | { kind: 'ended' } | { kind: 'live'; session: SessionRecord; ownerActed: boolean };
 
 export class Sessions {
   readonly #store: SessionStore;
@@ -32,6 +35,7 @@ export class Sessions {
   readonly #trusted: Set<string>;
   readonly #now: () => number;
   #secondFactor: (principalId: string) => Promise<boolean> = async () => false;
+  #ownerActed: (principalId: string, how: string) => Promise<boolean> = async () => false;
 
   constructor(store: SessionStore, holder: RuntimeHolder, origins: Record<HostName, string>, now: () => number = Date.now) {
     this.#store = store;
@@ -44,6 +48,16 @@ export class Sessions {
   /** Whether a principal owes a second factor after a primary sign-in (wired to TOTP enrolment). */
   requireSecondFactorWhen(check: (principalId: string) => Promise<boolean>): void {
     this.#secondFactor = check;
+  }
+
+  /**
+   * What to do each time the owner of an account shows up: a sign-in (any method; `how` names it), the
+   * second-factor step, or any request a live session makes (`how` = `session`). Wired to ending a pending
+   * recovery: the owner's presence is the answer the recovery delay waits for. A session that a recovery
+   * itself started does not count as the owner's sign-in. `act` answers whether it ended something.
+   */
+  onOwnerActs(act: (principalId: string, how: string) => Promise<boolean>): void {
+    this.#ownerActed = act;
   }
 
   get #config() {
@@ -75,6 +89,7 @@ export class Sessions {
     const record: SessionRecord = { hash: hashSessionId(id), principalId, method, state: st, createdAt: now, lastSeenAt: now, expiresAt: now + lifetime };
     await this.#store.create(record, idleMs);
     ctx.append('set-cookie', setCookie(this.#policy(), id, absoluteMs));
+    if (method !== 'recovery') await this.#ownerActed(principalId, method);
     return record;
   }
 
@@ -89,7 +104,8 @@ export class Sessions {
     if (!id) return { kind: 'none' };
     if (!SESSION_SHAPE.test(id)) return { kind: 'ended' };
     const session = await this.#store.touch(hashSessionId(id), this.#now(), this.#config.idleMs);
-    return session ? { kind: 'live', session } : { kind: 'ended' };
+    if (!session) return { kind: 'ended' };
+    return { kind: 'live', session, ownerActed: await this.#ownerActed(session.principalId, 'session') };
   }
 
   /** 403 `cross-site-request` unless an unsafe request comes from the auth, console or API origin. */
@@ -114,7 +130,9 @@ export class Sessions {
   async activate(session: SessionRecord): Promise<boolean> {
     const now = this.#now();
     const { idleMs, absoluteMs } = this.#config;
-    return this.#store.activate(session.hash, now + absoluteMs, now, idleMs);
+    const activated = await this.#store.activate(session.hash, now + absoluteMs, now, idleMs);
+    if (activated) await this.#ownerActed(session.principalId, 'totp');
+    return activated;
   }
 
   now(): number {

@@ -6,6 +6,13 @@ import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
 import type { TextDocument } from './entry-points.js';
 
+/** Whether the client already holds this version (its `if-none-match` names the etag): a 304 costs nothing. */
+export function holdsVersion(ctx: Context, etag: string): boolean {
+  ctx.etag = etag;
+  ctx.status = 200;
+  return ctx.fresh;
+}
+
 export function serveDocument(ctx: Context, d: TextDocument): void {
   send(ctx, d.text, d.type, d.etag);
 }

@@ -19,6 +19,8 @@ export interface WalletDeps {
   /** The auth host's public origin: what a message's domain, URI and a CACAO's audience must name. */
   authOrigin: string;
   now(): number;
+  /** Called just before a first sign-in makes a principal: the per-address sign-up limit (throws 429). */
+  admitSignUp?: () => Promise<void>;
 }
 
 /** What a successful wallet sign-in hands to the session that follows it. */
@@ -52,6 +54,8 @@ export async function principalForAccount(w: WalletDeps, key: string): Promise<{
   const existing = await w.store.getPrincipal(id);
   if (existing) return { principal: existing, created: false };
   const tenant = id.slice(id.lastIndexOf(':tenant:') + ':tenant:'.length);
+  // Refused here, the link stays claimed and principal-less: the account's next sign-in completes it.
+  await w.admitSignUp?.();
   try {
     return { principal: await createPrincipal(w.store, runtime, { tenant }), created: true };
   } catch (err) {

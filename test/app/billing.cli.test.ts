@@ -114,6 +114,33 @@ describe('portcullis CLI: billing and receipts', function () {
     expect(await refused({ ...receipt, pending: true, inclusionProof: undefined, checkpoint: undefined })).to.contain('pending');
   });
 
+  it('refuses JSON that names a key twice: a receipt showing one charge and checked with another, a proof file', async () => {
+    const p = await gw.principal();
+    const pub = join(dir, 'dup-pub.pem');
+    writeFileSync(pub, publicPem);
+    const receipt = await provenReceipt(gw.apiUrl, p.token, (await gw.chat(p.token, body())).body.receiptId);
+    const text = JSON.stringify(receipt);
+    const file = join(dir, 'dup.json');
+    writeFileSync(file, text);
+    expect((await cli(['receipt', 'verify', file, '--key', pub])).code).to.equal(0);
+    // A reader sees the first chargedMicroUSD; JSON.parse keeps the last, the real one, which verifies.
+    writeFileSync(file, `{"chargedMicroUSD":1,${text.slice(1)}`);
+    const dup = await cli(['receipt', 'verify', file, '--key', pub]);
+    expect(dup.code, dup.stdout).to.equal(1);
+    expect(dup.stderr).to.contain('NOT valid').and.contain('"chargedMicroUSD" twice');
+    // Written with an escape, the key is the same key.
+    writeFileSync(file, `{"\\u0063hargedMicroUSD":1,${text.slice(1)}`);
+    expect((await cli(['receipt', 'verify', file, '--key', pub])).stderr).to.contain('"chargedMicroUSD" twice');
+    // An audit's proof file too.
+    const cp = join(dir, 'dup-cp.txt');
+    writeFileSync(cp, receipt['checkpoint']);
+    const proofFile = join(dir, 'dup-proof.json');
+    writeFileSync(proofFile, '{"proof":["AAAA"],"proof":[]}');
+    const audit = await cli(['receipt', 'audit', '--from', cp, '--to', cp, '--key', pub, '--proof', proofFile]);
+    expect(audit.code).to.equal(1);
+    expect(audit.stderr).to.contain('"proof" twice');
+  });
+
   it('still verifies a receipt signed on its own before the log (the previous format)', async () => {
     const legacy: Record<string, unknown> = { id: 'rcpt_old', principalId: 'did:web:x:tenant:a', createdAt: '2026-01-01T00:00:00.000Z', chargedMicroUSD: 54 };
     const keyId = createHash('sha256').update(key.publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);

@@ -1,8 +1,9 @@
 /**
  * Recovery after losing every sign-in method: a phrase-derived key (derived here, on the person's side;
  * the server keeps only the public key) and the offline one-time secret start a recovery that completes no
- * sooner than recovery.delayHours later on the gateway's clock, and that any sign-in of the account cancels
- * meanwhile. Then every way it is refused — without telling whether a key exists. And the link hint.
+ * sooner than recovery.delayHours later on the gateway's clock, and that any sign-in of the account (every
+ * method, the TOTP step too) or any request of its sessions ends meanwhile, telling the owner; completing
+ * still owes the TOTP code where one is enrolled. Then every way it is refused — without telling whether a key exists. And the link hint.
  */
 import { expect } from 'chai';
 import { createClient } from 'redis';
@@ -11,6 +12,7 @@ import { configRoot, editFile, REPO } from '../helpers/gateway.js';
 import { Browser } from '../helpers/browser.js';
 import { login, newPerson, register, SoftAuthenticator } from '../helpers/passkey.js';
 import { completeRecovery, signedChallenge, startRecovery } from '../helpers/recovery.js';
+import { newWallet, siweText, signedCacao } from '../helpers/wallet.js';
 import { newPhrase, recoveryKey } from '../../src/recovery/phrase.js';
 import { codeAt } from '../../src/totp/codes.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -44,7 +46,7 @@ describe('recovery', () => {
   it('set-up shows the one-time secret once; the server holds the public key only', async () => {
     const { b, phrase, secret, principalId } = await prepared();
     expect(secret).to.match(/^[a-z2-9]{4}(-[a-z2-9]{1,4}){6}$/);
-    expect((await b.get('auth', '/v1/recovery')).body).to.deep.equal({ setUp: true, pending: null });
+    expect((await b.get('auth', '/v1/recovery')).body).to.deep.equal({ setUp: true, pending: null, cancelled: null });
     const redis = await createClient({ url: w.redis.url }).connect();
     const keys = await redis.keys('*');
     const stored = JSON.stringify(await Promise.all(keys.filter((k) => /:rkp?:/.test(k)).map(async (k) => [k, await redis.get(k)])));
@@ -82,21 +84,101 @@ describe('recovery', () => {
     clock = Date.now();
   });
 
-  it('any sign-in of the account cancels a recovery under way — even one still owing its TOTP code', async () => {
+  /** The attacker holds phrase and secret and waits out the delay; the owner's act must stop them. */
+  async function attackerWaitsOut(phrase: string, secret: string, ownerActs: () => Promise<void>) {
+    const attacker = new Browser(w.gw, w.gw.origins.auth);
+    expect((await startRecovery(attacker, phrase, secret)).status).to.equal(202);
+    await ownerActs();
+    clock += w.gw.holder.current.gateway.recovery.delayHours * HOUR;
+    const late = await completeRecovery(attacker, phrase);
+    clock = Date.now();
+    return late;
+  }
+
+  it('a passkey sign-in ends a recovery under way, even one still owing its TOTP code, and tells the owner', async () => {
     const { a, b, phrase, secret } = await prepared();
     const enrol = await b.post('auth', '/v1/totp/enrol');
     await b.post('auth', '/v1/totp/enrol/confirm', { code: codeAt(enrol.body.secret, clock) });
-    const attacker = new Browser(w.gw, w.gw.origins.auth);
-    expect((await startRecovery(attacker, phrase, secret)).status).to.equal(202);
+    const owner = new Browser(w.gw);
+    const late = await attackerWaitsOut(phrase, secret, async () => {
+      expect((await login(owner, a)).verify.body.secondFactor).to.equal('totp');
+    });
+    expectError(late, 401, 'recovery-rejected');
+    const status = await owner.get('auth', '/v1/recovery');
+    expect(status.body.pending).to.equal(null);
+    expect(status.body.cancelled).to.include({ by: 'passkey' });
+    expect(Date.parse(status.body.cancelled.cancelledAt)).to.be.at.least(Date.parse(status.body.cancelled.startedAt));
+    // Nothing is left to cancel by hand.
+    expect((await owner.post('auth', '/v1/recovery/cancel')).body).to.deep.equal({ cancelled: false });
+  });
+
+  it('the TOTP step of a sign-in ends a recovery started between the passkey and the code', async () => {
+    const { a, b, phrase, secret } = await prepared();
+    const enrol = await b.post('auth', '/v1/totp/enrol');
+    await b.post('auth', '/v1/totp/enrol/confirm', { code: codeAt(enrol.body.secret, clock) });
     const owner = new Browser(w.gw);
     expect((await login(owner, a)).verify.body.secondFactor).to.equal('totp');
-    const status = await owner.get('auth', '/v1/recovery');
-    expect(status.body.pending.completesAt).to.be.a('string');
-    const cancel = await owner.post('auth', '/v1/recovery/cancel');
-    expect(cancel.body).to.deep.equal({ cancelled: true });
-    expect((await owner.post('auth', '/v1/recovery/cancel')).body).to.deep.equal({ cancelled: false });
+    const late = await attackerWaitsOut(phrase, secret, async () => {
+      const verified = await owner.post('auth', '/v1/totp/verify', { code: codeAt(enrol.body.secret, clock + 30_000) });
+      expect(verified.status, JSON.stringify(verified.body)).to.equal(200);
+    });
+    expectError(late, 401, 'recovery-rejected');
+    // The code's request is the pending-2fa session's: it ends the recovery (as `session`) before the code
+    // is even checked; either way the owner is told.
+    expect((await owner.get('auth', '/v1/recovery')).body.cancelled.by).to.be.oneOf(['totp', 'session']);
+  });
+
+  it('any request of a live session of the account ends a recovery under way', async () => {
+    const { b, phrase, secret } = await prepared();
+    const late = await attackerWaitsOut(phrase, secret, async () => {
+      expect((await b.get('auth', '/v1/account/sign-in-methods')).status).to.equal(200);
+    });
+    expectError(late, 401, 'recovery-rejected');
+    expect((await b.get('auth', '/v1/recovery')).body.cancelled).to.include({ by: 'session' });
+  });
+
+  for (const method of ['siwe', 'cacao'] as const) {
+    it(`a ${method.toUpperCase()} sign-in ends a recovery under way`, async () => {
+      const wallet = newWallet();
+      const signIn = async (b: Browser) => {
+        const nonce = (await b.post('auth', '/v1/siwe/nonce')).body.nonce as string;
+        if (method === 'cacao') {
+          const cacao = await signedCacao(wallet, { domain: new URL(w.gw.origins.auth).host, aud: w.gw.origins.auth, nonce, chainId: 1 });
+          return b.post('auth', '/v1/cacao/session', { cacao });
+        }
+        const fields = (await b.post('auth', '/v1/siwe/options')).body;
+        const message = siweText(wallet.address, fields);
+        return b.post('auth', '/v1/siwe/verify', { message, signature: await wallet.signMessage({ message }) });
+      };
+      const b = new Browser(w.gw, w.gw.origins.auth);
+      const first = await signIn(b);
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const phrase = newPhrase();
+      const secret = (await b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(phrase).publicKey })).body.recoverySecret as string;
+      const owner = new Browser(w.gw, w.gw.origins.auth);
+      const late = await attackerWaitsOut(phrase, secret, async () => {
+        expect((await signIn(owner)).status).to.equal(200);
+      });
+      expectError(late, 401, 'recovery-rejected');
+      expect((await owner.get('auth', '/v1/recovery')).body.cancelled).to.include({ by: method });
+    });
+  }
+
+  it('completing a recovery still owes the TOTP code where one is enrolled', async () => {
+    const { b, phrase, secret, principalId } = await prepared();
+    const enrol = await b.post('auth', '/v1/totp/enrol');
+    const confirmed = await b.post('auth', '/v1/totp/enrol/confirm', { code: codeAt(enrol.body.secret, clock) });
+    expect((await b.post('auth', '/v1/session/end')).status).to.equal(200);
+    const lost = new Browser(w.gw, w.gw.origins.auth);
+    expect((await startRecovery(lost, phrase, secret)).status).to.equal(202);
     clock += w.gw.holder.current.gateway.recovery.delayHours * HOUR;
-    expectError(await completeRecovery(attacker, phrase), 401, 'recovery-rejected');
+    const done = await completeRecovery(lost, phrase);
+    expect(done.status, JSON.stringify(done.body)).to.equal(200);
+    expect(done.body).to.deep.include({ principalId, secondFactor: 'totp' });
+    // Without the code the session cannot add a passkey; a recovery code completes it.
+    expectError(await lost.get('auth', '/v1/account/sign-in-methods'), 401, 'second-factor-required');
+    const verified = await lost.post('auth', '/v1/totp/verify', { recoveryCode: confirmed.body.recoveryCodes[0] });
+    expect(verified.status, JSON.stringify(verified.body)).to.equal(200);
     clock = Date.now();
   });
 
@@ -110,14 +192,15 @@ describe('recovery', () => {
     ];
     for (const res of answers) expectError(res, 401, 'recovery-rejected');
     expect(new Set(answers.map((r) => JSON.stringify(r.body))).size).to.equal(1);
-    // The right secret, in another spelling, still works afterwards; a second start is 409.
+    // The right secret, in another spelling, still works afterwards.
     expect((await startRecovery(b, phrase, secret.toUpperCase().replace(/-/g, ''))).status).to.equal(202);
-    await (async () => {
-      const again = await prepared();
-      await startRecovery(new Browser(w.gw), again.phrase, again.secret);
-      const second = await again.b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(again.phrase).publicKey });
-      expectError(await startRecovery(new Browser(w.gw), again.phrase, second.body.recoverySecret), 409, 'recovery-pending');
-    })();
+    // Setting recovery up again is the owner acting: the recovery under way ends, the new secret starts one
+    // (a start while one is pending is 409 recovery-pending: the store contract suite races it).
+    const again = await prepared();
+    const first = await startRecovery(new Browser(w.gw), again.phrase, again.secret);
+    const second = await again.b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(again.phrase).publicKey });
+    expect((await again.b.get('auth', '/v1/recovery')).body.cancelled).to.include({ id: first.body.recoveryId, by: 'session' });
+    expect((await startRecovery(new Browser(w.gw), again.phrase, second.body.recoverySecret)).status).to.equal(202);
   });
 
   it('a challenge works once and not after its time', async () => {

@@ -7,6 +7,9 @@
  * chain. On the memory store and on a real redis-server.
  */
 import { expect } from 'chai';
+import { Browser } from '../helpers/browser.js';
+import { startRecovery } from '../helpers/recovery.js';
+import { newPhrase, recoveryKey } from '../../src/recovery/phrase.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
@@ -52,6 +55,26 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         const f = await options();
         expect(f).to.include({ chainId: 8453, domain: new URL(gw.origins.auth).host, uri: gw.origins.auth, version: '1' });
         expect(f.nonce).to.match(/^[A-Za-z0-9]{8,}$/);
+      });
+
+      it('a smart-account sign-in ends a recovery of its account under way, and tells the owner', async () => {
+        const account = newAccount();
+        await account.deploy();
+        const signIn = async (b: Browser) => {
+          const fields = (await b.post('auth', '/v1/passkey/smart-account/options')).body as Fields;
+          const message = siweText(account.address, fields);
+          return b.post('auth', '/v1/passkey/smart-account/verify', { message, signature: account.signMessage(message) });
+        };
+        const b = new Browser(gw, gw.origins.auth);
+        expect((await signIn(b)).status).to.equal(200);
+        const phrase = newPhrase();
+        const secret = (await b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(phrase).publicKey })).body.recoverySecret as string;
+        expect((await startRecovery(new Browser(gw, gw.origins.auth), phrase, secret)).status).to.equal(202);
+        const owner = new Browser(gw, gw.origins.auth);
+        expect((await signIn(owner)).status).to.equal(200);
+        const status = await owner.get('auth', '/v1/recovery');
+        expect(status.body.pending).to.equal(null);
+        expect(status.body.cancelled).to.include({ by: 'smart-account' });
       });
 
       it('a deployed account signs in (ERC-1271, bare or still ERC-6492-wrapped): a new principal first, the same one after', async () => {

@@ -69,6 +69,22 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
   });
 
+  it('refuses an event signed for a time ahead of the tolerance (a year, or 301 s), changing nothing', async () => {
+    const p = await w.gw.principal();
+    const evt = event('invoice.paid', paidInvoice(p.id));
+    const now = Math.floor(Date.now() / 1000);
+    for (const timestamp of [now + 365 * 86_400, now + 330]) {
+      const r = await deliver(w.gw.apiUrl, evt, { timestamp });
+      expect(r.status, String(timestamp - now)).to.equal(400);
+      expect(r.body.error.code).to.equal('webhook-signature-invalid');
+      expect(r.body.error.message).to.contain('ahead');
+    }
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
+    // Within the tolerance either way, clocks that differ a little still agree.
+    expect((await deliver(w.gw.apiUrl, evt, { timestamp: now + 60 })).status).to.equal(200);
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
+  });
+
   it('grants a plan\'s credits exactly once for five deliveries of its paid invoice, some at once', async () => {
     const p = await w.gw.principal();
     const evt = event('invoice.paid', paidInvoice(p.id));

@@ -53,9 +53,24 @@ export interface TestGatewayOptions {
   log?: Logger;
 }
 
+/**
+ * Every test client is one address (127.0.0.1) that signs up and signs in far more than a person would:
+ * the per-address limits on what a stranger can create are raised for a test gateway, unless the test set
+ * its own value (then the shipped one is no longer there to replace). test/app/stranger-limits.test.ts
+ * holds the shipped ones to account.
+ */
+export function relaxStrangerLimits(yaml: string): string {
+  return yaml
+    .replace(/^  mcpPerAddress: 120$/m, '  mcpPerAddress: 1000000')
+    .replace(/^  challengesPerAddress: 30$/m, '  challengesPerAddress: 1000000')
+    .replace(/^  staticPerAddress: 30$/m, '  staticPerAddress: 1000000')
+    .replace(/^  signUpsPerAddressHour: 10$/m, '  signUpsPerAddressHour: 1000000')
+    .replace(/^  applicationsPerAccountDay: 10$/m, '  applicationsPerAccountDay: 1000000');
+}
+
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const root = opts.root ?? configRoot();
-  editFile(root, 'config/gateway.yaml', (t) => t.replace('bootstrap: true', 'bootstrap: false'));
+  editFile(root, 'config/gateway.yaml', (t) => relaxStrangerLimits(t.replace('bootstrap: true', 'bootstrap: false')));
   const env: Record<string, string> = {
     ...FREE_PORTS,
     PORTCULLIS_ADMIN_TOKEN: 'test-operator-token',

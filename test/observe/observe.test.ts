@@ -90,7 +90,7 @@ describe('observability: request ids, request logs, health and metrics', functio
     await w.gw.chat(p.token, { model: 'shared-general-a', messages: [{ role: 'user', content: `metrics with a key ${OPENAI_KEY}` }] });
     await w.gw.chat(p.token, { model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] });
     expect((await fetch(`${w.gw.apiUrl}/metrics`)).status).to.equal(404);
-    const res = await fetch(`${w.gw.adminUrl}/metrics`);
+    const res = await fetch(`${w.gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${w.gw.adminToken}` } });
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.contain('text/plain');
     const text = await res.text();

@@ -1,7 +1,7 @@
 /**
  * One contract for both recovery stores (memory, and Redis on a real redis-server): a public key finds its
  * principal until replaced, the one-time secret starts at most one recovery (even racing), one recovery is
- * pending at a time, and closing it is final.
+ * pending at a time, closing it is final, and a cancel by the owner leaves a notice.
  */
 import { expect } from 'chai';
 import { MemoryRecoveryStore } from '../../src/recovery/memory-store.js';
@@ -60,6 +60,19 @@ function contract(name: string, make: () => Promise<RecoveryStore & { close(): P
       expect(await s.end(P, 'r1')).to.equal(false);
       expect(await s.end(P)).to.equal(false);
       expect(await s.pending(P)).to.equal(null);
+    });
+
+    it('a cancel by the owner ends the pending recovery once and leaves the owner a notice of it', async () => {
+      await s.setUp(key());
+      expect(await s.cancel(P, 'passkey', 1_900_000_000_500)).to.equal(null);
+      expect(await s.lastCancelled(P)).to.equal(null);
+      await s.start(rec('r1'), 'h1');
+      const notice = { id: 'r1', startedAt: 1_900_000_000_000, cancelledAt: 1_900_000_001_000, by: 'siwe' };
+      const racing = await Promise.all(Array.from({ length: 4 }, () => s.cancel(P, 'siwe', 1_900_000_001_000)));
+      expect(racing.filter((r) => r !== null)).to.deep.equal([notice]);
+      expect(await s.pending(P)).to.equal(null);
+      expect(await s.lastCancelled(P)).to.deep.equal(notice);
+      expect(await s.end(P, 'r1')).to.equal(false);
     });
   });
 }

@@ -20,7 +20,11 @@ export const security: Section = {
   async render(into, { errorBox, refresh }) {
     const [methods, recovery] = await Promise.all([
       call<Methods>('auth', 'GET', '/v1/account/sign-in-methods'),
-      call<{ setUp: boolean; pending: { id: string; startedAt: string; completesAt: string } | null }>('auth', 'GET', '/v1/recovery'),
+      call<{
+        setUp: boolean;
+        pending: { id: string; startedAt: string; completesAt: string } | null;
+        cancelled: { id: string; startedAt: string; cancelledAt: string; by: string } | null;
+      }>('auth', 'GET', '/v1/recovery'),
     ]);
     const passkeys = methods.passkeys ?? [];
 
@@ -112,6 +116,11 @@ export const security: Section = {
       h('h2', {}, 'Recovery'),
       recovery.pending
         ? h('div', { class: 'alert', id: 'recovery-pending' }, `A recovery of this account started ${dateText(recovery.pending.startedAt)} and completes at ${dateText(recovery.pending.completesAt)}. If it was not you, cancel it.`, ' ', cancel)
+        : '',
+      // The owner's sign-in (or any use of a session) ends a recovery under way: say so, so a recovery the
+      // owner did not start is noticed and the phrase and secret replaced.
+      recovery.cancelled
+        ? h('div', { class: 'alert', id: 'recovery-cancelled' }, `A recovery of this account started ${dateText(recovery.cancelled.startedAt)} was ended by your sign-in (${recovery.cancelled.by}) at ${dateText(recovery.cancelled.cancelledAt)}. If it was not you who started it, someone holds your recovery phrase and secret: set recovery up again.`)
         : '',
       h('p', { id: 'recovery-state' }, recovery.setUp ? 'Recovery is set up.' : 'Recovery is not set up: without it, losing every passkey and wallet loses the account.'),
       setUp,
