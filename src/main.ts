@@ -13,6 +13,7 @@ import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
 import { setHeapGrowth, settleHeap } from './heap.js';
+import { LocalDataError, prepareLocalData, type LocalData } from './local-data/index.js';
 
 setHeapGrowth();
 
@@ -24,6 +25,11 @@ const log = createLogger(isLevel(level) ? level : 'info');
 if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 
 try {
+  // State that outlives a restart (src/local-data): the redis-server npm start runs itself, or a one-line
+  // warning that it could not. Only the first process does this; workers inherit what it put in the env.
+  const local: LocalData | null = cluster.isWorker ? null : await prepareLocalData(root);
+  if (local?.warning) process.stderr.write(`${local.warning}\n`);
+  process.on('exit', () => void local?.stop());
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
   await superviseWorkers({ root, log });
   // Imported only by a process that serves: a supervisor of several workers never gets here, and without
@@ -44,7 +50,7 @@ try {
     // A browser must use the public origins: the session cookie, CORS and the passkey relying party are bound
     // to them (http://localhost:<port> by default), not to the bound address 127.0.0.1.
     `  in a browser: ${gw.origins.console}/ (the console; it sends you to ${gw.origins.auth}/sign-in)`,
-    `  store: ${gw.store.kind}`,
+    `  store: ${local?.summary ?? gw.store.kind}`,
     tokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
@@ -73,7 +79,8 @@ try {
     stopping = true;
     log.info('gateway.stopping', { signal });
     void gw.shutdown().then(
-      () => stopTracing().finally(() => process.exit(0)),
+      // The managed redis-server stops last, once the gateway's store has closed its connection.
+      () => Promise.all([stopTracing(), local?.stop()]).finally(() => process.exit(0)),
       (err: Error) => {
         log.error('gateway.stop_failed', { error: err.name });
         process.exit(1);
@@ -86,6 +93,10 @@ try {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof LocalDataError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(75); // EX_TEMPFAIL
   }
   if (err instanceof ListenError) {
     process.stderr.write(`${err.message}\n`);
