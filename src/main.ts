@@ -41,15 +41,15 @@ try {
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [
     `portcullis is serving the API on ${gw.apiUrl} and the admin API on ${gw.adminUrl}`,
-    // Every listener, with its public origin when that differs from where it is bound.
+    // Every listener at its public origin (http://localhost:<port> by default), the one address that works
+    // from a browser too: the session cookie, CORS and the passkey relying party are bound to it, not to the
+    // bound address 127.0.0.1. Where a configured origin differs from where it listens, both are shown.
     ...HOST_NAMES.map((name) => {
       const origin = gw.origins[name];
-      const seen = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (public origin ${origin})`;
-      return `  ${`${name}:`.padEnd(9)}${gw.urls[name]}${seen}  ${HOSTS[name].title}`;
+      const bound = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (listening on ${gw.urls[name]})`;
+      const open = name === 'console' ? ' (open it in a browser)' : '';
+      return `  ${`${name}:`.padEnd(9)}${origin}${bound}  ${HOSTS[name].title}${open}`;
     }),
-    // A browser must use the public origins: the session cookie, CORS and the passkey relying party are bound
-    // to them (http://localhost:<port> by default), not to the bound address 127.0.0.1.
-    `  in a browser: ${gw.origins.console}/ (the console; it sends you to ${gw.origins.auth}/sign-in)`,
     `  store: ${local?.summary ?? gw.store.kind}`,
     tokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
@@ -59,6 +59,9 @@ try {
   // Everything the README's curls and the CLI need, in one line to paste into another shell.
   const exports = [
     ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
+    // Where the CLI finds the hosts it speaks to when the ports are not the defaults (PORTCULLIS_PORT_BASE).
+    `PORTCULLIS_API_URL=${gw.origins.api}`,
+    `PORTCULLIS_AUTH_URL=${gw.origins.auth}`,
     `PORTCULLIS_ADMIN_URL=${gw.adminUrl}`,
     ...(tokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
   ];
