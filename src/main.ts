@@ -14,12 +14,15 @@ import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
 import { setHeapGrowth, settleHeap } from './heap.js';
 import { LocalDataError, prepareLocalData, type LocalData } from './local-data/index.js';
+import { logTarget } from './local-data/log-file.js';
 
 setHeapGrowth();
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
-const log = createLogger(isLevel(level) ? level : 'info');
+// At a terminal the log goes to a file, so the banner stays on screen (src/local-data/log-file.ts).
+const logs = logTarget(root, process.env, process.stderr.isTTY === true);
+const log = createLogger(isLevel(level) ? level : 'info', logs.write ?? undefined);
 
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
 if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
@@ -51,6 +54,7 @@ try {
       return `  ${`${name}:`.padEnd(9)}${origin}${bound}  ${HOSTS[name].title}${open}`;
     }),
     `  store: ${local?.summary ?? gw.store.kind}`,
+    ...(logs.file ? [`  log: ${logs.file} (PORTCULLIS_LOG_FILE=- keeps it on stderr)`] : []),
     tokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
