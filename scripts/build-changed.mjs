@@ -1,13 +1,15 @@
 /**
  * What `npm start` builds: only the steps of `npm run build` whose inputs changed since that step last
- * succeeded, so a second start goes straight to the banner. Each step has its inputs (folders and files,
- * walked for the newest modification time) and a stamp file touched when it succeeds; a step runs when its
- * stamp is missing or older than its newest input. `npm run build` still builds everything.
+ * ran, so a second start (or the first one after `npm ci`, whose prepare script built everything) goes
+ * straight to the banner. Each step has its inputs (folders and files, walked for the newest modification
+ * time) and a stamp: one of its own outputs, which every run of the step rewrites; a step runs when its
+ * stamp is missing or older than its newest input. A step that fails gets its stamp dated 1970, so the next
+ * start runs it again. `npm run build` still builds everything.
  *
  * `node scripts/build-changed.mjs` builds; `--dry-run` prints what would be built and builds nothing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,7 +19,7 @@ export const STEPS = [
     name: 'tsc',
     inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
     ignore: [],
-    stamp: 'dist/.built-tsc',
+    stamp: 'dist/main.js',
     command: ['npx', 'tsc', '-p', 'tsconfig.build.json'],
   },
   {
@@ -31,7 +33,7 @@ export const STEPS = [
     name: 'web pages',
     inputs: ['web', 'scripts/web-build.mjs', 'package-lock.json'],
     ignore: ['web/dist'],
-    stamp: 'web/dist/.built',
+    stamp: 'web/dist/console.html',
     command: ['node', 'scripts/web-build.mjs'],
   },
 ];
@@ -74,10 +76,10 @@ function main() {
   for (const { step, why } of stale) {
     process.stderr.write(`build: ${step.name} (${why})\n`);
     const run = spawnSync(step.command[0], step.command.slice(1), { cwd: root, stdio: ['ignore', 2, 2] });
-    if (run.status !== 0) return run.status ?? 1;
-    mkdirSync(dirname(join(root, step.stamp)), { recursive: true });
-    // The index's stamp is its output, written by the step itself; the others get a stamp of their own.
-    if (step.name !== 'knowledge index') writeFileSync(join(root, step.stamp), `${new Date().toISOString()}\n`);
+    if (run.status !== 0) {
+      if (existsSync(join(root, step.stamp))) utimesSync(join(root, step.stamp), 0, 0);
+      return run.status ?? 1;
+    }
   }
   return 0;
 }

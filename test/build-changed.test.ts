@@ -32,12 +32,12 @@ describe('npm start builds only what changed', () => {
   });
 
   it('builds nothing when every step is newer than its inputs', () => {
-    for (const stamp of ['dist/.built-tsc', 'dist/knowledge/search-index.json.gz', 'web/dist/.built']) file(root, stamp, t0 + 1_000);
+    for (const stamp of ['dist/main.js', 'dist/knowledge/search-index.json.gz', 'web/dist/console.html']) file(root, stamp, t0 + 1_000);
     expect(stale(root)).to.deep.equal([]);
   });
 
   it('rebuilds only the step whose inputs changed', () => {
-    for (const stamp of ['dist/.built-tsc', 'dist/knowledge/search-index.json.gz', 'web/dist/.built']) file(root, stamp, t0 + 1_000);
+    for (const stamp of ['dist/main.js', 'dist/knowledge/search-index.json.gz', 'web/dist/console.html']) file(root, stamp, t0 + 1_000);
     file(root, 'web/src/console/main.ts', t0 + 2_000);
     expect(stale(root)).to.deep.equal(['web pages']);
     file(root, 'src/main.ts', t0 + 3_000);
