@@ -136,6 +136,8 @@ build_tlogcheck() { # version workdir
 ensure_apt redis-server redis-server
 ensure_apt redis-cli redis-tools
 ensure_apt chromium chromium fonts-dejavu-core
+# The documentation's shell blocks (run by test/docs-blocks.test.ts) read JSON answers with jq.
+ensure_apt jq jq
 # The Python clients of the client-compatibility suite, and schemathesis for the OpenAPI fuzz suite.
 ensure_venv clients python "the Python clients of the client suite"
 ensure_venv fuzz schemathesis "schemathesis (the OpenAPI fuzz suite)"

@@ -62,7 +62,7 @@ try {
   if (gw.demoToken) lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
   // Everything the README's curls and the CLI need, in one line to paste into another shell.
   const exports = [
-    ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
+    ...(gw.demoToken ? [`PAT=${gw.demoToken}`, `PRINCIPAL=${gw.demoPrincipal}`] : []),
     // Where the CLI finds the hosts it speaks to when the ports are not the defaults (PORTCULLIS_PORT_BASE).
     `PORTCULLIS_API_URL=${gw.origins.api}`,
     `PORTCULLIS_AUTH_URL=${gw.origins.auth}`,
