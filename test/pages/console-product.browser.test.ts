@@ -125,6 +125,21 @@ describe('the console as a product (Chromium)', function () {
     expect(await seriousViolations(page)).to.deep.equal([]);
   });
 
+  it('translates a refused passkey prompt into what to do, keeping the browser\'s name for it small', async () => {
+    const { page, cdp, authenticatorId } = bp;
+    await signedIn();
+    await open(page, 'security');
+    // The person declines the fingerprint, face or PIN: the authenticator cannot verify them.
+    await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
+    await page.locator('#add-passkey').click();
+    const alert = page.locator('main .alert[role="alert"]');
+    await alert.waitFor({ state: 'visible' });
+    const text = (await alert.textContent())!;
+    expect(text).to.contain('The passkey prompt was closed or timed out. Try again, and approve it on your device');
+    expect(text).to.not.contain('w3.org');
+    expect(await alert.locator('.code-ref').textContent()).to.equal('NotAllowedError');
+  });
+
   it('Verification links the acceptable-use policy it asks consent to', async () => {
     const { page } = bp;
     await signedIn();
