@@ -140,6 +140,21 @@ describe('the console as a product (Chromium)', function () {
     expect(await alert.locator('.code-ref').textContent()).to.equal('NotAllowedError');
   });
 
+  it('Tokens: the export line an agent needs is shown whole, not cut at the edge of its box', async () => {
+    const { page } = bp;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signedIn();
+    await open(page, 'tokens');
+    await page.locator('#token-label').fill('phone agent');
+    await page.getByRole('button', { name: 'Issue token' }).click();
+    const box = page.locator('#token-export');
+    await box.waitFor();
+    expect(await box.inputValue()).to.match(/^export OPENAI_BASE_URL=\S+ OPENAI_API_KEY=pcl_pat_/);
+    const [scroll, client] = await box.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+    expect(scroll, 'no part of the line hidden sideways').to.be.at.most(client);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+  });
+
   it('Verification links the acceptable-use policy it asks consent to', async () => {
     const { page } = bp;
     await signedIn();
