@@ -61,7 +61,7 @@ describe('the console as a product (Chromium)', function () {
   async function open(page: Page, section: string): Promise<void> {
     await page.goto(`${gw.origins.console}/#${section}`);
     await page.locator('main h1').waitFor();
-    await page.waitForFunction(() => !document.querySelector('main')?.textContent?.includes('Loading'));
+    await page.waitForFunction("!document.querySelector('main')?.textContent?.includes('Loading')");
   }
 
   const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, name), fullPage: true });
@@ -171,7 +171,7 @@ describe('the console as a product (Chromium)', function () {
     for (const section of ['home', 'billing', 'tokens', 'security']) {
       await open(page, section);
       await page.locator('main h1').waitFor();
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       expect(width, `${section}: page width`).to.be.at.most(390);
       const top = (await page.locator('main h1').boundingBox())!.y;
       expect(top, `${section}: where the section starts`).to.be.below(844 / 3);
