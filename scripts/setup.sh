@@ -140,6 +140,9 @@ ensure_apt chromium chromium fonts-dejavu-core
 # systemd-analyze: test/config/production.test.ts verifies the systemd unit docs/operators.md prints
 # (it needs no running systemd).
 ensure_apt systemd-analyze systemd
+
+# The documentation's shell blocks (run by test/docs-blocks.test.ts) read JSON answers with jq.
+ensure_apt jq jq
 # The Python clients of the client-compatibility suite, and schemathesis for the OpenAPI fuzz suite.
 ensure_venv clients python "the Python clients of the client suite"
 ensure_venv fuzz schemathesis "schemathesis (the OpenAPI fuzz suite)"

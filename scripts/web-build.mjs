@@ -25,3 +25,4 @@ await build({
 });
 for (const file of ['sign-in.html', 'console.html']) cpSync(join(root, 'web', file), join(out, file));
 cpSync(join(root, 'web/style.css'), join(out, 'assets/style.css'));
+cpSync(join(root, 'web/favicon.svg'), join(out, 'assets/favicon.svg'));

@@ -13,17 +13,26 @@ import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
 import { setHeapGrowth, settleHeap } from './heap.js';
+import { LocalDataError, prepareLocalData, type LocalData } from './local-data/index.js';
+import { logTarget } from './local-data/log-file.js';
 
 setHeapGrowth();
 
 const root = resolve(process.env['PORTCULLIS_ROOT'] ?? resolve(dirname(fileURLToPath(import.meta.url)), '..'));
 const level = process.env['LOG_LEVEL'];
-const log = createLogger(isLevel(level) ? level : 'info');
+// At a terminal the log goes to a file, so the banner stays on screen (src/local-data/log-file.ts).
+const logs = logTarget(root, process.env, process.stderr.isTTY === true);
+const log = createLogger(isLevel(level) ? level : 'info', logs.write ?? undefined);
 
 // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
 if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
 
 try {
+  // State that outlives a restart (src/local-data): the redis-server npm start runs itself, or a one-line
+  // warning that it could not. Only the first process does this; workers inherit what it put in the env.
+  const local: LocalData | null = cluster.isWorker ? null : await prepareLocalData(root);
+  if (local?.warning) process.stderr.write(`${local.warning}\n`);
+  process.on('exit', () => void local?.stop());
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
   await superviseWorkers({ root, log });
   // Imported only by a process that serves: a supervisor of several workers never gets here, and without
@@ -35,16 +44,17 @@ try {
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [
     `portcullis is serving the API on ${gw.apiUrl} and the admin API on ${gw.adminUrl}`,
-    // Every listener, with its public origin when that differs from where it is bound.
+    // Every listener at its public origin (http://localhost:<port> by default), the one address that works
+    // from a browser too: the session cookie, CORS and the passkey relying party are bound to it, not to the
+    // bound address 127.0.0.1. Where a configured origin differs from where it listens, both are shown.
     ...HOST_NAMES.map((name) => {
       const origin = gw.origins[name];
-      const seen = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (public origin ${origin})`;
-      return `  ${`${name}:`.padEnd(9)}${gw.urls[name]}${seen}  ${HOSTS[name].title}`;
+      const bound = origin === gw.urls[name].replace('127.0.0.1', 'localhost') ? '' : ` (listening on ${gw.urls[name]})`;
+      const open = name === 'console' ? ' (open it in a browser)' : '';
+      return `  ${`${name}:`.padEnd(9)}${origin}${bound}  ${HOSTS[name].title}${open}`;
     }),
-    // A browser must use the public origins: the session cookie, CORS and the passkey relying party are bound
-    // to them (http://localhost:<port> by default), not to the bound address 127.0.0.1.
-    `  in a browser: ${gw.origins.console}/ (the console; it sends you to ${gw.origins.auth}/sign-in)`,
-    `  store: ${gw.store.kind}`,
+    `  store: ${local?.summary ?? gw.store.kind}`,
+    ...(logs.file ? [`  log: ${logs.file} (PORTCULLIS_LOG_FILE=- keeps it on stderr)`] : []),
     tokenGenerated
       ? `  operator token (generated; set PORTCULLIS_ADMIN_TOKEN to choose one): ${gw.adminToken}`
       : '  operator token: the one in PORTCULLIS_ADMIN_TOKEN',
@@ -52,7 +62,10 @@ try {
   if (gw.demoToken) lines.push(`  demo principal: ${gw.demoPrincipal}`, `  demo PAT (blue team): ${gw.demoToken}`);
   // Everything the README's curls and the CLI need, in one line to paste into another shell.
   const exports = [
-    ...(gw.demoToken ? [`PAT=${gw.demoToken}`] : []),
+    ...(gw.demoToken ? [`PAT=${gw.demoToken}`, `PRINCIPAL=${gw.demoPrincipal}`] : []),
+    // Where the CLI finds the hosts it speaks to when the ports are not the defaults (PORTCULLIS_PORT_BASE).
+    `PORTCULLIS_API_URL=${gw.origins.api}`,
+    `PORTCULLIS_AUTH_URL=${gw.origins.auth}`,
     `PORTCULLIS_ADMIN_URL=${gw.adminUrl}`,
     ...(tokenGenerated ? [`PORTCULLIS_ADMIN_TOKEN=${gw.adminToken}`] : []),
   ];
@@ -75,7 +88,8 @@ try {
     stopping = true;
     log.info('gateway.stopping', { signal });
     void gw.shutdown().then(
-      () => stopTracing().finally(() => process.exit(0)),
+      // The managed redis-server stops last, once the gateway's store has closed its connection.
+      () => Promise.all([stopTracing(), local?.stop()]).finally(() => process.exit(0)),
       (err: Error) => {
         log.error('gateway.stop_failed', { error: err.name });
         process.exit(1);
@@ -88,6 +102,10 @@ try {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof LocalDataError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(75); // EX_TEMPFAIL
   }
   if (err instanceof ListenError) {
     process.stderr.write(`${err.message}\n`);

@@ -52,11 +52,6 @@ export interface GatewayOptions {
    * challenges and recovery delays end. For tests.
    */
   now?: () => number;
-  /**
-   * Where to keep a generated data key when none is configured (the embedded default's data folder), so that
-   * what it seals still opens after a restart.
-   */
-  dataKeyFile?: string;
 }
 
 export interface Gateway {
@@ -147,7 +142,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
-  const dataKey = loadDataKeyring({ env, log: opts.log, ...(opts.dataKeyFile ? { generateAt: opts.dataKeyFile } : {}) });
+  const dataKey = loadDataKeyring({ env, log: opts.log });
   const wired = wireCapabilities(store, { dataKey, log: opts.log });
   const { jobs, reviews } = wired;
   const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);

@@ -14,6 +14,19 @@ export function asGatewayError(err: unknown): GatewayError {
   return new GatewayError('internal-error');
 }
 
+/**
+ * Refusals that the same request, sent again, meets again: `x-should-retry: false` tells the OpenAI SDKs
+ * (which otherwise retry 408, 409, 429 and 5xx, and nothing else by default) to raise at once. Every 4xx but
+ * 408 (timeout), 409 (a job or operation still in progress) and 429 (rate limits: retry-after says when),
+ * and the 5xx answers that are the configuration's or the upstream's fixed answer, not an outage.
+ */
+const PERMANENT_5XX: ReadonlySet<string> = new Set(['route-not-configured', 'upstream-model-mismatch', 'upstream-answer-too-large']);
+
+export function retryCannotHelp(e: GatewayError): boolean {
+  if (e.status >= 400 && e.status < 500) return e.status !== 408 && e.status !== 409 && e.status !== 429;
+  return PERMANENT_5XX.has(e.code);
+}
+
 export function singleExit(log: Logger) {
   return async function singleExit(ctx: Context, next: Next): Promise<void> {
     try {
@@ -30,6 +43,7 @@ export function singleExit(log: Logger) {
         log.error('request.failed', { path: ctx.path, code: e.code, error: (err as Error)?.name, frames });
       }
       ctx.status = e.status;
+      if (retryCannotHelp(e)) ctx.set('x-should-retry', 'false');
       ctx.type = 'application/json';
       // A call that left a receipt (refused at step 3 or later, or failed) names it, so the caller can
       // quote it and an operator can find it (`portcullis admin receipts`).

@@ -246,8 +246,28 @@ async function admin(args: string[]): Promise<void> {
   }
 }
 
+/**
+ * The usage lines of a command: those of USAGE that start with `portcullis <words>`, dropping words from
+ * the end until some match (so `admin token frobnicate --help` still shows every `admin token` line).
+ */
+export function usageFor(words: string[]): string {
+  const lines = USAGE.split('\n').slice(1);
+  for (let n = words.length; n > 0; n--) {
+    const prefix = `  portcullis ${words.slice(0, n).join(' ')}`;
+    const found = lines.filter((l, i) => l.startsWith(`${prefix} `) || l === prefix || (lines[i - 1]?.startsWith(prefix) && l.startsWith('      ')));
+    if (found.length) return `usage:\n${found.join('\n')}${words[0] === 'admin' ? `\n${lines.at(-1)}` : ''}`;
+  }
+  return USAGE;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  // `--help`, `-h` or a trailing `help` anywhere, and `portcullis admin` alone: the usage of that command.
+  const words = argv.filter((a) => !a.startsWith('-') && a !== 'help');
+  if (argv.includes('--help') || argv.includes('-h') || (argv.length > 1 && argv.at(-1) === 'help') || (command === 'admin' && rest.length === 0)) {
+    process.stdout.write(`${usageFor(words)}\n`);
+    return 0;
+  }
   try {
     if (command === 'check') {
       const { values } = parseArgs({ args: rest, options: { root: { type: 'string' } } });
@@ -260,8 +280,12 @@ export async function run(argv: string[]): Promise<number> {
     if (command === 'receipt') return await receiptCommand(rest);
     if (command === 'passkey') return await passkeyCommand(rest);
     if (command === 'recovery') return await recoveryCommand(rest);
-    process.stderr.write(`${USAGE}\n`);
-    return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+    if (command === undefined || command === 'help') {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    process.stderr.write(`portcullis: unknown command: ${command}\n${USAGE}\n`);
+    return 2;
   } catch (err) {
     if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`portcullis: ${(err as Error).message}\n`);

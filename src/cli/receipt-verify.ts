@@ -13,16 +13,18 @@
  *       PORTCULLIS_API_URL, default http://127.0.0.1:8080), or from --proof (its JSON, offline). `--to latest`
  *       fetches the current checkpoint, and `--save` keeps it for the next audit.
  *
- * The key is, in order: `--key` (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY, or
- * `receipts.keyFile` of the configuration under --root. Exit 0: valid; 1: not valid; 2: usage or
+ * The key is, in order: `--key` (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY,
+ * PORTCULLIS_RECEIPT_KEY_FILE, `receipts.keyFile` of the configuration under --root, or the key `npm start`
+ * keeps in the data folder under --root (.portcullis/data, or PORTCULLIS_DATA_DIR). Exit 0: valid; 1: not valid; 2: usage or
  * unreadable input. Every JSON read (the receipt, a proof file, the API's consistency answer) is parsed
  * with duplicate keys refused (receipts/strict-json.ts): such input is not valid, exit 1.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { KeyObject } from 'node:crypto';
 import { loadConfig } from '../config/load.js';
+import { dataDir } from '../local-data/index.js';
 import { publicKeyFromPem } from '../receipts/key.js';
 import { isLegacyReceipt, verifyLegacyReceipt } from '../receipts/legacy.js';
 import { verifyConsistencyBundle, verifyReceiptBundle } from '../receipts/verify.js';
@@ -40,8 +42,12 @@ function keyFor(values: { key?: string | undefined; root?: string | undefined })
   if (values.key) return publicKeyFromPem(readFileSync(values.key));
   const env = process.env['PORTCULLIS_RECEIPT_KEY'];
   if (env) return publicKeyFromPem(env);
+  if (process.env['PORTCULLIS_RECEIPT_KEY_FILE']) return publicKeyFromPem(readFileSync(process.env['PORTCULLIS_RECEIPT_KEY_FILE']));
   const root = resolve(values.root ?? process.env['PORTCULLIS_ROOT'] ?? process.cwd());
   const keyFile = loadConfig(root).gateway.data.receipts?.keyFile;
+  // In a clone where `npm start` runs, the key it made and keeps in its data folder (src/local-data).
+  const kept = join(dataDir(root, process.env), 'receipt-key.pem');
+  if (!keyFile && existsSync(kept)) return publicKeyFromPem(readFileSync(kept));
   if (!keyFile) throw new Usage('no key: pass --key <public key PEM> (GET /v1/secure receiptLog.publicKeyPem, or `portcullis admin receipt-key`)');
   return publicKeyFromPem(readFileSync(isAbsolute(keyFile) ? keyFile : join(root, keyFile)));
 }

@@ -37,6 +37,19 @@ type Env = Record<string, string | undefined>;
 export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void {
   const listeners = doc['listeners'] as Record<string, Record<string, unknown>> | undefined;
   const port = (name: string) => (/^\d+$/.test(env[name] ?? '') ? Number(env[name]) : env[name]);
+  // PORTCULLIS_PORT_BASE moves every listener at once, keeping the file's spacing: the API on the base, each
+  // other listener as far from it as in the file (8081 -> base+1, ..., admin 8090 -> base+10). A second
+  // instance on one machine is then one variable. The more specific variables below still win.
+  const base = env['PORTCULLIS_PORT_BASE'];
+  if (base && listeners?.['api']) {
+    const apiPort = Number(listeners['api']['port']);
+    for (const host of HOST_NAMES) {
+      const listener = listeners[host];
+      if (!listener) continue;
+      // Not a whole number: left as text, so the schema check names the listener's port as invalid.
+      listener['port'] = /^\d+$/.test(base) ? Number(base) + Number(listener['port']) - apiPort : base;
+    }
+  }
   // PORT is the API's port (the convention of process managers); PORTCULLIS_API_PORT, more specific, wins.
   if (env['PORT'] !== undefined && listeners?.['api']) listeners['api']['port'] = port('PORT');
   for (const host of HOST_NAMES) {

@@ -4,7 +4,8 @@
  * the signing lease signs the next checkpoint.
  *
  * Where it comes from, read at start like the listeners and the store: `PORTCULLIS_RECEIPT_KEY` (a PKCS#8
- * PEM private key), else `receipts.keyFile` in config/gateway.yaml (a path to one, relative to the
+ * PEM private key), else `PORTCULLIS_RECEIPT_KEY_FILE` (a path to one; `npm start` keeps one in its data
+ * folder, src/local-data), else `receipts.keyFile` in config/gateway.yaml (a path relative to the
  * configuration root). With neither, a key is generated for this process and a warning logged: its
  * checkpoints then verify only against that process's public key.
  */
@@ -42,6 +43,8 @@ export function ephemeralReceiptKey(): ReceiptKey {
 export function loadReceiptKey(opts: { root: string; keyFile?: string | undefined; env: Record<string, string | undefined>; log: Logger }): ReceiptKey {
   const pem = opts.env['PORTCULLIS_RECEIPT_KEY'];
   if (pem) return receiptKey(createPrivateKey(pem));
+  const file = opts.env['PORTCULLIS_RECEIPT_KEY_FILE'];
+  if (file) return receiptKey(createPrivateKey(readFileSync(file)));
   if (opts.keyFile) {
     const path = isAbsolute(opts.keyFile) ? opts.keyFile : join(opts.root, opts.keyFile);
     return receiptKey(createPrivateKey(readFileSync(path)));

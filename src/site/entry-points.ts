@@ -45,6 +45,15 @@ function summary(markdown: string): string {
   return paragraphs.find((p) => p && !/^(#|[-*|>]|<|!\[|```)/.test(p))?.replace(/\s+/g, ' ') ?? '';
 }
 
+/** At most `max` characters: whole sentences when they fit, else whole words and an ellipsis, never a cut word. */
+export function shorten(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const sentences = text.slice(0, max + 1).match(/^.*[.:;!?](?=\s)/)?.[0];
+  if (sentences && sentences.length >= max / 2) return sentences;
+  const cut = text.slice(0, max).replace(/\s+\S*$/, '');
+  return `${cut.replace(/[\s,;:(]+$/, '')}…`;
+}
+
 const title = (markdown: string, fallback: string) => /^#\s+(.+)$/m.exec(markdown)?.[1]?.trim() ?? fallback;
 
 export interface SiteDocuments {
@@ -74,7 +83,7 @@ export function buildSiteDocuments(origins: Record<HostName, string>): SiteDocum
     '',
     '## Docs',
     '',
-    ...[...docs].map(([name, text]) => `- [${title(text, name)}](${site}/docs/${name}.md): ${summary(text).slice(0, 200)}`),
+    ...[...docs].map(([name, text]) => `- [${title(text, name)}](${site}/docs/${name}.md): ${shorten(summary(text), 200)}`),
     '',
     '## Machine-readable',
     '',

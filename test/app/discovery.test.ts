@@ -140,6 +140,15 @@ describe('discovery: entry points, control plane, security services', () => {
     for (const url of [`${site}/mcp`, `${site}/mcp.json`, `${site}/.well-known/mcp.json`, `${site}/agent-quickstart.md`, `${site}/llms-full.txt`, `${w.gw.origins.graph}/mcp`, `${api}/v1/control-plane`, `${api}/v1/security/services`, `${api}/v1/models`, `${api}/v1/knowledge/search`, `${api}/v1/knowledge/context`]) {
       expect(text, url).to.contain(url);
     }
+    // Each doc's summary is whole sentences, or whole words and an ellipsis: never a word cut in two.
+    for (const line of text.split('\n').filter((l) => l.includes(`${site}/docs/`))) {
+      const summary = /\]\([^)]+\): (.*)$/.exec(line)![1]!;
+      expect(summary.length, line).to.be.at.most(201);
+      expect(summary, line).to.match(/([.:;!?)]|[A-Za-z0-9`]…)$/);
+      const words = summary.replace(/…$/, '').split(/\s+/);
+      const source = (await getText(/\]\(([^)]+)\)/.exec(line)![1]!)).replace(/\s+/g, ' ');
+      expect(source, `${line}: its last word is a whole word of the doc`).to.match(new RegExp(`${words.at(-1)!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
+    }
     // Every doc link resolves on the site.
     for (const d of docs) expect((await fetch(`${site}/docs/${d}`)).status, d).to.equal(200);
     expect((await fetch(`${site}/docs/nothing.md`)).status).to.equal(404);

@@ -132,7 +132,7 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
   });
 
   it('refuses the memory store with more than one worker, saying why', async () => {
-    const run = start({ PORTCULLIS_WORKERS: '2' });
+    const run = start({ PORTCULLIS_WORKERS: '2', PORTCULLIS_STORE: 'memory' });
     runs.push(run);
     const [code] = await once(run.child, 'exit');
     expect(code).to.equal(78);

@@ -35,6 +35,14 @@ describe('configuration', () => {
     }
   });
 
+  it('PORTCULLIS_PORT_BASE moves every listener at once, keeping their spacing; a listener\'s own port still wins', () => {
+    const ports = (env: Record<string, string>) =>
+      Object.fromEntries(Object.entries(loadConfig(REPO, env).gateway.data.listeners).map(([name, l]) => [name, l.port]));
+    expect(ports({ PORTCULLIS_PORT_BASE: '9100' })).to.deep.equal({ api: 9100, auth: 9101, console: 9102, site: 9103, graph: 9104, admin: 9110 });
+    expect(ports({ PORTCULLIS_PORT_BASE: '9100', PORTCULLIS_ADMIN_PORT: '9999' })['admin']).to.equal(9999);
+    expect(problemsOf(() => loadConfig(REPO, { PORTCULLIS_PORT_BASE: 'many' })).join('\n')).to.match(/listeners\/api\/port/);
+  });
+
   it('rejects an unknown key, naming the file and the path', () => {
     const root = configRoot();
     editFile(root, 'catalog/models.yaml', (t) => t.replace('    echo: strict\n', '    echo: strict\n    colour: blue\n'));

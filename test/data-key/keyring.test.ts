@@ -44,3 +44,26 @@ describe('data keyring', () => {
     expect(() => parseKeyring(`bad id!:${k1}`)).to.throw(DataKeyError, /key id/);
   });
 });
+
+describe('data key at start', () => {
+  it('a malformed or unreadable key is a clean configuration error naming the variable, never the key', async () => {
+    const { loadDataKeyring } = await import('../../src/data-key/load.js');
+    const { ConfigError } = await import('../../src/config/documents.js');
+    const { silentLogger } = await import('../../src/log.js');
+    const bad = (env: Record<string, string>) => {
+      try {
+        loadDataKeyring({ env, log: silentLogger });
+      } catch (err) {
+        return err;
+      }
+      return null;
+    };
+    const short = bad({ PORTCULLIS_DATA_KEY: 'k1:c2hvcnQ=' }) as Error;
+    expect(short).to.be.instanceOf(ConfigError);
+    expect(short.message).to.match(/PORTCULLIS_DATA_KEY, key 1: a data key is 32 bytes/);
+    expect(short.message).to.not.include('c2hvcnQ');
+    const missing = bad({ PORTCULLIS_DATA_KEY_FILE: '/nonexistent/data.key' }) as Error;
+    expect(missing).to.be.instanceOf(ConfigError);
+    expect(missing.message).to.include('ENOENT');
+  });
+});

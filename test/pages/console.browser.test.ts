@@ -123,7 +123,7 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
   it('starts card verification at the processor, and shows the principal eligible after the signed webhook', async () => {
     const { page } = bp;
     const id = await createAccount();
-    expect(await page.locator('#research-status').textContent()).to.equal('pending: verification-required');
+    expect(await page.locator('#research-status').textContent()).to.equal('Red-team models open once you verify a card. It is registered, never charged. verification-required');
     await page.getByRole('link', { name: 'Verify a card' }).click();
     await page.locator('#ekyc-state').waitFor();
     expect(await seriousViolations(page), 'verification page accessibility').to.deep.equal([]);
@@ -143,7 +143,7 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     }));
     expect(done.status).to.equal(200);
     await page.goto(`${gw.origins.console}/#home`);
-    await expectText(page, '#research-status', 'eligible');
+    await expectText(page, '#research-status', 'Eligible: you can call red-team models.');
     await expectText(page, '#rung', 'card (L1)');
     await expectText(page, '#scopes', 'code-review');
   });

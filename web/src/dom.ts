@@ -38,15 +38,39 @@ export function announce(text: string): void {
   if (region) region.textContent = text;
 }
 
+/**
+ * What a browser's own failures mean to a person, and what to do: the exception text of WebAuthn and fetch
+ * ("The operation either timed out or was not allowed. See: https://www.w3.org/...") says neither.
+ */
+const BROWSER_ERRORS: Record<string, string> = {
+  NotAllowedError: 'The passkey prompt was closed or timed out. Try again, and approve it on your device (fingerprint, face or PIN).',
+  InvalidStateError: 'This device already holds a passkey for this account: sign in with it instead.',
+  SecurityError: 'The browser refused the passkey for this address. Open the console at the address the gateway printed (http://localhost:…, not 127.0.0.1).',
+  NotSupportedError: 'This browser cannot make a passkey here. Try another browser, or sign in with a wallet.',
+  AbortError: 'The request was cancelled. Try again.',
+};
+
+/** The message to show, and the code (or exception name) to keep beside it for support. */
+export function errorParts(err: unknown): { text: string; code: string } {
+  if (err instanceof ApiError) return { text: err.message, code: err.code };
+  if (err instanceof TypeError && /fetch|network/i.test(err.message)) {
+    return { text: 'The gateway could not be reached. Check that it is running, and that this page was opened at the address it printed.', code: 'network-error' };
+  }
+  const name = (err as { name?: string })?.name ?? '';
+  if (BROWSER_ERRORS[name]) return { text: BROWSER_ERRORS[name], code: name };
+  return { text: err instanceof Error ? err.message : String(err), code: name || 'error' };
+}
+
 export function errorText(err: unknown): string {
-  if (err instanceof ApiError) return `${err.message} (${err.code})`;
-  return err instanceof Error ? err.message : String(err);
+  const { text, code } = errorParts(err);
+  return `${text} (${code})`;
 }
 
 /** Shows an error in a form's alert box (role=alert, read out at once) and moves focus to it. */
 export function showError(box: HTMLElement, err: unknown): void {
+  const { text, code } = errorParts(err);
   box.hidden = false;
-  box.textContent = errorText(err);
+  box.replaceChildren(text, ' ', h('small', { class: 'code-ref' }, code));
   box.focus();
 }
 

@@ -27,8 +27,9 @@ interface Catalog {
 
 /** Every item of the catalog with what kind it is, in the order a buyer reads them. */
 function catalogItems(catalog: Catalog): Array<CatalogItem & { kind: string }> {
+  const byPrice = (a: CatalogItem, b: CatalogItem) => (a.priceMicroUSD ?? a.usd ?? 0) - (b.priceMicroUSD ?? b.usd ?? 0);
   return [
-    ...catalog.plans.map((p) => ({ ...p, kind: 'plan, monthly' })),
+    ...[...catalog.plans].sort(byPrice).map((p) => ({ ...p, kind: 'plan, monthly' })),
     ...catalog.topups.map((p) => ({ ...p, kind: 'top-up' })),
     ...catalog.creditTiers.map((p) => ({ ...p, name: p.name ?? `${p.usd} USD of credits`, kind: 'credits, monthly' })),
   ];
@@ -38,6 +39,7 @@ interface Receipt {
   id: string;
   model?: string;
   at?: string;
+  createdAt?: string;
   billing?: string;
   chargedMicroUSD?: number;
   outcome?: string;
@@ -66,7 +68,7 @@ export const billing: Section = {
       );
       return button;
     };
-    const portal = h('button', { type: 'button', id: 'open-portal' }, 'Manage billing and cancel');
+    const portal = h('button', { type: 'button', id: 'open-portal', disabled: !checkoutEnabled }, 'Manage billing and cancel');
     portal.addEventListener('click', () =>
       void busy(portal, errorBox, async () => {
         const { url } = await call<{ url: string }>('api', 'POST', '/v1/billing/portal', {});
@@ -84,7 +86,12 @@ export const billing: Section = {
       ),
       h('p', {}, portal),
       h('h2', {}, 'Catalog'),
-      checkoutEnabled ? '' : h('p', {}, 'Checkout is not enabled on this deployment.'),
+      checkoutEnabled
+        ? ''
+        : h('p', { class: 'notice', id: 'checkout-off' },
+            'Payments are not set up on this deployment, so nothing can be bought here. ',
+            'To get credits or a plan, ask its operator: they can grant them directly (',
+            h('code', {}, 'portcullis admin credits grant'), ' or ', h('code', {}, 'portcullis admin plan set'), ').'),
       h('table', { id: 'catalog' },
         h('caption', {}, 'Plans and top-ups (USD, tax excluded)'),
         h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Item'), h('th', { scope: 'col' }, 'Kind'), h('th', { scope: 'col' }, 'Price'), h('th', { scope: 'col' }, ''))),
@@ -93,7 +100,7 @@ export const billing: Section = {
             h('td', {}, item.name ?? item.sku),
             h('td', {}, item.kind),
             h('td', {}, typeof item.priceMicroUSD === 'number' ? usd(item.priceMicroUSD) : ''),
-            h('td', {}, item.purchasable ? buy(item) : checkoutEnabled ? 'not yet purchasable' : 'checkout off'),
+            h('td', {}, item.purchasable && checkoutEnabled ? buy(item) : checkoutEnabled ? 'not yet purchasable' : h('button', { type: 'button', disabled: true, 'aria-describedby': 'checkout-off', 'aria-label': `Buy ${item.name ?? item.sku} (payments are not set up)` }, 'Buy')),
           ))),
       ),
       h('h2', {}, `Receipts of ${day}`),
@@ -107,7 +114,7 @@ export const billing: Section = {
                 h('td', {}, r.model ?? ''),
                 h('td', {}, String(r.outcome ?? r.billing ?? '')),
                 h('td', {}, usd(r.chargedMicroUSD ?? 0)),
-                h('td', {}, dateText(r.at)),
+                h('td', {}, dateText(r.createdAt ?? r.at)),
               ))),
           )
         : h('p', {}, 'No calls today.'),

@@ -7,7 +7,7 @@
 import { call } from '../api.js';
 import { dateText, h, usd } from '../dom.js';
 import type { Section } from './section.js';
-import { type BillingStatus, type ResearchStatus, type Today, nextStep } from './research.js';
+import { type BillingStatus, type ResearchStatus, type Today, nextStep, reasonText } from './research.js';
 
 function meter(id: string, label: string, used: number, limit: number, unit: string): HTMLElement {
   return h(
@@ -17,6 +17,12 @@ function meter(id: string, label: string, used: number, limit: number, unit: str
     h('meter', { id, min: '0', max: String(Math.max(limit, 1)), value: String(Math.min(used, limit)), low: String(limit * 0.7), high: String(limit * 0.9), optimum: '0' }),
   );
 }
+
+/** A scope's status in words. */
+const SCOPE_STATUS: Record<string, string> = { approved: 'approved', pending: 'waiting for review', submitted: 'waiting for review', refused: 'refused', expired: 'expired' };
+
+/** The screening status in words. */
+const SCREENING: Record<string, string> = { 'not-required': 'not needed at your level', clear: 'clear', pending: 'in progress', expired: 'expired', failed: 'not passed' };
 
 interface RungRow {
   rung: string;
@@ -42,10 +48,13 @@ export const home: Section = {
       h('dl', { class: 'facts' },
         h('dt', {}, 'Account'), h('dd', { class: 'mono', id: 'principal-id' }, session.principalId ?? ''),
         h('dt', {}, 'Red-team research'),
-        h('dd', { id: 'research-status' }, research.status === 'eligible' ? 'eligible' : `pending: ${research.reason ?? 'unknown'}`),
+        h('dd', { id: 'research-status' },
+          ...(research.status === 'eligible'
+            ? ['Eligible: you can call red-team models.']
+            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')])),
         h('dt', {}, 'Rung'), h('dd', { id: 'rung' }, trust.rung ? `${trust.rung}${trust.level ? ` (${trust.level})` : ''}` : 'none yet'),
         h('dt', {}, 'Rung expires'), h('dd', {}, dateText(trust.expiresAt)),
-        h('dt', {}, 'Screening'), h('dd', {}, `${trust.screening.status}${trust.screening.expiresAt ? `, until ${dateText(trust.screening.expiresAt)}` : ''}`),
+        h('dt', {}, 'Screening'), h('dd', {}, `${SCREENING[trust.screening.status] ?? trust.screening.status}${trust.screening.expiresAt ? `, until ${dateText(trust.screening.expiresAt)}` : ''}`),
         h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, billing.plan ?? 'none'),
         h('dt', {}, 'Balance'), h('dd', { id: 'balance' }, usd(ai?.availableMicroUSD ?? 0)),
       ),
@@ -56,7 +65,7 @@ export const home: Section = {
       h('p', { class: 'muted' }, `Allowances reset at ${dateText(freeTier.resetsAt)}.`),
       h('h2', {}, 'Scopes'),
       research.scopes.length
-        ? h('ul', { id: 'scopes' }, ...research.scopes.map((s) => h('li', {}, h('strong', {}, s.id), ` ${s.status}: ${s.tasks.join(', ')}`)))
+        ? h('ul', { id: 'scopes' }, ...research.scopes.map((s) => h('li', {}, h('strong', {}, s.id), ` ${SCOPE_STATUS[s.status] ?? s.status}: ${s.tasks.join(', ')}`)))
         : h('p', { id: 'scopes' }, 'No scope yet: verifying a card approves the standard scope (code review).'),
     );
   },

@@ -44,6 +44,23 @@ const STEPS: Record<string, { label: string; href: string }> = {
   'insufficient-credits': { label: 'Top up credits', href: '#billing' },
 };
 
+/** What a refusal reason means, in words, for the status line (the code stays beside it, small, for support). */
+const REASONS: Record<string, string> = {
+  'verification-required': 'Red-team models open once you verify a card. It is registered, never charged.',
+  'verification-expired': 'Your card verification has expired: verify it again to keep red-team models open.',
+  'prepaid-card-not-accepted': 'Prepaid cards are not accepted: register a credit or debit card.',
+  'screening-expired': 'Your screening has expired: renew it to keep red-team models open.',
+  'aup-consent-required': 'Accept the acceptable-use policy in an application for a research scope.',
+  'research-scope-required': 'Apply for a research scope (what you test, and which tasks) to open red-team models.',
+  'daily-allowance-exhausted': 'Today\'s allowance is used up: buy credits, or wait until it resets.',
+  'insufficient-credits': 'Your credits are used up: top up to go on.',
+};
+
+export function reasonText(reason: string | null): string {
+  if (!reason) return 'Something is missing before red-team models open.';
+  return REASONS[reason] ?? 'Something is missing before red-team models open: see Verification.';
+}
+
 export function nextStep(reason: string | null): { label: string; href: string } | null {
   return reason ? (STEPS[reason] ?? { label: 'See what is missing', href: '#verification' }) : null;
 }

@@ -38,6 +38,7 @@ export const security: Section = {
     );
 
     const totpBox = h('div', { id: 'totp-box' });
+    const totpState = h('p', { id: 'totp-state' }, methods.totp ? 'Two-factor sign-in is on.' : 'Two-factor sign-in is off.');
     const enrol = h('button', { type: 'button', id: 'totp-enrol' }, 'Set up an authenticator app');
     enrol.addEventListener('click', () =>
       void busy(enrol, errorBox, async () => {
@@ -53,6 +54,9 @@ export const security: Section = {
           const code = String(new FormData(confirm).get('code') ?? '').trim();
           void busy(confirm.querySelector('button')!, errorBox, async () => {
             const done = await call<{ recoveryCodes: string[] }>('auth', 'POST', '/v1/totp/enrol/confirm', { code });
+            // The section says what is true now: the state line above and the button change with it.
+            totpState.textContent = 'Two-factor sign-in is on.';
+            enrol.remove();
             totpBox.replaceChildren(
               h('p', {}, h('strong', {}, 'Two-factor is on. Save these recovery codes now: they are shown only once, and each works once.')),
               h('ul', { id: 'recovery-codes', class: 'mono' }, ...done.recoveryCodes.map((c) => h('li', {}, c))),
@@ -71,12 +75,15 @@ export const security: Section = {
 
     // Recovery: the phrase is made here and shown once; only its public key goes to the server.
     const recoveryBox = h('div', { id: 'recovery-box' });
+    const recoveryState = h('p', { id: 'recovery-state' }, recovery.setUp ? 'Recovery is set up.' : 'Recovery is not set up: without it, losing every passkey and wallet loses the account.');
     const setUp = h('button', { type: 'button', id: 'recovery-setup' }, recovery.setUp ? 'Replace the recovery phrase and secret' : 'Set up recovery');
     setUp.addEventListener('click', () =>
       void busy(setUp, errorBox, async () => {
         const phrase = newPhrase();
         const key = await recoveryKey(phrase);
         const { recoverySecret } = await call<{ recoverySecret: string }>('auth', 'POST', '/v1/recovery/setup', { publicKey: key.publicKey });
+        recoveryState.textContent = 'Recovery is set up.';
+        setUp.textContent = 'Replace the recovery phrase and secret';
         recoveryBox.replaceChildren(
           h('p', {}, h('strong', {}, 'Write both down now, offline and apart from each other: they are shown only once, and the server never had the phrase.')),
           h('p', {}, 'Recovery phrase (12 words):'),
@@ -112,7 +119,7 @@ export const security: Section = {
         : h('p', {}, 'No passkey yet.'),
       h('p', {}, add),
       h('h2', {}, 'Two-factor'),
-      methods.totp ? h('p', { id: 'totp-state' }, 'Two-factor sign-in is on.') : h('div', {}, h('p', { id: 'totp-state' }, 'Two-factor sign-in is off.'), enrol, totpBox),
+      methods.totp ? totpState : h('div', {}, totpState, enrol, totpBox),
       h('h2', {}, 'Recovery'),
       recovery.pending
         ? h('div', { class: 'alert', id: 'recovery-pending' }, `A recovery of this account started ${dateText(recovery.pending.startedAt)} and completes at ${dateText(recovery.pending.completesAt)}. If it was not you, cancel it.`, ' ', cancel)
@@ -122,7 +129,7 @@ export const security: Section = {
       recovery.cancelled
         ? h('div', { class: 'alert', id: 'recovery-cancelled' }, `A recovery of this account started ${dateText(recovery.cancelled.startedAt)} was ended by your sign-in (${recovery.cancelled.by}) at ${dateText(recovery.cancelled.cancelledAt)}. If it was not you who started it, someone holds your recovery phrase and secret: set recovery up again.`)
         : '',
-      h('p', { id: 'recovery-state' }, recovery.setUp ? 'Recovery is set up.' : 'Recovery is not set up: without it, losing every passkey and wallet loses the account.'),
+      recoveryState,
       setUp,
       recoveryBox,
       h('h2', {}, 'Sessions'),

@@ -38,7 +38,8 @@ function shownOnce(token: string): HTMLElement {
     h('input', { id: 'token-value', class: 'mono', readonly: true, value: token }),
     copy(token, 'Copy token'),
     h('label', { for: 'token-export' }, 'For an agent or an OpenAI SDK, in its environment'),
-    h('input', { id: 'token-export', class: 'mono', readonly: true, value: exportLine }),
+    // A textarea, not an input: the whole line stays visible, wrapped, rather than cut at the box's edge.
+    h('textarea', { id: 'token-export', class: 'mono', readonly: true, rows: '3' }, exportLine),
     copy(exportLine, 'Copy export line'),
   );
 }

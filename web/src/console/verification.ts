@@ -5,7 +5,7 @@
  * acceptable-use policy in force. From /v1/research/ekyc/{start,status}, /v1/research/applications and
  * GET /v1/secure (the AUP version).
  */
-import { call } from '../api.js';
+import { call, origins } from '../api.js';
 import { busy, dateText, h } from '../dom.js';
 import type { Section } from './section.js';
 import type { ResearchStatus } from './research.js';
@@ -53,7 +53,7 @@ export const verification: Section = {
     const version = secure.rungs.aup.version;
     const form = h('form', { id: 'application-form' },
       h('h2', {}, 'Apply for a research scope'),
-      h('p', {}, `Under the acceptable-use policy version ${version}.`),
+      h('p', {}, `Under the acceptable-use policy version ${version} (`, h('a', { href: `${origins().api}/v1/secure`, id: 'aup-link', target: '_blank', rel: 'noopener' }, 'read the policy and the rules in force'), ').'),
       field('app-mode', 'Verification mode', h('select', { name: 'verificationMode' },
         h('option', { value: 'card' }, 'card (L1)'), h('option', { value: 'identity' }, 'identity (L2)'),
         h('option', { value: 'business' }, 'business (L3, operator review)'), h('option', { value: 'contracted' }, 'contracted (L4, operator review)'))),
