@@ -2,7 +2,8 @@
  * The session cookie, exactly as the interface pins it: `HttpOnly`, `SameSite=Lax`, `Path=/`; `Secure` unless
  * the auth origin (the host that sets it) is plain-http localhost; `Domain` = the registrable parent domain
  * shared by the auth, console and API hosts when they have one (computed with the Public Suffix List, so
- * `example.co.uk` is a parent and `co.uk` never is), none for `localhost` or an IP — a host-only cookie,
+ * `example.co.uk` is a parent and `co.uk` never is, nor a platform domain such as `fly.dev` or `github.io`
+ * from the list's private section), none for `localhost` or an IP — a host-only cookie,
  * which browsers send to every port of that host. The name comes from `sessions.cookieName`.
  *
  * Cookies do not isolate by port, so on localhost the cookie the auth host (8081) sets is sent to the API
@@ -22,7 +23,9 @@ const LOOPBACK = /^(localhost|.+\.localhost|127(\.\d{1,3}){3}|\[::1\])$/i;
 export function cookiePolicy(name: string, origins: Record<HostName, string>): CookiePolicy {
   const auth = new URL(origins.auth);
   const secure = !(auth.protocol === 'http:' && LOOPBACK.test(auth.hostname));
-  const parents = (['auth', 'console', 'api'] as const).map((h) => getDomain(new URL(origins[h]).hostname));
+  // The list's private section too: on a platform domain (fly.dev, github.io) every customer's subdomain is a
+  // site of its own, and a cookie scoped to the platform would be refused by browsers or sent to strangers.
+  const parents = (['auth', 'console', 'api'] as const).map((h) => getDomain(new URL(origins[h]).hostname, { allowPrivateDomains: true }));
   const domain = parents[0] && parents.every((d) => d === parents[0]) ? parents[0] : null;
   return { name, secure, domain };
 }

@@ -217,6 +217,11 @@ describe('session cookie attributes', () => {
     expect(cookiePolicy('sid', origins('https://auth.x.co.uk', 'https://console.x.co.uk', 'https://x.co.uk')).domain).to.equal('x.co.uk');
   });
 
+  it('never scopes the cookie to a platform domain of the Public Suffix List private section', () => {
+    expect(cookiePolicy('sid', origins('https://pc-auth.fly.dev', 'https://pc-console.fly.dev', 'https://pc-api.fly.dev')).domain).to.equal(null);
+    expect(cookiePolicy('sid', origins('https://auth.a.github.io', 'https://console.a.github.io', 'https://api.a.github.io')).domain).to.equal('a.github.io');
+  });
+
   it('no Domain when the hosts share no registrable parent; Secure for plain http off localhost too', () => {
     const p = cookiePolicy('sid', origins('http://auth.example.com', 'https://console.example.org', 'https://api.example.com'));
     expect(p).to.deep.equal({ name: 'sid', secure: true, domain: null });
