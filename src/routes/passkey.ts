@@ -114,8 +114,10 @@ export function registerVerify(deps: Deps) {
     const challenge = challengeOf(response.response.clientDataJSON);
     const held = await deps.challenges.take<RegisterChallenge>(REGISTER, challenge, deps.now());
     if (!held) throw new GatewayError('challenge-invalid');
-    // A passkey for a signed-in principal is added only within that principal's session.
-    if (held.data.principalId !== null && held.data.principalId !== caller?.principal.id) throw new GatewayError('challenge-invalid');
+    // A passkey for a signed-in principal is added only within that principal's session; and a ceremony begun
+    // without one (a sign-up) is finished without one, so a session sent along is never silently replaced
+    // by a new account's.
+    if ((held.data.principalId ?? null) !== (caller?.principal.id ?? null)) throw new GatewayError('challenge-invalid');
     const { rpID, origins } = relyingParty(deps);
     let verified;
     try {

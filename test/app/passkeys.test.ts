@@ -74,6 +74,19 @@ function happyPaths(name: string, start: () => Promise<{ gw: TestGateway; stop()
       expect((await login(elsewhere, second)).verify.body.principalId).to.equal(principalId);
     });
 
+    it('a sign-up begun without a session cannot be finished with one: refused, the session kept, no account made', async () => {
+      const signedIn = new Browser(gw);
+      const { principalId } = await newPerson(signedIn);
+      const stranger = new Browser(gw);
+      const options = await registerOptions(stranger);
+      const response = new SoftAuthenticator().create(options.body, gw.origins.auth);
+      signedIn.origin = gw.origins.auth;
+      const verify = await signedIn.post('auth', '/v1/passkey/register/verify', response);
+      expect(verify.status, JSON.stringify(verify.body)).to.equal(400);
+      expect(verify.body.error.code).to.equal('challenge-invalid');
+      expect((await signedIn.get('api', '/v1/session')).body).to.deep.include({ valid: true, principalId });
+    });
+
     it('works with an authenticator that keeps no counter (always 0)', async () => {
       const b = new Browser(gw);
       const a = new SoftAuthenticator(undefined, { counting: false });
