@@ -213,12 +213,13 @@ function compileRoute(bundle: ConfigBundle, route: string, options: CompileOptio
   }
   const names = new Set(list.map((o) => o.name));
   if (names.size !== list.length) problems.push(`${bundle.gateway.file}: /routes/${route}/origins names an origin twice`);
-  // A lone origin that refuses connections is waited for within the cold-start budget; one of several is
-  // failed over at once instead (after its `jobs.upstreamRetries`), since the others can answer now.
-  const several = built.length > 1;
+  // A lone origin that refuses connections is waited for within the cold-start budget; one of several, or one
+  // whose models have a fallback, is failed over at once instead (after its `jobs.upstreamRetries`), since
+  // something else can answer now.
+  const failsOver = built.length > 1 || Object.values(r.models).some((m) => m.fallbackModel !== undefined);
   const upstream = new RouteUpstream(
     route,
-    built.map((o) => ({ origin: several ? { ...o.compiled!, coldStartMs: 0 } : o.compiled!, name: o.name, weight: o.weight })),
+    built.map((o) => ({ origin: failsOver ? { ...o.compiled!, coldStartMs: 0 } : o.compiled!, name: o.name, weight: o.weight })),
     { consecutiveFailures: r.ejection?.consecutiveFailures ?? DEFAULT_EJECTION.consecutiveFailures, ejectMs: r.ejection?.ejectMs ?? DEFAULT_EJECTION.ejectMs },
   );
   if (r.healthCheck && options.probe !== false) {

@@ -17,7 +17,7 @@ function withSharedRoute(root: string, yaml: string): void {
 }
 
 async function metric(gw: TestGateway, name: string, labels: string[]): Promise<number> {
-  const text = await (await fetch(`${gw.adminUrl}/metrics`)).text();
+  const text = await (await fetch(`${gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${gw.adminToken}` } })).text();
   return text
     .split('\n')
     .filter((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)))

@@ -27,6 +27,15 @@ import { looksNonEnglish } from './language.js';
 import { EncoderPool } from './pool.js';
 import { modelText, readingsOf } from './readings.js';
 
+/** Fewer letters than this across a request's texts and the model does not read it. */
+export const MIN_LETTERS = 12;
+
+function hasLetters(texts: readonly string[], min: number): boolean {
+  let n = 0;
+  for (const t of texts) for (const m of t.matchAll(/\p{L}/gu)) if (++n >= min) return true;
+  return false;
+}
+
 export interface IntentModelDoc {
   /** Head file in rules/ (trained by scripts/train-guard-intent.ts). */
   head: string;
@@ -74,6 +83,9 @@ export class IntentModel {
 
   /** Whether a call of this team, with this first pass over these texts, goes to the model. */
   reads(team: Team, first: FirstPass, texts: readonly string[]): boolean {
+    // An embedding of a few letters is noise ("0y" read as harmful): below MIN_LETTERS the first pass (the
+    // lexical terms and the word scorer) decides alone, on either team.
+    if (!hasLetters(texts, MIN_LETTERS)) return false;
     if (team === 'red') return true;
     if (first.spots.length > 0 && first.top >= this.doc.blueEscalation) return true;
     return texts.some((t) => looksNonEnglish(t));
