@@ -54,6 +54,11 @@ describe('deploy: the OCI image', function () {
       if (state !== 'running') throw new Error(`container ${name} is ${state}:\n${(await log()).slice(-3000)}`);
     };
     await ready(`http://127.0.0.1:${api}/readyz`, 120_000, alive);
+    // /readyz answers as soon as the listeners serve; the banner is printed just after.
+    for (let i = 0; !/demo PAT/.test(await log()); i += 1) {
+      if (i > 100) throw new Error(`${name} printed no banner:\n${(await log()).slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
     return { api: `http://127.0.0.1:${api}`, log };
   }
 
