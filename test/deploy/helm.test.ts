@@ -4,7 +4,8 @@
  * public host and none for admin; a NetworkPolicy without the admin port; a PodDisruptionBudget; the
  * configuration as ConfigMaps whose change rolls the pods; secrets only by reference), and the rendered
  * Deployment and ConfigMaps played for real with `podman kube play` against a Redis on the host: two
- * replicas, a chat call through each, and a revocation on one seen by the other.
+ * replicas, a chat call through each, a revocation on one seen by the other, and a rolling restart behind
+ * a readiness-following balancer without a failed call.
  */
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -121,6 +122,7 @@ describe('deploy: the Helm chart played with podman kube play', function () {
   let redis: Awaited<ReturnType<typeof hostRedis>> | undefined;
   let manifest = '';
   let pods: string[] = [];
+  let grace = 0;
   const api = new Map<string, string>();
 
   const admin = async (pod: string, args: string[]) => (await podman(['exec', `${pod}-gateway`, 'node', 'bin/portcullis.js', 'admin', ...args])).stdout.trim();
@@ -134,7 +136,8 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     const url = await podUrl(pod);
     await ready(`${url}/readyz`, 180_000, async () => {
       const state = (await podman(['inspect', '-f', '{{.State.Status}}', `${pod}-gateway`])).stdout.trim();
-      if (state !== 'running') {
+      // Exited for good (a crash, a bad configuration): say why now rather than at the timeout.
+      if (state === 'exited' || state === 'stopped') {
         const log = await podman(['logs', `${pod}-gateway`]).then((r) => r.stdout + r.stderr, () => '');
         throw new Error(`${pod} is ${state}:\n${log.slice(-3000)}`);
       }
@@ -174,12 +177,15 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     const docs = await render([
       '--set', 'redis.url=', '--set', `secrets.existingSecret=${SECRET}`,
       '--set', `image.repository=${repository}`, '--set', `image.tag=${tag}`, '--set', 'image.pullPolicy=Never',
-      // The gateway keeps answering (not ready) for 2 s after SIGTERM, so a balancer that follows
+      // The gateway keeps answering (not ready) for 5 s after SIGTERM, so a balancer that follows
       // readiness has left it before it stops accepting; podman runs no preStop hook.
-      '--set', 'config.gateway.shutdown.drainDelayMs=2000', '--set', 'shutdown.graceMs=10000',
+      '--set', 'config.gateway.shutdown.drainDelayMs=5000', '--set', 'shutdown.graceMs=10000',
+      // The restart's caller sends calls back to back, well past the per-minute limits of one principal.
+      '--set', 'config.gateway.rateLimits.perPrincipal=1000000', '--set', 'config.gateway.rateLimits.perAddress=1000000',
     ]);
     // What podman plays: the Deployment and its ConfigMaps (Services, policies and budgets are the cluster's).
     const played = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'ConfigMap');
+    grace = played.find((d) => d.kind === 'Deployment')!.spec['template'].spec.terminationGracePeriodSeconds as number;
     // podman kube play publishes every containerPort on the host (Kubernetes does not), which two replicas
     // on one host cannot share: the played pods keep their ports on their own addresses only.
     for (const c of played.find((d) => d.kind === 'Deployment')!.spec['template'].spec.containers) delete c.ports;
@@ -216,5 +222,74 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     await admin(pods[0]!, ['token', 'revoke', id]);
     const refused = await chat(api.get(pods[1]!)!, pat);
     expect(refused.status).to.equal(401);
+  });
+
+  it('restarts replica by replica behind a readiness-following balancer without a failed call', async () => {
+    const pat = await admin(pods[0]!, ['token', 'issue', DEMO, '--label', 'rolling']);
+    // The balancer: sends each call to the next replica in service, as a Service does: a replica leaves after
+    // two failed /readyz probes in a row (Kubernetes' failureThreshold) and returns after one success.
+    const readyNow = new Map<string, boolean>(pods.map((p) => [p, true]));
+    const failedProbes = new Map<string, number>(pods.map((p) => [p, 0]));
+    let probing = true;
+    const prober = (async () => {
+      while (probing) {
+        await Promise.all(pods.map(async (pod) => {
+          const url = api.get(pod);
+          const ok = url ? await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false) : false;
+          failedProbes.set(pod, ok ? 0 : failedProbes.get(pod)! + 1);
+          if (ok) readyNow.set(pod, true);
+          else if (!url || failedProbes.get(pod)! >= 2) readyNow.set(pod, false);
+        }));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const failures: string[] = [];
+    const served = new Map<string, number>();
+    let calling = true;
+    let turn = 0;
+    const caller = (async () => {
+      while (calling) {
+        const candidates = pods.filter((p) => readyNow.get(p) && api.get(p));
+        if (candidates.length === 0) {
+          failures.push('no replica was ready');
+          await new Promise((r) => setTimeout(r, 100));
+          continue;
+        }
+        const pod = candidates[turn++ % candidates.length]!;
+        const url = api.get(pod)!;
+        try {
+          const res = await chat(url, pat);
+          if (res.status !== 200) failures.push(`${pod}: ${res.status} ${await res.text()}`);
+          else served.set(pod, (served.get(pod) ?? 0) + 1);
+        } catch (err) {
+          const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+          failures.push(`${pod} ${url}: ${(err as Error).message} (${cause?.code ?? cause?.message ?? 'no cause'})`);
+        }
+      }
+    })();
+    try {
+      for (const pod of pods) {
+        const before = served.get(pod) ?? 0;
+        // The gateway container is stopped (SIGTERM, then its drain) and started again inside its pod. Not
+        // `podman pod stop`: that stops the pod's network with it at once, where Kubernetes keeps a
+        // terminating pod's network until its containers have exited.
+        await podman(['stop', '-t', String(grace), `${pod}-gateway`]);
+        await podman(['start', `${pod}-gateway`]);
+        await waitReady(pod);
+        // Wait until the restarted replica has served calls again before restarting the next one.
+        const deadline = Date.now() + 60_000;
+        while ((served.get(pod) ?? 0) <= before + 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+        expect(served.get(pod) ?? 0, `${pod} served no call after its restart`).to.be.greaterThan(before + 2);
+      }
+    } finally {
+      calling = false;
+      await caller;
+      probing = false;
+      await prober;
+    }
+    // Each distinct failure once, with how often it happened.
+    const distinct = [...failures.reduce((m, f) => m.set(f, (m.get(f) ?? 0) + 1), new Map<string, number>())].map(([f, n]) => `${n} x ${f}`);
+    expect(distinct).to.deep.equal([]);
+    for (const pod of pods) expect(served.get(pod) ?? 0).to.be.greaterThan(0);
   });
 });

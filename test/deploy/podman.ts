@@ -50,6 +50,8 @@ export function run(cmd: string, args: string[], opts: { env?: Record<string, st
       const tail = `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');
       reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${tail}`));
     });
+    // A command that reads no input may exit before this is written: that is not an error.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }
