@@ -193,3 +193,16 @@ install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock
 # hash-checked in rules/guardrails-intent-encoder.json), built for Node by scripts/intent-encoder.sh.
 ensure_apt cc gcc
 bash "$scripts_dir/intent-encoder.sh"
+
+# The deploy tier (test/deploy/): podman and buildah build and run the image (runc: crun refuses hybrid
+# cgroups), debootstrap builds its local base (scripts/image-base.sh), podman-compose runs compose.yaml,
+# and Helm (pinned in scripts/tools.env, built from the Go module proxy) lints, renders and plays the chart.
+build_helm() { # version workdir
+  CGO_ENABLED=0 GOBIN="$2" quietly go install "helm.sh/helm/v3/cmd/helm@$1"
+}
+ensure_apt podman podman
+ensure_apt buildah buildah
+ensure_apt runc runc
+ensure_apt debootstrap debootstrap
+ensure_apt podman-compose podman-compose
+install_tool helm "$HELM_VERSION" build_helm

@@ -210,6 +210,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   if (opts.watch) holder.watch();
 
   const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
+  if (env['PORTCULLIS_INTENT_MODEL'] === 'off') opts.log.warn('guard.intent-model.off', { note: 'PORTCULLIS_INTENT_MODEL=off: the word scorer alone decides the intent block rules' });
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
   const gateway: Gateway = {

@@ -263,7 +263,9 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
     const doc = bundle.guardrails.data as unknown as GuardrailsDoc;
     external = buildClassifiers(doc, options.env ?? process.env);
     // The intent model's worker pool is closed with the runtime too (its workers start on first use).
-    intentModel = doc.intentModel ? new IntentModel(doc.intentModel) : undefined;
+    // PORTCULLIS_INTENT_MODEL=off is the operator's explicit choice to let the word scorer decide alone (a
+    // host without the encoder installed); otherwise a missing or changed encoder refuses the configuration.
+    intentModel = doc.intentModel && options.env?.['PORTCULLIS_INTENT_MODEL'] !== 'off' ? new IntentModel(doc.intentModel) : undefined;
     guard = compileGuardrails(doc, { classifiers: external.classifiers, ...(intentModel ? { intentModel } : {}) });
   } catch (err) {
     problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);

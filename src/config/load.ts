@@ -56,6 +56,8 @@ export function applyEnvOverrides(doc: Record<string, unknown>, env: Env): void 
     const name = host.toUpperCase();
     const listener = listeners?.[host];
     if (!listener) continue;
+    // The bind address: a container's loopback is its own, so an image binds the public hosts to 0.0.0.0.
+    if (env[`PORTCULLIS_${name}_HOST`]) listener['host'] = env[`PORTCULLIS_${name}_HOST`];
     if (env[`PORTCULLIS_${name}_PORT`] !== undefined) listener['port'] = port(`PORTCULLIS_${name}_PORT`);
     if (env[`PORTCULLIS_${name}_URL`]) listener['url'] = env[`PORTCULLIS_${name}_URL`]!.replace(/\/+$/, '');
   }

@@ -39,10 +39,18 @@ export function ephemeralReceiptKey(): ReceiptKey {
   return receiptKey(generateKeyPairSync('ed25519').privateKey, true);
 }
 
+/**
+ * An env file (compose's env_file, systemd's EnvironmentFile, podman's --env-file) holds one line per
+ * variable, so a PEM given there has its line breaks written `\n`: turn them back into line breaks.
+ */
+function oneLinePem(pem: string): string {
+  return pem.includes('\n') ? pem : pem.replace(/\\n/g, '\n');
+}
+
 /** Where the key comes from: the environment, then config, else an ephemeral key (with a warning). */
 export function loadReceiptKey(opts: { root: string; keyFile?: string | undefined; env: Record<string, string | undefined>; log: Logger }): ReceiptKey {
   const pem = opts.env['PORTCULLIS_RECEIPT_KEY'];
-  if (pem) return receiptKey(createPrivateKey(pem));
+  if (pem) return receiptKey(createPrivateKey(oneLinePem(pem)));
   const file = opts.env['PORTCULLIS_RECEIPT_KEY_FILE'];
   if (file) return receiptKey(createPrivateKey(readFileSync(file)));
   if (opts.keyFile) {

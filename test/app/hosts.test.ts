@@ -59,6 +59,10 @@ describe('hosts: configuration', () => {
     expect(cfg.admin.port).to.equal(9190);
     expect(cfg.console).to.deep.equal({ host: '127.0.0.1', port: 8082 });
     expect(loadConfig(REPO, { PORT: '1', PORTCULLIS_API_PORT: '2' }).gateway.data.listeners.api.port).to.equal(2);
+    // PORTCULLIS_<NAME>_HOST: the bind address (an image serves the public hosts on every interface).
+    const bound = loadConfig(REPO, { PORTCULLIS_API_HOST: '0.0.0.0', PORTCULLIS_GRAPH_HOST: '' }).gateway.data.listeners;
+    expect(bound.api.host).to.equal('0.0.0.0');
+    expect(bound.graph.host).to.equal('127.0.0.1');
     // An empty PORTCULLIS_<NAME>_URL means unset: the origin stays the default.
     expect(loadConfig(REPO, { PORTCULLIS_SITE_URL: '' }).gateway.data.listeners.site).to.not.have.property('url');
   });

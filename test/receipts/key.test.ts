@@ -34,6 +34,15 @@ describe('receipt log key', () => {
     expect(log.warnings).to.deep.equal(['receipts.key.ephemeral']);
   });
 
+  it('takes a PEM written on one line with \\n for its line breaks, as an env file holds it', () => {
+    const { privateKey } = generateKeyPairSync('ed25519');
+    const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const oneLine = pem.replace(/\n/g, '\\n');
+    expect(oneLine).to.not.include('\n');
+    const key = loadReceiptKey({ root: '/', env: { PORTCULLIS_RECEIPT_KEY: oneLine }, log: recordingLog() });
+    expect(key).to.include({ keyId: receiptKey(privateKey).keyId, ephemeral: false });
+  });
+
   it('refuses a key that is not Ed25519', () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     expect(() => receiptKey(privateKey)).to.throw(/Ed25519/);
