@@ -19,12 +19,16 @@ export function smallLimitsRoot(freePerDay = 3): string {
 }
 
 let n = 0;
+/** 36 characters that are no letter: two of them are never a word the guardrails could read as a topic. */
+const SYMBOLS = '0123456789!#$%&*+-./:;<=>?@^_~()[]{}';
 /**
  * A chat body of 2 bytes of input and max_tokens 90, distinct each time, so no two calls share a job: by
- * its `seed` (part of a job's identity, never forwarded nor counted), and by its content (two base-36
- * digits, so a test can tell its upstream requests apart) for the first 1,296 calls.
+ * its `seed` (part of a job's identity, never forwarded nor counted), and by its content (two symbols, so a
+ * test can tell its upstream requests apart) for the first 1,296 calls. No letters: base-36 pairs such as
+ * "cp" and "vx" are guardrail topic words, and a test's call must not be refused for its filler.
  */
 export function body(model = 'shared-general-a'): { model: string; max_tokens: number; seed: number; messages: Array<{ role: string; content: string }> } {
   n += 1;
-  return { model, max_tokens: 90, seed: n, messages: [{ role: 'user', content: (n % 1296).toString(36).padStart(2, '0') }] };
+  const i = n % 1296;
+  return { model, max_tokens: 90, seed: n, messages: [{ role: 'user', content: SYMBOLS[Math.floor(i / 36)]! + SYMBOLS[i % 36]! }] };
 }
