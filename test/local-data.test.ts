@@ -5,7 +5,7 @@
  * redis-server on PATH it falls back to memory and says so in one line.
  */
 import { expect } from 'chai';
-import { existsSync, mkdtempSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configRoot } from './helpers/gateway.js';
@@ -117,6 +117,33 @@ describe('npm start keeps its state across a restart', function () {
         'portcullis: redis-server is not installed, so accounts, tokens and receipts are kept in memory and lost when this process stops; to keep them, install it (sudo apt-get install -y redis-server; on macOS: brew install redis) and start again',
       ]);
       expect(out).to.contain('store: memory (redis-server not installed: forgotten when this process stops)');
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
+  it('starts on memory with one line when the data folder cannot be created (a read-only root)', async () => {
+    const root = configRoot();
+    // A file where the folder should be: mkdir fails as it does on a read-only root.
+    writeFileSync(join(root, 'not-a-folder'), '');
+    const unwritable = join(root, 'not-a-folder', 'data');
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
+      env: { ...process.env, PORTCULLIS_ROOT: root, PORTCULLIS_DATA_DIR: unwritable, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error', REDIS_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    try {
+      while (!out.includes('export ')) {
+        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect(err.trim().split('\n')).to.have.length(1);
+      expect(err).to.include(`portcullis: cannot create the data folder ${unwritable} (ENOTDIR), so state is kept in memory`);
+      expect(out).to.contain(`store: memory (the data folder ${unwritable} cannot be created`);
     } finally {
       child.kill('SIGTERM');
       await once(child, 'exit');

@@ -65,7 +65,18 @@ export async function prepareLocalData(root: string, env: Env = process.env): Pr
   const configured = env['REDIS_URL'] || env['REDIS_CLUSTER_NODES'] !== undefined || loadConfig(root, env).gateway.data.store.kind !== 'memory';
   if (configured) return { summary: 'redis (configured)', warning: null, stop: async () => {} };
   const dir = dataDir(root, env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    // A read-only root (a container image, a packaged install): nothing can be kept here, so say so and run
+    // on memory, rather than failing to start.
+    const why = (err as NodeJS.ErrnoException).code ?? 'unwritable';
+    return {
+      summary: `memory (the data folder ${dir} cannot be created: ${why}; forgotten when this process stops)`,
+      warning: `portcullis: cannot create the data folder ${dir} (${why}), so state is kept in memory and lost when this process stops; set PORTCULLIS_DATA_DIR to a writable folder, or REDIS_URL`,
+      stop: async () => {},
+    };
+  }
   const release = lock(dir);
 
   // Keys that would otherwise change at every start, unless the operator chose them.
