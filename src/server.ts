@@ -49,7 +49,8 @@ export interface GatewayOptions {
   watch?: boolean;
   /**
    * The gateway's clock (epoch ms): which UTC day a call counts on, when reservations expire, when sessions,
-   * challenges and recovery delays end. For tests.
+   * challenges and recovery delays end, and the clock job leases are stamped on (Redis judges them on its
+   * own). For tests.
    */
   now?: () => number;
 }
@@ -143,9 +144,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
   const dataKey = loadDataKeyring({ env, log: opts.log });
-  const wired = wireCapabilities(store, { dataKey, log: opts.log });
+  const wired = wireCapabilities(store, { dataKey, log: opts.log, ...(opts.now ? { now: opts.now } : {}) });
   const { jobs, reviews } = wired;
-  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs);
+  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs, opts.now);
   engine.start();
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);

@@ -69,10 +69,10 @@ export interface Capabilities {
 }
 
 /** One pair per capability: [on Redis, in memory]. */
-export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log: Logger }): Capabilities {
+export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log: Logger; now?: () => number }): Capabilities {
   const pick = <T>(onRedis: (s: RedisStore) => T, inMemory: () => T): T => (store instanceof RedisStore ? onRedis(store) : inMemory());
   return {
-    jobs: pick<JobStore>((s) => new RedisJobStore(s), () => new MemoryJobStore()),
+    jobs: pick<JobStore>((s) => new RedisJobStore(s, opts.now), () => new MemoryJobStore()),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),

@@ -15,8 +15,10 @@
  * as "ignored". When the metadata names a principal the store does not hold (yet), the event answers 503
  * `webhook-not-ready`: a retry can help.
  *
- * Allowance has one source: `invoice.paid` with `amount_paid > 0`, whose lines come to the catalog's
- * price of the plan or top-up it names (a plan only for a subscription's first or renewal invoice).
+ * Allowance has one source: `invoice.paid` with `amount_paid > 0` in the catalog's currency, whose lines
+ * come to the catalog's price of the plan or top-up it names (a plan only for a subscription's first or
+ * renewal invoice). It grants the catalog's credits in proportion to what was paid (before tax) over that
+ * price, floored: never more than was paid, whatever a coupon or a customer balance covered.
  * A completed checkout links the customer and grants nothing, nor does a return to a success URL.
  * Refunds (`charge.refunded`) and disputes (`charge.dispute.created`) take back the same share of the
  * credits the invoice granted, never below what has been spent.
@@ -97,6 +99,21 @@ async function identityEvent(d: BillingDeps, event: Stripe.Event, vs: Stripe.Ide
   return identityChecked(d, principalId, { state, reason, session: vs.id, at: event.created * 1000 });
 }
 
+/**
+ * What the invoice was paid for what was bought, in cents: `amount_paid` less the tax the invoice adds
+ * (`total - total_excluding_tax`), since the catalog's prices are before tax.
+ */
+function paidBeforeTax(invoice: Stripe.Invoice): number {
+  const tax = typeof invoice.total === 'number' && typeof invoice.total_excluding_tax === 'number' ? Math.max(0, invoice.total - invoice.total_excluding_tax) : 0;
+  return Math.max(0, invoice.amount_paid - tax);
+}
+
+/** The catalog's `credits` in proportion to `paidCents` of `priceCents`, floored, and never above `credits`. */
+export function creditsForPayment(credits: number, paidCents: number, priceCents: number): number {
+  if (priceCents <= 0 || paidCents >= priceCents) return credits;
+  return Math.floor((credits * paidCents) / priceCents);
+}
+
 /** Billing reasons of a subscription invoice that pay for a period of the plan (not a proration). */
 const PLAN_PERIOD = new Set(['subscription_create', 'subscription_cycle']);
 
@@ -108,8 +125,11 @@ async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<str
   const principalId = await principalOf(d, metas, null, invoice.customer);
   if (!principalId) return 'ignored: no principal of ours';
   if (!(typeof invoice.amount_paid === 'number' && invoice.amount_paid > 0)) return 'ignored: nothing was paid (amount_paid is 0)';
-  const sku = skuOf(metas);
   const billing = d.holder.current.bundle.billing.data;
+  if (typeof invoice.currency !== 'string' || invoice.currency.toLowerCase() !== billing.currency.toLowerCase()) {
+    return `ignored: the invoice is in ${JSON.stringify(invoice.currency ?? null)}, the catalog's prices are in ${billing.currency}`;
+  }
+  const sku = skuOf(metas);
   const plan = billing.plans.find((p) => p.id === sku);
   const topup = billing.topups.find((t) => t.sku === sku);
   if (!plan && !topup) return `ignored: no plan or top-up ${JSON.stringify(sku)} in the catalog`;
@@ -119,9 +139,14 @@ async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<str
   const charged = lines.reduce((sum, l) => sum + (typeof l.amount === 'number' ? l.amount : 0), 0);
   const price = cents((plan ?? topup)!.priceMicroUSD);
   if (charged !== price) return `ignored: the invoice's lines come to ${charged} cents, the catalog's ${sku} costs ${price}`;
+  // What was paid (a coupon or the customer's balance may have covered the rest) buys its share of the
+  // catalog's credits; a promotion is an operator's grant (`admin credits grant`), never an invoice's.
+  const paid = paidBeforeTax(invoice);
+  const credits = creditsForPayment(plan ? plan.aiCreditsMicroUSD : topup!.priceMicroUSD, paid, price);
+  if (credits <= 0) return `ignored: ${paid} cents paid before tax buys no credits`;
   const operationId = `stripe:invoice:${invoice.id}`;
   if (plan) {
-    const r = await setPlan(d.meter, billing, principalId, plan.id, operationId, 'stripe-webhook', invoice.amount_paid);
+    const r = await setPlan(d.meter, billing, principalId, plan.id, operationId, 'stripe-webhook', invoice.amount_paid, credits);
     return r.applied ? `plan ${plan.id}: credits granted ${r.grant.microUSD}` : `plan ${plan.id}: granted before`;
   }
   const t = topup!;
@@ -129,11 +154,11 @@ async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<str
     const now = new Date();
     const expires = new Date(now);
     expires.setUTCMonth(expires.getUTCMonth() + (t.validityMonths ?? 12));
-    const applied = await d.billing.grantStorage({ operationId, principalId, microUSD: t.priceMicroUSD, grantedAt: now.toISOString(), expiresAt: expires.toISOString() });
-    return applied ? `storage credits granted: ${t.priceMicroUSD}` : 'storage credits granted before';
+    const applied = await d.billing.grantStorage({ operationId, principalId, microUSD: credits, grantedAt: now.toISOString(), expiresAt: expires.toISOString() });
+    return applied ? `storage credits granted: ${credits}` : 'storage credits granted before';
   }
-  const r = await grantCredits(d.meter, principalId, t.priceMicroUSD, operationId, 'stripe-webhook', invoice.amount_paid);
-  return r.applied ? `credits granted: ${t.priceMicroUSD}` : 'credits granted before';
+  const r = await grantCredits(d.meter, principalId, credits, operationId, 'stripe-webhook', invoice.amount_paid);
+  return r.applied ? `credits granted: ${credits}` : 'credits granted before';
 }
 
 /**

@@ -112,8 +112,8 @@ class Spliced {
 
 /**
  * Characters of input the upstream reads: every forwarded string of every message (content, name, refusal,
- * tool-call names and arguments), the tool definitions as JSON, and the tool choice. This is what the input
- * limit and the reservation's worst case count, so no forwarded field is free.
+ * tool-call names and arguments), the tool definitions as JSON, and the tool choice (as JSON, a string
+ * choice too). This is what the input limit counts, so no forwarded field the client wrote is free.
  */
 export function forwardedChars(req: Pick<ForwardedRequest, 'messages' | 'tools' | 'tool_choice'>): number {
   let n = 0;
@@ -122,7 +122,7 @@ export function forwardedChars(req: Pick<ForwardedRequest, 'messages' | 'tools' 
     for (const c of m.tool_calls ?? []) n += c.function.name.length + c.function.arguments.length;
   }
   if (req.tools) n += JSON.stringify(req.tools).length;
-  if (req.tool_choice !== undefined && req.tool_choice !== null && typeof req.tool_choice === 'object') n += JSON.stringify(req.tool_choice).length;
+  if (req.tool_choice !== undefined && req.tool_choice !== null) n += JSON.stringify(req.tool_choice).length;
   return n;
 }
 
@@ -133,19 +133,33 @@ export function forwardedChars(req: Pick<ForwardedRequest, 'messages' | 'tools' 
 export const MESSAGE_ALLOWANCE_TOKENS = 8;
 
 /**
- * A true upper bound on the input tokens the upstream can count for the request: the UTF-8 bytes of every
- * string `forwardedChars` counts (a byte-level tokenizer never makes more tokens than bytes: each token
- * stands for at least one byte) plus `MESSAGE_ALLOWANCE_TOKENS` per message for the template's own tokens.
- * It sizes the reservation; a provider that still reports more is charged all it reports (docs/billing.md).
+ * Tokens a chat template adds around each tool call of an assistant turn, beyond its id, name and arguments
+ * (counted as bytes): the call's own markers and the JSON it is rendered in (`<tool_call>{"name": ...,
+ * "arguments": ...}</tool_call>`, Llama 3's `{"name": ..., "parameters": ...}`), about a dozen at most.
+ */
+export const TOOL_CALL_ALLOWANCE_TOKENS = 16;
+
+const bytes = (s: unknown): number => (typeof s === 'string' ? Buffer.byteLength(s, 'utf8') : 0);
+
+/**
+ * A true upper bound on the input tokens the upstream can count for the request, read off the very body
+ * `upstreamBody` builds for it (so the gateway's own tool-call ids are counted as sent): the UTF-8 bytes of
+ * every string forwarded in a message (content, name, refusal, tool_call_id, each tool call's id, name and
+ * arguments), of the tool definitions and the tool choice as JSON (a byte-level tokenizer never makes more
+ * tokens than bytes: each token stands for at least one byte), plus `MESSAGE_ALLOWANCE_TOKENS` a message
+ * and `TOOL_CALL_ALLOWANCE_TOKENS` a tool call for the template's own tokens. It sizes the reservation; a
+ * provider that still reports more is charged all it reports (docs/billing.md).
  */
 export function inputTokenBound(req: Pick<ForwardedRequest, 'messages' | 'tools' | 'tool_choice'>): number {
-  const bytes = (s: string | null | undefined) => (s ? Buffer.byteLength(s, 'utf8') : 0);
+  const body = upstreamBody({ messages: req.messages, tools: req.tools, tool_choice: req.tool_choice, max_tokens: 0 }, '');
   let n = 0;
-  for (const m of req.messages) {
-    n += MESSAGE_ALLOWANCE_TOKENS + bytes(m.content) + bytes(m.name) + bytes(typeof m.refusal === 'string' ? m.refusal : null);
-    for (const c of m.tool_calls ?? []) n += bytes(c.function.name) + bytes(c.function.arguments);
+  for (const m of body['messages'] as Array<Record<string, unknown>>) {
+    n += MESSAGE_ALLOWANCE_TOKENS + bytes(m['content']) + bytes(m['name']) + bytes(m['refusal']) + bytes(m['tool_call_id']);
+    for (const c of (m['tool_calls'] ?? []) as Array<{ id: string; function: { name: string; arguments: string } }>) {
+      n += TOOL_CALL_ALLOWANCE_TOKENS + bytes(c.id) + bytes(c.function.name) + bytes(c.function.arguments);
+    }
   }
-  if (req.tools) n += bytes(JSON.stringify(req.tools));
-  if (req.tool_choice !== undefined && req.tool_choice !== null && typeof req.tool_choice === 'object') n += bytes(JSON.stringify(req.tool_choice));
+  if (body['tools'] !== undefined) n += bytes(JSON.stringify(body['tools']));
+  if (body['tool_choice'] !== undefined) n += bytes(JSON.stringify(body['tool_choice']));
   return n;
 }

@@ -10,7 +10,8 @@
  *
  * Liveness across instances: a runner holds a lease on each of its jobs and renews it every third of the
  * lease. Every instance sweeps: a job whose lease ran out (its instance died) is failed `job-interrupted`
- * and its reservation released — within `leaseMs` + `sweepEveryMs` of the death. A job is never run twice:
+ * and its reservation released — within `leaseMs` + `sweepEveryMs` of the death. Leases are judged on the
+ * shared store's clock (Redis `TIME`), so an instance whose clock is wrong fails no other's jobs. A job is never run twice:
  * the upstream call may have started on the dead instance, and a second run could charge twice.
  *
  * A job belongs to its principal, not to the connection that made it: a waiter that goes away (a chat
@@ -67,6 +68,8 @@ export class JobEngine {
     private readonly meter: Meter,
     private readonly log: Logger,
     private readonly settings: () => JobSettings,
+    /** This instance's clock. Lease ends are stamped on it; a shared store judges them on its own (redis-store.ts). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** Starts the running marks, the lease renewal and the sweeper. */
@@ -90,7 +93,7 @@ export class JobEngine {
 
   /** `job` as this instance creates it: owned here, under a fresh lease. */
   claim(job: JobRecord): JobRecord {
-    return { ...job, owner: this.instanceId, leaseUntil: Date.now() + this.settings().leaseMs };
+    return { ...job, owner: this.instanceId, leaseUntil: this.now() + this.settings().leaseMs };
   }
 
   /**
@@ -225,13 +228,13 @@ export class JobEngine {
   async #renew(): Promise<void> {
     const ids = [...this.#running.keys()];
     if (ids.length === 0) return;
-    await this.jobs.renew(this.instanceId, ids, Date.now() + this.settings().leaseMs).catch((err: Error) =>
+    await this.jobs.renew(this.instanceId, ids, this.now() + this.settings().leaseMs).catch((err: Error) =>
       this.log.warn('job.lease.renew.failed', { jobs: ids.length, error: err.name }),
     );
   }
 
   /** Fails jobs whose runner died and releases what they held. Returns how many it failed. */
-  async sweep(now = Date.now()): Promise<number> {
+  async sweep(now = this.now()): Promise<number> {
     const s = this.settings();
     let swept: JobRecord[];
     try {

@@ -6,11 +6,16 @@
  *                             changed since, as JSON); a read overlays the p: fields and status on the doc;
  *                             a job created in its reservation's script also keeps `rsv`, what that script
  *                             decided (billing, micro-USD held, expiry, day), overlaid on the doc's reservation
- *   jlease             zset   non-terminal job ids scored by lease end; the sweeper's index
+ *   jlease             zset   non-terminal job ids scored by lease end on the Redis server's clock; the
+ *                             sweeper's index
  *   ik:<principal>:<k> string idempotency binding JSON; expires with the retention
  * Each change is one script and one round trip: a live job is never replaced, a runner that lost its lease
  * cannot write, and a sweep fails an abandoned job exactly once. Changed fields are written beside the doc
  * rather than merged into it, so no JSON passes through Lua (whose cjson cannot tell [] from {}).
+ *
+ * Leases are judged on one clock, the Redis server's (`TIME` in the scripts): a gateway sends how long a
+ * lease runs from now, never an end read off its own clock, so an instance whose clock is ahead cannot fail
+ * the jobs other instances are still running, nor one whose clock is behind keep a dead one's jobs alive.
  */
 import type { RedisStore } from '../store/redis.js';
 import { luaScript } from '../store/redis.js';
@@ -18,42 +23,50 @@ import type { JobRecord } from './job.js';
 import type { CreateOutcome, IdempotencyEntry, JobStore } from './store.js';
 import type { ReserveRider, SettleRider } from '../metering/meter.js';
 
-// KEYS job, lease  ARGV doc, status, owner, leaseUntil, retention, jobId
+/** The Redis server's clock in epoch ms: the one clock every lease is written and judged on. */
+const REDIS_NOW_FN = `
+local function redis_now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end`;
+
+// KEYS job, lease  ARGV doc, status, owner, leaseMs (from now), retention, jobId
 // FIRST: as a rider of a reservation (meter.reserve), the reserve script's reply {'ok', billing, micro,
 // expiresAt, day}, kept as the field `rsv`: what only that script decides about the job's reservation.
-const CREATE_BODY = `
+const CREATE_BODY = `${REDIS_NOW_FN}
 local st = redis.call('HGET', KEYS[1], 'status')
 if st and st ~= 'failed' and st ~= 'expired' then return {0, redis.call('HGETALL', KEYS[1])} end
 redis.call('DEL', KEYS[1])
 redis.call('HSET', KEYS[1], 'status', ARGV[2], 'owner', ARGV[3], 'doc', ARGV[1])
 if FIRST then redis.call('HSET', KEYS[1], 'rsv', string.format('%s %d %d %s', FIRST[2], FIRST[3], FIRST[4], FIRST[5])) end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-redis.call('ZADD', KEYS[2], ARGV[4], ARGV[6])
+redis.call('ZADD', KEYS[2], redis_now_ms() + tonumber(ARGV[4]), ARGV[6])
 return {1, false}`;
 const CREATE = luaScript(`local FIRST = false\n${CREATE_BODY}`);
 const CREATE_RIDER = luaScript(CREATE_BODY);
 
 const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
 
-// KEYS job, lease  ARGV status|'', owner, retention, jobId, terminal(0/1), leaseUntil|'', then field, json
+// KEYS job, lease  ARGV status|'', owner, retention, jobId, terminal(0/1), leaseMs|'', then field, json
 // pairs. 0 when the caller no longer owns a live job; else UPDATE answers the job as it now is, and
 // UPDATE_RIDER (the job's end in a settlement, whose caller knows the record) just 1.
-const UPDATE_BODY = `
+const UPDATE_BODY = `${REDIS_NOW_FN}
 local f = redis.call('HMGET', KEYS[1], 'status', 'owner')
 if not f[1] or f[2] ~= ARGV[2] or f[1] == 'succeeded' or f[1] == 'failed' or f[1] == 'expired' then return 0 end
 if ARGV[1] ~= '' then redis.call('HSET', KEYS[1], 'status', ARGV[1]) end
 for i = 7, #ARGV, 2 do redis.call('HSET', KEYS[1], 'p:' .. ARGV[i], ARGV[i + 1]) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 if ARGV[5] == '1' then redis.call('ZREM', KEYS[2], ARGV[4])
-elseif ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'XX', ARGV[6], ARGV[4]) end`;
+elseif ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], 'XX', redis_now_ms() + tonumber(ARGV[6]), ARGV[4]) end`;
 const UPDATE = luaScript(`${UPDATE_BODY}
 return redis.call('HGETALL', KEYS[1])`);
 const UPDATE_RIDER = luaScript(`${UPDATE_BODY}
 return 1`);
 
-// KEYS lease  ARGV leaseUntil, id...
-const RENEW = luaScript(`
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', ARGV[1], ARGV[i]) end
+// KEYS lease  ARGV leaseMs (from now), id...
+const RENEW = luaScript(`${REDIS_NOW_FN}
+local until_ms = redis_now_ms() + tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', until_ms, ARGV[i]) end
 return 0`);
 
 // KEYS -  ARGV prefix, owner, updatedAtJson, id...  Only a queued job of this owner moves: never a finished one.
@@ -65,10 +78,10 @@ for i = 4, #ARGV do
 end
 return 0`);
 
-// KEYS lease  ARGV now, limit, prefix, retention, errorJson, updatedAtJson
-const SWEEP = luaScript(`
+// KEYS lease  ARGV -, limit, prefix, retention, errorJson, updatedAtJson. "Now" is the Redis server's.
+const SWEEP = luaScript(`${REDIS_NOW_FN}
 local out = {}
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1], 'LIMIT', 0, tonumber(ARGV[2]))) do
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. redis_now_ms(), 'LIMIT', 0, tonumber(ARGV[2]))) do
   redis.call('ZREM', KEYS[1], id)
   local k = ARGV[3] .. 'j:' .. id
   local st = redis.call('HGET', k, 'status')
@@ -123,10 +136,18 @@ const INTERRUPTED = { code: 'job-interrupted', message: 'the gateway instance ru
 export class RedisJobStore implements JobStore {
   readonly #store: RedisStore;
   readonly #prefix: string;
+  /** The clock the engine stamps lease ends with: only durations read off it reach Redis. */
+  readonly #now: () => number;
 
-  constructor(store: RedisStore) {
+  constructor(store: RedisStore, now: () => number = Date.now) {
     this.#store = store;
     this.#prefix = store.keyPrefix;
+    this.#now = now;
+  }
+
+  /** A lease end on the engine's clock, as the time it has left (the scripts add Redis's own now). */
+  #left(leaseUntil: number): string {
+    return String(Math.round(leaseUntil - this.#now()));
   }
 
   #job(id: string) {
@@ -140,7 +161,7 @@ export class RedisJobStore implements JobStore {
   #createCall(job: JobRecord, retentionMs: number) {
     return {
       keys: [this.#job(job.jobId), this.#lease],
-      args: [JSON.stringify(job), job.status, job.owner, String(job.leaseUntil), String(retentionMs), job.jobId],
+      args: [JSON.stringify(job), job.status, job.owner, this.#left(job.leaseUntil), String(retentionMs), job.jobId],
     };
   }
 
@@ -171,7 +192,7 @@ export class RedisJobStore implements JobStore {
     const pairs = Object.entries(patch).flatMap(([k, v]) => (k === 'status' || v === undefined ? [] : [k, JSON.stringify(v)]));
     return {
       keys: [this.#job(jobId), this.#lease],
-      args: [status ?? '', owner, String(retentionMs), jobId, terminal ? '1' : '0', patch.leaseUntil === undefined ? '' : String(patch.leaseUntil), ...pairs],
+      args: [status ?? '', owner, String(retentionMs), jobId, terminal ? '1' : '0', patch.leaseUntil === undefined ? '' : this.#left(patch.leaseUntil), ...pairs],
     };
   }
 
@@ -195,12 +216,13 @@ export class RedisJobStore implements JobStore {
 
   async renew(_owner: string, jobIds: string[], leaseUntil: number) {
     if (jobIds.length === 0) return;
-    await this.#store.runScript('jobs.renew', RENEW, [this.#lease], [String(leaseUntil), ...jobIds]);
+    await this.#store.runScript('jobs.renew', RENEW, [this.#lease], [this.#left(leaseUntil), ...jobIds]);
   }
 
+  /** `now` only dates the failure; whether a lease ended is judged on the Redis server's clock. */
   async sweep(now: number, limit: number, retentionMs: number) {
     const reply = (await this.#store.runScript('jobs.sweep', SWEEP, [this.#lease], [
-      String(now),
+      '-',
       String(limit),
       this.#prefix,
       String(retentionMs),

@@ -40,13 +40,22 @@ export function grantCredits(meter: Meter, principalId: string, microUSD: unknow
 }
 
 /**
- * Moves the principal to a plan of the billing catalog and credits its monthly AI credits. Without an
- * operation id the grant is keyed by principal, plan and UTC month: setting the same plan again in the same
- * month credits nothing more.
+ * Moves the principal to a plan of the billing catalog and credits its monthly AI credits (or `microUSD`,
+ * less, where an invoice paid only part of the price). Without an operation id the grant is keyed by
+ * principal, plan and UTC month: setting the same plan again in the same month credits nothing more.
  */
-export function setPlan(meter: Meter, billing: BillingDoc, principalId: string, planId: unknown, opId: string | undefined, source: string, paidCents?: number): Promise<GrantResult> {
+export function setPlan(
+  meter: Meter,
+  billing: BillingDoc,
+  principalId: string,
+  planId: unknown,
+  opId: string | undefined,
+  source: string,
+  paidCents?: number,
+  microUSD?: number,
+): Promise<GrantResult> {
   const plan = typeof planId === 'string' ? billing.plans.find((p) => p.id === planId.toLowerCase()) : undefined;
   if (!plan) throw new GatewayError('unknown-plan', `no plan ${JSON.stringify(planId)} in the billing catalog; plans: ${billing.plans.map((p) => p.id).join(', ')}`);
   const operationId_ = operationId(opId, () => `plan:${principalId}:${plan.id}:${meter.today().slice(0, 7)}`);
-  return apply(meter, { operationId: operationId_, principalId, kind: 'plan', microUSD: plan.aiCreditsMicroUSD, plan: plan.id, source, ...(paidCents ? { paidCents } : {}) });
+  return apply(meter, { operationId: operationId_, principalId, kind: 'plan', microUSD: Math.min(microUSD ?? plan.aiCreditsMicroUSD, plan.aiCreditsMicroUSD), plan: plan.id, source, ...(paidCents ? { paidCents } : {}) });
 }

@@ -16,11 +16,17 @@
  *   use:<day>:<principal>   hash   freeUsed, freeHeld, tokUsed, tokHeld for one UTC day; expires two days
  *                                  after the day ends
  *   hold:<callId>           hash   an open reservation: pid, day, micro, tok, free, billing, exp
- *   holds                   zset   open reservations by expiry (epoch ms): the sweep's index
+ *   holds                   zset   open reservations by expiry (epoch ms, the Redis server's clock): the
+ *                                  sweep's index
  *   grant:<operationId>     string the grant applied under that operation id (JSON), kept for good
  *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
  *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/log-lua.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
+ *
+ * Expiry is written and judged on one clock, the Redis server's (`TIME`): a gateway sends how long a hold
+ * may stay open, never an end read off its own clock, so an instance whose clock runs ahead cannot release
+ * (and so make free) the calls other instances are still running. Only a meter given a clock of its own
+ * (`now`, which tests use to cross a day or expire holds without waiting) sends its time instead.
  */
 import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type LuaScript, type RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
@@ -52,6 +58,11 @@ import type { MeterOptions } from './memory-meter.js';
 
 /** Releasing one reservation, and sweeping expired ones: shared by the scripts that do either. */
 const RELEASE_FN = `
+local function clock_ms(given)
+  if given ~= '' then return tonumber(given) end
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local function release_hold(prefix, id)
   local hk = prefix .. 'hold:' .. id
   local h = redis.call('HMGET', hk, 'pid', 'day', 'micro', 'tok', 'free')
@@ -74,11 +85,13 @@ end
 `;
 
 // KEYS bill, use, hold, holds
-// ARGV prefix, now, callId, pid, day, freePerDay, freeUnit, rungCounted, tokensPerDay, ceilingPerDay,
-//      est, cost, expiresAt, useTtl, sweepLimit
+// ARGV prefix, clock, callId, pid, day, freePerDay, freeUnit, rungCounted, tokensPerDay, ceilingPerDay,
+//      est, cost, ttlMs, useTtl, sweepLimit
 // The rule is limits.ts `decide`, step for step.
 const RESERVE = luaScript(`${RELEASE_FN}
-sweep(ARGV[1], ARGV[2], tonumber(ARGV[15]))
+local now = clock_ms(ARGV[2])
+local exp = now + tonumber(ARGV[13])
+sweep(ARGV[1], now, tonumber(ARGV[15]))
 local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
 if held[1] then return {'held', held[1], tonumber(held[2]), tonumber(held[3])} end
 local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
@@ -106,9 +119,9 @@ if tokHold > 0 then redis.call('HINCRBY', KEYS[2], 'tokHeld', tokHold) end
 if freeHold > 0 or tokHold > 0 then redis.call('EXPIRE', KEYS[2], ARGV[14]) end
 local billing = 'paid'
 if free then billing = 'free' end
-redis.call('HSET', KEYS[3], 'pid', ARGV[4], 'day', ARGV[5], 'micro', micro, 'tok', tokHold, 'free', freeHold, 'billing', billing, 'exp', ARGV[13])
-redis.call('ZADD', KEYS[4], ARGV[13], ARGV[3])
-return {'ok', billing, micro, tonumber(ARGV[13]), ARGV[5]}`);
+redis.call('HSET', KEYS[3], 'pid', ARGV[4], 'day', ARGV[5], 'micro', micro, 'tok', tokHold, 'free', freeHold, 'billing', billing, 'exp', exp)
+redis.call('ZADD', KEYS[4], exp, ARGV[3])
+return {'ok', billing, micro, exp, ARGV[5]}`);
 
 // KEYS hold, bill, use, r, rd, holds
 // ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl, leafHash
@@ -137,13 +150,13 @@ return {'ok'}`);
 const RELEASE = luaScript(`${RELEASE_FN}
 return release_hold(ARGV[1], ARGV[2]) and 1 or 0`);
 
-// KEYS -  ARGV prefix, now, limit
+// KEYS -  ARGV prefix, clock, limit
 const SWEEP = luaScript(`${RELEASE_FN}
-return sweep(ARGV[1], ARGV[2], tonumber(ARGV[3]))`);
+return sweep(ARGV[1], clock_ms(ARGV[2]), tonumber(ARGV[3]))`);
 
-// KEYS bill  ARGV prefix, now. Sweeps first, so `reserved` does not count reservations already expired.
+// KEYS bill  ARGV prefix, clock. Sweeps first, so `reserved` does not count reservations already expired.
 const STATUS = luaScript(`${RELEASE_FN}
-sweep(ARGV[1], ARGV[2], 16)
+sweep(ARGV[1], clock_ms(ARGV[2]), 16)
 return redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved', 'plan')`);
 
 // KEYS use
@@ -184,16 +197,23 @@ export class RedisMeter implements Meter {
   readonly #store: RedisStore;
   readonly #prefix: string;
   readonly #now: () => number;
+  readonly #ownClock: boolean;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(store: RedisStore, options: MeterOptions) {
     this.#store = store;
     this.#prefix = store.keyPrefix;
     this.#now = options.now ?? Date.now;
+    this.#ownClock = options.now !== undefined;
   }
 
   today(): string {
     return utcDay(this.#now());
+  }
+
+  /** The time the scripts judge expiry by: '' (the Redis server's clock) unless the meter was given a clock. */
+  #clock(): string {
+    return this.#ownClock ? String(this.#now()) : '';
   }
 
   #bill(pid: string) {
@@ -215,7 +235,7 @@ export class RedisMeter implements Meter {
       keys: [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`],
       args: [
         this.#prefix,
-        String(now),
+        this.#clock(),
         req.callId,
         req.principalId,
         day,
@@ -226,7 +246,7 @@ export class RedisMeter implements Meter {
         String(rung?.ceilingPerDay ?? 0),
         String(req.estimatedTokens),
         String(cost),
-        String(now + req.ttlMs),
+        String(req.ttlMs),
         String(dayTtlSeconds(day, now)),
         '16',
       ],
@@ -316,7 +336,7 @@ export class RedisMeter implements Meter {
   }
 
   async status(principalId: string): Promise<BillingStatus> {
-    const [g, s, r, plan] = (await this.#store.runScript('meter.status', STATUS, [this.#bill(principalId)], [this.#prefix, String(this.#now())])) as unknown[];
+    const [g, s, r, plan] = (await this.#store.runScript('meter.status', STATUS, [this.#bill(principalId)], [this.#prefix, this.#clock()])) as unknown[];
     const granted = int(g);
     const spent = int(s);
     const reserved = int(r);
@@ -362,7 +382,7 @@ export class RedisMeter implements Meter {
   }
 
   async sweep(limit = 1000): Promise<number> {
-    return int(await this.#store.runScript('meter.sweep', SWEEP, [], [this.#prefix, String(this.#now()), String(limit)]));
+    return int(await this.#store.runScript('meter.sweep', SWEEP, [], [this.#prefix, this.#clock(), String(limit)]));
   }
 
   start(everyMs = 30_000): void {

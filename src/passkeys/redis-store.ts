@@ -3,9 +3,11 @@
  * Layout under the prefix (familyPrefix('pk') on a cluster, store/redis.ts):
  *   pk:<credentialId>    string  the record JSON
  *   pkp:<principalId>    list    credential ids in registration order
+ *   pkl:<principalId>    string  the lock on the principal's sign-in methods (a token, with a short expiry)
  * `add` is one script (SET NX and the index together); `advance` is one compare-and-set script; `remove`
  * deletes the record and its index entry together, only when the record is the principal's.
  */
+import { randomUUID } from 'node:crypto';
 import { luaScript, type RedisStore } from '../store/redis.js';
 import type { PasskeyRecord, PasskeyStore } from './store.js';
 
@@ -47,6 +49,12 @@ redis.call('DEL', KEYS[1])
 redis.call('LREM', KEYS[2], 0, ARGV[2])
 return 1`);
 
+// KEYS lock  ARGV token, ttlMs
+const LOCK = luaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0`);
+// KEYS lock  ARGV token: deletes only the holder's own lock (one that lapsed and was retaken is not its).
+const UNLOCK = luaScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`);
+
 /** cjson turns an empty array into `{}`; read transports back as a list whatever it wrote. */
 function decode(raw: string): PasskeyRecord {
   const p = JSON.parse(raw) as PasskeyRecord;
@@ -80,6 +88,16 @@ export class RedisPasskeyStore implements PasskeyStore {
   async remove(id: string, principalId: string): Promise<boolean> {
     const keys = [`${this.#prefix}pk:${id}`, `${this.#prefix}pkp:${principalId}`];
     return (await this.#store.runScript('passkeys.remove', REMOVE, keys, [principalId, id])) === 1;
+  }
+
+  async lockMethods(principalId: string, ttlMs: number): Promise<string | null> {
+    const token = randomUUID();
+    const taken = await this.#store.runScript('passkeys.lock', LOCK, [`${this.#prefix}pkl:${principalId}`], [token, String(ttlMs)]);
+    return taken === 1 ? token : null;
+  }
+
+  async unlockMethods(principalId: string, token: string): Promise<void> {
+    await this.#store.runScript('passkeys.unlock', UNLOCK, [`${this.#prefix}pkl:${principalId}`], [token]);
   }
 
   async advance(id: string, counter: number, at: string): Promise<boolean> {

@@ -35,4 +35,12 @@ export interface PasskeyStore {
   advance(id: string, counter: number, at: string): Promise<boolean>;
   /** Removes the credential when it is the principal's; answers whether it was removed. */
   remove(id: string, principalId: string): Promise<boolean>;
+  /**
+   * Takes the short lock on the principal's sign-in methods, which serialises their removals (so two that
+   * race for the last two methods are decided one after the other): a token when taken, null while another
+   * holds it. It lapses after `ttlMs` should its holder die.
+   */
+  lockMethods(principalId: string, ttlMs: number): Promise<string | null>;
+  /** Releases the lock when `token` still holds it. */
+  unlockMethods(principalId: string, token: string): Promise<void>;
 }

@@ -12,12 +12,15 @@
  * to another principal is not moved (409 `wallet-linked-elsewhere`); the same principal's again is a no-op.
  *
  * Removal never takes the last method: a principal keeps at least one passkey or wallet (409
- * `last-sign-in-method`). Passkeys and wallets live in two stores, so the count is checked before and
- * again after the removal, and a removal that raced another to zero is put back and refused: the
- * principal ends with at least one method either way. Sessions already open stay open.
+ * `last-sign-in-method`). Removals of one principal's methods take turns under a short lock in the store
+ * (on every instance), so of two racing for the last two methods one stands and the other is refused.
+ * Passkeys and wallets live in two stores, so the count is still checked again after the removal, and a
+ * removal that went to zero (only possible when the lock could not be had in time) is put back and refused:
+ * the principal ends with at least one method either way. Sessions already open stay open.
  */
 import type { Context } from 'koa';
 import type { Hex } from 'viem';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '../errors.js';
 import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import { jsonBody } from '../auth/schemas.js';
@@ -56,32 +59,60 @@ export function addWallet(deps: Deps, kind: 'siwe' | 'cacao') {
   };
 }
 
+/** How long a removal holds the principal's lock at most (it lapses then), and waits for it at most. */
+const LOCK_TTL_MS = 5_000;
+const LOCK_WAIT_MS = 2_000;
+
+/**
+ * Runs `fn` holding the lock on the principal's sign-in methods, waiting for another removal to finish.
+ * Should the lock not come within LOCK_WAIT_MS, `fn` runs anyway: its own check after the removal still
+ * keeps the last method.
+ */
+async function underMethodsLock<T>(deps: Deps, principalId: string, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  let token = await deps.passkeys.lockMethods(principalId, LOCK_TTL_MS);
+  for (let delay = 5; token === null && Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
+    await sleep(delay);
+    token = await deps.passkeys.lockMethods(principalId, LOCK_TTL_MS);
+  }
+  try {
+    return await fn();
+  } finally {
+    if (token !== null) await deps.passkeys.unlockMethods(principalId, token).catch(() => undefined);
+  }
+}
+
 export function removeMethod(deps: Deps) {
   return async function removeMethod(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const body = await jsonBody<{ passkey?: string; wallet?: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'removeSignInMethod');
+    await underMethodsLock(deps, principal.id, () => remove(deps, principal.id, body));
     const id = principal.id;
-    if (body.passkey !== undefined) {
-      const record = await deps.passkeys.get(body.passkey);
-      if (!record || record.principalId !== id) throw new GatewayError('sign-in-method-not-found');
-      if ((await methodCount(deps, id)) <= 1) throw new GatewayError('last-sign-in-method');
-      if (!(await deps.passkeys.remove(record.id, id))) throw new GatewayError('sign-in-method-not-found');
-      if ((await methodCount(deps, id)) === 0) {
-        await deps.passkeys.add(record);
-        throw new GatewayError('last-sign-in-method');
-      }
-    } else {
-      const key = body.wallet!;
-      if ((await deps.walletAccounts.owner(key)) !== id) throw new GatewayError('sign-in-method-not-found');
-      if ((await methodCount(deps, id)) <= 1) throw new GatewayError('last-sign-in-method');
-      if (!(await deps.walletAccounts.unlink(key, id))) throw new GatewayError('sign-in-method-not-found');
-      if ((await methodCount(deps, id)) === 0) {
-        await deps.walletAccounts.link(key, id);
-        throw new GatewayError('last-sign-in-method');
-      }
-    }
     const passkeys = await deps.passkeys.list(id);
     ctx.set('cache-control', 'no-store');
     ctx.body = { removed: true, passkeys: passkeys.map((p) => ({ id: p.id, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })), wallets: await walletsOf(deps, id) };
   };
+}
+
+/** Removes one method of the principal's, never the last. */
+async function remove(deps: Deps, id: string, body: { passkey?: string; wallet?: string }): Promise<void> {
+  if (body.passkey !== undefined) {
+    const record = await deps.passkeys.get(body.passkey);
+    if (!record || record.principalId !== id) throw new GatewayError('sign-in-method-not-found');
+    if ((await methodCount(deps, id)) <= 1) throw new GatewayError('last-sign-in-method');
+    if (!(await deps.passkeys.remove(record.id, id))) throw new GatewayError('sign-in-method-not-found');
+    if ((await methodCount(deps, id)) === 0) {
+      await deps.passkeys.add(record);
+      throw new GatewayError('last-sign-in-method');
+    }
+  } else {
+    const key = body.wallet!;
+    if ((await deps.walletAccounts.owner(key)) !== id) throw new GatewayError('sign-in-method-not-found');
+    if ((await methodCount(deps, id)) <= 1) throw new GatewayError('last-sign-in-method');
+    if (!(await deps.walletAccounts.unlink(key, id))) throw new GatewayError('sign-in-method-not-found');
+    if ((await methodCount(deps, id)) === 0) {
+      await deps.walletAccounts.link(key, id);
+      throw new GatewayError('last-sign-in-method');
+    }
+  }
 }

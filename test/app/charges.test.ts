@@ -1,8 +1,9 @@
 /**
  * Charges equal usage, through the public routes, on the Redis store and on the memory store: a paid call
  * is charged the usage the upstream reports at the published rates, whatever max_tokens it asked for and
- * whatever script its text is in; the reservation is a true upper bound (UTF-8 bytes + 8 tokens a message +
- * max_tokens); and usage above even that bound is charged in full, takes the balance below zero, is noted on
+ * whatever script its text is in; the reservation is a true upper bound (UTF-8 bytes of every forwarded
+ * string, the gateway's tool-call ids and a string tool choice included, + 8 tokens a message + 16 a tool
+ * call + max_tokens); and usage above even that bound is charged in full, takes the balance below zero, is noted on
  * the receipt, and the next paid call is 402 until credits are added.
  *
  * Rates (catalog/billing.yaml): input 900,000, cached input 225,000, output 4,500,000 micro-USD per million
@@ -75,6 +76,38 @@ for (const kind of ['redis', 'memory'] as const) {
         expect(r).not.to.have.property('note');
       });
     }
+
+    it('holds every byte the upstream receives: a string tool_choice, the tool-call ids the gateway sends, and an allowance per tool call', async () => {
+      const p = await paidPrincipal(10_000_000);
+      await upstream.behave({ mode: 'echo', usage: { prompt_tokens: 1, completion_tokens: 1 } });
+      // 100 tool calls in one assistant turn and their 100 answers: the upstream gets call_0..call_99 twice each.
+      const calls = Array.from({ length: 100 }, (_, i) => ({ id: `c${i}`, type: 'function', function: { name: 'f', arguments: '{}' } }));
+      const res = await gw.chat(p.token, {
+        model: 'shared-general-a',
+        max_tokens: 10,
+        tools: [{ type: 'function', function: { name: 'f' } }],
+        tool_choice: 'required',
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content: null, tool_calls: calls },
+          ...calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: '' })),
+          { role: 'user', content: 'and now?' },
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      // The bound, recomputed from what the upstream received: bytes of every forwarded string, the tools and
+      // the tool choice as JSON, 8 tokens a message and 16 a tool call, + max_tokens.
+      const sent = (await upstream.requests())[0]!.body as any;
+      const b = (v: unknown) => (typeof v === 'string' ? Buffer.byteLength(v) : 0);
+      let bound = Buffer.byteLength(JSON.stringify(sent.tools)) + Buffer.byteLength(JSON.stringify(sent.tool_choice)) + sent.max_tokens;
+      for (const m of sent.messages) {
+        bound += 8 + b(m.content) + b(m.name) + b(m.refusal) + b(m.tool_call_id);
+        for (const c of m.tool_calls ?? []) bound += 16 + b(c.id) + b(c.function.name) + b(c.function.arguments);
+      }
+      expect(sent.tool_choice).to.equal('required');
+      expect(sent.messages[2].tool_call_id).to.equal('call_0');
+      expect((await receipt(res.body.receiptId))['reservedTokens']).to.equal(bound);
+    });
 
     it('charges usage above the bound in full, takes the balance below zero, notes it, and refuses the next paid call 402 until topped up', async () => {
       const p = await paidPrincipal(1000);

@@ -192,6 +192,35 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect(b.balances[0].grantedMicroUSD).to.equal(0);
   });
 
+  it('grants no more than was paid: the catalog credits in proportion to amount_paid before tax, none for another currency; a refund takes back what was granted', async () => {
+    // A top-up of 25 USD (25,000,000 micro-USD) paid 1 cent, a coupon covering the rest.
+    const p = await w.gw.principal();
+    const cent = topupInvoice(p.id, 'ai-credits-25', { amount_paid: 1, total: 1, total_excluding_tax: 1, total_discount_amounts: [{ amount: 2499, discount: 'di_1' }] });
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', cent))).body.outcome).to.equal('credits granted: 10000');
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(10_000);
+    // Its whole 1-cent charge refunded: exactly what it granted is taken back.
+    const refund = { id: `ch_${cent.id}`, object: 'charge', amount: 1, amount_refunded: 1, refunded: true, customer: null, invoice: cent.id, payment_intent: `pi_${cent.id}`, metadata: {} };
+    expect((await deliver(w.gw.apiUrl, event('charge.refunded', refund))).body.outcome).to.equal('credits taken back: 10000 (already spent, left: 0)');
+    expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
+
+    // The same invoice in euros: the catalog is priced in USD, nothing is granted.
+    const q = await w.gw.principal();
+    const eur = topupInvoice(q.id, 'ai-credits-25', { currency: 'eur' });
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', eur))).body.outcome).to.equal('ignored: the invoice is in "eur", the catalog\'s prices are in USD');
+    expect((await billing(q.id)).balances[0].grantedMicroUSD).to.equal(0);
+
+    // The pro plan (20 USD, 12 USD of credits) at half price plus 10 % tax: 1,100 cents paid, 1,000 before tax.
+    const r = await w.gw.principal();
+    const half = { ...paidInvoice(r.id), amount_paid: 1100, total: 1100, total_excluding_tax: 1000 };
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', half))).body.outcome).to.equal('plan pro: credits granted 6000000');
+    expect(await billing(r.id)).to.deep.include({ plan: 'pro' });
+    expect((await billing(r.id)).balances[0].grantedMicroUSD).to.equal(6_000_000);
+    // Full price plus tax grants the catalog's credits, no more.
+    const s = await w.gw.principal();
+    const taxed = { ...paidInvoice(s.id), amount_paid: 2200, total: 2200, total_excluding_tax: 2000 };
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', taxed))).body.outcome).to.equal(`plan pro: credits granted ${PRO_CREDITS}`);
+  });
+
   it('takes back a refund\'s and a dispute\'s share of the credits, once per event, never below what was spent', async () => {
     const p = await w.gw.principal();
     const inv = topupInvoice(p.id, 'ai-credits-25');

@@ -1,7 +1,8 @@
 /**
  * One contract for both passkey stores (memory, and Redis on a real redis-server): a credential id is
  * registered once, listed under its principal in order, and its counter only moves forward — of two
- * assertions with the same counter, one is refused, even when they race.
+ * assertions with the same counter, one is refused, even when they race. The lock on a principal's sign-in
+ * methods has one holder at a time.
  */
 import { expect } from 'chai';
 import { MemoryPasskeyStore } from '../../src/passkeys/memory-store.js';
@@ -46,6 +47,18 @@ function contract(name: string, make: () => Promise<PasskeyStore & { close(): Pr
       expect(await s.remove('a', 'did:web:x:tenant:a')).to.equal(false);
       expect(await s.get('a')).to.equal(null);
       expect((await s.list('did:web:x:tenant:a')).map((p) => p.id)).to.deep.equal(['b']);
+    });
+
+    it('holds the lock on a principal\'s sign-in methods for one taker at a time, released only by its holder', async () => {
+      const a = 'did:web:x:tenant:a';
+      const token = await s.lockMethods(a, 60_000);
+      expect(token).to.be.a('string');
+      expect(await s.lockMethods(a, 60_000)).to.equal(null);
+      expect(await s.lockMethods('did:web:x:tenant:other', 60_000)).to.be.a('string');
+      await s.unlockMethods(a, 'not-the-token');
+      expect(await s.lockMethods(a, 60_000)).to.equal(null);
+      await s.unlockMethods(a, token!);
+      expect(await s.lockMethods(a, 60_000)).to.be.a('string');
     });
 
     it('moves the counter only forward', async () => {
