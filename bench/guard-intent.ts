@@ -31,12 +31,24 @@ const buried = (size: number) => {
   const half = review.repeat(Math.ceil(size / review.length)).slice(0, Math.floor((size - ask.length) / 2));
   return half + ask + half;
 };
+function distinct(size: number): string {
+  const lines: string[] = [];
+  for (let i = 0, n = 0; n < size / 2; i++) {
+    const l = `Ticket ${i}: the handler for route /orders/${i * 7} returned ${200 + (i % 5)} after ${i % 97} ms; reviewer ${i % 13} asked for a retry on attempt ${i % 3}.`;
+    lines.push(l);
+    n += l.length + 1;
+  }
+  const half = lines.join('\n');
+  return half + ask + half.split('\n').reverse().join('\n');
+}
 const inputs: Array<[string, string]> = [
   ['small English (code review)', review],
   ['small non-English', '¿Puedes revisar esta función y decirme si maneja bien los errores? function f(x) { return x * 2; }'],
   ['1.5 KB (code review + buried ask)', buried(1_500)],
   ['10 KB (code review + buried ask)', buried(10_000)],
   ['100 KB (code review + buried ask)', buried(100_000)],
+  // No two sentences alike, so no two windows are: the most readings a call gets (maxReadings).
+  ['100 KB, every sentence distinct + buried ask', distinct(100_000)],
 ];
 
 const cpuMs = (f: () => Promise<unknown>) => async () => {
