@@ -29,7 +29,8 @@ import { loadDocument } from '../src/config/documents.js';
 import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, type IntentModelDoc } from '../src/guard/intent.js';
 import { normalise } from '../src/guard/normalise.js';
 import { encoderFiles } from '../src/guard/model/encoder.js';
-import { embedAll, headRows, readingOf, softmaxScores, trainHead } from './intent-head.js';
+import { embedAll, headRows, softmaxScores, trainHead } from './intent-head.js';
+import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CORPUS = `${ROOT}test/fixtures/guard/intent/`;
@@ -219,13 +220,30 @@ export function breakdown(examples: readonly Example[], verdicts: readonly strin
 }
 
 const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
-// The head's L2 (0.015), the weight of the harm classes (2.5) and the threshold (0.6, rules/guardrails.yaml
+// The head's L2 (0.05), the weight of the harm classes (1.5) and the threshold (0.65, rules/guardrails.yaml
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
 // so with the figures): stronger regularisation or a higher threshold trades recall for fewer false
 // positives, and no value reached both targets.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
-export const HEAD_THRESHOLD = 0.6;
+/** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
+export const MAX_READINGS = 8;
+export const HEAD_THRESHOLD = 0.65;
+const HEAD_L2 = 0.05;
+const HEAD_HARM_WEIGHT = 1.5;
+
+/**
+ * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
+ * sends them; a training line of framing multi-turn is one message per line (the last one the user's turn).
+ */
+export function trainingReadings(e: Example): string[] {
+  const o = { chars: READING_CHARS, max: MAX_READINGS };
+  if (e.framing === 'multi-turn' && !e.heldOut) {
+    const turns = e.text.split('\n').map(modelText);
+    return readingsOf(turns, [], o, turns.length - 1);
+  }
+  return readingsOf([modelText(e.text)], [], o);
+}
 
 async function main(): Promise<void> {
   const { examples, sha256 } = readCorpus();
@@ -243,7 +261,12 @@ async function main(): Promise<void> {
   const trainSet = examples.filter((e) => !e.heldOut);
   const heldOut = examples.filter((e) => e.heldOut);
   const concepts = readConcepts();
-  const { __bias, ...weights } = train(trainSet, concepts) as Record<string, number[]> & { __bias: number[] };
+  // The word scorer is trained without the non-English lines of train-framings.tsv: it reads English words
+  // and concepts, and those lines (translation requests quoting English asks, conversations whose earlier
+  // turns are about the topic) taught it that English history and incident-plan prompts about CBRN lean
+  // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
+  // test/guard/intent-corpus.test.ts).
+  const { __bias, ...weights } = train(trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'), concepts) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias!, weights };
   const scorer = new IntentScorer(doc);
   const threshold = 0.5;
@@ -255,23 +278,56 @@ async function main(): Promise<void> {
   };
   writeFileSync(OUT, JSON.stringify(doc, null, 0) + '\n');
 
-  // The head over the encoder's embeddings.
+  // The head over the encoder's embeddings, trained on what the gateway reads (readings.ts): a line that fits
+  // in a reading is one reading; a long line is several sentence windows; a multi-turn line (turns split at
+  // line ends) is also read as its last turn alone. A benign line's readings are all benign. A harmful line's
+  // ask is in some of its readings only, and nothing says which: the head is first trained without those
+  // lines, then each contributes its reading that head finds most harmful, among those that do not occur
+  // word for word in a benign line (the report text around a buried ask is not the ask), and the head is
+  // trained again (twice; one round of multiple-instance learning each). A buried ask is then learnt from
+  // its sentence read alone (readings.ts reads the most ask-like sentences of a long request on their own):
+  // learnt from its window, which also holds a sentence of the defensive text around it, it raised the
+  // held-out false positives from 3 to between 6 and 11 of 130 at every L2 and weight tried.
   const files = encoderFiles();
-  const readings = examples.map((e) => readingOf(e.text, READING_CHARS));
-  const vectors = await embedAll(readings, files);
-  // The head reads the embedding alone. With the concept indicators beside it (the first pass's English word
-  // tables) it refused more than twice as many held-out benign prompts at the same recall (7 against 3 of
-  // 130): their absence, in any text not written in English, taught it that such text leans harmful. The
-  // head format keeps the slot (conceptNames) for a multilingual concept list.
+  const readingSets = examples.map((e) => trainingReadings(e));
+  const flat = [...new Set(readingSets.flat())];
+  const vectors = await embedAll(flat, files);
   const conceptNames: string[] = [];
-  const rows = headRows(examples.map((e) => e.text), vectors, concepts, conceptNames);
-  const trainRows = examples.flatMap((e, i) => (e.heldOut ? [] : [{ x: rows[i]!, y: CLASSES.indexOf(e.label) }]));
-  const head = trainHead(trainRows, { classes: CLASSES, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256, l2: 0.015, epochs: 300, harmWeight: 2.5 });
-  const verdicts = rows.map((x) => headVerdict(softmaxScores(x, head), HEAD_THRESHOLD));
+  const rowOf = new Map(flat.map((r, i) => [r, headRows([r], [vectors[i]!], concepts, conceptNames)[0]!]));
+  const fixed: Array<{ x: Float64Array; y: number }> = [];
+  const open: Array<{ xs: Float64Array[]; y: number }> = [];
+  // A reading that occurs word for word in a benign line (the filler of a buried ask) is not the ask.
+  const benignReadings = new Set(examples.flatMap((e, i) => (!e.heldOut && e.label === 'benign' ? readingSets[i]! : [])));
+  examples.forEach((e, i) => {
+    if (e.heldOut) return;
+    const y = CLASSES.indexOf(e.label);
+    const xs = readingSets[i]!.map((r) => rowOf.get(r)!);
+    const own = (y === 0 ? [] : readingSets[i]!.filter((r) => !benignReadings.has(r)).map((r) => rowOf.get(r)!));
+    if (xs.length === 1 || y === 0) for (const x of xs) fixed.push({ x, y });
+    else open.push({ xs: own.length > 0 ? own : xs, y });
+  });
+  const opts = { classes: CLASSES, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256, l2: HEAD_L2, epochs: 300, harmWeight: HEAD_HARM_WEIGHT };
+  let head = trainHead(fixed, opts);
+  for (let round = 0; round < 2; round++) {
+    const picked = open.map(({ xs, y }) => ({ x: xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a)), y }));
+    head = trainHead([...fixed, ...picked], opts);
+  }
+  // Verdicts as the gateway gives them: the most harmful reading decides. Held-out lines are read as the
+  // test reads them (one user message).
+  const verdictOf = (rs: readonly string[]) => {
+    let worst: Float64Array | null = null;
+    for (const r of rs) {
+      const p = softmaxScores(rowOf.get(r)!, head);
+      if (!worst || p[0]! < worst[0]!) worst = p;
+    }
+    return headVerdict(worst!, HEAD_THRESHOLD);
+  };
+  const verdicts = readingSets.map((rs) => verdictOf(rs));
   head.evaluation = {
     threshold: HEAD_THRESHOLD,
     readingChars: READING_CHARS,
-    note: 'model alone on each corpus line read whole; blocked = 1 - p(benign) >= threshold',
+    maxReadings: MAX_READINGS,
+    note: 'model alone on each corpus line, read as the gateway reads it (readings.ts); blocked = 1 - p(benign) >= threshold on the most harmful reading',
     train: breakdown(trainSet, verdicts.filter((_, i) => !examples[i]!.heldOut)).all,
     heldOut: breakdown(heldOut, verdicts.filter((_, i) => examples[i]!.heldOut)),
   };

@@ -304,6 +304,16 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return scanDetail(req).result;
   }
 
+  /** The slot of the last user message's content, if any (the model also reads that turn on its own). */
+  function lastUserSlot(req: ChatLike, slots: readonly Slot[]): number | undefined {
+    for (let mi = req.messages.length - 1; mi >= 0; mi--) {
+      if (req.messages[mi]!.role !== 'user') continue;
+      const i = slots.findIndex((s) => s.where === `messages[${mi}].content`);
+      return i >= 0 ? i : undefined;
+    }
+    return undefined;
+  }
+
   /** `scan`, with the intent rules decided by the intent model when one is configured and reads the call. */
   async function scanWithModel(req: ChatLike, team: 'red' | 'blue'): Promise<ScanResult> {
     const detail = scanDetail(req);
@@ -311,7 +321,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (!model || intent.size === 0) return detail.result;
     const { slots, norm, first } = detail;
     const offsetOf = (i: number, off: number) => norm[i]!.starts?.[Math.min(off, norm[i]!.starts!.length - 1)] ?? off;
-    const verdict = await model.decide(team, slots.map((s) => ({ where: s.where, text: s.text })), first, offsetOf, intent.classes);
+    const verdict = await model.decide(team, slots.map((s) => ({ where: s.where, text: s.text })), first, offsetOf, intent.classes, lastUserSlot(req, slots));
     if (!verdict.read) return detail.result;
     if (verdict.failure) return { ...detail.result, failures: [verdict.failure] };
     const firstPass = new Set(first.findings);

@@ -9,7 +9,8 @@
  *    language check (language.ts) says it is not English; any other blue-team call (an English code review
  *    that names no harm topic, or one the word scorer finds plainly benign) never pays for the model.
  *
- * The verdict: for each reading (readings.ts), the head's probability that the reading is not benign; when
+ * The verdict: for each reading (readings.ts: the whole of a short request; sentence windows over every
+ * message of a long one; the last user turn on its own and in context), the head's probability that the reading is not benign; when
  * the highest reaches `threshold`, the call is refused under the rule of the most probable harm class (the
  * intent detector that names that class). A reading the encoder could not embed in time (the pool's bound
  * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
@@ -67,7 +68,7 @@ const SECOND = 0.15;
 export class IntentModel {
   readonly head: IntentHead;
   /** Calls the model read (embedded), for tests and metrics. */
-  readonly stats = { calls: 0 };
+  readonly stats = { calls: 0, readings: 0 };
   private readonly pool: EncoderPool;
 
   constructor(readonly doc: IntentModelDoc) {
@@ -94,7 +95,8 @@ export class IntentModel {
   /**
    * The model's verdict on a call. `original` are the request's texts as written (slot order), `first` the
    * first pass over their normal form, `offsetOf` maps a normal-form offset of text i to the original.
-   * `classes` maps each harm class to the rule and detector that refuse it.
+   * `classes` maps each harm class to the rule and detector that refuse it; `lastUser` is the index in
+   * `original` of the last user turn's content, when the request has one.
    */
   async decide(
     team: Team,
@@ -102,16 +104,23 @@ export class IntentModel {
     first: FirstPass,
     offsetOf: (text: number, offset: number) => number,
     classes: ReadonlyMap<string, { rule: string; action: Finding['action']; detector: string }>,
+    lastUser?: number,
   ): Promise<ModelVerdict> {
     const texts = original.map((t) => modelText(t.text));
     if (!this.reads(team, first, texts)) return { read: false, findings: [] };
     const spots = first.spots.map((s) => [s.text, offsetOf(s.text, s.offset)] as const);
-    const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings });
+    const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings }, lastUser);
     if (readings.length === 0) return { read: true, findings: [] };
     let vectors: Float32Array[];
     this.stats.calls++;
+    this.stats.readings += readings.length;
     try {
-      vectors = await this.pool.embed(readings);
+      // Several readings are shared among the workers, so a long call waits for half of them, not all.
+      const parts = Math.min(this.doc.workers, readings.length);
+      const size = Math.ceil(readings.length / parts);
+      const jobs: string[][] = [];
+      for (let i = 0; i < readings.length; i += size) jobs.push(readings.slice(i, i + size));
+      vectors = (await Promise.all(jobs.map((j) => this.pool.embed(j)))).flat();
     } catch (err) {
       const reason = err instanceof ClassifierError ? err.reason : 'error';
       return { read: true, findings: [], failure: { classifier: MODEL_CLASSIFIER_ID, failClosed: this.doc.failClosed[team], reason } };
