@@ -48,6 +48,6 @@ describe('npm start builds only what changed', () => {
 
   it('npm start runs it instead of the whole build', () => {
     const scripts = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").scripts)'], { cwd: REPO }).toString()) as Record<string, string>;
-    expect(scripts['start']).to.equal('node scripts/build-changed.mjs && exec node dist/main.js');
+    expect(scripts['start']).to.equal('bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && exec node dist/main.js');
   });
 });

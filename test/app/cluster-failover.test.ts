@@ -10,7 +10,7 @@
 import { expect } from 'chai';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
 
 const enc = encodeURIComponent;
@@ -35,7 +35,10 @@ describe('a redis cluster failover under two gateways', function () {
     [cluster, upstream] = await Promise.all([startRedisCluster({ replicas: 1 }), startRecordingUpstream()]);
     await upstream.behave({ mode: 'echo', usage: { prompt_tokens: 10, completion_tokens: 90 } });
     const env = { REDIS_CLUSTER_NODES: cluster.seeds.join(',') };
-    a = await startTestGateway({ upstreamUrl: upstream.baseUrl, root: smallLimitsRoot(0), env, now: () => clock });
+    // Three failovers in a row send more paid calls a minute than one principal's rate limit allows.
+    const root = smallLimitsRoot(0);
+    editFile(root, 'config/gateway.yaml', (t) => t.replace('perPrincipal: 600', 'perPrincipal: 1000000'));
+    a = await startTestGateway({ upstreamUrl: upstream.baseUrl, root, env, now: () => clock });
     b = await startTestGateway({ upstreamUrl: upstream.baseUrl, root: a.root, env, now: () => clock });
   });
   after(async () => {

@@ -162,9 +162,10 @@ describe('MCP server on the site host (official SDK client)', () => {
     const badInit = await rpc({ jsonrpc: '2.0', id: 6, method: 'tools/list' }, { authorization: 'Bearer pcl_pat_not-a-real-token' });
     expect(badInit.status).to.equal(401);
     expect(badInit.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
-    // In a batch too: one PAT tool call makes the whole request need the token.
+    // A batch hiding a PAT tool call runs nothing either: batches are refused outright (the 2025-06-18
+    // revision removed them), before any tool or token is looked at.
     const batch = await rpc([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }]);
-    expect(batch.status).to.equal(401);
+    expect(batch.status).to.equal(400);
     expect((await w.upstream.requests()).length).to.equal(0);
     // The handshake, the list and the public tools need no token, on the official client too.
     const c = await connect();

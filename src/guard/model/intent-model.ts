@@ -125,9 +125,9 @@ export class IntentModel {
       const reason = err instanceof ClassifierError ? err.reason : 'error';
       return { read: true, findings: [], failure: { classifier: MODEL_CLASSIFIER_ID, failClosed: this.doc.failClosed[team], reason } };
     }
-    // The most harmful reading decides; it is refused under its most probable harm class, and also under
-    // any other harm class holding at least SECOND of the probability (a CSAM ask the head reads as
-    // partly fraud is still refused as CSAM).
+    // The most harmful reading decides; it is refused under its most probable harm class, and also as CSAM
+    // when CSAM holds at least SECOND of the probability (a CSAM ask the head reads as partly fraud is still
+    // refused as CSAM). Other second classes are not named: the receipt says what the ask most likely was.
     let worst: Float64Array | null = null;
     readings.forEach((r, i) => {
       const p = this.head.probabilities(this.head.input(vectors[i]!, intentWords(normalise(r).text)));
@@ -140,7 +140,7 @@ export class IntentModel {
     const where = first.spots.length > 0 ? first.spots[first.spots.length - 1]!.where : lastNonEmpty(original);
     const findings: Finding[] = [];
     for (let c = 1; c < p.length; c++) {
-      if (c !== best && p[c]! < SECOND) continue;
+      if (c !== best && !(this.head.classes[c] === 'csam' && p[c]! >= SECOND)) continue;
       const target = classes.get(this.head.classes[c]!);
       if (target) findings.push({ rule: target.rule, action: target.action, detector: `${target.detector}:model`, where });
     }
