@@ -98,28 +98,36 @@ describe('npm start keeps its state across a restart', function () {
     }
   });
 
-  it('falls back to memory with one line naming the install command when redis-server is not installed', async () => {
-    const root = configRoot();
+  /** Starts `npm start`'s gateway with `env` on top, until its banner; its stdout and stderr by then. */
+  async function bannerOf(env: Record<string, string>): Promise<{ out: string; err: string; stop(): Promise<void> }> {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
-      env: { ...process.env, PATH: '/nonexistent', PORTCULLIS_ROOT: root, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error', REDIS_URL: '' },
+      env: { ...process.env, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error', REDIS_URL: '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
     let err = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    const stop = async () => {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    };
+    while (!out.includes('export ')) {
+      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    return { out, err, stop };
+  }
+
+  it('falls back to memory with one line naming the install command when redis-server is not installed', async () => {
+    const started = await bannerOf({ PATH: '/nonexistent', PORTCULLIS_ROOT: configRoot() });
     try {
-      while (!out.includes('export ')) {
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(err.trim().split('\n')).to.deep.equal([
+      expect(started.err.trim().split('\n')).to.deep.equal([
         'portcullis: redis-server is not installed, so accounts, tokens and receipts are kept in memory and lost when this process stops; to keep them, install it (sudo apt-get install -y redis-server; on macOS: brew install redis) and start again',
       ]);
-      expect(out).to.contain('store: memory (redis-server not installed: forgotten when this process stops)');
+      expect(started.out).to.contain('store: memory (redis-server not installed: forgotten when this process stops)');
     } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      await started.stop();
     }
   });
 
@@ -128,25 +136,13 @@ describe('npm start keeps its state across a restart', function () {
     // A file where the folder should be: mkdir fails as it does on a read-only root.
     writeFileSync(join(root, 'not-a-folder'), '');
     const unwritable = join(root, 'not-a-folder', 'data');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], {
-      env: { ...process.env, PORTCULLIS_ROOT: root, PORTCULLIS_DATA_DIR: unwritable, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error', REDIS_URL: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    const started = await bannerOf({ PORTCULLIS_ROOT: root, PORTCULLIS_DATA_DIR: unwritable });
     try {
-      while (!out.includes('export ')) {
-        if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
-      expect(err.trim().split('\n')).to.have.length(1);
-      expect(err).to.include(`portcullis: cannot create the data folder ${unwritable} (ENOTDIR), so state is kept in memory`);
-      expect(out).to.contain(`store: memory (the data folder ${unwritable} cannot be created`);
+      expect(started.err.trim().split('\n')).to.have.length(1);
+      expect(started.err).to.include(`portcullis: cannot create the data folder ${unwritable} (ENOTDIR), so state is kept in memory`);
+      expect(started.out).to.contain(`store: memory (the data folder ${unwritable} cannot be created`);
     } finally {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
+      await started.stop();
     }
   });
 });
