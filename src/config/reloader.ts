@@ -50,8 +50,9 @@ export class RuntimeHolder {
   }
 
   /** Loads and compiles the first runtime; throws ConfigError when the configuration is invalid. */
-  static async start(root: string, options: CompileOptions, log: Logger): Promise<RuntimeHolder> {
-    const runtime = await compileRuntime(loadConfig(root, options.env), options);
+  /** `from`: where the first runtime is read (the root, or a worker's last good copy); reloads read `root`. */
+  static async start(root: string, options: CompileOptions, log: Logger, from: string = root): Promise<RuntimeHolder> {
+    const runtime = await compileRuntime(loadConfig(from, options.env), options);
     return new RuntimeHolder(runtime, root, options, log);
   }
 
