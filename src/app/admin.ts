@@ -126,7 +126,13 @@ export function createAdminApp(deps: Deps, adminToken: string, operators: Operat
   });
 
   app.use(singleExit(deps.log));
-  app.use(operatorOnly(operators, deps.log));
+  // Refusals are decided before routing: the router says which pattern the path matches, for the log.
+  const routeOf = (ctx: { path: string; method: string }) => {
+    const layers = router.match(ctx.path, ctx.method);
+    const layer = layers.pathAndMethod.at(-1) ?? layers.path.at(-1);
+    return layer && typeof layer.path === 'string' ? layer.path : null;
+  };
+  app.use(operatorOnly(operators, deps.log, routeOf));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

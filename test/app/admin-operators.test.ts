@@ -114,6 +114,36 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
     expect(logged).to.not.include(p.id);
   });
 
+  it('logs and answers a refusal with the route pattern, never the raw path (which may carry a token or an id)', async () => {
+    const p = await gw.principal();
+    const before = lines.length;
+    const paths = [`/applications/${p.token}/approve`, `/applications/${encodeURIComponent(p.id)}/refuse`, `/nothing/${p.token}`];
+    for (const path of paths) {
+      const res = await as(TOKENS.PORTCULLIS_OPS_AUDITOR, 'POST', path, {});
+      expect(res.status).to.equal(403);
+      expect(res.body.error.code).to.equal('admin-forbidden');
+      expect(res.body.error.message).to.not.include(p.token).and.not.include(p.id);
+    }
+    const refused = lines.slice(before).filter((l) => l['event'] === 'admin.request' && l['refused'] === true);
+    expect(refused.map((l) => l['route'])).to.deep.equal(['/admin/applications/:id/approve', '/admin/applications/:id/refuse', '(no route)']);
+    const logged = JSON.stringify(lines.slice(before));
+    expect(logged).to.not.include(p.token);
+    expect(logged).to.not.include(p.id);
+  });
+
+  it('refuses to start when a named operator token equals PORTCULLIS_ADMIN_TOKEN (it would demote the full operator)', async () => {
+    const root = configRoot();
+    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: auditor, tokenEnv: PORTCULLIS_OPS_SAME, scope: read-only }\n\nroutes:\n'));
+    let error: unknown;
+    try {
+      const g = await startTestGateway({ root, env: { PORTCULLIS_OPS_SAME: 'test-operator-token' } });
+      await g.close();
+    } catch (err) {
+      error = err;
+    }
+    expect(String((error as { problems?: string[] })?.problems)).to.include('/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+  });
+
   it('refuses to start when an operator token variable is not set', async () => {
     const root = configRoot();
     editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: ghost, tokenEnv: PORTCULLIS_OPS_GHOST, scope: full }\n\nroutes:\n'));
