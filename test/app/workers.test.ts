@@ -274,6 +274,10 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
       expect(sumOf(scrape.text, 'portcullis_config_reloads_total', ['result="applied"'])).to.equal(2);
       expect(sumOf(scrape.text, 'portcullis_config_last_reload_success', [])).to.equal(2);
       expect(scrape.text).to.match(/^portcullis_config_last_reload_timestamp_seconds\{worker="2"\} \d+$/m);
+      // A gauge is not added up: an origin up in both workers reads 1, not 2.
+      const up = scrape.text.match(/^portcullis_upstream_origin_up\{[^}]*\} \S+$/gm) ?? [];
+      expect(up, 'origins are reported').to.not.be.empty;
+      for (const line of up) expect(line.endsWith(' 1'), line).to.equal(true);
     }
 
     run.child.kill('SIGTERM');
