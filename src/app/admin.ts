@@ -119,7 +119,7 @@ export function createAdminApp(deps: Deps, adminToken: string, operators: Operat
   });
   // The configuration served, every document as loaded, secrets masked (src/app/config-dump.ts).
   router.get('/config', (ctx) => {
-    ctx.body = configDump(holder.current);
+    ctx.body = configDump(holder.current, holder.started);
   });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };

@@ -60,6 +60,11 @@ export class RuntimeHolder {
     return this.#current;
   }
 
+  /** The gateway settings the process started with: start-only settings in force (src/config/start-only.ts). */
+  get started(): Runtime['gateway'] {
+    return this.#started;
+  }
+
   /** Calls `listener` with each runtime swapped in by a reload, right after the swap (not the first one). */
   onSwap(listener: (next: Runtime) => void): void {
     this.#listeners.push(listener);

@@ -144,6 +144,26 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
     expect(String((error as { problems?: string[] })?.problems)).to.include('/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
   });
 
+  it('dumps the start-only settings in force, not the ones a reload read but could not apply, and lists those apart', async () => {
+    const root = configRoot();
+    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: on-call, tokenEnv: PORTCULLIS_OPS_AUDITOR, scope: full }\n\nroutes:\n'));
+    const own = await startTestGateway({ root, env: TOKENS });
+    try {
+      editFile(root, 'config/gateway.yaml', (t) => t.replace('scope: full }', 'scope: read-only }'));
+      const reload = await own.admin('POST', '/reload');
+      expect(reload.body.needsRestart).to.include('admin.operators');
+      const dump = await own.admin('GET', '/config');
+      expect(dump.body.documents['config/gateway.yaml'].admin.operators[0].scope, 'what is served').to.equal('full');
+      expect(dump.body.pendingRestart.settings).to.include('admin.operators');
+      expect(dump.body.pendingRestart.onDisk.admin.operators[0].scope).to.equal('read-only');
+      // And the token does act as the dump says.
+      const res = await fetch(`${own.adminUrl}/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.PORTCULLIS_OPS_AUDITOR}` } });
+      expect(res.status).to.equal(200);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('refuses to start when an operator token variable is not set', async () => {
     const root = configRoot();
     editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: ghost, tokenEnv: PORTCULLIS_OPS_GHOST, scope: full }\n\nroutes:\n'));
