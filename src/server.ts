@@ -238,7 +238,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
   if (opts.watch) holder.watch();
 
-  const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
+  // Under PORTCULLIS_WORKERS the supervisor lets only the first worker's first start bootstrap the demo (the
+  // one whose banner is shown): the others, and replacements, would each mint a PAT nobody sees.
+  const boot = cfg.demo?.bootstrap && env['PORTCULLIS_DEMO_BOOTSTRAP'] !== '0' ? await bootstrapDemo(store, holder) : null;
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
   const gateway: Gateway = {

@@ -99,6 +99,8 @@ class Supervisor {
   readonly #answering = new Set<number>();
   #stopping = false;
   #exitCode = 0;
+  /** Whether worker 1 has been forked once (it bootstraps the demo; nobody else, and not its replacements). */
+  #demoIssued = false;
   /** True once any worker has served: from then on a worker that fails to start never stops the others. */
   #served = false;
   /** The next delay before retrying a worker (by index) that failed to start. */
@@ -146,7 +148,10 @@ class Supervisor {
     // The first worker prints the start-up banner (main.ts, on stdout); the others would print the same
     // listeners again with a different demo token, so their stdout is dropped. Every worker logs on stderr.
     cluster.setupPrimary({ stdio: ['ignore', index === 1 ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
-    const worker = cluster.fork({ ...this.#workerEnv, PORTCULLIS_WORKER_INDEX: String(index) });
+    // The demo principal's PAT is issued once per start, by the first worker, whose banner shows it.
+    const demo = index === 1 && !this.#demoIssued ? {} : { PORTCULLIS_DEMO_BOOTSTRAP: '0' };
+    if (index === 1) this.#demoIssued = true;
+    const worker = cluster.fork({ ...this.#workerEnv, ...demo, PORTCULLIS_WORKER_INDEX: String(index) });
     this.#listening.set(worker.id, 0);
     (worker as Worker & { portcullisIndex?: number }).portcullisIndex = index;
   }

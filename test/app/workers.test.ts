@@ -192,6 +192,10 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(run.err()).to.include('"event":"gateway.worker_died"');
     const again = await post(new Agent(), `${apiUrl}/v1/chat/completions`, demoPat, body);
     expect(again.status).to.equal(200);
+    // One demo PAT for the whole start (the one the banner shows), not one per worker or replacement.
+    const demoPrincipal = /demo principal: (\S+)/.exec(run.out())![1]!;
+    const tokens = await fetch(`${adminUrl}/admin/principals/${encodeURIComponent(demoPrincipal)}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(((await tokens.json()) as { data: unknown[] }).data).to.have.length(1);
 
     // SIGTERM to the supervisor: every worker closes and the whole thing exits 0.
     const last = childrenOf(run.child.pid!);
