@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { createLogger } from '../../src/log.js';
+import { cli } from '../helpers/cli.js';
 import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
@@ -142,6 +143,11 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
       error = err;
     }
     expect(String((error as { problems?: string[] })?.problems)).to.include('/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+    // `portcullis check` says the same where both are set, and nothing where they differ.
+    const same = await cli(['check', '--root', root], { PORTCULLIS_ADMIN_TOKEN: 'one-token', PORTCULLIS_OPS_SAME: 'one-token' });
+    expect(same.code).to.equal(1);
+    expect(same.stderr).to.include('PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+    expect((await cli(['check', '--root', root], { PORTCULLIS_ADMIN_TOKEN: 'one-token', PORTCULLIS_OPS_SAME: 'another' })).code).to.equal(0);
   });
 
   it('dumps the start-only settings in force, not the ones a reload read but could not apply, and lists those apart', async () => {
