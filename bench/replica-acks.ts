@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import { startRedisServer } from '../test/helpers/redis-server.js';
 import { startRecordingUpstream } from '../test/helpers/upstream.js';
-import { startTestGateway, type TestGateway } from '../test/helpers/gateway.js';
+import { editFile, startTestGateway, type TestGateway } from '../test/helpers/gateway.js';
 import { body, smallLimitsRoot } from '../test/helpers/billing.js';
 
 const { values } = parseArgs({ options: { calls: { type: 'string', default: '300' }, rounds: { type: 'string', default: '3' } } });
@@ -39,9 +39,15 @@ await upstream.behave({ mode: 'echo', usage: { prompt_tokens: 10, completion_tok
 const [withReplica, alone] = await Promise.all([startRedisServer(), startRedisServer()]);
 const replica = await startRedisServer({ replicaOf: withReplica.port });
 await new Promise((r) => setTimeout(r, 1500)); // the replica's first sync
+/** Every call paid, and no rate limit in the way of a benchmark. */
+const root = () => {
+  const r = smallLimitsRoot(0);
+  editFile(r, 'config/gateway.yaml', (t) => t.replace('perPrincipal: 600', 'perPrincipal: 100000000'));
+  return r;
+};
 const gateways = {
-  replica: await startTestGateway({ root: smallLimitsRoot(0), upstreamUrl: upstream.baseUrl, redisUrl: withReplica.url }),
-  alone: await startTestGateway({ root: smallLimitsRoot(0), upstreamUrl: upstream.baseUrl, redisUrl: alone.url }),
+  replica: await startTestGateway({ root: root(), upstreamUrl: upstream.baseUrl, redisUrl: withReplica.url }),
+  alone: await startTestGateway({ root: root(), upstreamUrl: upstream.baseUrl, redisUrl: alone.url }),
 };
 const tokens: Record<string, string> = {};
 for (const [name, gw] of Object.entries(gateways)) {

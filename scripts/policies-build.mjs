@@ -70,10 +70,19 @@ function extractFromTarGz(archive, wanted) {
   throw new Error(`${wanted} not found in the opa bundle`);
 }
 
-function build() {
+/** Refuses a deny rule whose METADATA is incomplete or invalid, by file, line and rule (src/policy/deny-rules.ts). */
+export async function denyRuleProblems(at = root) {
+  const { tsImport } = await import("tsx/esm/api");
+  const rules = await tsImport("../src/policy/deny-rules.ts", import.meta.url);
+  return rules.denyRuleProblems(at);
+}
+
+async function build() {
   const opa = requireTool(opaPath);
   const sources = policySources();
   if (sources.length === 0) throw new Error("no policy sources under policies/");
+  const problems = await denyRuleProblems();
+  if (problems.length > 0) throw new Error(`refused, a deny rule's METADATA is incomplete or invalid:\n  ${problems.join("\n  ")}`);
   const opaVersion = /^Version: (\S+)/m.exec(execFileSync(opa, ["version"], { encoding: "utf8" }))?.[1];
   if (!opaVersion) throw new Error(`cannot read the version of ${opa}`);
 
@@ -100,7 +109,7 @@ function build() {
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
     if (process.argv.includes("--print-hash")) console.log(policySourceHash());
-    else build();
+    else await build();
   } catch (error) {
     console.error(`policies-build: ${error instanceof Error ? error.message : error}`);
     process.exit(1);

@@ -8,6 +8,7 @@
 // rule's head covered when the rule produced a value in some test (its body held), so an uncovered
 // head is a denial no test ever saw.
 import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 const [inspectPath, coveragePath] = process.argv.slice(2);
 const inspect = JSON.parse(readFileSync(inspectPath, "utf8"));
@@ -17,6 +18,15 @@ const denyRules = (inspect.annotations ?? []).filter((a) => {
   const path = a.path ?? [];
   return path.length > 0 && path[path.length - 1]?.value === "deny" && a.location?.file;
 });
+// A deny rule without code, step or rank (or with an unknown step, a non-4xx status) would fail closed on
+// every match; the build, start and reload refuse it, and so does the gate, naming it.
+const { denyRuleProblems } = await import("./policies-build.mjs");
+const metadataProblems = await denyRuleProblems(fileURLToPath(new URL("..", import.meta.url)));
+if (metadataProblems.length > 0) {
+  console.error("policies-check: a deny rule's METADATA is incomplete or invalid:");
+  for (const line of metadataProblems) console.error(`  ${line}`);
+  process.exit(1);
+}
 const unreached = [];
 for (const rule of denyRules) {
   const { file, row } = rule.location;

@@ -39,6 +39,7 @@ export const ERRORS = {
   'contracted-rung-required': { status: 403, message: 'the task band opens at the contracted rung (L4)' },
   'scope-not-approved': { status: 403, message: 'the named scope is not approved for this principal' },
   'task-out-of-scope': { status: 403, message: 'no approved scope lists this task' },
+  'policy-rule-invalid': { status: 403, message: 'a deny rule of the admission policy has incomplete metadata; the call is refused' },
 
   // Step 4: quota (meter)
   'daily-ceiling-reached': { status: 429, message: 'the daily token ceiling of the rung would be passed; it resets at 00:00 UTC' },

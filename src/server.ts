@@ -38,6 +38,8 @@ import { drain } from './http/shutdown.js';
 import { limitFailedAuth } from './ratelimit/middleware.js';
 import { metrics, observeReload, observeVersions, pingStore } from './observe/metrics.js';
 import { workerIndex } from './worker-link.js';
+import { lastGoodRoot, saveLastGood } from './config/last-good.js';
+import { ConfigError } from './config/documents.js';
 import { scrapeCheck } from './http/health.js';
 
 export interface GatewayOptions {
@@ -113,11 +115,38 @@ async function bootstrapDemo(store: Store, holder: RuntimeHolder): Promise<{ pri
 
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const env = opts.env ?? process.env;
-  const first = loadConfig(opts.root, env);
+  // Under PORTCULLIS_WORKERS, a worker whose root is refused at start (an edit the running workers refused)
+  // serves the last good copy the supervisor keeps instead (src/config/last-good.ts); reloads read the root.
+  const lastGoodDir = env['PORTCULLIS_LAST_GOOD_DIR'];
+  let from = opts.root;
+  let first: ReturnType<typeof loadConfig>;
+  try {
+    first = loadConfig(opts.root, env);
+  } catch (err) {
+    const fallback = err instanceof ConfigError ? lastGoodRoot(lastGoodDir) : null;
+    if (!fallback) throw err;
+    opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
+    from = fallback;
+    first = loadConfig(from, env);
+  }
   const cfg = first.gateway.data;
   const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
-  const holder = await RuntimeHolder.start(opts.root, { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) }, opts.log);
+  const compileOptions = { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) };
+  let holder: RuntimeHolder;
+  try {
+    holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
+  } catch (err) {
+    const fallback = err instanceof ConfigError && from === opts.root ? lastGoodRoot(lastGoodDir) : null;
+    if (!fallback) throw err;
+    opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
+    from = fallback;
+    holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
+  }
+  if (lastGoodDir) {
+    if (from === opts.root) saveLastGood(lastGoodDir, opts.root, holder.current, env);
+    holder.onSwap((next) => saveLastGood(lastGoodDir, opts.root, next, env));
+  }
   const store = await createStore(
     cfg.store.kind === 'redis'
       ? {
@@ -210,7 +239,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
   if (opts.watch) holder.watch();
 
-  const boot = cfg.demo?.bootstrap ? await bootstrapDemo(store, holder) : null;
+  // Under PORTCULLIS_WORKERS the supervisor lets only the first worker's first start bootstrap the demo (the
+  // one whose banner is shown): the others, and replacements, would each mint a PAT nobody sees.
+  const boot = cfg.demo?.bootstrap && env['PORTCULLIS_DEMO_BOOTSTRAP'] !== '0' ? await bootstrapDemo(store, holder) : null;
   if (env['PORTCULLIS_INTENT_MODEL'] === 'off') opts.log.warn('guard.intent-model.off', { note: 'PORTCULLIS_INTENT_MODEL=off: the word scorer alone decides the intent block rules' });
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 

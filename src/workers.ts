@@ -18,6 +18,9 @@ import { newDataKey } from './data-key/keyring.js';
 import cluster, { type Worker } from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './config/documents.js';
 import { HOST_NAMES } from './config/types.js';
@@ -31,6 +34,8 @@ const STOP_GRACE_MS = 30_000;
 /** A worker that dies within this long of starting to serve is replaced after RESPAWN_DELAY_MS, not at once. */
 const STEADY_MS = 10_000;
 const RESPAWN_DELAY_MS = 1_000;
+/** A replacement that fails to start is tried again after this, doubling each time up to RETRY_MAX_MS. */
+const RETRY_MAX_MS = 60_000;
 /** How long the supervisor waits for every worker's reload result before answering with those it has. */
 const RELOAD_ANSWER_MS = 25_000;
 /** The exit code main.ts uses for a configuration error (EX_CONFIG). */
@@ -94,6 +99,14 @@ class Supervisor {
   readonly #answering = new Set<number>();
   #stopping = false;
   #exitCode = 0;
+  /** Whether worker 1 has been forked once (it bootstraps the demo; nobody else, and not its replacements). */
+  #demoIssued = false;
+  /** True once any worker has served: from then on a worker that fails to start never stops the others. */
+  #served = false;
+  /** The next delay before retrying a worker (by index) that failed to start. */
+  readonly #retryMs = new Map<number, number>();
+  /** Where the workers keep the last good configuration (src/config/last-good.ts), removed at exit. */
+  readonly #lastGood: string;
 
   constructor(count: number, log: Logger, env: Env) {
     this.#count = count;
@@ -104,6 +117,10 @@ class Supervisor {
     // Workers must share one data key, or what one seals (a TOTP secret) would not open on the next: without
     // a configured key, the supervisor makes one for this run and hands it to all of them.
     if (!env['PORTCULLIS_DATA_KEY'] && !env['PORTCULLIS_DATA_KEY_FILE']) this.#workerEnv['PORTCULLIS_DATA_KEY'] = newDataKey();
+    // A replacement worker starts on what the running workers serve, not on a refused edit on disk.
+    this.#lastGood = mkdtempSync(join(tmpdir(), 'portcullis-last-good-'));
+    this.#workerEnv['PORTCULLIS_LAST_GOOD_DIR'] = this.#lastGood;
+    process.on('exit', () => rmSync(this.#lastGood, { recursive: true, force: true }));
   }
 
   start(): void {
@@ -112,7 +129,11 @@ class Supervisor {
     cluster.on('listening', (worker) => {
       const bound = (this.#listening.get(worker.id) ?? 0) + 1;
       this.#listening.set(worker.id, bound);
-      if (bound === HOST_NAMES.length) this.#servingSince.set(worker.id, Date.now());
+      if (bound === HOST_NAMES.length) {
+        this.#servingSince.set(worker.id, Date.now());
+        this.#served = true;
+        this.#retryMs.delete((worker as Worker & { portcullisIndex?: number }).portcullisIndex ?? 0);
+      }
     });
     cluster.on('message', (worker, message: unknown) => {
       if (isLinkMessage(message)) this.#answer(worker, message);
@@ -127,7 +148,10 @@ class Supervisor {
     // The first worker prints the start-up banner (main.ts, on stdout); the others would print the same
     // listeners again with a different demo token, so their stdout is dropped. Every worker logs on stderr.
     cluster.setupPrimary({ stdio: ['ignore', index === 1 ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
-    const worker = cluster.fork({ ...this.#workerEnv, PORTCULLIS_WORKER_INDEX: String(index) });
+    // The demo principal's PAT is issued once per start, by the first worker, whose banner shows it.
+    const demo = index === 1 && !this.#demoIssued ? {} : { PORTCULLIS_DEMO_BOOTSTRAP: '0' };
+    if (index === 1) this.#demoIssued = true;
+    const worker = cluster.fork({ ...this.#workerEnv, ...demo, PORTCULLIS_WORKER_INDEX: String(index) });
     this.#listening.set(worker.id, 0);
     (worker as Worker & { portcullisIndex?: number }).portcullisIndex = index;
   }
@@ -197,9 +221,18 @@ class Supervisor {
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
       return;
     }
+    if (!serving && this.#served) {
+      // A replacement that could not start (Redis down a moment, a refused edit with no last good copy yet):
+      // the workers still serving keep serving, and it is tried again, later each time.
+      const retryInMs = this.#retryMs.get(index) ?? RESPAWN_DELAY_MS;
+      this.#retryMs.set(index, Math.min(retryInMs * 2, RETRY_MAX_MS));
+      this.#log.error('gateway.worker_failed_to_start', { worker: index, code, signal, retryInMs, note: 'the other workers keep serving' });
+      setTimeout(() => this.#stopping || this.#fork(index), retryInMs);
+      return;
+    }
     if (!serving) {
-      // It could not start (a bad configuration, a port taken, Redis unreachable): the others would fail
-      // the same way, so stop them all and exit with its code.
+      // At start-up no worker could start (a bad configuration, a port taken, Redis unreachable): the others
+      // would fail the same way, so stop them all and exit with its code.
       this.#log.error('gateway.worker_failed_to_start', { worker: index, code, signal });
       this.#exitCode = code === EX_CONFIG ? EX_CONFIG : 1;
       this.#stop('worker-start-failure');

@@ -45,6 +45,40 @@ denial(annotation, message) := {
 	"rank": annotation.custom.rank,
 	"status": object.get(annotation.custom, "status", 403),
 	"message": message,
+} if {
+	denial_metadata_valid(annotation)
+}
+
+# A deny rule whose METADATA is missing or malformed still denies (fail closed):
+# a missing field would otherwise leave the denial undefined and admit the call.
+# The build, the policy gate and every load refuse such a rule by name first;
+# this is the last line should one be served anyway.
+denial(annotation, _) := {
+	"code": "policy-rule-invalid",
+	"step": 3,
+	"rank": 0,
+	"status": 403,
+	"message": "a deny rule of the admission policy has incomplete metadata; refused until the operator fixes it",
+} if {
+	not denial_metadata_valid(annotation)
+}
+
+denial_steps := {1, 2, 3, 5}
+
+denial_metadata_valid(annotation) if {
+	custom := object.get(annotation, "custom", {})
+	is_string(custom.code)
+	regex.match(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`, replace(custom.code, "<rung>", "rung"))
+	custom.step in denial_steps
+	is_number(custom.rank)
+	custom.rank >= 1
+	denial_status_valid(object.get(custom, "status", 403))
+}
+
+denial_status_valid(status) if {
+	is_number(status)
+	status >= 400
+	status < 600
 }
 
 # ---------------------------------------------------------------------------

@@ -163,3 +163,27 @@ test_decision_is_defined_for_an_empty_input if {
 	first_code(result) == "unauthenticated"
 	result.guardrails == {"block": [], "redact": [], "flag": []}
 }
+
+# A deny rule whose METADATA lacks a field, or names an unknown step, still
+# denies, under its own code, rather than leaving the denial undefined (admit).
+test_deny_rule_with_incomplete_metadata_still_denies if {
+	admission.denial({}, "refused") == invalid_denial
+	every custom in [
+		{"step": 3, "rank": 8},
+		{"code": "tenant-embargoed", "step": 3},
+		{"code": "tenant-embargoed"},
+		{"code": "tenant-embargoed", "step": 9, "rank": 1},
+		{"code": 12345, "step": 3, "rank": 1},
+		{"code": "tenant-embargoed", "step": 3, "rank": 1, "status": "teapot"},
+	] {
+		admission.denial({"custom": custom}, "refused") == invalid_denial
+	}
+}
+
+invalid_denial := {
+	"code": "policy-rule-invalid",
+	"step": 3,
+	"rank": 0,
+	"status": 403,
+	"message": "a deny rule of the admission policy has incomplete metadata; refused until the operator fixes it",
+}

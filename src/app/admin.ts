@@ -119,14 +119,20 @@ export function createAdminApp(deps: Deps, adminToken: string, operators: Operat
   });
   // The configuration served, every document as loaded, secrets masked (src/app/config-dump.ts).
   router.get('/config', (ctx) => {
-    ctx.body = configDump(holder.current);
+    ctx.body = configDump(holder.current, holder.started);
   });
   router.get('/runtime', (ctx) => {
     ctx.body = { versions: holder.current.versions, store: store.kind };
   });
 
   app.use(singleExit(deps.log));
-  app.use(operatorOnly(operators, deps.log));
+  // Refusals are decided before routing: the router says which pattern the path matches, for the log.
+  const routeOf = (ctx: { path: string; method: string }) => {
+    const layers = router.match(ctx.path, ctx.method);
+    const layer = layers.pathAndMethod.at(-1) ?? layers.path.at(-1);
+    return layer && typeof layer.path === 'string' ? layer.path : null;
+  };
+  app.use(operatorOnly(operators, deps.log, routeOf));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -6,6 +6,7 @@
  * key in `?key=`), and the value of any field named like a credential.
  */
 import type { Runtime } from '../config/compile.js';
+import { START_ONLY_KEYS, startOnlyChanges } from '../config/start-only.js';
 
 const CREDENTIAL_NAME = /(password|secret|token|apikey|api_key|credential)$/i;
 const REDACTED = '[redacted]';
@@ -34,11 +35,28 @@ export function redact(value: unknown, key = ''): unknown {
   return value;
 }
 
-export function configDump(runtime: Runtime): Record<string, unknown> {
+/**
+ * `started`: the gateway settings the process started with. Start-only settings (src/config/start-only.ts)
+ * changed on disk and reloaded are not in force until a restart, so the dump shows the started values for
+ * them, what is served, and lists the values on disk apart, under `pendingRestart`.
+ */
+export function configDump(runtime: Runtime, started: Runtime['gateway'] = runtime.gateway): Record<string, unknown> {
   const b = runtime.bundle;
-  const docs = [b.models, b.billing, b.rungs, b.guardrails, b.firewall, b.compliance, b.gateway];
+  const docs = [b.models, b.billing, b.rungs, b.guardrails, b.firewall, b.compliance];
+  const onDisk = runtime.gateway as unknown as Record<string, unknown>;
+  const served: Record<string, unknown> = { ...onDisk };
+  const pending: Record<string, unknown> = {};
+  const settings = startOnlyChanges(started, runtime.gateway);
+  for (const key of START_ONLY_KEYS) {
+    const value = (started as unknown as Record<string, unknown>)[key];
+    if (value === undefined) delete served[key];
+    else served[key] = value;
+    if (settings.some((s) => s === key || s.startsWith(`${key}.`))) pending[key] = onDisk[key] ?? null;
+  }
   return {
     versions: runtime.versions,
-    documents: Object.fromEntries(docs.map((d) => [d.file, redact(d.data)])),
+    documents: { ...Object.fromEntries(docs.map((d) => [d.file, redact(d.data)])), [b.gateway.file]: redact(served) },
+    // Start-only settings changed on disk since the start: not in force until a restart.
+    pendingRestart: { settings, onDisk: redact(pending) },
   };
 }

@@ -35,6 +35,10 @@ export function operatorsFrom(cfg: GatewayDoc, env: Record<string, string | unde
   (cfg.admin?.operators ?? []).forEach((o, i) => {
     const token = env[o.tokenEnv];
     if (!token) problems.push(`${file}: /admin/operators/${i}/tokenEnv names ${o.tokenEnv}, which is not set in the environment`);
+    // Tokens are told apart by value: one shared with the main token would make it this operator (and,
+    // if scoped, demote the main token). Refused at start, and by `portcullis check` where both are set.
+    else if (token === adminToken)
+      problems.push(`${file}: /admin/operators/${i}/tokenEnv: ${o.tokenEnv} holds the same token as PORTCULLIS_ADMIN_TOKEN; give each operator its own`);
     else if (operators.some((x) => x.name === o.name)) problems.push(`${file}: /admin/operators/${i}/name repeats "${o.name}"`);
     else operators.push({ name: o.name, scope: o.scope, digest: digest(token) });
   });
@@ -52,7 +56,10 @@ export function allows(scope: OperatorScope, method: string, path: string): bool
 }
 
 /** Who is calling (401 when no operator holds the token), whether the scope allows it (403), and a log line for each use. */
-export function operatorOnly(operators: Operator[], log: Logger) {
+/** The route pattern a request matches (`/admin/principals/:id/credits`), or null: never the raw path. */
+export type RouteOf = (ctx: Context) => string | null;
+
+export function operatorOnly(operators: Operator[], log: Logger, routeOf: RouteOf) {
   return async function operatorOnly(ctx: Context, next: Next): Promise<void> {
     const match = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'));
     const given = digest(match?.[1] ?? '');
@@ -61,11 +68,13 @@ export function operatorOnly(operators: Operator[], log: Logger) {
     for (const o of operators) if (timingSafeEqual(given, o.digest) && match) operator = o;
     if (!operator) throw new GatewayError('admin-unauthorized');
     ctx.state.operator = { name: operator.name, scope: operator.scope };
-    const line = () => ({ operator: operator.name, scope: operator.scope, method: ctx.method, route: (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path.replace(/\/principals\/[^/]+/, '/principals/:id'), status: ctx.status });
+    // The route pattern only: a raw path can carry a principal id, or a token pasted where an id belongs.
+    const route = () => (ctx as { _matchedRoute?: string })._matchedRoute ?? routeOf(ctx) ?? '(no route)';
+    const line = () => ({ operator: operator.name, scope: operator.scope, method: ctx.method, route: route(), status: ctx.status });
     if (!allows(operator.scope, ctx.method, ctx.path)) {
       ctx.status = 403;
       log.warn('admin.request', { ...line(), refused: true });
-      throw new GatewayError('admin-forbidden', `the operator token "${operator.name}" has the ${operator.scope} scope, which does not allow ${ctx.method} ${ctx.path.replace(/\/principals\/[^/]+/, '/principals/:id')}`);
+      throw new GatewayError('admin-forbidden', `the operator token "${operator.name}" has the ${operator.scope} scope, which does not allow ${ctx.method} ${route()}`);
     }
     try {
       await next();

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../config/load.js';
 import { referencedSecrets, withStandIns } from '../config/secrets-referenced.js';
 import { compileRuntime } from '../config/compile.js';
+import { operatorsFrom } from '../app/operators.js';
 import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
@@ -67,6 +68,9 @@ async function check(root: string): Promise<number> {
     const env = withStandIns(process.env, secrets);
     const runtime = await compileRuntime(loadConfig(root, env), { demoBaseUrl: 'http://127.0.0.1:9/v1', env, probe: false });
     await runtime.close();
+    // Where the tokens are set here: a named operator's token equal to the main one is refused as at start.
+    const adminToken = process.env['PORTCULLIS_ADMIN_TOKEN'];
+    if (adminToken) operatorsFrom(runtime.gateway, withStandIns(process.env, secrets), adminToken, bundle.gateway.file);
     const lines = [`configuration is valid: ${JSON.stringify(runtime.versions)}`];
     if (secrets.length > 0) lines.push('secrets it references (their values are not needed to check):');
     for (const s of secrets) lines.push(`  ${s.name}  (${s.where}; ${process.env[s.name] ? 'set here' : 'not set here'})`);

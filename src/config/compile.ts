@@ -10,6 +10,7 @@ import type { ConfigBundle } from './load.js';
 import type { BillingDoc, CatalogModel, ModelLimits, RouteConfig, Rung, RungsDoc, Team, TeamBar, WeightedOrigin } from './types.js';
 import { DEFAULT_EJECTION, RouteUpstream } from '../upstream/targets.js';
 import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
+import { denyRuleProblems } from '../policy/deny-rules.js';
 import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/engine.js';
 import { IntentModel } from '../guard/model/intent-model.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
@@ -280,9 +281,11 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
   // The bundle of the root being served, refused when its Rego changed since it was built (src/policy/bundle.ts).
   const policyFiles = policyBundleFiles(bundle.root);
   const stale = policyBundleProblem(policyFiles);
-  if (stale) {
+  // A deny rule with incomplete or invalid METADATA is refused by name, never served (src/policy/deny-rules.ts).
+  const policyProblems = [...(stale ? [stale] : []), ...denyRuleProblems(policyFiles.root)];
+  if (policyProblems.length > 0) {
     await closePools();
-    throw new ConfigError([stale]);
+    throw new ConfigError(policyProblems);
   }
   const policy = await loadPolicyEngine(policyFiles.wasmPath);
   policy.setData(policyData(bundle, (m) => models.get(m.id)?.available ?? false));

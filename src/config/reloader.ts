@@ -50,13 +50,19 @@ export class RuntimeHolder {
   }
 
   /** Loads and compiles the first runtime; throws ConfigError when the configuration is invalid. */
-  static async start(root: string, options: CompileOptions, log: Logger): Promise<RuntimeHolder> {
-    const runtime = await compileRuntime(loadConfig(root, options.env), options);
+  /** `from`: where the first runtime is read (the root, or a worker's last good copy); reloads read `root`. */
+  static async start(root: string, options: CompileOptions, log: Logger, from: string = root): Promise<RuntimeHolder> {
+    const runtime = await compileRuntime(loadConfig(from, options.env), options);
     return new RuntimeHolder(runtime, root, options, log);
   }
 
   get current(): Runtime {
     return this.#current;
+  }
+
+  /** The gateway settings the process started with: start-only settings in force (src/config/start-only.ts). */
+  get started(): Runtime['gateway'] {
+    return this.#started;
   }
 
   /** Calls `listener` with each runtime swapped in by a reload, right after the swap (not the first one). */

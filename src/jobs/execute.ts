@@ -96,6 +96,23 @@ async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retr
 }
 
 /**
+ * Whether the fallback model's own catalog entry would admit this call: its task list and its limits (turns,
+ * tools, input characters, output tokens). A call it would refuse asked directly is not sent to it; it fails
+ * as the primary failed.
+ */
+function fallbackTakes(call: Call, fallback: ModelRuntime): boolean {
+  const valid = call.valid!;
+  const limits = fallback.limits;
+  return (
+    fallback.tasks.has(valid.task) &&
+    valid.request.messages.length <= limits.turns &&
+    (valid.request.tools?.length ?? 0) <= limits.tools &&
+    valid.inputChars <= limits.inputChars &&
+    valid.maxTokens <= limits.outputTokens
+  );
+}
+
+/**
  * The call's model on its route; when every origin failed without running the call and the route names a
  * fallback model for it, that model on its own route (its upstream id in the body, its echo rule on the
  * answer). Records which origin answered, and the fallback, on the call for its receipt.
@@ -108,7 +125,7 @@ async function forwardWithFallback(call: Call, signal: AbortSignal, retries: num
     return { answer, model };
   } catch (err) {
     const fallback = model.fallbackModel ? call.runtime.models.get(model.fallbackModel) : undefined;
-    if (!fallback?.upstream || !mayFailOver(err) || signal.aborted) throw err;
+    if (!fallback?.upstream || !mayFailOver(err) || signal.aborted || !fallbackTakes(call, fallback)) throw err;
     const { answer, target } = await forwardRoute(fallback.upstream, { ...call.forward!, model: fallback.upstreamModel }, signal, retries);
     upstreamMetrics.fallbacks.inc({ model: model.id, fallback: fallback.id });
     call.upstreamOrigin = `${fallback.route}/${target.name}`;

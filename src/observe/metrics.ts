@@ -166,6 +166,9 @@ export const upstreamMetrics = {
     name: 'portcullis_upstream_origin_up',
     help: '1 when an origin takes calls, 0 while it is ejected or fails its active health check.',
     labelNames: ['route', 'origin'] as const,
+    // Under PORTCULLIS_WORKERS each worker judges an origin itself: the supervisor shows the lowest (0 when
+    // any worker has ejected it), never a sum that would read 2 for "up".
+    aggregator: 'min',
     registers: [registry],
   }),
   failovers: new Counter({

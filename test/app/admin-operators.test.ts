@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { createLogger } from '../../src/log.js';
+import { cli } from '../helpers/cli.js';
 import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
@@ -112,6 +113,61 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
     const logged = JSON.stringify(lines);
     for (const secret of [...Object.values(TOKENS), gw.adminToken]) expect(logged).to.not.include(secret);
     expect(logged).to.not.include(p.id);
+  });
+
+  it('logs and answers a refusal with the route pattern, never the raw path (which may carry a token or an id)', async () => {
+    const p = await gw.principal();
+    const before = lines.length;
+    const paths = [`/applications/${p.token}/approve`, `/applications/${encodeURIComponent(p.id)}/refuse`, `/nothing/${p.token}`];
+    for (const path of paths) {
+      const res = await as(TOKENS.PORTCULLIS_OPS_AUDITOR, 'POST', path, {});
+      expect(res.status).to.equal(403);
+      expect(res.body.error.code).to.equal('admin-forbidden');
+      expect(res.body.error.message).to.not.include(p.token).and.not.include(p.id);
+    }
+    const refused = lines.slice(before).filter((l) => l['event'] === 'admin.request' && l['refused'] === true);
+    expect(refused.map((l) => l['route'])).to.deep.equal(['/admin/applications/:id/approve', '/admin/applications/:id/refuse', '(no route)']);
+    const logged = JSON.stringify(lines.slice(before));
+    expect(logged).to.not.include(p.token);
+    expect(logged).to.not.include(p.id);
+  });
+
+  it('refuses to start when a named operator token equals PORTCULLIS_ADMIN_TOKEN (it would demote the full operator)', async () => {
+    const root = configRoot();
+    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: auditor, tokenEnv: PORTCULLIS_OPS_SAME, scope: read-only }\n\nroutes:\n'));
+    let error: unknown;
+    try {
+      const g = await startTestGateway({ root, env: { PORTCULLIS_OPS_SAME: 'test-operator-token' } });
+      await g.close();
+    } catch (err) {
+      error = err;
+    }
+    expect(String((error as { problems?: string[] })?.problems)).to.include('/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+    // `portcullis check` says the same where both are set, and nothing where they differ.
+    const same = await cli(['check', '--root', root], { PORTCULLIS_ADMIN_TOKEN: 'one-token', PORTCULLIS_OPS_SAME: 'one-token' });
+    expect(same.code).to.equal(1);
+    expect(same.stderr).to.include('PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+    expect((await cli(['check', '--root', root], { PORTCULLIS_ADMIN_TOKEN: 'one-token', PORTCULLIS_OPS_SAME: 'another' })).code).to.equal(0);
+  });
+
+  it('dumps the start-only settings in force, not the ones a reload read but could not apply, and lists those apart', async () => {
+    const root = configRoot();
+    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: on-call, tokenEnv: PORTCULLIS_OPS_AUDITOR, scope: full }\n\nroutes:\n'));
+    const own = await startTestGateway({ root, env: TOKENS });
+    try {
+      editFile(root, 'config/gateway.yaml', (t) => t.replace('scope: full }', 'scope: read-only }'));
+      const reload = await own.admin('POST', '/reload');
+      expect(reload.body.needsRestart).to.include('admin.operators');
+      const dump = await own.admin('GET', '/config');
+      expect(dump.body.documents['config/gateway.yaml'].admin.operators[0].scope, 'what is served').to.equal('full');
+      expect(dump.body.pendingRestart.settings).to.include('admin.operators');
+      expect(dump.body.pendingRestart.onDisk.admin.operators[0].scope).to.equal('read-only');
+      // And the token does act as the dump says.
+      const res = await fetch(`${own.adminUrl}/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${TOKENS.PORTCULLIS_OPS_AUDITOR}` } });
+      expect(res.status).to.equal(200);
+    } finally {
+      await own.close();
+    }
   });
 
   it('refuses to start when an operator token variable is not set', async () => {

@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request, Agent } from 'node:http';
 import { join } from 'node:path';
 import { configRoot, editFile, FREE_PORTS, REPO } from '../helpers/gateway.js';
@@ -192,6 +192,10 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(run.err()).to.include('"event":"gateway.worker_died"');
     const again = await post(new Agent(), `${apiUrl}/v1/chat/completions`, demoPat, body);
     expect(again.status).to.equal(200);
+    // One demo PAT for the whole start (the one the banner shows), not one per worker or replacement.
+    const demoPrincipal = /demo principal: (\S+)/.exec(run.out())![1]!;
+    const tokens = await fetch(`${adminUrl}/admin/principals/${encodeURIComponent(demoPrincipal)}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(((await tokens.json()) as { data: unknown[] }).data).to.have.length(1);
 
     // SIGTERM to the supervisor: every worker closes and the whole thing exits 0.
     const last = childrenOf(run.child.pid!);
@@ -200,6 +204,35 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(code).to.equal(0);
     for (const pid of last) expect(() => process.kill(pid, 0), `worker ${pid} is gone`).to.throw();
   });
+
+  for (const edit of ['config/gateway.yaml', 'policies/admission/admission.rego'] as const) {
+    it(`a worker replaced while a refused edit of ${edit} sits on disk starts on the configuration being served`, async () => {
+      const run = start({ PORTCULLIS_WORKERS: '2', REDIS_URL: redis.url, PORTCULLIS_ADMIN_TOKEN: 'workers-operator-token' });
+      runs.push(run);
+      if (edit.startsWith('policies/')) cpSync(join(REPO, 'policies'), join(run.root, 'policies'), { recursive: true });
+      await until('the banner', () => /admin API on \S+/.test(run.out()));
+      const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(run.out())!;
+      await until('both workers ready', () => (run.err().match(/"event":"gateway.worker_ready"/g) ?? []).length === 2);
+      const pat = /demo PAT \(blue team\): (\S+)/.exec(run.out())![1]!;
+      appendFileSync(join(run.root, edit), edit.endsWith('.yaml') ? 'bogusKey: 1\n' : '# an edit not yet built\n');
+      const refused = await fetch(`${adminUrl}/admin/reload`, { method: 'POST', headers: { authorization: 'Bearer workers-operator-token' } });
+      expect(refused.status).to.equal(422);
+      await refused.arrayBuffer();
+
+      const workers = childrenOf(run.child.pid!);
+      process.kill(workers[0]!, 'SIGKILL');
+      // A worker started under load (tsx compiles on the fly) may take a while: a longer wait than the default.
+      await until('the replacement started', () => (run.err().match(/"event":"gateway.started"/g) ?? []).length === 3, 90_000);
+      expect(run.err()).to.include('"event":"config.start.last_good"');
+      expect(run.err()).to.not.include('gateway.worker_failed_to_start');
+      expect(run.child.exitCode, 'the supervisor still runs').to.equal(null);
+      for (let i = 0; i < 4; i++) expect((await getFresh(`${apiUrl}/v1/models`, pat)).status).to.equal(200);
+
+      run.child.kill('SIGTERM');
+      const [code] = await once(run.child, 'exit');
+      expect(code).to.equal(0);
+    });
+  }
 
   it('reloads every worker on one admin reload, answering with each one\'s versions, and /metrics adds every worker up', async () => {
     const run = start({
@@ -245,6 +278,10 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
       expect(sumOf(scrape.text, 'portcullis_config_reloads_total', ['result="applied"'])).to.equal(2);
       expect(sumOf(scrape.text, 'portcullis_config_last_reload_success', [])).to.equal(2);
       expect(scrape.text).to.match(/^portcullis_config_last_reload_timestamp_seconds\{worker="2"\} \d+$/m);
+      // A gauge is not added up: an origin up in both workers reads 1, not 2.
+      const up = scrape.text.match(/^portcullis_upstream_origin_up\{[^}]*\} \S+$/gm) ?? [];
+      expect(up, 'origins are reported').to.not.be.empty;
+      for (const line of up) expect(line.endsWith(' 1'), line).to.equal(true);
     }
 
     run.child.kill('SIGTERM');

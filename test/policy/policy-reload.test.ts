@@ -5,7 +5,7 @@
  * gate refuses a deny rule no test reaches, whatever the overall coverage.
  */
 import { execFile } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -99,7 +99,10 @@ describe('policy: a reloadable input', function () {
     const copy = mkdtempSync(join(tmpdir(), 'portcullis-gate-'));
     for (const dir of ['policies', '.regal']) cpSync(join(REPO, dir), join(copy, dir), { recursive: true });
     mkdirSync(join(copy, 'scripts'));
-    for (const f of ['policies-check.sh', 'policies-rule-coverage.mjs', 'tools.env']) cpSync(join(REPO, 'scripts', f), join(copy, 'scripts', f));
+    for (const f of ['policies-check.sh', 'policies-rule-coverage.mjs', 'policies-build.mjs', 'tools.mjs', 'tools.env'])
+      cpSync(join(REPO, 'scripts', f), join(copy, 'scripts', f));
+    // The gate checks deny-rule METADATA with src/policy/deny-rules.ts (through tsx).
+    for (const dir of ['src', 'node_modules']) symlinkSync(join(REPO, dir), join(copy, dir));
     const gate = () =>
       promisify(execFile)('bash', [join(copy, 'scripts/policies-check.sh')]).then(
         () => ({ code: 0, stderr: '' }),

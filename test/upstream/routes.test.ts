@@ -131,6 +131,46 @@ describe('routes: several origins, failover, health, per-route timeouts, fallbac
     }
   });
 
+  it('sends the fallback model only calls its own catalog entry admits (limits and tasks); others fail as the primary did', async () => {
+    const root = configRoot();
+    editFile(root, 'catalog/models.yaml', (t) =>
+      t.replace(
+        /(id: shared-general-b\n\s+team: blue\n\s+route: )shared\n(\s+)tasks: \[[^\]]*\]\n(\s+echo: strict\n\s+)limits: \{[^}]*\}/,
+        '$1backup\n$2tasks: [code-review]\n$3limits: { inputChars: 2000, outputTokens: 8, tools: 0, turns: 2 }',
+      ),
+    );
+    // The primary answers 503 (an origin that did not run the call): the case for a fallback.
+    await sick.behave({ mode: 'status', status: 503 });
+    withSharedRoute(root, `    origin: { baseUrl: "${sick.baseUrl}" }\n`);
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t
+        .replace('      shared-general-a: {}\n      shared-general-b: {}\n', '      shared-general-a: { fallbackModel: shared-general-b }\n')
+        .replace(/^routes:\n/m, `routes:\n  backup:\n    origin: { baseUrl: "${live.baseUrl}" }\n    models:\n      shared-general-b: {}\n`),
+    );
+    const gw = await startTestGateway({ root });
+    try {
+      const p = await gw.principal();
+      const hello = { role: 'user', content: 'hello' };
+      const beyond = [
+        { ...ask, task: 'code-review', max_tokens: 16 },
+        { ...ask, task: 'remediation', max_tokens: 8 },
+        { ...ask, task: 'code-review', max_tokens: 8, messages: [hello, { role: 'assistant', content: 'hi' }, hello] },
+        { ...ask, task: 'code-review', max_tokens: 8, messages: [{ role: 'user', content: 'x'.repeat(2500) }] },
+      ];
+      for (const body of beyond) {
+        const res = await gw.chat(p.token, body);
+        expect(res.status, JSON.stringify(res.body)).to.not.equal(200);
+        expect(res.body.error.code).to.be.a('string');
+      }
+      expect(await live.requests(), 'the fallback origin was sent nothing its catalog entry refuses').to.have.length(0);
+      const within = await gw.chat(p.token, { ...ask, task: 'code-review', max_tokens: 8 });
+      expect(within.status, JSON.stringify(within.body)).to.equal(200);
+      expect(await live.requests()).to.have.length(1);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('refuses a fallback of another team or on the same route, naming the file and path', async () => {
     const root = configRoot();
     editFile(root, 'config/gateway.yaml', (t) => t.replace('      shared-general-a: {}\n', '      shared-general-a: { fallbackModel: red-whitehacker-a }\n'));
