@@ -35,7 +35,9 @@ describe('guard: shared scan work', () => {
   // Every line of the intent corpus (benign and harmful), as one-text requests and as requests of three
   // consecutive lines (an ask split across messages), plus the clean corpus files.
   const dir = `${FIXTURES_DIR}intent/`;
-  const lines = readdirSync(dir)
+  const lines = readdirSync(dir, { withFileTypes: true })
+    .filter((d) => d.isFile())
+    .map((d) => d.name)
     .sort()
     .flatMap((f) => readFileSync(dir + f, 'utf8').split('\n'))
     .filter((l) => l.trim() !== '');
