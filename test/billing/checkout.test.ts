@@ -188,7 +188,7 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     );
     const before = await b.get('api', '/v1/billing/status');
     expect(before.body.balances[0].grantedMicroUSD).to.equal(0);
-    const paid = event('invoice.paid', { id: `in_${id}`, object: 'invoice', status: 'paid', customer, amount_paid: 2000, billing_reason: 'subscription_create', lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, quantity: 1, metadata: {} }] }, metadata: {}, parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } } });
+    const paid = event('invoice.paid', { id: `in_${id}`, object: 'invoice', status: 'paid', customer, currency: 'usd', amount_paid: 2000, billing_reason: 'subscription_create', lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, quantity: 1, metadata: {} }] }, metadata: {}, parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } } });
     for (let i = 0; i < 5; i++) expect((await deliver(w.gw.apiUrl, paid)).status).to.equal(200);
     const after = await b.get('api', '/v1/billing/status');
     expect(after.body.plan).to.equal('pro');
