@@ -69,7 +69,9 @@ describe('MCP abuse does not slow the API host', function () {
       abuser.kill();
     }
     const answered = counts;
-    const ratio = abused / Math.max(idle, 1);
+    // The ratio is taken over at least 5 ms of idle: a 1 ms idle median on a quiet loopback would make a
+    // machine's own scheduling noise look like a stall. Before the bounds the API's median went to 672 ms.
+    const ratio = abused / Math.max(idle, 5);
     expect(ratio, `idle ${idle.toFixed(2)} ms, abused ${abused.toFixed(2)} ms, ${JSON.stringify(answered)}`).to.be.below(FACTOR);
     expect(answered['batchRefused']).to.be.greaterThan(0);
     expect(answered['batchRun']).to.equal(0);
