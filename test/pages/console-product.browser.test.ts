@@ -2,8 +2,8 @@
  * The console read as a product, in Chromium: statuses in plain words with the code kept small for support,
  * a Security section that says what is true right after an action (not "off" above "on"), Billing without a
  * payment processor that says what to do instead and offers no live Buy button, plans in price order, the
- * receipts' "At" column filled, the acceptable-use policy linked, a favicon, and a layout that fits a 390 px
- * phone. Every state passes axe-core with no serious or critical violation.
+ * receipts' "At" column filled, the acceptable-use policy linked, the person's scope applications listed with
+ * their state (updated in place when one is sent), a favicon, and a layout that fits a 390 px phone. Every state passes axe-core with no serious or critical violation.
  *
  * The account is made by the CLI's software passkey (as a person without a browser would) and its session
  * cookie handed to the browser. With PORTCULLIS_SCREENSHOTS=docs the states are saved to docs/images/ (how
@@ -162,6 +162,37 @@ describe('the console as a product (Chromium)', function () {
     const href = (await page.locator('#aup-link').getAttribute('href'))!;
     const secure = (await (await fetch(href)).json()) as { compliance: { aup: unknown } };
     expect(secure.compliance.aup).to.be.an('object');
+  });
+
+  it('Verification lists the person\'s applications with their state in words, updated in place when one is sent', async () => {
+    const { page } = bp;
+    await signedIn();
+    await open(page, 'verification');
+    expect(await page.locator('#applications').textContent()).to.equal('No application yet.');
+    await page.getByLabel('Scope id').fill('acme-app');
+    await page.getByLabel(/^Target/).fill('github.com/acme/app');
+    await page.getByLabel('Purpose').fill('triage the findings of our own fuzzing runs');
+    await page.getByLabel(/I accept the acceptable-use policy/).check();
+    await page.getByLabel(/runs no tools/).check();
+    await page.getByRole('button', { name: 'Submit application' }).click();
+    const row = page.locator('#applications tbody tr');
+    await row.waitFor();
+    expect(await page.locator('#application-result').textContent()).to.contain('waiting for review');
+    expect(await row.locator('td').first().textContent()).to.equal('acme-app');
+    const state = (await row.locator('td').last().textContent())!;
+    expect(state).to.match(/^Waiting for review: an operator approves or refuses it/);
+    expect(state).to.not.contain('submitted');
+    const id = (await row.locator('code.code-ref').textContent())!;
+    expect(id).to.match(/^app_/);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+
+    // The operator decides; the next visit to the section says so, in words, with the operator's note.
+    expect((await gw.admin('POST', `/applications/${id}/approve`, { note: 'own repository' })).status).to.equal(200);
+    await page.reload();
+    await page.locator('#applications tbody tr').waitFor();
+    expect(await page.locator('#applications tbody tr td').last().textContent()).to.match(/^Approved \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: the scope is open \(“own repository”\)\. app_/);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await shot(page, 'console-applications.png');
   });
 
   it('fits a 390 px phone: no sideways scrolling, the section starts on the first screen', async () => {
