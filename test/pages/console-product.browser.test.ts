@@ -11,16 +11,14 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js';
-import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
+import { launchBrowser, openPage, screenshot, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 import { cli } from '../helpers/cli.js';
 import { codeAt } from '../../src/totp/codes.js';
-
-const SHOTS = process.env['PORTCULLIS_SCREENSHOTS'] === 'docs' ? join(REPO, 'docs/images') : join(REPO, 'test/artifacts');
 
 describe('the console as a product (Chromium)', function () {
   this.timeout(90_000);
@@ -32,7 +30,6 @@ describe('the console as a product (Chromium)', function () {
     execFileSync(process.execPath, [join(REPO, 'scripts/web-build.mjs')], { stdio: 'inherit' });
     gw = await startTestGateway(); // no payment processor configured
     browser = await launchBrowser();
-    mkdirSync(SHOTS, { recursive: true });
   });
   after(async () => {
     await browser?.close();
@@ -64,7 +61,6 @@ describe('the console as a product (Chromium)', function () {
     await page.waitForFunction("!document.querySelector('main')?.textContent?.includes('Loading')");
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, name), fullPage: true });
 
   it('Home: the research status and next step in plain words, the code small beside them; a favicon', async () => {
     const { page } = bp;
@@ -79,7 +75,7 @@ describe('the console as a product (Chromium)', function () {
     const icon = await page.locator('link[rel="icon"]').getAttribute('href');
     expect((await fetch(`${gw.origins.console}${icon}`)).headers.get('content-type')).to.equal('image/svg+xml');
     expect(await seriousViolations(page)).to.deep.equal([]);
-    await shot(page, 'console-home.png');
+    await screenshot(page, 'console-home.png');
   });
 
   it('Billing without a payment processor: says so and what to do instead, no live Buy button; plans by price; receipts dated', async () => {
@@ -103,7 +99,7 @@ describe('the console as a product (Chromium)', function () {
     expect(at?.trim()).to.not.equal('');
     expect(at).to.not.equal('—');
     expect(await seriousViolations(page)).to.deep.equal([]);
-    await shot(page, 'console-billing.png');
+    await screenshot(page, 'console-billing.png');
   });
 
   it('Security: after turning two-factor on, the section says on (and only on), without a reload', async () => {
@@ -192,7 +188,7 @@ describe('the console as a product (Chromium)', function () {
     await page.locator('#applications tbody tr').waitFor();
     expect(await page.locator('#applications tbody tr td').last().textContent()).to.match(/^Approved \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: the scope is open \(“own repository”\)\. app_/);
     expect(await seriousViolations(page)).to.deep.equal([]);
-    await shot(page, 'console-applications.png');
+    await screenshot(page, 'console-applications.png');
   });
 
   it('fits a 390 px phone: no sideways scrolling, the section starts on the first screen', async () => {
@@ -206,7 +202,7 @@ describe('the console as a product (Chromium)', function () {
       expect(width, `${section}: page width`).to.be.at.most(390);
       const top = (await page.locator('main h1').boundingBox())!.y;
       expect(top, `${section}: where the section starts`).to.be.below(844 / 3);
-      if (section === 'billing') await shot(page, 'console-phone-billing.png');
+      if (section === 'billing') await screenshot(page, 'console-phone-billing.png');
     }
     expect(await seriousViolations(page)).to.deep.equal([]);
   });
