@@ -160,10 +160,13 @@ describe('the console as a product (Chromium)', function () {
     expect(secure.compliance.aup).to.be.an('object');
   });
 
-  it('Verification lists the person\'s applications with their state in words, updated in place when one is sent', async () => {
+  it('Verification states verification, research status and each application in words, the list updated in place when one is sent', async () => {
     const { page } = bp;
     await signedIn();
     await open(page, 'verification');
+    // The section's state lines in words too, their codes small beside them.
+    expect(await page.locator('#ekyc-state').textContent()).to.equal('Not verified yet. none');
+    expect(await page.locator('#research-status').textContent()).to.match(/^Red-team models open once you verify a card\..* verification-required$/);
     expect(await page.locator('#applications').textContent()).to.equal('No application yet.');
     await page.getByLabel('Scope id').fill('acme-app');
     await page.getByLabel(/^Target/).fill('github.com/acme/app');

@@ -9,7 +9,7 @@
 import { call, origins } from '../api.js';
 import { busy, dateText, h } from '../dom.js';
 import type { Section } from './section.js';
-import type { ResearchStatus } from './research.js';
+import { type ResearchStatus, reasonText } from './research.js';
 
 /** GET /v1/research/ekyc/status: the overall state and the checks behind it (evidence references only). */
 interface EkycStatus {
@@ -18,6 +18,22 @@ interface EkycStatus {
   rung: string | null;
   level: string | null;
   expiresAt: string | null;
+}
+
+/** The verification state in words; the state's code stays beside it, small, for support. */
+function ekycText(e: EkycStatus): string {
+  switch (e.state) {
+    case 'none':
+      return 'Not verified yet.';
+    case 'pending':
+      return 'Started: the payment processor confirms it within seconds of your finishing there; reload to see it.';
+    case 'verified':
+      return `Verified${e.rung ? `: rung ${e.rung}${e.level ? ` (${e.level})` : ''}` : ''}.`;
+    case 'refused':
+      return e.reason ? reasonText(e.reason) : 'The payment processor did not accept it: try again, or with another card.';
+    case 'expired':
+      return 'Expired: verify again to keep red-team models open.';
+  }
 }
 
 /** The acceptable-use policy in force, as GET /v1/secure publishes it with the rung table. */
@@ -131,8 +147,12 @@ export const verification: Section = {
 
     into.append(
       h('dl', { class: 'facts' },
-        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, ekyc.state + (ekyc.reason ? ` (${ekyc.reason})` : '')),
-        h('dt', {}, 'Research status'), h('dd', { id: 'research-status' }, research.status === 'eligible' ? 'eligible' : `pending: ${research.reason}`),
+        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, ekycText(ekyc), ' ', h('code', { class: 'code-ref', title: 'for support' }, ekyc.reason ?? ekyc.state)),
+        h('dt', {}, 'Research status'),
+        h('dd', { id: 'research-status' },
+          ...(research.status === 'eligible'
+            ? ['Eligible: you can call red-team models.']
+            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')])),
         h('dt', {}, 'Expires'), h('dd', {}, dateText(ekyc.expiresAt)),
       ),
       h('h2', {}, 'Verify'),
