@@ -202,6 +202,7 @@ void call<{ valid: boolean; secondFactor?: string }>('auth', 'GET', '/v1/session
   .then((s) => {
     if (!s.valid && s.secondFactor === 'totp') askSecondFactor(true);
   })
+  // Unanswered, the methods simply stay offered: the first one used reports what is wrong.
   .catch(() => undefined);
 
 /**
