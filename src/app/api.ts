@@ -42,7 +42,7 @@ import { secure } from '../routes/secure.js';
 import { serveOpenApi } from '../openapi/route.js';
 import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
-import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
+import { issueAccountToken, listAccountApplications, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 import { ownReceipts, usageSummary } from '../routes/usage.js';
 import { consoleCors } from '../pages/console-cors.js';
 
@@ -141,6 +141,7 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/account/api-token', issueAccountToken(deps));
   router.get('/v1/account/api-tokens', listAccountTokens(deps));
   router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
+  router.get('/v1/account/applications', listAccountApplications(deps));
 
   // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
   const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);
