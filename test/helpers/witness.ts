@@ -40,6 +40,8 @@ export interface Witness {
   url: string;
   /** What it logged (klog, stderr), e.g. its "INCONSISTENT CHECKPOINTS" alarm. */
   output(): string;
+  /** SIGSTOP freezes it (requests hang), SIGCONT thaws it: a witness that is down for a while. */
+  signal(sig: 'SIGSTOP' | 'SIGCONT'): void;
   stop(): Promise<void>;
 }
 
@@ -73,8 +75,10 @@ export async function startWitness(opts: { name: string; origin: string; logKey:
       vkey: witnessVerifierKey(opts.name, publicKey),
       url: `http://127.0.0.1:${port}`,
       output: () => log,
+      signal: (sig) => void child.kill(sig),
       async stop() {
-        if (child.exitCode !== null || child.signalCode !== null) return;
+        if (child.exitCode !== null || (child.signalCode !== null && child.signalCode !== 'SIGSTOP' && child.signalCode !== 'SIGCONT')) return;
+        child.kill('SIGCONT');
         const gone = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
         await gone;

@@ -26,6 +26,7 @@ import { provenReceipt } from '../helpers/receipts.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
+import { createLogger } from '../../src/log.js';
 import { claimedSize, verifierKey } from '../../src/receipts/note.js';
 import { countCosignatures, parseWitnessKey, witnessVerifierKey } from '../../src/receipts/witness/cosignature.js';
 
@@ -63,11 +64,12 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
   let upstream: RecordingUpstream;
   let a: TestGateway;
   const others: Array<{ close(): Promise<void> } | { stop(): Promise<void> }> = [];
+  const warnings: string[] = [];
 
   before(async () => {
     witness = await startWitness({ name: 'witness.portcullis.test/w1', origin: NAME, logKey: verifierKey(NAME, publicKey) });
     [redis, upstream] = await Promise.all([startRedisServer(), startRecordingUpstream()]);
-    a = await startTestGateway({ root: witnessedRoot(witness), upstreamUrl: upstream.baseUrl, redisUrl: redis.url, env: { PORTCULLIS_RECEIPT_KEY: privatePem } });
+    a = await startTestGateway({ root: witnessedRoot(witness), upstreamUrl: upstream.baseUrl, redisUrl: redis.url, env: { PORTCULLIS_RECEIPT_KEY: privatePem }, log: createLogger('warn', (l) => void warnings.push(l)) });
   });
   after(async () => {
     for (const o of others.reverse()) await ('close' in o ? o.close() : o.stop());
@@ -183,5 +185,34 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     // A's reader, with the same witness, is satisfied.
     const fine = await cli(['receipt', 'verify', file(JSON.stringify(seenByA)), '--key', keyFile, '--witness', witness.vkey]);
     expect(fine.code, fine.stderr).to.equal(0);
+  });
+
+  it('keeps the log going while a witness is down, says so, and has the witness catch up once it is back', async () => {
+    const p = await a.principal();
+    const w = parseWitnessKey(witness.vkey);
+    witness.signal('SIGSTOP');
+    let during: Record<string, any>;
+    try {
+      const r = await a.chat(p.token, body());
+      during = await provenReceipt(a.apiUrl, p.token, r.body.receiptId as string);
+    } finally {
+      witness.signal('SIGCONT');
+    }
+    // Stored and served without the cosignature; the gateway logged why.
+    expect(countCosignatures(during['checkpoint'], [w]).cosigned).to.have.length(0);
+    const refused = warnings.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['event'] === 'receipts.witness.refused');
+    expect(refused.map((l) => l['witness'])).to.include(witness.name);
+    expect(JSON.stringify(refused)).to.contain('cannot reach the witness');
+    const notYet = await cli(['receipt', 'verify', file(JSON.stringify(during)), '--key', keyFile, '--witness', witness.vkey]);
+    expect(notYet.code).to.equal(1);
+    expect(notYet.stderr).to.contain('or it has not been witnessed yet');
+
+    // Back up: the next checkpoint reaches it with a proof from the size it holds, and is cosigned.
+    const r = await a.chat(p.token, body());
+    const after = await provenReceipt(a.apiUrl, p.token, r.body.receiptId as string);
+    expect(claimedSize(after['checkpoint'])).to.be.greaterThan(claimedSize(during['checkpoint'])!);
+    expect(countCosignatures(after['checkpoint'], [w]).cosigned).to.have.length(1);
+    const ok = await cli(['receipt', 'verify', file(JSON.stringify(after)), '--key', keyFile, '--witness', witness.vkey]);
+    expect(ok.code, ok.stderr).to.equal(0);
   });
 });
