@@ -37,12 +37,16 @@ const dir = mkdtempSync(join(tmpdir(), 'witnessed-'));
 const keyFile = join(dir, 'receipt-key.pub.pem');
 writeFileSync(keyFile, publicKey.export({ type: 'spki', format: 'pem' }).toString());
 
+/**
+ * A witness has half the lease to answer (src/receipts/service.ts): 2 s here, so a witness slowed down by a
+ * busy machine still cosigns, while the fork's gateway takes the copied lease over within 4 s.
+ */
 function witnessedRoot(witness: Witness): string {
   const root = configRoot();
   editFile(
     root,
     'config/gateway.yaml',
-    (t) => `${t}\nreceipts:\n  logName: ${NAME}\n  checkpointEveryMs: 200\n  leaseMs: 1500\n  witnesses:\n    - key: ${witness.vkey}\n      url: ${witness.url}\n`,
+    (t) => `${t}\nreceipts:\n  logName: ${NAME}\n  checkpointEveryMs: 200\n  leaseMs: 4000\n  witnesses:\n    - key: ${witness.vkey}\n      url: ${witness.url}\n`,
   );
   return root;
 }
@@ -157,7 +161,7 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     const x = await a.chat(p.token, body());
     const seenByA = await provenReceipt(a.apiUrl, p.token, x.body.receiptId as string);
     const y = await b.chat(p.token, body());
-    const seenByB = await provenReceipt(b.apiUrl, p.token, y.body.receiptId as string, 10_000);
+    const seenByB = await provenReceipt(b.apiUrl, p.token, y.body.receiptId as string, 15_000);
     const [cpA, cpB] = [seenByA['checkpoint'] as string, seenByB['checkpoint'] as string];
     expect(claimedSize(cpB)).to.equal(claimedSize(cpA));
     expect(cpB.split('\n')[2]).to.not.equal(cpA.split('\n')[2]);
@@ -194,7 +198,7 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     let during: Record<string, any>;
     try {
       const r = await a.chat(p.token, body());
-      during = await provenReceipt(a.apiUrl, p.token, r.body.receiptId as string);
+      during = await provenReceipt(a.apiUrl, p.token, r.body.receiptId as string, 10_000);
     } finally {
       witness.signal('SIGCONT');
     }
