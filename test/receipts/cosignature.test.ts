@@ -63,7 +63,8 @@ describe('witness cosignatures (C2SP tlog-cosignature)', () => {
     const k = generateKeyPairSync('ed25519').publicKey;
     const vkey = witnessVerifierKey('w.test', k);
     expect(parseWitnessKey(vkey).name).to.equal('w.test');
-    const [name, id, key] = vkey.split('+') as [string, string, string];
+    // The base64 key may hold '+' itself: only the first two split.
+    const [, name, id, key] = /^([^+]+)\+([^+]+)\+(.+)$/.exec(vkey) as unknown as [string, string, string, string];
     const raw = Buffer.from(key, 'base64');
     raw[0] = 0x01; // a log's (signed-note) key, not a cosigner's
     expect(() => parseWitnessKey(`${name}+${id}+${raw.toString('base64')}`)).to.throw(/not a cosignature\/v1 Ed25519 key/);
