@@ -39,8 +39,8 @@ const USAGE = `usage:
   portcullis admin application refuse <id> --reason TEXT
   portcullis admin data-key new                                # prints a new data key (offline)
   portcullis admin data-key rewrap                             # re-seals every stored secret under the first key
-  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
-  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
+  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR] [--witness vkey]... [--witnesses-required k]
+  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file] [--witness vkey]... [--witnesses-required k]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
   portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
       (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)

@@ -9,6 +9,7 @@
  */
 import { ConfigError, loadDocument, type LoadedDocument } from './documents.js';
 import { HOST_NAMES, type BillingDoc, type GatewayDoc, type ModelsDoc, type RungsDoc } from './types.js';
+import { parseWitnessKey } from '../receipts/witness/cosignature.js';
 
 export const DOCUMENT_FILES = {
   models: 'catalog/models.yaml',
@@ -139,6 +140,17 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
       }
     }
   }
+  // A witness's key must be a cosignature/v1 Ed25519 verifier key whose id matches (the schema checks its shape only).
+  const witnessNames = new Set<string>();
+  (b.gateway.data.receipts?.witnesses ?? []).forEach((w, i) => {
+    try {
+      const { name } = parseWitnessKey(w.key);
+      if (witnessNames.has(name)) at(b.gateway.file, `/receipts/witnesses/${i}/key`, `repeats witness "${name}"`);
+      witnessNames.add(name);
+    } catch (err) {
+      at(b.gateway.file, `/receipts/witnesses/${i}/key`, (err as Error).message);
+    }
+  });
   return problems;
 }
 

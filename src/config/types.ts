@@ -170,7 +170,7 @@ export interface GatewayDoc {
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };
   /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
-  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
+  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number; witnesses?: Array<{ key: string; url: string }> };
   /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
   wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;
