@@ -62,7 +62,7 @@ export function createApiApp(deps: Deps): Koa {
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine, deps.decisions), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
   const limits = deps.limiter;
