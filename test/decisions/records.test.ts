@@ -30,7 +30,7 @@ describe('decision records bound to receipts (real redis and upstream)', functio
     const secret = await w.gw.chat(p.token, { ...body(), messages: [{ role: 'user', content: prompt }] });
     expect(plain.status).to.equal(200);
     expect(secret.status).to.equal(200);
-    const key = publicKeyFromPem((await (await fetch(`${w.gw.apiUrl}/v1/secure`)).json()).receiptLog.publicKeyPem);
+    const key = publicKeyFromPem(((await (await fetch(`${w.gw.apiUrl}/v1/secure`)).json()) as any).receiptLog.publicKeyPem);
 
     for (const [res, findings] of [[plain, []], [secret, ['secret-hygiene']]] as const) {
       const receipt = await provenReceipt(w.gw.apiUrl, p.token, res.body.receiptId);
