@@ -15,6 +15,7 @@ import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
 import { recoveryCommand } from './recovery.js';
+import { CliUsage, decisionCommand } from './decision.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -41,6 +42,7 @@ const USAGE = `usage:
   portcullis admin data-key rewrap                             # re-seals every stored secret under the first key
   portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
   portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
+  portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
   portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
       (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)
@@ -284,6 +286,7 @@ export async function run(argv: string[]): Promise<number> {
     if (command === 'receipt') return await receiptCommand(rest);
     if (command === 'passkey') return await passkeyCommand(rest);
     if (command === 'recovery') return await recoveryCommand(rest);
+    if (command === 'decision') return await decisionCommand(rest);
     if (command === undefined || command === 'help') {
       process.stdout.write(`${USAGE}\n`);
       return 0;
@@ -291,7 +294,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: unknown command: ${command}\n${USAGE}\n`);
     return 2;
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof CliUsage || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`portcullis: ${(err as Error).message}\n`);
       return 2;
     }
