@@ -16,6 +16,7 @@ import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
 import { recoveryCommand } from './recovery.js';
 import { CliUsage, decisionCommand } from './decision.js';
+import { policyImpactCommand } from './policy-impact.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -43,6 +44,7 @@ const USAGE = `usage:
   portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
   portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
   portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]
+  portcullis policy impact [--candidate DIR] [--since 24h] [--until TIME] [--root DIR] [--json]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
   portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
       (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)
@@ -287,6 +289,7 @@ export async function run(argv: string[]): Promise<number> {
     if (command === 'passkey') return await passkeyCommand(rest);
     if (command === 'recovery') return await recoveryCommand(rest);
     if (command === 'decision') return await decisionCommand(rest);
+    if (command === 'policy' && rest[0] === 'impact') return await policyImpactCommand(rest.slice(1));
     if (command === undefined || command === 'help') {
       process.stdout.write(`${USAGE}\n`);
       return 0;

@@ -7,6 +7,12 @@
  *                                              back from now — 90m, 24h, 7d — or an ISO time)
  *   GET /admin/decisions/receipt/{receiptId}   a receipt with its log proof and its decision record: what
  *                                              `portcullis decision replay <receipt id>` starts from
+ *   GET /admin/policy/impact?since=24h&until=  the impact report (impact.ts) of the policy and rules now on the
+ *                                              gateway's disk — what a reload would load — over the live
+ *                                              decisions of the period; remembered for `requireImpactReport`
+ * And, ahead of POST /admin/reload: with `policy.requireImpactReport`, a reload whose policy or rules differ
+ * from the live ones is refused 409 `impact-report-required` until an impact report was made for exactly
+ * that candidate. A candidate that does not load passes on, for the reload to refuse it by name.
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -14,6 +20,10 @@ import type { Deps } from '../app/deps.js';
 import { GatewayError } from '../errors.js';
 import { withProof } from '../receipts/proofs.js';
 import { MAX_LIST } from './store.js';
+import { fingerprintOf, loadCandidate } from './candidate.js';
+import { impactOf } from './impact.js';
+import type { PolicyData } from '../policy/engine.js';
+import type { Runtime } from '../config/compile.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -35,8 +45,44 @@ export function period(ctx: Context, now: number): { from: number; to: number } 
   return { from, to };
 }
 
-export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions' | 'store' | 'receipts' | 'now'>): void {
+/** The live runtime's policy-and-rules fingerprint, as a candidate's is made. */
+export function liveFingerprint(runtime: Runtime): string {
+  const b = runtime.bundle;
+  return fingerprintOf(runtime.policy.sha256, b.models.sha256, b.rungs.sha256, b.guardrails.sha256);
+}
+
+export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions' | 'store' | 'receipts' | 'now' | 'holder'>): void {
   const store = deps.decisions.store;
+  router.get('/policy/impact', async (ctx) => {
+    const now = deps.now();
+    const { from, to } = period(ctx, now);
+    const root = deps.holder.current.bundle.root;
+    let candidate;
+    try {
+      candidate = await loadCandidate(root, root);
+    } catch (err) {
+      throw new GatewayError('config-invalid', (err as Error).message);
+    }
+    const records = await store.list(from, to, MAX_LIST, now);
+    const dataFor = async (sha: string) => {
+      const v = await store.getVersion('policy-data', sha);
+      return v ? (JSON.parse(v.content) as PolicyData) : null;
+    };
+    const report = await impactOf(records, candidate, dataFor, { from, to });
+    await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
+    ctx.body = report;
+  });
+  router.post('/reload', async (ctx, next) => {
+    const runtime = deps.holder.current;
+    if (!runtime.gateway.policy?.requireImpactReport) return next();
+    const root = runtime.bundle.root;
+    const candidate = await loadCandidate(root, root).catch(() => null);
+    if (!candidate || candidate.fingerprint === liveFingerprint(runtime) || (await store.reported(candidate.fingerprint))) return next();
+    throw new GatewayError(
+      'impact-report-required',
+      `the policy or rules on disk (policy ${candidate.policy.version}, rules ${candidate.documents.rungs.version}, guardrails ${candidate.documents.guardrails.version}) differ from the live ones and no impact report was made for them: GET /admin/policy/impact (or portcullis policy impact) first`,
+    );
+  });
   router.get('/decisions', async (ctx) => {
     const { from, to } = period(ctx, deps.now());
     const raw = ctx.query['limit'];

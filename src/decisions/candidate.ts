@@ -32,6 +32,11 @@ export interface Candidate {
   evaluatorFor(available: Record<string, boolean>): Promise<{ data: PolicyData; dataSha256: string; evaluator: Evaluator }>;
 }
 
+/** Names a policy-and-rules combination exactly: SHA-256 over the hashes of the wasm, catalog, rungs and guardrails. */
+export function fingerprintOf(policy: string, catalog: string, rungs: string, guardrails: string): string {
+  return createHash('sha256').update([policy, catalog, rungs, guardrails].join('\n')).digest('hex');
+}
+
 function doc<T>(dir: string, fallbackRoot: string, file: string): LoadedDocument<T> {
   return loadDocument<T>(existsSync(join(dir, file)) ? dir : fallbackRoot, file);
 }
@@ -53,9 +58,7 @@ export async function loadCandidate(dir: string, fallbackRoot: string): Promise<
     rungs: { file: docs.rungs.file, version: docs.rungs.version, sha256: docs.rungs.sha256 },
     guardrails: { file: docs.guardrails.file, version: docs.guardrails.version, sha256: docs.guardrails.sha256 },
   };
-  const fingerprint = createHash('sha256')
-    .update([sha256, documents.catalog.sha256, documents.rungs.sha256, documents.guardrails.sha256].join('\n'))
-    .digest('hex');
+  const fingerprint = fingerprintOf(sha256, documents.catalog.sha256, documents.rungs.sha256, documents.guardrails.sha256);
   const cache = new Map<string, Promise<{ data: PolicyData; dataSha256: string; evaluator: Evaluator }>>();
   return {
     root: dir,
