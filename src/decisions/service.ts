@@ -102,7 +102,7 @@ export class Decisions {
           result: answer.decision,
           bundles: { admission: { revision: answer.policy.sha256 } },
           labels: { app: 'portcullis', kind: 'shadow', changed: changes.join(',') },
-          versions: { ...live.versions, policy: answer.policy.version },
+          versions: { ...live.versions, ...answer.versions },
           documents: answer.documents,
           shadow_of: live.decision_id,
         },

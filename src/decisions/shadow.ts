@@ -47,6 +47,8 @@ export interface ShadowAnswer {
   policy: { version: string; sha256: string };
   dataSha256: string;
   documents: Record<string, string>;
+  /** The candidate's versions, by the names a receipt's `decision.versions` uses. */
+  versions: Record<string, string>;
 }
 
 export class Shadow {
@@ -73,6 +75,13 @@ export class Shadow {
     if (!candidate) return null;
     const { evaluator, dataSha256 } = await candidate.evaluatorFor(availability(runtimeFacts(runtime).data));
     const documents = Object.fromEntries(Object.entries(candidate.documents).map(([k, d]) => [k, d.sha256]));
-    return { decision: evaluator.decide(input), policy: candidate.policy, dataSha256, documents: { policy: candidate.policy.sha256, 'policy-data': dataSha256, ...documents } };
+    const d = candidate.documents;
+    return {
+      decision: evaluator.decide(input),
+      policy: candidate.policy,
+      dataSha256,
+      documents: { policy: candidate.policy.sha256, 'policy-data': dataSha256, ...documents },
+      versions: { policy: candidate.policy.version, rules: d.rungs.version, guardrails: d.guardrails.version, catalog: d.catalog.version },
+    };
   }
 }
