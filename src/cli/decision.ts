@@ -25,7 +25,7 @@ import { findOpa } from '../decisions/evaluate.js';
 
 export class CliUsage extends Error {}
 
-export function adminBase(): string {
+function adminBase(): string {
   const env = process.env;
   return (env['PORTCULLIS_ADMIN_URL'] ?? `http://127.0.0.1:${env['PORTCULLIS_ADMIN_PORT'] ?? '8090'}`).replace(/\/+$/, '');
 }

@@ -46,7 +46,7 @@ export function period(ctx: Context, now: number): { from: number; to: number } 
 }
 
 /** The live runtime's policy-and-rules fingerprint, as a candidate's is made. */
-export function liveFingerprint(runtime: Runtime): string {
+function liveFingerprint(runtime: Runtime): string {
   const b = runtime.bundle;
   return fingerprintOf(runtime.policy.sha256, b.models.sha256, b.rungs.sha256, b.guardrails.sha256);
 }

@@ -12,7 +12,7 @@ import { principalHash, type DecisionRecord } from './record.js';
 import { answerOf, decisionChanges } from './shadow.js';
 import { availability } from './versions.js';
 
-export interface ImpactChange {
+interface ImpactChange {
   decision_id: string;
   receipt_id: string;
   timestamp: string;
@@ -43,7 +43,7 @@ export interface ImpactReport {
   changes: ImpactChange[];
 }
 
-export const EXAMPLES = 10;
+const EXAMPLES = 10;
 
 export async function impactOf(
   records: readonly DecisionRecord[],

@@ -45,7 +45,7 @@ export interface DecisionRecord {
 }
 
 /** The record's RFC 8785 (JCS) form: the bytes its hash is taken over. */
-export function canonicalRecord(record: DecisionRecord): string {
+function canonicalRecord(record: DecisionRecord): string {
   const text = canonicalize(record);
   if (text === undefined) throw new TypeError('decision record cannot be canonicalized');
   return text;

@@ -23,7 +23,7 @@ import type { StoredVersion } from './store.js';
 import { availability, candidateData, dataDocument, versionBytes } from './versions.js';
 import { opaEvaluate, wasmEvaluator } from './evaluate.js';
 
-export interface ReplayCheck {
+interface ReplayCheck {
   check: string;
   ok: boolean;
   detail: string;
@@ -41,7 +41,7 @@ export interface ReplayReport {
   engines: string[];
 }
 
-export type FetchVersion = (document: string, sha256: string) => Promise<StoredVersion | null>;
+type FetchVersion = (document: string, sha256: string) => Promise<StoredVersion | null>;
 
 /** Every path at which two JSON values differ, with both values. */
 export function differences(recorded: unknown, replayed: unknown, path = 'result'): string[] {

@@ -18,11 +18,11 @@ import { runtimeFacts, runtimeVersions } from './versions.js';
 import { answerOf, decisionChanges, Shadow, shadowMetrics } from './shadow.js';
 import { decisionVersions } from '../config/compile.js';
 
-export const DEFAULT_RETENTION_DAYS = 30;
+const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
 
 /** The retention of decision records (`policy.decisionRetentionDays`, default 30 days). */
-export const retentionMs = (runtime: Runtime): number => (runtime.gateway.policy?.decisionRetentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
+const retentionMs = (runtime: Runtime): number => (runtime.gateway.policy?.decisionRetentionDays ?? DEFAULT_RETENTION_DAYS) * DAY_MS;
 
 export class Decisions {
   readonly store: DecisionStore;

@@ -42,7 +42,7 @@ export function decisionChanges(a: Decision, b: Decision): string[] {
 /** A decision's answer in one word: `admitted`, or its first denial code. */
 export const answerOf = (d: Decision): string => d.denials[0]?.code ?? 'admitted';
 
-export interface ShadowAnswer {
+interface ShadowAnswer {
   decision: Decision;
   policy: { version: string; sha256: string };
   dataSha256: string;

@@ -19,7 +19,7 @@ import type { StoredVersion } from './store.js';
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
 
 /** The files a decision depends on besides the policy, by the names the version history uses. */
-export const DECIDING_DOCUMENTS = { catalog: 'models', rungs: 'rungs', guardrails: 'guardrails' } as const;
+const DECIDING_DOCUMENTS = { catalog: 'models', rungs: 'rungs', guardrails: 'guardrails' } as const;
 /** Served beside them so that anything a receipt names can be fetched. */
 const SERVED_DOCUMENTS = { ...DECIDING_DOCUMENTS, firewall: 'firewall', compliance: 'compliance' } as const;
 
@@ -39,7 +39,7 @@ export function availability(data: PolicyData): Record<string, boolean> {
   return Object.fromEntries(Object.entries(data.catalog.models).map(([id, m]) => [id, m.available]));
 }
 
-export interface RuntimeFacts {
+interface RuntimeFacts {
   data: PolicyData;
   dataSha256: string;
   dataText: string;
