@@ -10,6 +10,7 @@
  * asks for before one. Prints counts by code, per principal hash, and examples; `--json` prints the report.
  * Exit 0 with a report; 2 on usage, a candidate that does not load, or a gateway that cannot be reached.
  */
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config/documents.js';
@@ -18,6 +19,7 @@ import { loadCandidate, type Candidate } from '../decisions/candidate.js';
 import { impactOf, impactText, type ImpactReport } from '../decisions/impact.js';
 import type { DecisionRecord } from '../decisions/record.js';
 import { parseWhen } from '../decisions/admin-routes.js';
+import { pagesOf } from '../decisions/store.js';
 import { adminGet, apiBase, CliUsage, getJson } from './decision.js';
 
 export async function policyImpactCommand(args: string[]): Promise<number> {
@@ -42,6 +44,7 @@ export async function policyImpactCommand(args: string[]): Promise<number> {
     } catch (err) {
       throw new CliUsage((err as Error).message);
     }
+    if (!existsSync(values.candidate)) throw new CliUsage(`no candidate folder ${values.candidate}`);
     let candidate: Candidate;
     try {
       candidate = await loadCandidate(resolve(values.candidate), resolve(values.root ?? process.env['PORTCULLIS_ROOT'] ?? process.cwd()));
@@ -49,13 +52,15 @@ export async function policyImpactCommand(args: string[]): Promise<number> {
       if (err instanceof ConfigError) throw new CliUsage(`the candidate does not load:\n${err.message}`);
       throw err;
     }
-    const listed = await adminGet(`/decisions?since=${encodeURIComponent(new Date(from).toISOString())}&until=${encodeURIComponent(new Date(to).toISOString())}&kind=live&limit=10000`);
+    // Every live record of the period, page by page (the listing answers at most MAX_LIST at a time).
+    const list = async (f: number, t: number, limit: number) =>
+      (await adminGet(`/decisions?since=${encodeURIComponent(new Date(f).toISOString())}&until=${encodeURIComponent(new Date(t).toISOString())}&limit=${limit}`)).data as DecisionRecord[];
     const api = apiBase(values.url);
     const dataFor = async (sha: string) => {
       const v = await getJson(`${api}/v1/secure/history/policy-data/${sha}`, {}, true);
       return v ? (JSON.parse(v.content as string) as PolicyData) : null;
     };
-    report = await impactOf(listed.data as DecisionRecord[], candidate, dataFor, { from, to });
+    report = await impactOf(pagesOf(list, from, to), candidate, dataFor, { from, to });
     label = `candidate ${values.candidate}`;
   }
   process.stdout.write(`${values.json ? JSON.stringify(report, null, 2) : impactText(report, label)}\n`);

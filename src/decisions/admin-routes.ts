@@ -19,7 +19,7 @@ import type { Router } from '@koa/router';
 import type { Deps } from '../app/deps.js';
 import { GatewayError } from '../errors.js';
 import { withProof } from '../receipts/proofs.js';
-import { MAX_LIST } from './store.js';
+import { MAX_LIST, pagesOf } from './store.js';
 import { fingerprintOf, loadCandidate } from './candidate.js';
 import { impactOf } from './impact.js';
 import type { PolicyData } from '../policy/engine.js';
@@ -63,12 +63,11 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     } catch (err) {
       throw new GatewayError('config-invalid', (err as Error).message);
     }
-    const records = await store.list(from, to, MAX_LIST, now);
     const dataFor = async (sha: string) => {
       const v = await store.getVersion('policy-data', sha);
       return v ? (JSON.parse(v.content) as PolicyData) : null;
     };
-    const report = await impactOf(records, candidate, dataFor, { from, to });
+    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to });
     await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
     ctx.body = report;
   });

@@ -38,7 +38,11 @@ export function fingerprintOf(policy: string, catalog: string, rungs: string, gu
 }
 
 function doc<T>(dir: string, fallbackRoot: string, file: string): LoadedDocument<T> {
-  return loadDocument<T>(existsSync(join(dir, file)) ? dir : fallbackRoot, file);
+  if (!existsSync(join(dir, file))) return loadDocument<T>(fallbackRoot, file);
+  // Each YAML is read against the schema beside it, as the gateway reads it: a candidate copies the folder.
+  const schema = file.replace(/\.ya?ml$/, '.schema.json');
+  if (!existsSync(join(dir, schema))) throw new ConfigError([`${file}: the candidate has no ${schema} beside it; copy the whole folder (cp -r ${file.split('/')[0]} <candidate>/)`]);
+  return loadDocument<T>(dir, file);
 }
 
 export async function loadCandidate(dir: string, fallbackRoot: string): Promise<Candidate> {

@@ -46,16 +46,18 @@ export interface ImpactReport {
 const EXAMPLES = 10;
 
 export async function impactOf(
-  records: readonly DecisionRecord[],
+  pages: AsyncIterable<readonly DecisionRecord[]> | Iterable<readonly DecisionRecord[]>,
   candidate: Candidate,
   dataFor: (sha256: string) => Promise<PolicyData | null>,
   period: { from: number; to: number },
 ): Promise<ImpactReport> {
-  const live = records.filter((r) => r.labels['kind'] === 'live');
   const data = new Map<string, Promise<PolicyData | null>>();
   const changes: ImpactChange[] = [];
   let skipped = 0;
-  for (const r of live) {
+  let replayed = 0;
+  for await (const page of pages) for (const r of page) {
+    if (r.labels['kind'] !== 'live') continue;
+    replayed += 1;
     const sha = r.documents['policy-data'];
     if (!sha) {
       skipped += 1;
@@ -92,7 +94,7 @@ export async function impactOf(
     object: 'policy.impact',
     candidate: { fingerprint: candidate.fingerprint, policy: candidate.policy, documents: candidate.documents },
     period: { from: new Date(period.from).toISOString(), to: new Date(period.to).toISOString() },
-    decisions: live.length - skipped,
+    decisions: replayed - skipped,
     changed: changes.length,
     skipped,
     byCode,

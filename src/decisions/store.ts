@@ -40,3 +40,24 @@ export interface DecisionStore {
 
 /** How many records one listing answers at most. */
 export const MAX_LIST = 10_000;
+
+/**
+ * Every record of [from, to), a page at a time, oldest first: each page starts at the last one's time, and
+ * a record seen on the page before is skipped. A page is handed on before the next is asked for, so a long
+ * period is never held whole. (Should more than a page of records share one millisecond, the rest of that
+ * millisecond is skipped rather than looped over.)
+ */
+export async function* pagesOf(list: (from: number, to: number, limit: number) => Promise<DecisionRecord[]>, from: number, to: number, limit = MAX_LIST): AsyncGenerator<DecisionRecord[]> {
+  let cursor = from;
+  let seen = new Set<string>();
+  for (;;) {
+    const page = await list(cursor, to, limit);
+    const fresh = page.filter((r) => !seen.has(r.decision_id));
+    if (fresh.length > 0) yield fresh;
+    if (page.length < limit) return;
+    const last = Date.parse(page.at(-1)!.timestamp);
+    if (last === cursor) return;
+    seen = new Set(page.filter((r) => Date.parse(r.timestamp) === last).map((r) => r.decision_id));
+    cursor = last;
+  }
+}

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import { MemoryDecisionStore } from '../../src/decisions/memory-store.js';
 import { RedisDecisionStore } from '../../src/decisions/redis-store.js';
-import type { DecisionStore } from '../../src/decisions/store.js';
+import { pagesOf, type DecisionStore } from '../../src/decisions/store.js';
 import type { DecisionRecord } from '../../src/decisions/record.js';
 import { onRedis } from '../helpers/redis-contract.js';
 
@@ -57,6 +57,18 @@ function contract(name: string, make: () => Promise<DecisionStore & { close?(): 
       await s.put(rec(1, T0), HOUR, T0);
       await s.put(rec(2, T0 + 2 * HOUR), HOUR, T0 + 2 * HOUR);
       expect((await s.list(0, T0 + 3 * HOUR, 100, T0 + 2 * HOUR)).map((r) => r.decision_id)).to.deep.equal(['dec_call2']);
+    });
+
+    it('hands a long period on page by page, every record once, records sharing a millisecond across a page end included', async () => {
+      // 25 records; four share the millisecond where the first page of 10 ends.
+      const at = (n: number) => T0 + (n >= 8 && n <= 11 ? 8 : n) * 1000;
+      for (let n = 0; n < 25; n++) await s.put(rec(n, at(n)), 48 * HOUR, T0);
+      const seen: string[] = [];
+      for await (const page of pagesOf((f, t, l) => s.list(f, t, l, T0), T0, T0 + HOUR, 10)) {
+        expect(page.length).to.be.at.most(10);
+        seen.push(...page.map((r) => r.call_id));
+      }
+      expect(seen.sort()).to.deep.equal(Array.from({ length: 25 }, (_, n) => `call${n}`).sort());
     });
 
     it('keeps a version content once under its document and hash', async () => {
