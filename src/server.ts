@@ -16,6 +16,7 @@ import { HOST_NAMES, type HostName } from './config/types.js';
 import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
+import { Decisions } from './decisions/service.js';
 import { stripeFromEnv } from './billing/stripe.js';
 import { oidcFromEnv } from './identity-links/provider.js';
 import { StoreConflict, type Store } from './store/store.js';
@@ -180,6 +181,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
+  // Decision records and the content of every version a receipt may name (src/decisions).
+  const decisions = new Decisions(wired.decisions, opts.log, opts.now ?? Date.now);
+  await decisions.keep(holder.current);
+  holder.onSwap((next) => void decisions.keep(next));
   // What /metrics says of the configuration: the versions served, and each reload's result and time.
   observeVersions(workerIndex(), holder.current.versions);
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
@@ -233,7 +238,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env), decisions };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);

@@ -17,6 +17,7 @@ import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
 import { mountDataKeyAdmin } from './admin-data-key.js';
+import { mountDecisionsAdmin } from '../decisions/admin-routes.js';
 import { approveScope, createPrincipal, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 import { operatorGrant } from '../billing/verification.js';
 
@@ -102,6 +103,7 @@ export function createAdminApp(deps: Deps, adminToken: string, operators: Operat
   mountReviewsAdmin(router, deps);
   mountApplicationsAdmin(router, deps);
   mountDataKeyAdmin(router, deps);
+  mountDecisionsAdmin(router, deps);
   // Every worker reloads (under PORTCULLIS_WORKERS the supervisor asks each one) and the answer names each
   // worker's result, so an operator sees that all of them serve the same versions.
   router.post('/reload', async (ctx) => {

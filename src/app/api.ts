@@ -39,6 +39,7 @@ import { stripeWebhook } from '../routes/stripe-webhook.js';
 import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
 import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
+import { historyList, historyVersion } from '../decisions/history-routes.js';
 import { serveOpenApi } from '../openapi/route.js';
 import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
@@ -62,7 +63,7 @@ export function createApiApp(deps: Deps): Koa {
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine, deps.decisions), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
 
   // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
   const limits = deps.limiter;
@@ -71,6 +72,9 @@ export function createApiApp(deps: Deps): Koa {
 
   router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
+  // Every version kept, with content: what any receipt or decision record names (src/decisions).
+  router.get('/v1/secure/history', historyList(holder, deps.history));
+  router.get('/v1/secure/history/:document/:ref', historyVersion(holder, deps.history, deps.decisions.store));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
   router.get('/openapi.json', serveOpenApi(() => app));
   router.get('/v1/security/services', listSecurityServices(holder));

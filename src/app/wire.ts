@@ -47,6 +47,9 @@ import { RedisIdentityLinks } from '../identity-links/redis-store.js';
 import { MemoryIdentityLinks } from '../identity-links/memory-store.js';
 import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
 import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
+import type { DecisionStore } from '../decisions/store.js';
+import { RedisDecisionStore } from '../decisions/redis-store.js';
+import { MemoryDecisionStore } from '../decisions/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
@@ -66,6 +69,8 @@ export interface Capabilities {
   billing: BillingStore;
   recovery: RecoveryStore;
   tokenUsage: TokenUsageStore;
+  /** Decision records and the content of every version (src/decisions). */
+  decisions: DecisionStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
@@ -85,5 +90,6 @@ export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log
     billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
     recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
     tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
+    decisions: pick<DecisionStore>((s) => new RedisDecisionStore(s), () => new MemoryDecisionStore()),
   };
 }

@@ -15,6 +15,8 @@ import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
 import { recoveryCommand } from './recovery.js';
+import { CliUsage, decisionCommand } from './decision.js';
+import { policyImpactCommand } from './policy-impact.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -41,6 +43,8 @@ const USAGE = `usage:
   portcullis admin data-key rewrap                             # re-seals every stored secret under the first key
   portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR] [--witness vkey]... [--witnesses-required k]
   portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file] [--witness vkey]... [--witnesses-required k]
+  portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]
+  portcullis policy impact [--candidate DIR] [--since 24h] [--until TIME] [--root DIR] [--json]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
   portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
       (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)
@@ -284,6 +288,8 @@ export async function run(argv: string[]): Promise<number> {
     if (command === 'receipt') return await receiptCommand(rest);
     if (command === 'passkey') return await passkeyCommand(rest);
     if (command === 'recovery') return await recoveryCommand(rest);
+    if (command === 'decision') return await decisionCommand(rest);
+    if (command === 'policy' && rest[0] === 'impact') return await policyImpactCommand(rest.slice(1));
     if (command === undefined || command === 'help') {
       process.stdout.write(`${USAGE}\n`);
       return 0;
@@ -291,7 +297,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: unknown command: ${command}\n${USAGE}\n`);
     return 2;
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof CliUsage || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`portcullis: ${(err as Error).message}\n`);
       return 2;
     }

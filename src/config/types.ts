@@ -171,6 +171,8 @@ export interface GatewayDoc {
   demo?: { bootstrap?: boolean };
   /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
   receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number; witnesses?: Array<{ key: string; url: string }> };
+  /** Decision records, shadow evaluation and impact reports (src/decisions). */
+  policy?: { decisionRetentionDays?: number; shadow?: string; requireImpactReport?: boolean };
   /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
   wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;

@@ -47,6 +47,7 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
       allow: d?.allow ?? false,
       codes: d?.denials.map((x) => x.code) ?? [],
       versions: decisionVersions(v),
+      ...(call.decisionRecord ? { record: call.decisionRecord } : {}),
     },
     guardrails: d?.guardrails ?? { block: [], redact: [], flag: [] },
     upstream: call.answer

@@ -15,6 +15,7 @@ import type { PrincipalRecord } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
 import type { Call } from './call.js';
 import { writeReceipt } from '../receipts/receipt.js';
+import type { Decisions } from '../decisions/service.js';
 
 /** The policy input: small and flat (architecture: built once per call). */
 export function policyInput(call: Call, now = Date.now()): PolicyInput {
@@ -47,13 +48,15 @@ export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Da
  */
 export type RefineRefusal = (principal: PrincipalRecord, policyCode: string | null, runtime: Call['runtime']) => Promise<ErrorCode | null>;
 
-export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal) {
+export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal, decisions?: Pick<Decisions, 'record'>) {
   // The common case (admitted, blue team) does no I/O, so it goes on synchronously; only a refusal or a
   // red-team call, which may ask the billing store, takes the async path below.
   return function admit(ctx: Context, next: Next): Promise<void> {
     const call: Call = ctx.state.call;
-    const decision = call.runtime.policy.decide(policyInput(call));
+    const input = policyInput(call);
+    const decision = call.runtime.policy.decide(input);
     call.decision = decision;
+    decisions?.record(call, input);
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
     if (!(first && first.step < 5) && !(decision.team === 'red' && refine)) return next();

@@ -24,6 +24,8 @@ export interface Call {
   task?: string;
   scan?: ScanResult;
   decision?: Decision;
+  /** The decision's record (src/decisions): its id and the SHA-256 the receipt commits to. */
+  decisionRecord?: { id: string; sha256: string };
   reservation?: Reservation;
   /** The request as it goes upstream: redacted, sampling parameters dropped, upstream model id. */
   forward?: Record<string, unknown>;
