@@ -1,15 +1,19 @@
 /**
- * The meter in Redis, on the store's connection and under its key prefix (so it shares the store's
- * deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted). Each
- * operation is one Lua script, so it is atomic and costs one round trip:
+ * The ledger and meter in Redis, on the store's connection and under its key prefix (so it shares the
+ * store's deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted).
+ * Each operation is one Lua script (lua/, composed at load with the libraries it calls), so it is atomic
+ * and costs one round trip:
  *
- *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call;
- *            a rider (the job's creation) runs in the same script when the hold is made
- *   settle   charge the reported usage (all of it, even above the hold), release the hold, store the receipt and sequence its leaf in the receipt log — one
- *            script, hence one AOF entry: with
- *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
- *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
- *            runs in the same script when the settlement applies.
+ *   reserve  (lua/reserve.lua) sweep a few expired reservations, judge the call by the admission rule
+ *            (lua/admission.lib.lua, on limits.ts `Admission` sent as JSON), hold it; a job given to the
+ *            reservation is opened in the same script (src/jobs/lua/job.lib.lua `open_job`)
+ *   settle   (lua/settle.lua) charge the reported usage (all of it, even above the hold), release the
+ *            hold, store the receipt and sequence its leaf in the receipt log (src/receipts/lua) — one
+ *            script, hence one AOF entry: with `appendfsync always` it is on disk before the reply. It
+ *            first looks for the receipt: a retry (also of a script whose reply was lost) finds it and
+ *            changes nothing. A job's closing is written in the same script (`update_job`) when the
+ *            settlement applies.
+ * Both answer named fields ({name, value, ...}), so no caller reads a reply by position.
  *
  * Layout (under the store's prefix, beside its keys):
  *   bill:<principal>        hash   aiGranted, aiSpent, aiReserved (integer micro-USD), plan, planSince
@@ -19,8 +23,9 @@
  *   holds                   zset   open reservations by expiry (epoch ms, the Redis server's clock): the
  *                                  sweep's index
  *   grant:<operationId>     string the grant applied under that operation id (JSON), kept for good
- *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
- *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/log-lua.ts)
+ *   r:<id>, rd:<day>:<principal>   receipts and their day index (receipts/redis-receipts.ts)
+ *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/redis-log.ts)
+ *   j:<jobId>, jlease              the call's job, opened and closed in the same scripts (jobs/redis-store.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
  *
  * Expiry is written and judged on one clock, the Redis server's (`TIME`): a gateway sends how long a hold

@@ -217,9 +217,9 @@ export class RedisStore implements Store {
   }
 
   /**
-   * The prefix of the money keys: the meter's, the receipts', the receipt log's and the jobs' (their scripts
-   * run as riders of the meter's, and every settlement sequences a leaf of the one log, so on a cluster they
-   * all share this one hash tag, `{pc}:`).
+   * The prefix of the money keys: the ledger's, the receipts', the receipt log's and the jobs' (the ledger
+   * opens and closes jobs in its scripts, and every settlement sequences a leaf of the one log, so on a
+   * cluster they all share this one hash tag, `{pc}:`).
    */
   get keyPrefix(): string {
     return this.#prefix;

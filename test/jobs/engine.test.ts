@@ -1,6 +1,6 @@
 /**
- * The job engine's two ways to create a job, on the memory store and meter: a job created as a rider of its
- * reservation runs with `runCreated` and ends in its settlement's write (no write of its own); one whose
+ * The job engine's two ways to create a job, on the memory store and meter: a job opened in its
+ * reservation (by the ledger) runs with `runCreated` and ends in its settlement's write (no write of its own); one whose
  * call fails before the hand-over is abandoned as failed, not left queued for a sweeper.
  */
 import { expect } from 'chai';
