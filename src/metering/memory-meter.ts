@@ -14,7 +14,6 @@ import {
   quote,
   settlementOf,
   utcDay,
-  worstCaseMicroUSD,
   type BillingStatus,
   type DayUsage,
   type ClawbackRequest,
