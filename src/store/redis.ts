@@ -1,9 +1,10 @@
 /**
- * The shared store: state in Redis (>= 7.0) through the `redis` client, so any number of gateway processes
- * see the same principals, tokens and receipts. This file owns the connection's life (deadlines,
- * replacement, replica acknowledgements) and the key families; what is stored where lives with each
- * capability: principals and tokens in redis-identity.ts, receipts in receipts/redis-receipts.ts, the
- * receipt log in receipts/redis-log.ts, and each capability's own store beside it (src/app/wire.ts).
+ * The shared store: state in Redis (>= 7.0, for EVALSHA_RO and SET NX GET) through the `redis` client, so
+ * any number of gateway processes see the same principals, tokens and receipts. This file owns the
+ * connection's life (deadlines, replacement, replica acknowledgements) and the key families; what is stored
+ * where lives with each capability: principals and tokens in redis-identity.ts, receipts in
+ * receipts/redis-receipts.ts, the receipt log in receipts/redis-log.ts, and each capability's own store
+ * beside it (src/app/wire.ts).
  * Every capability reaches Redis the same two ways, both through this store so they share its deadline and
  * fail-closed mapping: `runScript` (a `.lua` file, lua.ts) for what must be atomic over several keys, and
  * `command` for one plain command.
