@@ -20,7 +20,7 @@ import { Decisions } from './decisions/service.js';
 import { stripeFromEnv } from './billing/stripe.js';
 import { oidcFromEnv } from './identity-links/provider.js';
 import { StoreConflict, type Store } from './store/store.js';
-import { createMeter, type Meter } from './metering/index.js';
+import type { Meter } from './metering/index.js';
 import { loadReceiptKey } from './receipts/key.js';
 import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
@@ -167,14 +167,14 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
   // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
   const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
-  const receipts = createReceipts(store, key, cfg, opts.log);
-  receipts.start();
-  const meter = createMeter(store, opts.now ? { now: opts.now } : {});
-  meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
   const dataKey = loadDataKeyring({ env, log: opts.log });
   const wired = wireCapabilities(store, { dataKey, log: opts.log, ...(opts.now ? { now: opts.now } : {}) });
+  const receipts = createReceipts(store, wired.receiptLog, key, cfg, opts.log);
+  receipts.start();
+  const meter = wired.meter;
+  meter.start();
   const { jobs, reviews } = wired;
   const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs, opts.now);
   engine.start();

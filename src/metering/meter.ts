@@ -14,11 +14,12 @@
  * A reservation left behind by a gateway that died is reclaimed by a sweep once it expires.
  *
  * Implementations: `redis-meter.ts` (Lua scripts on the store's Redis connection) and `memory-meter.ts` (one
- * process); one contract suite (test/metering/contract.test.ts) runs against both.
+ * process); one contract suite (test/metering/contract.test.ts) runs against both. Its money operations are
+ * the ledger's (ledger.ts), which also opens and closes a call's job in the same writes.
  */
 import type { BillingDoc } from '../config/types.js';
 import type { Receipt } from '../store/store.js';
-import type { LuaScript } from '../store/redis.js';
+import type { Ledger } from './ledger.js';
 import { priceMicroUSD, type Usage } from './price.js';
 
 export type Rates = Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>;
@@ -93,27 +94,6 @@ export interface SettleInput {
   /** False when the usage is recorded but not the principal's to pay (an echo mismatch). */
   chargeable: boolean;
 }
-
-/**
- * A write of another capability that lands in the meter's own atomic write, so the two cannot part and
- * cost one round trip: a job's creation rides in its reservation, a job's end in its settlement (an answer
- * is never stored without its charge and receipt, nor charged without being stored). Applied only by the
- * reservation or settlement that takes effect — not by a refusal, nor by a repeat, which finds the first
- * one (and its rider) applied. Each meter takes the form made for it, and hands what the rider's write
- * answered to `done`.
- */
-export interface MeterRider<T> {
-  /**
-   * For the Redis meter: a script run after the meter's, in the same EVAL (store/redis.ts chainScripts),
-   * seeing the meter script's reply as FIRST (reserve: `{'ok', billing, micro, expiresAt, day}`).
-   */
-  redis?: { script: LuaScript; keys: string[]; args: string[] };
-  /** For the memory meter: the same change, made in the same synchronous step, given what the meter decided. */
-  memory?: (decided: T) => unknown;
-  done(reply: unknown): void;
-}
-export type ReserveRider = MeterRider<Reservation>;
-export type SettleRider = MeterRider<Settlement>;
 
 export interface Settlement {
   billing: Billing;
@@ -204,25 +184,11 @@ export interface ClawbackResult {
   waivedMicroUSD: number;
 }
 
-export interface Meter {
+/** The ledger (ledger.ts) and what else the meter answers: balances, usage, grants, the sweep. */
+export interface Meter extends Ledger {
   readonly kind: 'memory' | 'redis';
   /** The meter's UTC day (YYYY-MM-DD), by its clock. */
   today(): string;
-  /**
-   * Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing.
-   * `rider` (the job's creation), if given, joins the hold's write.
-   */
-  reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation>;
-  /**
-   * Charges, releases the rest and writes the receipt `build` returns (and its log leaf) in one atomic write,
-   * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;
-   * so does `rider`, whose write (if given) joins the settlement's.
-   */
-  settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement>;
-  /** Releases a reservation without a receipt (its call is answered by another job); idempotent. */
-  release(reservation: Reservation): Promise<void>;
-  /** Stores the receipt (and its log leaf) of a call that holds nothing (refused before or at reserve); once per id. */
-  record(receipt: Receipt): Promise<Receipt>;
   status(principalId: string): Promise<BillingStatus>;
   usage(principalId: string, day: string): Promise<DayUsage>;
   /** Applies a grant once per operation id. */

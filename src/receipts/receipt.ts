@@ -10,7 +10,8 @@
 import { decisionVersions } from '../config/compile.js';
 import type { Call } from '../stages/call.js';
 import type { Receipt } from '../store/store.js';
-import type { Meter, SettleInput, SettleRider, Settlement } from '../metering/meter.js';
+import type { Meter, SettleInput, Settlement } from '../metering/meter.js';
+import type { JobClosing } from '../metering/ledger.js';
 import { StoreUnavailable } from '../store/errors.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeSettlement } from '../observe/metrics.js';
@@ -80,7 +81,7 @@ export async function writeReceipt(meter: Pick<Meter, 'record'>, call: Call, out
 
 /**
  * Settles a call that holds a reservation and writes its receipt, in one write (once per call id): what
- * `input` reports is charged, the rest released; `rider` (the job's end) joins that write. Sets `call.settlement` (as stored, on a repeat) and
+ * `input` reports is charged, the rest released; `job` (the job's end) is written in that write too. Sets `call.settlement` (as stored, on a repeat) and
  * `call.receiptId` only once the write succeeded.
  */
 export async function settleCall(
@@ -89,14 +90,14 @@ export async function settleCall(
   outcome: Outcome,
   input: SettleInput,
   error?: { code: string },
-  rider?: (s: Settlement) => SettleRider,
+  job?: (s: Settlement) => JobClosing,
 ): Promise<Settlement> {
   // Settlement applies once per call id, so retrying it through a store blip is safe — and it spares a
   // call that was answered (and maybe charged, its reply lost) from ending as an error.
   let settlement: Settlement | undefined;
   for (let attempt = 0; settlement === undefined; attempt += 1) {
     try {
-      settlement = await meter.settle(call.reservation!, input, (s) => buildReceipt(call, outcome, error, s), rider);
+      settlement = await meter.settle(call.reservation!, input, (s) => buildReceipt(call, outcome, error, s), job);
     } catch (err) {
       if (!(err instanceof StoreUnavailable) || attempt >= SETTLE_RETRY_MS.length) throw err;
       await sleep(SETTLE_RETRY_MS[attempt]);

@@ -6,12 +6,8 @@
  */
 import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
-import { RedisStore } from '../store/redis.js';
-import { MemoryStore } from '../store/memory.js';
 import type { ReceiptKey } from './key.js';
 import type { ReceiptLog } from './log.js';
-import { RedisReceiptLog } from './redis-log.js';
-import { MemoryReceiptLog } from './memory-log.js';
 import { Checkpointer } from './checkpointer.js';
 import { validKeyName, verifierKey } from './note.js';
 import { Witnesses, type WitnessConfig } from './witness/witnesses.js';
@@ -54,18 +50,12 @@ export interface ReceiptsConfig {
   receipts?: { logName?: string; checkpointEveryMs?: number; leaseMs?: number; witnesses?: WitnessConfig[] } | undefined;
 }
 
-export function logFor(store: Store): ReceiptLog {
-  if (store instanceof RedisStore) return new RedisReceiptLog(store);
-  if (store instanceof MemoryStore) return new MemoryReceiptLog(store.log);
-  throw new TypeError(`no receipt log for a ${store.kind} store`);
-}
-
-export function createReceipts(store: Store, key: ReceiptKey, cfg: ReceiptsConfig, logger: Logger): Receipts {
+/** `log` is the receipt log beside `store` (app/wire.ts picks it); `store` confirms its replicas hold the leaves. */
+export function createReceipts(store: Store, log: ReceiptLog, key: ReceiptKey, cfg: ReceiptsConfig, logger: Logger): Receipts {
   const name = cfg.receipts?.logName ?? `${cfg.principalDomain}/receipts`;
   if (!validKeyName(name)) throw new TypeError(`receipts.logName "${name}" may not hold spaces or "+"`);
   const everyMs = cfg.receipts?.checkpointEveryMs ?? DEFAULT_CHECKPOINT_EVERY_MS;
   const leaseMs = Math.max(cfg.receipts?.leaseMs ?? DEFAULT_LEASE_MS, everyMs);
-  const log = logFor(store);
   // A witness is given half the lease to answer, so a slow one cannot make the signer outlive its lease.
   const witnesses = cfg.receipts?.witnesses?.length ? new Witnesses(cfg.receipts.witnesses, Math.floor(leaseMs / 2), logger) : null;
   const checkpointer = new Checkpointer(log, key, {

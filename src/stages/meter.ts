@@ -35,7 +35,7 @@ export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCre
     const job = creating && guardRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
     let outcome: CreateOutcome | undefined;
     try {
-      call.reservation = await meter.reserve(req, job ? creating!.engine.createRider(job, (o) => (outcome = o)) : undefined);
+      call.reservation = await meter.reserve(req, job ? creating!.engine.opening(job, (o) => (outcome = o)) : undefined);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
       // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (docs/decisions.md).

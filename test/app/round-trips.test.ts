@@ -33,7 +33,7 @@ async function sentDuring(w: World, act: () => Promise<unknown>): Promise<string
     .map((l) => l.toLowerCase())
     // The engine's batched writes (running marks, lease renewals) are no call's own.
     .filter((l) => !/"pc:jlease" "\d+"/.test(l) || /pc:j:/.test(l))
-    .filter((l) => !/"evalsha" "[0-9a-f]{40}" "0" "pc:"/.test(l))
+    .filter((l) => !/"evalsha" "[0-9a-f]{40}" "1" "pc:" /.test(l))
     // Nor are the receipt log signer's ticks (lease, pending leaves, checkpoint): a call's leaf is sequenced
     // inside its settlement script, which names no log key.
     .filter((l) => !/"pc:log:/.test(l))
@@ -59,16 +59,16 @@ describe('Redis round trips of a chat call (MONITOR)', () => {
     // A token's first call: its job lookup has to wait for the token's principal.
     const first = await sentDuring(w, () => chat(p.token, 1));
     expect(first, show(first)).to.have.length(5);
-    expect(first[0]).to.match(/"evalsha_ro" "[0-9a-f]{40}" "2" "pc:th:/);
+    expect(first[0]).to.match(/"evalsha_ro" "[0-9a-f]{40}" "3" "pc:th:/);
     expect(first[1]).to.match(/"evalsha" "[0-9a-f]{40}" "2" "pc:rl:/);
-    expect(first[2]).to.match(/"evalsha" "[0-9a-f]{40}" "1" "pc:j:/);
+    expect(first[2]).to.match(/"hgetall" "pc:j:/);
     const second = await sentDuring(w, async () => expect((await chat(p.token, 2)).status).to.equal(200));
     expect(second, show(second)).to.have.length(5);
     const [lookup, rate, token, reserve, settle] = second as [string, string, string, string, string];
-    expect(lookup).to.match(/"evalsha" "[0-9a-f]{40}" "1" "pc:j:/);
+    expect(lookup).to.match(/"hgetall" "pc:j:/);
     expect(rate).to.match(/"evalsha" "[0-9a-f]{40}" "2" "pc:rl:/);
-    expect(token).to.match(/"evalsha_ro" "[0-9a-f]{40}" "2" "pc:th:/);
-    expect(reserve).to.match(/"evalsha" "[0-9a-f]{40}" "6" "pc:bill:.*"pc:hold:.*"pc:j:/);
-    expect(settle).to.match(/"evalsha" "[0-9a-f]{40}" "8" "pc:hold:.*"pc:r:rcpt_.*"pc:j:/);
+    expect(token).to.match(/"evalsha_ro" "[0-9a-f]{40}" "3" "pc:th:/);
+    expect(reserve).to.match(/"evalsha" "[0-9a-f]{40}" "7" "pc:bill:.*"pc:hold:.*"pc:j:/);
+    expect(settle).to.match(/"evalsha" "[0-9a-f]{40}" "9" "pc:hold:.*"pc:r:rcpt_.*"pc:j:/);
   });
 });
