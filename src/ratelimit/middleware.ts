@@ -25,7 +25,7 @@ import type { Context, Next } from 'koa';
 import { GatewayError, toWire } from '../errors.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { RateLimitSettings } from '../config/types.js';
-import type { Call } from '../stages/call.js';
+import type { Call } from '../call/call.js';
 import { metrics } from '../observe/metrics.js';
 import type { RateLimiter, Verdict } from './limiter.js';
 import { addressSubject } from './subject.js';
@@ -52,16 +52,14 @@ export function clientAddress(ctx: Context, holder: RuntimeHolder): string {
   return ctx.ip || ctx.socket.remoteAddress || 'unknown';
 }
 
-const ahead = new WeakMap<Call, { principalId: string; verdict: Promise<Verdict> }>();
-
-/** For identify's `alongside`: starts the principal's hit in the same write as its token lookup. */
-export function principalLimitAhead(limiter: RateLimiter, holder: RuntimeHolder): (call: Call, principalId: string) => void {
-  return (call, principalId) => {
+/** The principal's hit, started ahead of identify (src/stages/look-ahead.ts); undefined when no per-principal limit is set. */
+export function principalHit(limiter: RateLimiter, holder: RuntimeHolder): (principalId: string) => Promise<Verdict> | undefined {
+  return (principalId) => {
     const limit = settings(holder).perPrincipal;
-    if (!limit) return;
+    if (!limit) return undefined;
     const verdict = limiter.hit('principal', principalId, limit, RATE_WINDOW_MS);
     verdict.catch(() => {}); // read (and its failure thrown) by limitPrincipal
-    ahead.set(call, { principalId, verdict });
+    return verdict;
   };
 }
 
@@ -72,8 +70,8 @@ export function limitPrincipal(limiter: RateLimiter, holder: RuntimeHolder) {
     const call: Call = ctx.state.call;
     const id = call.identity!.principal.id;
     if (limit) {
-      const early = ahead.get(call);
-      const verdict = await (early && early.principalId === id ? early.verdict : limiter.hit('principal', id, limit, RATE_WINDOW_MS));
+      const early = call.ahead;
+      const verdict = await (early?.limit && early.principalId === id ? early.limit : limiter.hit('principal', id, limit, RATE_WINDOW_MS));
       if (!verdict.allowed) refuse(ctx, 'principal', 'calls for this principal', verdict);
     }
     await next();
