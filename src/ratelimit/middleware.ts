@@ -2,9 +2,10 @@
  * Where the limits of `rateLimits` in config/gateway.yaml apply, answered 429 `rate-limited` with
  * `retry-after` (seconds):
  *
- * - per principal (`perPrincipal`): chat and job calls. The hit goes out alongside the token lookup once the
- *   token's principal is known (as the job lookup does, stages/identify.ts), so it costs no round trip of
- *   its own; `limitPrincipal` then reads its verdict (or asks, for a token's first call).
+ * - per principal (`perPrincipal`): chat and job calls. The hit goes out with the token lookup once the
+ *   token's principal is known (`principalHit`, started by src/stages/look-ahead.ts as the job lookup is),
+ *   so it costs no round trip of its own; `limitPrincipal` then reads its verdict on the call (or asks, for
+ *   a token's first call).
  * - per client address (`perAddress`): public routes, which need no token (`limitAddress`).
  * - per client address, for what a stranger can make the gateway do or keep (`limitPerAddress`, counted on
  *   the address's subject: an IPv6 address's /64, subject.ts): requests to the MCP hosts (`mcpPerAddress`),

@@ -1,7 +1,7 @@
 /**
  * The job API. POST /v1/research/jobs takes the strict body {model, task, scopeId?, max_tokens, messages}
  * with an `idempotency-key` header (a UUID v4), runs the same admission as the chat path with the named
- * scope (none needed on a blue-team model; validate.ts), and answers 202 with the queued job. GET /v1/research/job?jobId= answers 202 with `pollAfterMs`
+ * scope (none needed on a blue-team model; src/openai/request.ts), and answers 202 with the queued job. GET /v1/research/job?jobId= answers 202 with `pollAfterMs`
  * while the job is queued or running, 200 once it has ended (with content, toolCalls and finishReason, or
  * its error). A principal sees only its own jobs: another's id is answered as not found.
  */

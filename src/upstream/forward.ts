@@ -13,7 +13,7 @@
  */
 import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
-import type { Origin } from '../config/compile.js';
+import type { Origin } from './origin.js';
 import { metrics } from '../observe/metrics.js';
 import { clientSpan } from '../observe/tracing.js';
 
