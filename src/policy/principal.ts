@@ -17,4 +17,3 @@ export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Da
     scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
   };
 }
-
