@@ -64,8 +64,8 @@ export function createApiApp(deps: Deps): Koa {
   apps.set(deps, app);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
-  /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
+  /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
   const caller = { store, sessions: deps.sessions, tokenUsage: deps.tokenUsage, now: deps.now };
   const runner = { meter: deps.meter, log };
