@@ -10,23 +10,11 @@
  */
 import type { Context, Next } from 'koa';
 import { fromDenial, GatewayError, type ErrorCode } from '../errors.js';
-import type { PolicyInput } from '../policy/engine.js';
-import { policyPrincipal } from '../policy/principal.js';
+import { policyInput } from '../call/policy-input.js';
 import type { PrincipalRecord } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
 import type { Call } from '../call/call.js';
 import { writeReceipt } from '../receipts/receipt.js';
-
-/** The policy input: small and flat (architecture: built once per call). */
-function policyInput(call: Call, now = Date.now()): PolicyInput {
-  return {
-    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
-    model: call.valid!.request.model,
-    task: call.task!,
-    scopeId: call.scopeId,
-    findings: call.scan?.ruleIds ?? [],
-  };
-}
 
 /**
  * What the policy cannot see, asked only where it matters (src/billing/verification.ts): given the

@@ -7,32 +7,16 @@
  *
  * An external classifier that failed and states `failClosed: true` refuses the call here too (503
  * guardrail-classifier-unavailable; a block finding, being the more specific answer, wins; the rule is
- * src/call/refusal.ts). A flagged call
- * goes on untouched and is recorded on the operator review list (src/reviews) before it is forwarded.
+ * src/call/refusal.ts). A flagged call goes on untouched and is recorded on the operator review list
+ * (src/reviews; its entry is src/call/review-entry.ts) before it is forwarded.
  */
 import type { Context, Next } from 'koa';
 import type { Call } from '../call/call.js';
 import { guardrailRefusal } from '../call/refusal.js';
-import { newReceiptId } from '../call/receipt.js';
+import { reviewEntry } from '../call/review-entry.js';
 import { upstreamRequest, type ChatRequest } from '../openai/request.js';
 import type { Logger } from '../log.js';
 import type { ReviewStore } from '../reviews/store.js';
-
-/** The review-list entry of a flagged call: ids, rule ids and places, never text. */
-function reviewEntry(call: Call, rules: string[], at: Date) {
-  const flagged = new Set(rules);
-  return {
-    callId: call.id,
-    principalId: call.identity!.principal.id,
-    receiptId: call.receiptId ?? newReceiptId(call.id),
-    rules,
-    findings: (call.scan?.findings ?? []).filter((f) => flagged.has(f.rule)).map((f) => ({ rule: f.rule, detector: f.detector, where: f.where })),
-    model: call.model!.id,
-    task: call.task!,
-    at: at.toISOString(),
-    day: call.reservation?.day ?? at.toISOString().slice(0, 10),
-  };
-}
 
 export function guard(log: Logger, reviews: ReviewStore) {
   return async function guard(ctx: Context, next: Next): Promise<void> {
