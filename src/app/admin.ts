@@ -12,7 +12,7 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
 import { reloadEveryWorker, supervised, workerIndex, type WorkerReload } from '../worker-link.js';
-import { readJson, readOptionalJson } from '../stages/read-body.js';
+import { readJson, readOptionalJson } from '../http/read-json.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';

@@ -26,7 +26,8 @@
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
+import { bearerToken } from '../http/bearer.js';
+import { resolveToken } from './token.js';
 import type { PrincipalRecord, Store } from '../store/store.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SessionRecord, SessionState } from '../sessions/store.js';
@@ -54,8 +55,6 @@ export interface CallerDeps {
 
 export interface CallerOptions {
   via: readonly Via[];
-  /** Called with the token's principal id just before the token lookup (the chat path's job look-ahead). */
-  alongside?: (principalId: string) => void;
 }
 
 export const PAT_OR_SESSION: CallerOptions = { via: ['pat', 'session'] };
@@ -65,7 +64,7 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   const token = bearerToken(ctx);
   if (token !== null || (ctx.get('authorization') && opts.via.includes('pat'))) {
     if (!opts.via.includes('pat')) throw new GatewayError('pat-not-accepted');
-    const identity = await resolveToken(deps.store, token, opts.alongside);
+    const identity = await resolveToken(deps.store, token);
     deps.tokenUsage?.used(identity.token.id, deps.now?.() ?? Date.now());
     return { principal: identity.principal, via: 'pat', tokenId: identity.token.id };
   }

@@ -1,7 +1,7 @@
 /**
- * The job engine: every call runs as a job. `submit` creates the job in the job store (or finds the live one
- * with the same deterministic id and attaches to it) and runs it on this instance — or the job is
- * opened in its call's reservation (`opening`, one ledger write for both) and run with `runCreated`; `wait`
+ * The job engine: every call runs as a job, created one way: `claim`ed for this instance, opened in its
+ * call's reservation (`opening`, one ledger write for both — or that write finds the live job of an
+ * identical request, to attach to) and run here with `runCreated`; `wait`
  * waits for a job to finish, here or on any other instance sharing the store, up to a deadline. A job's
  * end is normally written in its settlement's write (`JobEnding`); jobs are marked running in batches.
  *
@@ -27,6 +27,7 @@ import { NOTHING_REPORTED, type Meter } from '../metering/meter.js';
 import type { JobClosing, JobOpening } from '../metering/ledger.js';
 import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
+import { interruptedReceipt } from '../call/receipt.js';
 import type { CreateOutcome, JobStore } from './store.js';
 
 export interface JobSettings {
@@ -81,25 +82,14 @@ export class JobEngine {
     this.#timers.push(setInterval(() => void this.sweep(), s.sweepEveryMs).unref());
   }
 
-  /**
-   * Creates `job` and runs `run` for it here, or — when a live job has the id — attaches to that one and
-   * runs nothing. Returns the job as stored and whether this call created it.
-   */
-  async submit(job: JobRecord, run: JobRun): Promise<{ created: boolean; job: JobRecord }> {
-    const fresh = this.claim(job);
-    const { created, job: stored } = await this.jobs.createOrAttach(fresh, this.settings().retentionMs);
-    if (created) this.#run(stored, run);
-    return { created, job: stored };
-  }
-
   /** `job` as this instance creates it: owned here, under a fresh lease. */
   claim(job: JobRecord): JobRecord {
     return { ...job, owner: this.instanceId, leaseUntil: this.now() + this.settings().leaseMs };
   }
 
   /**
-   * The other way to create a job: opened in its call's reservation (the meter stage, through the ledger), so creating it
-   * costs no write of its own. `job` comes from `claim`; once created, `runCreated` runs it.
+   * Opens a job in its call's reservation (the meter stage, through the ledger), so creating it costs no
+   * write of its own. `job` comes from `claim`; once created, `runCreated` runs it.
    */
   opening(job: JobRecord, opened: (outcome: CreateOutcome) => void): JobOpening {
     return { job, retentionMs: this.settings().retentionMs, opened };
@@ -255,23 +245,7 @@ export class JobEngine {
       // Release what it held and write its receipt in one settlement; if its runner settled before dying,
       // the receipt is there and this changes nothing.
       await this.meter
-        .settle(job.reservation, NOTHING_REPORTED, (st) => ({
-          id: job.receiptId,
-          callId: job.callId,
-          principalId: job.principalId,
-          createdAt: job.createdAt,
-          finishedAt: new Date(now).toISOString(),
-          outcome: 'failed',
-          error: { code: 'job-interrupted' },
-          model: job.model,
-          task: job.task,
-          usage: st.usage,
-          billing: st.billing,
-          chargedMicroUSD: st.chargedMicroUSD,
-          pricedMicroUSD: st.pricedMicroUSD,
-          reservedMicroUSD: st.reservedMicroUSD,
-          countedTokens: st.countedTokens,
-        }))
+        .settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now)))
         .catch(() => undefined);
     }
     return swept.length;

@@ -4,7 +4,7 @@
  * (site-server.ts), /mcp.json and /v1/control-plane (discovery/profile.ts) are all rendered from it, so a
  * tool cannot be listed in one place with a different shape or route than it has in another.
  */
-import { chatRequestSchema, jobRequestSchema } from '../stages/chat-schema.js';
+import { chatRequestSchema, jobRequestSchema } from '../openai/chat-schema.js';
 import { knowledgeContextSchema, knowledgeSearchSchema } from '../knowledge/schemas.js';
 
 export type ToolAuth = 'public' | 'pat';

@@ -15,7 +15,7 @@
  * `{error:{code,message}}`, its code one of the error table's (src/errors.ts).
  */
 import { ERRORS } from '../errors.js';
-import { validateChatShape, validateJobShape } from '../stages/chat-schema.js';
+import { validateChatShape, validateJobShape } from '../openai/chat-schema.js';
 import { SCHEMAS as SIGN_IN } from '../auth/schemas.js';
 import { applicationSchema, checkoutSchema, ekycStartSchema } from '../billing/schemas.js';
 import { knowledgeContextSchema, knowledgeSearchSchema } from '../knowledge/schemas.js';

@@ -17,7 +17,7 @@ import { requireProcessor } from '../billing/stripe.js';
 import { startCardVerification, startIdentityVerification } from '../billing/sessions.js';
 import { validRung } from '../billing/verification.js';
 import { ekycState } from '../billing/ekyc-status.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson } from '../http/read-json.js';
 
 /** Who is calling (auth/caller.ts resolves it): the principal, or the 401/403 that says why not. */
 export type WhoCalls = (ctx: Context) => Promise<{ principal: PrincipalRecord }>;

@@ -10,36 +10,12 @@
  */
 import type { Context, Next } from 'koa';
 import { fromDenial, GatewayError, type ErrorCode } from '../errors.js';
-import type { PolicyInput, PolicyPrincipal } from '../policy/engine.js';
+import { policyInput } from '../call/policy-input.js';
 import type { PrincipalRecord } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
-import type { Call } from './call.js';
+import type { Call } from '../call/call.js';
 import { writeReceipt } from '../receipts/receipt.js';
 import type { Decisions } from '../decisions/service.js';
-
-/** The policy input: small and flat (architecture: built once per call). */
-export function policyInput(call: Call, now = Date.now()): PolicyInput {
-  return {
-    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
-    model: call.valid!.request.model,
-    task: call.task!,
-    scopeId: call.scopeId,
-    findings: call.scan?.ruleIds ?? [],
-  };
-}
-
-/** The principal as the policy sees it; research status asks the policy with the same view. */
-export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Date.now()): PolicyPrincipal {
-  const rungValid = p.rung !== null && Date.parse(p.rung.expiresAt) > now;
-  return {
-    id: p.id,
-    rung: rungValid ? p.rung!.id : null,
-    rungExpired: p.rung !== null && !rungValid,
-    // Consent counts for the AUP version in force; a new AUP version asks for consent again.
-    aup: p.aup !== null && p.aup.version === aupVersion,
-    scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
-  };
-}
 
 /**
  * What the policy cannot see, asked only where it matters (src/billing/verification.ts): given the

@@ -13,7 +13,7 @@
  * `secret-in-identifier`, before anything is reserved or forwarded.
  */
 import type { Context, Next } from 'koa';
-import type { Call } from './call.js';
+import type { Call } from '../call/call.js';
 import type { Logger } from '../log.js';
 import { GatewayError } from '../errors.js';
 
