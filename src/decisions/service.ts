@@ -11,7 +11,7 @@
 import type { Runtime } from '../config/compile.js';
 import type { Logger } from '../log.js';
 import type { PolicyInput } from '../policy/engine.js';
-import type { Call } from '../stages/call.js';
+import type { Call } from '../call/call.js';
 import { DECISION_PATH, decisionId, ERASED, recordSha256, type DecisionRecord, type RecordKind } from './record.js';
 import type { DecisionStore } from './store.js';
 import { runtimeFacts, runtimeVersions } from './versions.js';

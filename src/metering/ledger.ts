@@ -15,7 +15,7 @@
 import type { JobRecord } from '../jobs/job.js';
 import type { CreateOutcome } from '../jobs/store.js';
 import type { Receipt } from '../store/store.js';
-import type { Reservation, ReserveRequest, SettleInput, Settlement } from './meter.js';
+import type { Reservation, ReserveRequest, SettleInput, Settlement } from './money.js';
 
 /** A job opened in its call's reservation: created unless a live job has its id, or not at all when refused. */
 export interface JobOpening {

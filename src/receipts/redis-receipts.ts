@@ -11,7 +11,7 @@
 import { storableReceipt } from './canonical.js';
 import { loadLua, loadReadOnlyLua } from '../store/lua.js';
 import { receiptDay, type Receipt } from '../store/store.js';
-import type { RedisStore } from '../store/redis.js';
+import type { RedisRunner } from '../store/connection.js';
 
 /** The library files the receipt write needs before it: the log's layout and `put_receipt`. */
 export const RECEIPT_LIBS = ['../receipts/lua/log.lib.lua', '../receipts/lua/receipt.lib.lua'] as const;
@@ -33,7 +33,7 @@ export function receiptKeys(prefix: string, receipt: Receipt): { receipt: string
 }
 
 /** What the receipts need of the store: its scripts and commands, under its deadline and failure mapping. */
-type Runner = Pick<RedisStore, 'runScript' | 'command'>;
+type Runner = RedisRunner;
 
 export class RedisReceipts {
   readonly #store: Runner;

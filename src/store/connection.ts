@@ -5,7 +5,7 @@
  * cluster slot. The store (redis.ts) owns the client's life: deadlines, replacement, closing.
  */
 import { createClient, createCluster } from 'redis';
-import type { RedisStoreOptions } from './redis.js';
+import type { LuaScript } from './lua.js';
 
 /** What a node connection needs, whether it is the one primary or one node of a cluster. */
 function nodeOptions(options: RedisStoreOptions) {
@@ -96,4 +96,46 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> 
 
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+export interface RedisStoreOptions {
+  /** One primary: `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
+  url?: string;
+  /**
+   * A Redis Cluster instead: `host:port` of some of its nodes (the client discovers the rest). Credentials
+   * and TLS, when needed, come from `url`'s scheme, user and password, applied to every node.
+   */
+  clusterNodes?: string[];
+  /**
+   * Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. On a
+   * cluster it is made a hash tag (`clusterPrefix`) unless it already holds one.
+   */
+  keyPrefix?: string;
+  /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
+  commandTimeoutMs?: number;
+  /** Deadline for bulk calls that touch many keys (revokeLegacyTokens). Default 30000 ms. */
+  bulkTimeoutMs?: number;
+  /** Budget for the first connection, retries included; past it startup fails. Default 3000 ms. */
+  connectTimeoutMs?: number;
+  /** Receives connection errors (the client reports each failed reconnect); never sees secrets. */
+  onError?: (err: Error) => void;
+  /**
+   * Replicas that must hold a money write before it is answered (replica-acks.ts): a number, or `auto` (the
+   * default): 1 while the money master has a replica online, 0 on a lone primary, looked up every 10 s.
+   */
+  replicaAcks?: number | 'auto';
+  /** How long a money write waits for its replicas. Default 1000 ms. */
+  replicaAckTimeoutMs?: number;
+  /** Told when replicas did not confirm a money write in time. */
+  onReplicaShortfall?: (confirmed: number, wanted: number) => void;
+}
+
+/**
+ * What the store's parts (identity, receipts) need of the Redis store: run a `.lua` script, or one command,
+ * under the store's deadline and fail-closed mapping. RedisStore implements it; naming it here keeps those
+ * parts from importing the store that composes them.
+ */
+export interface RedisRunner {
+  runScript(operation: string, script: LuaScript, keys: string[], args: string[], timeoutMs?: number): Promise<unknown>;
+  command<T>(operation: string, run: (client: Client) => Promise<T>, timeoutMs?: number): Promise<T>;
 }

@@ -16,9 +16,8 @@
  * The namespaces differ before the id, so no id (principal ids contain ':') can collide with another key.
  */
 import { loadLua, loadReadOnlyLua } from './lua.js';
-import { isCluster } from './connection.js';
+import { isCluster, type RedisRunner } from './connection.js';
 import { StoreConflict, type AupConsent, type Identity, type PrincipalRecord, type RungGrant, type ScopeGrant, type TokenRecord } from './store.js';
-import type { RedisStore } from './redis.js';
 
 const LIB = 'lua/principal.lib.lua';
 const CREATE_PRINCIPAL = loadLua(import.meta.url, LIB, 'lua/create-principal.lua');
@@ -32,7 +31,7 @@ const REVOKE_TOKEN = loadLua(import.meta.url, 'lua/revoke-token.lua');
 const REVOKE_LEGACY = loadLua(import.meta.url, 'lua/revoke-legacy.lua');
 
 /** What identity needs of the store: its scripts and commands under its deadlines and failure mapping. */
-type Runner = Pick<RedisStore, 'runScript' | 'command'>;
+type Runner = RedisRunner;
 
 export class RedisIdentity {
   readonly #store: Runner;

@@ -32,47 +32,18 @@
 import { ErrorReply } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
-import { clusterPrefix, DeadlineExceeded, errorMessage, HASH_TAG, isCluster, makeClient, tagBase, withDeadline, type Client } from './connection.js';
+import { clusterPrefix, DeadlineExceeded, errorMessage, HASH_TAG, isCluster, makeClient, tagBase, withDeadline, type Client, type RedisRunner, type RedisStoreOptions } from './connection.js';
+
+export type { RedisStoreOptions } from './connection.js';
 import { evalLua, type LuaEvaluator, type LuaScript } from './lua.js';
 import { RedisIdentity } from './redis-identity.js';
 import { RedisReceipts } from '../receipts/redis-receipts.js';
 import type { AupConsent, Identity, PrincipalRecord, Receipt, RungGrant, ScopeGrant, Store, TokenRecord } from './store.js';
 
-export interface RedisStoreOptions {
-  /** One primary: `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
-  url?: string;
-  /**
-   * A Redis Cluster instead: `host:port` of some of its nodes (the client discovers the rest). Credentials
-   * and TLS, when needed, come from `url`'s scheme, user and password, applied to every node.
-   */
-  clusterNodes?: string[];
-  /**
-   * Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. On a
-   * cluster it is made a hash tag (`clusterPrefix`) unless it already holds one.
-   */
-  keyPrefix?: string;
-  /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
-  commandTimeoutMs?: number;
-  /** Deadline for bulk calls that touch many keys (revokeLegacyTokens). Default 30000 ms. */
-  bulkTimeoutMs?: number;
-  /** Budget for the first connection, retries included; past it startup fails. Default 3000 ms. */
-  connectTimeoutMs?: number;
-  /** Receives connection errors (the client reports each failed reconnect); never sees secrets. */
-  onError?: (err: Error) => void;
-  /**
-   * Replicas that must hold a money write before it is answered (replica-acks.ts): a number, or `auto` (the
-   * default): 1 while the money master has a replica online, 0 on a lone primary, looked up every 10 s.
-   */
-  replicaAcks?: number | 'auto';
-  /** How long a money write waits for its replicas. Default 1000 ms. */
-  replicaAckTimeoutMs?: number;
-  /** Told when replicas did not confirm a money write in time. */
-  onReplicaShortfall?: (confirmed: number, wanted: number) => void;
-}
 
 // The store ------------------------------------------------------------------------------------------------
 
-export class RedisStore implements Store {
+export class RedisStore implements Store, RedisRunner {
   readonly kind = 'redis' as const;
 
   /** Replaced (never repaired) when a reply misses its deadline; see #reset. */
