@@ -175,7 +175,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const dataKey = loadDataKeyring({ env, log: opts.log });
   const wired = wireCapabilities(store, { dataKey, log: opts.log, ...(opts.now ? { now: opts.now } : {}) });
   const { jobs, reviews } = wired;
-  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs, opts.now);
+  const engine = new JobEngine(jobs, meter, opts.log, () => holder.current.jobs, opts.now);
   engine.start();
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);

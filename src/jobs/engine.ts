@@ -24,7 +24,6 @@ import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { NOTHING_REPORTED, type Meter, type ReserveRider, type SettleRider } from '../metering/meter.js';
-import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
 import type { CreateOutcome, JobStore } from './store.js';
 
@@ -64,7 +63,6 @@ export class JobEngine {
 
   constructor(
     private readonly jobs: JobStore,
-    private readonly store: Store,
     private readonly meter: Meter,
     private readonly log: Logger,
     private readonly settings: () => JobSettings,
