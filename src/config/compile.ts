@@ -15,10 +15,10 @@ import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/
 import { IntentModel } from '../guard/model/intent-model.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
-/** One upstream origin: where a route's calls go, with its keep-alive pool. */
 /** The default of `limits.upstreamAnswerBytes`: far above any answer of 32k output tokens. */
 export const UPSTREAM_ANSWER_BYTES = 8 * 1024 * 1024;
 
+/** One upstream origin: where a route's calls go, with its keep-alive pool. */
 export interface Origin {
   route: string;
   /** Base URL as configured (e.g. http://127.0.0.1:9000/v1) — never contains the key. */

@@ -268,7 +268,6 @@ export class JobEngine {
     return swept.length;
   }
 
-  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   /**
    * Resolves true once no job runs here, or false when `timeoutMs` passes first: graceful shutdown lets the
    * jobs in flight end (keeping their leases) before it closes the engine.
@@ -285,6 +284,7 @@ export class JobEngine {
     return true;
   }
 
+  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   async close(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];
