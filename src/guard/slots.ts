@@ -203,7 +203,7 @@ export function collectSlots(req: ChatLike): Slots {
         }
       }
     }
-    return { ...req, messages, ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}) } as T;
+    return { ...req, messages, ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}) };
   }
 
   return { slots, rebuild };

@@ -179,7 +179,9 @@ export function createListener(opts: ListenerOptions): Listener {
       // request line and metrics, then health, then `ahead`. Then each named stage of the app's routers is timed.
       timeStages(app);
       app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape), ...ahead);
-      handler = app.callback();
+      const callback = app.callback();
+      // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+      handler = (req, res) => void callback(req, res);
       served = app;
     },
     get app() {

@@ -61,8 +61,8 @@ return table.concat(out)`);
 const CHECKPOINT = luaScript(`return redis.call('HMGET', KEYS[1], 'size', 'note')`);
 
 /** 64 hex digits a hash, concatenated, back into hashes. */
-function hashes(hex: unknown): Buffer[] {
-  const s = String(hex ?? '');
+function hashes(hex: string | null): Buffer[] {
+  const s = hex ?? '';
   const out: Buffer[] = [];
   for (let i = 0; i < s.length; i += 64) out.push(Buffer.from(s.slice(i, i + 64), 'hex'));
   return out;
@@ -118,6 +118,6 @@ export class RedisReceiptLog implements ReceiptLog {
     if (ids.length === 0) return [];
     const args = [this.#prefix];
     for (const id of ids) args.push(String(id.level), String(id.index));
-    return hashes(await this.#store.runScript('log.nodes', NODES, [], args));
+    return hashes((await this.#store.runScript('log.nodes', NODES, [], args)) as string | null);
   }
 }

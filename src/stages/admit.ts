@@ -51,7 +51,7 @@ export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal) {
   // The common case (admitted, blue team) does no I/O, so it goes on synchronously; only a refusal or a
   // red-team call, which may ask the billing store, takes the async path below.
   return function admit(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const decision = call.runtime.policy.decide(policyInput(call));
     call.decision = decision;
     call.model = call.runtime.models.get(call.valid!.request.model);

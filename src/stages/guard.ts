@@ -46,7 +46,7 @@ export function guardRefusal(call: Call): GatewayError | null {
 
 export function guard(log: Logger, reviews: ReviewStore) {
   return async function guard(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const actions = call.decision!.guardrails;
     const refused = guardRefusal(call);
     if (refused) {
@@ -55,7 +55,7 @@ export function guard(log: Logger, reviews: ReviewStore) {
       throw refused;
     }
     let request: ChatRequest = call.valid!.request;
-    if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request as ChatRequest;
+    if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request;
     if (actions.flag.length > 0) {
       log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
       await reviews.record(reviewEntry(call, actions.flag, new Date()));

@@ -52,7 +52,7 @@ export function lookAhead(jobs: JobStore) {
 export function jobKey() {
   // Not async: no I/O here.
   return function jobKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const pid = call.identity!.principal.id;
     call.jobId = call.lookahead?.principalId === pid ? call.lookahead.jobId : callJobId(call, pid);
     return next();
@@ -63,7 +63,7 @@ export const isLive = (job: JobRecord | null): job is JobRecord => job !== null 
 
 export function attach(jobs: JobStore, reattached: Middleware) {
   return async function attach(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const existing = call.lookahead?.jobId === call.jobId ? await call.lookahead!.job : await jobs.get(call.jobId!);
     if (isLive(existing)) {
       call.job = existing;
@@ -98,7 +98,7 @@ export function jobRecord(call: Call, origin: JobRecord['origin'], reservation: 
 
 export function run(deps: Deps, engine: JobEngine, origin: JobRecord['origin']) {
   return async function run(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const settings = call.runtime.jobs;
     const runner: JobRun = (signal, ending) => executeCall(deps, call, signal, settings.upstreamRetries, ending);
     let created: boolean;
@@ -132,7 +132,7 @@ export function jobError(job: JobRecord): GatewayError {
 
 export function wait(engine: JobEngine) {
   return async function wait(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const job = await engine.wait(call.jobId!, call.runtime.gateway.timeouts.syncWaitMs, call.abort.signal);
     if (call.abort.signal.aborted) return; // the client is gone; nobody to answer
     if (!job) throw new GatewayError('job-not-found');

@@ -7,6 +7,7 @@
 import type { Context, Next } from 'koa';
 import getRawBody from 'raw-body';
 import { GatewayError } from '../errors.js';
+import type { CallContextState } from './call.js';
 
 export function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
@@ -61,7 +62,7 @@ function parseJson(bytes: Buffer): unknown {
 /** Koa stage: parses the JSON body of a POST into `ctx.state.call.body`. */
 export function readBody(limitBytes: () => number) {
   return async function readBody(ctx: Context, next: Next): Promise<void> {
-    ctx.state.call.body = await readJson(ctx, limitBytes());
+    (ctx.state as CallContextState).call.body = await readJson(ctx, limitBytes());
     await next();
   };
 }

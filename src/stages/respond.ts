@@ -77,7 +77,7 @@ export function streamBody(completion: Record<string, unknown>, includeUsage = f
 
 export function respond() {
   return async function respond(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const completion = call.job!.result!.completion;
     if (call.valid!.stream) {
       ctx.set('content-type', 'text/event-stream');

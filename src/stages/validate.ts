@@ -14,6 +14,7 @@ import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { ModelLimits } from '../config/types.js';
 import type { Runtime } from '../config/compile.js';
+import type { Call } from './call.js';
 import { fieldPath, validateChatShape, validateJobShape } from './chat-schema.js';
 import type { ValidateFunction } from 'ajv';
 import { checkParameters, PARAMETER_NAME } from '../compat/parameters.js';
@@ -163,11 +164,11 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
 export function validate(kind: 'chat' | 'job' = 'chat') {
   // Not async: validation does no I/O (a throw here still reaches singleExit through koa-compose's reject).
   return function validate(ctx: Context, next: Next): Promise<void> {
-    const call = ctx.state.call;
-    const valid = kind === 'job' ? validateJob(call.body, call.runtime) : validateChat(call.body, call.runtime);
+    const call = ctx.state.call as Call;
+    const valid: ValidCall & { scopeId?: string | null } = kind === 'job' ? validateJob(call.body, call.runtime) : validateChat(call.body, call.runtime);
     call.valid = valid;
     call.task = valid.task;
-    call.scopeId = 'scopeId' in valid ? valid.scopeId : null;
+    call.scopeId = valid.scopeId ?? null;
     return next();
   };
 }

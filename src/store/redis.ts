@@ -502,7 +502,8 @@ export class RedisStore implements Store {
     const budget = options.connectTimeoutMs ?? 3000;
     // The cluster client's own rejection only says no root node would do; the reason (refused, "cluster
     // support disabled", a bad password) came as an 'error' event, so the startup error carries the last one.
-    let lastError: string | null = null;
+    // Set by the listener below; typed wide so the check after the catch is not narrowed to its first value.
+    let lastError = null as string | null;
     const remember = (err: Error): void => {
       lastError = errorMessage(err);
     };
@@ -636,10 +637,10 @@ export class RedisStore implements Store {
     const keys = this.#cluster && scriptKeys.length === 0 ? [this.#prefix] : scriptKeys;
     return this.#call(operation, async (c) => {
       try {
-        return (await c.evalSha(script.sha1, { keys, arguments: args })) as Reply;
+        return (await c.evalSha(script.sha1, { keys, arguments: args }));
       } catch (err) {
         if (err instanceof ErrorReply && err.message.startsWith('NOSCRIPT')) {
-          return (await c.eval(script.source, { keys, arguments: args })) as Reply;
+          return (await c.eval(script.source, { keys, arguments: args }));
         }
         throw err;
       }

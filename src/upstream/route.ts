@@ -44,5 +44,6 @@ export async function forwardRoute(upstream: RouteUpstream, body: Record<string,
       upstreamMetrics.failovers.inc({ route: upstream.route, origin: target.name });
     }
   }
-  throw last ?? new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
+  if (last !== undefined) throw last as Error;
+  throw new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
 }
