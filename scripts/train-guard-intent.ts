@@ -159,8 +159,10 @@ export function evaluate(scorer: IntentScorer, examples: Example[], threshold: n
     let best = 1;
     for (let c = 2; c < CLASSES.length; c++) if (p[c]! > p[best]!) best = c;
     const harmful = p[best]! >= threshold;
-    if (e.label === 'benign') harmful ? fp++ : tn++;
-    else if (harmful) {
+    if (e.label === 'benign') {
+      if (harmful) fp++;
+      else tn++;
+    } else if (harmful) {
       tp++;
       if (CLASSES[best] === e.label) rightClass++;
     } else fn++;
@@ -267,7 +269,7 @@ async function main(): Promise<void> {
   // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
   // test/guard/intent-corpus.test.ts).
   const { __bias, ...weights } = train(trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'), concepts) as Record<string, number[]> & { __bias: number[] };
-  const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias!, weights };
+  const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
   const scorer = new IntentScorer(doc);
   const threshold = 0.5;
   doc.evaluation = {

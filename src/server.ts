@@ -176,7 +176,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const meter = wired.meter;
   meter.start();
   const { jobs, reviews } = wired;
-  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs, opts.now);
+  const engine = new JobEngine(jobs, meter, opts.log, () => holder.current.jobs, opts.now);
   engine.start();
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);

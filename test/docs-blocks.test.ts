@@ -75,7 +75,7 @@ async function start(root: string, base: number): Promise<Started> {
   for (const k of Object.keys(env)) if (/^PORTCULLIS_[A-Z]+_(PORT|URL)$/.test(k)) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   while (!/^ {2}export [^\n]*\n/m.test(out)) {
     if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 25));

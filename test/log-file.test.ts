@@ -19,8 +19,8 @@ async function run(env: Record<string, string>, command: (main: string) => [stri
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   while (!/export [^\n]*\n/.test(out)) {
     if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
     await new Promise((r) => setTimeout(r, 25));

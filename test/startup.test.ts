@@ -28,7 +28,7 @@ describe('starting portcullis', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
-      cli.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      cli.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const [code] = (await once(cli, 'exit')) as [number];
       expect(code, out).to.equal(0);
       expect(out).to.contain('did:web:portcullis.localhost:tenant:export-line');
@@ -47,7 +47,7 @@ describe('starting portcullis', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const [code] = (await once(child, 'exit')) as [number];
       expect(code).to.equal(69);
       expect(err.trim().split('\n')).to.deep.equal([
@@ -65,7 +65,7 @@ describe('starting portcullis', function () {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    npm.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    npm.stdout.on('data', (c: Buffer) => (out += c.toString()));
     while (!/admin API on \S+\n/.test(out)) {
       if (npm.exitCode !== null) throw new Error(`npm start exited with ${npm.exitCode}`);
       await new Promise((r) => setTimeout(r, 50));

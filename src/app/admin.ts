@@ -3,7 +3,7 @@
  * (`PORTCULLIS_ADMIN_TOKEN`). It is how operators run without the payment processor — principals, rungs,
  * scopes, tokens, reloads — and what the `portcullis admin` CLI speaks to.
  */
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context } from 'koa';
 import { Router } from '@koa/router';
 import { createHash } from 'node:crypto';
 import { operatorOnly, type Operator } from './operators.js';

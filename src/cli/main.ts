@@ -155,7 +155,7 @@ async function admin(args: string[]): Promise<void> {
     case 'principal grant': {
       const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung'), ...(values.screening !== undefined ? { screeningReference: values.screening } : {}) });
       const rung = p['rung'] as { id: string; expiresAt: string };
-      return out(`${p['id']} holds rung ${rung.id} until ${rung.expiresAt}`);
+      return out(`${String(p['id'])} holds rung ${rung.id} until ${rung.expiresAt}`);
     }
     case 'principal scope': {
       const tasks = need(values.tasks, '--tasks').split(',').map((t) => t.trim()).filter(Boolean);
@@ -173,18 +173,18 @@ async function admin(args: string[]): Promise<void> {
     }
     case 'token revoke': {
       const t = await call('POST', `/tokens/${enc(need(target, '<tokenId>'))}/revoke`);
-      return out(`revoked ${t['id']}`);
+      return out(`revoked ${String(t['id'])}`);
     }
     case 'token revoke-legacy': {
       const r = await call('POST', '/tokens/revoke-legacy');
-      return out(`revoked ${r['revoked']} legacy token(s)`);
+      return out(`revoked ${String(r['revoked'])} legacy token(s)`);
     }
     case 'data-key new':
       // Offline: a key is 32 random bytes; the operator puts it first in PORTCULLIS_DATA_KEY, then rewraps.
       return out(newDataKey());
     case 'data-key rewrap': {
       const r = await call('POST', '/data-key/rewrap');
-      return out(`rewrapped ${r['rewrapped']} of ${r['total']} TOTP secret(s) under data key ${r['keyId']}; ${r['unopenable']} could not be opened`);
+      return out(`rewrapped ${String(r['rewrapped'])} of ${String(r['total'])} TOTP secret(s) under data key ${String(r['keyId'])}; ${String(r['unopenable'])} could not be opened`);
     }
     case 'reload': {
       const r = await call('POST', '/reload');
@@ -239,11 +239,11 @@ async function admin(args: string[]): Promise<void> {
     case 'application approve': {
       const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/approve`, values.note ? { note: values.note } : {});
       const scope = (a['request'] as { scope: { id: string; tasks: string[] } }).scope;
-      return out(`approved ${a['id']}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${a['principalId']}`);
+      return out(`approved ${String(a['id'])}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${String(a['principalId'])}`);
     }
     case 'application refuse': {
       const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/refuse`, { reason: need(values.reason, '--reason') });
-      return out(`refused ${a['id']}`);
+      return out(`refused ${String(a['id'])}`);
     }
     case 'receipt-key': {
       const k = await call('GET', '/receipt-key');

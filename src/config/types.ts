@@ -162,9 +162,9 @@ export interface GatewayDoc {
   sessions: { cookieName: string; idleMs: number; absoluteMs: number };
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
   passkeys: { rpName: string; challengeMs: number };
-  /** TOTP second factor (src/totp). */
   /** Account recovery (src/recovery). */
   recovery: { delayHours: number; challengeMs: number };
+  /** TOTP second factor (src/totp). */
   totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };

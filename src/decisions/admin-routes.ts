@@ -71,7 +71,7 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
     ctx.body = report;
   });
-  router.post('/reload', async (ctx, next) => {
+  router.post('/reload', async (_ctx, next) => {
     const runtime = deps.holder.current;
     if (!runtime.gateway.policy?.requireImpactReport) return next();
     const root = runtime.bundle.root;

@@ -177,7 +177,9 @@ export function createListener(opts: ListenerOptions): Listener {
       // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
       // request line and metrics, then health, then `ahead`.
       app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape), ...ahead);
-      handler = app.callback();
+      const callback = app.callback();
+      // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+      handler = (req, res) => void callback(req, res);
       served = app;
     },
     get app() {

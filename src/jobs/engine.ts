@@ -25,7 +25,6 @@ import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { NOTHING_REPORTED, type Meter } from '../metering/meter.js';
 import type { JobClosing, JobOpening } from '../metering/ledger.js';
-import type { Store } from '../store/store.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
 import { interruptedReceipt } from '../call/receipt.js';
 import type { CreateOutcome, JobStore } from './store.js';
@@ -66,7 +65,6 @@ export class JobEngine {
 
   constructor(
     private readonly jobs: JobStore,
-    private readonly store: Store,
     private readonly meter: Meter,
     private readonly log: Logger,
     private readonly settings: () => JobSettings,
@@ -251,7 +249,6 @@ export class JobEngine {
     return swept.length;
   }
 
-  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   /**
    * Resolves true once no job runs here, or false when `timeoutMs` passes first: graceful shutdown lets the
    * jobs in flight end (keeping their leases) before it closes the engine.
@@ -268,6 +265,7 @@ export class JobEngine {
     return true;
   }
 
+  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   async close(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];

@@ -68,7 +68,7 @@ export function principalHit(limiter: RateLimiter, holder: RuntimeHolder): (prin
 export function limitPrincipal(limiter: RateLimiter, holder: RuntimeHolder) {
   return async function limitPrincipal(ctx: Context, next: Next): Promise<void> {
     const limit = settings(holder).perPrincipal;
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const id = call.identity!.principal.id;
     if (limit) {
       const early = call.ahead;
@@ -176,7 +176,10 @@ export function limitFailedAuth(limiter: RateLimiter, holder: RuntimeHolder, fai
   const what = 'failed authentication attempts from this address';
   return async function limitFailedAuth(ctx: Context, next: Next): Promise<void> {
     const limit = settings(holder).failedAuthPerAddress;
-    if (!limit) return next();
+    if (!limit) {
+      await next();
+      return;
+    }
     const address = clientAddress(ctx, holder);
     const until = blockedUntil.get(address);
     if (until !== undefined) {

@@ -27,7 +27,7 @@ const NODES = loadLua(import.meta.url, 'lua/log.lib.lua', 'lua/nodes.lua');
 
 /** 64 hex digits a hash, concatenated, back into hashes. */
 function hashes(hex: unknown): Buffer[] {
-  const s = String(hex ?? '');
+  const s = typeof hex === 'string' ? hex : '';
   const out: Buffer[] = [];
   for (let i = 0; i < s.length; i += 64) out.push(Buffer.from(s.slice(i, i + 64), 'hex'));
   return out;

@@ -33,7 +33,7 @@ export function requireIdempotencyKey() {
  */
 export function checkIdempotencyKey(jobs: JobStore) {
   return async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const bound = await jobs.idempotencyBinding(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase());
     if (bound && bound.bodyHash !== bodyHash(call.body)) throw new GatewayError('idempotency-key-reused');
     await next();
@@ -47,7 +47,7 @@ export function checkIdempotencyKey(jobs: JobStore) {
  */
 export function bindIdempotencyKey(jobs: JobStore) {
   return async function bindIdempotencyKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const entry = { bodyHash: bodyHash(call.body), jobId: call.jobId! };
     const bound = await jobs.bindIdempotencyKey(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase(), entry, call.runtime.jobs.retentionMs);
     if (bound && bound.bodyHash !== entry.bodyHash) throw new GatewayError('idempotency-key-reused');
@@ -58,7 +58,7 @@ export function bindIdempotencyKey(jobs: JobStore) {
 /** The 202 answer of POST /v1/research/jobs. */
 export function queued() {
   return async function queued(ctx: Context): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     ctx.status = 202;
     ctx.body = jobObject(callJob(call)!, call.runtime.jobs.pollAfterMs);
   };

@@ -20,7 +20,7 @@ import type { ReviewStore } from '../reviews/store.js';
 
 export function guard(log: Logger, reviews: ReviewStore) {
   return async function guard(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const actions = call.decision!.guardrails;
     const refused = guardrailRefusal(call);
     if (refused) {
@@ -29,7 +29,7 @@ export function guard(log: Logger, reviews: ReviewStore) {
       throw refused;
     }
     let request: ChatRequest = call.valid!.request;
-    if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request as ChatRequest;
+    if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request;
     if (actions.flag.length > 0) {
       log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
       await reviews.record(reviewEntry(call, actions.flag, new Date()));

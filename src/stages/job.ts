@@ -24,7 +24,7 @@ import { callJobId, isLive } from '../call/job.js';
 export function jobKey() {
   // Not async: no I/O here.
   return function jobKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const pid = call.identity!.principal.id;
     call.jobId = call.ahead?.principalId === pid ? call.ahead.jobId : callJobId(call, pid);
     return next();
@@ -68,7 +68,7 @@ export function jobError(job: JobRecord): GatewayError {
 
 export function wait(engine: JobEngine) {
   return async function wait(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const job = await engine.wait(call.jobId!, call.runtime.gateway.timeouts.syncWaitMs, call.abort.signal);
     if (call.abort.signal.aborted) return; // the client is gone; nobody to answer
     if (!job) throw new GatewayError('job-not-found');

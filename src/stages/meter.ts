@@ -28,7 +28,7 @@ export function secondsToUtcMidnight(now: number): number {
 
 export function meter(meter: Meter, log: Logger, creating: JobCreation) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const req = reserveRequest(call);
     // The call's job is created in the hold's own write — unless the guardrails are going to refuse the call.
     const job = guardrailRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;

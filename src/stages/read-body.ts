@@ -5,6 +5,7 @@
  */
 import type { Context, Next } from 'koa';
 import { readJson } from '../http/read-json.js';
+import type { Call } from '../call/call.js';
 
 // The tests of the body reader import it from here, where it was first written.
 export { readJson };
@@ -12,7 +13,7 @@ export { readJson };
 /** Koa stage: parses the JSON body of a POST into `ctx.state.call.body`. */
 export function readBody(limitBytes: () => number) {
   return async function readBody(ctx: Context, next: Next): Promise<void> {
-    ctx.state.call.body = await readJson(ctx, limitBytes());
+    (ctx.state.call as Call).body = await readJson(ctx, limitBytes());
     await next();
   };
 }

@@ -22,7 +22,7 @@ const IDENTIFIER = /\.name$/;
 
 export function scan(log: Logger) {
   return async function scan(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     // The intent model reads every call of a red-team model; a model the catalog does not know (refused with
     // 404 at admission) is read as a blue-team call, so unknown ids cannot buy model time.
     const team = call.runtime.models.get(call.valid!.request.model)?.team ?? 'blue';

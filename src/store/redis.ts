@@ -120,7 +120,8 @@ export class RedisStore implements Store, RedisRunner {
     const budget = options.connectTimeoutMs ?? 3000;
     // The cluster client's own rejection only says no root node would do; the reason (refused, "cluster
     // support disabled", a bad password) came as an 'error' event, so the startup error carries the last one.
-    let lastError: string | null = null;
+    // Set by the listener below; typed wide so the check after the catch is not narrowed to its first value.
+    let lastError = null as string | null;
     const remember = (err: Error): void => {
       lastError = errorMessage(err);
     };

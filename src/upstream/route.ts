@@ -45,5 +45,6 @@ export async function forwardRoute<T>(upstream: RouteUpstream, payload: string |
       upstreamMetrics.failovers.inc({ route: upstream.route, origin: target.name });
     }
   }
-  throw last ?? new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
+  if (last !== undefined) throw last as Error;
+  throw new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
 }

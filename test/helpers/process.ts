@@ -23,7 +23,7 @@ export async function spawnGateway(root: string, env: Record<string, string>): P
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   const started = Date.now();
   while (!/admin API on \S+\n/.test(out)) {
     if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);

@@ -21,7 +21,7 @@ function world() {
   const store = new MemoryStore();
   const jobs = new MemoryJobStore();
   const meter = new MemoryMeter(store, { jobs });
-  const engine = new JobEngine(jobs, store, meter, silentLogger, () => SETTINGS);
+  const engine = new JobEngine(jobs, meter, silentLogger, () => SETTINGS);
   return { store, meter, jobs, engine };
 }
 

@@ -248,7 +248,7 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await fresh.getByLabel(/^One-time recovery secret/).fill(secret);
     await fresh.getByRole('button', { name: 'Start recovery' }).click();
     await expectText(fresh, '#recovery-result', 'Recovery started');
-    expect(await fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
+    expect(fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
 
     // Too early: the server holds it for its delay (48 hours), then completing it signs in.
     await fresh.getByLabel(/^Recovery phrase/).fill(phrase);

@@ -179,7 +179,7 @@ $('#totp-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = event.currentTarget as HTMLFormElement;
   const button = form.querySelector('button') as HTMLButtonElement;
-  const code = String(new FormData(form).get('code') ?? '').trim();
+  const code = ((new FormData(form).get('code') as string | null) ?? '').trim();
   // Six digits are a code from the app; anything else is one of the recovery codes shown at enrolment.
   const body = /^\d{6}$/.test(code) ? { code } : { recoveryCode: code };
   void busy(button, errorBox, async () => afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/totp/verify', body)));
@@ -212,15 +212,15 @@ void call<{ valid: boolean; secondFactor?: string }>('auth', 'GET', '/v1/session
 const recoveryForm = $('#recovery-form') as HTMLFormElement;
 recoveryForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const submitter = (event as SubmitEvent).submitter as HTMLButtonElement;
+  const submitter = (event).submitter as HTMLButtonElement;
   const data = new FormData(recoveryForm);
   const result = $('#recovery-result');
   void busy(submitter, errorBox, async () => {
-    const key = await recoveryKey(String(data.get('phrase') ?? ''));
+    const key = await recoveryKey(((data.get('phrase') as string | null) ?? ''));
     const { challenge } = await call<{ challenge: string }>('auth', 'POST', '/v1/recovery/challenge', {});
     const proof = { publicKey: key.publicKey, challenge, signature: await key.sign(recoveryMessage(origins().auth, challenge)) };
     if (submitter.value === 'start') {
-      const recoverySecret = String(data.get('secret') ?? '').trim();
+      const recoverySecret = ((data.get('secret') as string | null) ?? '').trim();
       if (!recoverySecret) throw new Error('starting a recovery needs the one-time recovery secret');
       const started = await call<{ completesAt: string }>('auth', 'POST', '/v1/recovery/start', { ...proof, recoverySecret });
       recoveryForm.reset();

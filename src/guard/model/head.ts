@@ -49,7 +49,7 @@ export class IntentHead {
   readonly classes: readonly string[];
   readonly concepts: ConceptMap;
   constructor(readonly doc: IntentHeadDoc) {
-    if (doc.features !== HEAD_FEATURES) throw new Error(`intent head: features "${doc.features}" are not "${HEAD_FEATURES}"`);
+    if (doc.features !== HEAD_FEATURES) throw new Error(`intent head: features "${String(doc.features)}" are not "${String(HEAD_FEATURES)}"`);
     const width = doc.dim + doc.conceptNames.length;
     if (doc.mean.length !== width || doc.scale.length !== width || doc.weights.length !== doc.classes.length || doc.weights.some((w) => w.length !== width)) {
       throw new Error('intent head: weights, mean and scale do not agree with dim and concepts');
@@ -94,7 +94,7 @@ export function loadIntentHead(file: string): IntentHead {
   try {
     doc = JSON.parse(readFileSync(RULES + file, 'utf8')) as IntentHeadDoc;
   } catch (err) {
-    throw new Error(`intent head "${file}" cannot be read: ${(err as Error).message}`);
+    throw new Error(`intent head "${file}" cannot be read: ${(err as Error).message}`, { cause: err });
   }
   return new IntentHead(doc);
 }

@@ -129,7 +129,7 @@ export const verification: Section = {
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const f = new FormData(form);
-      const text = (k: string) => String(f.get(k) ?? '').trim();
+      const text = (k: string) => ((f.get(k) as string | null) ?? '').trim();
       void busy(form.querySelector('button[type=submit]')!, errorBox, async () => {
         const app = await call<{ id: string; status: string; scope: { id: string } }>('api', 'POST', '/v1/research/applications', {
           verificationMode: text('verificationMode'),
