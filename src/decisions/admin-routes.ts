@@ -30,7 +30,8 @@ const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_
 /** A time from a query value: a duration back from `now` (`24h`), or an ISO-8601 time. Null when absent. */
 export function parseWhen(value: unknown, now: number, name: string): number | null {
   if (value === undefined || value === '') return null;
-  const v = String(value);
+  // A repeated query parameter arrives as an array: one value only.
+  const v = typeof value === 'string' ? value : '';
   const d = /^(\d+)([smhd])$/.exec(v);
   if (d) return now - Number(d[1]) * UNITS[d[2]!]!;
   const t = Date.parse(v);
@@ -73,10 +74,16 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
   });
   router.post('/reload', async (_ctx, next) => {
     const runtime = deps.holder.current;
-    if (!runtime.gateway.policy?.requireImpactReport) return next();
+    if (!runtime.gateway.policy?.requireImpactReport) {
+      await next();
+      return;
+    }
     const root = runtime.bundle.root;
     const candidate = await loadCandidate(root, root).catch(() => null);
-    if (!candidate || candidate.fingerprint === liveFingerprint(runtime) || (await store.reported(candidate.fingerprint))) return next();
+    if (!candidate || candidate.fingerprint === liveFingerprint(runtime) || (await store.reported(candidate.fingerprint))) {
+      await next();
+      return;
+    }
     throw new GatewayError(
       'impact-report-required',
       `the policy or rules on disk (policy ${candidate.policy.version}, rules ${candidate.documents.rungs.version}, guardrails ${candidate.documents.guardrails.version}) differ from the live ones and no impact report was made for them: GET /admin/policy/impact (or portcullis policy impact) first`,

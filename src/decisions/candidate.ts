@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, loadDocument, type LoadedDocument } from '../config/documents.js';
-import { DOCUMENT_FILES, type ConfigBundle } from '../config/load.js';
+import { DOCUMENT_FILES } from '../config/load.js';
 import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
 import { policySources } from '../policy/source-hash.js';
 import type { ModelsDoc, RungsDoc } from '../config/types.js';
@@ -75,7 +75,7 @@ export async function loadCandidate(dir: string, fallbackRoot: string): Promise<
       const key = JSON.stringify(Object.entries(available).sort());
       let made = cache.get(key);
       if (!made) {
-        const data = candidateData(docs as Pick<ConfigBundle, 'models' | 'rungs' | 'guardrails'>, available);
+        const data = candidateData(docs, available);
         made = wasmEvaluator(wasm, data).then((evaluator) => ({ data, dataSha256: dataDocument(data).sha256, evaluator }));
         cache.set(key, made);
       }

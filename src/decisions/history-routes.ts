@@ -27,8 +27,7 @@ export function historyList(holder: RuntimeHolder, history: HistoryRecorder) {
 
 export function historyVersion(holder: RuntimeHolder, history: HistoryRecorder, store: Pick<DecisionStore, 'getVersion'>) {
   return async function historyVersion(ctx: Context): Promise<void> {
-    const document = String(ctx.params['document']);
-    const ref = String(ctx.params['ref']);
+    const { document, ref } = ctx.params as { document: string; ref: string };
     let sha = SHA256.test(ref) ? ref : null;
     if (!sha) {
       // By version: the newest content that went live under that version string (policy versions are the

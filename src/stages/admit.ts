@@ -28,7 +28,7 @@ export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal, deci
   // The common case (admitted, blue team) does no I/O, so it goes on synchronously; only a refusal or a
   // red-team call, which may ask the billing store, takes the async path below.
   return function admit(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const input = policyInput(call);
     const decision = call.runtime.policy.decide(input);
     call.decision = decision;

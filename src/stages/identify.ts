@@ -10,7 +10,7 @@ import type { Call } from '../call/call.js';
 
 export function identify(deps: CallerDeps) {
   return async function identify(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     call.identity = ctx.state.caller = await resolveCaller(ctx, deps, PAT_OR_SESSION);
     await next();
   };

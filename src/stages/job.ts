@@ -33,7 +33,7 @@ export function jobKey() {
 
 export function attach(jobs: JobStore) {
   return async function attach(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const existing = call.ahead?.jobId === call.jobId ? await call.ahead!.job : await jobs.get(call.jobId!);
     if (isLive(existing)) call.state = { at: 'attached', job: existing };
     await next();
@@ -42,7 +42,7 @@ export function attach(jobs: JobStore) {
 
 export function run(deps: ExecuteDeps & { meter: Meter }, engine: JobEngine) {
   return async function run(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const state = call.state;
     if (state.at !== 'reserved' || (state.job === null && state.rival === null)) throw new GatewayError('internal-error');
     if (state.job) {

@@ -19,7 +19,7 @@ export function lookAhead(jobs: JobStore, principalHit: (principalId: string) =>
   return function lookAhead(ctx: Context, next: Next): Promise<void> {
     const principalId = knownPrincipal(bearerToken(ctx));
     if (principalId !== undefined) {
-      const call: Call = ctx.state.call;
+      const call = ctx.state.call as Call;
       const jobId = callJobId(call, principalId);
       const job = jobs.get(jobId);
       job.catch(() => undefined); // awaited by `attach`, or dropped when the call ends before it

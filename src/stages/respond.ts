@@ -13,7 +13,7 @@ export { streamBody };
 
 export function respond() {
   return async function respond(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const completion = callJob(call)!.result!.completion;
     if (call.valid!.stream) {
       ctx.set('content-type', 'text/event-stream');

@@ -10,7 +10,7 @@ import type { Call } from '../call/call.js';
 export function validate(kind: 'chat' | 'job' = 'chat') {
   // Not async: validation does no I/O (a throw here still reaches singleExit through koa-compose's reject).
   return function validate(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     if (kind === 'job') {
       const valid = validateJob(call.body, call.runtime);
       call.valid = valid;

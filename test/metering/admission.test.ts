@@ -70,7 +70,7 @@ describe('the admission rule, in TypeScript and in Lua', () => {
         const lua: Record<string, unknown> = {};
         for (let j = 0; j + 1 < reply.length; j += 2) lua[String(reply[j])] = reply[j + 1];
         const ts = flat(decide(c.a, c.day, c.balance));
-        kinds.add(String(ts['kind']) + String(ts['billing'] ?? ''));
+        kinds.add(String(ts['kind']) + String((ts['billing'] as string | undefined) ?? ''));
         expect(lua, JSON.stringify(c)).to.deep.equal(ts);
       });
       // The grid reaches every verdict: free, paid, the ceiling, and short of credits.
