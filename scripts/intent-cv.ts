@@ -11,8 +11,12 @@
  *
  * Prints, per parameter set and threshold, recall and false-positive rate of "harmful" (any class but
  * benign) pooled over the folds, and on the held-out file. Embeddings come from the cache of intent-head.ts.
+ * Optional, by environment: CV_BASE=<file of texts> also prints the folds restricted to those lines (to
+ * compare corpora that share them), CV_WITHOUT=<corpus file> the folds without that file's lines,
+ * CV_MISSES=<threshold> the fold lines wrongly decided at that threshold, CV_LANGS=<threshold> per language.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { CLASSES, HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type HeadParams } from './train-guard-intent.js';
 
 const FOLDS = 5;
@@ -79,6 +83,21 @@ for (const p of sets) {
   if (process.env.CV_WITHOUT) {
     const idx = cvIdx.filter((i) => examples[i]!.file !== process.env.CV_WITHOUT);
     console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds without ${process.env.CV_WITHOUT})`);
+  }
+  // The folds restricted to the lines listed in CV_BASE (texts, one a line, `\n` for line breaks): figures
+  // comparable between corpora that share those lines.
+  if (process.env.CV_BASE) {
+    const base = new Set(readFileSync(process.env.CV_BASE, 'utf8').split('\n'));
+    const idx = cvIdx.filter((i) => base.has(examples[i]!.text.replaceAll('\n', '\\n')));
+    console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds, ${idx.length} lines of ${process.env.CV_BASE})`);
+  }
+  // The lines the folds get wrong at threshold CV_MISSES, to see what the corpus lacks.
+  if (process.env.CV_MISSES) {
+    const t = Number(process.env.CV_MISSES);
+    for (const i of cvIdx) {
+      const e = examples[i]!;
+      if ((e.label === 'benign') === harm.get(i)! >= t) console.log(`  miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
+    }
   }
   // Per language on the folds at the committed threshold: where the head is weakest.
   if (process.env.CV_LANGS) {
