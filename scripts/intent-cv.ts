@@ -17,7 +17,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { CLASSES, HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type HeadParams } from './train-guard-intent.js';
+import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type HeadParams } from './train-guard-intent.js';
 
 const FOLDS = 5;
 const GROUP = 6;
@@ -106,4 +106,3 @@ for (const p of sets) {
     console.log(langs.map((l) => { const r = rates(cvIdx.filter((i) => examples[i]!.lang === l), harm, t); return `${l} ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`; }).join(' | '));
   }
 }
-void CLASSES;
