@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { openCheckpoint, signCheckpoint } from '../../src/receipts/note.js';
 import { checkCosignatureLine, countCosignatures, parseWitnessKey, requireCosignatures, witnessVerifierKey } from '../../src/receipts/witness/cosignature.js';
+import { cli } from '../helpers/cli.js';
 
 const log = generateKeyPairSync('ed25519');
 const note = signCheckpoint({ origin: 'log.portcullis.test', size: 7, root: Buffer.alloc(32, 9) }, log.privateKey);
@@ -138,4 +139,12 @@ describe('witness cosignatures (C2SP tlog-cosignature)', () => {
     expect(r.ok ? '' : r.reason).to.contain('the checkpoint ends with a blank line');
   });
 
+  it('refuses, as a usage error, one key given under two names to receipt verify|audit --witness', async function () {
+    this.timeout(30_000);
+    const w = witness('witness-a.test');
+    const alias = witnessVerifierKey('witness-b.test', w.publicKey);
+    const r = await cli(['receipt', 'audit', '--from', 'a.txt', '--to', 'b.txt', '--witness', w.key.vkey, '--witness', alias, '--witnesses-required', '2']);
+    expect(r.code).to.equal(2);
+    expect(r.stderr).to.contain('"witness-a.test" and "witness-b.test" are the same key under two names');
+  });
 });

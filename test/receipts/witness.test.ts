@@ -225,20 +225,25 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
 });
 
 describe('receipts.witnesses in config', () => {
-  it('is checked at load: a key that is not a cosignature/v1 key, or a witness named twice, is refused with its path', async () => {
-    const good = witnessVerifierKey('witness.portcullis.test/w1', generateKeyPairSync('ed25519').publicKey);
+  it('is checked at load: a key that is not a cosignature/v1 key, a witness named twice, or one key under two names, is refused with its path', async () => {
+    const goodKey = generateKeyPairSync('ed25519').publicKey;
+    const good = witnessVerifierKey('witness.portcullis.test/w1', goodKey);
     const root = configRoot();
     editFile(
       root,
       'config/gateway.yaml',
       (t) =>
         `${t}\nreceipts:\n  witnesses:\n    - key: ${verifierKey('log.portcullis.test', publicKey)}\n      url: http://127.0.0.1:1\n` +
-        `    - key: ${good}\n      url: http://127.0.0.1:2\n    - key: ${good}\n      url: http://127.0.0.1:3\n`,
+        `    - key: ${good}\n      url: http://127.0.0.1:2\n    - key: ${good}\n      url: http://127.0.0.1:3\n` +
+        `    - key: ${witnessVerifierKey('witness.portcullis.test/alias', goodKey)}\n      url: http://127.0.0.1:4\n`,
     );
     const r = await cli(['check', '--root', root]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain('config/gateway.yaml: /receipts/witnesses/0/key the witness key "log.portcullis.test" is not a cosignature/v1 Ed25519 key');
     expect(r.stderr).to.contain('config/gateway.yaml: /receipts/witnesses/2/key repeats witness "witness.portcullis.test/w1"');
+    expect(r.stderr).to.contain(
+      'config/gateway.yaml: /receipts/witnesses/3/key is the key of witness "witness.portcullis.test/w1" under another name ("witness.portcullis.test/alias"): one witness cannot be listed twice',
+    );
   });
 });
 

@@ -68,6 +68,11 @@ export function splitNote(note: string): { text: string; lines: string[] } | nul
   return { text: note.slice(0, at + 1), lines: note.slice(at + 2, -1).split('\n') };
 }
 
+/** The same key, whatever name it is given under (the signed message does not cover the name). */
+export function sameWitnessKey(a: WitnessKey, b: WitnessKey): boolean {
+  return rawPublicKey(a.publicKey).equals(rawPublicKey(b.publicKey));
+}
+
 /**
  * What a signature line is to `key`: another key's (another name or key id: ignored, as signed-note says
  * of unknown keys), `key`'s valid cosignature with its time, or a line in `key`'s name that does not hold:
