@@ -23,7 +23,7 @@
 import { checkCosignatureLine, splitNote, type WitnessKey } from './cosignature.js';
 
 /** Cosignature lines are about 130 bytes; a witness has no reason to answer more than a few. */
-export const MAX_ANSWER_BYTES = 16 * 1024;
+const MAX_ANSWER_BYTES = 16 * 1024;
 
 export type Submitted = { ok: true; line: string } | { ok: false; status: number | null; reason: string };
 

@@ -79,9 +79,9 @@ export function sameWitnessKey(a: WitnessKey, b: WitnessKey): boolean {
  * not standard base64, or with `key`'s id and the wrong length, a time above 2^63 - 1, or a signature that
  * does not verify.
  */
-export type LineCheck = { is: 'other' } | { is: 'valid'; time: number } | { is: 'invalid'; why: string };
+type LineCheck = { is: 'other' } | { is: 'valid'; time: number } | { is: 'invalid'; why: string };
 
-export function readCosignatureLine(text: string, line: string, key: WitnessKey): LineCheck {
+function readCosignatureLine(text: string, line: string, key: WitnessKey): LineCheck {
   const m = /^— (\S+) (\S+)$/u.exec(line);
   if (!m || m[1] !== key.name) return { is: 'other' };
   const blob = decodeBase64Strict(m[2]!);
