@@ -36,7 +36,7 @@ import { isLegacyReceipt, verifyLegacyReceipt } from '../receipts/legacy.js';
 import { verifyConsistencyBundle, verifyReceiptBundle } from '../receipts/verify.js';
 import { claimedSize } from '../receipts/note.js';
 import { DuplicateKeyError, parseStrictJson } from '../receipts/strict-json.js';
-import { parseWitnessKey, requireCosignatures, type WitnessKey } from '../receipts/witness/cosignature.js';
+import { parseWitnessKey, requireCosignatures, sameWitnessKey, type WitnessKey } from '../receipts/witness/cosignature.js';
 
 class Usage extends Error {}
 
@@ -79,6 +79,11 @@ function witnessesFor(values: WitnessOptions): { keys: WitnessKey[]; required: n
     throw new Usage(`--witness: ${(err as Error).message}`);
   }
   if (new Set(keys.map((w) => w.name)).size !== keys.length) throw new Usage('--witness: the same witness is given twice');
+  // A cosignature does not sign the witness's name: one key under two names would count one witness twice.
+  keys.forEach((w, i) => {
+    const twin = keys.slice(0, i).find((o) => sameWitnessKey(o, w));
+    if (twin) throw new Usage(`--witness: "${twin.name}" and "${w.name}" are the same key under two names: one witness, which cannot count twice toward --witnesses-required`);
+  });
   const required = k === undefined ? keys.length : Number(k);
   if (!/^[1-9][0-9]*$/.test(k ?? '1') || required > keys.length) {
     throw new Usage(`--witnesses-required must be a whole number from 1 to the number of --witness keys (${keys.length})`);

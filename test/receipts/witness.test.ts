@@ -12,7 +12,9 @@
  * both hold.
  */
 import { expect } from 'chai';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, sign } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +29,8 @@ import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
 import { createLogger } from '../../src/log.js';
-import { claimedSize, verifierKey } from '../../src/receipts/note.js';
+import { claimedSize, signCheckpoint, verifierKey } from '../../src/receipts/note.js';
+import { Witnesses } from '../../src/receipts/witness/witnesses.js';
 import { countCosignatures, parseWitnessKey, witnessVerifierKey } from '../../src/receipts/witness/cosignature.js';
 
 const privatePem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
@@ -123,7 +126,7 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     lines[at] = `— ${witness.name} ${sig.toString('base64')}`;
     const forged = await cli(['receipt', 'verify', file(JSON.stringify({ ...receipts[1], checkpoint: lines.join('\n') })), '--key', keyFile, '--witness', witness.vkey]);
     expect(forged.code).to.equal(1);
-    expect(forged.stderr).to.contain('carries 0 of the 1 witness cosignature required');
+    expect(forged.stderr).to.contain(`a cosignature line in the name and key id of witness ${witness.name} that is not valid (its signature does not verify): forged or damaged`);
 
     // audit --witness: the latest checkpoint extends the first one and is cosigned.
     const audit = await cli(['receipt', 'audit', '--from', file(receipts[0]!['checkpoint']), '--to', 'latest', '--url', a.apiUrl, '--key', keyFile, '--witness', witness.vkey]);
@@ -222,19 +225,102 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
 });
 
 describe('receipts.witnesses in config', () => {
-  it('is checked at load: a key that is not a cosignature/v1 key, or a witness named twice, is refused with its path', async () => {
-    const good = witnessVerifierKey('witness.portcullis.test/w1', generateKeyPairSync('ed25519').publicKey);
+  it('is checked at load: a key that is not a cosignature/v1 key, a witness named twice, or one key under two names, is refused with its path', async () => {
+    const goodKey = generateKeyPairSync('ed25519').publicKey;
+    const good = witnessVerifierKey('witness.portcullis.test/w1', goodKey);
     const root = configRoot();
     editFile(
       root,
       'config/gateway.yaml',
       (t) =>
         `${t}\nreceipts:\n  witnesses:\n    - key: ${verifierKey('log.portcullis.test', publicKey)}\n      url: http://127.0.0.1:1\n` +
-        `    - key: ${good}\n      url: http://127.0.0.1:2\n    - key: ${good}\n      url: http://127.0.0.1:3\n`,
+        `    - key: ${good}\n      url: http://127.0.0.1:2\n    - key: ${good}\n      url: http://127.0.0.1:3\n` +
+        `    - key: ${witnessVerifierKey('witness.portcullis.test/alias', goodKey)}\n      url: http://127.0.0.1:4\n`,
     );
     const r = await cli(['check', '--root', root]);
     expect(r.code).to.equal(1);
     expect(r.stderr).to.contain('config/gateway.yaml: /receipts/witnesses/0/key the witness key "log.portcullis.test" is not a cosignature/v1 Ed25519 key');
     expect(r.stderr).to.contain('config/gateway.yaml: /receipts/witnesses/2/key repeats witness "witness.portcullis.test/w1"');
+    expect(r.stderr).to.contain(
+      'config/gateway.yaml: /receipts/witnesses/3/key is the key of witness "witness.portcullis.test/w1" under another name ("witness.portcullis.test/alias"): one witness cannot be listed twice',
+    );
+  });
+});
+
+/**
+ * A witness that misbehaves (a Node HTTP server standing in for a witness gone wrong, or whatever sits on
+ * the path to it: the Go witness does none of this), spoken to over HTTP by the gateway's witness client.
+ */
+describe('a witness that misbehaves', () => {
+  const origin = 'log.portcullis.test/misbehaving';
+  const logKey = generateKeyPairSync('ed25519').privateKey;
+  const name = 'witness.portcullis.test/odd';
+  const wKey = generateKeyPairSync('ed25519');
+  const vkey = witnessVerifierKey(name, wKey.publicKey);
+  const cp = (size: number) => signCheckpoint({ origin, size, root: Buffer.alloc(32, size) }, logKey);
+  /** Its real cosignature line for the checkpoint in an add-checkpoint body. */
+  const cosignatureFor = (request: string) => {
+    const note = request.slice(request.indexOf('\n\n') + 2);
+    const t = Buffer.alloc(8);
+    const time = BigInt(Math.floor(Date.now() / 1000));
+    t.writeBigUInt64BE(time);
+    const sig = sign(null, Buffer.from(`cosignature/v1\ntime ${time}\n${note.slice(0, note.lastIndexOf('\n\n') + 1)}`), wKey.privateKey);
+    return `— ${name} ${Buffer.concat([parseWitnessKey(vkey).id, t, sig]).toString('base64')}\n`;
+  };
+  const servers: http.Server[] = [];
+  /** A witness answering each request with `answer(request body, its number)`. */
+  async function serve(answer: (body: string, n: number, res: http.ServerResponse) => void): Promise<{ url: string; requests: string[] }> {
+    const requests: string[] = [];
+    const server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        requests.push(Buffer.concat(chunks).toString());
+        answer(requests.at(-1)!, requests.length, res);
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
+  }
+  const refusals = (lines: string[]) => lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['event'] === 'receipts.witness.refused');
+  const noProof = async () => [Buffer.alloc(32)];
+  after(() => servers.forEach((s) => s.close()));
+
+  it('is asked again at the next checkpoint after a 409 claiming a larger tree (a forged size costs one checkpoint)', async () => {
+    const w = await serve((body, n, res) => {
+      if (n === 1) {
+        res.writeHead(409, { 'content-type': 'text/x.tlog.size' }).end('99999999999\n');
+        return;
+      }
+      res.writeHead(200).end(cosignatureFor(body));
+    });
+    const logged: string[] = [];
+    const witnesses = new Witnesses([{ key: vkey, url: w.url }], 2000, createLogger('warn', (l) => void logged.push(l)));
+    const first = await witnesses.cosign(cp(1), 1, 0, noProof);
+    expect(countCosignatures(first, [parseWitnessKey(vkey)]).cosigned).to.have.length(0);
+    expect(refusals(logged)[0]).to.include({ witness: name, size: 1, status: 409 });
+    expect(String(refusals(logged)[0]!['reason'])).to.contain('says it holds a tree of 99999999999 leaves').and.contain('asked again at the next checkpoint');
+    const second = await witnesses.cosign(cp(2), 2, 1, noProof);
+    expect(w.requests).to.have.length(2);
+    expect(w.requests[1]).to.match(/^old 1\n/);
+    expect(countCosignatures(second, [parseWitnessKey(vkey)]).cosigned.map((c) => c.name)).to.deep.equal([name]);
+  });
+
+  it('is not followed to where it redirects, and an answer longer than 16 KiB is not read', async () => {
+    const elsewhere = await serve((body, _n, res) => void res.writeHead(200).end(cosignatureFor(body)));
+    const redirecting = await serve((_b, _n, res) => void res.writeHead(307, { location: `${elsewhere.url}/add-checkpoint` }).end());
+    const long = await serve((body, _n, res) => void res.writeHead(200).end(cosignatureFor(body) + 'x'.repeat(1 << 20)));
+    for (const [url, says] of [
+      [redirecting.url, 'answered a redirect (307), which is not followed'],
+      [long.url, 'answered more than 16384 bytes'],
+    ] as const) {
+      const logged: string[] = [];
+      const witnesses = new Witnesses([{ key: vkey, url }], 2000, createLogger('warn', (l) => void logged.push(l)));
+      const note = await witnesses.cosign(cp(1), 1, 0, noProof);
+      expect(countCosignatures(note, [parseWitnessKey(vkey)]).cosigned, says).to.have.length(0);
+      expect(String(refusals(logged)[0]?.['reason']), says).to.contain(says);
+    }
+    expect(elsewhere.requests).to.have.length(0);
   });
 });

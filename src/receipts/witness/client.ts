@@ -14,8 +14,16 @@
  *
  * The size each witness holds is remembered between checkpoints, so a witness that is up to date costs one
  * request per checkpoint. Only cosignature lines that verify against the configured key are kept.
+ *
+ * What a witness answers is not trusted: a 409 is unsigned (anyone on the path can forge one), so a size
+ * larger than the checkpoint's is this checkpoint's refusal only, never remembered: the witness is asked
+ * again, from the log's previous size, at the next checkpoint. At most `MAX_ANSWER_BYTES` of an answer are
+ * read, and a redirect is not followed (the witness is the configured URL, nowhere else).
  */
 import { checkCosignatureLine, splitNote, type WitnessKey } from './cosignature.js';
+
+/** Cosignature lines are about 130 bytes; a witness has no reason to answer more than a few. */
+const MAX_ANSWER_BYTES = 16 * 1024;
 
 export type Submitted = { ok: true; line: string } | { ok: false; status: number | null; reason: string };
 
@@ -43,17 +51,32 @@ export class WitnessClient {
     for (let attempt = 0; attempt < 3; attempt++) {
       const old = this.#holds ?? guess;
       if (old > size) {
-        return { ok: false, status: null, reason: `the witness holds a tree of ${old} leaves, larger than this checkpoint's ${size}: it has seen another tree of this log` };
+        // Forgotten at once: the next checkpoint asks the witness afresh (a forged 409 costs one checkpoint).
+        this.#holds = null;
+        return {
+          ok: false,
+          status: 409,
+          reason: `the witness says it holds a tree of ${old} leaves, larger than this checkpoint's ${size}: it has seen another tree of this log, or the answer was forged (it is asked again at the next checkpoint)`,
+        };
       }
       const proof = old === 0 || old === size ? [] : await proofFrom(old);
       const body = `old ${old}\n${proof.map((h) => `${h.toString('base64')}\n`).join('')}\n${note}`;
       let res: Response;
       try {
-        res = await fetch(`${this.url}/add-checkpoint`, { method: 'POST', body, signal: AbortSignal.timeout(this.#timeoutMs) });
+        res = await fetch(`${this.url}/add-checkpoint`, { method: 'POST', body, redirect: 'manual', signal: AbortSignal.timeout(this.#timeoutMs) });
       } catch (err) {
         return { ok: false, status: null, reason: `cannot reach the witness: ${(err as Error).message}` };
       }
-      const text = await res.text().catch(() => '');
+      if (res.status >= 300 && res.status < 400) {
+        await res.body?.cancel().catch(() => undefined);
+        this.#holds = null;
+        return { ok: false, status: res.status, reason: `the witness answered a redirect (${res.status}), which is not followed: configure its URL itself` };
+      }
+      const text = await readCapped(res);
+      if (text === null) {
+        this.#holds = null;
+        return { ok: false, status: res.status, reason: `the witness answered more than ${MAX_ANSWER_BYTES} bytes: not read` };
+      }
       if (res.status === 409) {
         const held = /^(0|[1-9][0-9]{0,15})\n?$/.exec(text);
         if (!held) return { ok: false, status: 409, reason: 'the witness answered 409 without its tree size' };
@@ -72,6 +95,29 @@ export class WitnessClient {
     }
     return { ok: false, status: 409, reason: 'the witness kept answering that it holds another tree size' };
   }
+}
+
+/** The answer's text, or null when it runs past MAX_ANSWER_BYTES (or breaks off: then what came is kept). */
+async function readCapped(res: Response): Promise<string | null> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let length = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      length += value.byteLength;
+      if (length > MAX_ANSWER_BYTES) {
+        await reader.cancel().catch(() => undefined);
+        return null;
+      }
+      chunks.push(value);
+    }
+  } catch {
+    // A connection cut mid-answer: what came is checked like any answer (it will hold no valid line).
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function refusal(status: number): string {

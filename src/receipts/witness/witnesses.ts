@@ -12,7 +12,7 @@
  */
 import type { Logger } from '../../log.js';
 import { WitnessClient } from './client.js';
-import { parseWitnessKey } from './cosignature.js';
+import { parseWitnessKey, sameWitnessKey } from './cosignature.js';
 
 export interface WitnessConfig {
   /** The witness's verifier key (cosignature/v1): `<name>+<key id>+<base64 key>`. */
@@ -29,6 +29,9 @@ export class Witnesses {
     this.#clients = configs.map((c) => new WitnessClient(parseWitnessKey(c.key), c.url, timeoutMs));
     const names = new Set(this.#clients.map((c) => c.key.name));
     if (names.size !== this.#clients.length) throw new TypeError('receipts.witnesses: two witnesses have the same name');
+    if (this.#clients.some((c, i) => this.#clients.slice(0, i).some((o) => sameWitnessKey(o.key, c.key)))) {
+      throw new TypeError('receipts.witnesses: two witnesses have the same key under different names');
+    }
     this.#log = log;
   }
 
