@@ -102,7 +102,7 @@ async function readCapped(res: Response): Promise<string | null> {
   if (!res.body) return '';
   const chunks: Uint8Array[] = [];
   let length = 0;
-  const reader = res.body.getReader();
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   try {
     for (;;) {
       const { done, value } = await reader.read();
