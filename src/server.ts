@@ -236,7 +236,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
-  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
+  // Each host's app begins with its listener's front and the failed-authentication limit (src/app/host-app.ts).
+  const built: Partial<Record<HostName, Koa>> = {};
+  for (const name of HOST_NAMES) {
+    built[name] = HOSTS[name].create(deps, { front: [...listeners[name].front, failedAuth], adminToken, operators, built });
+    listeners[name].serve(built[name]);
+  }
   if (opts.watch) holder.watch();
 
   // Under PORTCULLIS_WORKERS the supervisor lets only the first worker's first start bootstrap the demo (the
