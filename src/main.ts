@@ -12,6 +12,7 @@ import { ListenError } from './http/listener.js';
 import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
+import { Services } from './app/services.js';
 import { setHeapGrowth, settleHeap } from './heap.js';
 import { LocalDataError, prepareLocalData, type LocalData } from './local-data/index.js';
 import { logTarget } from './local-data/log-file.js';
@@ -24,13 +25,23 @@ const level = process.env['LOG_LEVEL'];
 const logs = logTarget(root, process.env, process.stderr.isTTY === true);
 const log = createLogger(isLevel(level) ? level : 'info', logs.write ?? undefined);
 
-// Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
-if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
+// The process's parts, started in order and stopped in reverse (src/app/services.ts): tracing, the local data
+// (its redis-server), then the gateway, which itself is a list of the same kind.
+const services = new Services();
 
 try {
+  // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
+  await services.start({
+    name: 'tracing',
+    start: () => {
+      if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
+    },
+    stop: () => stopTracing(),
+  });
   // State that outlives a restart (src/local-data): the redis-server npm start runs itself, or a one-line
   // warning that it could not. Only the first process does this; workers inherit what it put in the env.
-  const local: LocalData | null = cluster.isWorker ? null : await prepareLocalData(root);
+  // It stops once the gateway's store has closed its connection.
+  const local: LocalData | null = cluster.isWorker ? null : await services.start({ name: 'local data', start: () => prepareLocalData(root), stop: (l) => l.stop() });
   if (local?.warning) process.stderr.write(`${local.warning}\n`);
   process.on('exit', () => void local?.stop());
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
@@ -38,7 +49,8 @@ try {
   // Imported only by a process that serves: a supervisor of several workers never gets here, and without
   // the gateway's modules (every host, the policy engine, Redis) it stays a fraction of a worker's RSS.
   const [{ startGateway }, { HOSTS }] = await Promise.all([import('./server.js'), import('./app/hosts.js')]);
-  const gw = await startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' });
+  // A graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the store closes last).
+  const gw = await services.start({ name: 'gateway', start: () => startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' }), stop: (g) => g.shutdown() });
   settleHeap();
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
@@ -87,9 +99,8 @@ try {
     }
     stopping = true;
     log.info('gateway.stopping', { signal });
-    void gw.shutdown().then(
-      // The managed redis-server stops last, once the gateway's store has closed its connection.
-      () => Promise.all([stopTracing(), local?.stop()]).finally(() => process.exit(0)),
+    void services.stop().then(
+      () => process.exit(0),
       (err: Error) => {
         log.error('gateway.stop_failed', { error: err.name });
         process.exit(1);

@@ -4,7 +4,8 @@
  * or as child processes, each on its own ports.
  *
  * Listeners and the store are read at start; a reload swaps everything else (catalog, rules, policy data,
- * guardrails, routes and their pools) without a restart.
+ * guardrails, routes and their pools) without a restart. Every long-lived part is started through one list
+ * (app/services.ts) and stopped in reverse by `close`.
  */
 import type { Server } from 'node:http';
 import type Koa from 'koa';
@@ -29,6 +30,7 @@ import { loadDataKeyring } from './data-key/load.js';
 import { Sessions } from './sessions/sessions.js';
 import { UsageRecorder } from './token-usage/store.js';
 import { HOSTS } from './app/hosts.js';
+import { Services } from './app/services.js';
 import { operatorsFrom } from './app/operators.js';
 import type { Deps } from './app/deps.js';
 import { createPrincipal, issueToken, principalId } from './auth/principals.js';
@@ -115,6 +117,18 @@ async function bootstrapDemo(store: Store, holder: RuntimeHolder): Promise<{ pri
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
+  // Every long-lived part is started in order and stopped in reverse (src/app/services.ts); a start that
+  // fails part way stops what had started.
+  const services = new Services();
+  try {
+    return await assemble(opts, services);
+  } catch (err) {
+    await services.stop().catch(() => {});
+    throw err;
+  }
+}
+
+async function assemble(opts: GatewayOptions, services: Services): Promise<Gateway> {
   const env = opts.env ?? process.env;
   // Under PORTCULLIS_WORKERS, a worker whose root is refused at start (an edit the running workers refused)
   // serves the last good copy the supervisor keeps instead (src/config/last-good.ts); reloads read the root.
@@ -132,38 +146,48 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   }
   const cfg = first.gateway.data;
   const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
-  const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
+  const demo: DemoUpstream | null = usesDemo ? await services.start({ name: 'demo upstream', start: startDemoUpstream, stop: (d) => d.close() }) : null;
   const compileOptions = { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) };
-  let holder: RuntimeHolder;
-  try {
-    holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
-  } catch (err) {
-    const fallback = err instanceof ConfigError && from === opts.root ? lastGoodRoot(lastGoodDir) : null;
-    if (!fallback) throw err;
-    opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
-    from = fallback;
-    holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
-  }
+  const holder = await services.start({
+    name: 'runtime',
+    start: async () => {
+      try {
+        return await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
+      } catch (err) {
+        const fallback = err instanceof ConfigError && from === opts.root ? lastGoodRoot(lastGoodDir) : null;
+        if (!fallback) throw err;
+        opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
+        from = fallback;
+        return await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
+      }
+    },
+    stop: (h) => h.close(),
+  });
   if (lastGoodDir) {
     if (from === opts.root) saveLastGood(lastGoodDir, opts.root, holder.current, env);
     holder.onSwap((next) => saveLastGood(lastGoodDir, opts.root, next, env));
   }
-  const store = await createStore(
-    cfg.store.kind === 'redis'
-      ? {
-          kind: 'redis',
-          ...(cfg.store.url ? { url: cfg.store.url } : {}),
-          ...(cfg.store.nodes ? { clusterNodes: cfg.store.nodes } : {}),
-          ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
-          ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
-          ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
-          onReplicaShortfall: (confirmed: number, wanted: number) => {
-            metrics.replicaShortfalls.inc();
-            opts.log.warn('store.replicas.unconfirmed', { confirmed, wanted, note: 'a money write stands on the master only: replicas did not confirm it in time' });
-          },
-        }
-      : cfg.store,
-  );
+  const store = await services.start({
+    name: 'store',
+    start: () =>
+      createStore(
+        cfg.store.kind === 'redis'
+          ? {
+              kind: 'redis',
+              ...(cfg.store.url ? { url: cfg.store.url } : {}),
+              ...(cfg.store.nodes ? { clusterNodes: cfg.store.nodes } : {}),
+              ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
+              ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
+              ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
+              onReplicaShortfall: (confirmed: number, wanted: number) => {
+                metrics.replicaShortfalls.inc();
+                opts.log.warn('store.replicas.unconfirmed', { confirmed, wanted, note: 'a money write stands on the master only: replicas did not confirm it in time' });
+              },
+            }
+          : cfg.store,
+      ),
+    stop: (s) => s.close(),
+  });
   // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
   // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
   const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
@@ -171,13 +195,26 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
   const dataKey = loadDataKeyring({ env, log: opts.log });
   const wired = wireCapabilities(store, { dataKey, log: opts.log, ...(opts.now ? { now: opts.now } : {}) });
-  const receipts = createReceipts(store, wired.receiptLog, key, cfg, opts.log);
-  receipts.start();
-  const meter = wired.meter;
-  meter.start();
+  const receipts = await services.start({
+    name: 'receipt log',
+    start: () => {
+      const r = createReceipts(store, wired.receiptLog, key, cfg, opts.log);
+      r.start();
+      return r;
+    },
+    stop: (r) => r.close(),
+  });
+  const meter = await services.start({
+    name: 'meter',
+    start: () => {
+      wired.meter.start();
+      return wired.meter;
+    },
+    stop: (m) => m.close(),
+  });
   const { jobs, reviews } = wired;
+  // Started once the listeners are bound (below).
   const engine = new JobEngine(jobs, meter, opts.log, () => holder.current.jobs, opts.now);
-  engine.start();
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
@@ -209,23 +246,39 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const servers = {} as Record<HostName, Server>;
   const urls = {} as Record<HostName, string>;
   const origins = {} as Record<HostName, string>;
-  try {
-    for (const name of HOST_NAMES) {
-      listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin', mayScrape });
-      const server = listeners[name].server;
-      HOSTS[name].tune?.(server);
-      servers[name] = server;
-      const { host, port, url } = cfg.listeners[name];
-      const bound = await listen(server, host, port).catch((err: NodeJS.ErrnoException) => {
-        throw new ListenError(name, host, port, err);
-      });
-      urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
-      origins[name] = url ?? `http://localhost:${bound}`;
-    }
-  } catch (err) {
-    for (const server of Object.values(servers)) server.close();
-    throw err;
-  }
+  await services.start({
+    name: 'listeners',
+    start: async () => {
+      try {
+        for (const name of HOST_NAMES) {
+          listeners[name] = createListener({ name, bounds: cfg.http, log: opts.log, lifecycle, probe, metrics: name === 'admin', mayScrape });
+          const server = listeners[name].server;
+          HOSTS[name].tune?.(server);
+          servers[name] = server;
+          const { host, port, url } = cfg.listeners[name];
+          const bound = await listen(server, host, port).catch((err: NodeJS.ErrnoException) => {
+            throw new ListenError(name, host, port, err);
+          });
+          urls[name] = `http://${host.includes(':') ? `[${host}]` : host}:${bound}`;
+          origins[name] = url ?? `http://localhost:${bound}`;
+        }
+      } catch (err) {
+        for (const server of Object.values(servers)) server.close();
+        throw err;
+      }
+    },
+    stop: async () => {
+      for (const server of Object.values(servers)) server.closeAllConnections();
+      await Promise.all(Object.values(servers).map((server) => new Promise((r) => server.close(r))));
+    },
+  });
+  // The job engine: started once every listener is bound, so it is the first part stopped, before any
+  // connection is cut: the jobs it interrupts still answer their callers (503 job-interrupted).
+  await services.start({
+    name: 'job engine',
+    start: () => engine.start(),
+    stop: () => engine.close(),
+  });
   const now = opts.now ?? Date.now;
   const sessions = new Sessions(wired.sessions, holder, origins, now);
   // A principal with TOTP enrolled owes a code after every primary sign-in.
@@ -241,7 +294,12 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env), decisions };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
-  for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);
+  // Each host's app begins with its listener's front and the failed-authentication limit (src/app/host-app.ts).
+  const built: Partial<Record<HostName, Koa>> = {};
+  for (const name of HOST_NAMES) {
+    built[name] = HOSTS[name].create(deps, { front: [...listeners[name].front, failedAuth], adminToken, operators, built });
+    listeners[name].serve(built[name]);
+  }
   if (opts.watch) holder.watch();
 
   // Under PORTCULLIS_WORKERS the supervisor lets only the first worker's first start bootstrap the demo (the
@@ -276,14 +334,9 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     receipts,
     totp: wired.totp,
     async close() {
-      await engine.close();
-      for (const server of Object.values(servers)) server.closeAllConnections();
-      await Promise.all(Object.values(servers).map((server) => new Promise((r) => server.close(r))));
-      await holder.close();
-      await meter.close();
-      await receipts.close();
-      await store.close();
-      await demo?.close();
+      // In reverse of their start: the job engine, the listeners, the meter, the receipt log, the store, the
+      // runtime (its upstream pools), the demo upstream.
+      await services.stop();
     },
   };
   return gateway;

@@ -16,6 +16,9 @@ import { approveApplication, refuseApplication } from '../billing/applications.j
 import { requirePrincipal } from '../auth/principals.js';
 import type { ApplicationRecord } from '../billing/store.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type ApplicationsAdminDeps = Pick<Deps, 'billing' | 'holder' | 'log' | 'meter' | 'origins' | 'store' | 'stripe'>;
+
 const STATUSES = new Set(['submitted', 'approved', 'refused']);
 
 function note(v: unknown, field: string, required: boolean): string | null {
@@ -24,7 +27,7 @@ function note(v: unknown, field: string, required: boolean): string | null {
   return v;
 }
 
-export function mountApplicationsAdmin(router: Router, deps: Deps): void {
+export function mountApplicationsAdmin(router: Router, deps: ApplicationsAdminDeps): void {
   const body = async (ctx: Context) =>
     ((await readOptionalJson(ctx, deps.holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
 

@@ -17,13 +17,16 @@ import { grantCredits, setPlan } from '../metering/grants.js';
 import type { GrantResult } from '../metering/meter.js';
 import { dayParam } from './day-param.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type BillingAdminDeps = Pick<Deps, 'holder' | 'meter' | 'receipts' | 'store'>;
+
 function optionalString(v: unknown, field: string): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string') throw new GatewayError('invalid-request', `${field} must be a string`);
   return v;
 }
 
-export function mountBillingAdmin(router: Router, deps: Deps): void {
+export function mountBillingAdmin(router: Router, deps: BillingAdminDeps): void {
   const { store, holder, meter, receipts } = deps;
   const body = async (ctx: Context) => ((await readJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
   const answer = async (ctx: Context, principalId: string, result: GrantResult) => {

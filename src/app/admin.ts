@@ -3,12 +3,13 @@
  * (`PORTCULLIS_ADMIN_TOKEN`). It is how operators run without the payment processor — principals, rungs,
  * scopes, tokens, reloads — and what the `portcullis admin` CLI speaks to.
  */
-import Koa, { type Context } from 'koa';
+import type { default as Koa, Context } from 'koa';
 import { Router } from '@koa/router';
 import { createHash } from 'node:crypto';
 import { operatorOnly, type Operator } from './operators.js';
 import { configDump } from './config-dump.js';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
 import { reloadEveryWorker, supervised, workerIndex, type WorkerReload } from '../worker-link.js';
@@ -35,9 +36,9 @@ const str = (v: unknown, field: string): string => {
   return v;
 };
 
-export function createAdminApp(deps: Deps, adminToken: string, operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }]): Koa {
+export function createAdminApp(deps: Deps, front: Front, adminToken: string, operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }]): Koa {
   const { store, holder } = deps;
-  const app = new Koa();
+  const app = hostApp(front);
   const router = new Router({ prefix: '/admin' });
   const body = async (ctx: Context) => ((await readJson(ctx, holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
 

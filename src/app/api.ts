@@ -11,10 +11,11 @@
  * request is admitted or re-attached, so a refused request binds nothing. Every error leaves through
  * singleExit. Each stage is timed where the pipeline is composed here (src/http/stage-timing.ts).
  */
-import Koa from 'koa';
+import type Koa from 'koa';
 import compose from 'koa-compose';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
 import { openCall } from './call-context.js';
 import { onFirstUse } from './on-first-use.js';
@@ -51,18 +52,9 @@ import { issueAccountToken, listAccountApplications, listAccountTokens, revokeAc
 import { ownReceipts, usageSummary } from '../routes/usage.js';
 import { consoleCors } from '../pages/console-cors.js';
 
-/**
- * One API app per set of deps: the API listener and the site's MCP tools (which dispatch into it in
- * process) share the same instance, so anything an app instance holds is held once.
- */
-const apps = new WeakMap<Deps, Koa>();
-
-export function createApiApp(deps: Deps): Koa {
+export function createApiApp(deps: Deps, front: Front): Koa {
   const { store, holder, log, jobs, engine } = deps;
-  const made = apps.get(deps);
-  if (made) return made;
-  const app = new Koa({ proxy: false });
-  apps.set(deps, app);
+  const app = hostApp(front);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);

@@ -10,9 +10,10 @@
  * (login CSRF). Clients outside a browser send the auth origin as `Origin`, as `portcullis passkey` does.
  */
 import { CHALLENGE_LIMIT, limitPerAddress } from '../ratelimit/middleware.js';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 import { consoleCors } from '../pages/console-cors.js';
@@ -26,8 +27,8 @@ import { linkHint } from '../routes/link-hint.js';
 import { addWallet, removeMethod } from '../routes/account-methods.js';
 import { identityProviderCallback, identityProviderStart } from '../routes/identity-provider.js';
 
-export function createAuthApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+export function createAuthApp(deps: Deps, front: Front): Koa {
+  const app = hostApp(front);
   const router = new Router();
 
   // Every route that stores a challenge or nonce for a stranger is limited per address (IPv6: per /64).

@@ -3,13 +3,14 @@
  * It serves the console page and its assets (src/pages, built from web/); the page itself calls only the
  * documented API and auth routes, cross-origin with the session cookie. Anything else answers 404.
  */
-import Koa from 'koa';
+import type Koa from 'koa';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
 import { servePages } from '../pages/serve.js';
 
-export function createConsoleApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+export function createConsoleApp(deps: Deps, front: Front): Koa {
+  const app = hostApp(front);
   app.use(singleExit(deps.log));
   // The console is one page; the payment processor sends a person back to /verification[/done] and
   // /billing[/done] (billing/sessions.ts), which open the matching section.

@@ -7,17 +7,18 @@
  * per-address count), then limited per client address, and the queries themselves run in worker threads
  * (mcp/graph-pool.ts), which load the knowledge: none of it on this event loop.
  */
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
 import { onFirstUse } from './on-first-use.js';
 import { GatewayError } from '../errors.js';
 import { limitPerAddress, MCP_LIMIT } from '../ratelimit/middleware.js';
 import { GraphPool } from '../mcp/graph-pool.js';
 
-export function createGraphApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+export function createGraphApp(deps: Deps, front: Front): Koa {
+  const app = hostApp(front);
   const router = new Router();
   const settings = () => {
     const g = deps.holder.current.gateway.graph ?? {};

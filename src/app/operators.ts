@@ -12,12 +12,14 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
+import type { RouterContext } from '@koa/router';
 import { ConfigError } from '../config/documents.js';
 import type { GatewayDoc } from '../config/types.js';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 
-export type OperatorScope = 'read-only' | 'billing' | 'full';
+export type { OperatorScope } from './admin-config.js';
+import type { OperatorScope } from './admin-config.js';
 
 export interface Operator {
   name: string;
@@ -69,7 +71,7 @@ export function operatorOnly(operators: Operator[], log: Logger, routeOf: RouteO
     if (!operator) throw new GatewayError('admin-unauthorized');
     ctx.state.operator = { name: operator.name, scope: operator.scope };
     // The route pattern only: a raw path can carry a principal id, or a token pasted where an id belongs.
-    const route = () => (ctx as { _matchedRoute?: string })._matchedRoute ?? routeOf(ctx) ?? '(no route)';
+    const route = () => (ctx as Partial<RouterContext>).routerPath ?? routeOf(ctx) ?? '(no route)';
     const line = () => ({ operator: operator.name, scope: operator.scope, method: ctx.method, route: route(), status: ctx.status });
     if (!allows(operator.scope, ctx.method, ctx.path)) {
       ctx.status = 403;

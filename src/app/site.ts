@@ -11,12 +11,11 @@
  *
  * Tool calls run through the API app in process (mcp/dispatch.ts), so they are the API routes' answers.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
+import { hostApp, type Front } from './host-app.js';
 import { singleExit } from './single-exit.js';
-import { createApiApp } from './api.js';
 import { sharedKnowledge } from '../knowledge/index.js';
 import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
@@ -25,12 +24,11 @@ import { clientAddress, hitAddress, limitPerAddress, MCP_LIMIT, STATIC_LIMIT } f
 import type { TextDocument } from '../site/entry-points.js';
 import type { Context } from 'koa';
 
-export function createSiteApp(deps: Deps): Koa {
-  const app = new Koa({ proxy: false });
+/** `api`: the API host's app, whose routes the MCP tools run through in process (with the API listener's front). */
+export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
+  const app = hostApp(front);
   const router = new Router();
-  const apiCallback = createApiApp(deps).callback();
-  // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
-  const api = (req: IncomingMessage, res: ServerResponse): void => void apiCallback(req, res);
+  const apiCallback = api.callback();
   const documents = buildSiteDocuments(deps.origins);
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
@@ -43,7 +41,7 @@ export function createSiteApp(deps: Deps): Koa {
     onFirstUse(async () => {
       const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js'), import('../mcp/auth.js')]);
       // A PAT tool called without a valid PAT is an HTTP 401 with its challenge, before the MCP server runs.
-      return mcpEndpoint((ctx) => createSiteMcpServer(api, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
+      return mcpEndpoint((ctx) => createSiteMcpServer(apiCallback, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
     }),
   );
   const map = onFirstUse(async () => {

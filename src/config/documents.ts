@@ -3,8 +3,9 @@
  * (unknown keys included, since every schema says `additionalProperties: false`) all become a ConfigError
  * naming the file and the JSON path, so an operator can find the line to fix.
  *
- * Each document's schema sits beside it (`models.yaml` -> `models.schema.json`); compiled validators are
- * cached per schema file so a reload does not recompile them.
+ * Each document's schema sits beside it (`models.yaml` -> `models.schema.json`), except config/gateway.yaml's,
+ * which the code declares (gateway-schema.ts; the file beside it is written from that). Compiled validators
+ * are cached per schema so a reload does not recompile them.
  */
 import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -33,14 +34,15 @@ export interface LoadedDocument<T> {
 const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
 const validators = new Map<string, ValidateFunction>();
 
-function validatorFor(schemaPath: string): ValidateFunction {
-  let validate = validators.get(schemaPath);
+function validatorFor(schemaPath: string, given?: () => Record<string, unknown>): ValidateFunction {
+  const cacheKey = given ? `code:${schemaPath}` : schemaPath;
+  let validate = validators.get(cacheKey);
   if (!validate) {
-    const schema = JSON.parse(readFileSync(schemaPath, 'utf8')) as { $id?: string };
+    const schema = (given ? given() : JSON.parse(readFileSync(schemaPath, 'utf8'))) as { $id?: string };
     // Schemas carry an $id; a reload re-reads the same file, so drop the old copy before compiling again.
     if (schema.$id) ajv.removeSchema(schema.$id);
     validate = ajv.compile(schema);
-    validators.set(schemaPath, validate);
+    validators.set(cacheKey, validate);
   }
   return validate;
 }
@@ -61,9 +63,14 @@ export function describeSchemaErrors(file: string, errors: ErrorObject[] | null 
 
 /**
  * Reads `<root>/<file>`, parses it as YAML, applies `patch` (environment overrides) and validates the result
- * against the schema beside it. Throws ConfigError listing every problem.
+ * against `schema` when given, else the schema beside it. Throws ConfigError listing every problem.
  */
-export function loadDocument<T>(root: string, file: string, patch?: (data: Record<string, unknown>) => void): LoadedDocument<T> {
+export function loadDocument<T>(
+  root: string,
+  file: string,
+  patch?: (data: Record<string, unknown>) => void,
+  schema?: () => Record<string, unknown>,
+): LoadedDocument<T> {
   const path = join(root, file);
   let text: string;
   try {
@@ -81,7 +88,7 @@ export function loadDocument<T>(root: string, file: string, patch?: (data: Recor
   }
   patch?.(data);
   const schemaPath = join(dirname(path), basename(path).replace(/\.ya?ml$/, '.schema.json'));
-  const validate = validatorFor(schemaPath);
+  const validate = validatorFor(schemaPath, schema);
   if (!validate(data)) throw new ConfigError(describeSchemaErrors(relative(root, path), validate.errors));
   return {
     file,

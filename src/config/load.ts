@@ -10,6 +10,7 @@
 import { ConfigError, loadDocument, type LoadedDocument } from './documents.js';
 import { HOST_NAMES, type BillingDoc, type GatewayDoc, type ModelsDoc, type RungsDoc } from './types.js';
 import { parseWitnessKey, sameWitnessKey, type WitnessKey } from '../receipts/witness/cosignature.js';
+import { gatewaySchemaJson } from './gateway-schema.js';
 
 export const DOCUMENT_FILES = {
   models: 'catalog/models.yaml',
@@ -161,9 +162,9 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
 /** Loads and validates every document under `root`. Throws ConfigError with every problem found. */
 export function loadConfig(root: string, env: Env = process.env): ConfigBundle {
   const problems: string[] = [];
-  const attempt = <T>(file: string, patch?: (d: Record<string, unknown>) => void): LoadedDocument<T> | undefined => {
+  const attempt = <T>(file: string, patch?: (d: Record<string, unknown>) => void, schema?: () => Record<string, unknown>): LoadedDocument<T> | undefined => {
     try {
-      return loadDocument<T>(root, file, patch);
+      return loadDocument<T>(root, file, patch, schema);
     } catch (err) {
       if (err instanceof ConfigError) problems.push(...err.problems);
       else throw err;
@@ -177,7 +178,8 @@ export function loadConfig(root: string, env: Env = process.env): ConfigBundle {
     guardrails: attempt<Record<string, unknown>>(DOCUMENT_FILES.guardrails),
     firewall: attempt<Record<string, unknown>>(DOCUMENT_FILES.firewall),
     compliance: attempt<Record<string, unknown>>(DOCUMENT_FILES.compliance),
-    gateway: attempt<GatewayDoc>(DOCUMENT_FILES.gateway, (d) => applyEnvOverrides(d, env)),
+    // Held to the schema the code declares (gateway-schema.ts), not to a copy beside the file.
+    gateway: attempt<GatewayDoc>(DOCUMENT_FILES.gateway, (d) => applyEnvOverrides(d, env), gatewaySchemaJson),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   const bundle = docs as Omit<ConfigBundle, 'root'>;

@@ -13,6 +13,9 @@ import { GRAPH_TOOLS } from '../mcp/graph-server.js';
 import { SERVER_INFO } from '../mcp/server-info.js';
 import { receiptKey } from './receipt-key.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type ProfileDeps = Pick<Deps, 'holder' | 'origins' | 'receipts'>;
+
 export const API_VERSION = 'v1';
 
 export function siteEntryPoints(site: string) {
@@ -25,7 +28,7 @@ export function siteEntryPoints(site: string) {
   };
 }
 
-export function controlPlane(deps: Deps, k: Knowledge) {
+export function controlPlane(deps: ProfileDeps, k: Knowledge) {
   const o = deps.origins;
   const rt = deps.holder.current;
   return {
@@ -96,7 +99,7 @@ export function controlPlane(deps: Deps, k: Knowledge) {
 }
 
 /** /mcp.json: the machine-readable map an agent starts from; a view of the same profile. */
-export function mcpMap(deps: Deps, k: Knowledge) {
+export function mcpMap(deps: ProfileDeps, k: Knowledge) {
   const profile = controlPlane(deps, k);
   const o = deps.origins;
   return {

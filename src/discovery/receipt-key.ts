@@ -6,12 +6,15 @@
  */
 import type { Deps } from '../app/deps.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type ReceiptKeyDeps = Pick<Deps, 'receipts'>;
+
 interface KeyInfo {
   alg: string;
   keyId: string;
 }
 
-export function receiptKey(deps: Deps): KeyInfo | null {
+export function receiptKey(deps: ReceiptKeyDeps): KeyInfo | null {
   const d = deps as unknown as { receipts?: { publicInfo(): KeyInfo }; meter?: { signer?: { keyId: string } } };
   if (d.receipts) {
     const k = d.receipts.publicInfo();

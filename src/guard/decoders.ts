@@ -203,18 +203,6 @@ function fromUnits(units: Uint16Array): string {
   return out;
 }
 
-/** The readings as first written, for the equivalence test. */
-export const reversedByChar = (text: string): string => {
-  let out = '';
-  for (let i = text.length - 1; i >= 0; i--) out += text[i];
-  return out;
-};
-export const rot13ByReplace = (text: string): string =>
-  text.replace(/[A-Za-z]/g, (c) => {
-    const base = c <= 'Z' ? 65 : 97;
-    return String.fromCharCode(((c.charCodeAt(0) - base + 13) % 26) + base);
-  });
-
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
 // The prefixes of the keys most often pasted (a few native searches per text: this runs on every text).
 const ANCHORS = ['sk-', 'BEGIN', 'AKIA', 'ASIA', 'ghp_', 'AIza', '_live_', '_test_'];

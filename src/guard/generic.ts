@@ -67,7 +67,7 @@ export function looksLikeSecretValue(v: string): boolean {
 // They are also where credentials.ts looks for credential exports, and the literals after them are where its
 // other detectors start (CREDENTIAL_ANCHORS): one search serves both. (Words starting with a common letter
 // cost the search most: `pass`, `private` were tried and tripled it.)
-const KEYWORDS = [
+export const KEYWORDS = [
   ...['api', 'secret', 'token', 'passw', 'credential', 'auth', 'bearer'].flatMap((k) => [k, k.toUpperCase(), k[0]!.toUpperCase() + k.slice(1)]),
   ...CREDENTIAL_ANCHORS,
 ];
@@ -87,13 +87,6 @@ export function keywordStarts(text: string): number[] {
     re.lastIndex = m.index + 1;
   }
   return starts;
-}
-
-/** keywordStarts as it was first written: one native search per keyword, then sorted (for the equivalence test). */
-export function keywordStartsBySearch(text: string): number[] {
-  const starts: number[] = [];
-  for (const k of KEYWORDS) for (let i = text.indexOf(k); i >= 0; i = text.indexOf(k, i + 1)) starts.push(i);
-  return starts.sort((a, b) => a - b);
 }
 
 export function findGenericSecrets(text: string, hits: SecretHit[], starts: readonly number[] = keywordStarts(text)): void {

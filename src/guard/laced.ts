@@ -45,7 +45,7 @@ const MAX_GROUP = 4;
 // prose after a key onto it (keyEnd below keeps the prose after a whole key out of the hit).
 const MAX_PIECE = 80;
 
-const isTokenCode = (c: number): boolean =>
+export const isTokenCode = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 const isAlnum = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 
@@ -74,7 +74,7 @@ function separatorAt(text: string, p: number): number {
  * Where the next piece of a laced run starts after the token ending at `p`: past a group of 1 to MAX_GROUP
  * separator units, at a token character. -1 when no such group follows, and the run ends at `p`.
  */
-function nextPiece(text: string, p: number): number {
+export function nextPiece(text: string, p: number): number {
   let q = p;
   let units = 0;
   for (let len = separatorAt(text, q); len > 0 && units <= MAX_GROUP; len = separatorAt(text, q)) {
@@ -140,31 +140,6 @@ function mapBack(text: string, bounds: readonly number[], count: number, bare: b
   return { at: last, tokenEnd: last };
 }
 
-/**
- * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
- * too), stopping at the end of the laced run.
- */
-export function lead(text: string, p: number, max: number, bare: boolean): string {
-  const n = text.length;
-  let out = '';
-  let i = p;
-  while (out.length < max && i < n) {
-    // A token, taken as one slice.
-    let e = i;
-    while (e < n && e - i < max && isTokenCode(text.charCodeAt(e))) e++;
-    if (e > i) {
-      const piece = text.slice(i, e);
-      out += bare ? piece.replace(JOINERS, '') : piece;
-      i = e;
-      continue;
-    }
-    const q = nextPiece(text, i);
-    if (q < 0) break;
-    i = q;
-  }
-  return out.length > max ? out.slice(0, max) : out;
-}
-
 // The second characters of the prefixes by first character: a token whose second character is a letter or
 // digit outside this set (nearly every word) starts no prefix, decided without reading further.
 const SECOND = new Map<number, Set<number>>();
@@ -184,9 +159,9 @@ const KEPT_LEAD = new Uint16Array(LEAD);
 const BARE_LEAD = new Uint16Array(LEAD);
 
 /**
- * lead(text, p, max, bare) written into `out` instead of made a string; returns its length. Character by
- * character instead of piece by piece, which stops at the same place: the first `max` characters of the
- * same joined reading.
+ * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
+ * too), stopping at the end of the laced run, written into `out` as code units; returns its length. Character
+ * by character, so no string is made (test/guard/scan-sharing.test.ts holds it to a piece-by-piece reading).
  */
 export function leadInto(text: string, p: number, max: number, bare: boolean, out: Uint16Array): number {
   const n = text.length;

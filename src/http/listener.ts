@@ -110,12 +110,15 @@ function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, on
 }
 
 /**
- * A hardened server, bound before its app exists (apps need the bound origins); `serve` attaches the app,
- * with `ahead`: middleware every listener runs before its app (the failed-authentication limit).
+ * A hardened server, bound before its app exists (apps need the bound origins). `front` is what every
+ * listener runs ahead of its host's own middleware; the host's app `use`s it first (src/app/host-app.ts),
+ * so an app's middleware order is read in one place. `serve` then attaches the finished app.
  */
 export interface Listener {
   server: Server;
-  serve(app: Koa, ahead?: Koa.Middleware[]): void;
+  /** Outermost first: the request id, the request line and metrics (request-context.ts); then health. */
+  readonly front: readonly Koa.Middleware[];
+  serve(app: Koa): void;
   /** The app served, once `serve` was called (its routers say what this listener answers). */
   readonly app: Koa | null;
 }
@@ -149,15 +152,26 @@ export function createListener(opts: ListenerOptions): Listener {
   // The server refuses connections past the cap at accept; this line says why a client was refused.
   server.on('drop', () => quiet('warn', 'http.connection_refused', { listener, reason: 'maxConnections', maxConnections: b.maxConnections }));
 
-  server.on('request', (req, res) => watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' })));
+  // The answers under way on each connection: a client error on a connection whose answer has begun must not
+  // write a second one into it (Node's own default handler makes the same check on its private fields).
+  const answering = new WeakMap<Duplex, Set<ServerResponse>>();
+  server.on('request', (req, res) => {
+    let open = answering.get(req.socket);
+    if (!open) answering.set(req.socket, (open = new Set()));
+    open.add(res);
+    const done = () => open.delete(res);
+    res.once('finish', done);
+    res.once('close', done);
+    watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' }));
+  });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const code = clientErrorCode(err);
     if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
     else quiet('debug', 'http.client_error', { listener, code, cause: err.code ?? null });
     // Write an answer only when nothing of one is on the wire yet (Node's own default does the same check).
-    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (socket.writable && !(err.code && CLIENT_GONE.has(err.code)) && !inFlight?.headersSent) {
+    const begun = [...(answering.get(socket) ?? [])].some((res) => res.headersSent);
+    if (socket.writable && !(err.code && CLIENT_GONE.has(err.code)) && !begun) {
       socket.end(rawError(code));
       setTimeout(() => socket.destroy(), 1_000).unref();
     } else {
@@ -165,18 +179,18 @@ export function createListener(opts: ListenerOptions): Listener {
     }
   });
 
+  const front = [requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape)];
+
   return {
     server,
-    serve(app: Koa, ahead: Koa.Middleware[] = []) {
+    front,
+    serve(app: Koa) {
       // Koa writes a multi-line stack to stderr for an `error` event nobody listens to; this is that listener.
       app.on('error', (err: NodeJS.ErrnoException) => {
         if (err.code && CLIENT_GONE.has(err.code)) quiet('debug', 'http.client_gone', { listener, code: err.code });
         else if (err.message === 'aborted') quiet('debug', 'http.client_gone', { listener, code: 'aborted' });
         else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
       });
-      // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
-      // request line and metrics, then health, then `ahead`.
-      app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape), ...ahead);
       const callback = app.callback();
       // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
       handler = (req, res) => void callback(req, res);

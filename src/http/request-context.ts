@@ -6,6 +6,7 @@
  * path's ids, a header, the body or a token: the route pattern (`/v1/receipts/:id`) stands for the path.
  */
 import type { Context, Next } from 'koa';
+import type { RouterContext } from '@koa/router';
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -54,7 +55,7 @@ export function requestContext(listener: string, log: Logger, lifecycle: Lifecyc
         done = true;
         lifecycle.leave();
         // Never the raw path as a label: any client could mint series with it.
-        const route = (ctx.state.route as string | undefined) ?? (ctx as Context & { _matchedRoute?: string })._matchedRoute ?? 'unmatched';
+        const route = (ctx.state.route as string | undefined) ?? (ctx as Partial<RouterContext>).routerPath ?? 'unmatched';
         const status = ctx.res.writableFinished ? ctx.status : 499; // 499: the client went away first
         const body = ctx.body as { error?: { code?: string } } | undefined;
         const code = body && typeof body === 'object' && 'error' in body ? (body.error?.code ?? '') : '';

@@ -10,7 +10,7 @@
  * runner died: status, owner and lease, the reservation to release, the result or the error.
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson as rfc8785 } from '../canonical-json.js';
 import { contentJson, isLongContent } from '../compat/content-json.js';
 import type { Reservation } from '../metering/money.js';
 
@@ -102,13 +102,14 @@ export function bodyHash(body: unknown): string {
 
 /**
  * RFC 8785 form where it exists. JSON can carry a lone UTF-16 surrogate (`"\ud800"`) and RFC 8785 cannot, so
- * `canonicalize` throws on one, which made such a request a 500. Such a value is hashed as its plain JSON
+ * canonicalisation refuses one, which made such a request a 500. Such a value is hashed as its plain JSON
  * behind a `!`, which no canonical text starts with: it still identifies the request (one key order; a
  * client resending it sends the same bytes) and can never collide with a canonical one.
  */
 function canonicalJson(value: unknown): string {
+  if (value === undefined) return 'null';
   try {
-    return canonicalize(value) ?? 'null';
+    return rfc8785(value);
   } catch {
     return `!${JSON.stringify(value) ?? 'null'}`;
   }

@@ -5,7 +5,7 @@
  * them this way, so a reviewer holding one needs nothing else. No new receipt is signed like this.
  */
 import { verify, type KeyObject } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../canonical-json.js';
 import { keyIdOf } from './key.js';
 
 export type LegacyVerification = { ok: true; keyId: string } | { ok: false; reason: string };
@@ -21,8 +21,12 @@ export function verifyLegacyReceipt(receipt: Record<string, unknown>, publicKey:
   const keyId = keyIdOf(publicKey);
   if (sig.keyId !== keyId) return { ok: false, reason: `signed by key ${String(sig.keyId)}, not by the given key ${keyId}` };
   const { signature: _signature, ...rest } = receipt;
-  const text = canonicalize(rest);
-  if (text === undefined) return { ok: false, reason: 'the receipt cannot be canonicalized' };
+  let text: string;
+  try {
+    text = canonicalJson(rest);
+  } catch {
+    return { ok: false, reason: 'the receipt cannot be canonicalized' };
+  }
   const good = verify(null, Buffer.from(text, 'utf8'), publicKey, Buffer.from(sig.value, 'base64url'));
   return good ? { ok: true, keyId } : { ok: false, reason: 'the signature does not match the receipt' };
 }

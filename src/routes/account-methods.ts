@@ -28,8 +28,11 @@ import type { Deps } from '../app/deps.js';
 import { methodsOf } from '../wallet/accounts.js';
 import { signInMethods, walletDeps } from './wallet.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type AccountMethodsDeps = Pick<Deps, 'challenges' | 'holder' | 'now' | 'origins' | 'passkeys' | 'sessions' | 'store' | 'walletAccounts'>;
+
 /** The principal's wallet accounts, as the account routes show them. */
-export async function walletsOf(deps: Deps, principalId: string): Promise<Array<{ id: string; address: string; chainId: number | null; methods: string[] }>> {
+export async function walletsOf(deps: Pick<Deps, 'walletAccounts'>, principalId: string): Promise<Array<{ id: string; address: string; chainId: number | null; methods: string[] }>> {
   const keys = await deps.walletAccounts.accountsOf(principalId);
   return keys.map((key) => {
     const parts = key.split(':');
@@ -37,12 +40,12 @@ export async function walletsOf(deps: Deps, principalId: string): Promise<Array<
   });
 }
 
-async function methodCount(deps: Deps, principalId: string): Promise<number> {
+async function methodCount(deps: Pick<Deps, 'passkeys' | 'walletAccounts'>, principalId: string): Promise<number> {
   const [passkeys, wallets] = await Promise.all([deps.passkeys.list(principalId), deps.walletAccounts.accountsOf(principalId)]);
   return passkeys.length + wallets.length;
 }
 
-export function addWallet(deps: Deps, kind: 'siwe' | 'cacao') {
+export function addWallet(deps: AccountMethodsDeps, kind: 'siwe' | 'cacao') {
   const w = walletDeps(deps);
   return async function addWallet(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
@@ -68,7 +71,7 @@ const LOCK_WAIT_MS = 2_000;
  * Should the lock not come within LOCK_WAIT_MS, `fn` runs anyway: its own check after the removal still
  * keeps the last method.
  */
-async function underMethodsLock<T>(deps: Deps, principalId: string, fn: () => Promise<T>): Promise<T> {
+async function underMethodsLock<T>(deps: AccountMethodsDeps, principalId: string, fn: () => Promise<T>): Promise<T> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   let token = await deps.passkeys.lockMethods(principalId, LOCK_TTL_MS);
   for (let delay = 5; token === null && Date.now() < deadline; delay = Math.min(delay * 2, 100)) {
@@ -82,7 +85,7 @@ async function underMethodsLock<T>(deps: Deps, principalId: string, fn: () => Pr
   }
 }
 
-export function removeMethod(deps: Deps) {
+export function removeMethod(deps: AccountMethodsDeps) {
   return async function removeMethod(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const body = await jsonBody<{ passkey?: string; wallet?: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'removeSignInMethod');
@@ -95,7 +98,7 @@ export function removeMethod(deps: Deps) {
 }
 
 /** Removes one method of the principal's, never the last. */
-async function remove(deps: Deps, id: string, body: { passkey?: string; wallet?: string }): Promise<void> {
+async function remove(deps: AccountMethodsDeps, id: string, body: { passkey?: string; wallet?: string }): Promise<void> {
   if (body.passkey !== undefined) {
     const record = await deps.passkeys.get(body.passkey);
     if (!record || record.principalId !== id) throw new GatewayError('sign-in-method-not-found');

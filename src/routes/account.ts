@@ -19,7 +19,10 @@ import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import { issueToken, revokeToken } from '../auth/principals.js';
 import type { Deps } from '../app/deps.js';
 
-export function issueAccountToken(deps: Deps) {
+/** What these routes use of the gateway's parts, and nothing more. */
+export type AccountDeps = Pick<Deps, 'holder' | 'sessions' | 'store' | 'tokenUsage'>;
+
+export function issueAccountToken(deps: AccountDeps) {
   return async function issueAccountToken(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const { label } = await jsonBody<{ label: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'issueToken');
@@ -29,7 +32,7 @@ export function issueAccountToken(deps: Deps) {
   };
 }
 
-export function listAccountTokens(deps: Deps) {
+export function listAccountTokens(deps: AccountDeps) {
   return async function listAccountTokens(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const tokens = await deps.store.listTokens(caller.principal.id);
@@ -43,7 +46,7 @@ export function listAccountTokens(deps: Deps) {
  * purpose and targets stay out (the person wrote them; an operator reads them in the admin API), and an
  * application is found only by its principal, so another account's never appears here.
  */
-export function listAccountApplications(deps: Deps) {
+export function listAccountApplications(deps: AccountDeps & Pick<Deps, 'billing'>) {
   return async function listAccountApplications(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const apps = await deps.billing.applicationsOf(caller.principal.id);
@@ -63,7 +66,7 @@ export function listAccountApplications(deps: Deps) {
   };
 }
 
-export function revokeAccountToken(deps: Deps) {
+export function revokeAccountToken(deps: AccountDeps) {
   return async function revokeAccountToken(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const { id } = await jsonBody<{ id: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'revokeToken');

@@ -18,6 +18,9 @@ import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import { jsonBody } from '../auth/schemas.js';
 import type { Deps } from '../app/deps.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type IdentityProviderDeps = Pick<Deps, 'challenges' | 'holder' | 'identityLinks' | 'now' | 'oidc' | 'origins' | 'sessions' | 'store'>;
+
 const KIND = 'oidc-link';
 const TTL_MS = 10 * 60_000;
 
@@ -27,14 +30,14 @@ interface Pending {
   nonce: string;
 }
 
-function provider(deps: Deps) {
+function provider(deps: IdentityProviderDeps) {
   if (!deps.oidc) throw new GatewayError('identity-provider-not-configured');
   return deps.oidc;
 }
 
-const redirectUri = (deps: Deps) => `${deps.origins.auth}/v1/account/identity-provider/callback`;
+const redirectUri = (deps: IdentityProviderDeps) => `${deps.origins.auth}/v1/account/identity-provider/callback`;
 
-export function identityProviderStart(deps: Deps) {
+export function identityProviderStart(deps: IdentityProviderDeps) {
   return async function identityProviderStart(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     await jsonBody(ctx, deps.holder.current.gateway.limits.bodyBytes, 'empty');
@@ -58,7 +61,7 @@ export function identityProviderStart(deps: Deps) {
   };
 }
 
-export function identityProviderCallback(deps: Deps) {
+export function identityProviderCallback(deps: IdentityProviderDeps) {
   return async function identityProviderCallback(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const oidc = provider(deps);

@@ -15,8 +15,11 @@ import { GatewayError } from '../errors.js';
 import type { Deps } from '../app/deps.js';
 import { methodsOf } from '../wallet/accounts.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type LinkHintDeps = Pick<Deps, 'passkeys' | 'recovery' | 'totp' | 'walletAccounts'>;
+
 /** Each method and how to tell whether a principal has it. */
-const METHODS: Array<[string, (deps: Deps, principalId: string) => Promise<boolean>]> = [
+const METHODS: Array<[string, (deps: LinkHintDeps, principalId: string) => Promise<boolean>]> = [
   ['passkey', async (deps, pid) => (await deps.passkeys.list(pid)).length > 0],
   // Wallet accounts: an EOA signs in with SIWE or a CACAO alike; a smart account with its own route.
   ['siwe', async (deps, pid) => (await deps.walletAccounts.accountsOf(pid)).some((k) => methodsOf(k).includes('siwe'))],
@@ -28,7 +31,7 @@ const METHODS: Array<[string, (deps: Deps, principalId: string) => Promise<boole
 
 const DECOY = ['passkey'];
 
-export function linkHint(deps: Deps) {
+export function linkHint(deps: LinkHintDeps) {
   return async function linkHint(ctx: Context): Promise<void> {
     const id = ctx.query['id'];
     if (typeof id !== 'string' || !/^did:web:[a-z0-9.-]+:tenant:[a-z0-9-]{1,63}$/.test(id)) {

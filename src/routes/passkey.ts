@@ -36,6 +36,9 @@ import { createPrincipal, principalId as makePrincipalId, requirePrincipal } fro
 import type { Deps } from '../app/deps.js';
 import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type PasskeyRouteDeps = Pick<Deps, 'challenges' | 'holder' | 'limiter' | 'now' | 'origins' | 'passkeys' | 'sessions' | 'store'>;
+
 const REGISTER = 'passkey-register';
 const LOGIN = 'passkey-login';
 
@@ -47,7 +50,7 @@ interface RegisterChallenge {
   username: string;
 }
 
-function relyingParty(deps: Deps): { rpID: string; origins: string[] } {
+function relyingParty(deps: PasskeyRouteDeps): { rpID: string; origins: string[] } {
   return { rpID: new URL(deps.origins.auth).hostname, origins: [...new Set([new URL(deps.origins.auth).origin, new URL(deps.origins.console).origin])] };
 }
 
@@ -75,12 +78,12 @@ function rejected(err: unknown): GatewayError {
 }
 
 /** A signed-in caller when the request carries a session cookie; null without one. */
-async function signedIn(ctx: Context, deps: Deps) {
+async function signedIn(ctx: Context, deps: PasskeyRouteDeps) {
   if (!deps.sessions.hasCookie(ctx)) return null;
   return resolveCaller(ctx, deps, SESSION_ONLY);
 }
 
-export function registerOptions(deps: Deps) {
+export function registerOptions(deps: PasskeyRouteDeps) {
   return async function registerOptions(ctx: Context): Promise<void> {
     const body = await jsonBody<{ username?: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'passkeyRegisterOptions');
     const caller = await signedIn(ctx, deps);
@@ -107,7 +110,7 @@ export function registerOptions(deps: Deps) {
   };
 }
 
-export function registerVerify(deps: Deps) {
+export function registerVerify(deps: PasskeyRouteDeps) {
   return async function registerVerify(ctx: Context): Promise<void> {
     const response = await jsonBody<RegistrationResponseJSON>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'registrationResponse');
     const caller = await signedIn(ctx, deps);
@@ -154,7 +157,7 @@ export function registerVerify(deps: Deps) {
   };
 }
 
-export function loginOptions(deps: Deps) {
+export function loginOptions(deps: PasskeyRouteDeps) {
   return async function loginOptions(ctx: Context): Promise<void> {
     await jsonBody(ctx, deps.holder.current.gateway.limits.bodyBytes, 'passkeyLoginOptions');
     const cfg = deps.holder.current.gateway.passkeys;
@@ -165,7 +168,7 @@ export function loginOptions(deps: Deps) {
   };
 }
 
-export function loginVerify(deps: Deps) {
+export function loginVerify(deps: PasskeyRouteDeps) {
   return async function loginVerify(ctx: Context): Promise<void> {
     const response = await jsonBody<AuthenticationResponseJSON>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'authenticationResponse');
     const challenge = challengeOf(response.response.clientDataJSON);

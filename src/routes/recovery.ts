@@ -32,11 +32,14 @@ import { hashRecoverySecret, newRecoverySecret } from '../recovery/secret.js';
 import type { SessionRecord } from '../sessions/store.js';
 import type { Deps } from '../app/deps.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type RecoveryRouteDeps = Pick<Deps, 'challenges' | 'holder' | 'log' | 'now' | 'origins' | 'recovery' | 'sessions' | 'store'>;
+
 const KIND = 'recovery';
-const limit = (deps: Deps) => deps.holder.current.gateway.limits.bodyBytes;
+const limit = (deps: RecoveryRouteDeps) => deps.holder.current.gateway.limits.bodyBytes;
 
 /** Any live session of the account, pending-2fa included: a primary sign-in is enough to cancel or look. */
-async function anySession(ctx: Context, deps: Deps): Promise<SessionRecord & { endedRecovery: boolean }> {
+async function anySession(ctx: Context, deps: RecoveryRouteDeps): Promise<SessionRecord & { endedRecovery: boolean }> {
   if (ctx.get('authorization')) throw new GatewayError('pat-not-accepted');
   if (!deps.sessions.hasCookie(ctx)) throw new GatewayError('session-required');
   deps.sessions.requireSameOrigin(ctx);
@@ -46,7 +49,7 @@ async function anySession(ctx: Context, deps: Deps): Promise<SessionRecord & { e
 }
 
 /** The proof that the phrase is held: a fresh challenge of ours, signed by the phrase's key. */
-async function provePhrase(deps: Deps, b: { publicKey: string; challenge: string; signature: string }) {
+async function provePhrase(deps: RecoveryRouteDeps, b: { publicKey: string; challenge: string; signature: string }) {
   if (!(await deps.challenges.take(KIND, b.challenge, deps.now()))) throw new GatewayError('challenge-invalid');
   const key = await deps.recovery.byPublicKey(b.publicKey);
   const signed = verifyRecoverySignature(b.publicKey, recoveryMessage(new URL(deps.origins.auth).origin, b.challenge), b.signature);
@@ -54,7 +57,7 @@ async function provePhrase(deps: Deps, b: { publicKey: string; challenge: string
   return key;
 }
 
-export function recoverySetup(deps: Deps) {
+export function recoverySetup(deps: RecoveryRouteDeps) {
   return async function recoverySetup(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const { publicKey } = await jsonBody<{ publicKey: string }>(ctx, limit(deps), 'recoverySetup');
@@ -78,7 +81,7 @@ function isEd25519(publicKey: string): boolean {
   }
 }
 
-export function recoveryStatus(deps: Deps) {
+export function recoveryStatus(deps: RecoveryRouteDeps) {
   return async function recoveryStatus(ctx: Context): Promise<void> {
     const session = await anySession(ctx, deps);
     const [key, pending, cancelled] = await Promise.all([
@@ -96,7 +99,7 @@ export function recoveryStatus(deps: Deps) {
   };
 }
 
-export function recoveryChallenge(deps: Deps) {
+export function recoveryChallenge(deps: RecoveryRouteDeps) {
   return async function recoveryChallenge(ctx: Context): Promise<void> {
     await jsonBody(ctx, limit(deps), 'empty');
     const challenge = randomBytes(32).toString('base64url');
@@ -106,7 +109,7 @@ export function recoveryChallenge(deps: Deps) {
   };
 }
 
-export function recoveryStart(deps: Deps) {
+export function recoveryStart(deps: RecoveryRouteDeps) {
   return async function recoveryStart(ctx: Context): Promise<void> {
     const b = await jsonBody<{ publicKey: string; challenge: string; signature: string; recoverySecret: string }>(ctx, limit(deps), 'recoveryStart');
     const key = await provePhrase(deps, b);
@@ -121,7 +124,7 @@ export function recoveryStart(deps: Deps) {
   };
 }
 
-export function recoveryComplete(deps: Deps) {
+export function recoveryComplete(deps: RecoveryRouteDeps) {
   return async function recoveryComplete(ctx: Context): Promise<void> {
     const b = await jsonBody<{ publicKey: string; challenge: string; signature: string }>(ctx, limit(deps), 'recoveryComplete');
     const key = await provePhrase(deps, b);
@@ -140,7 +143,7 @@ export function recoveryComplete(deps: Deps) {
   };
 }
 
-export function recoveryCancel(deps: Deps) {
+export function recoveryCancel(deps: RecoveryRouteDeps) {
   return async function recoveryCancel(ctx: Context): Promise<void> {
     const session = await anySession(ctx, deps);
     await jsonBody(ctx, limit(deps), 'empty');

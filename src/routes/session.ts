@@ -15,11 +15,14 @@ import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type SessionRouteDeps = Pick<Deps, 'holder' | 'sessions' | 'store'>;
+
 function refusePat(ctx: Context): void {
   if (bearerToken(ctx) !== null) throw new GatewayError('pat-not-accepted');
 }
 
-export function getSession(deps: Deps) {
+export function getSession(deps: SessionRouteDeps) {
   return async function getSession(ctx: Context): Promise<void> {
     refusePat(ctx);
     const found = await deps.sessions.read(ctx);
@@ -38,7 +41,7 @@ export function getSession(deps: Deps) {
   };
 }
 
-export function endSession(deps: Deps) {
+export function endSession(deps: SessionRouteDeps) {
   return async function endSession(ctx: Context): Promise<void> {
     refusePat(ctx);
     deps.sessions.requireSameOrigin(ctx);
@@ -51,7 +54,7 @@ export function endSession(deps: Deps) {
   };
 }
 
-export function endAllSessions(deps: Deps) {
+export function endAllSessions(deps: SessionRouteDeps) {
   return async function endAllSessions(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     await jsonBody(ctx, deps.holder.current.gateway.limits.bodyBytes, 'empty');

@@ -9,7 +9,10 @@ import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
 import { walletsOf } from './account-methods.js';
 
-export function signInMethods(deps: Deps) {
+/** What these routes use of the gateway's parts, and nothing more. */
+export type SignInMethodsDeps = Pick<Deps, 'identityLinks' | 'passkeys' | 'sessions' | 'store' | 'totp' | 'walletAccounts'>;
+
+export function signInMethods(deps: SignInMethodsDeps) {
   return async function signInMethods(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const [passkeys, totp, wallets, identityProvider] = await Promise.all([

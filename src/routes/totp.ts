@@ -23,11 +23,14 @@ import { enrolmentUri, hashRecoveryCode, matchStep, newRecoveryCodes, newSecret 
 import type { SessionRecord } from '../sessions/store.js';
 import type { Deps } from '../app/deps.js';
 
-const body = (ctx: Context, deps: Deps, name: 'empty' | 'totpConfirm' | 'totpVerify') =>
+/** What these routes use of the gateway's parts, and nothing more. */
+export type TotpRouteDeps = Pick<Deps, 'holder' | 'now' | 'sessions' | 'store' | 'totp'>;
+
+const body = (ctx: Context, deps: TotpRouteDeps, name: 'empty' | 'totpConfirm' | 'totpVerify') =>
   jsonBody<{ code?: string; recoveryCode?: string }>(ctx, deps.holder.current.gateway.limits.bodyBytes, name);
 
 /** Counts a wrong code; at the limit, ends the pending sign-in and answers 429. */
-async function wrongCode(ctx: Context, deps: Deps, principalId: string, err: GatewayError, pending?: SessionRecord): Promise<never> {
+async function wrongCode(ctx: Context, deps: TotpRouteDeps, principalId: string, err: GatewayError, pending?: SessionRecord): Promise<never> {
   const cfg = deps.holder.current.gateway.totp;
   const n = await deps.totp.failure(principalId, deps.now(), cfg.lockoutMs);
   if (n >= cfg.maxAttempts) {
@@ -41,7 +44,7 @@ async function wrongCode(ctx: Context, deps: Deps, principalId: string, err: Gat
   throw err;
 }
 
-async function refuseWhileLocked(ctx: Context, deps: Deps, principalId: string): Promise<void> {
+async function refuseWhileLocked(ctx: Context, deps: TotpRouteDeps, principalId: string): Promise<void> {
   const cfg = deps.holder.current.gateway.totp;
   if ((await deps.totp.failures(principalId, deps.now())) >= cfg.maxAttempts) {
     ctx.set('retry-after', String(Math.ceil(cfg.lockoutMs / 1000)));
@@ -49,7 +52,7 @@ async function refuseWhileLocked(ctx: Context, deps: Deps, principalId: string):
   }
 }
 
-export function totpEnrol(deps: Deps) {
+export function totpEnrol(deps: TotpRouteDeps) {
   return async function totpEnrol(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     await body(ctx, deps, 'empty');
@@ -61,7 +64,7 @@ export function totpEnrol(deps: Deps) {
   };
 }
 
-export function totpConfirm(deps: Deps) {
+export function totpConfirm(deps: TotpRouteDeps) {
   return async function totpConfirm(ctx: Context): Promise<void> {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     const { code } = await body(ctx, deps, 'totpConfirm');
@@ -80,7 +83,7 @@ export function totpConfirm(deps: Deps) {
   };
 }
 
-export function totpVerify(deps: Deps) {
+export function totpVerify(deps: TotpRouteDeps) {
   return async function totpVerify(ctx: Context): Promise<void> {
     if (!deps.sessions.hasCookie(ctx)) throw new GatewayError('session-required', 'sign in first; then give the code');
     deps.sessions.requireSameOrigin(ctx);

@@ -24,6 +24,9 @@ import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
 import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
+/** What these routes use of the gateway's parts, and nothing more. */
+export type WalletRouteDeps = Pick<Deps, 'challenges' | 'holder' | 'limiter' | 'now' | 'origins' | 'sessions' | 'store' | 'walletAccounts'>;
+
 /**
  * The sign-in methods and what they run on (viem, the CACAO verifiers), imported by the first wallet request,
  * not at start: they are about 28 MiB of RSS (7.5 MiB of heap) that a gateway whose callers never sign in
@@ -38,7 +41,7 @@ export function signInMethods(): Promise<SignInMethods> {
 }
 
 /** What the wallet methods run on, from the listener's deps. */
-export function walletDeps(deps: Deps): WalletDeps {
+export function walletDeps(deps: Pick<Deps, 'store' | 'holder' | 'challenges' | 'walletAccounts' | 'origins' | 'now'>): WalletDeps {
   return {
     store: deps.store,
     runtime: () => deps.holder.current,
@@ -49,7 +52,7 @@ export function walletDeps(deps: Deps): WalletDeps {
   };
 }
 
-export function walletRoutes(deps: Deps) {
+export function walletRoutes(deps: WalletRouteDeps) {
   const w = walletDeps(deps);
   // A wallet sign-in is a primary factor, like a passkey: with TOTP enrolled the session starts pending-2fa
   // and the answer says `secondFactor: 'totp'` (auth/caller.ts).

@@ -1,0 +1,13 @@
+/** `jobs:` of config/gateway.yaml: leases, the sweep, retention and retries of the job engine (src/jobs/engine.ts). */
+import { Type, type Static } from '@sinclair/typebox';
+import { Ms, Strict } from '../config/schema-kit.js';
+
+export const JobsSchema = Strict({
+  leaseMs: Ms(),
+  sweepEveryMs: Ms(),
+  retentionMs: Ms(),
+  pollAfterMs: Ms(),
+  maxRunMs: Ms(),
+  upstreamRetries: Type.Integer({ minimum: 0, maximum: 5 }),
+});
+export type JobsSettings = Static<typeof JobsSchema>;
