@@ -14,7 +14,7 @@ import { leafHash } from './merkle.js';
 /**
  * The settlement's canonical form, at about a third of `canonicalize`'s cost (a receipt was 4 % of a small
  * call's CPU): sorted keys compared by UTF-16 code units, `String(n)` for numbers, JSON.stringify's escapes —
- * RFC 8785 for what a receipt holds, byte for byte (test/receipts/canonical.test.ts proves it on real
+ * RFC 8785 for what a receipt holds, byte for byte (test/receipts/canonical.unit.test.ts proves it on real
  * receipts). Strict, so what RFC 8785 refuses (NaN, Infinity) throws as `canonicalize` does; a lone
  * surrogate it would escape instead, so storableReceipt keeps such receipts away from it.
  */
