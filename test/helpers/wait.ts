@@ -1,0 +1,49 @@
+/**
+ * Waiting on an event rather than for a time. `until` polls a condition the test cannot subscribe to
+ * (another process's state, a Redis key, a log line) and returns as soon as it holds; its deadline is a
+ * generous bound that turns a hang into a failure naming what never happened, never a measure of speed.
+ * `nextEvent` awaits an emitter's event under the same kind of bound.
+ */
+import { once, type EventEmitter } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The default deadline: far above anything a passing test waits for, on a loaded machine included. */
+export const GENEROUS_MS = 20_000;
+
+export interface UntilOptions {
+  /** What is awaited, for the failure message. */
+  what: string;
+  timeoutMs?: number;
+  /** How often to look (ms). */
+  everyMs?: number;
+}
+
+/**
+ * Resolves with the first truthy value `probe` returns; a probe that throws counts as "not yet" (a server
+ * still starting). Rejects, naming `what` and the last error, once `timeoutMs` has passed.
+ */
+export async function until<T>(probe: () => T | Promise<T>, opts: UntilOptions): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (opts.timeoutMs ?? GENEROUS_MS);
+  let last: unknown = null;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) {
+      const why = last === null ? '' : ` (last error: ${last instanceof Error ? last.message : String(last)})`;
+      throw new Error(`timed out after ${opts.timeoutMs ?? GENEROUS_MS} ms waiting for ${opts.what}${why}`);
+    }
+    await sleep(opts.everyMs ?? 20);
+  }
+}
+
+/** The arguments of `emitter`'s next `event`, or a rejection naming it after `timeoutMs`. */
+export async function nextEvent(emitter: EventEmitter, event: string, timeoutMs = GENEROUS_MS): Promise<unknown[]> {
+  return once(emitter, event, { signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
+    if ((err as Error).name === 'AbortError') throw new Error(`no ${event} event within ${timeoutMs} ms`);
+    throw err;
+  });
+}
