@@ -4,6 +4,7 @@
  * generous bound that turns a hang into a failure naming what never happened, never a measure of speed.
  * `nextEvent` awaits an emitter's event under the same kind of bound.
  */
+import type { ChildProcess } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -45,5 +46,41 @@ export async function nextEvent(emitter: EventEmitter, event: string, timeoutMs 
   return once(emitter, event, { signal: AbortSignal.timeout(timeoutMs) }).catch((err: unknown) => {
     if ((err as Error).name === 'AbortError') throw new Error(`no ${event} event within ${timeoutMs} ms`);
     throw err;
+  });
+}
+
+/** Process starts (a gateway under tsx on a loaded machine) get longer than other waits. */
+export const START_MS = 60_000;
+
+/**
+ * Resolves with a child's output once `read()` (the output collected so far, by a listener added before
+ * this call) matches `re`; rejects when the child exits first, naming its exit, or after `timeoutMs`.
+ */
+export function untilOutput(child: ChildProcess, read: () => string, re: RegExp, what: string, timeoutMs = START_MS): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (!re.test(read())) return;
+      done();
+      resolve(read());
+    };
+    const onExit = (code: number | null, signal: string | null) => {
+      done();
+      reject(new Error(`${what}: the process exited (${code ?? signal}) before its output matched ${re}:\n${read().slice(-2000)}`));
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`${what}: no output matching ${re} within ${timeoutMs} ms:\n${read().slice(-2000)}`));
+    }, timeoutMs);
+    const done = () => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', onExit);
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    else check();
   });
 }
