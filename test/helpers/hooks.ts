@@ -120,19 +120,21 @@ export const mochaHooks = {
       }
     }
   },
-  afterAll() {
-    const left = killAll();
-    for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
-    // A run with --exit ends regardless; without it, what still holds the process is a leak to name.
-    const timer = setTimeout(() => {
-      const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
-      process.stderr.write(`[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`);
-      // Mocha sets the exit code from its failures in an 'exit' listener; this one, added later, runs after it.
-      process.on('exit', () => {
-        process.exitCode = 1;
-      });
-      process.exit(1);
-    }, CLOSE_GRACE_MS);
-    timer.unref();
-  },
 };
+
+/** After every suite and every root `after` hook (a shared cluster stops in one). */
+export function mochaGlobalTeardown(): void {
+  const left = killAll();
+  for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
+  // A run with --exit ends regardless; without it, what still holds the process is a leak to name.
+  const timer = setTimeout(() => {
+    const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
+    process.stderr.write(`[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    // Mocha sets the exit code from its failures in an 'exit' listener; this one, added later, runs after it.
+    process.on('exit', () => {
+      process.exitCode = 1;
+    });
+    process.exit(1);
+  }, CLOSE_GRACE_MS);
+  timer.unref();
+}
