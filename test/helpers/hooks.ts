@@ -16,6 +16,7 @@
 import childProcess, { type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
 
 interface Tracked {
   child: ChildProcess;
@@ -40,6 +41,31 @@ function trackedSpawn(this: unknown, ...args: Parameters<typeof childProcess.spa
 }
 childProcess.spawn = trackedSpawn as typeof childProcess.spawn;
 syncBuiltinESMExports();
+
+/**
+ * Where each server and client socket was opened: the first frame of a test file (not a helper) on its
+ * stack, async frames included. A leaked handle is then named by the suite that opened it.
+ */
+const openedBy = new WeakMap<object, string>();
+function whereFrom(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 80;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  const frames = stack.split('\n').slice(1);
+  const test = frames.find((l) => /\/test\/(?!helpers\/)\S*\.ts/.test(l)) ?? frames.find((l) => /\/test\//.test(l) && !/hooks\.ts/.test(l));
+  return test?.trim().replace(/^at /, '') ?? 'outside the tests';
+}
+for (const [proto, method] of [
+  [net.Server.prototype, 'listen'],
+  [net.Socket.prototype, 'connect'],
+] as const) {
+  const original = (proto as any)[method] as (...a: unknown[]) => unknown;
+  (proto as any)[method] = function (this: object, ...args: unknown[]) {
+    if (!openedBy.has(this)) openedBy.set(this, whereFrom());
+    return original.apply(this, args);
+  };
+}
 
 /** Every descendant of `pid` (Linux /proc), children first found first. */
 function descendants(pid: number): number[] {
@@ -93,6 +119,11 @@ process.on('exit', () => {
 const CLOSE_GRACE_MS = 10_000;
 
 function describeHandle(h: any): string {
+  const where = openedBy.get(h);
+  return where ? `${handleKind(h)}, opened at ${where}` : handleKind(h);
+}
+
+function handleKind(h: any): string {
   const type = h?.constructor?.name ?? typeof h;
   if (type === 'Socket' || type === 'TLSSocket') {
     if (h.remotePort) return `${type} ${h.localAddress}:${h.localPort} -> ${h.remoteAddress}:${h.remotePort}`;
