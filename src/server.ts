@@ -130,6 +130,10 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     first = loadConfig(from, env);
   }
   const cfg = first.gateway.data;
+  const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
+  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set,
+  // before anything starts, so a refused start leaves nothing running.
+  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
   const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await startDemoUpstream() : null;
   const compileOptions = { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) };
@@ -138,7 +142,11 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
     holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
   } catch (err) {
     const fallback = err instanceof ConfigError && from === opts.root ? lastGoodRoot(lastGoodDir) : null;
-    if (!fallback) throw err;
+    if (!fallback) {
+      // A refused start leaves nothing listening: the demo upstream started above is closed with it.
+      await demo?.close();
+      throw err;
+    }
     opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
     from = fallback;
     holder = await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
@@ -184,9 +192,6 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   observeVersions(workerIndex(), holder.current.versions);
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
   holder.onReload((_result, record) => observeReload(workerIndex(), record.ok, record.at));
-  const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
-  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set.
-  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).
