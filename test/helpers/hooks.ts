@@ -157,7 +157,7 @@ export const mochaHooks = {
 export function mochaGlobalTeardown(): void {
   const left = killAll();
   for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
-  // A run with --exit ends regardless; without it, what still holds the process is a leak to name.
+  // The run is not forced to exit (.mocharc.json has no `exit`): what still holds the process is a leak to name.
   const timer = setTimeout(() => {
     const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
     process.stderr.write(`[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`);
