@@ -59,7 +59,7 @@ function treeTicks(pid: number): number {
   return ticks;
 }
 const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream! });
+const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
 
 interface Side {
   name: string;

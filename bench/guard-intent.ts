@@ -12,14 +12,14 @@
  *   npx tsx bench/guard-intent.ts --json   # JSON lines (`npm run bench`)
  */
 import { fileURLToPath } from 'node:url';
-import { compileGuardrails, loadGuardrailsDoc, type ChatLike, type GuardrailsDoc } from '../src/guard/index.js';
+import { compileGuardrails, loadGuardrailsDoc, type ChatLike } from '../src/guard/index.js';
 import { IntentModel } from '../src/guard/model/intent-model.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const RUNS = 7;
 const json = process.argv.includes('--json');
 
-const doc = loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`) as GuardrailsDoc;
+const doc = loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`);
 const { intentModel: modelDoc, ...withoutModel } = doc;
 if (!modelDoc) throw new Error('rules/guardrails.yaml has no intentModel section');
 

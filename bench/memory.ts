@@ -93,7 +93,7 @@ const seconds = Number(args.seconds);
 async function soak(choice: SourceChoice, name: string): Promise<void> {
   const snapshot = await buildSnapshot(choice, log);
   const snapDir = mkdtempSync(join(tmpdir(), 'portcullis-memory-'));
-  const flags = args['node-flags']!.split(' ').filter(Boolean);
+  const flags = args['node-flags'].split(' ').filter(Boolean);
   const gw = await startPortcullis({
     snapshot,
     mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,

@@ -9,7 +9,7 @@
  *   reserve    the hold against credits (money family)
  *   settle     the charge, the receipt and its leaf in the receipt log (money family)
  *
- * (The gateway also creates and ends the call's job in the reserve and settle scripts, as riders: larger
+ * (The gateway also opens and closes the call's job in the reserve and settle scripts: larger
  * scripts in the same slot, not more of them.) Reported: calls per second at the given concurrency, the
  * driving process's CPU per call (the Redis client's share of a gateway's CPU), and each Redis node's CPU
  * per call (INFO cpu, user + sys) — which node a cluster loads, and by how much.

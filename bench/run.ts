@@ -47,7 +47,7 @@ const { values: args } = parseArgs({
     rewrite: { type: 'boolean', default: false },
   },
 });
-const quick = args.quick!;
+const quick = args.quick;
 const settings = quick
   ? { connections: 8, warmupSec: 0.15, saturationSec: 0.3, rateSec: 0.25, loadFractions: [0.25, 0.5, 0.75], profileSec: 1, soakSec: Number(args.soak ?? 2) }
   : { connections: 32, warmupSec: 2, saturationSec: 4, rateSec: 3, loadFractions: [0.25, 0.5, 0.75], profileSec: 6, soakSec: Number(args.soak ?? 60) };
@@ -533,7 +533,7 @@ async function main(): Promise<void> {
     const samples: SoakResult['samples'] = [];
     const started = performance.now();
     const sample = () => {
-      const m = memoryOf(r3!.server.pid);
+      const m = memoryOf(r3.server.pid);
       if (m) samples.push({ t: (performance.now() - started) / 1000, rssMiB: m.rssMiB });
     };
     sample();
@@ -545,7 +545,7 @@ async function main(): Promise<void> {
     log(`[${elapsed()}] soak: ${soak.verdict}`);
   }
 
-  let redisInfo: BenchResults['memory']['redis'] = null;
+  let redisInfo: BenchResults['memory']['redis'];
   try {
     const client = createClient({ url: redis.url });
     await client.connect();

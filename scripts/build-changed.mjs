@@ -20,7 +20,8 @@ export const STEPS = [
     inputs: ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
     ignore: [],
     stamp: 'dist/main.js',
-    command: ['npx', 'tsc', '-p', 'tsconfig.build.json'],
+    // tsc compiles TypeScript only: the Lua scripts the modules load are copied beside them.
+    command: ['sh', '-c', 'npx tsc -p tsconfig.build.json && node scripts/copy-lua.mjs'],
   },
   {
     name: 'knowledge index',

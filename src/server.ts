@@ -16,10 +16,11 @@ import { HOST_NAMES, type HostName } from './config/types.js';
 import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
+import { Decisions } from './decisions/service.js';
 import { stripeFromEnv } from './billing/stripe.js';
 import { oidcFromEnv } from './identity-links/provider.js';
 import { StoreConflict, type Store } from './store/store.js';
-import { createMeter, type Meter } from './metering/index.js';
+import type { Meter } from './metering/index.js';
 import { loadReceiptKey } from './receipts/key.js';
 import { createReceipts, type Receipts } from './receipts/service.js';
 import { startDemoUpstream, type DemoUpstream } from './upstream/demo.js';
@@ -174,20 +175,24 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   // Receipts are leaves of one log per deployment; its checkpoints are signed with the configured key (read
   // at start), or an ephemeral one with a warning, by whichever gateway holds the signing lease.
   const key = loadReceiptKey({ root: opts.root, keyFile: cfg.receipts?.keyFile, env, log: opts.log });
-  const receipts = createReceipts(store, key, cfg, opts.log);
-  receipts.start();
-  const meter = createMeter(store, opts.now ? { now: opts.now } : {});
-  meter.start();
   // Capabilities with state beside the store: in Redis on its connection, or in this process (app/wire.ts).
   // Secrets the server must read back (TOTP) are sealed at rest with the data key (src/data-key).
   const dataKey = loadDataKeyring({ env, log: opts.log });
   const wired = wireCapabilities(store, { dataKey, log: opts.log, ...(opts.now ? { now: opts.now } : {}) });
+  const receipts = createReceipts(store, wired.receiptLog, key, cfg, opts.log);
+  receipts.start();
+  const meter = wired.meter;
+  meter.start();
   const { jobs, reviews } = wired;
-  const engine = new JobEngine(jobs, store, meter, opts.log, () => holder.current.jobs, opts.now);
+  const engine = new JobEngine(jobs, meter, opts.log, () => holder.current.jobs, opts.now);
   engine.start();
   const history = new HistoryRecorder(wired.history, opts.log);
   await history.wentLive(holder.current);
   holder.onSwap((next) => void history.wentLive(next));
+  // Decision records and the content of every version a receipt may name (src/decisions).
+  const decisions = new Decisions(wired.decisions, opts.log, opts.now ?? Date.now);
+  await decisions.keep(holder.current);
+  holder.onSwap((next) => void decisions.keep(next));
   // What /metrics says of the configuration: the versions served, and each reload's result and time.
   observeVersions(workerIndex(), holder.current.versions);
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
@@ -238,7 +243,7 @@ export async function startGateway(opts: GatewayOptions): Promise<Gateway> {
   });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env) };
+  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env), decisions };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   for (const name of HOST_NAMES) listeners[name].serve(HOSTS[name].create(deps, { adminToken, operators }), [failedAuth]);

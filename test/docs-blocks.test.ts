@@ -76,7 +76,7 @@ async function start(root: string, base: number): Promise<Started> {
   for (const k of Object.keys(env)) if (/^PORTCULLIS_[A-Z]+_(PORT|URL)$/.test(k)) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   await untilOutput(child, () => out, /^ {2}export [^\n]*\n/m, 'the gateway\'s export line');
   const line = /^ {2}export ([^\n]*)$/m.exec(out)![1]!;
   return { child, exports: Object.fromEntries(line.split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) };

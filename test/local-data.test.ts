@@ -89,7 +89,7 @@ describe('npm start keeps its state across a restart', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const [code] = (await once(child, 'exit')) as [number];
       expect(code).to.equal(75);
       expect(err.trim()).to.match(/^portcullis: another portcullis \(pid \d+\) is using the data folder \S+; stop it, or give this one its own folder with PORTCULLIS_DATA_DIR$/);
@@ -107,8 +107,8 @@ describe('npm start keeps its state across a restart', function () {
     });
     let out = '';
     let err = '';
-    child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     const stop = async () => {
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');

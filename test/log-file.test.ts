@@ -20,8 +20,8 @@ async function run(env: Record<string, string>, command: (main: string) => [stri
   });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   await untilOutput(child, () => out, /export [^\n]*\n/, 'the gateway\'s export line');
   const api = /serving the API on (\S+)/.exec(out)![1]!;
   expect((await fetch(`${api}/v1/models`)).status).to.equal(200);

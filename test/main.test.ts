@@ -42,14 +42,14 @@ describe('npm start (embedded defaults)', () => {
     for (const host of ['api', 'auth', 'console', 'site', 'graph', 'admin']) {
       expect(grab(new RegExp(`^  ${host}: +(http://\\S+)`, 'm')), host).to.match(/^http:\/\/localhost:\d+$/);
     }
-    expect(gw.stdout().match(/http:\/\/\S+:(\d+)/g)!.filter((u) => u.endsWith(`:${new URL(grab(/^  console: +(\S+)/m)!).port}`)), 'one console address').to.have.length(1);
-    const auth = grab(/^  auth: +(\S+)/m)!;
+    expect(gw.stdout().match(/http:\/\/\S+:(\d+)/g)!.filter((u) => u.endsWith(`:${new URL(grab(/^ {2}console: +(\S+)/m)!).port}`)), 'one console address').to.have.length(1);
+    const auth = grab(/^ {2}auth: +(\S+)/m)!;
     expect((await fetch(`${auth}/ready`)).status).to.equal(404);
     // The console page loads, and the API lets that page call it with its cookie (the CORS rule): what failed
     // when the banner's console line was the bound address 127.0.0.1.
-    const consoleUrl = grab(/^  console: +(\S+)  console \(open it in a browser\)$/m)!;
+    const consoleUrl = grab(/^ {2}console: +(\S+) {2}console \(open it in a browser\)$/m)!;
     expect((await fetch(`${consoleUrl}/`)).headers.get('content-security-policy')).to.contain("frame-ancestors 'none'");
-    const api = grab(/^  api: +(\S+)/m)!;
+    const api = grab(/^ {2}api: +(\S+)/m)!;
     const preflight = await fetch(`${api}/v1/research/status`, { method: 'OPTIONS', headers: { origin: consoleUrl, 'access-control-request-method': 'GET' } });
     expect(preflight.headers.get('access-control-allow-origin')).to.equal(consoleUrl);
   });

@@ -29,7 +29,7 @@ describe('starting portcullis', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';
-      cli.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      cli.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const [code] = (await once(cli, 'exit')) as [number];
       expect(code, out).to.equal(0);
       expect(out).to.contain('did:web:portcullis.localhost:tenant:export-line');
@@ -48,7 +48,7 @@ describe('starting portcullis', function () {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let err = '';
-      child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const [code] = (await once(child, 'exit')) as [number];
       expect(code).to.equal(69);
       expect(err.trim().split('\n')).to.deep.equal([
@@ -66,7 +66,7 @@ describe('starting portcullis', function () {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    npm.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    npm.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await untilOutput(npm, () => out, /admin API on \S+\n/, 'npm start');
     const api = /serving the API on (\S+)/.exec(out)![1]!;
     expect((await fetch(`${api}/healthz`)).status).to.equal(200);

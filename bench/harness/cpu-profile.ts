@@ -65,7 +65,6 @@ function decodeMappings(mappings: string): Array<Array<[number, number, number]>
   const lines: Array<Array<[number, number, number]>> = [];
   let source = 0;
   let origLine = 0;
-  let origCol = 0;
   for (const line of mappings.split(';')) {
     const segs: Array<[number, number, number]> = [];
     let col = 0;
@@ -88,7 +87,6 @@ function decodeMappings(mappings: string): Array<Array<[number, number, number]>
       if (values.length >= 4) {
         source += values[1]!;
         origLine += values[2]!;
-        origCol += values[3]!;
         segs.push([col, source, origLine]);
       }
     }

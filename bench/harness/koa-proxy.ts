@@ -33,7 +33,9 @@ router.post('/v1/chat/completions', async (ctx) => {
 app.use(router.routes());
 app.use(router.allowedMethods());
 
-const server = createServer(app.callback());
+const callback = app.callback();
+// koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+const server = createServer((req, res) => void callback(req, res));
 server.keepAliveTimeout = 65_000;
 server.listen(Number(process.env['PORT'] ?? 0), '127.0.0.1', () => {
   process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`);

@@ -44,7 +44,13 @@ function tsc(dir: string): Promise<{ ok: boolean; output: string }> {
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ ok: code === 0, output })));
+  return new Promise((resolve) =>
+    child.once('close', (code) => {
+      // tsc compiles TypeScript only: the Lua scripts the modules load go beside them, as `npm run build` does.
+      if (code === 0) execFileSync(process.execPath, [join(REPO, 'scripts/copy-lua.mjs'), dir]);
+      resolve({ ok: code === 0, output });
+    }),
+  );
 }
 
 function snapshotDir(from: 'worktree' | 'head'): string {

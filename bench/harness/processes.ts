@@ -79,7 +79,7 @@ process.on('exit', () => {
 export async function startServer(opts: SpawnOptions): Promise<ServerProcess> {
   const program = opts.command ?? process.execPath;
   const [cmd, args] = opts.pin.enabled ? ['taskset', ['-c', opts.cores ?? String(opts.pin.serverCore), program, ...opts.args]] : [program, opts.args];
-  const child = spawn(cmd, args as string[], {
+  const child = spawn(cmd, args, {
     cwd: opts.cwd,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -91,8 +91,8 @@ export async function startServer(opts: SpawnOptions): Promise<ServerProcess> {
     out += c.toString();
     if (out.length > 64_000) out = out.slice(-32_000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
   let port: number | null = null;
   for (;;) {

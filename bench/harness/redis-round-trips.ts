@@ -56,7 +56,7 @@ export async function sentDuring(redisUrl: string, act: () => Promise<unknown>):
       .map((l) => l.toLowerCase())
       // The engine's batched writes (running marks, lease renewals) are no call's own.
       .filter((l) => !/"pc:jlease" "\d+"/.test(l) || /pc:j:/.test(l))
-      .filter((l) => !/"evalsha" "[0-9a-f]{40}" "0" "pc:"/.test(l))
+      .filter((l) => !/"evalsha" "[0-9a-f]{40}" "1" "pc:" /.test(l))
       // Nor are the receipt log signer's ticks (lease, pending leaves, checkpoint): a call's leaf is sequenced
       // inside its settlement script, which names no log key.
       .filter((l) => !/"pc:log:/.test(l))

@@ -50,8 +50,8 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
   const errs = r.rows
     .map((row) => {
       const all = [s.saturation[row.id], ...s.rates.map((x) => x.results[row.id])].filter((x) => x !== undefined);
-      const e = all.reduce((n, x) => n + x!.errors, 0);
-      return e > 0 ? `${row.id}: ${e} failed requests (${JSON.stringify(Object.assign({}, ...all.map((x) => x!.statuses)))})` : null;
+      const e = all.reduce((n, x) => n + x.errors, 0);
+      return e > 0 ? `${row.id}: ${e} failed requests (${JSON.stringify(Object.assign({}, ...all.map((x) => x.statuses)))})` : null;
     })
     .filter((x) => x !== null);
   if (s.r3Own) {

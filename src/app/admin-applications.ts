@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { GatewayError } from '../errors.js';
-import { readOptionalJson } from '../stages/read-body.js';
+import { readOptionalJson } from '../http/read-json.js';
 import { approveApplication, refuseApplication } from '../billing/applications.js';
 import { requirePrincipal } from '../auth/principals.js';
 import type { ApplicationRecord } from '../billing/store.js';

@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import type { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { GatewayError } from '../errors.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson } from '../http/read-json.js';
 import { requirePrincipal } from '../auth/principals.js';
 import { grantCredits, setPlan } from '../metering/grants.js';
 import type { GrantResult } from '../metering/meter.js';

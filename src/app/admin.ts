@@ -3,7 +3,7 @@
  * (`PORTCULLIS_ADMIN_TOKEN`). It is how operators run without the payment processor — principals, rungs,
  * scopes, tokens, reloads — and what the `portcullis admin` CLI speaks to.
  */
-import Koa, { type Context, type Next } from 'koa';
+import Koa, { type Context } from 'koa';
 import { Router } from '@koa/router';
 import { createHash } from 'node:crypto';
 import { operatorOnly, type Operator } from './operators.js';
@@ -12,11 +12,12 @@ import type { Deps } from './deps.js';
 import { singleExit } from './single-exit.js';
 import { GatewayError } from '../errors.js';
 import { reloadEveryWorker, supervised, workerIndex, type WorkerReload } from '../worker-link.js';
-import { readJson, readOptionalJson } from '../stages/read-body.js';
+import { readJson, readOptionalJson } from '../http/read-json.js';
 import { mountBillingAdmin } from './admin-billing.js';
 import { mountReviewsAdmin } from './admin-reviews.js';
 import { mountApplicationsAdmin } from './admin-applications.js';
 import { mountDataKeyAdmin } from './admin-data-key.js';
+import { mountDecisionsAdmin } from '../decisions/admin-routes.js';
 import { approveScope, createPrincipal, issueToken, requirePrincipal, revokeToken } from '../auth/principals.js';
 import { operatorGrant } from '../billing/verification.js';
 
@@ -102,6 +103,7 @@ export function createAdminApp(deps: Deps, adminToken: string, operators: Operat
   mountReviewsAdmin(router, deps);
   mountApplicationsAdmin(router, deps);
   mountDataKeyAdmin(router, deps);
+  mountDecisionsAdmin(router, deps);
   // Every worker reloads (under PORTCULLIS_WORKERS the supervisor asks each one) and the answer names each
   // worker's result, so an operator sees that all of them serve the same versions.
   router.post('/reload', async (ctx) => {

@@ -1,14 +1,15 @@
 /**
  * The API listener. The chat path is the named pipeline of docs/architecture.md, in admission order:
  *
- *   readBody -> validate -> identify -> jobKey -> attach -> scan -> admit -> meter -> guard -> run -> wait -> respond
+ *   readBody -> validate -> lookAhead -> identify -> jobKey -> attach -> scan -> admit -> meter -> guard -> run -> wait -> respond
  *
  * (shape and limits first — a body that cannot be read cannot be admitted — then the principal; an
- * identical request re-attaches to its live job there, skipping admission and payment; then model and
- * route, team requirements, quota, guardrails; then the job runs and the call waits for it). The job API
- * shares every stage up to `run`, and adds its idempotency key: checked before admission (a key bound to
- * another body is 409) and bound only once the request is admitted or re-attached, so a refused request
- * binds nothing. Every error leaves through singleExit.
+ * identical request re-attaches to its live job there, and `afterAttach` sends it past admission and
+ * payment straight to wait -> respond; then model and route, team requirements, quota, guardrails; then
+ * the job runs and the call waits for it). The job API shares every stage up to `run`, and adds its
+ * idempotency key: checked before admission (a key bound to another body is 409) and bound only once the
+ * request is admitted or re-attached, so a refused request binds nothing. Every error leaves through
+ * singleExit. Each stage is timed where the pipeline is composed here (src/http/stage-timing.ts).
  */
 import Koa from 'koa';
 import compose from 'koa-compose';
@@ -30,7 +31,8 @@ import { scan } from '../stages/scan.js';
 import { admit } from '../stages/admit.js';
 import { meter } from '../stages/meter.js';
 import { guard } from '../stages/guard.js';
-import { attach, jobKey, lookAhead, run, wait } from '../stages/job.js';
+import { attach, jobKey, run, wait } from '../stages/job.js';
+import { lookAhead } from '../stages/look-ahead.js';
 import { respond } from '../stages/respond.js';
 import { billingCatalog, billingCheckout, billingPortal, billingStatus } from '../routes/billing.js';
 import { logCheckpoint, logConsistency, logTile, ownReceipt } from '../routes/receipts.js';
@@ -39,10 +41,13 @@ import { stripeWebhook } from '../routes/stripe-webhook.js';
 import { PAT_OR_SESSION, SESSION_ONLY, resolveCaller } from '../auth/caller.js';
 import { verificationRefusal } from '../billing/verification.js';
 import { secure } from '../routes/secure.js';
+import { historyList, historyVersion } from '../decisions/history-routes.js';
 import { serveOpenApi } from '../openapi/route.js';
-import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalLimitAhead } from '../ratelimit/middleware.js';
+import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalHit } from '../ratelimit/middleware.js';
+import { timedStages } from '../http/stage-timing.js';
+import type { Call } from '../call/call.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
-import { issueAccountToken, listAccountTokens, revokeAccountToken } from '../routes/account.js';
+import { issueAccountToken, listAccountApplications, listAccountTokens, revokeAccountToken } from '../routes/account.js';
 import { ownReceipts, usageSummary } from '../routes/usage.js';
 import { consoleCors } from '../pages/console-cors.js';
 
@@ -60,17 +65,27 @@ export function createApiApp(deps: Deps): Koa {
   apps.set(deps, app);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
-  /** Admission proper: the stages a new job passes and a re-attached request skips. */
   const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine), meter(store, deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  /** Admission proper: the stages a new job passes and a re-attached request skips. */
+  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine, deps.decisions), meter(deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const caller = { store, sessions: deps.sessions, tokenUsage: deps.tokenUsage, now: deps.now };
+  const runner = { meter: deps.meter, log };
 
   // Rate limits (src/ratelimit): the principal's hit rides with its token lookup, as the job lookup does.
   const limits = deps.limiter;
-  const ahead = [lookAhead(jobs), principalLimitAhead(limits, holder)];
-  const alongside = (call: Parameters<(typeof ahead)[number]>[0], principalId: string) => ahead.forEach((f) => f(call, principalId));
+  const ahead = lookAhead(jobs, principalHit(limits, holder));
+  /** After attach: a call attached to an identical request's live job goes on through `attached`, any other through `admitted`. */
+  const afterAttach = (attached: Koa.Middleware[], admitted: Koa.Middleware[]): Koa.Middleware => {
+    const whenAttached = compose(timedStages(...attached));
+    const otherwise = compose(timedStages(...admitted));
+    return (ctx, next) => ((ctx.state.call as Call).state.at === 'attached' ? whenAttached : otherwise)(ctx, next);
+  };
 
   router.get('/v1/models', limitAddress(limits, holder), listModels(holder));
   router.get('/v1/secure', secure(holder, deps.receipts, deps.history));
+  // Every version kept, with content: what any receipt or decision record names (src/decisions).
+  router.get('/v1/secure/history', historyList(holder, deps.history));
+  router.get('/v1/secure/history/:document/:ref', historyVersion(holder, deps.history, deps.decisions.store));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
   router.get('/openapi.json', serveOpenApi(() => app));
   router.get('/v1/security/services', listSecurityServices(holder));
@@ -95,36 +110,27 @@ export function createApiApp(deps: Deps): Koa {
     router.options(path, openCors());
   }
 
-  const answer = compose([wait(engine), respond()]) as Koa.Middleware;
   router.post(
     '/v1/chat/completions',
-    openCall(holder),
-    readBody(bodyLimit),
-    validate('chat'),
-    identify(deps, alongside),
-    limitPrincipal(limits, holder),
-    jobKey(),
-    attach(jobs, answer),
-    ...admission('chat'),
-    run(deps, engine, 'chat'),
-    answer,
+    ...timedStages(openCall(holder), readBody(bodyLimit), validate('chat'), ahead, identify(caller), limitPrincipal(limits, holder), jobKey(), attach(jobs)),
+    afterAttach([wait(engine), respond()], [...admission('chat'), run(runner, engine), wait(engine), respond()]),
   );
 
   router.post(
     '/v1/research/jobs',
-    openCall(holder),
-    requireIdempotencyKey(),
-    readBody(bodyLimit),
-    validate('job'),
-    identify(deps, alongside),
-    limitPrincipal(limits, holder),
-    jobKey(),
-    checkIdempotencyKey(jobs),
-    attach(jobs, compose([bindIdempotencyKey(jobs), queued()]) as Koa.Middleware),
-    ...admission('api'),
-    bindIdempotencyKey(jobs),
-    run(deps, engine, 'api'),
-    queued(),
+    ...timedStages(
+      openCall(holder),
+      requireIdempotencyKey(),
+      readBody(bodyLimit),
+      validate('job'),
+      ahead,
+      identify(caller),
+      limitPrincipal(limits, holder),
+      jobKey(),
+      checkIdempotencyKey(jobs),
+      attach(jobs),
+    ),
+    afterAttach([bindIdempotencyKey(jobs), queued()], [...admission('api'), bindIdempotencyKey(jobs), run(runner, engine), queued()]),
   );
   router.get('/v1/research/job', getJob(deps, jobs, holder));
   router.get('/v1/billing/status', billingStatus(deps, deps.meter));
@@ -141,6 +147,7 @@ export function createApiApp(deps: Deps): Koa {
   router.post('/v1/account/api-token', issueAccountToken(deps));
   router.get('/v1/account/api-tokens', listAccountTokens(deps));
   router.post('/v1/account/api-token/revoke', revokeAccountToken(deps));
+  router.get('/v1/account/applications', listAccountApplications(deps));
 
   // Research status, verification and applications: `pat / cookie`. Buying is a person's act: cookie only.
   const patOrCookie: WhoCalls = (ctx) => resolveCaller(ctx, deps, PAT_OR_SESSION);

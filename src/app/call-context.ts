@@ -6,12 +6,12 @@
 import type { Context, Next } from 'koa';
 import { randomUUID } from 'node:crypto';
 import type { RuntimeHolder } from '../config/reloader.js';
-import type { Call } from '../stages/call.js';
+import { openCall as newCall } from '../call/call.js';
 
 export function openCall(holder: RuntimeHolder) {
   // Not async: no I/O here, and every call passes through it.
   return function openCall(ctx: Context, next: Next): Promise<void> {
-    const call: Call = { id: randomUUID(), startedAt: new Date(), runtime: holder.current, scopeId: null, abort: new AbortController() };
+    const call = newCall(randomUUID(), holder.current);
     ctx.state.call = call;
     const onClose = () => {
       if (!ctx.res.writableFinished) call.abort.abort();

@@ -21,6 +21,7 @@ import type { SealedTotpStore } from '../totp/sealed-store.js';
 import type { Receipts } from '../receipts/service.js';
 import type { RecoveryStore } from '../recovery/store.js';
 import type { UsageRecorder } from '../token-usage/store.js';
+import type { Decisions } from '../decisions/service.js';
 
 export interface Deps {
   store: Store;
@@ -66,4 +67,6 @@ export interface Deps {
   now: () => number;
   /** The receipt log: its storage, key and signer (src/receipts). */
   receipts: Receipts;
+  /** Decision records, version contents, shadow evaluation (src/decisions). */
+  decisions: Decisions;
 }

@@ -29,7 +29,10 @@ export function createGraphApp(deps: Deps): Koa {
   router.all(
     '/mcp',
     async function shedWhenFull(ctx, next) {
-      if (ctx.method !== 'POST') return next();
+      if (ctx.method !== 'POST') {
+        await next();
+        return;
+      }
       const { workers, queue } = settings();
       if (inHand >= workers + queue || pool.full) {
         ctx.set('retry-after', '1');

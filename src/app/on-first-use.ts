@@ -8,5 +8,8 @@ import type { Middleware } from 'koa';
 
 export function onFirstUse(load: () => Promise<Middleware>): Middleware {
   let loaded: Promise<Middleware> | null = null;
-  return async (ctx, next) => (await (loaded ??= load()))(ctx, next);
+  return async (ctx, next) => {
+    const middleware = await (loaded ??= load());
+    await middleware(ctx, next);
+  };
 }

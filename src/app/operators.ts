@@ -55,10 +55,10 @@ export function allows(scope: OperatorScope, method: string, path: string): bool
   return scope === 'billing' && method === 'POST' && BILLING_WRITES.test(path);
 }
 
-/** Who is calling (401 when no operator holds the token), whether the scope allows it (403), and a log line for each use. */
 /** The route pattern a request matches (`/admin/principals/:id/credits`), or null: never the raw path. */
 export type RouteOf = (ctx: Context) => string | null;
 
+/** Who is calling (401 when no operator holds the token), whether the scope allows it (403), and a log line for each use. */
 export function operatorOnly(operators: Operator[], log: Logger, routeOf: RouteOf) {
   return async function operatorOnly(ctx: Context, next: Next): Promise<void> {
     const match = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'));

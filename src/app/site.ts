@@ -11,6 +11,7 @@
  *
  * Tool calls run through the API app in process (mcp/dispatch.ts), so they are the API routes' answers.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
@@ -27,7 +28,9 @@ import type { Context } from 'koa';
 export function createSiteApp(deps: Deps): Koa {
   const app = new Koa({ proxy: false });
   const router = new Router();
-  const api = createApiApp(deps).callback();
+  const apiCallback = createApiApp(deps).callback();
+  // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+  const api = (req: IncomingMessage, res: ServerResponse): void => void apiCallback(req, res);
   const documents = buildSiteDocuments(deps.origins);
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 

@@ -2,10 +2,22 @@
  * Which implementation each capability runs on, decided in one place: a capability that keeps state beside
  * the store runs in Redis on the store's connection when the store is Redis, and in this process when it is
  * the memory store. A new capability adds one line here (and one field to `Capabilities`), not an import
- * pair and a ternary in server.ts.
+ * pair and a ternary in server.ts. This is the one place that asks which store it was given.
+ *
+ * The money capabilities come as one set (`money`): the ledger (meter) opens and closes the calls' jobs in
+ * its own writes, so it is made with the job store of its own kind, and the receipt log reads what the
+ * ledger's settlements sequence.
  */
 import { RedisStore } from '../store/redis.js';
+import { MemoryStore } from '../store/memory.js';
 import type { Store } from '../store/store.js';
+import type { Meter } from '../metering/meter.js';
+import { DurableMeter } from '../metering/durable.js';
+import { MemoryMeter } from '../metering/memory-meter.js';
+import { RedisMeter } from '../metering/redis-meter.js';
+import type { ReceiptLog } from '../receipts/log.js';
+import { RedisReceiptLog } from '../receipts/redis-log.js';
+import { MemoryReceiptLog } from '../receipts/memory-log.js';
 import type { JobStore } from '../jobs/store.js';
 import { RedisJobStore } from '../jobs/redis-store.js';
 import { MemoryJobStore } from '../jobs/memory-store.js';
@@ -47,9 +59,16 @@ import { RedisIdentityLinks } from '../identity-links/redis-store.js';
 import { MemoryIdentityLinks } from '../identity-links/memory-store.js';
 import { RedisTokenUsageStore } from '../token-usage/redis-store.js';
 import { MemoryTokenUsageStore } from '../token-usage/memory-store.js';
+import type { DecisionStore } from '../decisions/store.js';
+import { RedisDecisionStore } from '../decisions/redis-store.js';
+import { MemoryDecisionStore } from '../decisions/memory-store.js';
 
 export interface Capabilities {
   jobs: JobStore;
+  /** The ledger and balances (src/metering), its money writes held until the store's replicas have them. */
+  meter: Meter;
+  /** The receipt log the settlements sequence receipts in (src/receipts). */
+  receiptLog: ReceiptLog;
   reviews: ReviewStore;
   history: HistoryStore;
   /** Rate limits shared by every instance (src/ratelimit). */
@@ -66,13 +85,15 @@ export interface Capabilities {
   billing: BillingStore;
   recovery: RecoveryStore;
   tokenUsage: TokenUsageStore;
+  /** Decision records and the content of every version (src/decisions). */
+  decisions: DecisionStore;
 }
 
 /** One pair per capability: [on Redis, in memory]. */
 export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log: Logger; now?: () => number }): Capabilities {
   const pick = <T>(onRedis: (s: RedisStore) => T, inMemory: () => T): T => (store instanceof RedisStore ? onRedis(store) : inMemory());
   return {
-    jobs: pick<JobStore>((s) => new RedisJobStore(s, opts.now), () => new MemoryJobStore()),
+    ...money(store, opts.now),
     reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
     history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
     limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
@@ -85,5 +106,24 @@ export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log
     billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
     recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
     tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
+    decisions: pick<DecisionStore>((s) => new RedisDecisionStore(s), () => new MemoryDecisionStore()),
   };
+}
+
+/** The jobs, the ledger made with them, and the receipt log, all of the store's kind. */
+function money(store: Store, now: (() => number) | undefined): { jobs: JobStore; meter: Meter; receiptLog: ReceiptLog } {
+  const clock = now ? { now } : {};
+  if (store instanceof RedisStore) {
+    const jobs = new RedisJobStore(store, now);
+    return { jobs, meter: new DurableMeter(new RedisMeter(store, { ...clock, jobs }), store), receiptLog: new RedisReceiptLog(store) };
+  }
+  const jobs = new MemoryJobStore();
+  return { jobs, meter: new DurableMeter(new MemoryMeter(store, { ...clock, jobs }), store), receiptLog: receiptLogFor(store) };
+}
+
+/** The receipt log beside a store: in Redis under its money prefix, or the memory store's own. */
+export function receiptLogFor(store: Store): ReceiptLog {
+  if (store instanceof RedisStore) return new RedisReceiptLog(store);
+  if (store instanceof MemoryStore) return new MemoryReceiptLog(store.log);
+  throw new TypeError(`no receipt log for a ${store.kind} store`);
 }

@@ -3,10 +3,8 @@
  * route calls to start a session. Other capabilities (billing, wallet sign-in, console) use only what is
  * exported here; it is kept small and stable.
  *
- *   requireCaller(deps, { via: ['pat', 'session'] })   middleware for a `pat / cookie` route
- *   requireCaller(deps, { via: ['session'] })          middleware for a `cookie` route
- *       -> ctx.state.caller = { principal, via: 'pat' | 'session', tokenId?, session? }
- *   resolveCaller(ctx, deps, { via })                  the same, as a function (returns the Caller)
+ *   resolveCaller(ctx, deps, PAT_OR_SESSION)           for a `pat / cookie` route; SESSION_ONLY for a `cookie`
+ *       -> { principal, via: 'pat' | 'session', tokenId?, session? }   route
  *   startSession(ctx, deps, principalId, method)       after a successful primary sign-in: stores a new
  *                                                      session and sets the cookie on the answer; `method`
  *                                                      names the sign-in (`passkey`, `siwe`, `cacao`, ...).
@@ -24,9 +22,10 @@
  *     out here or on any instance, idle or past its absolute end) is 401 `session-ended`; a session still
  *     owing its second factor is 401 `second-factor-required`.
  */
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
+import { bearerToken } from '../http/bearer.js';
+import { resolveToken } from './token.js';
 import type { PrincipalRecord, Store } from '../store/store.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SessionRecord, SessionState } from '../sessions/store.js';
@@ -54,8 +53,6 @@ export interface CallerDeps {
 
 export interface CallerOptions {
   via: readonly Via[];
-  /** Called with the token's principal id just before the token lookup (the chat path's job look-ahead). */
-  alongside?: (principalId: string) => void;
 }
 
 export const PAT_OR_SESSION: CallerOptions = { via: ['pat', 'session'] };
@@ -65,7 +62,7 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   const token = bearerToken(ctx);
   if (token !== null || (ctx.get('authorization') && opts.via.includes('pat'))) {
     if (!opts.via.includes('pat')) throw new GatewayError('pat-not-accepted');
-    const identity = await resolveToken(deps.store, token, opts.alongside);
+    const identity = await resolveToken(deps.store, token);
     deps.tokenUsage?.used(identity.token.id, deps.now?.() ?? Date.now());
     return { principal: identity.principal, via: 'pat', tokenId: identity.token.id };
   }
@@ -82,14 +79,6 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   const principal = await deps.store.getPrincipal(found.session.principalId);
   if (!principal) throw new GatewayError('session-ended');
   return { principal, via: 'session', session: found.session };
-}
-
-/** Koa middleware: resolves the caller and puts it on `ctx.state.caller`. */
-export function requireCaller(deps: CallerDeps, opts: CallerOptions) {
-  return async function requireCaller(ctx: Context, next: Next): Promise<void> {
-    ctx.state.caller = await resolveCaller(ctx, deps, opts);
-    await next();
-  };
 }
 
 /** Starts a session for `principalId` after a successful sign-in and sets the cookie on the answer. */

@@ -7,8 +7,8 @@
 import type { Context } from 'koa';
 import { Ajv, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../errors.js';
-import { readOptionalJson } from '../stages/read-body.js';
-import { fieldPath } from '../stages/chat-schema.js';
+import { readOptionalJson } from '../http/read-json.js';
+import { fieldPath } from '../http/field-path.js';
 
 const base64url = { type: 'string', pattern: '^[A-Za-z0-9_-]*={0,2}$', maxLength: 65536 } as const;
 

@@ -14,7 +14,8 @@
  *   bsp:<principal>           zset    the principal's storage grant operation ids by time
  * Nothing here expires: these are records of money and verification, kept like receipts.
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua, type LuaScript } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import {
   MAX_APPLICATION_PAGE,
   type ApplicationRecord,
@@ -25,55 +26,13 @@ import {
   type StorageGrant,
 } from './store.js';
 
-const GET = luaScript(`return redis.call('GET', KEYS[1])`);
-const SET_NX = luaScript(`return redis.call('SET', KEYS[1], ARGV[1], 'NX') and 1 or 0`);
-// Sets KEYS[1] unless set, and answers what is stored.
-const SET_NX_GET = luaScript(`redis.call('SET', KEYS[1], ARGV[1], 'NX')
-return redis.call('GET', KEYS[1])`);
-
-// KEYS principal->customer, customer->principal  ARGV customer, principal
-const LINK = luaScript(`redis.call('SET', KEYS[1], ARGV[1], 'NX')
-redis.call('SET', KEYS[2], ARGV[2])
-return redis.call('GET', KEYS[1])`);
-
-// KEYS checks hash  ARGV kind, json, at
-const PUT_CHECK = luaScript(`local old = redis.call('HGET', KEYS[1], ARGV[1] .. ':at')
-if old and tonumber(old) > tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2], ARGV[1] .. ':at', ARGV[3])
-return 1`);
-const GET_CHECKS = luaScript(`return redis.call('HGETALL', KEYS[1])`);
-
-// KEYS app, all, principal's  ARGV json, id, score
-const PUT_APP = luaScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
-end
-return 1`);
-// KEYS index  ARGV prefix, limit: each id's record and its decision fields
-const LIST_APPS = luaScript(`local out = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do
-  local a = redis.call('GET', ARGV[1] .. 'ba:' .. id)
-  if a then out[#out + 1] = {a, redis.call('HGETALL', ARGV[1] .. 'bad:' .. id)} end
-end
-return out`);
-// KEYS app, decision  ARGV status, at, note
-const DECIDE = luaScript(`if not redis.call('GET', KEYS[1]) then return false end
-local decided = redis.call('HSETNX', KEYS[2], 'status', ARGV[1])
-if decided == 1 then redis.call('HSET', KEYS[2], 'decidedAt', ARGV[2], 'note', ARGV[3]) end
-return {decided, redis.call('GET', KEYS[1]), redis.call('HGETALL', KEYS[2])}`);
-
-// KEYS grant, principal's  ARGV json, opId, score
-const GRANT_STORAGE = luaScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-  return 1
-end
-return 0`);
-const LIST_STORAGE = luaScript(`local out = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local g = redis.call('GET', ARGV[1] .. 'bs:' .. id)
-  if g then out[#out + 1] = g end
-end
-return out`);
+const LINK = loadLua(import.meta.url, 'lua/link.lua');
+const PUT_CHECK = loadLua(import.meta.url, 'lua/put-check.lua');
+const PUT_APP = loadLua(import.meta.url, 'lua/put-app.lua');
+const LIST_APPS = loadLua(import.meta.url, 'lua/list-apps.lua');
+const DECIDE = loadLua(import.meta.url, 'lua/decide.lua');
+const GRANT_STORAGE = loadLua(import.meta.url, 'lua/grant-storage.lua');
+const LIST_STORAGE = loadLua(import.meta.url, 'lua/list-storage.lua');
 
 function pairs(flat: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -81,9 +40,8 @@ function pairs(flat: string[]): Record<string, string> {
   return out;
 }
 
-function withDecision(json: string, flat: string[]): ApplicationRecord {
+function withDecision(json: string, d: Record<string, string>): ApplicationRecord {
   const app = JSON.parse(json) as ApplicationRecord;
-  const d = pairs(flat);
   if (d['status']) {
     app.status = d['status'] as ApplicationRecord['status'];
     app.decidedAt = d['decidedAt'] ?? null;
@@ -101,16 +59,22 @@ export class RedisBillingStore implements BillingStore {
     this.#p = store.familyPrefix('bk');
   }
 
-  #run(op: string, script: ReturnType<typeof luaScript>, keys: string[], args: string[] = []): Promise<unknown> {
+  #run(op: string, script: LuaScript, keys: string[], args: string[] = []): Promise<unknown> {
     return this.#store.runScript(`billing.${op}`, script, keys.map((k) => this.#p + k), args);
   }
 
+  /** One key's string value (GET), the key under the family's prefix. */
+  async #get(op: string, key: string): Promise<string | null> {
+    const v = await this.#store.command(`billing.${op}`, (c) => c.get(this.#p + key));
+    return v === null ? null : String(v);
+  }
+
   async eventApplied(eventId: string): Promise<boolean> {
-    return (await this.#run('eventApplied', GET, [`be:${eventId}`])) !== null;
+    return (await this.#get('eventApplied', `be:${eventId}`)) !== null;
   }
 
   async markEventApplied(eventId: string, outcome: string): Promise<void> {
-    await this.#run('markEventApplied', SET_NX, [`be:${eventId}`], [outcome]);
+    await this.#store.command('billing.markEventApplied', (c) => c.set(`${this.#p}be:${eventId}`, outcome, { condition: 'NX' }));
   }
 
   async linkCustomer(principalId: string, customerId: string): Promise<string> {
@@ -118,11 +82,11 @@ export class RedisBillingStore implements BillingStore {
   }
 
   async customerOf(principalId: string): Promise<string | null> {
-    return ((await this.#run('customerOf', GET, [`bc:${principalId}`])) as string | null) ?? null;
+    return this.#get('customerOf', `bc:${principalId}`);
   }
 
   async principalOfCustomer(customerId: string): Promise<string | null> {
-    return ((await this.#run('principalOfCustomer', GET, [`bcx:${customerId}`])) as string | null) ?? null;
+    return this.#get('principalOfCustomer', `bcx:${customerId}`);
   }
 
   async putCheck(principalId: string, kind: CheckKind, check: CheckRecord): Promise<boolean> {
@@ -130,7 +94,7 @@ export class RedisBillingStore implements BillingStore {
   }
 
   async checks(principalId: string): Promise<Partial<Record<CheckKind, CheckRecord>>> {
-    const all = pairs((await this.#run('checks', GET_CHECKS, [`bk:${principalId}`])) as string[]);
+    const all = await this.#store.command('billing.checks', (c) => c.hGetAll(`${this.#p}bk:${principalId}`));
     const out: Partial<Record<CheckKind, CheckRecord>> = {};
     for (const kind of ['card', 'identity', 'screening'] as const) {
       if (all[kind]) out[kind] = JSON.parse(all[kind]) as CheckRecord;
@@ -139,11 +103,14 @@ export class RedisBillingStore implements BillingStore {
   }
 
   async putCheckout(principalId: string, requestId: string, record: CheckoutRecord): Promise<CheckoutRecord> {
-    return JSON.parse((await this.#run('putCheckout', SET_NX_GET, [`bo:${principalId}:${requestId}`], [JSON.stringify(record)])) as string) as CheckoutRecord;
+    // SET NX GET: the record stored first stands; null means this one was.
+    const json = JSON.stringify(record);
+    const held = await this.#store.command('billing.putCheckout', (c) => c.set(`${this.#p}bo:${principalId}:${requestId}`, json, { condition: 'NX', GET: true }));
+    return JSON.parse(held === null ? json : String(held)) as CheckoutRecord;
   }
 
   async getCheckout(principalId: string, requestId: string): Promise<CheckoutRecord | null> {
-    const r = (await this.#run('getCheckout', GET, [`bo:${principalId}:${requestId}`])) as string | null;
+    const r = await this.#get('getCheckout', `bo:${principalId}:${requestId}`);
     return r ? (JSON.parse(r) as CheckoutRecord) : null;
   }
 
@@ -158,12 +125,12 @@ export class RedisBillingStore implements BillingStore {
 
   async #list(op: string, index: string | null, single?: string): Promise<ApplicationRecord[]> {
     if (single !== undefined) {
-      const json = (await this.#run(op, GET, [`ba:${single}`])) as string | null;
+      const json = await this.#get(op, `ba:${single}`);
       if (!json) return [];
-      return [withDecision(json, (await this.#run(op, GET_CHECKS, [`bad:${single}`])) as string[])];
+      return [withDecision(json, await this.#store.command(`billing.${op}`, (c) => c.hGetAll(`${this.#p}bad:${single}`)))];
     }
-    const rows = (await this.#run(op, LIST_APPS, [index!], [this.#p, String(MAX_APPLICATION_PAGE * 4)])) as Array<[string, string[]]>;
-    return rows.map(([json, d]) => withDecision(json, d));
+    const rows = (await this.#run(op, LIST_APPS, [index!, ''], [String(MAX_APPLICATION_PAGE * 4)])) as Array<[string, string[]]>;
+    return rows.map(([json, d]) => withDecision(json, pairs(d)));
   }
 
   async listApplications(status?: ApplicationRecord['status']): Promise<ApplicationRecord[]> {
@@ -177,7 +144,7 @@ export class RedisBillingStore implements BillingStore {
   async decideApplication(id: string, status: 'approved' | 'refused', note: string | null, at: string) {
     const reply = (await this.#run('decideApplication', DECIDE, [`ba:${id}`, `bad:${id}`], [status, at, note ?? ''])) as [number, string, string[]] | null;
     if (!reply) return null;
-    return { record: withDecision(reply[1], reply[2]), decided: reply[0] === 1 };
+    return { record: withDecision(reply[1], pairs(reply[2])), decided: reply[0] === 1 };
   }
 
   async grantStorage(grant: StorageGrant): Promise<boolean> {
@@ -191,6 +158,6 @@ export class RedisBillingStore implements BillingStore {
   }
 
   async storageGrants(principalId: string): Promise<StorageGrant[]> {
-    return ((await this.#run('storageGrants', LIST_STORAGE, [`bsp:${principalId}`], [this.#p])) as string[]).map((g) => JSON.parse(g) as StorageGrant);
+    return ((await this.#run('storageGrants', LIST_STORAGE, [`bsp:${principalId}`, ''])) as string[]).map((g) => JSON.parse(g) as StorageGrant);
   }
 }

@@ -14,7 +14,7 @@
 import type { Runtime } from '../config/compile.js';
 import type { ErrorCode } from '../errors.js';
 import type { Meter } from '../metering/meter.js';
-import { policyPrincipal } from '../stages/admit.js';
+import { policyPrincipal } from '../policy/principal.js';
 import type { PrincipalRecord } from '../store/store.js';
 import type { ApplicationRecord, BillingStore, CheckRecord } from './store.js';
 import { validRung, verificationRefusal } from './verification.js';

@@ -6,7 +6,7 @@
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { GatewayError } from '../errors.js';
-import { fieldPath } from '../stages/chat-schema.js';
+import { fieldPath } from '../http/field-path.js';
 
 const id = { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{0,62}$' } as const;
 const taskList = { type: 'array', minItems: 1, maxItems: 16, uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,62}$' } } as const;

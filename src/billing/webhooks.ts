@@ -190,7 +190,7 @@ async function takeBack(d: BillingDeps, event: Stripe.Event, invoiceId: string |
 
 async function chargeRefunded(d: BillingDeps, event: Stripe.Event, charge: Stripe.Charge): Promise<string> {
   // amount_refunded is the charge's running total: the claim "refunds" settles up to its share.
-  const invoice = await invoiceOfCharge(d, charge as unknown as { invoice?: unknown; payment_intent?: unknown });
+  const invoice = await invoiceOfCharge(d, charge);
   return takeBack(d, event, invoice, `refund:${charge.id}`, () => (charge.amount > 0 ? charge.amount_refunded / charge.amount : 0));
 }
 

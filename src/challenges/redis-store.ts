@@ -5,16 +5,7 @@
  * `put` is SET NX; `take` is GETDEL: of two instances taking the same challenge, one gets it.
  */
 import type { RedisStore } from '../store/redis.js';
-import { luaScript } from '../store/redis.js';
 import type { ChallengeStore, StoredChallenge } from './store.js';
-
-// KEYS challenge  ARGV json, ttlMs
-const PUT = luaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-return 0`);
-
-// KEYS challenge
-const TAKE = luaScript(`return redis.call('GETDEL', KEYS[1])`);
 
 export class RedisChallengeStore implements ChallengeStore {
   readonly #store: RedisStore;
@@ -29,13 +20,15 @@ export class RedisChallengeStore implements ChallengeStore {
 
   async put(kind: string, key: string, challenge: StoredChallenge, now: number): Promise<boolean> {
     const ttl = Math.max(1, challenge.expiresAt - now) + 60_000;
-    return (await this.#store.runScript('challenges.put', PUT, [this.#key(kind, key)], [JSON.stringify(challenge), String(ttl)])) === 1;
+    const k = this.#key(kind, key);
+    const set = await this.#store.command('challenges.put', (c) => c.set(k, JSON.stringify(challenge), { condition: 'NX', expiration: { type: 'PX', value: ttl } }));
+    return set !== null;
   }
 
   async take<T>(kind: string, key: string, now: number): Promise<StoredChallenge<T> | null> {
-    const held = (await this.#store.runScript('challenges.take', TAKE, [this.#key(kind, key)], [])) as string | null;
+    const held = await this.#store.command('challenges.take', (c) => c.getDel(this.#key(kind, key)));
     if (!held) return null;
-    const c = JSON.parse(held) as StoredChallenge<T>;
+    const c = JSON.parse(String(held)) as StoredChallenge<T>;
     return now < c.expiresAt ? c : null;
   }
 }

@@ -15,6 +15,8 @@ import { ConfigError } from '../config/documents.js';
 import { receiptCommand } from './receipt-verify.js';
 import { passkeyCommand } from './passkey.js';
 import { recoveryCommand } from './recovery.js';
+import { CliUsage, decisionCommand } from './decision.js';
+import { policyImpactCommand } from './policy-impact.js';
 
 const USAGE = `usage:
   portcullis check [--root DIR]
@@ -39,8 +41,10 @@ const USAGE = `usage:
   portcullis admin application refuse <id> --reason TEXT
   portcullis admin data-key new                                # prints a new data key (offline)
   portcullis admin data-key rewrap                             # re-seals every stored secret under the first key
-  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
-  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file]
+  portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR] [--witness vkey]... [--witnesses-required k]
+  portcullis receipt audit --from <checkpoint file> --to <checkpoint file|latest> [--key pubkey.pem] [--url API] [--proof file] [--save file] [--witness vkey]... [--witnesses-required k]
+  portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]
+  portcullis policy impact [--candidate DIR] [--since 24h] [--until TIME] [--root DIR] [--json]
   portcullis passkey sign-in --key FILE [--username NAME] [--auth-url URL] [--totp CODE]   # prints the session cookie
   portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete [--auth-url URL]
       (the recovery phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)
@@ -151,7 +155,7 @@ async function admin(args: string[]): Promise<void> {
     case 'principal grant': {
       const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung'), ...(values.screening !== undefined ? { screeningReference: values.screening } : {}) });
       const rung = p['rung'] as { id: string; expiresAt: string };
-      return out(`${p['id']} holds rung ${rung.id} until ${rung.expiresAt}`);
+      return out(`${String(p['id'])} holds rung ${rung.id} until ${rung.expiresAt}`);
     }
     case 'principal scope': {
       const tasks = need(values.tasks, '--tasks').split(',').map((t) => t.trim()).filter(Boolean);
@@ -169,18 +173,18 @@ async function admin(args: string[]): Promise<void> {
     }
     case 'token revoke': {
       const t = await call('POST', `/tokens/${enc(need(target, '<tokenId>'))}/revoke`);
-      return out(`revoked ${t['id']}`);
+      return out(`revoked ${String(t['id'])}`);
     }
     case 'token revoke-legacy': {
       const r = await call('POST', '/tokens/revoke-legacy');
-      return out(`revoked ${r['revoked']} legacy token(s)`);
+      return out(`revoked ${String(r['revoked'])} legacy token(s)`);
     }
     case 'data-key new':
       // Offline: a key is 32 random bytes; the operator puts it first in PORTCULLIS_DATA_KEY, then rewraps.
       return out(newDataKey());
     case 'data-key rewrap': {
       const r = await call('POST', '/data-key/rewrap');
-      return out(`rewrapped ${r['rewrapped']} of ${r['total']} TOTP secret(s) under data key ${r['keyId']}; ${r['unopenable']} could not be opened`);
+      return out(`rewrapped ${String(r['rewrapped'])} of ${String(r['total'])} TOTP secret(s) under data key ${String(r['keyId'])}; ${String(r['unopenable'])} could not be opened`);
     }
     case 'reload': {
       const r = await call('POST', '/reload');
@@ -235,11 +239,11 @@ async function admin(args: string[]): Promise<void> {
     case 'application approve': {
       const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/approve`, values.note ? { note: values.note } : {});
       const scope = (a['request'] as { scope: { id: string; tasks: string[] } }).scope;
-      return out(`approved ${a['id']}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${a['principalId']}`);
+      return out(`approved ${String(a['id'])}: scope ${scope.id} with ${scope.tasks.join(', ')} for ${String(a['principalId'])}`);
     }
     case 'application refuse': {
       const a = await call('POST', `/applications/${enc(need(target, '<id>'))}/refuse`, { reason: need(values.reason, '--reason') });
-      return out(`refused ${a['id']}`);
+      return out(`refused ${String(a['id'])}`);
     }
     case 'receipt-key': {
       const k = await call('GET', '/receipt-key');
@@ -284,6 +288,8 @@ export async function run(argv: string[]): Promise<number> {
     if (command === 'receipt') return await receiptCommand(rest);
     if (command === 'passkey') return await passkeyCommand(rest);
     if (command === 'recovery') return await recoveryCommand(rest);
+    if (command === 'decision') return await decisionCommand(rest);
+    if (command === 'policy' && rest[0] === 'impact') return await policyImpactCommand(rest.slice(1));
     if (command === undefined || command === 'help') {
       process.stdout.write(`${USAGE}\n`);
       return 0;
@@ -291,7 +297,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`portcullis: unknown command: ${command}\n${USAGE}\n`);
     return 2;
   } catch (err) {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (err instanceof UsageError || err instanceof CliUsage || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`portcullis: ${(err as Error).message}\n`);
       return 2;
     }

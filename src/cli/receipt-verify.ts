@@ -1,17 +1,23 @@
 /**
  * `portcullis receipt ...`: a reviewer's offline checks of the receipt log (receipts/verify.ts).
  *
- *   receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR]
+ *   receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--root DIR] [--witness vkey]... [--witnesses-required k]
  *       <file> is a receipt as GET /v1/receipts/{id} answers it. Checks its leaf hash (recomputed from the
  *       receipt), its inclusion proof and the checkpoint's signature; `--checkpoint` checks against a
  *       checkpoint obtained separately instead of the one in the file. A receipt from before the log (signed
  *       on its own) is checked against its signature, as the previous release did.
  *   receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API]
- *                 [--proof file] [--save file]
+ *                 [--proof file] [--save file] [--witness vkey]... [--witnesses-required k]
  *       Checks that the log of the second checkpoint extends that of the first (nothing removed or
  *       changed): the consistency proof comes from GET /v1/receipts/log/consistency on the API (--url,
  *       PORTCULLIS_API_URL, default http://127.0.0.1:8080), or from --proof (its JSON, offline). `--to latest`
  *       fetches the current checkpoint, and `--save` keeps it for the next audit.
+ *
+ * `--witness` (repeatable) names a witness the reader trusts by its C2SP cosignature verifier key (GET
+ * /v1/secure lists the log's under receiptLog.witnesses); then the checkpoint checked (verify: the receipt's
+ * or --checkpoint; audit: the --to one) must carry valid cosignatures of at least `--witnesses-required`
+ * of them (default: all). A checkpoint the witnesses did not cosign is refused, exit 1: it is what a log
+ * showing this reader a tree it shows no one else (a split view) hands out.
  *
  * The key is, in order: `--key` (a public key PEM, or the private key PEM), PORTCULLIS_RECEIPT_KEY,
  * PORTCULLIS_RECEIPT_KEY_FILE, `receipts.keyFile` of the configuration under --root, or the key `npm start`
@@ -30,6 +36,7 @@ import { isLegacyReceipt, verifyLegacyReceipt } from '../receipts/legacy.js';
 import { verifyConsistencyBundle, verifyReceiptBundle } from '../receipts/verify.js';
 import { claimedSize } from '../receipts/note.js';
 import { DuplicateKeyError, parseStrictJson } from '../receipts/strict-json.js';
+import { parseWitnessKey, requireCosignatures, sameWitnessKey, type WitnessKey } from '../receipts/witness/cosignature.js';
 
 class Usage extends Error {}
 
@@ -52,6 +59,46 @@ function keyFor(values: { key?: string | undefined; root?: string | undefined })
   return publicKeyFromPem(readFileSync(isAbsolute(keyFile) ? keyFile : join(root, keyFile)));
 }
 
+interface WitnessOptions {
+  witness?: string[] | undefined;
+  'witnesses-required'?: string | undefined;
+}
+
+/** The witnesses the reader requires, and how many of them: null when none is given. */
+function witnessesFor(values: WitnessOptions): { keys: WitnessKey[]; required: number } | null {
+  const given = values.witness ?? [];
+  const k = values['witnesses-required'];
+  if (given.length === 0) {
+    if (k !== undefined) throw new Usage('--witnesses-required needs at least one --witness <verifier key>');
+    return null;
+  }
+  let keys: WitnessKey[];
+  try {
+    keys = given.map(parseWitnessKey);
+  } catch (err) {
+    throw new Usage(`--witness: ${(err as Error).message}`);
+  }
+  if (new Set(keys.map((w) => w.name)).size !== keys.length) throw new Usage('--witness: the same witness is given twice');
+  // A cosignature does not sign the witness's name: one key under two names would count one witness twice.
+  keys.forEach((w, i) => {
+    const twin = keys.slice(0, i).find((o) => sameWitnessKey(o, w));
+    if (twin) throw new Usage(`--witness: "${twin.name}" and "${w.name}" are the same key under two names: one witness, which cannot count twice toward --witnesses-required`);
+  });
+  const required = k === undefined ? keys.length : Number(k);
+  if (!/^[1-9][0-9]*$/.test(k ?? '1') || required > keys.length) {
+    throw new Usage(`--witnesses-required must be a whole number from 1 to the number of --witness keys (${keys.length})`);
+  }
+  return { keys, required };
+}
+
+/** "; cosigned by 2 of 3 witnesses (a, b)" for a checkpoint that passed, or the reason it did not. */
+function witnessed(note: string, w: { keys: WitnessKey[]; required: number }): { ok: true; text: string } | { ok: false; reason: string } {
+  const r = requireCosignatures(note, w.keys, w.required);
+  if (!r.ok) return r;
+  const names = r.count.cosigned.map((c) => c.name).join(', ');
+  return { ok: true, text: `; cosigned by ${r.count.cosigned.length} of ${w.keys.length} witnesses (${names}), ${w.required} required` };
+}
+
 function read(path: string, what: string): string {
   try {
     return readFileSync(path, 'utf8');
@@ -72,9 +119,10 @@ async function get(url: string): Promise<Response> {
   }
 }
 
-function verify(positionals: string[], values: { key?: string | undefined; root?: string | undefined; checkpoint?: string | undefined }): number {
+function verify(positionals: string[], values: { key?: string | undefined; root?: string | undefined; checkpoint?: string | undefined } & WitnessOptions): number {
   const file = positionals[1];
-  if (!file) throw new Usage('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file]');
+  if (!file) throw new Usage('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--witness vkey]... [--witnesses-required k]');
+  const witnesses = witnessesFor(values);
   let receipt: Record<string, unknown>;
   try {
     receipt = parseStrictJson(read(file, 'the receipt')) as Record<string, unknown>;
@@ -88,6 +136,7 @@ function verify(positionals: string[], values: { key?: string | undefined; root?
   if (receipt && typeof receipt === 'object' && isLegacyReceipt(receipt)) {
     const legacy = verifyLegacyReceipt(receipt, key);
     if (!legacy.ok) return fail(`NOT valid: receipt ${id}: ${legacy.reason}`, 1);
+    if (witnesses) return fail(`NOT valid: receipt ${id} is from before the log: no checkpoint covers it for witnesses to cosign`, 1);
     process.stdout.write(`valid: receipt ${id} (from before the log) is signed by key ${legacy.keyId}\n`);
     return 0;
   }
@@ -95,12 +144,21 @@ function verify(positionals: string[], values: { key?: string | undefined; root?
   const result = verifyReceiptBundle(receipt, key, note);
   if (!result.ok) return fail(`NOT valid: receipt ${id}: ${result.reason}`, 1);
   const cp = result.checkpoint;
-  process.stdout.write(`valid: receipt ${id} is leaf ${result.logIndex} of log ${cp.origin}, in its signed checkpoint of size ${cp.size} (root ${cp.root.toString('base64')})\n`);
+  let cosigned = '';
+  if (witnesses) {
+    const w = witnessed(note ?? String(receipt['checkpoint']), witnesses);
+    if (!w.ok) return fail(`NOT valid: receipt ${id}: ${w.reason}`, 1);
+    cosigned = w.text;
+  }
+  process.stdout.write(`valid: receipt ${id} is leaf ${result.logIndex} of log ${cp.origin}, in its signed checkpoint of size ${cp.size} (root ${cp.root.toString('base64')})${cosigned}\n`);
   return 0;
 }
 
-async function audit(values: Record<string, string | undefined>): Promise<number> {
-  if (!values['from'] || !values['to']) throw new Usage('usage: portcullis receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API] [--proof file]');
+type AuditOptions = { [k in 'key' | 'root' | 'from' | 'to' | 'url' | 'proof' | 'save']?: string | undefined } & WitnessOptions;
+
+async function audit(values: AuditOptions): Promise<number> {
+  if (!values['from'] || !values['to']) throw new Usage('usage: portcullis receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API] [--proof file] [--witness vkey]... [--witnesses-required k]');
+  const witnesses = witnessesFor(values);
   const key = keyFor(values);
   const fromNote = read(values['from'], 'the checkpoint');
   let toNote: string;
@@ -139,10 +197,16 @@ async function audit(values: Record<string, string | undefined>): Promise<number
   }
   const result = verifyConsistencyBundle(fromNote, toNote, proof, key);
   if (!result.ok) return fail(`NOT valid: ${result.reason}`, 1);
+  let cosigned = '';
+  if (witnesses) {
+    const w = witnessed(toNote, witnesses);
+    if (!w.ok) return fail(`NOT valid: the checkpoint of size ${result.to.size}: ${w.reason}`, 1);
+    cosigned = w.text;
+  }
   if (values['save']) writeFileSync(values['save'], toNote);
   const r = result;
   process.stdout.write(
-    `consistent: log ${r.to.origin} at size ${r.to.size} (root ${r.to.root.toString('base64')}) extends its checkpoint of size ${r.from.size} (root ${r.from.root.toString('base64')})\n`,
+    `consistent: log ${r.to.origin} at size ${r.to.size} (root ${r.to.root.toString('base64')}) extends its checkpoint of size ${r.from.size} (root ${r.from.root.toString('base64')})${cosigned}\n`,
   );
   return 0;
 }
@@ -160,6 +224,8 @@ export async function receiptCommand(args: string[]): Promise<number> {
       url: { type: 'string' },
       proof: { type: 'string' },
       save: { type: 'string' },
+      witness: { type: 'string', multiple: true },
+      'witnesses-required': { type: 'string' },
     },
   });
   try {

@@ -67,11 +67,6 @@ export function chatParameterTable(): { version: string; sha256: string; unknown
   return structuredClone({ version: DOC.version, sha256: loaded.sha256, unknown: DOC.unknown, parameters: DOC.parameters });
 }
 
-/** The row of a field, if the table has one. */
-export function parameterRow(name: string): ParameterRow | undefined {
-  return ROWS.get(name);
-}
-
 /**
  * Refuses what the table refuses: a field it does not list, a `refused` field, or a value outside a row's
  * `accepts`. Fields the table forwards or honours have their shape checked afterwards by the chat schema.

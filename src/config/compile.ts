@@ -5,6 +5,7 @@
  * configurations inside one call. Compile either succeeds whole or throws; the caller swaps only on success.
  */
 import { Pool } from 'undici';
+import type { Origin } from '../upstream/origin.js';
 import { ConfigError } from './documents.js';
 import type { ConfigBundle } from './load.js';
 import type { BillingDoc, CatalogModel, ModelLimits, RouteConfig, Rung, RungsDoc, Team, TeamBar, WeightedOrigin } from './types.js';
@@ -15,29 +16,8 @@ import { loadPolicyEngine, type PolicyData, type PolicyEngine } from '../policy/
 import { IntentModel } from '../guard/model/intent-model.js';
 import { buildClassifiers, compileGuardrails, type ExternalClassifiers, type Guardrails, type GuardrailsDoc } from '../guard/index.js';
 
-/** One upstream origin: where a route's calls go, with its keep-alive pool. */
 /** The default of `limits.upstreamAnswerBytes`: far above any answer of 32k output tokens. */
 export const UPSTREAM_ANSWER_BYTES = 8 * 1024 * 1024;
-
-export interface Origin {
-  route: string;
-  /** Base URL as configured (e.g. http://127.0.0.1:9000/v1) — never contains the key. */
-  baseUrl: string;
-  /** Path of the chat-completions endpoint on the origin (e.g. /v1/chat/completions). */
-  chatPath: string;
-  demo: boolean;
-  pool: Pool;
-  /** Authorization header value, or null. Held only here; never logged. */
-  authorization: string | null;
-  /** The largest answer body read from this origin (`limits.upstreamAnswerBytes`). */
-  maxAnswerBytes: number;
-  /**
-   * The cold-start budget (`routes.<name>.coldStartMs`): for this long after a call's first attempt, an
-   * attempt that never reached the origin (connection refused or not opened: it is still starting) is
-   * retried with backoff. Always below the synchronous wait, so a chat call sees the answer or the 502.
-   */
-  coldStartMs: number;
-}
 
 /** The cold-start budget when a route does not set one: 3 minutes, or half the synchronous wait if shorter. */
 export const COLD_START_MS = 180_000;

@@ -9,6 +9,7 @@
  */
 import { ConfigError, loadDocument, type LoadedDocument } from './documents.js';
 import { HOST_NAMES, type BillingDoc, type GatewayDoc, type ModelsDoc, type RungsDoc } from './types.js';
+import { parseWitnessKey, sameWitnessKey, type WitnessKey } from '../receipts/witness/cosignature.js';
 
 export const DOCUMENT_FILES = {
   models: 'catalog/models.yaml',
@@ -139,6 +140,21 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
       }
     }
   }
+  // A witness's key must be a cosignature/v1 Ed25519 verifier key whose id matches (the schema checks its shape only).
+  // Nor the same key as another's under another name: a cosignature does not sign the name, so it would be one witness counted twice.
+  const witnessKeys: WitnessKey[] = [];
+  (b.gateway.data.receipts?.witnesses ?? []).forEach((w, i) => {
+    try {
+      const key = parseWitnessKey(w.key);
+      const { name } = key;
+      const twin = witnessKeys.find((o) => sameWitnessKey(o, key));
+      if (witnessKeys.some((o) => o.name === name)) at(b.gateway.file, `/receipts/witnesses/${i}/key`, `repeats witness "${name}"`);
+      else if (twin) at(b.gateway.file, `/receipts/witnesses/${i}/key`, `is the key of witness "${twin.name}" under another name ("${name}"): one witness cannot be listed twice`);
+      witnessKeys.push(key);
+    } catch (err) {
+      at(b.gateway.file, `/receipts/witnesses/${i}/key`, (err as Error).message);
+    }
+  });
   return problems;
 }
 

@@ -162,15 +162,17 @@ export interface GatewayDoc {
   sessions: { cookieName: string; idleMs: number; absoluteMs: number };
   /** Passkeys (src/passkeys); the rpID is the auth origin's host name. */
   passkeys: { rpName: string; challengeMs: number };
-  /** TOTP second factor (src/totp). */
   /** Account recovery (src/recovery). */
   recovery: { delayHours: number; challengeMs: number };
+  /** TOTP second factor (src/totp). */
   totp: { issuer: string; window: number; maxAttempts: number; lockoutMs: number; pendingMs: number; recoveryCodes: number };
   timeouts: { syncWaitMs: number; upstreamConnectMs: number; upstreamHeadersMs: number; upstreamBodyMs: number };
   jobs: { leaseMs: number; sweepEveryMs: number; retentionMs: number; pollAfterMs: number; maxRunMs: number; upstreamRetries: number };
   demo?: { bootstrap?: boolean };
   /** The receipt log: its key, name and checkpoint cadence, read at start (src/receipts/service.ts). */
-  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number };
+  receipts?: { keyFile?: string; logName?: string; checkpointEveryMs?: number; leaseMs?: number; witnesses?: Array<{ key: string; url: string }> };
+  /** Decision records, shadow evaluation and impact reports (src/decisions). */
+  policy?: { decisionRetentionDays?: number; shadow?: string; requireImpactReport?: boolean };
   /** Wallet sign-ins (src/wallet); defaults in src/wallet/config.ts. */
   wallet?: WalletDoc;
   routes: Record<string, RouteConfig>;

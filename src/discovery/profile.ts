@@ -62,7 +62,7 @@ export function controlPlane(deps: Deps, k: Knowledge) {
           routes: ['POST /v1/chat/completions', 'GET /v1/research/status', 'POST /v1/research/jobs', 'GET /v1/research/job', 'POST /v1/research/applications', 'POST /v1/research/ekyc/start', 'GET /v1/research/ekyc/status', 'GET /v1/billing/status'],
         },
         { class: 'purchase', methods: ['cookie'], routes: ['POST /v1/billing/checkout', 'POST /v1/billing/portal'], note: 'a PAT is refused here (403)' },
-        { class: 'account', methods: ['cookie'], routes: ['GET /v1/session', 'POST /v1/account/api-token', 'GET /v1/account/api-tokens', 'POST /v1/account/api-token/revoke'] },
+        { class: 'account', methods: ['cookie'], routes: ['GET /v1/session', 'POST /v1/account/api-token', 'GET /v1/account/api-tokens', 'POST /v1/account/api-token/revoke', 'GET /v1/account/applications'] },
         { class: 'sign-in', host: o.auth, methods: ['passkey', 'siwe', 'cacao', 'totp'], routes: ['POST /v1/passkey/{login,register}/{options,verify}', 'POST /v1/siwe/{nonce,options,verify}', 'POST /v1/cacao/session', 'POST /v1/totp/verify'] },
         { class: 'mcp', host: o.site, methods: ['none', 'pat'], routes: ['POST /mcp'], note: 'public tools need nothing; svc_research_status and svc_chat_completion use the connection\'s Bearer PAT' },
         { class: 'graph-mcp', host: o.graph, methods: ['none'], routes: ['POST /mcp'] },

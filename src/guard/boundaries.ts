@@ -78,7 +78,10 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       // it, the dashes before the split are the header's too.
       if (h.kind === 'private-key') {
         let dashes = 0;
-        while (start > 0 && dashes < 10 && joined.charCodeAt(start - 1) === 0x2d) (start--, dashes++);
+        while (start > 0 && dashes < 10 && joined.charCodeAt(start - 1) === 0x2d) {
+          start--;
+          dashes++;
+        }
       }
       a = at(start);
       if (a === b) continue;

@@ -223,7 +223,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     for (const d of secrets) {
       for (const s of found) {
         if (!d.kinds.has(s.kind)) continue;
-        if (s.via === 'split' ? !d.boundaries : s.via !== undefined && !d.decoders.has(s.via as Decoder)) continue;
+        if (s.via === 'split' ? !d.boundaries : s.via !== undefined && !d.decoders.has(s.via)) continue;
         const detector = `${d.id}:${s.kind}`;
         const where = slots[s.slot]!.where;
         const key = `${d.rule}\u0000${detector}\u0000${where}\u0000${s.via ?? ''}`;
@@ -320,7 +320,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     const model = options.intentModel;
     if (!model || intent.size === 0) return detail.result;
     const { slots, norm, first } = detail;
-    const offsetOf = (i: number, off: number) => norm[i]!.starts?.[Math.min(off, norm[i]!.starts!.length - 1)] ?? off;
+    const offsetOf = (i: number, off: number) => norm[i]!.starts?.[Math.min(off, norm[i]!.starts.length - 1)] ?? off;
     const verdict = await model.decide(team, slots.map((s) => ({ where: s.where, text: s.text })), first, offsetOf, intent.classes, lastUserSlot(req, slots));
     if (!verdict.read) return detail.result;
     if (verdict.failure) return { ...detail.result, failures: [verdict.failure] };
@@ -344,7 +344,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       const rules = new Set<string>();
       for (const d of redactors) {
         if (rules.has(d.rule) || !d.kinds.has(s.kind)) continue;
-        if (!(s.via === 'split' ? d.boundaries : s.via === undefined || d.decoders.has(s.via as Decoder))) continue;
+        if (!(s.via === 'split' ? d.boundaries : s.via === undefined || d.decoders.has(s.via))) continue;
         rules.add(d.rule);
         add(s.slot, { start: s.start, end: s.end, kind: s.kind, rule: d.order, template: d.mask });
       }
@@ -375,7 +375,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     // The answer is one text, or (tool-call arguments) one JSON value whose strings are the texts.
     const probe = { messages: [{ role: 'assistant', tool_calls: [{ function: { name: '', arguments: text } }] }] };
     const { request, masked } = redact(probe);
-    return masked === 0 ? { text, masked } : { text: request.messages[0]!.tool_calls![0]!.function.arguments, masked };
+    return masked === 0 ? { text, masked } : { text: request.messages[0]!.tool_calls[0]!.function.arguments, masked };
   }
 
   async function classify(req: ChatLike, context: { team?: 'red' | 'blue' } = {}): Promise<ScanResult> {

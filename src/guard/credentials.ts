@@ -288,8 +288,6 @@ function findIniExports(text: string, lines: readonly number[], hits: SecretHit[
 // Matched just after the name, found by the hint search (the name ends in one of the hint words).
 const PASSWORD_VALUE = /["']?[ \t]{0,2}[=:][ \t]{0,2}(["']?)([^\s"'`,;<>()[\]{}]{8,128})\1(?![^\s"'`,;<>])/y;
 const PASSWORD_NAME_END = /^(?:password|passwd|pwd)/i;
-const isNameCode = (c: number): boolean =>
-  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f || c === 0x2e || c === 0x2d;
 
 function findAssignedPasswords(text: string, hints: readonly number[], hits: SecretHit[]): void {
   const re = PASSWORD_VALUE;

@@ -33,7 +33,7 @@ const isRunChar = (c: number): boolean =>
  */
 function escapeRuns(text: string, first: string, escape: RegExp, onRun: (start: number, end: number) => void): void {
   const n = text.length;
-  let from = 0;
+  let from: number;
   for (let at = text.indexOf(first); at >= 0; at = text.indexOf(first, from)) {
     escape.lastIndex = at;
     if (!escape.test(text)) {

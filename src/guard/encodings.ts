@@ -91,10 +91,16 @@ function isUtf8(buf: Uint8Array): boolean {
     }
     let need: number;
     let min: number;
-    if (b >= 0xc2 && b <= 0xdf) (need = 1), (min = 0x80);
-    else if (b >= 0xe0 && b <= 0xef) (need = 2), (min = 0x800);
-    else if (b >= 0xf0 && b <= 0xf4) (need = 3), (min = 0x10000);
-    else return false;
+    if (b >= 0xc2 && b <= 0xdf) {
+      need = 1;
+      min = 0x80;
+    } else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      min = 0x800;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      min = 0x10000;
+    } else return false;
     if (i + need >= n) return false;
     let cp = b & (0x3f >> need);
     for (let k = 1; k <= need; k++) {
@@ -387,7 +393,10 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
       }
     }
     let pad = 0;
-    while (i < n && pad < 2 && text.charCodeAt(i) === 0x3d /* = */) (i++, pad++);
+    while (i < n && pad < 2 && text.charCodeAt(i) === 0x3d /* = */) {
+      i++;
+      pad++;
+    }
     if (pad > 0 || line < MIME_LINE_MIN || i >= n) break;
     // MIME wraps base64 at 64 or 76 columns: a full-length line continues on the next one.
     let k = i;

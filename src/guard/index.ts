@@ -6,34 +6,11 @@
  * Mask format: `[REDACTED:<kind>]`, kind a secret kind (types.ts SECRET_KINDS) or an operator pattern's name
  * (the template is the `mask` of the secrets detector or of the pattern in the rules file).
  */
-export { compileGuardrails, type CompileGuardrailsOptions } from './compile.js';
+export { compileGuardrails } from './compile.js';
 export { loadGuardrailsDoc } from './load.js';
 export { lexicalClassifier, LexicalMatcher, lexicalWords } from './lexical.js';
-export { normalise, originalSpan, type Normalised } from './normalise.js';
-export { findSecrets, type SecretHit } from './secrets.js';
+export { normalise, originalSpan } from './normalise.js';
 export { ClassifierError } from './types.js';
 export { buildClassifiers, type ExternalClassifiers } from './external.js';
 export { moderationClassifier, type ModerationOptions } from './moderation.js';
-export type {
-  ClassifierDoc,
-  ClassifierFailure,
-  ModerationClassifierDoc,
-  Action,
-  ChatLike,
-  Classifier,
-  ClassifierText,
-  Decoder,
-  DetectorDoc,
-  Finding,
-  Guardrails,
-  GuardrailsDoc,
-  LexicalDetectorDoc,
-  NearDoc,
-  PatternDoc,
-  PatternsDetectorDoc,
-  RuleDoc,
-  ScanResult,
-  SecretKind,
-  SecretsDetectorDoc,
-  Via,
-} from './types.js';
+export type { ChatLike, Classifier, Guardrails, GuardrailsDoc, ScanResult, SecretKind } from './types.js';

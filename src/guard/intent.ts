@@ -123,8 +123,8 @@ function addFeatureHashes(hashes: readonly number[], out: Set<number>): void {
   for (let i = 0; i < n; i++) {
     const w = hashes[i]!;
     out.add(mix(UNI, w));
-    if (i + 1 < n) out.add(mix(BI, w, hashes[i + 1]!));
-    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(mix(SKIP_PAIR, w, hashes[i + k]!));
+    if (i + 1 < n) out.add(mix(BI, w, hashes[i + 1]));
+    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(mix(SKIP_PAIR, w, hashes[i + k]));
   }
 }
 
@@ -135,7 +135,7 @@ export class IntentScorer {
   private readonly weights: Map<number, Float64Array>;
 
   constructor(doc: IntentModelDoc) {
-    if (doc.features !== FEATURE_SET) throw new Error(`intent model: features "${doc.features}" are not "${FEATURE_SET}"`);
+    if (doc.features !== FEATURE_SET) throw new Error(`intent model: features "${String(doc.features)}" are not "${String(FEATURE_SET)}"`);
     if (!Array.isArray(doc.classes) || doc.classes.length < 2 || doc.bias.length !== doc.classes.length) {
       throw new Error('intent model: classes and bias do not agree');
     }
@@ -196,7 +196,7 @@ export function loadIntentScorer(file: string): IntentScorer {
     try {
       doc = JSON.parse(readFileSync(MODEL_DIR + file, 'utf8')) as IntentModelDoc;
     } catch (err) {
-      throw new Error(`intent model "${file}" cannot be read: ${(err as Error).message}`);
+      throw new Error(`intent model "${file}" cannot be read: ${(err as Error).message}`, { cause: err });
     }
     loaded.set(file, (s = new IntentScorer(doc)));
   }

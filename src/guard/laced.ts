@@ -284,9 +284,15 @@ function keyLike(text: string, s: number, e: number): boolean {
   let lower = 0;
   for (let i = s; i < e; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 0x30 && c <= 0x39) digit = true;
-    else if (c >= 0x41 && c <= 0x5a) (letter = true), upper++;
-    else if (c >= 0x61 && c <= 0x7a) (letter = true), lower++;
+    if (c >= 0x30 && c <= 0x39) {
+      digit = true;
+    } else if (c >= 0x41 && c <= 0x5a) {
+      letter = true;
+      upper++;
+    } else if (c >= 0x61 && c <= 0x7a) {
+      letter = true;
+      lower++;
+    }
   }
   return (digit && letter) || (e - s >= 8 && upper > 1 && lower > 0);
 }

@@ -31,7 +31,7 @@ const MARKS = /\p{M}/gu;
 
 // Folding a code point costs two normalize() calls; text repeats its code points, so remember them
 // (a flat table for the BMP, a bounded map above it).
-const bmpFolds: Array<string | undefined> = new Array(65536);
+const bmpFolds = new Array<string | undefined>(65536);
 const astralFolds = new Map<number, string>();
 const ASTRAL_CACHE_MAX = 65_536;
 

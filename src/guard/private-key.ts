@@ -38,7 +38,7 @@ const MIN_FOOTED_BODY = 64;
 // Line decorations before the base64: quote marks, a line number, a table or list marker.
 const LINE_PREFIX = /^[ \t]{0,8}(?:>[ \t]?){0,4}(?:\d{1,5}[ \t]*[:.|)]?[ \t]+)?(?:[|*-][ \t]+)?/;
 // Decorations around a token: quotes, backticks, brackets and commas (a JSON array of lines).
-const TOKEN_TRIM = /^[\[\]"'`,(){}]+|[\[\]"'`,(){};]+$/g;
+const TOKEN_TRIM = /^[[\]"'`,(){}]+|[[\]"'`,(){};]+$/g;
 const MAX_BLANK_LINES = 2;
 
 const isBase64Code = (c: number): boolean =>

@@ -60,7 +60,7 @@ function rebuildLeaves(v: unknown, next: () => string): unknown {
   if (Array.isArray(v)) return v.map((x) => rebuildLeaves(x, next));
   if (v !== null && typeof v === 'object') {
     const o: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) {
+    for (const x of Object.values(v)) {
       let key = next();
       // Two keys masked to the same marker must not overwrite each other.
       for (let n = 2; Object.hasOwn(o, key); n++) key = `${key.replace(/ #\d+$/, '')} #${n}`;
@@ -203,7 +203,7 @@ export function collectSlots(req: ChatLike): Slots {
         }
       }
     }
-    return { ...req, messages, ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}) } as T;
+    return { ...req, messages, ...(tools ? { tools } : {}), ...(toolChoice !== undefined ? { tool_choice: toolChoice } : {}) };
   }
 
   return { slots, rebuild };

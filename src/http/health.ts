@@ -39,7 +39,10 @@ export function scrapeCheck(adminToken: string, scrapeTokenSha256: () => string 
 
 export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, mayScrape: ScrapeCheck = () => false) {
   return async function health(ctx: Context, next: Next): Promise<void> {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      await next();
+      return;
+    }
     if (ctx.path === '/healthz' || ctx.path === '/readyz' || (serveMetrics && ctx.path === '/metrics')) ctx.state.route = ctx.path;
     if (ctx.path === '/healthz') {
       ctx.body = { status: 'alive' };
@@ -73,6 +76,6 @@ export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, maySc
       ctx.body = supervised() ? await clusterMetrics() : await registry.metrics();
       return;
     }
-    return next();
+    await next();
   };
 }

@@ -28,7 +28,6 @@ import { quietLog } from './quiet-log.js';
 import type { Lifecycle } from './lifecycle.js';
 import { healthRoutes, type ReadinessProbe, type ScrapeCheck } from './health.js';
 import { requestContext } from './request-context.js';
-import { timeStages } from './stage-timing.js';
 
 export const HTTP_DEFAULTS: Required<HttpBounds> = {
   headersTimeoutMs: 10_000,
@@ -176,10 +175,11 @@ export function createListener(opts: ListenerOptions): Listener {
         else quiet('error', 'http.response_failed', { listener, error: err.name, code: err.code ?? null });
       });
       // Outermost, before the app's own middleware (so before an operator-token check): the request id, the
-      // request line and metrics, then health, then `ahead`. Then each named stage of the app's routers is timed.
-      timeStages(app);
+      // request line and metrics, then health, then `ahead`.
       app.middleware.unshift(requestContext(listener, opts.log, opts.lifecycle), healthRoutes(opts.probe, opts.metrics ?? false, opts.mayScrape), ...ahead);
-      handler = app.callback();
+      const callback = app.callback();
+      // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+      handler = (req, res) => void callback(req, res);
       served = app;
     },
     get app() {

@@ -1,9 +1,9 @@
 /**
- * The job engine: every call runs as a job. `submit` creates the job in the job store (or finds the live one
- * with the same deterministic id and attaches to it) and runs it on this instance — or the job is created
- * as a rider of its call's reservation (`createRider`, one write for both) and run with `runCreated`; `wait`
+ * The job engine: every call runs as a job, created one way: `claim`ed for this instance, opened in its
+ * call's reservation (`opening`, one ledger write for both — or that write finds the live job of an
+ * identical request, to attach to) and run here with `runCreated`; `wait`
  * waits for a job to finish, here or on any other instance sharing the store, up to a deadline. A job's
- * end normally rides in its settlement's write (`JobEnding`); jobs are marked running in batches.
+ * end is normally written in its settlement's write (`JobEnding`); jobs are marked running in batches.
  *
  * Writes a job's runner makes name their owner, so a runner that lost its lease cannot overwrite what a
  * sweeper decided.
@@ -23,9 +23,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { NOTHING_REPORTED, type Meter, type ReserveRider, type SettleRider } from '../metering/meter.js';
-import type { Store } from '../store/store.js';
+import { NOTHING_REPORTED, type Meter } from '../metering/meter.js';
+import type { JobClosing, JobOpening } from '../metering/ledger.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
+import { interruptedReceipt } from '../call/receipt.js';
 import type { CreateOutcome, JobStore } from './store.js';
 
 export interface JobSettings {
@@ -42,10 +43,10 @@ const MARK_EVERY_MS = 1000;
 
 /**
  * What a job's runner gets besides its abort signal: the way to end the job in its settlement's own write
- * (meter.settle's rider), so that the answer, its charge and its receipt land in one atomic write.
+ * (a closing the ledger writes in the settlement), so that the answer, its charge and its receipt land in one atomic write.
  */
 export interface JobEnding {
-  succeeded(result: JobResult): SettleRider;
+  succeeded(result: JobResult): JobClosing;
 }
 
 export type JobRun = (signal: AbortSignal, ending: JobEnding) => Promise<JobResult>;
@@ -64,7 +65,6 @@ export class JobEngine {
 
   constructor(
     private readonly jobs: JobStore,
-    private readonly store: Store,
     private readonly meter: Meter,
     private readonly log: Logger,
     private readonly settings: () => JobSettings,
@@ -80,36 +80,25 @@ export class JobEngine {
     this.#timers.push(setInterval(() => void this.sweep(), s.sweepEveryMs).unref());
   }
 
-  /**
-   * Creates `job` and runs `run` for it here, or — when a live job has the id — attaches to that one and
-   * runs nothing. Returns the job as stored and whether this call created it.
-   */
-  async submit(job: JobRecord, run: JobRun): Promise<{ created: boolean; job: JobRecord }> {
-    const fresh = this.claim(job);
-    const { created, job: stored } = await this.jobs.createOrAttach(fresh, this.settings().retentionMs);
-    if (created) this.#run(stored, run);
-    return { created, job: stored };
-  }
-
   /** `job` as this instance creates it: owned here, under a fresh lease. */
   claim(job: JobRecord): JobRecord {
     return { ...job, owner: this.instanceId, leaseUntil: this.now() + this.settings().leaseMs };
   }
 
   /**
-   * The other way to create a job: as a rider of its call's reservation (the meter stage), so creating it
-   * costs no write of its own. `job` comes from `claim`; once created, `runCreated` runs it.
+   * Opens a job in its call's reservation (the meter stage, through the ledger), so creating it costs no
+   * write of its own. `job` comes from `claim`; once created, `runCreated` runs it.
    */
-  createRider(job: JobRecord, done: (outcome: CreateOutcome) => void): ReserveRider {
-    return this.jobs.createRider(job, this.settings().retentionMs, done);
+  opening(job: JobRecord, opened: (outcome: CreateOutcome) => void): JobOpening {
+    return { job, retentionMs: this.settings().retentionMs, opened };
   }
 
-  /** Runs a job created through `createRider`. */
+  /** Runs a job created through `opening`. */
   runCreated(job: JobRecord, run: JobRun): void {
     this.#run(job, run);
   }
 
-  /** Fails a job created through `createRider` that will not run (its call failed before the hand-over). */
+  /** Fails a job created through `opening` that will not run (its call failed before the hand-over). */
   async abandon(job: JobRecord, error: GatewayError): Promise<void> {
     const patch: Partial<JobRecord> = { status: 'failed', error: { code: error.code, message: error.message }, updatedAt: new Date().toISOString() };
     await this.jobs.update(job.jobId, this.instanceId, patch, this.settings().retentionMs).catch((err: Error) =>
@@ -135,9 +124,15 @@ export class JobEngine {
     const ending: JobEnding = {
       succeeded: (result) => {
         const patch: Partial<JobRecord> = { status: 'succeeded', result, updatedAt: new Date().toISOString() };
-        return this.jobs.updateRider(job.jobId, this.instanceId, patch, s.retentionMs, (applied) => {
-          ended = { job: applied ? { ...job, ...patch } : null };
-        });
+        return {
+          jobId: job.jobId,
+          owner: this.instanceId,
+          patch,
+          retentionMs: s.retentionMs,
+          closed: (applied) => {
+            ended = { job: applied ? { ...job, ...patch } : null };
+          },
+        };
       },
     };
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
@@ -248,29 +243,12 @@ export class JobEngine {
       // Release what it held and write its receipt in one settlement; if its runner settled before dying,
       // the receipt is there and this changes nothing.
       await this.meter
-        .settle(job.reservation, NOTHING_REPORTED, (st) => ({
-          id: job.receiptId,
-          callId: job.callId,
-          principalId: job.principalId,
-          createdAt: job.createdAt,
-          finishedAt: new Date(now).toISOString(),
-          outcome: 'failed',
-          error: { code: 'job-interrupted' },
-          model: job.model,
-          task: job.task,
-          usage: st.usage,
-          billing: st.billing,
-          chargedMicroUSD: st.chargedMicroUSD,
-          pricedMicroUSD: st.pricedMicroUSD,
-          reservedMicroUSD: st.reservedMicroUSD,
-          countedTokens: st.countedTokens,
-        }))
+        .settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now)))
         .catch(() => undefined);
     }
     return swept.length;
   }
 
-  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   /**
    * Resolves true once no job runs here, or false when `timeoutMs` passes first: graceful shutdown lets the
    * jobs in flight end (keeping their leases) before it closes the engine.
@@ -287,6 +265,7 @@ export class JobEngine {
     return true;
   }
 
+  /** Stops renewing and sweeping, and cancels what still runs here (their leases will lapse). */
   async close(): Promise<void> {
     for (const t of this.#timers) clearInterval(t);
     this.#timers = [];

@@ -1,61 +1,40 @@
 /**
- * What a job's runner does with a call: forward it to its route's origin, check the echoed model against the
- * catalog's echo rule, mask secrets in the model's own output, settle the usage and write the receipt — with
- * the job's end in the same write — and hand back the finished chat.completion. A failure ends the call the one shared way (end-call.ts).
+ * What a job's runner does with a call: forward it to its route's origin (the upstream body serialised
+ * once, the reply read as an OpenAI answer, src/openai/answer.ts), check the echoed model against the
+ * catalog's echo rule, mask secrets in the model's own output, settle the usage and write the receipt —
+ * with the job's end in the same write — and hand back the finished chat.completion. A failure ends the
+ * call the one shared way (src/call/end.ts).
  */
 import { GatewayError } from '../errors.js';
-import type { UpstreamAnswer } from '../upstream/forward.js';
+import { normaliseAnswer, mapAnswerText, type UpstreamAnswer } from '../openai/answer.js';
+import { jobResult } from '../openai/completion.js';
+import { upstreamPayload } from '../compat/forwarded.js';
 import { forwardRoute, mayFailOver } from '../upstream/route.js';
 import type { ModelRuntime } from '../config/compile.js';
 import { echoMatches } from '../upstream/echo.js';
-import type { Guardrails } from '../guard/index.js';
-import type { Call } from '../stages/call.js';
-import type { Deps } from '../app/deps.js';
+import type { Call } from '../call/call.js';
+import { newReceiptId } from '../call/receipt.js';
+import { answeredSettlement } from '../call/meter-requests.js';
+import { endUnanswered } from '../call/end.js';
 import { settleCall } from '../receipts/receipt.js';
-import { completionBody } from '../stages/respond.js';
-import { endUnanswered } from '../stages/end-call.js';
 import type { JobResult } from './job.js';
 import type { JobEnding } from './engine.js';
-import type { Settlement } from '../metering/meter.js';
+import type { Meter, Settlement } from '../metering/meter.js';
+import type { Logger } from '../log.js';
 import { metrics, upstreamMetrics } from '../observe/metrics.js';
 
-/** Every string of the answer the client reads is masked: content, refusal, and each tool call's id, name and arguments. */
-function maskAnswer(guard: Guardrails, answer: UpstreamAnswer): UpstreamAnswer {
-  const mask = (text: string) => guard.maskOutput(text).text;
-  return {
-    ...answer,
-    choices: answer.choices.map((c) => ({
-      ...c,
-      message: {
-        ...c.message,
-        content: c.message.content === null ? null : mask(c.message.content),
-        ...(typeof c.message.refusal === 'string' ? { refusal: mask(c.message.refusal) } : {}),
-        ...(c.message.tool_calls
-          ? {
-              tool_calls: c.message.tool_calls.map((tc) => ({
-                ...tc,
-                id: mask(tc.id),
-                function: { ...tc.function, name: mask(tc.function.name), arguments: mask(tc.function.arguments) },
-              })),
-            }
-          : {}),
-      },
-    })),
-  };
+/** The job's result for the call's answer and settlement. The receipt id is built here too: the result rides in the settlement's write, before call.receiptId is set. */
+function resultOf(call: Call, s: Settlement): JobResult {
+  return jobResult({ callId: call.id, answer: call.answer!, settlement: s, receiptId: call.receiptId ?? newReceiptId(call.id) });
 }
 
-/** The job's result: the chat.completion as the client gets it, and its parts for the jobs API. */
-function jobResult(call: Call, s: Settlement): JobResult {
-  const first = call.answer!.choices[0]!;
-  return {
-    completion: completionBody(call, s),
-    content: first.message.content,
-    toolCalls: first.message.tool_calls ?? null,
-    finishReason: first.finish_reason,
-  };
+/** What a job's runner needs: the meter (settlement and receipt) and the logger. */
+export interface ExecuteDeps {
+  meter: Meter;
+  log: Logger;
 }
 
-export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
+export async function executeCall(deps: ExecuteDeps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
   metrics.jobsRunning.inc();
   try {
     const result = await executeCallOnce(deps, call, signal, retries, ending);
@@ -69,7 +48,7 @@ export async function executeCall(deps: Deps, call: Call, signal: AbortSignal, r
   }
 }
 
-async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
+async function executeCallOnce(deps: ExecuteDeps, call: Call, signal: AbortSignal, retries: number, ending: JobEnding): Promise<JobResult> {
   try {
     // The route's origins in turn, then the fallback model's route if the route has one (src/upstream/route.ts).
     const { answer, model } = await forwardWithFallback(call, signal, retries);
@@ -77,20 +56,21 @@ async function executeCallOnce(deps: Deps, call: Call, signal: AbortSignal, retr
     if (!echoMatches(model.echo, model.upstreamModel, answer)) {
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }
-    call.answer = maskAnswer(call.runtime.guard, answer);
+    const guard = call.runtime.guard;
+    call.answer = mapAnswerText(answer, (text) => guard.maskOutput(text).text);
     // The job's end rides in the settlement's write: one durable write for the answer, charge and receipt.
     // The result built for it is the one returned, unless the settlement stored earlier (a repeat) differs.
     let built: { s: Settlement; result: JobResult } | undefined;
-    const settled = await settleCall(deps.meter, call, 'answered', { usage: call.answer.usage, chargeable: true }, undefined, (s) => {
-      built = { s, result: jobResult(call, s) };
+    const settled = await settleCall(deps.meter, call, 'answered', answeredSettlement(call.answer), undefined, (s) => {
+      built = { s, result: resultOf(call, s) };
       return ending.succeeded(built.result);
     });
-    return built?.s === settled ? built.result : jobResult(call, settled);
+    return built?.s === settled ? built.result : resultOf(call, settled);
   } catch (err) {
     // An aborted job ends as why it was aborted (out of run time, or its gateway stopping), not as the
     // upstream error the abort surfaced as.
     const why = signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-expired')) : err;
-    await endUnanswered(deps.store, deps.meter, deps.log, call, why);
+    await endUnanswered(deps.meter, deps.log, call, why);
     throw why;
   }
 }
@@ -120,13 +100,14 @@ function fallbackTakes(call: Call, fallback: ModelRuntime): boolean {
 async function forwardWithFallback(call: Call, signal: AbortSignal, retries: number): Promise<{ answer: UpstreamAnswer; model: ModelRuntime }> {
   const model = call.model!;
   try {
-    const { answer, target } = await forwardRoute(model.upstream!, call.forward!, signal, retries);
+    // Serialised once for every origin and attempt; the bytes of JSON.stringify(body) (src/compat/forwarded.ts).
+    const { answer, target } = await forwardRoute(model.upstream!, upstreamPayload(call.forward!), normaliseAnswer, signal, retries);
     call.upstreamOrigin = `${model.route}/${target.name}`;
     return { answer, model };
   } catch (err) {
     const fallback = model.fallbackModel ? call.runtime.models.get(model.fallbackModel) : undefined;
     if (!fallback?.upstream || !mayFailOver(err) || signal.aborted || !fallbackTakes(call, fallback)) throw err;
-    const { answer, target } = await forwardRoute(fallback.upstream, { ...call.forward!, model: fallback.upstreamModel }, signal, retries);
+    const { answer, target } = await forwardRoute(fallback.upstream, upstreamPayload({ ...call.forward!, model: fallback.upstreamModel }), normaliseAnswer, signal, retries);
     upstreamMetrics.fallbacks.inc({ model: model.id, fallback: fallback.id });
     call.upstreamOrigin = `${fallback.route}/${target.name}`;
     call.fallbackModel = fallback.id;

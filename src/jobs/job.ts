@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { contentJson, isLongContent } from '../compat/content-json.js';
-import type { Reservation } from '../metering/meter.js';
+import type { Reservation } from '../metering/money.js';
 
 export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'expired';
 

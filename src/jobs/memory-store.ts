@@ -3,8 +3,7 @@
  * in test/jobs/job-store.test.ts), records copied in and out so no caller shares state with the store.
  */
 import { TERMINAL, type JobRecord } from './job.js';
-import type { CreateOutcome, IdempotencyEntry, JobStore } from './store.js';
-import type { ReserveRider, SettleRider } from '../metering/meter.js';
+import type { IdempotencyEntry, JobStore } from './store.js';
 
 const copy = <T>(v: T): T => structuredClone(v);
 
@@ -22,7 +21,11 @@ export class MemoryJobStore implements JobStore {
     return hit.job;
   }
 
-  #create(job: JobRecord, retentionMs: number): { created: boolean; job: JobRecord } {
+  /**
+   * Creates the job unless a live one has its id, in one synchronous step: the memory ledger opens a call's
+   * job this way inside its reservation (src/metering/memory-meter.ts).
+   */
+  openNow(job: JobRecord, retentionMs: number): { created: boolean; job: JobRecord } {
     const current = this.#live(job.jobId);
     if (current && current.status !== 'failed' && current.status !== 'expired') return { created: false, job: copy(current) };
     this.#jobs.set(job.jobId, { job: copy(job), expiresAt: Date.now() + retentionMs });
@@ -30,17 +33,7 @@ export class MemoryJobStore implements JobStore {
   }
 
   async createOrAttach(job: JobRecord, retentionMs: number) {
-    return this.#create(job, retentionMs);
-  }
-
-  createRider(job: JobRecord, retentionMs: number, done: (outcome: CreateOutcome) => void): ReserveRider {
-    return {
-      memory: (reservation) => this.#create({ ...job, billing: reservation.billing, reservation }, retentionMs),
-      done: (reply) => {
-        const r = reply as { created: boolean; job: JobRecord };
-        done(r.created ? { created: true } : { created: false, job: r.job });
-      },
-    };
+    return this.openNow(job, retentionMs);
   }
 
   async get(jobId: string) {
@@ -48,7 +41,8 @@ export class MemoryJobStore implements JobStore {
     return job ? copy(job) : null;
   }
 
-  #update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): JobRecord | null {
+  /** `update` in one synchronous step: the memory ledger closes a call's job this way inside its settlement. */
+  updateNow(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): JobRecord | null {
     const job = this.#live(jobId);
     if (!job || job.owner !== owner || TERMINAL.has(job.status)) return null;
     const next = { ...job, ...copy(patch) };
@@ -57,11 +51,7 @@ export class MemoryJobStore implements JobStore {
   }
 
   async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {
-    return this.#update(jobId, owner, patch, retentionMs);
-  }
-
-  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (applied: boolean) => void): SettleRider {
-    return { memory: () => this.#update(jobId, owner, patch, retentionMs) !== null, done: (applied) => done(applied === true) };
+    return this.updateNow(jobId, owner, patch, retentionMs);
   }
 
   async markRunning(owner: string, jobIds: string[], updatedAt: string) {

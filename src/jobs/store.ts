@@ -5,9 +5,11 @@
  * Jobs are kept for the configured retention after their last change and then expire. Every write that a
  * runner makes names the owner it believes it is, so a runner that lost its lease (its job was failed by a
  * sweeper) cannot overwrite what the sweeper decided.
+ *
+ * A call's job is opened in its reservation's write and closed in its settlement's (the ledger's business,
+ * src/metering/ledger.ts): each implementation here also offers the ledger beside it what that write needs.
  */
 import type { JobRecord } from './job.js';
-import type { ReserveRider, SettleRider } from '../metering/meter.js';
 
 export interface IdempotencyEntry {
   bodyHash: string;
@@ -23,20 +25,9 @@ export interface JobStore {
    * `created: false`. A failed or expired job is replaced by the new attempt.
    */
   createOrAttach(job: JobRecord, retentionMs: number): Promise<{ created: boolean; job: JobRecord }>;
-  /**
-   * `createOrAttach` as a rider of the call's reservation (meter.reserve): the job is created in the hold's
-   * own write, with the reservation as the meter made it, or not at all when the meter refuses.
-   */
-  createRider(job: JobRecord, retentionMs: number, done: (outcome: CreateOutcome) => void): ReserveRider;
   get(jobId: string): Promise<JobRecord | null>;
   /** Applies `patch` only while `owner` still owns a non-terminal job; returns the new record or null. */
   update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number): Promise<JobRecord | null>;
-  /**
-   * The same change as `update`, made as a rider of a settlement (meter.settle): in the settlement's own
-   * write, so a job's end and its charge land together. `done` learns whether it applied (false: the owner
-   * no longer owns a live job); the record is then the job with `patch`, so none is read back.
-   */
-  updateRider(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number, done: (applied: boolean) => void): SettleRider;
   /** Moves the owner's queued jobs among `jobIds` to running (a finished job stays as it is). */
   markRunning(owner: string, jobIds: string[], updatedAt: string): Promise<void>;
   /** Extends the lease of the owner's running jobs. */

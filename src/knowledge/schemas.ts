@@ -32,8 +32,6 @@ export const knowledgeContextSchema = {
   properties: { id: { ...id, description: 'A public identifier: CWE-89, CAPEC-66, CVE-2021-44228, T1190, M1048, AML.T0051, LLM01, ASI01, INC-04853.' } },
 } as const;
 
-export const graphNodeSchema = knowledgeContextSchema;
-
 export const graphNeighboursSchema = {
   type: 'object',
   additionalProperties: false,
@@ -89,7 +87,7 @@ const coercing = new Ajv({ allErrors: false, strict: true, useDefaults: true, co
 function reader<T>(schema: object, ajv: Ajv): (input: unknown) => T {
   const check: ValidateFunction = ajv.compile(schema);
   return (input) => {
-    const copy = input && typeof input === 'object' && !Array.isArray(input) ? { ...(input as object) } : input;
+    const copy = input && typeof input === 'object' && !Array.isArray(input) ? { ...(input) } : input;
     if (check(copy)) return copy as T;
     const e = check.errors?.[0];
     const field = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : ((e?.params as { additionalProperty?: string; missingProperty?: string })?.additionalProperty ?? (e?.params as { missingProperty?: string })?.missingProperty ?? 'query');
@@ -102,7 +100,6 @@ export const readSearchQuery = reader<SearchParams>(knowledgeSearchSchema, coerc
 export const readContextQuery = reader<IdParams>(knowledgeContextSchema, coercing);
 /** MCP tool arguments (JSON, not coerced). */
 export const readSearchArgs = reader<SearchParams>(knowledgeSearchSchema, strict);
-export const readContextArgs = reader<IdParams>(knowledgeContextSchema, strict);
-export const readNodeArgs = reader<IdParams>(graphNodeSchema, strict);
+export const readNodeArgs = reader<IdParams>(knowledgeContextSchema, strict);
 export const readNeighboursArgs = reader<NeighboursParams>(graphNeighboursSchema, strict);
 export const readPathArgs = reader<PathParams>(graphPathSchema, strict);

@@ -127,9 +127,9 @@ export class KnowledgeSearch {
   static open(evidence: Evidence, files: readonly URL[] = INDEX_FILES): KnowledgeSearch {
     const fingerprint = indexFingerprint();
     for (const file of files) {
-      let saved: { evidence: string; fingerprint: string; index: unknown } | null = null;
+      let saved: { evidence: string; fingerprint: string; index: unknown } | null;
       try {
-        saved = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8'));
+        saved = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as typeof saved;
       } catch {
         continue; // absent or unreadable: try the next, or index at start
       }

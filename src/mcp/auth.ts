@@ -16,7 +16,8 @@ import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
 import type { HostName } from '../config/types.js';
 import type { Store } from '../store/store.js';
-import { bearerToken, resolveToken } from '../stages/identify.js';
+import { bearerToken } from '../http/bearer.js';
+import { resolveToken } from '../auth/token.js';
 import { findTool } from './dispatch.js';
 
 export const RESOURCE_METADATA_PATH = '/.well-known/oauth-protected-resource';

@@ -31,7 +31,7 @@ export async function callRoute(api: NodeHandler, tool: AgentTool, args: Record<
   if (body !== undefined) headers['content-type'] = 'application/json';
   // Only the PAT tools carry the connection's credential; a public tool never passes one on.
   if (tool.auth === 'pat' && authorization) headers['authorization'] = authorization;
-  const res = await inject(api as Parameters<typeof inject>[0], { method: tool.method, url, headers, ...(body !== undefined ? { payload: body } : {}), remoteAddress: caller.remoteAddress });
+  const res = await inject(api, { method: tool.method, url, headers, ...(body !== undefined ? { payload: body } : {}), remoteAddress: caller.remoteAddress });
   const contentType = (res.headers['content-type'] as string | undefined) ?? null;
   let parsed: unknown = res.payload;
   if (contentType?.startsWith('application/json')) {

@@ -16,7 +16,7 @@ import type { Knowledge } from '../knowledge/index.js';
 import { graphNode, neighbours, shortestPath } from '../knowledge/graph.js';
 import {
   graphNeighboursSchema,
-  graphNodeSchema,
+  knowledgeContextSchema,
   graphPathSchema,
   knowledgeSearchSchema,
   readNeighboursArgs,
@@ -50,7 +50,8 @@ export const GRAPH_TOOLS: readonly GraphTool[] = [
     name: 'graph_get_node',
     title: 'Get a node',
     description: 'One node (CWE-89, CAPEC-66, CVE-..., T1190, M1048): kind, title, text, and its edge counts per type and direction.',
-    inputSchema: graphNodeSchema,
+    // A graph node is named by the same public identifier as a knowledge entry.
+    inputSchema: knowledgeContextSchema,
     run: (k, args) => graphNode(k.evidence, readNodeArgs(args).id),
   },
   {

@@ -13,7 +13,7 @@ import type { Context } from 'koa';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { GatewayError } from '../errors.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson } from '../http/read-json.js';
 import { negotiateVersion } from './protocol-version.js';
 import { boundsRefusal } from './bounds.js';
 

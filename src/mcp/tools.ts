@@ -4,7 +4,7 @@
  * (site-server.ts), /mcp.json and /v1/control-plane (discovery/profile.ts) are all rendered from it, so a
  * tool cannot be listed in one place with a different shape or route than it has in another.
  */
-import { chatRequestSchema, jobRequestSchema } from '../stages/chat-schema.js';
+import { chatRequestSchema, jobRequestSchema } from '../openai/chat-schema.js';
 import { knowledgeContextSchema, knowledgeSearchSchema } from '../knowledge/schemas.js';
 
 export type ToolAuth = 'public' | 'pat';
@@ -82,7 +82,7 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
     name: 'svc_chat_completion',
     title: 'Chat completion (OpenAI shape)',
     description: 'POST /v1/chat/completions with the connection\'s PAT: the same admission, guardrails, metering and signed receipt as the HTTP route. Answers an OpenAI chat.completion plus billing, receiptId, usage and chargedMicroUSD. Tool calls are returned to you; run them yourself.',
-    inputSchema: chatRequestSchema as unknown as AgentTool['inputSchema'],
+    inputSchema: chatRequestSchema,
     method: 'POST',
     path: '/v1/chat/completions',
     auth: 'pat',
@@ -94,7 +94,7 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
     name: 'svc_research_run',
     title: 'Start a research job',
     description: 'POST /v1/research/jobs: starts long work as an asynchronous job (202 with jobId); poll GET /v1/research/job?jobId=<id> until 200.',
-    inputSchema: jobRequestSchema as unknown as AgentTool['inputSchema'],
+    inputSchema: jobRequestSchema,
     method: 'POST',
     path: '/v1/research/jobs',
     auth: 'pat',

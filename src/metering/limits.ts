@@ -1,7 +1,8 @@
 /**
- * The admission rule of step 4, as data in, verdict out. The memory meter runs it as written; the Redis
- * meter runs the same rule inside its reserve script (redis-meter.ts, RESERVE) — the contract suite holds
- * the two to the same answers. In order:
+ * The admission rule of step 4, as data in, verdict out. Its inputs are defined once, `Admission` (named
+ * fields, built by `admission` from the request): the memory ledger runs `decide` below on it; the Redis
+ * ledger sends the same object as JSON to its reserve script, whose `decide` (lua/admission.lib.lua) reads
+ * the same names and answers the same verdicts — the contract suite holds the two to the same answers. In order:
  *
  *   1. Rung ceiling (red team): the day's rung tokens (settled + held) plus this call's worst case above
  *      `ceilingPerDay` -> 429 `daily-ceiling-reached`.
@@ -13,7 +14,31 @@
  *      charged more than it reserved), until credits are added.
  */
 import { GatewayError } from '../errors.js';
-import type { Billing, ReserveRequest } from './meter.js';
+import { worstCaseMicroUSD, type Billing, type FreeUnit, type ReserveRequest } from './meter.js';
+
+/** What a call is weighed against: its worst case and the day's limits, in named fields. */
+export interface Admission {
+  /** The free allowance per principal per UTC day, in `freeUnit`s. */
+  freePerDay: number;
+  freeUnit: FreeUnit;
+  /** The rung allowance and ceiling in tokens per day; absent for a call that counts against no rung. */
+  rung?: { tokensPerDay: number; ceilingPerDay: number };
+  /** Worst case: the input token bound + max_tokens. */
+  estimatedTokens: number;
+  /** The worst case priced at the rates: what a paid call holds. */
+  costMicroUSD: number;
+}
+
+export function admission(req: ReserveRequest): Admission {
+  const { free, rung } = req.limits;
+  return {
+    freePerDay: free.perDay,
+    freeUnit: free.unit,
+    ...(rung ? { rung: { tokensPerDay: rung.tokensPerDay, ceilingPerDay: rung.ceilingPerDay } } : {}),
+    estimatedTokens: req.estimatedTokens,
+    costMicroUSD: worstCaseMicroUSD(req),
+  };
+}
 
 export interface DayCounters {
   freeUsed: number;
@@ -33,18 +58,19 @@ export type Verdict =
   | { kind: 'ceiling'; rungTokens: number }
   | { kind: 'credits'; granted: number; available: number; rungTokens: number; freeCount: number };
 
-export function decide(req: ReserveRequest, cost: number, day: DayCounters, balance: Balance): Verdict {
-  const { free, rung } = req.limits;
-  const est = req.estimatedTokens;
+export function decide(a: Admission, day: DayCounters, balance: Balance): Verdict {
+  const { rung } = a;
+  const est = a.estimatedTokens;
   const rungTokens = day.rungTokensUsed + day.rungTokensHeld;
   if (rung && rungTokens + est > rung.ceilingPerDay) return { kind: 'ceiling', rungTokens };
-  const units = free.unit === 'requests' ? 1 : est;
-  const isFree = day.freeUsed + day.freeHeld + units <= free.perDay && !(rung && rungTokens + est > rung.tokensPerDay);
+  const units = a.freeUnit === 'requests' ? 1 : est;
+  const freeCount = day.freeUsed + day.freeHeld;
+  const isFree = freeCount + units <= a.freePerDay && !(rung && rungTokens + est > rung.tokensPerDay);
   const rungHold = rung ? est : 0;
   if (isFree) return { kind: 'ok', billing: 'free', micro: 0, freeHold: units, rungHold };
   const available = balance.granted - balance.spent - balance.reserved;
-  if (available < cost) return { kind: 'credits', granted: balance.granted, available, rungTokens, freeCount: day.freeUsed + day.freeHeld };
-  return { kind: 'ok', billing: 'paid', micro: cost, freeHold: 0, rungHold };
+  if (available < a.costMicroUSD) return { kind: 'credits', granted: balance.granted, available, rungTokens, freeCount };
+  return { kind: 'ok', billing: 'paid', micro: a.costMicroUSD, freeHold: 0, rungHold };
 }
 
 /** The error a refusal answers with; messages give the exact numbers (never prompt text). */
@@ -61,7 +87,7 @@ export function refusal(req: ReserveRequest, cost: number, day: string, v: Exclu
   if (v.granted === 0) {
     const overRung = rung !== null && v.rungTokens + est > rung.tokensPerDay;
     const what = overRung
-      ? `the allowance of ${rung!.tokensPerDay} tokens per day at rung ${rung!.id} is used (${v.rungTokens} used or held on ${day}, this call may use ${est})`
+      ? `the allowance of ${rung.tokensPerDay} tokens per day at rung ${rung.id} is used (${v.rungTokens} used or held on ${day}, this call may use ${est})`
       : `the free allowance of ${free.perDay} ${free.unit} per day is used (${v.freeCount} on ${day}${free.unit === 'tokens' ? `, this call may use ${est}` : ''})`;
     return new GatewayError('daily-allowance-exhausted', `${what} and the principal holds no credits; calls are free again from 00:00 UTC, or paid with credits`);
   }

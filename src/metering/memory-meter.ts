@@ -2,16 +2,18 @@
  * The meter in one process, beside the memory store: the same rules and the same answers as the Redis meter
  * (the contract suite runs both), without durability. Every method does its checks and its changes with no
  * await in between, so calls in flight cannot interleave inside one of them — the atomicity Redis gets
- * from a script. Receipts go to the store it was given, which sequences each in the receipt log.
+ * from a script. Receipts go to the store it was given, which sequences each in the receipt log; a call's
+ * job is opened and closed in the same synchronous step as its money, on the memory job store it was given.
  */
+import type { MemoryJobStore } from '../jobs/memory-store.js';
 import type { Receipt, Store } from '../store/store.js';
-import { decide, refusal, type Balance, type DayCounters } from './limits.js';
+import { admission, decide, refusal, type Balance, type DayCounters } from './limits.js';
+import type { JobClosing, JobOpening } from './ledger.js';
 import {
   consumption,
   quote,
   settlementOf,
   utcDay,
-  worstCaseMicroUSD,
   type BillingStatus,
   type DayUsage,
   type ClawbackRequest,
@@ -20,12 +22,9 @@ import {
   type GrantRequest,
   type GrantResult,
   type Meter,
-  type MeterRider,
   type Reservation,
   type ReserveRequest,
-  type ReserveRider,
   type SettleInput,
-  type SettleRider,
   type Settlement,
 } from './meter.js';
 
@@ -48,10 +47,9 @@ export interface MeterOptions {
   now?: () => number;
 }
 
-/** A rider's change, made in the same synchronous step as the meter's, as Redis runs it in the same script. */
-function ride<T>(rider: MeterRider<T>, decided: T): void {
-  if (!rider.memory) throw new TypeError('the memory meter takes a rider with a memory change');
-  rider.done(rider.memory(decided));
+export interface MemoryMeterOptions extends MeterOptions {
+  /** Where the calls' jobs are opened and closed; without it the meter takes no job. */
+  jobs?: MemoryJobStore;
 }
 
 export class MemoryMeter implements Meter {
@@ -67,11 +65,25 @@ export class MemoryMeter implements Meter {
   readonly #claims = new Map<string, number>();
   /** Settled call ids and the receipt written for each: what makes settlement apply once. */
   readonly #settled = new Map<string, Receipt>();
+  readonly #jobs: MemoryJobStore | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(store: Store, options: MeterOptions) {
+  constructor(store: Store, options: MemoryMeterOptions) {
     this.#store = store;
     this.#now = options.now ?? Date.now;
+    this.#jobs = options.jobs;
+  }
+
+  #jobStore(): MemoryJobStore {
+    if (!this.#jobs) throw new TypeError('this meter was made without a job store');
+    return this.#jobs;
+  }
+
+  /** Closes a call's job in the settlement's step (`job` given): the owner's change, if it still owns it. */
+  #close(job: ((s: Settlement) => JobClosing) | undefined, s: Settlement): void {
+    if (!job) return;
+    const c = job(s);
+    c.closed(this.#jobStore().updateNow(c.jobId, c.owner, c.patch, c.retentionMs) !== null);
   }
 
   today(): string {
@@ -113,10 +125,10 @@ export class MemoryMeter implements Meter {
     return n;
   }
 
-  async reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation> {
+  async reserve(req: ReserveRequest, job?: JobOpening): Promise<Reservation> {
     const now = this.#now();
     const day = utcDay(now);
-    const cost = worstCaseMicroUSD(req);
+    const a = admission(req);
     this.#sweep(now, 16);
     const reservation = (billing: Reservation['billing'], micro: number, expiresAt: number): Reservation => ({
       callId: req.callId,
@@ -134,19 +146,22 @@ export class MemoryMeter implements Meter {
     if (held) return reservation(held.billing, held.micro, held.expiresAt);
     const counters = this.#day(req.principalId, day);
     const account = this.#account(req.principalId);
-    const v = decide(req, cost, counters, account);
-    if (v.kind !== 'ok') throw refusal(req, cost, day, v);
+    const v = decide(a, counters, account);
+    if (v.kind !== 'ok') throw refusal(req, a.costMicroUSD, day, v);
     const expiresAt = now + req.ttlMs;
     account.reserved += v.micro;
     counters.freeHeld += v.freeHold;
     counters.rungTokensHeld += v.rungHold;
     this.#holds.set(req.callId, { principalId: req.principalId, day, micro: v.micro, rungTokens: v.rungHold, free: v.freeHold, billing: v.billing, expiresAt });
     const made = reservation(v.billing, v.micro, expiresAt);
-    if (rider) ride(rider, made);
+    if (job) {
+      const r = this.#jobStore().openNow({ ...job.job, billing: made.billing, reservation: made }, job.retentionMs);
+      job.opened(r.created ? { created: true } : { created: false, job: r.job });
+    }
     return made;
   }
 
-  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
+  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, job?: (s: Settlement) => JobClosing): Promise<Settlement> {
     const s = quote(reservation, input);
     const previous = this.#settled.get(reservation.callId);
     if (previous) {
@@ -159,7 +174,7 @@ export class MemoryMeter implements Meter {
       const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
       const receipt = { ...build(late), day: reservation.day };
       this.#settled.set(reservation.callId, receipt);
-      if (rider) ride(rider(late), late);
+      this.#close(job, late);
       await this.#store.putReceipt(receipt);
       return late;
     }
@@ -172,7 +187,7 @@ export class MemoryMeter implements Meter {
     if (hold.rungTokens > 0) d.rungTokensUsed += c.rungTokens;
     if (hold.free > 0) d.freeUsed += c.free;
     this.#settled.set(reservation.callId, receipt);
-    if (rider) ride(rider(s), s);
+    this.#close(job, s);
     await this.#store.putReceipt(receipt);
     return s;
   }

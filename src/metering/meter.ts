@@ -14,122 +14,17 @@
  * A reservation left behind by a gateway that died is reclaimed by a sweep once it expires.
  *
  * Implementations: `redis-meter.ts` (Lua scripts on the store's Redis connection) and `memory-meter.ts` (one
- * process); one contract suite (test/metering/contract.test.ts) runs against both.
+ * process); one contract suite (test/metering/contract.test.ts) runs against both. Its money operations are
+ * the ledger's (ledger.ts), which also opens and closes a call's job in the same writes.
  */
-import type { BillingDoc } from '../config/types.js';
 import type { Receipt } from '../store/store.js';
-import type { LuaScript } from '../store/redis.js';
+import type { Ledger } from './ledger.js';
 import { priceMicroUSD, type Usage } from './price.js';
 
-export type Rates = Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>;
-export type FreeUnit = 'requests' | 'tokens';
-export type Billing = 'free' | 'paid';
-
-/** The day's limits a call is counted against. */
-export interface DailyLimits {
-  /** The free allowance: per principal per UTC day, in requests or tokens. */
-  free: { perDay: number; unit: FreeUnit };
-  /** The rung allowance (red team); null for a call that counts toward the free allowance and credits only. */
-  rung: { id: string; tokensPerDay: number; ceilingPerDay: number } | null;
-}
-
-export interface ReserveRequest {
-  callId: string;
-  principalId: string;
-  model: string;
-  task: string;
-  /** Worst case: the input token bound (src/compat/forwarded.ts inputTokenBound) + max_tokens. */
-  estimatedTokens: number;
-  /** Of `estimatedTokens`, max_tokens: priced at the output rate, the rest at the input rate. */
-  maxOutputTokens: number;
-  limits: DailyLimits;
-  rates: Rates;
-  /** How long the reservation may stay open; past it a sweep releases it. */
-  ttlMs: number;
-}
-
-export interface Reservation {
-  callId: string;
-  principalId: string;
-  billing: Billing;
-  /** Held against the credit balance (0 for a free call). */
-  reservedMicroUSD: number;
-  reservedTokens: number;
-  /** The UTC day (YYYY-MM-DD) the call counts on, whenever it settles. */
-  day: string;
-  /** The rates the call is priced at (those in force when it was admitted). */
-  rates: Rates;
-  /** The free-allowance unit the call holds, when it is free. */
-  freeUnit: FreeUnit | null;
-  /** Whether the call counts against the rung allowance (red team). */
-  rungCounted: boolean;
-  /** Epoch ms after which a sweep may release the reservation. */
-  expiresAt: number;
-}
-
-/**
- * The reservation as far as the request decides it, for a record made before the meter answers (a job
- * created in the reservation's own write): billing, micro-USD held, expiry and day are the meter's to fill in.
- */
-export function provisionalReservation(req: ReserveRequest): Reservation {
-  return {
-    callId: req.callId,
-    principalId: req.principalId,
-    billing: 'free',
-    reservedMicroUSD: 0,
-    reservedTokens: req.estimatedTokens,
-    day: '',
-    rates: req.rates,
-    freeUnit: req.limits.free.unit,
-    rungCounted: req.limits.rung !== null,
-    expiresAt: 0,
-  };
-}
-
-/** What settlement is told about the call's end. */
-export interface SettleInput {
-  /** The usage the upstream reported; null when it reported none (failed, timed out, cancelled first). */
-  usage: Usage | null;
-  /** False when the usage is recorded but not the principal's to pay (an echo mismatch). */
-  chargeable: boolean;
-}
-
-/**
- * A write of another capability that lands in the meter's own atomic write, so the two cannot part and
- * cost one round trip: a job's creation rides in its reservation, a job's end in its settlement (an answer
- * is never stored without its charge and receipt, nor charged without being stored). Applied only by the
- * reservation or settlement that takes effect — not by a refusal, nor by a repeat, which finds the first
- * one (and its rider) applied. Each meter takes the form made for it, and hands what the rider's write
- * answered to `done`.
- */
-export interface MeterRider<T> {
-  /**
-   * For the Redis meter: a script run after the meter's, in the same EVAL (store/redis.ts chainScripts),
-   * seeing the meter script's reply as FIRST (reserve: `{'ok', billing, micro, expiresAt, day}`).
-   */
-  redis?: { script: LuaScript; keys: string[]; args: string[] };
-  /** For the memory meter: the same change, made in the same synchronous step, given what the meter decided. */
-  memory?: (decided: T) => unknown;
-  done(reply: unknown): void;
-}
-export type ReserveRider = MeterRider<Reservation>;
-export type SettleRider = MeterRider<Settlement>;
-
-export interface Settlement {
-  billing: Billing;
-  chargedMicroUSD: number;
-  usage: Usage;
-  /** The usage at the rates (equal to the charge unless the call was free or its usage not chargeable). */
-  pricedMicroUSD: number;
-  reservedMicroUSD: number;
-  /** Tokens counted against the day's allowances. */
-  countedTokens: number;
-  /**
-   * `reservation-expired`: the reservation had been swept before settlement; nothing was charged.
-   * `above-reservation`: the upstream reported more than the reservation's bound; all of it was charged.
-   */
-  note?: 'reservation-expired' | 'above-reservation';
-}
+// The values a reservation and a settlement are made of live in money.ts, which imports nothing of the
+// ledger or the jobs, so the job record and the ledger can both name them.
+export { provisionalReservation, type Billing, type DailyLimits, type FreeUnit, type Reservation, type ReserveRequest, type SettleInput, type Settlement } from './money.js';
+import type { Reservation, ReserveRequest, SettleInput, Settlement } from './money.js';
 
 export interface BalanceRow {
   scope: 'ai';
@@ -204,25 +99,11 @@ export interface ClawbackResult {
   waivedMicroUSD: number;
 }
 
-export interface Meter {
+/** The ledger (ledger.ts) and what else the meter answers: balances, usage, grants, the sweep. */
+export interface Meter extends Ledger {
   readonly kind: 'memory' | 'redis';
   /** The meter's UTC day (YYYY-MM-DD), by its clock. */
   today(): string;
-  /**
-   * Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing.
-   * `rider` (the job's creation), if given, joins the hold's write.
-   */
-  reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation>;
-  /**
-   * Charges, releases the rest and writes the receipt `build` returns (and its log leaf) in one atomic write,
-   * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;
-   * so does `rider`, whose write (if given) joins the settlement's.
-   */
-  settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement>;
-  /** Releases a reservation without a receipt (its call is answered by another job); idempotent. */
-  release(reservation: Reservation): Promise<void>;
-  /** Stores the receipt (and its log leaf) of a call that holds nothing (refused before or at reserve); once per id. */
-  record(receipt: Receipt): Promise<Receipt>;
   status(principalId: string): Promise<BillingStatus>;
   usage(principalId: string, day: string): Promise<DayUsage>;
   /** Applies a grant once per operation id. */

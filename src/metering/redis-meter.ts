@@ -1,15 +1,19 @@
 /**
- * The meter in Redis, on the store's connection and under its key prefix (so it shares the store's
- * deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted). Each
- * operation is one Lua script, so it is atomic and costs one round trip:
+ * The ledger and meter in Redis, on the store's connection and under its key prefix (so it shares the
+ * store's deadlines and fail-closed behaviour: Redis down means 503 `store-unavailable`, nothing admitted).
+ * Each operation is one Lua script (lua/, composed at load with the libraries it calls), so it is atomic
+ * and costs one round trip:
  *
- *   reserve  sweep a few expired reservations, check the day's counters and the balance, hold the call;
- *            a rider (the job's creation) runs in the same script when the hold is made
- *   settle   charge the reported usage (all of it, even above the hold), release the hold, store the receipt and sequence its leaf in the receipt log — one
- *            script, hence one AOF entry: with
- *            `appendfsync always` it is on disk before the reply. It first looks for the receipt: a retry
- *            (also of a script whose reply was lost) finds it and changes nothing. A rider (the job's end)
- *            runs in the same script when the settlement applies.
+ *   reserve  (lua/reserve.lua) sweep a few expired reservations, judge the call by the admission rule
+ *            (lua/admission.lib.lua, on limits.ts `Admission` sent as JSON), hold it; a job given to the
+ *            reservation is opened in the same script (src/jobs/lua/job.lib.lua `open_job`)
+ *   settle   (lua/settle.lua) charge the reported usage (all of it, even above the hold), release the
+ *            hold, store the receipt and sequence its leaf in the receipt log (src/receipts/lua) — one
+ *            script, hence one AOF entry: with `appendfsync always` it is on disk before the reply. It
+ *            first looks for the receipt: a retry (also of a script whose reply was lost) finds it and
+ *            changes nothing. A job's closing is written in the same script (`update_job`) when the
+ *            settlement applies.
+ * Both answer named fields ({name, value, ...}), so no caller reads a reply by position.
  *
  * Layout (under the store's prefix, beside its keys):
  *   bill:<principal>        hash   aiGranted, aiSpent, aiReserved (integer micro-USD), plan, planSince
@@ -19,8 +23,9 @@
  *   holds                   zset   open reservations by expiry (epoch ms, the Redis server's clock): the
  *                                  sweep's index
  *   grant:<operationId>     string the grant applied under that operation id (JSON), kept for good
- *   r:<id>, rd:<day>:<principal>   receipts and their day index, the store's layout (store/redis.ts)
- *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/log-lua.ts)
+ *   r:<id>, rd:<day>:<principal>   receipts and their day index (receipts/redis-receipts.ts)
+ *   log:size, log:h:0:<chunk>      the receipt's leaf, sequenced in the same script (receipts/redis-log.ts)
+ *   j:<jobId>, jlease              the call's job, opened and closed in the same scripts (jobs/redis-store.ts)
  * Integers stay below 2^53, so Lua's doubles hold them exactly; HINCRBY keeps them as integers.
  *
  * Expiry is written and judged on one clock, the Redis server's (`TIME`): a gateway sends how long a hold
@@ -28,16 +33,20 @@
  * (and so make free) the calls other instances are still running. Only a meter given a clock of its own
  * (`now`, which tests use to cross a day or expire holds without waiting) sends its time instead.
  */
-import { chainedCall, chainScripts, luaScript, PUT_RECEIPT_FN, receiptKeys, type LuaScript, type RedisStore } from '../store/redis.js';
+import type { RedisJobStore } from '../jobs/redis-store.js';
+import { JOB_LIB } from '../jobs/redis-store.js';
+import { RECEIPT_LIBS, receiptKeys } from '../receipts/redis-receipts.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
-import { refusal } from './limits.js';
+import type { JobClosing, JobOpening } from './ledger.js';
+import { admission, refusal } from './limits.js';
 import {
   consumption,
   dayTtlSeconds,
   quote,
   settlementOf,
   utcDay,
-  worstCaseMicroUSD,
   type BillingStatus,
   type DayUsage,
   type ClawbackRequest,
@@ -47,148 +56,34 @@ import {
   type GrantResult,
   type Meter,
   type Reservation,
-  type MeterRider,
   type ReserveRequest,
-  type ReserveRider,
   type SettleInput,
-  type SettleRider,
   type Settlement,
 } from './meter.js';
 import type { MeterOptions } from './memory-meter.js';
 
-/** Releasing one reservation, and sweeping expired ones: shared by the scripts that do either. */
-const RELEASE_FN = `
-local function clock_ms(given)
-  if given ~= '' then return tonumber(given) end
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function release_hold(prefix, id)
-  local hk = prefix .. 'hold:' .. id
-  local h = redis.call('HMGET', hk, 'pid', 'day', 'micro', 'tok', 'free')
-  if h[1] then
-    local micro, tok, free = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
-    local uk = prefix .. 'use:' .. h[2] .. ':' .. h[1]
-    if micro > 0 then redis.call('HINCRBY', prefix .. 'bill:' .. h[1], 'aiReserved', -micro) end
-    if tok > 0 then redis.call('HINCRBY', uk, 'tokHeld', -tok) end
-    if free > 0 then redis.call('HINCRBY', uk, 'freeHeld', -free) end
-    redis.call('DEL', hk)
-  end
-  redis.call('ZREM', prefix .. 'holds', id)
-  return h[1] ~= false
-end
-local function sweep(prefix, now, limit)
-  local ids = redis.call('ZRANGEBYSCORE', prefix .. 'holds', '-inf', now, 'LIMIT', 0, limit)
-  for _, id in ipairs(ids) do release_hold(prefix, id) end
-  return #ids
-end
-`;
+// Each script is its own file, preceded by the libraries it calls: composed once, at load (store/lua.ts).
+const HOLD_LIB = 'lua/hold.lib.lua';
+const RESERVE = loadLua(import.meta.url, HOLD_LIB, 'lua/admission.lib.lua', JOB_LIB, 'lua/reserve.lua');
+const SETTLE = loadLua(import.meta.url, HOLD_LIB, ...RECEIPT_LIBS, JOB_LIB, 'lua/settle.lua');
+const RELEASE = loadLua(import.meta.url, HOLD_LIB, 'lua/release.lua');
+const SWEEP = loadLua(import.meta.url, HOLD_LIB, 'lua/sweep.lua');
+const STATUS = loadLua(import.meta.url, HOLD_LIB, 'lua/status.lua');
+const GRANT = loadLua(import.meta.url, 'lua/grant.lua');
+const CLAWBACK = loadLua(import.meta.url, 'lua/clawback.lua');
 
-// KEYS bill, use, hold, holds
-// ARGV prefix, clock, callId, pid, day, freePerDay, freeUnit, rungCounted, tokensPerDay, ceilingPerDay,
-//      est, cost, ttlMs, useTtl, sweepLimit
-// The rule is limits.ts `decide`, step for step.
-const RESERVE = luaScript(`${RELEASE_FN}
-local now = clock_ms(ARGV[2])
-local exp = now + tonumber(ARGV[13])
-sweep(ARGV[1], now, tonumber(ARGV[15]))
-local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
-if held[1] then return {'held', held[1], tonumber(held[2]), tonumber(held[3])} end
-local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
-local freeCount = tonumber(u[1] or 0) + tonumber(u[2] or 0)
-local tokens = tonumber(u[3] or 0) + tonumber(u[4] or 0)
-local rung = ARGV[8] == '1'
-local est, cost = tonumber(ARGV[11]), tonumber(ARGV[12])
-if rung and tokens + est > tonumber(ARGV[10]) then return {'ceiling', tokens} end
-local units = 1
-if ARGV[7] == 'tokens' then units = est end
-local free = freeCount + units <= tonumber(ARGV[6])
-if rung and tokens + est > tonumber(ARGV[9]) then free = false end
-local micro, freeHold, tokHold = 0, 0, 0
-if free then freeHold = units else
-  local b = redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved')
-  local granted = tonumber(b[1] or 0)
-  local available = granted - tonumber(b[2] or 0) - tonumber(b[3] or 0)
-  if available < cost then return {'credits', granted, available, tokens, freeCount} end
-  micro = cost
-end
-if rung then tokHold = est end
-if micro > 0 then redis.call('HINCRBY', KEYS[1], 'aiReserved', micro) end
-if freeHold > 0 then redis.call('HINCRBY', KEYS[2], 'freeHeld', freeHold) end
-if tokHold > 0 then redis.call('HINCRBY', KEYS[2], 'tokHeld', tokHold) end
-if freeHold > 0 or tokHold > 0 then redis.call('EXPIRE', KEYS[2], ARGV[14]) end
-local billing = 'paid'
-if free then billing = 'free' end
-redis.call('HSET', KEYS[3], 'pid', ARGV[4], 'day', ARGV[5], 'micro', micro, 'tok', tokHold, 'free', freeHold, 'billing', billing, 'exp', exp)
-redis.call('ZADD', KEYS[4], exp, ARGV[3])
-return {'ok', billing, micro, exp, ARGV[5]}`);
+/** A reply of named fields ({name, value, ...}, as the ledger's scripts answer) as an object. */
+function named(reply: unknown): Record<string, unknown> {
+  if (!Array.isArray(reply)) throw new TypeError(`unexpected meter reply: ${typeof reply}`);
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i + 1 < reply.length; i += 2) out[String(reply[i])] = reply[i + 1];
+  return out;
+}
 
-// KEYS hold, bill, use, r, rd, holds
-// ARGV prefix, callId, receiptJson, receiptId, score, charge, freeConsumed, tokConsumed, mode, useTtl, leafHash
-// mode 'settle' needs the reservation ('expired' when it is gone); mode 'late' stores the receipt alone.
-const SETTLE = luaScript(`${RELEASE_FN}${PUT_RECEIPT_FN}
-local prev = redis.call('GET', KEYS[4])
-if prev then
-  release_hold(ARGV[1], ARGV[2])
-  return {'dup', prev}
-end
-if ARGV[9] == 'settle' then
-  local h = redis.call('HMGET', KEYS[1], 'micro', 'tok', 'free')
-  if not h[1] then return {'expired'} end
-  -- The charge may pass the hold (usage above the bound): all of it is spent; the balance may go below zero.
-  local tok, free, charge = tonumber(h[2]), tonumber(h[3]), tonumber(ARGV[6])
-  release_hold(ARGV[1], ARGV[2])
-  if charge > 0 then redis.call('HINCRBY', KEYS[2], 'aiSpent', charge) end
-  if tok > 0 and tonumber(ARGV[8]) > 0 then redis.call('HINCRBY', KEYS[3], 'tokUsed', ARGV[8]) end
-  if free > 0 and tonumber(ARGV[7]) > 0 then redis.call('HINCRBY', KEYS[3], 'freeUsed', ARGV[7]) end
-  if redis.call('EXISTS', KEYS[3]) == 1 then redis.call('EXPIRE', KEYS[3], ARGV[10]) end
-end
-put_receipt(KEYS[4], KEYS[5], ARGV[3], ARGV[4], ARGV[5], ARGV[1], ARGV[11])
-return {'ok'}`);
-
-// KEYS -  ARGV prefix, callId
-const RELEASE = luaScript(`${RELEASE_FN}
-return release_hold(ARGV[1], ARGV[2]) and 1 or 0`);
-
-// KEYS -  ARGV prefix, clock, limit
-const SWEEP = luaScript(`${RELEASE_FN}
-return sweep(ARGV[1], clock_ms(ARGV[2]), tonumber(ARGV[3]))`);
-
-// KEYS bill  ARGV prefix, clock. Sweeps first, so `reserved` does not count reservations already expired.
-const STATUS = luaScript(`${RELEASE_FN}
-sweep(ARGV[1], clock_ms(ARGV[2]), 16)
-return redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved', 'plan')`);
-
-// KEYS use
-const USAGE = luaScript(`return redis.call('HMGET', KEYS[1], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')`);
-
-// KEYS grant, bill  ARGV grantJson, microUSD, plan ('' = none), at
-const GRANT = luaScript(`
-local prev = redis.call('GET', KEYS[1])
-if prev then return {'dup', prev} end
-if tonumber(ARGV[2]) > 0 then redis.call('HINCRBY', KEYS[2], 'aiGranted', ARGV[2]) end
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], 'plan', ARGV[3], 'planSince', ARGV[4]) end
-redis.call('SET', KEYS[1], ARGV[1])
-return {'ok', ARGV[1]}`);
-
-// KEYS op, bill, claim  ARGV target, at. The claim key holds how much of it was settled before; the
-// balance keeps at least what was spent (aiGranted never drops below aiSpent).
-const CLAWBACK = luaScript(`
-local prev = redis.call('GET', KEYS[1])
-if prev then return {'dup', prev} end
-local want = tonumber(ARGV[1]) - tonumber(redis.call('GET', KEYS[3]) or 0)
-if want < 0 then want = 0 end
-local b = redis.call('HMGET', KEYS[2], 'aiGranted', 'aiSpent')
-local room = tonumber(b[1] or 0) - tonumber(b[2] or 0)
-if room < 0 then room = 0 end
-local take = math.min(want, room)
-if take > 0 then redis.call('HINCRBY', KEYS[2], 'aiGranted', -take) end
-if want > 0 then redis.call('INCRBY', KEYS[3], want) end
-local rec = cjson.encode({taken = take, waived = want - take, at = ARGV[2]})
-redis.call('SET', KEYS[1], rec)
-return {'ok', rec}`);
-
-const GET_ONE = luaScript(`return redis.call('GET', KEYS[1])`);
+export interface RedisMeterOptions extends MeterOptions {
+  /** Where the calls' jobs live: the ledger opens and closes them in its own scripts. */
+  jobs?: RedisJobStore;
+}
 
 const int = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
 
@@ -198,13 +93,20 @@ export class RedisMeter implements Meter {
   readonly #prefix: string;
   readonly #now: () => number;
   readonly #ownClock: boolean;
+  readonly #jobs: RedisJobStore | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(store: RedisStore, options: MeterOptions) {
+  constructor(store: RedisStore, options: RedisMeterOptions) {
     this.#store = store;
     this.#prefix = store.keyPrefix;
     this.#now = options.now ?? Date.now;
     this.#ownClock = options.now !== undefined;
+    this.#jobs = options.jobs;
+  }
+
+  #jobStore(): RedisJobStore {
+    if (!this.#jobs) throw new TypeError('this meter was made without a job store');
+    return this.#jobs;
   }
 
   today(): string {
@@ -226,107 +128,107 @@ export class RedisMeter implements Meter {
     return `${this.#prefix}hold:${callId}`;
   }
 
-  async reserve(req: ReserveRequest, rider?: ReserveRider): Promise<Reservation> {
+  async reserve(req: ReserveRequest, job?: JobOpening): Promise<Reservation> {
     const now = this.#now();
     const day = utcDay(now);
-    const cost = worstCaseMicroUSD(req);
-    const rung = req.limits.rung;
-    const own = {
-      keys: [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`],
-      args: [
-        this.#prefix,
-        this.#clock(),
-        req.callId,
-        req.principalId,
-        day,
-        String(req.limits.free.perDay),
-        req.limits.free.unit,
-        rung ? '1' : '0',
-        String(rung?.tokensPerDay ?? 0),
-        String(rung?.ceilingPerDay ?? 0),
-        String(req.estimatedTokens),
-        String(cost),
-        String(req.ttlMs),
-        String(dayTtlSeconds(day, now)),
-        '16',
-      ],
+    const a = admission(req);
+    const hold = {
+      callId: req.callId,
+      principalId: req.principalId,
+      day,
+      ttlMs: req.ttlMs,
+      useTtl: dayTtlSeconds(day, now),
+      sweepLimit: 16,
+      ...(this.#ownClock ? { clock: now } : {}),
     };
-    const reply = await this.#withRider('meter.reserve', RESERVE, own, rider);
-    const [verdict] = reply;
-    if (verdict === 'ceiling') throw refusal(req, cost, day, { kind: 'ceiling', rungTokens: int(reply[1]) });
-    if (verdict === 'credits') {
-      throw refusal(req, cost, day, { kind: 'credits', granted: int(reply[1]), available: int(reply[2]), rungTokens: int(reply[3]), freeCount: int(reply[4]) });
+    const keys = [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`, this.#prefix];
+    const args = [JSON.stringify(a), JSON.stringify(hold)];
+    if (job) {
+      const jobs = this.#jobStore();
+      keys.push(...jobs.keys(job.job.jobId));
+      args.push(...jobs.openArgs(job.job, job.retentionMs));
     }
-    if (verdict !== 'ok' && verdict !== 'held') throw new TypeError(`unexpected meter reply: ${String(verdict)}`);
-    const billing = reply[1] === 'free' ? 'free' : 'paid';
-    return {
+    const r = named(await this.#store.runScript('meter.reserve', RESERVE, keys, args));
+    if (r['kind'] === 'ceiling') throw refusal(req, a.costMicroUSD, day, { kind: 'ceiling', rungTokens: int(r['rungTokens']) });
+    if (r['kind'] === 'credits') {
+      const v = { kind: 'credits' as const, granted: int(r['granted']), available: int(r['available']), rungTokens: int(r['rungTokens']), freeCount: int(r['freeCount']) };
+      throw refusal(req, a.costMicroUSD, day, v);
+    }
+    if (r['kind'] !== 'ok' && r['kind'] !== 'held') throw new TypeError(`unexpected meter reply: ${String(r['kind'])}`);
+    const billing = r['billing'] === 'free' ? 'free' : 'paid';
+    const reservation: Reservation = {
       callId: req.callId,
       principalId: req.principalId,
       billing,
-      reservedMicroUSD: int(reply[2]),
+      reservedMicroUSD: int(r['micro']),
       reservedTokens: req.estimatedTokens,
       day,
       rates: req.rates,
       freeUnit: billing === 'free' ? req.limits.free.unit : null,
-      rungCounted: rung !== null,
-      expiresAt: int(reply[3]),
+      rungCounted: req.limits.rung !== null,
+      expiresAt: int(r['expiresAt']),
     };
+    if (job && r['kind'] === 'ok') job.opened(this.#jobStore().opened([r['jobCreated'], r['job']]));
+    return reservation;
   }
 
+  /** One settle script: mode `settle` (charge against the hold) or `late` (the hold was swept: the receipt alone). */
   async #settleScript(
     reservation: Reservation,
     receipt: Receipt,
     s: Settlement,
     input: SettleInput,
     mode: 'settle' | 'late',
-    rider: SettleRider | undefined,
-  ): Promise<unknown[]> {
+    job: JobClosing | undefined,
+  ): Promise<Record<string, unknown>> {
     const k = receiptKeys(this.#prefix, receipt);
     const c = consumption(reservation, s, input);
-    const own = {
-      keys: [this.#hold(reservation.callId), this.#bill(reservation.principalId), this.#use(reservation.day, reservation.principalId), k.receipt, k.index, `${this.#prefix}holds`],
-      args: [
-        this.#prefix,
-        reservation.callId,
-        k.json,
-        receipt.id,
-        k.score,
-        String(s.chargedMicroUSD),
-        String(c.free),
-        String(c.rungTokens),
-        mode,
-        String(dayTtlSeconds(reservation.day, this.#now())),
-        k.leaf,
-      ],
+    const keys = [
+      this.#hold(reservation.callId),
+      this.#bill(reservation.principalId),
+      this.#use(reservation.day, reservation.principalId),
+      k.receipt,
+      k.index,
+      `${this.#prefix}holds`,
+      this.#prefix,
+    ];
+    const settlement = {
+      callId: reservation.callId,
+      receiptId: receipt.id,
+      score: Number(k.score),
+      charge: s.chargedMicroUSD,
+      freeConsumed: c.free,
+      tokConsumed: c.rungTokens,
+      useTtl: dayTtlSeconds(reservation.day, this.#now()),
+      leaf: k.leaf,
+      mode,
     };
-    return this.#withRider('meter.settle', SETTLE, own, rider);
+    const args = [JSON.stringify(settlement), k.json];
+    if (job) {
+      const jobs = this.#jobStore();
+      keys.push(...jobs.keys(job.jobId));
+      args.push(...jobs.updateArgs(job.jobId, job.owner, job.patch, job.retentionMs));
+    }
+    const r = named(await this.#store.runScript('meter.settle', SETTLE, keys, args));
+    if (job && r['outcome'] === 'ok') job.closed(r['jobClosed'] === 1);
+    return r;
   }
 
-  /** Runs one of the meter's scripts, with the rider's script chained after it when there is a rider. */
-  async #withRider<T>(operation: string, script: LuaScript, own: { keys: string[]; args: string[] }, rider: MeterRider<T> | undefined): Promise<unknown[]> {
-    if (!rider) return (await this.#store.runScript(operation, script, own.keys, own.args)) as unknown[];
-    if (!rider.redis) throw new TypeError('the Redis meter takes a rider with a Redis script');
-    const both = chainedCall(own, rider.redis);
-    const [reply, ridden] = (await this.#store.runScript(operation, chainScripts(script, rider.redis.script), both.keys, both.args)) as [unknown[], unknown];
-    if (reply[0] === 'ok') rider.done(ridden);
-    return reply;
-  }
-
-  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, rider?: (s: Settlement) => SettleRider): Promise<Settlement> {
+  async settle(reservation: Reservation, input: SettleInput, build: (s: Settlement) => Receipt, job?: (s: Settlement) => JobClosing): Promise<Settlement> {
     const s = quote(reservation, input);
     const receipt = { ...build(s), day: reservation.day };
-    const reply = await this.#settleScript(reservation, receipt, s, input, 'settle', rider?.(s));
-    if (reply[0] === 'dup') return settlementOf(JSON.parse(String(reply[1])) as Receipt, s);
-    if (reply[0] === 'ok') return s;
+    const reply = await this.#settleScript(reservation, receipt, s, input, 'settle', job?.(s));
+    if (reply['outcome'] === 'dup') return settlementOf(JSON.parse(String(reply['receipt'])) as Receipt, s);
+    if (reply['outcome'] === 'ok') return s;
     // The reservation was swept before settlement (the call outlived it): record the call, charge nothing.
     const late: Settlement = { ...s, chargedMicroUSD: 0, note: 'reservation-expired' };
     const lateReceipt = { ...build(late), day: reservation.day };
-    const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late', rider?.(late));
-    return again[0] === 'dup' ? settlementOf(JSON.parse(String(again[1])) as Receipt, late) : late;
+    const again = await this.#settleScript(reservation, lateReceipt, late, input, 'late', job?.(late));
+    return again['outcome'] === 'dup' ? settlementOf(JSON.parse(String(again['receipt'])) as Receipt, late) : late;
   }
 
   async release(reservation: Reservation): Promise<void> {
-    await this.#store.runScript('meter.release', RELEASE, [], [this.#prefix, reservation.callId]);
+    await this.#store.runScript('meter.release', RELEASE, [this.#prefix], [reservation.callId]);
   }
 
   async record(receipt: Receipt): Promise<Receipt> {
@@ -336,7 +238,7 @@ export class RedisMeter implements Meter {
   }
 
   async status(principalId: string): Promise<BillingStatus> {
-    const [g, s, r, plan] = (await this.#store.runScript('meter.status', STATUS, [this.#bill(principalId)], [this.#prefix, this.#clock()])) as unknown[];
+    const [g, s, r, plan] = (await this.#store.runScript('meter.status', STATUS, [this.#bill(principalId), this.#prefix], [this.#clock()])) as unknown[];
     const granted = int(g);
     const spent = int(s);
     const reserved = int(r);
@@ -348,7 +250,7 @@ export class RedisMeter implements Meter {
   }
 
   async usage(principalId: string, day: string): Promise<DayUsage> {
-    const [fu, fh, tu, th] = (await this.#store.runScript('meter.usage', USAGE, [this.#use(day, principalId)], [])) as unknown[];
+    const [fu, fh, tu, th] = await this.#store.command('meter.usage', (c) => c.hmGet(this.#use(day, principalId), ['freeUsed', 'freeHeld', 'tokUsed', 'tokHeld']));
     return { day, freeUsed: int(fu), freeHeld: int(fh), rungTokensUsed: int(tu), rungTokensHeld: int(th) };
   }
 
@@ -364,7 +266,7 @@ export class RedisMeter implements Meter {
   }
 
   async grantOf(operationId: string): Promise<GrantRecord | null> {
-    const raw = await this.#store.runScript('meter.grant-of', GET_ONE, [`${this.#prefix}grant:${operationId}`], []);
+    const raw = await this.#store.command('meter.grant-of', (c) => c.get(`${this.#prefix}grant:${operationId}`));
     if (typeof raw !== 'string') return null;
     const g = JSON.parse(raw) as GrantRecord;
     return g.kind === 'credits' || g.kind === 'plan' ? g : null;
@@ -382,7 +284,7 @@ export class RedisMeter implements Meter {
   }
 
   async sweep(limit = 1000): Promise<number> {
-    return int(await this.#store.runScript('meter.sweep', SWEEP, [], [this.#prefix, this.#clock(), String(limit)]));
+    return int(await this.#store.runScript('meter.sweep', SWEEP, [this.#prefix], [this.#clock(), String(limit)]));
   }
 
   start(everyMs = 30_000): void {

@@ -15,7 +15,7 @@
  * `{error:{code,message}}`, its code one of the error table's (src/errors.ts).
  */
 import { ERRORS } from '../errors.js';
-import { validateChatShape, validateJobShape } from '../stages/chat-schema.js';
+import { validateChatShape, validateJobShape } from '../openai/chat-schema.js';
 import { SCHEMAS as SIGN_IN } from '../auth/schemas.js';
 import { applicationSchema, checkoutSchema, ekycStartSchema } from '../billing/schemas.js';
 import { knowledgeContextSchema, knowledgeSearchSchema } from '../knowledge/schemas.js';
@@ -129,11 +129,36 @@ const schemas: Record<string, Json> = {
     properties: { id: { type: 'string' }, callId: { type: 'string' }, principalId: { type: 'string' }, outcome: { enum: ['answered', 'refused', 'failed'] } },
   },
   SecureDocument: { type: 'object' },
-  IssueTokenRequest: SIGN_IN.issueToken as Json,
-  RevokeTokenRequest: SIGN_IN.revokeToken as Json,
-  EkycStartRequest: ekycStartSchema as Json,
-  ApplicationRequest: applicationSchema as Json,
-  CheckoutRequest: checkoutSchema as Json,
+  VersionHistory: {
+    type: 'object',
+    required: ['object', 'data'],
+    properties: {
+      object: { const: 'list' },
+      data: {
+        type: 'array',
+        items: { type: 'object', required: ['document', 'version', 'sha256', 'liveSince'], properties: { document: { type: 'string' }, version: { type: 'string' }, sha256: { type: 'string' }, liveSince: { type: 'string', format: 'date-time' } } },
+      },
+    },
+  },
+  StoredVersion: {
+    type: 'object',
+    required: ['object', 'document', 'version', 'sha256', 'encoding', 'content'],
+    properties: {
+      object: { const: 'version' },
+      document: { type: 'string' },
+      version: { type: 'string' },
+      sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      file: { type: 'string' },
+      encoding: { enum: ['utf8', 'base64'] },
+      content: { type: 'string' },
+      sources: { type: 'object', additionalProperties: { type: 'string' }, description: 'policy only: the Rego it was built from, by path' },
+    },
+  },
+  IssueTokenRequest: SIGN_IN.issueToken,
+  RevokeTokenRequest: SIGN_IN.revokeToken,
+  EkycStartRequest: ekycStartSchema,
+  ApplicationRequest: applicationSchema,
+  CheckoutRequest: checkoutSchema,
   ResearchStatus: {
     type: 'object',
     required: ['status', 'reason', 'freeTier', 'trust', 'scopes'],
@@ -175,6 +200,19 @@ const object = (description: string) => ({ description, content: json({ type: 'o
 const OPERATIONS: Record<string, Json> = {
   'GET /v1/models': op('The catalog: every model and whether it is served', { '200': { description: 'the model list', content: json(ref('ModelList')) } }, { operationId: 'listModels' }, false),
   'GET /v1/secure': op('The rules, policy and guardrail versions in force, for reviewers', { '200': { description: 'the security document', content: json(ref('SecureDocument')) } }, { operationId: 'secure' }, false),
+  'GET /v1/secure/history': op('Every version of every reviewer-facing document, with when it went live', { '200': { description: 'the version history', content: json(ref('VersionHistory')) } }, { operationId: 'secureHistory' }, false),
+  'GET /v1/secure/history/{document}/{ref}': op(
+    'One version with its content, by hex SHA-256 or version string (policy: the wasm and its Rego; policy-data; catalog; rungs; guardrails; firewall; compliance)',
+    { '200': { description: 'the version and its content, which hashes to sha256', content: json(ref('StoredVersion')) } },
+    {
+      operationId: 'secureHistoryVersion',
+      parameters: [
+        { name: 'document', in: 'path', required: true, schema: { enum: ['policy', 'policy-data', 'catalog', 'rungs', 'guardrails', 'firewall', 'compliance'] } },
+        { name: 'ref', in: 'path', required: true, description: 'hex SHA-256 of the content, or a version string', schema: { type: 'string' } },
+      ],
+    },
+    false,
+  ),
   'POST /v1/chat/completions': op(
     'A chat completion (OpenAI-compatible), run as a job; `stream: true` answers SSE',
     {
@@ -220,6 +258,7 @@ const OPERATIONS: Record<string, Json> = {
   'POST /v1/session/end-all': op('Sign out every session of the principal', { '200': object('{ended}') }, { operationId: 'signOutEverywhere', ...cookieOnly }),
   'POST /v1/account/api-token': op('Issue a personal access token, shown once', { '200': object('{id, label, token}') }, { operationId: 'issueToken', ...cookieOnly, ...body('IssueTokenRequest') }),
   'GET /v1/account/api-tokens': op('The principal’s tokens (never the tokens themselves)', { '200': { description: 'the tokens', content: json(ref('List')) } }, { operationId: 'listTokens', ...cookieOnly }),
+  'GET /v1/account/applications': op('The principal’s own research applications and where each stands, oldest first', { '200': { description: 'the applications', content: json(ref('List')) } }, { operationId: 'listApplications', ...cookieOnly }),
   'POST /v1/account/api-token/revoke': op('Revoke one of the principal’s tokens', { '200': object('{id, label, revokedAt}') }, { operationId: 'revokeToken', ...cookieOnly, ...body('RevokeTokenRequest') }),
   'GET /v1/knowledge/search': op('Ranked full-text search over public security evidence (CORS open)', { '200': object('{query, total, offset, limit, data: [{id, kind, title, snippet, score}]}') }, { operationId: 'knowledgeSearch', parameters: queryParams(knowledgeSearchSchema) }, false),
   'GET /v1/knowledge/context': op('One entry of the evidence with its full text and typed relations (CORS open)', { '200': object('the entry and its relations') }, { operationId: 'knowledgeContext', parameters: queryParams(knowledgeContextSchema) }, false),

@@ -75,13 +75,19 @@ export function servePages(pages: Record<string, string>, origins: Record<HostNa
   };
 
   return async function servePage(ctx: Context, next: Next): Promise<void> {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      await next();
+      return;
+    }
     let file: string | undefined = pages[ctx.path];
     if (!file && ctx.path.startsWith('/assets/')) {
       const rel = normalize(ctx.path.slice(1));
       if (rel.startsWith('assets/') && !rel.includes('..')) file = rel;
     }
-    if (!file) return next();
+    if (!file) {
+      await next();
+      return;
+    }
     const found = load(file);
     ctx.set('content-security-policy', csp);
     ctx.set('x-content-type-options', 'nosniff');
@@ -94,7 +100,8 @@ export function servePages(pages: Record<string, string>, origins: Record<HostNa
         ctx.body = 'The pages are not built: run `npm run build` (or `node scripts/web-build.mjs`).\n';
         return;
       }
-      return next();
+      await next();
+      return;
     }
     ctx.set('cache-control', 'no-cache');
     ctx.set('etag', found.etag);

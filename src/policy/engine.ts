@@ -12,8 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { DEFAULT_WASM_PATH, ENTRYPOINT } from './manifest.js';
 
-export { DEFAULT_WASM_PATH, ENTRYPOINT, readPolicyManifest, type PolicyManifest } from './manifest.js';
-export { policySourceHash, policySources } from './source-hash.js';
+export { ENTRYPOINT, readPolicyManifest } from './manifest.js';
 
 export type Team = 'blue' | 'red';
 export type Route = 'shared' | 'dedicated';
@@ -135,7 +134,7 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
   try {
     wasm = await readFile(wasmPath);
   } catch (err) {
-    throw new Error(`cannot read the admission policy ${wasmPath} (run \`npm run policies:build\`): ${String(err)}`);
+    throw new Error(`cannot read the admission policy ${wasmPath} (run \`npm run policies:build\`): ${String(err)}`, { cause: err });
   }
   const policy = await loadPolicy(wasm);
   // opa-wasm throws a bare string, not an Error, for an unknown entrypoint; check up front instead.

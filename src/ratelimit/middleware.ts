@@ -2,9 +2,10 @@
  * Where the limits of `rateLimits` in config/gateway.yaml apply, answered 429 `rate-limited` with
  * `retry-after` (seconds):
  *
- * - per principal (`perPrincipal`): chat and job calls. The hit goes out alongside the token lookup once the
- *   token's principal is known (as the job lookup does, stages/identify.ts), so it costs no round trip of
- *   its own; `limitPrincipal` then reads its verdict (or asks, for a token's first call).
+ * - per principal (`perPrincipal`): chat and job calls. The hit goes out with the token lookup once the
+ *   token's principal is known (`principalHit`, started by src/stages/look-ahead.ts as the job lookup is),
+ *   so it costs no round trip of its own; `limitPrincipal` then reads its verdict on the call (or asks, for
+ *   a token's first call).
  * - per client address (`perAddress`): public routes, which need no token (`limitAddress`).
  * - per client address, for what a stranger can make the gateway do or keep (`limitPerAddress`, counted on
  *   the address's subject: an IPv6 address's /64, subject.ts): requests to the MCP hosts (`mcpPerAddress`),
@@ -25,7 +26,7 @@ import type { Context, Next } from 'koa';
 import { GatewayError, toWire } from '../errors.js';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { RateLimitSettings } from '../config/types.js';
-import type { Call } from '../stages/call.js';
+import type { Call } from '../call/call.js';
 import { metrics } from '../observe/metrics.js';
 import type { RateLimiter, Verdict } from './limiter.js';
 import { addressSubject } from './subject.js';
@@ -52,16 +53,14 @@ export function clientAddress(ctx: Context, holder: RuntimeHolder): string {
   return ctx.ip || ctx.socket.remoteAddress || 'unknown';
 }
 
-const ahead = new WeakMap<Call, { principalId: string; verdict: Promise<Verdict> }>();
-
-/** For identify's `alongside`: starts the principal's hit in the same write as its token lookup. */
-export function principalLimitAhead(limiter: RateLimiter, holder: RuntimeHolder): (call: Call, principalId: string) => void {
-  return (call, principalId) => {
+/** The principal's hit, started ahead of identify (src/stages/look-ahead.ts); undefined when no per-principal limit is set. */
+export function principalHit(limiter: RateLimiter, holder: RuntimeHolder): (principalId: string) => Promise<Verdict> | undefined {
+  return (principalId) => {
     const limit = settings(holder).perPrincipal;
-    if (!limit) return;
+    if (!limit) return undefined;
     const verdict = limiter.hit('principal', principalId, limit, RATE_WINDOW_MS);
     verdict.catch(() => {}); // read (and its failure thrown) by limitPrincipal
-    ahead.set(call, { principalId, verdict });
+    return verdict;
   };
 }
 
@@ -69,11 +68,11 @@ export function principalLimitAhead(limiter: RateLimiter, holder: RuntimeHolder)
 export function limitPrincipal(limiter: RateLimiter, holder: RuntimeHolder) {
   return async function limitPrincipal(ctx: Context, next: Next): Promise<void> {
     const limit = settings(holder).perPrincipal;
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const id = call.identity!.principal.id;
     if (limit) {
-      const early = ahead.get(call);
-      const verdict = await (early && early.principalId === id ? early.verdict : limiter.hit('principal', id, limit, RATE_WINDOW_MS));
+      const early = call.ahead;
+      const verdict = await (early?.limit && early.principalId === id ? early.limit : limiter.hit('principal', id, limit, RATE_WINDOW_MS));
       if (!verdict.allowed) refuse(ctx, 'principal', 'calls for this principal', verdict);
     }
     await next();
@@ -177,7 +176,10 @@ export function limitFailedAuth(limiter: RateLimiter, holder: RuntimeHolder, fai
   const what = 'failed authentication attempts from this address';
   return async function limitFailedAuth(ctx: Context, next: Next): Promise<void> {
     const limit = settings(holder).failedAuthPerAddress;
-    if (!limit) return next();
+    if (!limit) {
+      await next();
+      return;
+    }
     const address = clientAddress(ctx, holder);
     const until = blockedUntil.get(address);
     if (until !== undefined) {

@@ -6,24 +6,11 @@
  * in one cluster slot. One script a hit: read both windows, decide, count.
  */
 import { createHash } from 'node:crypto';
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import { decide, windows, type RateLimiter, type Verdict } from './limiter.js';
 
-// KEYS current, previous  ARGV limit, windowMs, elapsedMs, cost
-// Returns {allowed, current, previous}; the wait is worked out by the caller from the counts (limiter.ts).
-const HIT = luaScript(`
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local elapsed = tonumber(ARGV[3])
-local cost = tonumber(ARGV[4])
-local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
-local prev = tonumber(redis.call('GET', KEYS[2]) or '0')
-if prev * (window - elapsed) / window + cur + cost > limit then return {0, cur, prev} end
-if cost > 0 then
-  cur = redis.call('INCRBY', KEYS[1], cost)
-  redis.call('PEXPIRE', KEYS[1], window * 2)
-end
-return {1, cur, prev}`);
+const HIT = loadLua(import.meta.url, 'lua/hit.lua');
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #store: RedisStore;

@@ -20,7 +20,7 @@ function groups(address: string): number[] | null {
   const [head, tail] = text.split('::') as [string, string | undefined];
   const h = head ? head.split(':') : [];
   const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : Array(8 - h.length - t.length).fill('0');
+  const fill = tail === undefined ? [] : new Array<string>(8 - h.length - t.length).fill('0');
   return [...h, ...fill, ...t].map((g) => parseInt(g, 16));
 }
 

@@ -57,7 +57,7 @@ export function storableReceipt(receipt: Record<string, unknown>): { json: strin
   // with a literal backslash before "ud", which merely costs more — takes the `canonicalize` path below.
   if (!json.includes('\\ud')) {
     try {
-      return { json, leaf: leafHash(Buffer.from(fastCanonical(withoutProofs(receipt)) as string, 'utf8')) };
+      return { json, leaf: leafHash(Buffer.from(fastCanonical(withoutProofs(receipt)), 'utf8')) };
     } catch {
       // NaN or Infinity: the careful path below, as before
     }

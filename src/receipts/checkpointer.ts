@@ -10,12 +10,16 @@
  * renewal) plus one read; a checkpoint is signed only when the tree grew (and once at the very start, for
  * the empty log, so the checkpoint route always has an answer). The tree is deterministic in its leaves, so
  * a signer that lost its lease mid-write can at worst rewrite the same nodes; its checkpoint is refused.
+ *
+ * With witnesses configured (`cosign`), each new checkpoint is handed to them before it is stored, with a
+ * way to build the consistency proof from any older size over the nodes just computed and those stored, so
+ * the stored (and served) checkpoint already carries their cosignatures.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../log.js';
 import type { ReceiptKey } from './key.js';
 import type { ReceiptLog, StoredNode } from './log.js';
-import { Frontier } from './merkle.js';
+import { assemble, consistencyPlan, Frontier, planNodes, type NodeId } from './merkle.js';
 import { signCheckpoint } from './note.js';
 
 export interface CheckpointerOptions {
@@ -31,14 +35,21 @@ export interface CheckpointerOptions {
    * (`Store.acknowledgeWrites`); without it, every leaf read is taken to be durable.
    */
   replicated?: () => Promise<boolean>;
+  /**
+   * Adds witness cosignatures to a new checkpoint (witness/witnesses.ts): given the signed note, its size,
+   * the previous checkpoint's size and the consistency proof from any older size, the cosigned note.
+   */
+  cosign?: ((note: string, size: number, previous: number, proofFrom: (old: number) => Promise<Buffer[]>) => Promise<string>) | undefined;
 }
+
+const nodeKey = (id: NodeId): string => `${id.level}/${id.index}`;
 
 export class Checkpointer {
   /** Random per process: two gateways never share it, so the lease tells them apart. */
   readonly owner = `signer_${randomBytes(9).toString('base64url')}`;
   readonly #log: ReceiptLog;
   readonly #key: ReceiptKey;
-  readonly #opts: Required<CheckpointerOptions>;
+  readonly #opts: Required<Omit<CheckpointerOptions, 'cosign'>> & Pick<CheckpointerOptions, 'cosign'>;
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
   #holding = false;
@@ -82,7 +93,8 @@ export class Checkpointer {
       const tree = new Frontier(from, p.frontier);
       const nodes: StoredNode[] = [];
       for (const leaf of p.leaves) nodes.push(...tree.append(leaf));
-      const note = signCheckpoint({ origin: this.#opts.origin, size: tree.size, root: tree.root() }, this.#key.privateKey);
+      let note = signCheckpoint({ origin: this.#opts.origin, size: tree.size, root: tree.root() }, this.#key.privateKey);
+      if (this.#opts.cosign) note = await this.#opts.cosign(note, tree.size, from, this.#proofFrom(tree.size, from, p.leaves, nodes));
       const result = await this.#log.advance(this.owner, p.checkpoint?.size ?? -1, tree.size, nodes, note);
       if (result === 'lost') {
         this.#holding = false;
@@ -92,6 +104,20 @@ export class Checkpointer {
       if (result === 'ok') this.#opts.log.debug('receipts.checkpoint', { size: tree.size });
       if (result === 'ok' && tree.size >= p.size) return tree.size;
     }
+  }
+
+  /** The consistency proof from `old` to `size`, over the nodes not stored yet and those stored. */
+  #proofFrom(size: number, from: number, leaves: Buffer[], made: StoredNode[]): (old: number) => Promise<Buffer[]> {
+    return async (old) => {
+      const fresh = new Map<string, Buffer>(made.map((n) => [nodeKey(n.id), n.hash]));
+      leaves.forEach((leaf, i) => fresh.set(`0/${from + i}`, leaf));
+      const plan = consistencyPlan(old, size);
+      const ids = planNodes(plan);
+      const stored = ids.filter((id) => !fresh.has(nodeKey(id)));
+      const hashes = await this.#log.nodes(stored);
+      stored.forEach((id, i) => fresh.set(nodeKey(id), hashes[i]!));
+      return assemble(plan, ids, ids.map((id) => fresh.get(nodeKey(id))!));
+    };
   }
 
   start(): void {

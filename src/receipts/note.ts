@@ -30,6 +30,18 @@ export function rawPublicKey(publicKey: KeyObject): Buffer {
   return Buffer.from(jwk.x, 'base64url');
 }
 
+/**
+ * Standard base64 (RFC 4648 section 4), as signed-note requires it: the alphabet, padding to a multiple of
+ * four, and the one canonical spelling (no stray bits in the last character). Node's Buffer.from skips
+ * what it cannot read instead, so a line of garbage around a real value would decode to that value, and
+ * two readers of one note (Go's note package refuses such a line) would disagree. Null when not base64.
+ */
+export function decodeBase64Strict(text: string): Buffer | null {
+  if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(text)) return null;
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64') === text ? bytes : null;
+}
+
 /** A key name may not be empty nor hold a space, a plus or a control character (signed-note). */
 export function validKeyName(name: string): boolean {
   return name.length > 0 && !/[\s+\p{Cc}]/u.test(name);
@@ -56,8 +68,8 @@ export function parseVerifierKey(vkey: string): { name: string; publicKey: KeyOb
   const m = /^([^+]+)\+([0-9a-fA-F]{8})\+([A-Za-z0-9+/]+=*)$/.exec(vkey.trim());
   const [, name, id, key] = m ?? [];
   if (!name || !id || !key || !validKeyName(name)) throw new TypeError('not a verifier key (name+id+key)');
-  const raw = Buffer.from(key, 'base64');
-  if (raw.length !== 33 || raw[0] !== ED25519_ALG) throw new TypeError('the verifier key is not an Ed25519 key');
+  const raw = decodeBase64Strict(key);
+  if (!raw || raw.length !== 33 || raw[0] !== ED25519_ALG) throw new TypeError('the verifier key is not an Ed25519 key');
   const publicKey = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.subarray(1).toString('base64url') }, format: 'jwk' });
   if (keyId(name, publicKey).toString('hex') !== id.toLowerCase()) throw new TypeError('the verifier key id does not match its key');
   return { name, publicKey };
@@ -76,6 +88,9 @@ export function signCheckpoint(c: Checkpoint, privateKey: KeyObject): string {
   return `${text}\n— ${c.origin} ${Buffer.concat([keyId(c.origin, publicKey), sig]).toString('base64')}\n`;
 }
 
+/** Said of a note that ends with a blank line (an editor's or a shell's extra newline, most often). */
+export const TRAILING_BLANK = 'the checkpoint ends with a blank line: a signed note ends right after the newline of its last signature line (remove the empty line at the end of the file)';
+
 export type Opened = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
 
 function parseCheckpointText(text: string): Checkpoint | string {
@@ -85,8 +100,8 @@ function parseCheckpointText(text: string): Checkpoint | string {
   const [origin, sizeText, rootText] = lines as [string, string, string];
   if (!validKeyName(origin)) return 'the checkpoint origin line is not a valid name';
   if (!/^(0|[1-9][0-9]{0,15})$/.test(sizeText) || !Number.isSafeInteger(Number(sizeText))) return 'the checkpoint size is not a decimal number';
-  const root = Buffer.from(rootText, 'base64');
-  if (root.length !== HASH_BYTES || root.toString('base64') !== rootText) return 'the checkpoint root is not a base64 SHA-256 hash';
+  const root = decodeBase64Strict(rootText);
+  if (!root || root.length !== HASH_BYTES) return 'the checkpoint root is not a base64 SHA-256 hash';
   return { origin, size: Number(sizeText), root };
 }
 
@@ -96,6 +111,7 @@ function parseCheckpointText(text: string): Checkpoint | string {
  */
 export function openCheckpoint(note: string, publicKey: KeyObject, origin?: string): Opened {
   if (typeof note !== 'string') return { ok: false, reason: 'the checkpoint is not text' };
+  if (note.endsWith('\n\n')) return { ok: false, reason: TRAILING_BLANK };
   const at = note.lastIndexOf('\n\n');
   if (at < 0) return { ok: false, reason: 'the checkpoint has no signatures (no blank line)' };
   const text = note.slice(0, at + 1);
@@ -105,11 +121,17 @@ export function openCheckpoint(note: string, publicKey: KeyObject, origin?: stri
   const id = keyId(parsed.origin, publicKey);
   const sigLines = note.slice(at + 2).split('\n');
   if (sigLines.at(-1) !== '') return { ok: false, reason: 'the signature block does not end with a newline' };
+  // Every line must be a signature line, its signature standard base64, as Go's note.Open has it: a reader
+  // that skipped what it cannot read would count lines another reader refuses.
+  const blobs: Array<{ name: string; blob: Buffer }> = [];
   for (const line of sigLines.slice(0, -1)) {
     const m = /^— (\S+) (\S+)$/u.exec(line);
-    if (!m) return { ok: false, reason: 'a signature line is malformed' };
-    if (m[1] !== parsed.origin) continue;
-    const blob = Buffer.from(m[2]!, 'base64');
+    const blob = m ? decodeBase64Strict(m[2]!) : null;
+    if (!m || !blob || blob.length < 5) return { ok: false, reason: `a signature line is malformed (not "— <name> <standard base64>"): ${JSON.stringify(line.slice(0, 80))}` };
+    blobs.push({ name: m[1]!, blob });
+  }
+  for (const { name, blob } of blobs) {
+    if (name !== parsed.origin) continue;
     if (blob.length !== 4 + 64 || !blob.subarray(0, 4).equals(id)) continue;
     return verify(null, Buffer.from(text, 'utf8'), publicKey, blob.subarray(4))
       ? { ok: true, checkpoint: parsed }

@@ -1,68 +1,33 @@
 /**
- * The receipt log in Redis, on the store's connection and under its prefix (layout: log-lua.ts). Leaves
- * are sequenced by the store's receipt write; these scripts serve the signer and the proofs, each one
- * round trip: a proof reads its O(log n) nodes in one script.
+ * The receipt log in Redis, on the store's connection and under its money prefix. Leaves are sequenced by
+ * the receipt write (lua/receipt.lib.lua, also run inside the meter's settlement); these scripts serve the
+ * signer and the proofs, each one round trip: a proof reads its O(log n) nodes in one script.
+ *
+ * Layout, under the money prefix (lua/log.lib.lua is the one place the scripts read it):
+ *   log:size              string  leaves sequenced so far (INCR: the next index)
+ *   log:h:<level>:<chunk> string  hashes of the complete subtrees of one level, 64 hex digits each, node
+ *                                 `index` at offset (index mod 256) * 64 of chunk floor(index / 256);
+ *                                 level 0 holds the leaf hashes. Written once, never changed. A chunk is
+ *                                 made at its full 16 KiB (zero bytes until written) when its first hash
+ *                                 lands: grown piece by piece, Redis would keep up to twice that allocated.
+ *   log:cp                hash    size, note: the latest signed checkpoint
+ *   log:lease             string  the signing lease's owner (PX: it lapses unless renewed)
+ * Hex, not raw bytes: replies stay plain strings for the client, for 32 more bytes per hash.
  */
 import type { NodeId } from './merkle.js';
 import type { AdvanceResult, Pending, ReceiptLog, StoredCheckpoint, StoredNode } from './log.js';
-import { LOG_FN } from './log-lua.js';
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 
-// KEYS lease  ARGV owner, ms
-const LEASE = luaScript(`
-local cur = redis.call('GET', KEYS[1])
-if cur == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if not cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
-return 0`);
-
-// KEYS lease  ARGV owner
-const UNLEASE = luaScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-return 1`);
-
-// KEYS size, cp  ARGV prefix, max. Leaves from the checkpoint's size on, and the checkpoint's frontier.
-const PENDING = luaScript(`${LOG_FN}
-local n = tonumber(redis.call('GET', KEYS[1]) or '0')
-local cp = redis.call('HMGET', KEYS[2], 'size', 'note')
-local s = tonumber(cp[1] or '0')
-local to = math.min(n, s + tonumber(ARGV[2]))
-local leaves = {}
-for i = s, to - 1 do leaves[#leaves + 1] = assert(log_get(ARGV[1], 0, i), 'log leaf missing') end
-local frontier, start = {}, 0
-for level = 52, 0, -1 do
-  local w = 2 ^ level
-  if start + w <= s then
-    frontier[#frontier + 1] = assert(log_get(ARGV[1], level, start / w), 'log node missing')
-    start = start + w
-  end
-end
-return {n, cp[1] or false, cp[2] or false, table.concat(leaves), table.concat(frontier)}`);
-
-// KEYS lease, cp  ARGV prefix, owner, fromSize (-1: none), toSize, note, [level, index, hex]...
-const ADVANCE = luaScript(`${LOG_FN}
-if redis.call('GET', KEYS[1]) ~= ARGV[2] then return 'lost' end
-local cur = tonumber(redis.call('HGET', KEYS[2], 'size') or '-1')
-if cur ~= tonumber(ARGV[3]) then return 'stale' end
-for i = 6, #ARGV, 3 do log_put(ARGV[1], tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2]) end
-redis.call('HSET', KEYS[2], 'size', ARGV[4], 'note', ARGV[5])
-return 'ok'`);
-
-// KEYS -  ARGV prefix, [level, index]...
-const NODES = luaScript(`${LOG_FN}
-local out = {}
-for i = 2, #ARGV, 2 do
-  local h = log_get(ARGV[1], tonumber(ARGV[i]), tonumber(ARGV[i + 1]))
-  if not h then return redis.error_reply('log node ' .. ARGV[i] .. '/' .. ARGV[i + 1] .. ' is not stored') end
-  out[#out + 1] = h
-end
-return table.concat(out)`);
-
-// KEYS cp
-const CHECKPOINT = luaScript(`return redis.call('HMGET', KEYS[1], 'size', 'note')`);
+const LEASE = loadLua(import.meta.url, 'lua/lease.lua');
+const UNLEASE = loadLua(import.meta.url, 'lua/unlease.lua');
+const PENDING = loadLua(import.meta.url, 'lua/log.lib.lua', 'lua/pending.lua');
+const ADVANCE = loadLua(import.meta.url, 'lua/log.lib.lua', 'lua/advance.lua');
+const NODES = loadLua(import.meta.url, 'lua/log.lib.lua', 'lua/nodes.lua');
 
 /** 64 hex digits a hash, concatenated, back into hashes. */
 function hashes(hex: unknown): Buffer[] {
-  const s = String(hex ?? '');
+  const s = typeof hex === 'string' ? hex : '';
   const out: Buffer[] = [];
   for (let i = 0; i < s.length; i += 64) out.push(Buffer.from(s.slice(i, i + 64), 'hex'));
   return out;
@@ -90,8 +55,8 @@ export class RedisReceiptLog implements ReceiptLog {
     const [n, size, note, leaves, frontier] = (await this.#store.runScript(
       'log.pending',
       PENDING,
-      [`${this.#prefix}log:size`, `${this.#prefix}log:cp`],
-      [this.#prefix, String(max)],
+      [`${this.#prefix}log:size`, `${this.#prefix}log:cp`, this.#prefix],
+      [String(max)],
     )) as [number, string | null, string | null, string, string];
     return {
       size: Number(n),
@@ -102,22 +67,22 @@ export class RedisReceiptLog implements ReceiptLog {
   }
 
   async advance(owner: string, fromSize: number, toSize: number, nodes: StoredNode[], note: string): Promise<AdvanceResult> {
-    const args = [this.#prefix, owner, String(fromSize), String(toSize), note];
+    const args = [owner, String(fromSize), String(toSize), note];
     for (const n of nodes) args.push(String(n.id.level), String(n.id.index), n.hash.toString('hex'));
-    const reply = await this.#store.runScript('log.advance', ADVANCE, [`${this.#prefix}log:lease`, `${this.#prefix}log:cp`], args);
+    const reply = await this.#store.runScript('log.advance', ADVANCE, [`${this.#prefix}log:lease`, `${this.#prefix}log:cp`, this.#prefix], args);
     if (reply !== 'ok' && reply !== 'lost' && reply !== 'stale') throw new TypeError(`unexpected log reply: ${String(reply)}`);
     return reply;
   }
 
   async checkpoint(): Promise<StoredCheckpoint | null> {
-    const [size, note] = (await this.#store.runScript('log.checkpoint', CHECKPOINT, [`${this.#prefix}log:cp`], [])) as [string | null, string | null];
-    return size === null || note === null ? null : { size: Number(size), note };
+    const [size, note] = await this.#store.command('log.checkpoint', (c) => c.hmGet(`${this.#prefix}log:cp`, ['size', 'note']));
+    return size == null || note == null ? null : { size: Number(size), note: String(note) };
   }
 
   async nodes(ids: NodeId[]): Promise<Buffer[]> {
     if (ids.length === 0) return [];
-    const args = [this.#prefix];
+    const args: string[] = [];
     for (const id of ids) args.push(String(id.level), String(id.index));
-    return hashes(await this.#store.runScript('log.nodes', NODES, [], args));
+    return hashes(await this.#store.runScript('log.nodes', NODES, [this.#prefix], args));
   }
 }

@@ -6,7 +6,7 @@
  *
  * Only tiles the latest checkpoint covers are served, so a tile never changes once served. Entry bundles
  * (`tile/entries/...`, the leaves' data) are not served: they would be the receipts, and a receipt is its
- * principal's. The store keeps every level in chunks of 256 hashes (log-lua.ts), so a tile is one read.
+ * principal's. The store keeps every level in chunks of 256 hashes (redis-log.ts), so a tile is one read.
  */
 import type { NodeId } from './merkle.js';
 

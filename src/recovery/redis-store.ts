@@ -7,48 +7,14 @@
  *   rn:<principalId>    string  the last recovery the owner's sign-in cancelled (the owner's notice)
  * Setting up and starting are one script each.
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import type { CancelledRecovery, PendingRecovery, RecoveryKey, RecoveryStore, StartResult } from './store.js';
 
-// KEYS key, index  ARGV json, prefix
-const SET_UP = luaScript(`
-local old = redis.call('GET', KEYS[1])
-if old then redis.call('DEL', ARGV[2] .. 'rkp:' .. cjson.decode(old).publicKey) end
-redis.call('SET', KEYS[1], ARGV[1])
-redis.call('SET', KEYS[2], cjson.decode(ARGV[1]).principalId)
-return 1`);
-
-// KEYS key, pending  ARGV secretHash, recovery json
-const START = luaScript(`
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 'secret-invalid' end
-local k = cjson.decode(raw)
-if type(k.secretHash) ~= 'string' or k.secretHash ~= ARGV[1] then return 'secret-invalid' end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 'pending' end
-k.secretHash = cjson.null
-redis.call('SET', KEYS[1], cjson.encode(k))
-redis.call('SET', KEYS[2], ARGV[2])
-return 'started'`);
-
-// KEYS pending  ARGV id ('' = any)
-const CLOSE = luaScript(`
-local raw = redis.call('GET', KEYS[1])
-if not raw then return 0 end
-if ARGV[1] ~= '' and cjson.decode(raw).id ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-return 1`);
-
-// KEYS pending, notice  ARGV by, at — moves the pending recovery to the notice in one step.
-const CANCEL = luaScript(`
-local raw = redis.call('GET', KEYS[1])
-if not raw then return false end
-local p = cjson.decode(raw)
-local notice = cjson.encode({ id = p.id, startedAt = p.startedAt, cancelledAt = tonumber(ARGV[2]), by = ARGV[1] })
-redis.call('DEL', KEYS[1])
-redis.call('SET', KEYS[2], notice)
-return notice`);
-
-const GET = luaScript(`return redis.call('GET', KEYS[1])`);
+const SET_UP = loadLua(import.meta.url, 'lua/set-up.lua');
+const START = loadLua(import.meta.url, 'lua/start.lua');
+const CLOSE = loadLua(import.meta.url, 'lua/close.lua');
+const CANCEL = loadLua(import.meta.url, 'lua/cancel.lua');
 
 export class RedisRecoveryStore implements RecoveryStore {
   readonly #store: RedisStore;
@@ -60,12 +26,12 @@ export class RedisRecoveryStore implements RecoveryStore {
   }
 
   async #get<T>(key: string): Promise<T | null> {
-    const raw = (await this.#store.runScript('recovery.get', GET, [`${this.#prefix}${key}`], [])) as string | null;
+    const raw = await this.#store.command('recovery.get', (c) => c.get(`${this.#prefix}${key}`));
     return raw ? (JSON.parse(raw) as T) : null;
   }
 
   async setUp(key: RecoveryKey): Promise<void> {
-    await this.#store.runScript('recovery.setUp', SET_UP, [`${this.#prefix}rk:${key.principalId}`, `${this.#prefix}rkp:${key.publicKey}`], [JSON.stringify(key), this.#prefix]);
+    await this.#store.runScript('recovery.setUp', SET_UP, [`${this.#prefix}rk:${key.principalId}`, `${this.#prefix}rkp:${key.publicKey}`, this.#prefix], [JSON.stringify(key)]);
   }
 
   keyOf(principalId: string): Promise<RecoveryKey | null> {
@@ -73,7 +39,7 @@ export class RedisRecoveryStore implements RecoveryStore {
   }
 
   async byPublicKey(publicKey: string): Promise<RecoveryKey | null> {
-    const pid = (await this.#store.runScript('recovery.byPublicKey', GET, [`${this.#prefix}rkp:${publicKey}`], [])) as string | null;
+    const pid = await this.#store.command('recovery.byPublicKey', (c) => c.get(`${this.#prefix}rkp:${publicKey}`));
     return pid ? this.keyOf(pid) : null;
   }
 

@@ -6,25 +6,12 @@
  * Recording is one script (entry and index together); listing is one read-only script (count, page, and the
  * entries).
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import { MAX_REVIEW_PAGE, reviewScore, type ReviewEntry, type ReviewPage, type ReviewStore } from './store.js';
 
-// KEYS entry, day  ARGV json, callId, score
-const RECORD = luaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then
-  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
-  return 1
-end
-return 0`);
-
-// KEYS day  ARGV prefix, start, stop
-const LIST = luaScript(`
-local out = {}
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))) do
-  local e = redis.call('GET', ARGV[1] .. 'rv:' .. id)
-  if e then out[#out + 1] = e end
-end
-return {redis.call('ZCARD', KEYS[1]), out}`);
+const RECORD = loadLua(import.meta.url, 'lua/record.lua');
+const LIST = loadLua(import.meta.url, 'lua/list.lua');
 
 export class RedisReviewStore implements ReviewStore {
   readonly #store: RedisStore;
@@ -46,11 +33,10 @@ export class RedisReviewStore implements ReviewStore {
   async list(day: string, offset = 0, limit = MAX_REVIEW_PAGE): Promise<ReviewPage> {
     const n = Math.min(Math.max(limit, 0), MAX_REVIEW_PAGE);
     if (n === 0) {
-      const [total] = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`], [this.#prefix, '1', '0'])) as [number];
+      const [total] = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`, this.#prefix], ['1', '0'])) as [number];
       return { day, total, offset, data: [] };
     }
-    const reply = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`], [
-      this.#prefix,
+    const reply = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`, this.#prefix], [
       String(offset),
       String(offset + n - 1),
     ])) as [number, string[]];

@@ -6,6 +6,9 @@
  *                                      never a token; lastUsedAt is accurate to about a minute (src/token-usage)
  *   POST /v1/account/api-token/revoke  {id} -> {id, label, revokedAt}; another principal's token (or an
  *                                      unknown id) is 404 `token-not-found`; revoking twice keeps the first time
+ *   GET  /v1/account/applications      {data: [{id, status, submittedAt, decidedAt, decisionNote,
+ *                                      verificationMode, policyVersion, scope}]}, oldest first: the caller's own
+ *                                      research applications and where each stands (the console lists them)
  * Same format, hashing and revocation as the operator's (auth/principals.ts): a revoked token answers 401
  * `token-revoked` on every instance from the next request.
  */
@@ -32,6 +35,31 @@ export function listAccountTokens(deps: Deps) {
     const tokens = await deps.store.listTokens(caller.principal.id);
     const used = await deps.tokenUsage.store.lastUsed(tokens.map((t) => t.id));
     ctx.body = { data: tokens.map((t, i) => ({ id: t.id, label: t.label, createdAt: t.createdAt, lastUsedAt: used[i] ?? null, revokedAt: t.revokedAt })) };
+  };
+}
+
+/**
+ * The caller's own applications, as the console shows them: what was asked for and where it stands. The
+ * purpose and targets stay out (the person wrote them; an operator reads them in the admin API), and an
+ * application is found only by its principal, so another account's never appears here.
+ */
+export function listAccountApplications(deps: Deps) {
+  return async function listAccountApplications(ctx: Context): Promise<void> {
+    const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
+    const apps = await deps.billing.applicationsOf(caller.principal.id);
+    ctx.set('cache-control', 'no-store');
+    ctx.body = {
+      data: apps.map((a) => ({
+        id: a.id,
+        status: a.status,
+        submittedAt: a.submittedAt,
+        decidedAt: a.decidedAt,
+        decisionNote: a.decisionNote,
+        verificationMode: a.request.verificationMode,
+        policyVersion: a.request.policyVersion,
+        scope: a.request.scope,
+      })),
+    };
   };
 }
 

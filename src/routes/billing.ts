@@ -24,7 +24,7 @@ import { storageBalance } from '../billing/storage.js';
 import { checkShape } from '../billing/schemas.js';
 import { createCheckout, createPortal, purchasable } from '../billing/sessions.js';
 import { requireProcessor } from '../billing/stripe.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson } from '../http/read-json.js';
 import type { WhoCalls } from './research.js';
 import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 

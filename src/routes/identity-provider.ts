@@ -76,7 +76,7 @@ export function identityProviderCallback(deps: Deps) {
         expectedNonce: held.data.nonce,
         idTokenExpected: true,
       });
-      claims = tokens.claims() as Record<string, unknown> | undefined;
+      claims = tokens.claims();
       // The ID token proves who; the name and e-mail come from the userinfo endpoint, for that subject only.
       if (claims && typeof claims['sub'] === 'string') {
         const info = await client.fetchUserInfo(config, tokens.access_token, claims['sub']);

@@ -1,7 +1,7 @@
 /**
  * The job API. POST /v1/research/jobs takes the strict body {model, task, scopeId?, max_tokens, messages}
  * with an `idempotency-key` header (a UUID v4), runs the same admission as the chat path with the named
- * scope (none needed on a blue-team model; validate.ts), and answers 202 with the queued job. GET /v1/research/job?jobId= answers 202 with `pollAfterMs`
+ * scope (none needed on a blue-team model; src/openai/request.ts), and answers 202 with the queued job. GET /v1/research/job?jobId= answers 202 with `pollAfterMs`
  * while the job is queued or running, 200 once it has ended (with content, toolCalls and finishReason, or
  * its error). A principal sees only its own jobs: another's id is answered as not found.
  */
@@ -11,7 +11,7 @@ import { bodyHash, jobObject, TERMINAL } from '../jobs/job.js';
 import type { JobStore } from '../jobs/store.js';
 import { PAT_OR_SESSION, resolveCaller, type CallerDeps } from '../auth/caller.js';
 import type { RuntimeHolder } from '../config/reloader.js';
-import type { Call } from '../stages/call.js';
+import { callJob, type Call } from '../call/call.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -33,7 +33,7 @@ export function requireIdempotencyKey() {
  */
 export function checkIdempotencyKey(jobs: JobStore) {
   return async function checkIdempotencyKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const bound = await jobs.idempotencyBinding(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase());
     if (bound && bound.bodyHash !== bodyHash(call.body)) throw new GatewayError('idempotency-key-reused');
     await next();
@@ -47,7 +47,7 @@ export function checkIdempotencyKey(jobs: JobStore) {
  */
 export function bindIdempotencyKey(jobs: JobStore) {
   return async function bindIdempotencyKey(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const entry = { bodyHash: bodyHash(call.body), jobId: call.jobId! };
     const bound = await jobs.bindIdempotencyKey(call.identity!.principal.id, ctx.get('idempotency-key').toLowerCase(), entry, call.runtime.jobs.retentionMs);
     if (bound && bound.bodyHash !== entry.bodyHash) throw new GatewayError('idempotency-key-reused');
@@ -58,9 +58,9 @@ export function bindIdempotencyKey(jobs: JobStore) {
 /** The 202 answer of POST /v1/research/jobs. */
 export function queued() {
   return async function queued(ctx: Context): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     ctx.status = 202;
-    ctx.body = jobObject(call.job!, call.runtime.jobs.pollAfterMs);
+    ctx.body = jobObject(callJob(call)!, call.runtime.jobs.pollAfterMs);
   };
 }
 

@@ -21,7 +21,7 @@ import { parseTilePath, tileNodes } from '../receipts/tiles.js';
 export function ownReceipt(deps: CallerDeps & { receipts: Receipts }) {
   return async function ownReceipt(ctx: Context): Promise<void> {
     const identity = await resolveCaller(ctx, deps, PAT_OR_SESSION);
-    const receipt = await deps.store.getReceipt(String(ctx.params['id']));
+    const receipt = await deps.store.getReceipt(String((ctx.params as Record<string, string>)['id']));
     if (!receipt || receipt.principalId !== identity.principal.id) throw new GatewayError('receipt-not-found');
     ctx.body = await withProof(deps.receipts.log, receipt);
   };
@@ -46,7 +46,7 @@ export function logConsistency(receipts: Receipts) {
 
 export function logTile(receipts: Receipts) {
   return async function logTile(ctx: Context): Promise<void> {
-    const ref = parseTilePath(String(ctx.params['rest'] ?? ''));
+    const ref = parseTilePath((ctx.params as Record<string, string | undefined>)['rest'] ?? '');
     if (!ref) throw new GatewayError('not-found', 'no such tile: the path is not <L>/<N>[.p/<W>] (C2SP tlog-tiles)');
     const ids = tileNodes(ref, (await receipts.log.checkpoint())?.size ?? 0);
     if (!ids) throw new GatewayError('not-found', 'no such tile under the latest checkpoint');

@@ -17,7 +17,7 @@ import { requireProcessor } from '../billing/stripe.js';
 import { startCardVerification, startIdentityVerification } from '../billing/sessions.js';
 import { validRung } from '../billing/verification.js';
 import { ekycState } from '../billing/ekyc-status.js';
-import { readJson } from '../stages/read-body.js';
+import { readJson } from '../http/read-json.js';
 
 /** Who is calling (auth/caller.ts resolves it): the principal, or the 401/403 that says why not. */
 export type WhoCalls = (ctx: Context) => Promise<{ principal: PrincipalRecord }>;
@@ -30,12 +30,12 @@ export function researchRoutes(d: BillingDeps, caller: WhoCalls, admitApplicatio
   const limit = () => d.holder.current.gateway.limits.bodyBytes;
   const applicationLimit = () => Math.min(limit(), d.holder.current.gateway.limits.applicationBytes ?? limit());
   return {
-    async status(ctx: Context): Promise<void> {
+    status: async (ctx: Context): Promise<void> => {
       const { principal } = await caller(ctx);
       ctx.set('cache-control', 'no-store');
       ctx.body = await researchStatus(d, d.holder.current, principal);
     },
-    async ekycStart(ctx: Context): Promise<void> {
+    ekycStart: async (ctx: Context): Promise<void> => {
       const { principal } = await caller(ctx);
       const body = checkShape<{ scopeId: string; tasks: string[] }>('ekycStart', await readJson(ctx, limit()));
       checkTasks(d.holder.current, body.tasks, 'tasks');
@@ -52,12 +52,12 @@ export function researchRoutes(d: BillingDeps, caller: WhoCalls, admitApplicatio
       });
       ctx.body = page;
     },
-    async ekycStatus(ctx: Context): Promise<void> {
+    ekycStatus: async (ctx: Context): Promise<void> => {
       const { principal } = await caller(ctx);
       ctx.set('cache-control', 'no-store');
       ctx.body = ekycState(d.holder.current, principal, await d.billing.checks(principal.id));
     },
-    async apply(ctx: Context): Promise<void> {
+    apply: async (ctx: Context): Promise<void> => {
       const { principal } = await caller(ctx);
       const app = await submitApplication(d, principal.id, await readJson(ctx, applicationLimit()), () => admitApplication(principal.id, ctx));
       ctx.status = 202;

@@ -10,7 +10,7 @@
  */
 import type { Context } from 'koa';
 import { GatewayError } from '../errors.js';
-import { bearerToken } from '../stages/identify.js';
+import { bearerToken } from '../http/bearer.js';
 import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';

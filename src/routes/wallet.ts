@@ -63,36 +63,36 @@ export function walletRoutes(deps: Deps) {
   // A first sign-in makes an account: counted against the request's address (rateLimits.signUpsPerAddressHour).
   const signUpAt = (ctx: Context): WalletDeps => ({ ...w, admitSignUp: () => hitAddress(ctx, deps.limiter, deps.holder, SIGN_UP_LIMIT) });
   return {
-    async siweNonce(ctx: Context): Promise<void> {
+    siweNonce: async (ctx: Context): Promise<void> => {
       await jsonBody(ctx, limit(), 'empty');
       const { issueNonce } = await signInMethods();
       const { nonce } = await issueNonce(w, 'siwe');
       ctx.set('cache-control', 'no-store');
       ctx.body = { nonce };
     },
-    async siweOptions(ctx: Context): Promise<void> {
+    siweOptions: async (ctx: Context): Promise<void> => {
       const body = await jsonBody<{ chainId?: number }>(ctx, limit(), 'siweOptions');
       const { siweChain, messageOptions } = await signInMethods();
       const chainId = siweChain(w, body.chainId);
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'siwe', chainId);
     },
-    async siweVerify(ctx: Context): Promise<void> {
+    siweVerify: async (ctx: Context): Promise<void> => {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
       await finish(ctx, await (await signInMethods()).siweSignIn(signUpAt(ctx), body));
     },
-    async cacaoSession(ctx: Context): Promise<void> {
+    cacaoSession: async (ctx: Context): Promise<void> => {
       const body = await jsonBody<{ cacao: string }>(ctx, limit(), 'cacaoSession');
       await finish(ctx, await (await signInMethods()).cacaoSignIn(signUpAt(ctx), body));
     },
-    async smartAccountOptions(ctx: Context): Promise<void> {
+    smartAccountOptions: async (ctx: Context): Promise<void> => {
       await jsonBody(ctx, limit(), 'empty');
       const { smartAccountConfig, messageOptions } = await signInMethods();
       const { chainId } = smartAccountConfig(w); // 503 before a nonce is spent when no node is configured
       ctx.set('cache-control', 'no-store');
       ctx.body = await messageOptions(w, 'smart-account', chainId);
     },
-    async smartAccountVerify(ctx: Context): Promise<void> {
+    smartAccountVerify: async (ctx: Context): Promise<void> => {
       const body = await jsonBody<{ message: string; signature: Hex }>(ctx, limit(), 'signedMessage');
       await finish(ctx, await (await signInMethods()).smartAccountSignIn(signUpAt(ctx), body));
     },

@@ -5,19 +5,12 @@
  *   dht   hash  "<document> <sha256>" -> ISO time it first went live; only ever moved earlier
  * One script records and reads back (ISO-8601 UTC times of one format compare as strings).
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import { historyField, sortHistory, type DocumentRef, type DocumentVersion, type HistoryStore } from './history.js';
 
-// KEYS dh, dht  ARGV at, [field, json]...
-const RECORD = luaScript(`
-for i = 2, #ARGV, 2 do
-  redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1])
-  local t = redis.call('HGET', KEYS[2], ARGV[i])
-  if not t or ARGV[1] < t then redis.call('HSET', KEYS[2], ARGV[i], ARGV[1]) end
-end
-return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`);
-
-const LIST = luaScript(`return {redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}`);
+const RECORD = loadLua(import.meta.url, 'lua/record.lua');
+const LIST = loadLua(import.meta.url, 'lua/list.lua');
 
 function decode(reply: unknown): DocumentVersion[] {
   const [docs, times] = reply as [string[], string[]];

@@ -10,35 +10,12 @@
  */
 import type { Context, Next } from 'koa';
 import { fromDenial, GatewayError, type ErrorCode } from '../errors.js';
-import type { PolicyInput, PolicyPrincipal } from '../policy/engine.js';
+import { policyInput } from '../call/policy-input.js';
 import type { PrincipalRecord } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
-import type { Call } from './call.js';
+import type { Call } from '../call/call.js';
 import { writeReceipt } from '../receipts/receipt.js';
-
-/** The policy input: small and flat (architecture: built once per call). */
-export function policyInput(call: Call, now = Date.now()): PolicyInput {
-  return {
-    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
-    model: call.valid!.request.model,
-    task: call.task!,
-    scopeId: call.scopeId,
-    findings: call.scan?.ruleIds ?? [],
-  };
-}
-
-/** The principal as the policy sees it; research status asks the policy with the same view. */
-export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Date.now()): PolicyPrincipal {
-  const rungValid = p.rung !== null && Date.parse(p.rung.expiresAt) > now;
-  return {
-    id: p.id,
-    rung: rungValid ? p.rung!.id : null,
-    rungExpired: p.rung !== null && !rungValid,
-    // Consent counts for the AUP version in force; a new AUP version asks for consent again.
-    aup: p.aup !== null && p.aup.version === aupVersion,
-    scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
-  };
-}
+import type { Decisions } from '../decisions/service.js';
 
 /**
  * What the policy cannot see, asked only where it matters (src/billing/verification.ts): given the
@@ -47,13 +24,15 @@ export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Da
  */
 export type RefineRefusal = (principal: PrincipalRecord, policyCode: string | null, runtime: Call['runtime']) => Promise<ErrorCode | null>;
 
-export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal) {
+export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal, decisions?: Pick<Decisions, 'record'>) {
   // The common case (admitted, blue team) does no I/O, so it goes on synchronously; only a refusal or a
   // red-team call, which may ask the billing store, takes the async path below.
   return function admit(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
-    const decision = call.runtime.policy.decide(policyInput(call));
+    const call = ctx.state.call as Call;
+    const input = policyInput(call);
+    const decision = call.runtime.policy.decide(input);
     call.decision = decision;
+    decisions?.record(call, input);
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
     if (!(first && first.step < 5) && !(decision.team === 'red' && refine)) return next();

@@ -8,14 +8,13 @@
  */
 import type { Context, Next } from 'koa';
 import { GatewayError } from '../errors.js';
-import type { Store } from '../store/store.js';
 import type { Meter } from '../metering/meter.js';
-import { reserveRequest } from '../metering/request.js';
+import { reserveRequest } from '../call/meter-requests.js';
 import { writeReceipt } from '../receipts/receipt.js';
-import type { Call } from './call.js';
-import { endUnanswered } from './end-call.js';
-import { guardRefusal } from './guard.js';
-import { jobRecord } from './job.js';
+import { handedOver, type Call } from '../call/call.js';
+import { endUnanswered } from '../call/end.js';
+import { guardrailRefusal } from '../call/refusal.js';
+import { jobRecord } from '../call/job.js';
 import { provisionalReservation } from '../metering/meter.js';
 import type { JobEngine } from '../jobs/engine.js';
 import type { JobRecord } from '../jobs/job.js';
@@ -27,15 +26,15 @@ export function secondsToUtcMidnight(now: number): number {
   return Math.max(1, Math.ceil((86_400_000 - (now % 86_400_000)) / 1000));
 }
 
-export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCreation) {
+export function meter(meter: Meter, log: Logger, creating: JobCreation) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     const req = reserveRequest(call);
-    // The call's job is created in the hold's own write — unless the guard stage is going to refuse the call.
-    const job = creating && guardRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
+    // The call's job is created in the hold's own write — unless the guardrails are going to refuse the call.
+    const job = guardrailRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
     let outcome: CreateOutcome | undefined;
     try {
-      call.reservation = await meter.reserve(req, job ? creating!.engine.createRider(job, (o) => (outcome = o)) : undefined);
+      call.reservation = await meter.reserve(req, job ? creating.engine.opening(job, (o) => (outcome = o)) : undefined);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
       // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (docs/decisions.md).
@@ -44,14 +43,15 @@ export function meter(store: Store, meter: Meter, log: Logger, creating?: JobCre
       }
       throw err;
     }
-    if (job && outcome) call.created = outcome.created ? { ...job, billing: call.reservation.billing, reservation: call.reservation } : { attachTo: outcome.job };
+    const created = job && outcome?.created ? { ...job, billing: call.reservation.billing, reservation: call.reservation } : null;
+    call.state = { at: 'reserved', job: created, rival: job && outcome && !outcome.created ? outcome.job : null };
     try {
       await next();
     } catch (err) {
       // Once a job has taken the call, the job's runner ends it (a 504 while waiting is not the end).
-      if (!call.handedOver) {
-        if (call.created && !('attachTo' in call.created)) await creating!.engine.abandon(call.created, err instanceof GatewayError ? err : new GatewayError('internal-error'));
-        await endUnanswered(store, meter, log, call, err);
+      if (!handedOver(call)) {
+        if (call.state.at === 'reserved' && call.state.job) await creating.engine.abandon(call.state.job, err instanceof GatewayError ? err : new GatewayError('internal-error'));
+        await endUnanswered(meter, log, call, err);
       }
       throw err;
     }

@@ -13,7 +13,7 @@
  * `secret-in-identifier`, before anything is reserved or forwarded.
  */
 import type { Context, Next } from 'koa';
-import type { Call } from './call.js';
+import type { Call } from '../call/call.js';
 import type { Logger } from '../log.js';
 import { GatewayError } from '../errors.js';
 
@@ -22,7 +22,7 @@ const IDENTIFIER = /\.name$/;
 
 export function scan(log: Logger) {
   return async function scan(ctx: Context, next: Next): Promise<void> {
-    const call: Call = ctx.state.call;
+    const call = ctx.state.call as Call;
     // The intent model reads every call of a red-team model; a model the catalog does not know (refused with
     // 404 at admission) is read as a blue-team call, so unknown ids cannot buy model time.
     const team = call.runtime.models.get(call.valid!.request.model)?.team ?? 'blue';

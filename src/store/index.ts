@@ -21,6 +21,4 @@ export async function createStore(config: StoreConfig): Promise<Store> {
 }
 
 export type { Store } from './store.js';
-export { StoreConflict, StoreUnavailable } from './errors.js';
-export { MemoryStore } from './memory.js';
-export { RedisStore, type RedisStoreOptions } from './redis.js';
+export type { RedisStoreOptions } from './redis.js';

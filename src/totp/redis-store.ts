@@ -6,53 +6,16 @@
  *   totpf:<principalId>   hash    n (wrong codes), until (ms); expires with its window
  * Each check-and-use is one script.
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import type { TotpRecord } from './store.js';
 import type { SealableTotpStore } from './sealed-store.js';
 
-// KEYS record  ARGV secret, createdAt
-const BEGIN = luaScript(`
-if redis.call('HGET', KEYS[1], 'state') == 'active' then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'secret', ARGV[1], 'state', 'pending', 'lastStep', '-1', 'createdAt', ARGV[2])
-return 1`);
-
-// KEYS record, codes  ARGV step, hashes...
-const ACTIVATE = luaScript(`
-if redis.call('HGET', KEYS[1], 'state') ~= 'pending' then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'active', 'lastStep', ARGV[1])
-redis.call('DEL', KEYS[2])
-for i = 2, #ARGV do redis.call('SADD', KEYS[2], ARGV[i]) end
-return 1`);
-
-// KEYS record  ARGV step
-const USE_STEP = luaScript(`
-local f = redis.call('HMGET', KEYS[1], 'state', 'lastStep')
-if f[1] ~= 'active' or tonumber(ARGV[1]) <= tonumber(f[2]) then return 0 end
-redis.call('HSET', KEYS[1], 'lastStep', ARGV[1])
-return 1`);
-
-// KEYS failures  ARGV now, windowMs
-const FAILURE = luaScript(`
-local f = redis.call('HMGET', KEYS[1], 'n', 'until')
-local now = tonumber(ARGV[1])
-local n, untilMs = tonumber(f[1]) or 0, tonumber(f[2]) or 0
-if untilMs <= now then n = 0; untilMs = now + tonumber(ARGV[2]) end
-n = n + 1
-redis.call('HSET', KEYS[1], 'n', tostring(n), 'until', tostring(untilMs))
-redis.call('PEXPIRE', KEYS[1], math.max(1, untilMs - now))
-return n`);
-
-// KEYS record  ARGV expected secret, new secret
-const REPLACE_SECRET = luaScript(`
-if redis.call('HGET', KEYS[1], 'secret') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'secret', ARGV[2])
-return 1`);
-
-const GET = luaScript(`return redis.call('HGETALL', KEYS[1])`);
-const SREM = luaScript(`return redis.call('SREM', KEYS[1], ARGV[1])`);
-const SCARD = luaScript(`return redis.call('SCARD', KEYS[1])`);
-const DEL = luaScript(`return redis.call('DEL', KEYS[1])`);
+const BEGIN = loadLua(import.meta.url, 'lua/begin.lua');
+const ACTIVATE = loadLua(import.meta.url, 'lua/activate.lua');
+const USE_STEP = loadLua(import.meta.url, 'lua/use-step.lua');
+const FAILURE = loadLua(import.meta.url, 'lua/failure.lua');
+const REPLACE_SECRET = loadLua(import.meta.url, 'lua/replace-secret.lua');
 
 export class RedisTotpStore implements SealableTotpStore {
   readonly #store: RedisStore;
@@ -67,10 +30,8 @@ export class RedisTotpStore implements SealableTotpStore {
   }
 
   async get(principalId: string): Promise<TotpRecord | null> {
-    const flat = (await this.#store.runScript('totp.get', GET, [this.#k('totp', principalId)], [])) as string[];
-    if (flat.length === 0) return null;
-    const h: Record<string, string> = {};
-    for (let i = 0; i < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
+    const h = await this.#store.command('totp.get', (c) => c.hGetAll(this.#k('totp', principalId)));
+    if (Object.keys(h).length === 0) return null;
     return { principalId, secret: h['secret']!, state: h['state'] as TotpRecord['state'], lastStep: Number(h['lastStep']), createdAt: h['createdAt']! };
   }
 
@@ -88,11 +49,11 @@ export class RedisTotpStore implements SealableTotpStore {
   }
 
   async useRecoveryCode(principalId: string, hash: string): Promise<boolean> {
-    return (await this.#store.runScript('totp.useRecoveryCode', SREM, [this.#k('totpr', principalId)], [hash])) === 1;
+    return (await this.#store.command('totp.useRecoveryCode', (c) => c.sRem(this.#k('totpr', principalId), hash))) === 1;
   }
 
   async recoveryCodesLeft(principalId: string): Promise<number> {
-    return Number(await this.#store.runScript('totp.recoveryCodesLeft', SCARD, [this.#k('totpr', principalId)], []));
+    return Number(await this.#store.command('totp.recoveryCodesLeft', (c) => c.sCard(this.#k('totpr', principalId))));
   }
 
   async failure(principalId: string, now: number, windowMs: number): Promise<number> {
@@ -100,14 +61,12 @@ export class RedisTotpStore implements SealableTotpStore {
   }
 
   async failures(principalId: string, now: number): Promise<number> {
-    const flat = (await this.#store.runScript('totp.failures', GET, [this.#k('totpf', principalId)], [])) as string[];
-    const h: Record<string, string> = {};
-    for (let i = 0; i < flat.length; i += 2) h[flat[i]!] = flat[i + 1]!;
+    const h = await this.#store.command('totp.failures', (c) => c.hGetAll(this.#k('totpf', principalId)));
     return Number(h['until'] ?? 0) > now ? Number(h['n'] ?? 0) : 0;
   }
 
   async clearFailures(principalId: string): Promise<void> {
-    await this.#store.runScript('totp.clearFailures', DEL, [this.#k('totpf', principalId)], []);
+    await this.#store.command('totp.clearFailures', (c) => c.del(this.#k('totpf', principalId)));
   }
 
   async replaceSecret(principalId: string, expected: string, next: string): Promise<boolean> {

@@ -5,7 +5,7 @@
  * A mismatch is answered 502 `upstream-model-mismatch`, is not charged, and is recorded on the receipt.
  */
 import type { EchoRule } from '../config/types.js';
-import type { UpstreamAnswer } from './forward.js';
+import type { UpstreamAnswer } from '../openai/answer.js';
 
 const MODEL_ID_FORM = /^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,255}$/;
 

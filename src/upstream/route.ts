@@ -10,11 +10,11 @@
  */
 import { GatewayError } from '../errors.js';
 import { upstreamMetrics } from '../observe/metrics.js';
-import { forwardChat, type UpstreamAnswer } from './forward.js';
+import { forwardChat } from './forward.js';
 import type { RouteUpstream, Target } from './targets.js';
 
-export interface RoutedAnswer {
-  answer: UpstreamAnswer;
+export interface RoutedAnswer<T> {
+  answer: T;
   /** The origin that answered. */
   target: Target;
 }
@@ -27,12 +27,13 @@ export function mayFailOver(err: unknown): boolean {
   return err.code === 'upstream-error' && (status === 502 || status === 503 || status === 504);
 }
 
-export async function forwardRoute(upstream: RouteUpstream, body: Record<string, unknown>, signal: AbortSignal, retries = 0): Promise<RoutedAnswer> {
+/** `payload` is the serialised upstream body; `read` turns the reply's JSON into the answer (a throw there is the origin's failure). */
+export async function forwardRoute<T>(upstream: RouteUpstream, payload: string | Buffer, read: (json: unknown) => T, signal: AbortSignal, retries = 0): Promise<RoutedAnswer<T>> {
   const order = upstream.order();
   let last: unknown;
   for (const [i, target] of order.entries()) {
     try {
-      const answer = await forwardChat(target.origin, body, signal, retries);
+      const answer = await forwardChat(target.origin, payload, read, signal, retries);
       upstream.report(target, true);
       upstreamMetrics.answers.inc({ route: upstream.route, origin: target.name });
       return { answer, target };
@@ -44,5 +45,6 @@ export async function forwardRoute(upstream: RouteUpstream, body: Record<string,
       upstreamMetrics.failovers.inc({ route: upstream.route, origin: target.name });
     }
   }
-  throw last ?? new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
+  if (last !== undefined) throw last as Error;
+  throw new GatewayError('upstream-unavailable', `route ${upstream.route} has no origin`);
 }

@@ -9,7 +9,7 @@
  *
  * The single-origin form of the configuration is a route with one origin of weight 1.
  */
-import type { Origin } from '../config/compile.js';
+import type { Origin } from './origin.js';
 import { upstreamMetrics } from '../observe/metrics.js';
 
 export interface HealthCheck {

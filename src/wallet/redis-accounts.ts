@@ -6,24 +6,12 @@
  * Linking is one script: SET NX, and on success SADD, then GET; so racing first sign-ins agree on one
  * principal and the reverse set never names an account linked elsewhere.
  */
-import { luaScript, type RedisStore } from '../store/redis.js';
+import { loadLua } from '../store/lua.js';
+import type { RedisStore } from '../store/redis.js';
 import type { WalletAccountStore } from './accounts.js';
 
-// KEYS link, principal's set  ARGV principalId, key
-const LINK = luaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX') then redis.call('SADD', KEYS[2], ARGV[2]) end
-return redis.call('GET', KEYS[1])`);
-
-// KEYS link, principal's set  ARGV principalId, key
-const UNLINK = luaScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
-redis.call('SREM', KEYS[2], ARGV[2])
-return 1`);
-
-const OWNER = luaScript(`return redis.call('GET', KEYS[1])`);
-
-const ACCOUNTS = luaScript(`return redis.call('SMEMBERS', KEYS[1])`);
+const LINK = loadLua(import.meta.url, 'lua/link.lua');
+const UNLINK = loadLua(import.meta.url, 'lua/unlink.lua');
 
 export class RedisWalletAccounts implements WalletAccountStore {
   readonly #store: RedisStore;
@@ -33,7 +21,7 @@ export class RedisWalletAccounts implements WalletAccountStore {
   }
 
   async owner(key: string): Promise<string | null> {
-    const v = await this.#store.runScript('wallet.owner', OWNER, [`${this.#store.familyPrefix('wa')}wa:${key}`], []);
+    const v = await this.#store.command('wallet.owner', (c) => c.get(`${this.#store.familyPrefix('wa')}wa:${key}`));
     return typeof v === 'string' ? v : null;
   }
 
@@ -48,7 +36,7 @@ export class RedisWalletAccounts implements WalletAccountStore {
   }
 
   async accountsOf(principalId: string): Promise<string[]> {
-    const keys = (await this.#store.runScript('wallet.accounts', ACCOUNTS, [`${this.#store.familyPrefix('wa')}wap:${principalId}`], [])) as string[];
+    const keys = (await this.#store.command('wallet.accounts', (c) => c.sMembers(`${this.#store.familyPrefix('wa')}wap:${principalId}`))).map(String);
     return [...keys].sort();
   }
 }

@@ -57,7 +57,7 @@ export function siweChain(w: WalletDeps, asked: number | undefined): number {
 export async function proveSiwe(w: WalletDeps, body: { message: string; signature: Hex }): Promise<{ key: string; address: string; chainId: number }> {
   const settings = walletSettings(w.runtime().gateway);
   const m = checkMessage(body.message, { authOrigin: w.authOrigin, chainIds: settings.chainIds, now: new Date(w.now()) });
-  let valid = false;
+  let valid: boolean;
   try {
     valid = await verifyMessage({ address: m.address, message: body.message, signature: body.signature });
   } catch {

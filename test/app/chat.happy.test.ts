@@ -120,7 +120,7 @@ describe('chat completions: happy path (openai client, real upstream and redis)'
       messages: [{ role: 'user', content: 'verdict?' }],
     });
     const final = await runner.finalChatCompletion();
-    const tc = final.choices[0]!.message.tool_calls![0]! as OpenAI.ChatCompletionMessageFunctionToolCall;
+    const tc = final.choices[0]!.message.tool_calls![0]!;
     expect(tc.function).to.deep.equal({ name: 'report', arguments: '{"verdict":"safe"}' });
     expect(final.choices[0]!.finish_reason).to.equal('tool_calls');
   });

@@ -59,9 +59,9 @@ describe('MCP abuse does not slow the API host', function () {
     // The abuse, from its own process; timing starts once the graph host has answered some of it.
     const abuser = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/helpers/mcp-abuser.ts'), w.gw.urls.graph, w.gw.urls.site], { stdio: ['ignore', 'pipe', 'inherit'] });
     let counts: Record<string, number> = {};
-    const lines = createInterface({ input: abuser.stdout! });
+    const lines = createInterface({ input: abuser.stdout });
     lines.on('line', (line) => (counts = JSON.parse(line)));
-    let abused = 0;
+    let abused: number;
     try {
       for await (const line of on(lines, 'line')) if (JSON.parse(String(line[0])).graph >= 16) break;
       abused = await apiMedian();

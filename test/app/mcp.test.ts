@@ -205,7 +205,7 @@ describe('MCP server on the site host (official SDK client)', () => {
       saveDiscoveryState: (s: unknown) => void saved.push(s),
     };
     const client = new Client({ name: 'portcullis-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${w.gw.urls.site}/mcp`), { authProvider: provider as any }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${w.gw.urls.site}/mcp`), { authProvider: provider }));
     open.push(client);
     await client.callTool({ name: 'svc_research_status', arguments: {} }).then(
       () => expect.fail('a PAT tool without a token must not succeed'),

@@ -19,6 +19,8 @@ describe('portcullis --help', function () {
     [['receipt', 'audit', '-h'], 'portcullis receipt audit --from'],
     [['passkey', 'sign-in', '--help'], 'portcullis passkey sign-in --key FILE'],
     [['recovery', 'help'], 'portcullis recovery new-phrase'],
+    [['decision', 'replay', '--help'], 'portcullis decision replay <receipt.json | receipt id>'],
+    [['policy', 'impact', '-h'], 'portcullis policy impact [--candidate DIR] [--since 24h]'],
   ];
   for (const [args, line] of cases) {
     it(`portcullis ${args.join(' ')}`, async () => {

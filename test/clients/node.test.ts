@@ -120,7 +120,7 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
     it('streamed call: the chunks summed (as LangChain adds them) give the upstream\'s usage once', async () => {
       let all: AIMessageChunk | undefined;
       for await (const chunk of await model().stream([new HumanMessage(prompt('stream'))])) all = all ? all.concat(chunk) : chunk;
-      expect(String(all!.content)).to.match(/^recorded answer/);
+      expect(all!.content).to.be.a('string').that.matches(/^recorded answer/);
       expect(all!.usage_metadata).to.deep.include({ input_tokens: 11, output_tokens: 7, total_tokens: 18 });
     });
 

@@ -102,7 +102,7 @@ export function redisImage(): Promise<string> {
 /** Polls `url` until it answers 200; rejects after `timeoutMs` with the last answer or error. */
 export async function ready(url: string, timeoutMs = 120_000, alive?: () => Promise<void>): Promise<void> {
   const started = Date.now();
-  let last = '';
+  let last: string;
   for (;;) {
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });

@@ -103,7 +103,7 @@ describe('guard: the Guardrails contract', () => {
     expect(out.messages).not.to.equal(req.messages);
     out.messages.forEach((m, i) => expect(m).not.to.equal(req.messages[i]));
     expect(out.tools).not.to.equal(req.tools);
-    expect(out.tools![0]).not.to.equal(req.tools[0]);
+    expect(out.tools[0]).not.to.equal(req.tools[0]);
     expect({ model: out.model, max_tokens: out.max_tokens, stream: out.stream }).to.deep.equal({ model: 'shared-general-a', max_tokens: 4096, stream: false });
     expect(out.messages[1]!.content).to.equal('deploy with [REDACTED:openai-key] please, and tell me about passkeys');
     expect(JSON.parse(out.messages[2]!.tool_calls![0]!.function.arguments)).to.deep.equal({ AWS_ACCESS_KEY_ID: '[REDACTED:aws-access-key-id]' });

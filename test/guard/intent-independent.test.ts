@@ -9,7 +9,7 @@
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { compileGuardrails, loadGuardrailsDoc, type GuardrailsDoc } from '../../src/guard/index.js';
+import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
 import { IntentModel } from '../../src/guard/model/intent-model.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 import { REPO } from '../helpers/gateway.js';
@@ -36,7 +36,7 @@ const BOUNDS = {
 
 describe('guard: intent on independent prompts', function () {
   this.timeout(900_000);
-  const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`) as GuardrailsDoc;
+  const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
   let model: IntentModel;
   before(() => (model = new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 1_000 })));
   after(() => model.close());

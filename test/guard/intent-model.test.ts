@@ -21,7 +21,7 @@ import { readingsOf } from '../../src/guard/model/readings.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { blockFindings, RULES_DIR, user } from './helpers/guardrails.js';
 
-const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`) as GuardrailsDoc;
+const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
 
 function runtime(overrides: Partial<NonNullable<GuardrailsDoc['intentModel']>> = {}): { guard: Guardrails; model: IntentModel } {
   const model = new IntentModel({ ...doc.intentModel!, ...overrides });

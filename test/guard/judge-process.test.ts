@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { compileGuardrails, loadGuardrailsDoc, moderationClassifier, type Guardrails, type GuardrailsDoc } from '../../src/guard/index.js';
+import { compileGuardrails, loadGuardrailsDoc, moderationClassifier, type Guardrails } from '../../src/guard/index.js';
 import { blockFindings, RULES_DIR, user } from './helpers/guardrails.js';
 
 const SCRIPT = fileURLToPath(new URL('../../scripts/intent-judge.ts', import.meta.url));
@@ -28,7 +28,7 @@ describe('guard: external classifier route against a real judge process', functi
     const [line] = (await once(lines, 'line')) as [string];
     expect(line).to.match(/^listening http:\/\/127\.0\.0\.1:\d+\/v1\/moderations$/);
     url = line.slice('listening '.length);
-    const { intentModel: _model, ...doc } = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`) as GuardrailsDoc;
+    const { intentModel: _model, ...doc } = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
     const c = moderationClassifier({
       id: 'judge',
       url,

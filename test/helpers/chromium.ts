@@ -5,7 +5,8 @@
  * resident keys), so passkey ceremonies run for real: the browser makes the key, signs the challenge, and
  * the server checks it.
  *
- * `inBrowser(title, fn)` wraps a mocha test: on failure it saves a screenshot to test/artifacts/<title>.png.
+ * `screenshotOnFailure` saves a failed test's page to test/artifacts/<title>.png; `screenshot` saves the states
+ * the docs show.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -49,6 +50,16 @@ export async function openPage(browser: Browser): Promise<BrowserPage> {
   return { context, page, cdp, authenticatorId, cspViolations };
 }
 
+/**
+ * Saves a picture of a page state the docs show: to docs/images/ when PORTCULLIS_SCREENSHOTS=docs (how the
+ * README's and docs/console.md's pictures are made), otherwise to test/artifacts/.
+ */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  const dir = process.env['PORTCULLIS_SCREENSHOTS'] === 'docs' ? join(REPO, 'docs', 'images') : ARTIFACTS;
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, name), fullPage: true });
+}
+
 export async function screenshotOnFailure(page: Page | undefined, title: string): Promise<void> {
   if (!page) return;
   mkdirSync(ARTIFACTS, { recursive: true });
@@ -70,7 +81,7 @@ export interface AxeViolation {
  */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.evaluate(axeSource);
-  const result = (await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })`)) as { violations: AxeViolation[] };
+  const result = await page.evaluate<{ violations: AxeViolation[] }>(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } })`);
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target })) }));

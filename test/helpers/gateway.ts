@@ -61,11 +61,11 @@ export interface TestGatewayOptions {
  */
 export function relaxStrangerLimits(yaml: string): string {
   return yaml
-    .replace(/^  mcpPerAddress: 120$/m, '  mcpPerAddress: 1000000')
-    .replace(/^  challengesPerAddress: 30$/m, '  challengesPerAddress: 1000000')
-    .replace(/^  staticPerAddress: 30$/m, '  staticPerAddress: 1000000')
-    .replace(/^  signUpsPerAddressHour: 10$/m, '  signUpsPerAddressHour: 1000000')
-    .replace(/^  applicationsPerAccountDay: 10$/m, '  applicationsPerAccountDay: 1000000');
+    .replace(/^ {2}mcpPerAddress: 120$/m, '  mcpPerAddress: 1000000')
+    .replace(/^ {2}challengesPerAddress: 30$/m, '  challengesPerAddress: 1000000')
+    .replace(/^ {2}staticPerAddress: 30$/m, '  staticPerAddress: 1000000')
+    .replace(/^ {2}signUpsPerAddressHour: 10$/m, '  signUpsPerAddressHour: 1000000')
+    .replace(/^ {2}applicationsPerAccountDay: 10$/m, '  applicationsPerAccountDay: 1000000');
 }
 
 export async function startTestGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {

@@ -26,7 +26,7 @@ export async function spawnGateway(root: string, env: Record<string, string>): P
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   await untilOutput(child, () => out, /admin API on \S+\n/, 'the gateway to start');
   const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(out)!;
   return {

@@ -28,7 +28,7 @@ export function rawConnect(url: string): Promise<RawConnection> {
 export function parseRaw(text: string): { status: number; body: any } {
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
   const at = text.indexOf('\r\n\r\n');
-  let body: unknown = null;
+  let body: unknown;
   try {
     body = at >= 0 ? JSON.parse(text.slice(at + 4)) : null;
   } catch {

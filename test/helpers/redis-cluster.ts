@@ -89,7 +89,7 @@ async function until(what: string, check: () => Promise<boolean>): Promise<void>
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`redis cluster: ${what} not reached in ${READY_TIMEOUT_MS} ms${last ? ` (${String(last)})` : ''}`);
+  throw new Error(`redis cluster: ${what} not reached in ${READY_TIMEOUT_MS} ms${last ? ` (${(last as Error).message})` : ''}`);
 }
 
 export async function startRedisCluster(options: { replicas?: 0 | 1 } = {}): Promise<RedisCluster> {

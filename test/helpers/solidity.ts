@@ -47,7 +47,7 @@ export function compileFixture(file: string): Record<string, Compiled> {
   const errors = (out.errors ?? []).filter((e) => e.severity === 'error');
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join('\n'));
   const contracts = Object.fromEntries(
-    Object.entries(out.contracts[file] ?? {}).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex }]),
+    Object.entries(out.contracts[file] ?? {}).map(([name, c]): [string, Compiled] => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` }]),
   );
   cache.set(file, contracts);
   return contracts;

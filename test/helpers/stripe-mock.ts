@@ -9,7 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +56,7 @@ export interface StripeMock {
  */
 async function recorder(target: string): Promise<{ url: string; log: Array<{ method: string; path: string; form: Record<string, string> }>; close(): Promise<void> }> {
   const log: Array<{ method: string; path: string; form: Record<string, string> }> = [];
-  const server = createServer(async (req, res) => {
+  const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -66,7 +66,9 @@ async function recorder(target: string): Promise<{ url: string; log: Array<{ met
     const answer = await fetch(`${target}${req.url}`, { method: req.method!, headers, ...(req.method === 'GET' || req.method === 'DELETE' ? {} : { body }) });
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
     res.end(Buffer.from(await answer.arrayBuffer()));
-  });
+  };
+  // A forward that fails ends the connection, so the client under test sees the failure.
+  const server = createServer((req, res) => void forward(req, res).catch((err: Error) => res.destroy(err)));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, log, close: () => new Promise<void>((r) => server.close(() => r())) };

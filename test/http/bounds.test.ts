@@ -157,7 +157,7 @@ describe('listener bounds', function () {
     process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
       written.push(String(chunk));
       return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stderr.write;
+    });
     try {
       await up.behave({ mode: 'echo', delayMs: 400 });
       for (let i = 0; i < 5; i++) {

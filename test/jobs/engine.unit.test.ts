@@ -1,6 +1,6 @@
 /**
- * The job engine's two ways to create a job, on the memory store and meter: a job created as a rider of its
- * reservation runs with `runCreated` and ends in its settlement's write (no write of its own); one whose
+ * The job engine's two ways to create a job, on the memory store and meter: a job opened in its
+ * reservation (by the ledger) runs with `runCreated` and ends in its settlement's write (no write of its own); one whose
  * call fails before the hand-over is abandoned as failed, not left queued for a sweeper.
  */
 import { expect } from 'chai';
@@ -19,9 +19,9 @@ let n = 0;
 
 function world() {
   const store = new MemoryStore();
-  const meter = new MemoryMeter(store, {});
   const jobs = new MemoryJobStore();
-  const engine = new JobEngine(jobs, store, meter, silentLogger, () => SETTINGS);
+  const meter = new MemoryMeter(store, { jobs });
+  const engine = new JobEngine(jobs, meter, silentLogger, () => SETTINGS);
   return { store, meter, jobs, engine };
 }
 
@@ -66,7 +66,7 @@ describe('job engine', () => {
     const req = request();
     const job = engine.claim(draft(req));
     let outcome: CreateOutcome | undefined;
-    const reservation = await meter.reserve(req, engine.createRider(job, (o) => (outcome = o)));
+    const reservation = await meter.reserve(req, engine.opening(job, (o) => (outcome = o)));
     expect(outcome).to.deep.equal({ created: true });
     expect(await jobs.get(job.jobId)).to.include({ status: 'queued', owner: engine.instanceId });
     const run: JobRun = async (_signal, ending) => {
@@ -87,7 +87,7 @@ describe('job engine', () => {
     const { meter, jobs, engine } = world();
     const req = request();
     const job = engine.claim(draft(req));
-    await meter.reserve(req, engine.createRider(job, () => undefined));
+    await meter.reserve(req, engine.opening(job, () => undefined));
     await engine.abandon(job, new GatewayError('store-unavailable'));
     expect(await jobs.get(job.jobId)).to.include({ status: 'failed' }).and.nested.include({ 'error.code': 'store-unavailable' });
   });

@@ -11,7 +11,7 @@ import { MemoryMeter } from '../../src/metering/memory-meter.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import { NOTHING_REPORTED, provisionalReservation, type DailyLimits, type Meter, type Reservation, type ReserveRequest } from '../../src/metering/meter.js';
 import type { Usage } from '../../src/metering/price.js';
-import { logFor } from '../../src/receipts/service.js';
+import { receiptLogFor as logFor } from '../../src/app/wire.js';
 import { receiptLeafHash } from '../../src/receipts/canonical.js';
 import { GatewayError } from '../../src/errors.js';
 import { onRedis } from '../helpers/redis-contract.js';
@@ -305,15 +305,19 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
-    describe('a rider (the job\'s end) in the settlement\'s write', () => {
-      /** Settles `r` with the job's end as its rider; answers the settlement and what the rider wrote (undefined: not applied). */
+    describe('the job\'s end in the settlement\'s write', () => {
+      /** Settles `r` closing its job; answers the settlement and whether the closing applied (undefined: not written). */
       const settleEnding = async (r: Reservation, u: Usage | null, owner = 'gw-1') => {
         let ended: boolean | undefined;
-        const s = await meter.settle(r, { usage: u, chargeable: true }, receiptFor(r), (q) =>
-          jobs.updateRider(`job-${r.callId}`, owner, { status: 'succeeded', result: { completion: { chargedMicroUSD: q.chargedMicroUSD }, content: 'ok', toolCalls: null, finishReason: 'stop' } }, HOUR, (applied) => {
+        const s = await meter.settle(r, { usage: u, chargeable: true }, receiptFor(r), (q) => ({
+          jobId: `job-${r.callId}`,
+          owner,
+          patch: { status: 'succeeded', result: { completion: { chargedMicroUSD: q.chargedMicroUSD }, content: 'ok', toolCalls: null, finishReason: 'stop' } },
+          retentionMs: HOUR,
+          closed: (applied) => {
             ended = applied;
-          }),
-        );
+          },
+        }));
         return { s, ended };
       };
 
@@ -354,11 +358,11 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
-    describe('a rider (the job\'s creation) in the reservation\'s write', () => {
+    describe('the job\'s creation in the reservation\'s write', () => {
       const reserveCreating = async (r: ReserveRequest) => {
         let outcome: CreateOutcome | undefined;
         const draft = jobOf({ ...provisionalReservation(r), callId: r.callId });
-        const reservation = await meter.reserve(r, jobs.createRider(draft, HOUR, (o) => (outcome = o)));
+        const reservation = await meter.reserve(r, { job: draft, retentionMs: HOUR, opened: (o) => (outcome = o) });
         return { reservation, outcome, jobId: draft.jobId };
       };
 
@@ -529,7 +533,8 @@ function meterContract(name: string, harness: Harness): void {
 meterContract('memory', {
   async open(now) {
     const store = new MemoryStore();
-    return { store, meter: new MemoryMeter(store, { now }), jobs: new MemoryJobStore() };
+    const jobs = new MemoryJobStore();
+    return { store, meter: new MemoryMeter(store, { now, jobs }), jobs };
   },
 });
 
@@ -537,7 +542,8 @@ onRedis('meter on redis', (connect) =>
   meterContract('redis', {
     async open(now) {
       const store = await connect();
-      return { store, meter: new RedisMeter(store, { now }), jobs: new RedisJobStore(store) };
+      const jobs = new RedisJobStore(store);
+      return { store, meter: new RedisMeter(store, { now, jobs }), jobs };
     },
   }),
 );

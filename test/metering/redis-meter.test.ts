@@ -9,7 +9,7 @@ import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
 import { RedisMeter } from '../../src/metering/redis-meter.js';
 import type { Reservation, ReserveRequest } from '../../src/metering/meter.js';
-import { logFor } from '../../src/receipts/service.js';
+import { receiptLogFor as logFor } from '../../src/app/wire.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { until } from '../helpers/wait.js';
 

@@ -2,8 +2,8 @@
  * The console read as a product, in Chromium: statuses in plain words with the code kept small for support,
  * a Security section that says what is true right after an action (not "off" above "on"), Billing without a
  * payment processor that says what to do instead and offers no live Buy button, plans in price order, the
- * receipts' "At" column filled, the acceptable-use policy linked, a favicon, and a layout that fits a 390 px
- * phone. Every state passes axe-core with no serious or critical violation.
+ * receipts' "At" column filled, the acceptable-use policy linked, the person's scope applications listed with
+ * their state (updated in place when one is sent), a favicon, and a layout that fits a 390 px phone. Every state passes axe-core with no serious or critical violation.
  *
  * The account is made by the CLI's software passkey (as a person without a browser would) and its session
  * cookie handed to the browser. With PORTCULLIS_SCREENSHOTS=docs the states are saved to docs/images/ (how
@@ -11,16 +11,14 @@
  */
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js';
-import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
+import { launchBrowser, openPage, screenshot, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 import { cli } from '../helpers/cli.js';
 import { codeAt } from '../../src/totp/codes.js';
-
-const SHOTS = process.env['PORTCULLIS_SCREENSHOTS'] === 'docs' ? join(REPO, 'docs/images') : join(REPO, 'test/artifacts');
 
 describe('the console as a product (Chromium)', function () {
   this.timeout(90_000);
@@ -32,7 +30,6 @@ describe('the console as a product (Chromium)', function () {
     execFileSync(process.execPath, [join(REPO, 'scripts/web-build.mjs')], { stdio: 'inherit' });
     gw = await startTestGateway(); // no payment processor configured
     browser = await launchBrowser();
-    mkdirSync(SHOTS, { recursive: true });
   });
   after(async () => {
     await browser?.close();
@@ -64,7 +61,6 @@ describe('the console as a product (Chromium)', function () {
     await page.waitForFunction("!document.querySelector('main')?.textContent?.includes('Loading')");
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(SHOTS, name), fullPage: true });
 
   it('Home: the research status and next step in plain words, the code small beside them; a favicon', async () => {
     const { page } = bp;
@@ -79,7 +75,7 @@ describe('the console as a product (Chromium)', function () {
     const icon = await page.locator('link[rel="icon"]').getAttribute('href');
     expect((await fetch(`${gw.origins.console}${icon}`)).headers.get('content-type')).to.equal('image/svg+xml');
     expect(await seriousViolations(page)).to.deep.equal([]);
-    await shot(page, 'console-home.png');
+    await screenshot(page, 'console-home.png');
   });
 
   it('Billing without a payment processor: says so and what to do instead, no live Buy button; plans by price; receipts dated', async () => {
@@ -103,7 +99,7 @@ describe('the console as a product (Chromium)', function () {
     expect(at?.trim()).to.not.equal('');
     expect(at).to.not.equal('—');
     expect(await seriousViolations(page)).to.deep.equal([]);
-    await shot(page, 'console-billing.png');
+    await screenshot(page, 'console-billing.png');
   });
 
   it('Security: after turning two-factor on, the section says on (and only on), without a reload', async () => {
@@ -164,6 +160,40 @@ describe('the console as a product (Chromium)', function () {
     expect(secure.compliance.aup).to.be.an('object');
   });
 
+  it('Verification states verification, research status and each application in words, the list updated in place when one is sent', async () => {
+    const { page } = bp;
+    await signedIn();
+    await open(page, 'verification');
+    // The section's state lines in words too, their codes small beside them.
+    expect(await page.locator('#ekyc-state').textContent()).to.equal('Not verified yet. none');
+    expect(await page.locator('#research-status').textContent()).to.match(/^Red-team models open once you verify a card\..* verification-required$/);
+    expect(await page.locator('#applications').textContent()).to.equal('No application yet.');
+    await page.getByLabel('Scope id').fill('acme-app');
+    await page.getByLabel(/^Target/).fill('github.com/acme/app');
+    await page.getByLabel('Purpose').fill('triage the findings of our own fuzzing runs');
+    await page.getByLabel(/I accept the acceptable-use policy/).check();
+    await page.getByLabel(/runs no tools/).check();
+    await page.getByRole('button', { name: 'Submit application' }).click();
+    const row = page.locator('#applications tbody tr');
+    await row.waitFor();
+    expect(await page.locator('#application-result').textContent()).to.contain('waiting for review');
+    expect(await row.locator('td').first().textContent()).to.equal('acme-app');
+    const state = (await row.locator('td').last().textContent())!;
+    expect(state).to.match(/^Waiting for review: an operator approves or refuses it/);
+    expect(state).to.not.contain('submitted');
+    const id = (await row.locator('code.code-ref').textContent())!;
+    expect(id).to.match(/^app_/);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+
+    // The operator decides; the next visit to the section says so, in words, with the operator's note.
+    expect((await gw.admin('POST', `/applications/${id}/approve`, { note: 'own repository' })).status).to.equal(200);
+    await page.reload();
+    await page.locator('#applications tbody tr').waitFor();
+    expect(await page.locator('#applications tbody tr td').last().textContent()).to.match(/^Approved \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: the scope is open \(“own repository”\)\. app_/);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, 'console-applications.png');
+  });
+
   it('fits a 390 px phone: no sideways scrolling, the section starts on the first screen', async () => {
     const { page } = bp;
     await page.setViewportSize({ width: 390, height: 844 });
@@ -175,7 +205,7 @@ describe('the console as a product (Chromium)', function () {
       expect(width, `${section}: page width`).to.be.at.most(390);
       const top = (await page.locator('main h1').boundingBox())!.y;
       expect(top, `${section}: where the section starts`).to.be.below(844 / 3);
-      if (section === 'billing') await shot(page, 'console-phone-billing.png');
+      if (section === 'billing') await screenshot(page, 'console-phone-billing.png');
     }
     expect(await seriousViolations(page)).to.deep.equal([]);
   });

@@ -248,7 +248,7 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await fresh.getByLabel(/^One-time recovery secret/).fill(secret);
     await fresh.getByRole('button', { name: 'Start recovery' }).click();
     await expectText(fresh, '#recovery-result', 'Recovery started');
-    expect(await fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
+    expect(fresh.url()).not.to.contain(encodeURIComponent(phrase.split(' ')[0]!)); // nothing went into the address
 
     // Too early: the server holds it for its delay (48 hours), then completing it signs in.
     await fresh.getByLabel(/^Recovery phrase/).fill(phrase);
@@ -274,11 +274,12 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await page.getByLabel(/^I accept the acceptable-use policy/).check();
     await page.getByLabel(/^I understand the service runs no tools/).check();
     await page.getByRole('button', { name: 'Submit application' }).click();
-    await expectText(page, '#application-result', 'is submitted');
+    await expectText(page, '#application-result', 'Application sent for scope triage: it is waiting for review');
     const status = await api('/v1/research/status');
     const scope = status.scopes.find((s: { id: string }) => s.id === 'triage');
     expect(scope).to.deep.include({ status: 'pending', tasks: ['vulnerability-triage'] });
     expect(scope.applicationId).to.match(/^app_/);
+    expect(await page.locator(`#applications tr[data-application-id="${scope.applicationId}"]`).count()).to.equal(1);
 
     // Buying and managing billing happen on the processor's hosted pages: the browser is seen going there.
     await page.route(/^https:\/\//, (route) => route.fulfill({ contentType: 'text/html', body: '<title>processor</title>' }));

@@ -88,7 +88,7 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     await page.getByRole('button', { name: 'Continue' }).click();
     return callback;
   };
-  const methods = async () => (await (await bp.context.request.get(`${gw.origins.auth}/v1/account/sign-in-methods`)).json()) as any;
+  const methods = async () => (await (await bp.context.request.get(`${gw.origins.auth}/v1/account/sign-in-methods`)).json());
 
   it('a passkey-signed-in account is named by the provider identity it links, and lands on the console', async () => {
     const id = await createAccount();
@@ -111,11 +111,11 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     await createAccount();
     const answer = await atProvider(await start(), 'ada');
     expect(answer.status()).to.equal(409);
-    expect(((await answer.json()) as any).error.code).to.equal('identity-linked-elsewhere');
+    expect(((await answer.json())).error.code).to.equal('identity-linked-elsewhere');
     expect((await methods()).identityProvider).to.equal(null);
     const forged = await bp.context.request.get(`${gw.origins.auth}/v1/account/identity-provider/callback?code=x&state=not-ours`);
     expect(forged.status()).to.equal(400);
-    expect(((await forged.json()) as any).error.code).to.equal('challenge-invalid');
+    expect(((await forged.json())).error.code).to.equal('challenge-invalid');
     // Without a session, nothing starts.
     const anon = await fetch(`${gw.urls.auth}/v1/account/identity-provider/start`, { method: 'POST', headers: { origin: gw.origins.auth, 'content-type': 'application/json' }, body: '{}' });
     expect(anon.status).to.equal(401);

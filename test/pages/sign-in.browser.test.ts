@@ -3,8 +3,9 @@
  * (Debian's Chromium driven by playwright-core): a passkey (Chromium's virtual authenticator), and through
  * an injected EIP-1193 wallet whose keys stay outside the page (as an extension holds them) SIWE, a
  * passkey-owned smart account on a real local chain 8453 (anvil; ERC-6492 before deployment, ERC-1271
- * after), and a DID/CACAO; the TOTP code a second factor asks for after a wallet sign-in; and recovery's
- * form. The page passes axe-core with no serious violation and reports no CSP violation.
+ * after), and a DID/CACAO; the TOTP code a second factor asks for after a wallet sign-in, shown alone (the
+ * methods hidden, a way back to them); and recovery's form. The page passes axe-core with no serious
+ * violation and reports no CSP violation.
  *
  * Passkey sign-in, SIWE and recovery completed end to end are also in console.browser.test.ts; here the
  * page is the subject.
@@ -15,7 +16,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestGateway, REPO, type TestGateway } from '../helpers/gateway.js';
-import { launchBrowser, openPage, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
+import { launchBrowser, openPage, screenshot, screenshotOnFailure, seriousViolations, type BrowserPage } from '../helpers/chromium.js';
 import { startAnvil, type Anvil } from '../helpers/anvil.js';
 import { deployFactory, SoftwarePasskey } from '../helpers/passkey-account.js';
 import { codeAt } from '../../src/totp/codes.js';
@@ -81,6 +82,18 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
     await bp.page.waitForURL((url) => url.href.startsWith(`${gw.origins.auth}/sign-in`));
   };
 
+  /** Turns TOTP on for the page's signed-in account (its session, as the console does); returns the secret. */
+  const enrolTotp = async (): Promise<string> => {
+    const { context } = bp;
+    const headers = { origin: gw.origins.auth, 'content-type': 'application/json' };
+    const enrol = await context.request.post(`${gw.origins.auth}/v1/totp/enrol`, { headers, data: {} });
+    expect(enrol.status(), await enrol.text()).to.equal(200);
+    const { secret } = (await enrol.json()) as { secret: string };
+    const confirm = await context.request.post(`${gw.origins.auth}/v1/totp/enrol/confirm`, { headers, data: { code: codeAt(secret, now()) } });
+    expect(confirm.status(), await confirm.text()).to.equal(200);
+    return secret;
+  };
+
   it('offers all six methods; without a wallet in the browser the wallet methods say why they cannot run', async () => {
     const { page } = bp;
     await signInPage();
@@ -125,7 +138,7 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
   });
 
   it('signs in with a DID (CACAO) and with SIWE from the same key, one principal; a TOTP code follows when enrolled', async () => {
-    const { page, context } = bp;
+    const { page } = bp;
     const key = privateKeyToAccount(generatePrivateKey());
     await injectWallet(page, key.address, 1, (message) => key.signMessage({ message }));
     await signInPage();
@@ -134,18 +147,58 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
     const hint = (await (await fetch(`${gw.urls.auth}/v1/link/hint?id=${encodeURIComponent(id)}`)).json()) as { methods: string[] };
     expect(hint.methods).to.include('cacao');
 
-    // Turn on TOTP for the account (its session, as the console does), then sign in with SIWE: the page asks for a code.
-    const origin = { origin: gw.origins.auth };
-    const enrol = await context.request.post(`${gw.origins.auth}/v1/totp/enrol`, { headers: { ...origin, 'content-type': 'application/json' }, data: {} });
-    expect(enrol.status(), await enrol.text()).to.equal(200);
-    const { secret } = (await enrol.json()) as { secret: string };
-    const confirm = await context.request.post(`${gw.origins.auth}/v1/totp/enrol/confirm`, { headers: { ...origin, 'content-type': 'application/json' }, data: { code: codeAt(secret, now()) } });
-    expect(confirm.status(), await confirm.text()).to.equal(200);
+    // Turn on TOTP for the account, then sign in with SIWE: the page asks for a code.
+    const secret = await enrolTotp();
     await signOut();
     await page.getByRole('button', { name: 'Sign in with a wallet' }).click();
     await page.getByLabel(/6-digit code/).waitFor();
     skew += 30_000; // a code works once: the next one is a time step later
     await page.getByLabel(/6-digit code/).fill(codeAt(secret, now()));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    expect(await landed()).to.equal(id);
+  });
+
+  it('asks for the two-factor code alone: the sign-in methods hidden until the person signs in another way', async () => {
+    const { page } = bp;
+    await signInPage();
+    await page.getByRole('button', { name: 'Create an account with a passkey' }).click();
+    const id = await landed();
+    const secret = await enrolTotp();
+    await signOut();
+
+    const methods = ['Sign in with a passkey', 'Create an account with a passkey', 'Sign in with a wallet', 'Sign in with a smart account', 'Sign in with a DID (CACAO)'];
+    const offered = async () => {
+      const visible: string[] = [];
+      for (const name of methods) if (await page.getByRole('button', { name, exact: true }).isVisible()) visible.push(name);
+      return visible;
+    };
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    const code = page.getByLabel(/6-digit code/);
+    await code.waitFor();
+    expect(await offered(), 'sign-in buttons beside the code prompt').to.deep.equal([]);
+    expect(await page.getByText('Lost every sign-in method?').isVisible()).to.equal(false);
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).to.equal('totp-code');
+    expect(await seriousViolations(page), 'the two-factor prompt').to.deep.equal([]);
+    await screenshot(page, 'sign-in-two-factor.png');
+
+    // A reload while the code is owed comes back to the code, not to the methods.
+    await page.reload();
+    await code.waitFor();
+    expect(await offered()).to.deep.equal([]);
+
+    // Another way: the half-done sign-in ends (no session left owing a code) and every method is back.
+    await page.getByRole('button', { name: 'Sign in another way' }).click();
+    await page.getByRole('button', { name: 'Sign in with a passkey', exact: true }).waitFor();
+    expect(await code.isVisible()).to.equal(false);
+    expect(await offered()).to.include.members(['Sign in with a passkey', 'Create an account with a passkey']);
+    const session = (await (await bp.context.request.get(`${gw.origins.auth}/v1/session`)).json()) as Record<string, unknown>;
+    expect(session).to.deep.equal({ valid: false });
+
+    // And the whole way through: passkey, then the next code, then the console.
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await code.waitFor();
+    skew += 30_000; // a code works once: the next one is a time step later
+    await code.fill(codeAt(secret, now()));
     await page.getByRole('button', { name: 'Verify' }).click();
     expect(await landed()).to.equal(id);
   });

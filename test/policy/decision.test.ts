@@ -99,7 +99,7 @@ describe('policy: admission decision (compiled wasm)', () => {
         ' with data.catalog as data.admission.testdata.fixture.catalog' +
         ' with data.rules as data.admission.testdata.fixture.rules',
     ].join('\n');
-    const out = execFileSync(opa!, ['eval', '--ignore', 'build', '-d', 'policies', '-f', 'json', query], {
+    const out = execFileSync(opa, ['eval', '--ignore', 'build', '-d', 'policies', '-f', 'json', query], {
       cwd: REPO_ROOT,
       encoding: 'utf8',
       maxBuffer: 64 << 20,

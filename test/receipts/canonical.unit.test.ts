@@ -74,7 +74,7 @@ describe('receipt leaf: the fast canonical form is byte for byte canonicalize', 
     buildReceipt(call({ model, decision, reservation, answer: { model: 'échoed-🙂' } as Call['answer'] }), 'answered', undefined, settlement),
     buildReceipt(call({ model, decision: { ...decision!, allow: false } }), 'refused', { code: 'guardrail-blocked' }),
     buildReceipt(call({ valid: { request: { model: '\u0000ctl\u001f\t\n"q"' } } as Call['valid'] }), 'failed', { code: 'internal-error' }),
-  ].map((r) => ({ ...r, day: '2026-11-23' }) as Record<string, unknown>);
+  ].map((r) => ({ ...r, day: '2026-11-23' }));
 
   for (const [i, receipt] of receipts.entries()) {
     it(`receipt ${i + 1}: the stored leaf hashes canonicalize's bytes`, () => {

@@ -10,7 +10,7 @@ import { MemoryStore } from '../../src/store/memory.js';
 import type { Receipt, Store } from '../../src/store/store.js';
 import { ephemeralReceiptKey } from '../../src/receipts/key.js';
 import { Checkpointer } from '../../src/receipts/checkpointer.js';
-import { logFor } from '../../src/receipts/service.js';
+import { receiptLogFor as logFor } from '../../src/app/wire.js';
 import { consistency, withProof } from '../../src/receipts/proofs.js';
 import { canonicalReceipt, receiptLeafHash } from '../../src/receipts/canonical.js';
 import { openCheckpoint, verifierKey } from '../../src/receipts/note.js';

@@ -1,13 +1,13 @@
 /**
  * What only the Redis store can show, against private redis-servers: `identify` is one command on the wire,
- * chained scripts run as one, a lost script cache costs nothing, prefixes keep stores apart, acknowledged writes survive a SIGKILL, and
+ * a lost script cache costs nothing, prefixes keep stores apart, acknowledged writes survive a SIGKILL, and
  * an unreachable or hung Redis fails calls fast with StoreUnavailable instead of hanging them. The shared
  * behaviour is in `contract.test.ts`.
  */
 import { expect } from 'chai';
 import { createClient } from 'redis';
 import { createStore } from '../../src/store/index.js';
-import { chainedCall, chainScripts, luaScript, RedisStore } from '../../src/store/redis.js';
+import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
 import type { PrincipalRecord, Store, TokenRecord } from '../../src/store/store.js';
 import { freePort } from '../helpers/ports.js';
@@ -155,27 +155,6 @@ describe('redis store', () => {
       } finally {
         await other.close();
       }
-    });
-
-    it('runs two chained scripts as one: the second only after an ok, an error reply as itself', async () => {
-      const first = luaScript(`if ARGV[1] == 'fail' then return redis.error_reply('first failed') end
-redis.call('SET', KEYS[1], ARGV[1])
-return {ARGV[1], #KEYS, #ARGV}`);
-      const second = luaScript(`redis.call('SET', KEYS[1], ARGV[1] .. ARGV[2])
-return {KEYS[1], #KEYS, #ARGV}`);
-      const run = (verdict: string, tag: string) => {
-        const c = chainedCall({ keys: [`pc:chain:1:${tag}`], args: [verdict] }, { keys: [`pc:chain:2:${tag}`], args: ['second-', tag] });
-        return store.runScript('test.chain', chainScripts(first, second), c.keys, c.args);
-      };
-      // Each sees only its own keys and arguments.
-      expect(await run('ok', 'a')).to.deep.equal([['ok', 1, 1], ['pc:chain:2:a', 1, 2]]);
-      expect(await client.get('pc:chain:2:a')).to.equal('second-a');
-      expect(await run('no', 'b')).to.deep.equal([['no', 1, 1], null]);
-      expect(await client.get('pc:chain:1:b')).to.equal('no');
-      expect(await client.get('pc:chain:2:b')).to.equal(null);
-      const { err } = await rejectionWithin(run('fail', 'c'));
-      expect(String(err)).to.match(/first failed/);
-      expect(await client.get('pc:chain:2:c')).to.equal(null);
     });
 
     it('lets a Redis error reply through as itself, not as StoreUnavailable', async () => {

@@ -31,7 +31,7 @@ export async function call<T = unknown>(host: HostName, method: 'GET' | 'POST', 
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
-  let parsed: unknown = null;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : null;
   } catch {

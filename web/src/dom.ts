@@ -27,11 +27,6 @@ export function $(selector: string): HTMLElement {
   return el;
 }
 
-/** Replaces an element's children. */
-export function fill(el: Element, ...children: Child[]): void {
-  el.replaceChildren(...children.filter((c): c is Node | string => c !== null && c !== undefined && c !== false));
-}
-
 /** The page's live region: polite announcements a screen reader reads out. */
 export function announce(text: string): void {
   const region = document.getElementById('status');

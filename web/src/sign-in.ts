@@ -22,11 +22,22 @@ interface SignedIn {
   secondFactor?: string;
 }
 
-function afterPrimary(result: SignedIn): void {
-  if (result.secondFactor === 'totp') {
-    $('#totp').hidden = false;
+/**
+ * One step at a time: while a second factor is owed only its prompt is shown; the sign-in methods are hidden
+ * (and with them every button that would start another sign-in over the half-done one).
+ */
+function askSecondFactor(asking: boolean): void {
+  $('#methods').hidden = asking;
+  $('#totp').hidden = !asking;
+  if (asking) {
     $('#totp-code').focus();
     announce('Enter your two-factor code.');
+  }
+}
+
+function afterPrimary(result: SignedIn): void {
+  if (result.secondFactor === 'totp') {
+    askSecondFactor(true);
     return;
   }
   announce('Signed in.');
@@ -168,11 +179,31 @@ $('#totp-form').addEventListener('submit', (event) => {
   event.preventDefault();
   const form = event.currentTarget as HTMLFormElement;
   const button = form.querySelector('button') as HTMLButtonElement;
-  const code = String(new FormData(form).get('code') ?? '').trim();
+  const code = ((new FormData(form).get('code') as string | null) ?? '').trim();
   // Six digits are a code from the app; anything else is one of the recovery codes shown at enrolment.
   const body = /^\d{6}$/.test(code) ? { code } : { recoveryCode: code };
   void busy(button, errorBox, async () => afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/totp/verify', body)));
 });
+
+// Another way: the half-done sign-in is ended (its session only ever allowed the code check), the methods return.
+const cancel = $('#totp-cancel') as HTMLButtonElement;
+cancel.addEventListener('click', () =>
+  void busy(cancel, errorBox, async () => {
+    await call('auth', 'POST', '/v1/session/end', {});
+    ($('#totp-form') as HTMLFormElement).reset();
+    askSecondFactor(false);
+    $('#passkey-sign-in').focus();
+    announce('Choose how to sign in.');
+  }),
+);
+
+// A reload while the code is owed comes back to the code, not to methods that would start over.
+void call<{ valid: boolean; secondFactor?: string }>('auth', 'GET', '/v1/session')
+  .then((s) => {
+    if (!s.valid && s.secondFactor === 'totp') askSecondFactor(true);
+  })
+  // Unanswered, the methods simply stay offered: the first one used reports what is wrong.
+  .catch(() => undefined);
 
 /**
  * Recovery: prove the phrase (a signature of a fresh challenge) and, to start, the one-time secret; the
@@ -181,15 +212,15 @@ $('#totp-form').addEventListener('submit', (event) => {
 const recoveryForm = $('#recovery-form') as HTMLFormElement;
 recoveryForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const submitter = (event as SubmitEvent).submitter as HTMLButtonElement;
+  const submitter = (event).submitter as HTMLButtonElement;
   const data = new FormData(recoveryForm);
   const result = $('#recovery-result');
   void busy(submitter, errorBox, async () => {
-    const key = await recoveryKey(String(data.get('phrase') ?? ''));
+    const key = await recoveryKey(((data.get('phrase') as string | null) ?? ''));
     const { challenge } = await call<{ challenge: string }>('auth', 'POST', '/v1/recovery/challenge', {});
     const proof = { publicKey: key.publicKey, challenge, signature: await key.sign(recoveryMessage(origins().auth, challenge)) };
     if (submitter.value === 'start') {
-      const recoverySecret = String(data.get('secret') ?? '').trim();
+      const recoverySecret = ((data.get('secret') as string | null) ?? '').trim();
       if (!recoverySecret) throw new Error('starting a recovery needs the one-time recovery secret');
       const started = await call<{ completesAt: string }>('auth', 'POST', '/v1/recovery/start', { ...proof, recoverySecret });
       recoveryForm.reset();

@@ -1,6 +1,6 @@
 /**
- * The classification head of the intent model: a multinomial logistic regression over the encoder's
- * sentence embedding (multilingual-e5-small, 384 numbers) and the concept features of the text (does it
+ * The classification head of the intent model: a multinomial logistic regression, optionally over one
+ * hidden layer of rectified units (a small MLP, `hidden`), over the encoder's sentence embedding (multilingual-e5-small, 384 numbers) and the concept features of the text (does it
  * hold a word the concept list, rules/guardrails-intent-concepts.yaml, files under `ask-make`, `ask-obtain`,
  * `about-defend`, ...: the English word lists that were the whole model before, now a few inputs beside
  * the embedding). Features are standardised with the training set's mean and spread, stored in the head.
@@ -28,7 +28,12 @@ export interface IntentHeadDoc {
   dim: number;
   mean: number[];
   scale: number[];
-  /** One row of weights per class, each of length dim + conceptNames.length. */
+  /**
+   * One hidden layer, when present: one row of weights per unit over the standardised input (length
+   * dim + conceptNames.length), its bias, and max(0, .) of the sum; the class weights then read the units.
+   */
+  hidden?: { weights: number[][]; bias: number[] };
+  /** One row of weights per class, each of length dim + conceptNames.length (or the hidden units). */
   weights: number[][];
   bias: number[];
   evaluation?: unknown;
@@ -49,9 +54,12 @@ export class IntentHead {
   readonly classes: readonly string[];
   readonly concepts: ConceptMap;
   constructor(readonly doc: IntentHeadDoc) {
-    if (doc.features !== HEAD_FEATURES) throw new Error(`intent head: features "${doc.features}" are not "${HEAD_FEATURES}"`);
+    if (doc.features !== HEAD_FEATURES) throw new Error(`intent head: features "${String(doc.features)}" are not "${String(HEAD_FEATURES)}"`);
     const width = doc.dim + doc.conceptNames.length;
-    if (doc.mean.length !== width || doc.scale.length !== width || doc.weights.length !== doc.classes.length || doc.weights.some((w) => w.length !== width)) {
+    const h = doc.hidden;
+    const read = h ? h.weights.length : width;
+    if (h && (h.bias.length !== h.weights.length || h.weights.some((w) => w.length !== width))) throw new Error('intent head: hidden weights do not agree with dim and concepts');
+    if (doc.mean.length !== width || doc.scale.length !== width || doc.weights.length !== doc.classes.length || doc.weights.some((w) => w.length !== read)) {
       throw new Error('intent head: weights, mean and scale do not agree with dim and concepts');
     }
     this.classes = doc.classes;
@@ -69,13 +77,25 @@ export class IntentHead {
   }
 }
 
-export function softmaxScores(x: Float64Array, p: Pick<IntentHeadDoc, 'mean' | 'scale' | 'weights' | 'bias'>): Float64Array {
+export function softmaxScores(x: Float64Array, p: Pick<IntentHeadDoc, 'mean' | 'scale' | 'weights' | 'bias' | 'hidden'>): Float64Array {
   const k = p.weights.length;
+  let u = Float64Array.from(x, (v, j) => (v - p.mean[j]!) / p.scale[j]!);
+  if (p.hidden) {
+    const h = p.hidden;
+    const a = new Float64Array(h.weights.length);
+    for (let i = 0; i < a.length; i++) {
+      const w = h.weights[i]!;
+      let s = h.bias[i]!;
+      for (let j = 0; j < u.length; j++) s += w[j]! * u[j]!;
+      a[i] = s > 0 ? s : 0;
+    }
+    u = a;
+  }
   const z = new Float64Array(k);
   for (let c = 0; c < k; c++) {
     const w = p.weights[c]!;
     let s = p.bias[c]!;
-    for (let j = 0; j < x.length; j++) s += w[j]! * ((x[j]! - p.mean[j]!) / p.scale[j]!);
+    for (let j = 0; j < u.length; j++) s += w[j]! * u[j]!;
     z[c] = s;
   }
   let max = -Infinity;
@@ -94,7 +114,7 @@ export function loadIntentHead(file: string): IntentHead {
   try {
     doc = JSON.parse(readFileSync(RULES + file, 'utf8')) as IntentHeadDoc;
   } catch (err) {
-    throw new Error(`intent head "${file}" cannot be read: ${(err as Error).message}`);
+    throw new Error(`intent head "${file}" cannot be read: ${(err as Error).message}`, { cause: err });
   }
   return new IntentHead(doc);
 }

@@ -33,7 +33,7 @@ export const MIN_LETTERS = 12;
 
 function hasLetters(texts: readonly string[], min: number): boolean {
   let n = 0;
-  for (const t of texts) for (const m of t.matchAll(/\p{L}/gu)) if (++n >= min) return true;
+  for (const t of texts) for (const _ of t.matchAll(/\p{L}/gu)) if (++n >= min) return true;
   return false;
 }
 

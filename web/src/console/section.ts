@@ -8,7 +8,7 @@ export interface Session {
 export interface SectionContext {
   session: Session;
   errorBox: HTMLElement;
-  refresh(): void;
+  refresh: () => void;
 }
 
 export interface Section {

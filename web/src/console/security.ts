@@ -51,7 +51,7 @@ export const security: Section = {
           h('button', { type: 'submit', class: 'primary' }, 'Turn on two-factor'));
         confirm.addEventListener('submit', (event) => {
           event.preventDefault();
-          const code = String(new FormData(confirm).get('code') ?? '').trim();
+          const code = ((new FormData(confirm).get('code') as string | null) ?? '').trim();
           void busy(confirm.querySelector('button')!, errorBox, async () => {
             const done = await call<{ recoveryCodes: string[] }>('auth', 'POST', '/v1/totp/enrol/confirm', { code });
             // The section says what is true now: the state line above and the button change with it.

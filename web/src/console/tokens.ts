@@ -59,7 +59,7 @@ export const tokens: Section = {
     );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
-      const label = String(new FormData(form).get('label') ?? '').trim();
+      const label = ((new FormData(form).get('label') as string | null) ?? '').trim();
       void busy(form.querySelector('button')!, errorBox, async () => {
         const t = await call<{ id: string; label: string; token: string }>('api', 'POST', '/v1/account/api-token', { label });
         issued.replaceChildren(shownOnce(t.token));
@@ -81,7 +81,7 @@ export const tokens: Section = {
           h('button', { value: 'revoke', type: 'submit', class: 'danger', id: 'revoke-confirm' }, 'Revoke'),
         ),
       ),
-    ) as HTMLDialogElement;
+    );
 
     const renderList = async (list?: TokenItem[]) => {
       const rows = list ?? (await listTokens());

@@ -1,11 +1,15 @@
 /**
- * What the meter is asked for a call: its worst case, the day's limits it counts against and the rates,
- * all from the runtime the call was admitted under. Built once, in the meter stage.
+ * What the meter is asked for a call, as domain values. To reserve: its worst case, the day's limits it
+ * counts against and the rates, all from the runtime the call was admitted under (built once, in the meter
+ * stage). To settle: what the upstream reported, and whether it is charged — an answered call is charged
+ * its usage; one that ends unanswered is charged what the upstream reported if anything (an echo mismatch
+ * is recorded but not charged; usage that is not a count of tokens is charged at the worst case reserved).
  */
 import type { Runtime } from '../config/compile.js';
-import type { Call } from '../stages/call.js';
-import type { ReserveRequest } from './meter.js';
-import type { Usage } from './price.js';
+import type { Call } from './call.js';
+import type { ReserveRequest, SettleInput } from '../metering/meter.js';
+import type { Usage } from '../metering/price.js';
+import type { UpstreamAnswer } from '../openai/answer.js';
 
 /**
  * How long a reservation may stay open: the longest a job may run, plus a lease and a sweep for the job
@@ -42,11 +46,22 @@ export function reserveRequest(call: Call): ReserveRequest {
 
 /**
  * The usage the reservation was sized for (input bound, max_tokens of output): what a call is charged
- * when the upstream ran but reported usage that is not a count of tokens (forward.ts says why).
+ * when the upstream ran but reported usage that is not a count of tokens (src/openai/answer.ts says why).
  * Priced at the reservation's rates it comes to exactly the worst case held.
  */
 export function worstCaseUsage(call: Call): Usage {
   const prompt = call.valid!.inputTokens;
   const completion = call.valid!.maxTokens;
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: 0 };
+}
+
+/** The settlement of an answered call: its usage, charged. */
+export function answeredSettlement(answer: UpstreamAnswer): SettleInput {
+  return { usage: answer.usage, chargeable: true };
+}
+
+/** The settlement of a call that ends unanswered with `code`, holding a reservation. */
+export function unansweredSettlement(call: Call, code: string): SettleInput {
+  const usage = code === 'upstream-usage-malformed' ? worstCaseUsage(call) : (call.answer?.usage ?? null);
+  return { usage, chargeable: code !== 'upstream-model-mismatch' };
 }

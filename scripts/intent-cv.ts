@@ -1,0 +1,108 @@
+/**
+ * Cross-validation of the intent model's head on its own corpus, to choose the head's form, regularisation,
+ * class weight and threshold without looking at any set written to test it. The training lines are cut into
+ * groups of consecutive lines of one file (lines written together share a template and a voice, so a group
+ * is never split between training and evaluation), the groups dealt into five folds by a hash of their name;
+ * each fold is scored by a head trained on the other four, as scripts/train-guard-intent.ts trains it. The
+ * held-out file (heldout.tsv) is scored by a head trained on every training line, as committed.
+ *
+ *   npx tsx scripts/intent-cv.ts                                    # the committed parameters
+ *   npx tsx scripts/intent-cv.ts '{"hidden":32,"l2":0.001,"epochs":40}' ...  # others, one JSON each
+ *
+ * Prints, per parameter set and threshold, recall and false-positive rate of "harmful" (any class but
+ * benign) pooled over the folds, and on the held-out file. Embeddings come from the cache of intent-head.ts.
+ * Optional, by environment: CV_BASE=<file of texts> also prints the folds restricted to those lines (to
+ * compare corpora that share them), CV_WITHOUT=<corpus file> the folds without that file's lines,
+ * CV_MISSES=<threshold> the fold lines wrongly decided at that threshold, CV_LANGS=<threshold> per language.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type HeadParams } from './train-guard-intent.js';
+
+const FOLDS = 5;
+const GROUP = 6;
+const THRESHOLDS = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9];
+
+const { examples, sha256 } = readCorpus();
+const data = await headData(examples, sha256, readConcepts());
+const within = new Map<string, number>();
+const fold = examples.map((e) => {
+  if (e.heldOut) return -1;
+  const n = within.get(e.file) ?? 0;
+  within.set(e.file, n + 1);
+  return createHash('sha256').update(`${e.file}:${Math.floor(n / GROUP)}`).digest()[0]! % FOLDS;
+});
+
+interface Rates {
+  recall: number;
+  fpr: number;
+  fp: number;
+  benign: number;
+  tp: number;
+  harmful: number;
+}
+function rates(idx: number[], harm: Map<number, number>, t: number): Rates {
+  let tp = 0, fp = 0, benign = 0, harmful = 0;
+  for (const i of idx) {
+    const hit = harm.get(i)! >= t;
+    if (examples[i]!.label === 'benign') {
+      benign++;
+      if (hit) fp++;
+    } else {
+      harmful++;
+      if (hit) tp++;
+    }
+  }
+  return { recall: tp / harmful, fpr: fp / benign, fp, benign, tp, harmful };
+}
+const pct = (x: number) => (100 * x).toFixed(1).padStart(5);
+
+const sets = process.argv.slice(2).map((a) => ({ ...HEAD_PARAMS, ...(JSON.parse(a) as Partial<HeadParams>) }));
+if (sets.length === 0) sets.push(HEAD_PARAMS);
+for (const p of sets) {
+  const started = Date.now();
+  const harm = new Map<number, number>();
+  for (let f = 0; f < FOLDS; f++) {
+    const head = fitHead(data, (i) => fold[i]! >= 0 && fold[i] !== f, p);
+    fold.forEach((g, i) => g === f && harm.set(i, 1 - worstScores(data, head, i)[0]!));
+  }
+  const full = fitHead(data, (i) => fold[i]! >= 0, p);
+  examples.forEach((e, i) => e.heldOut && harm.set(i, 1 - worstScores(data, full, i)[0]!));
+  const cvIdx = fold.flatMap((g, i) => (g >= 0 ? [i] : []));
+  const hoIdx = fold.flatMap((g, i) => (g < 0 ? [i] : []));
+  console.log(`\n${JSON.stringify(p)}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  console.log('threshold   cv recall  cv fp%  (fp/benign)   held-out recall  fp%  (fp/benign)   mean recall  mean fp%');
+  for (const t of THRESHOLDS) {
+    const cv = rates(cvIdx, harm, t);
+    const ho = rates(hoIdx, harm, t);
+    console.log(
+      `${t.toFixed(2).padStart(9)}   ${pct(cv.recall)}    ${pct(cv.fpr)}  (${cv.fp}/${cv.benign})      ${pct(ho.recall)}    ${pct(ho.fpr)}  (${ho.fp}/${ho.benign})    ${pct((cv.recall + ho.recall) / 2)}  ${pct((cv.fpr + ho.fpr) / 2)}`,
+    );
+  }
+  // The folds without the lines of one file (CV_WITHOUT): figures comparable with a run before that file existed.
+  if (process.env.CV_WITHOUT) {
+    const idx = cvIdx.filter((i) => examples[i]!.file !== process.env.CV_WITHOUT);
+    console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds without ${process.env.CV_WITHOUT})`);
+  }
+  // The folds restricted to the lines listed in CV_BASE (texts, one a line, `\n` for line breaks): figures
+  // comparable between corpora that share those lines.
+  if (process.env.CV_BASE) {
+    const base = new Set(readFileSync(process.env.CV_BASE, 'utf8').split('\n'));
+    const idx = cvIdx.filter((i) => base.has(examples[i]!.text.replaceAll('\n', '\\n')));
+    console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds, ${idx.length} lines of ${process.env.CV_BASE})`);
+  }
+  // The lines the folds get wrong at threshold CV_MISSES, to see what the corpus lacks.
+  if (process.env.CV_MISSES) {
+    const t = Number(process.env.CV_MISSES);
+    for (const i of cvIdx) {
+      const e = examples[i]!;
+      if ((e.label === 'benign') === harm.get(i)! >= t) console.log(`  miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
+    }
+  }
+  // Per language on the folds at the committed threshold: where the head is weakest.
+  if (process.env.CV_LANGS) {
+    const t = Number(process.env.CV_LANGS);
+    const langs = [...new Set(cvIdx.map((i) => examples[i]!.lang))].sort();
+    console.log(langs.map((l) => { const r = rates(cvIdx.filter((i) => examples[i]!.lang === l), harm, t); return `${l} ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`; }).join(' | '));
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The Redis connection of the store: one primary (`createClient`) or a Redis Cluster (`createCluster`),
+ * configured to fail closed and never hang (no offline queue, no per-command timer: the store's own
+ * deadline bounds every call, reply included), plus the hash-tag rules that keep a family's keys in one
+ * cluster slot. The store (redis.ts) owns the client's life: deadlines, replacement, closing.
+ */
+import { createClient, createCluster } from 'redis';
+import type { LuaScript } from './lua.js';
+
+/** What a node connection needs, whether it is the one primary or one node of a cluster. */
+function nodeOptions(options: RedisStoreOptions) {
+  return {
+    // Without this, commands issued while disconnected wait (forever) for a reconnect.
+    disableOfflineQueue: true,
+    // No per-command `timeout` (node-redis 6 defaults it to 5 s; 0 turns it off): it builds an
+    // AbortSignal.timeout for every command — a timer, and a DOMException when it fires — about 4 % of a
+    // call's CPU, while the store's own deadline (#call) already bounds every call, reply included.
+    commandOptions: { timeout: 0 },
+    socket: {
+      connectTimeout: options.connectTimeoutMs ?? 3000,
+      // Retry forever: startup is bounded by the connect deadline in RedisStore.connect, and a running
+      // gateway should heal by itself when Redis returns.
+      reconnectStrategy: (retries: number) =>
+        Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
+    },
+  };
+}
+
+function makeSingle(options: RedisStoreOptions) {
+  return createClient({ url: options.url, ...nodeOptions(options) });
+}
+
+/**
+ * node-redis' cluster client: it learns the slot map from the root nodes, sends each command to the master
+ * of its first key's slot, follows MOVED/ASK, and re-learns the map when a node fails (a promoted replica
+ * takes over). Node credentials and TLS are the `url`'s, given to every discovered node as `defaults`.
+ */
+function makeCluster(options: RedisStoreOptions, nodes: string[]) {
+  const base = options.url ? new URL(options.url) : null;
+  const scheme = base?.protocol === 'rediss:' ? 'rediss' : 'redis';
+  const auth = base && base.username !== '' ? { username: decodeURIComponent(base.username) } : {};
+  const password = base && base.password !== '' ? { password: decodeURIComponent(base.password) } : {};
+  const { commandOptions, ...node } = nodeOptions(options);
+  return createCluster({
+    rootNodes: nodes.map((n) => ({ url: `${scheme}://${n}` })),
+    defaults: { ...node, ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...node.socket, tls: true as const } } : {}) },
+    // A cluster-level option (node-redis drops it from `defaults`): without it every command gets the
+    // 5 s AbortSignal.timeout that nodeOptions turns off for one primary.
+    commandOptions,
+  });
+}
+
+export function makeClient(options: RedisStoreOptions) {
+  const client = options.clusterNodes && options.clusterNodes.length > 0 ? makeCluster(options, options.clusterNodes) : makeSingle(options);
+  // Without a listener an 'error' event (each failed reconnect) would crash the process.
+  client.on('error', (err: Error) => options.onError?.(err));
+  return client;
+}
+
+/** The store's client: one primary's or a cluster's. Plain commands take the same arguments on either. */
+export type Client = ReturnType<typeof makeClient>;
+type ClusterClient = ReturnType<typeof makeCluster>;
+export const isCluster = (c: Client): c is ClusterClient => 'masters' in c;
+
+/**
+ * The money keys' prefix on a cluster: a hash tag, so they all land in one slot (see redis.ts).
+ * `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is (and then every family
+ * shares it: an operator's way to put the whole deployment in one slot).
+ */
+export function clusterPrefix(prefix: string): string {
+  return HASH_TAG.test(prefix) ? prefix : `{${tagBase(prefix)}}:`;
+}
+
+/** A `{...}` hash tag in a configured prefix: the operator's own, which puts every key in its one slot. */
+export const HASH_TAG = /\{[^}]+\}/;
+
+/** A configured prefix without its trailing ':', what the hash tags made from it are built on. */
+export function tagBase(prefix: string): string {
+  return prefix.replace(/:$/, '') || 'pc';
+}
+
+export class DeadlineExceeded extends Error {}
+
+/** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export interface RedisStoreOptions {
+  /** One primary: `redis://[[user][:password]@]host[:port][/db]` or `rediss://...` */
+  url?: string;
+  /**
+   * A Redis Cluster instead: `host:port` of some of its nodes (the client discovers the rest). Credentials
+   * and TLS, when needed, come from `url`'s scheme, user and password, applied to every node.
+   */
+  clusterNodes?: string[];
+  /**
+   * Prepended to every key so several stores (tests, tenants) can share one server. Default `pc:`. On a
+   * cluster it is made a hash tag (`clusterPrefix`) unless it already holds one.
+   */
+  keyPrefix?: string;
+  /** Deadline for one call, reply included; past it the call fails with StoreUnavailable. Default 2000 ms. */
+  commandTimeoutMs?: number;
+  /** Deadline for bulk calls that touch many keys (revokeLegacyTokens). Default 30000 ms. */
+  bulkTimeoutMs?: number;
+  /** Budget for the first connection, retries included; past it startup fails. Default 3000 ms. */
+  connectTimeoutMs?: number;
+  /** Receives connection errors (the client reports each failed reconnect); never sees secrets. */
+  onError?: (err: Error) => void;
+  /**
+   * Replicas that must hold a money write before it is answered (replica-acks.ts): a number, or `auto` (the
+   * default): 1 while the money master has a replica online, 0 on a lone primary, looked up every 10 s.
+   */
+  replicaAcks?: number | 'auto';
+  /** How long a money write waits for its replicas. Default 1000 ms. */
+  replicaAckTimeoutMs?: number;
+  /** Told when replicas did not confirm a money write in time. */
+  onReplicaShortfall?: (confirmed: number, wanted: number) => void;
+}
+
+/**
+ * What the store's parts (identity, receipts) need of the Redis store: run a `.lua` script, or one command,
+ * under the store's deadline and fail-closed mapping. RedisStore implements it; naming it here keeps those
+ * parts from importing the store that composes them.
+ */
+export interface RedisRunner {
+  runScript(operation: string, script: LuaScript, keys: string[], args: string[], timeoutMs?: number): Promise<unknown>;
+  command<T>(operation: string, run: (client: Client) => Promise<T>, timeoutMs?: number): Promise<T>;
+}
