@@ -22,7 +22,9 @@ try {
     process.stdout.write(`${JSON.stringify(r)}\n`);
   } else {
     process.stdout.write(`a token's first call: ${r.first.length} commands\n${r.first.map((l) => `  ${l}`).join('\n')}\n`);
-    process.stdout.write(`a steady call: ${r.steady.length} commands (budget ${r.budget.commands} in ${r.budget.roundTrips} round trips: ${r.met ? 'met' : 'OVER'})\n${r.steady.map((l) => `  ${l}`).join('\n')}\n`);
+    process.stdout.write(
+      `a steady call: ${r.steady.length} commands (budget ${r.budget.commands} in ${r.budget.roundTrips} round trips: ${r.met ? 'met' : 'OVER'})\n${r.steady.map((l) => `  ${l}`).join('\n')}\n`,
+    );
   }
 } finally {
   await w.stop();

@@ -273,8 +273,8 @@ async function main(): Promise<void> {
       const small = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
       redisRoundTrips = await measureRoundTrips({
         redisUrl: redis.url,
-        call: async (token) => (await fetch(`${r3!.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: oneBody(small) })).text(),
-        newToken: () => r3!.newToken(),
+        call: async (token) => (await fetch(`${r3.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: oneBody(small) })).text(),
+        newToken: () => r3.newToken(),
       });
       log(`[${elapsed()}] R3 sends ${redisRoundTrips.steady.length} Redis commands per call (a token's first: ${redisRoundTrips.first.length}); budget ${ROUND_TRIP_BUDGET.commands}: ${redisRoundTrips.met ? 'met' : 'OVER'}`);
     } catch (err) {

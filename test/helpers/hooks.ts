@@ -160,7 +160,9 @@ export function mochaGlobalTeardown(): void {
   // The run is not forced to exit (.mocharc.json has no `exit`): what still holds the process is a leak to name.
   const timer = setTimeout(() => {
     const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
-    process.stderr.write(`[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`);
+    process.stderr.write(
+      `[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`,
+    );
     // Mocha sets the exit code from its failures in an 'exit' listener; this one, added later, runs after it.
     process.on('exit', () => {
       process.exitCode = 1;

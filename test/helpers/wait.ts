@@ -7,6 +7,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { once, type EventEmitter } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
 
 /** The default deadline: far above anything a passing test waits for, on a loaded machine included. */
 export const GENEROUS_MS = 20_000;
@@ -29,12 +30,12 @@ export async function until<T>(probe: () => T | Promise<T>, opts: UntilOptions):
   for (;;) {
     try {
       const value = await probe();
-      if (value) return value as NonNullable<T>;
+      if (value) return value;
     } catch (err) {
       last = err;
     }
     if (Date.now() > deadline) {
-      const why = last === null ? '' : ` (last error: ${last instanceof Error ? last.message : String(last)})`;
+      const why = last === null ? '' : ` (last error: ${last instanceof Error ? last.message : inspect(last)})`;
       throw new Error(`timed out after ${opts.timeoutMs ?? GENEROUS_MS} ms waiting for ${opts.what}${why}`);
     }
     await sleep(opts.everyMs ?? 20);
