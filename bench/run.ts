@@ -31,6 +31,7 @@ import { derive, ROW_IDS, type BenchResults, type RowId, type RowInfo, type Scen
 import { updateReadme, writeResults } from './harness/report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { measureFsync } from './harness/fsync.js';
+import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -263,6 +264,23 @@ async function main(): Promise<void> {
     }
   }
   if (live().some((t) => t.info.id === 'R1') === false) throw new Error('R1 failed its check; every figure is a ratio to R1');
+
+  // --- R3's Redis commands per call: a budget figure, reported (not a gate) -------------------------------
+
+  let redisRoundTrips: RoundTrips | undefined;
+  if (r3 && live().some((t) => t.info.id === 'R3')) {
+    try {
+      const small = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
+      redisRoundTrips = await measureRoundTrips({
+        redisUrl: redis.url,
+        call: async (token) => (await fetch(`${r3.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: oneBody(small) })).text(),
+        newToken: () => r3.newToken(),
+      });
+      log(`[${elapsed()}] R3 sends ${redisRoundTrips.steady.length} Redis commands per call (a token's first: ${redisRoundTrips.first.length}); budget ${ROUND_TRIP_BUDGET.commands}: ${redisRoundTrips.met ? 'met' : 'OVER'}`);
+    } catch (err) {
+      notes.push(`The Redis round-trip figure is missing: ${(err as Error).message.split('\n')[0]}`);
+    }
+  }
 
   // --- the matrix -----------------------------------------------------------------------------------------
 
@@ -575,6 +593,7 @@ async function main(): Promise<void> {
     budget,
     profiles,
     workers,
+    ...(redisRoundTrips ? { redisRoundTrips } : {}),
     durability,
     guardScan,
     guardIntent,

@@ -344,7 +344,7 @@ async function main(): Promise<void> {
   // and concepts, and those lines (translation requests quoting English asks, conversations whose earlier
   // turns are about the topic) taught it that English history and incident-plan prompts about CBRN lean
   // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
-  // test/guard/intent-corpus.test.ts).
+  // test/guard/intent-corpus.unit.test.ts).
   const { __bias, ...weights } = train(trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'), concepts) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
   const scorer = new IntentScorer(doc);

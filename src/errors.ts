@@ -1,7 +1,7 @@
 /**
  * The one table of errors. Every code the gateway can answer lives here with its HTTP status and a default
  * message; every error leaves through `toWire` as `{error:{code,message}}`. The error table in docs/errors.md is
- * kept in step with this one by `test/errors.test.ts`, so adding a code here means documenting it there.
+ * kept in step with this one by `test/errors.unit.test.ts`, so adding a code here means documenting it there.
  *
  * Messages never carry secrets or prompt text: they may name a model, task, band, rung, scope or limit.
  */

@@ -145,6 +145,10 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
     first = loadConfig(from, env);
   }
   const cfg = first.gateway.data;
+  const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
+  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set,
+  // before anything starts, so a refused start leaves nothing running.
+  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
   const usesDemo = Object.values(cfg.routes).some((r) => r.origin !== undefined && 'demo' in r.origin);
   const demo: DemoUpstream | null = usesDemo ? await services.start({ name: 'demo upstream', start: startDemoUpstream, stop: (d) => d.close() }) : null;
   const compileOptions = { env, ...(demo ? { demoBaseUrl: demo.baseUrl } : {}) };
@@ -226,9 +230,6 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
   observeVersions(workerIndex(), holder.current.versions);
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));
   holder.onReload((_result, record) => observeReload(workerIndex(), record.ok, record.at));
-  const adminToken = env['PORTCULLIS_ADMIN_TOKEN'] || `pcl_admin_${randomBytes(24).toString('base64url')}`;
-  // Named operator tokens with scopes (admin.operators), read at start; refused when a token is not set.
-  const operators = operatorsFrom(cfg, env, adminToken, first.gateway.file);
 
   // Bind every listener first (port 0 picks a free one), then work out the public origins from the ports
   // actually bound, then build the apps, which need the origins (cookies, the passkey relying party).

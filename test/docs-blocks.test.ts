@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { configRoot, REPO } from './helpers/gateway.js';
+import { untilOutput } from './helpers/wait.js';
 
 /** Default port of each listener, and its distance from the API's (PORTCULLIS_PORT_BASE keeps it). */
 const DEFAULT_PORTS = [8080, 8081, 8082, 8083, 8084, 8090];
@@ -76,10 +77,7 @@ async function start(root: string, base: number): Promise<Started> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  while (!/^ {2}export [^\n]*\n/m.test(out)) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await untilOutput(child, () => out, /^ {2}export [^\n]*\n/m, 'the gateway\'s export line');
   const line = /^ {2}export ([^\n]*)$/m.exec(out)![1]!;
   return { child, exports: Object.fromEntries(line.split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) };
 }

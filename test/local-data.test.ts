@@ -14,6 +14,7 @@ import { cli } from './helpers/cli.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { FREE_PORTS, REPO } from './helpers/gateway.js';
+import { untilOutput } from './helpers/wait.js';
 
 const grab = (gw: GatewayProcess, re: RegExp) => re.exec(gw.stdout())?.[1];
 const authUrl = (gw: GatewayProcess) => grab(gw, /^ {2}auth: +(\S+)/m)!.replace('127.0.0.1', 'localhost');
@@ -21,7 +22,7 @@ const consoleOrigin = (gw: GatewayProcess) => grab(gw, /^ {2}console: +(\S+)/m)!
 
 async function started(root: string): Promise<GatewayProcess> {
   const gw = await spawnGateway(root, { PORTCULLIS_ADMIN_TOKEN: '', REDIS_URL: '' });
-  for (let i = 0; i < 400 && !gw.stdout().includes('export '); i++) await new Promise((r) => setTimeout(r, 25));
+  await gw.output(/export /);
   return gw;
 }
 
@@ -112,10 +113,7 @@ describe('npm start keeps its state across a restart', function () {
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');
     };
-    while (!out.includes('export ')) {
-      if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    await untilOutput(child, () => `${out}${err}`, /export /, 'the gateway\'s banner');
     return { out, err, stop };
   }
 

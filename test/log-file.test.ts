@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configRoot, FREE_PORTS, REPO } from './helpers/gateway.js';
+import { untilOutput } from './helpers/wait.js';
 
 async function run(env: Record<string, string>, command: (main: string) => [string, string[]]) {
   const root = configRoot();
@@ -21,10 +22,7 @@ async function run(env: Record<string, string>, command: (main: string) => [stri
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  while (!/export [^\n]*\n/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`exited ${child.exitCode}: ${err}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await untilOutput(child, () => out, /export [^\n]*\n/, 'the gateway\'s export line');
   const api = /serving the API on (\S+)/.exec(out)![1]!;
   expect((await fetch(`${api}/v1/models`)).status).to.equal(200);
   child.kill('SIGTERM');

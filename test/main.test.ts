@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { configRoot, editFile } from './helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from './helpers/process.js';
+import { until } from './helpers/wait.js';
 
 describe('npm start (embedded defaults)', () => {
   let gw: GatewayProcess;
@@ -15,7 +16,7 @@ describe('npm start (embedded defaults)', () => {
   before(async () => {
     root = configRoot();
     gw = await spawnGateway(root, { PORTCULLIS_ADMIN_TOKEN: '' });
-    for (let i = 0; i < 200 && !gw.stdout().includes('export PAT='); i++) await new Promise((r) => setTimeout(r, 25));
+    await gw.output(/export PAT=/);
   });
   after(() => gw.stop());
 
@@ -57,12 +58,13 @@ describe('npm start (embedded defaults)', () => {
     const api = grab(/serving the API on (\S+)/)!;
     editFile(root, 'config/gateway.yaml', (t) => t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'));
     gw.child.kill('SIGHUP');
-    let availability = '';
-    for (let i = 0; i < 100 && availability !== 'served'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      const { data } = (await (await fetch(`${api}/v1/models`)).json()) as { data: Array<{ id: string; availability: string }> };
-      availability = data.find((m) => m.id === 'red-whitehacker-b')!.availability;
-    }
-    expect(availability).to.equal('served');
+    // The reload is asynchronous: the catalog answers "served" once the new configuration is live.
+    await until(
+      async () => {
+        const { data } = (await (await fetch(`${api}/v1/models`)).json()) as { data: Array<{ id: string; availability: string }> };
+        return data.find((m) => m.id === 'red-whitehacker-b')!.availability === 'served';
+      },
+      { what: 'red-whitehacker-b to be served after SIGHUP' },
+    );
   });
 });

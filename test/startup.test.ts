@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { configRoot, FREE_PORTS, REPO } from './helpers/gateway.js';
 import { spawnGateway } from './helpers/process.js';
+import { until, untilOutput } from './helpers/wait.js';
 
 describe('starting portcullis', function () {
   this.timeout(120_000);
@@ -17,7 +18,7 @@ describe('starting portcullis', function () {
   it('prints an export line with the demo PAT, the admin URL and the generated operator token, which the CLI can use', async () => {
     const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: '' });
     try {
-      for (let i = 0; i < 200 && !gw.stdout().includes('export '); i++) await new Promise((r) => setTimeout(r, 25));
+      await gw.output(/^ {2}export /m);
       const line = /^ {2}export (.+)$/m.exec(gw.stdout())![1]!;
       const vars = Object.fromEntries(line.split(' ').map((kv) => kv.split('=') as [string, string]));
       expect(vars['PAT']).to.match(/^pcl_pat_/);
@@ -66,23 +67,22 @@ describe('starting portcullis', function () {
     });
     let out = '';
     npm.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    while (!/admin API on \S+\n/.test(out)) {
-      if (npm.exitCode !== null) throw new Error(`npm start exited with ${npm.exitCode}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await untilOutput(npm, () => out, /admin API on \S+\n/, 'npm start');
     const api = /serving the API on (\S+)/.exec(out)![1]!;
     expect((await fetch(`${api}/healthz`)).status).to.equal(200);
     npm.kill('SIGTERM');
     await once(npm, 'exit');
-    let refused = false;
-    for (let i = 0; i < 100 && !refused; i++) {
-      try {
-        await fetch(`${api}/healthz`);
-        await new Promise((r) => setTimeout(r, 50));
-      } catch {
-        refused = true;
-      }
-    }
-    expect(refused, 'the gateway still answers after npm start was stopped').to.equal(true);
+    // The gateway's port closes once it has stopped: until then a fetch still answers.
+    await until(
+      async () => {
+        try {
+          await fetch(`${api}/healthz`);
+          return false;
+        } catch {
+          return true;
+        }
+      },
+      { what: 'the gateway to stop answering after npm start was stopped' },
+    );
   });
 });

@@ -97,6 +97,8 @@ export interface Portcullis {
   /** A PAT of a fresh blue-team principal. */
   token: string;
   adminGet(path: string): Promise<unknown>;
+  /** A PAT of another fresh principal (no credits: its calls take the free path). */
+  newToken(): Promise<string>;
 }
 
 async function admin(adminUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -169,6 +171,7 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
 async function setUp(server: ServerProcess): Promise<Portcullis> {
   const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(server.output())!;
   const tenant = `bench-${process.pid}-${Date.now().toString(36)}`;
+  let others = 0;
   const p = await admin(adminUrl!, 'POST', '/principals', { tenant });
   if (p.status !== 201) throw new Error(`creating the bench principal failed: ${JSON.stringify(p.body)}`);
   const t = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(p.body.id)}/tokens`, { label: 'bench' });
@@ -190,5 +193,11 @@ async function setUp(server: ServerProcess): Promise<Portcullis> {
     adminUrl: adminUrl!,
     token: t.body.token as string,
     adminGet: async (path) => (await admin(adminUrl!, 'GET', path)).body,
+    newToken: async () => {
+      const q = await admin(adminUrl!, 'POST', '/principals', { tenant: `${tenant}-${++others}` });
+      const u = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(q.body.id)}/tokens`, { label: 'bench' });
+      if (q.status !== 201 || u.status !== 201) throw new Error(`issuing another bench PAT failed: ${JSON.stringify(u.body)}`);
+      return u.body.token as string;
+    },
   };
 }

@@ -211,6 +211,18 @@ export function markdown(r: BenchResults): string {
     for (const g of r.guardIntent) lines.push(`| ${g.input} | ${g.chars} | ${g.team} | ${g.before.toFixed(2)} | ${g.after.toFixed(2)} | ${g.model ? 'yes' : 'no'} |`);
     lines.push('');
   }
+  if (r.redisRoundTrips) {
+    const t = r.redisRoundTrips;
+    lines.push('## Redis commands per call', '');
+    lines.push(
+      `What R3 sends to Redis for one small call, as MONITOR sees it (bench/harness/redis-round-trips.ts; \`npx tsx bench/redis-round-trips.ts\` alone): ${t.steady.length} commands for a token in use, ${t.first.length} for a token's first call. Budget: ${t.budget.commands} commands in ${t.budget.roundTrips} round trips (token, rate limit and job lookup together; reservation; settlement): ${t.met ? 'met' : '**over**'}.`,
+      '',
+      '```',
+      ...t.steady,
+      '```',
+      '',
+    );
+  }
   lines.push('## Memory', '', ...memorySection(r), '');
   if (r.notes.length) lines.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return `${lines.join('\n')}\n`;

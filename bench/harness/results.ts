@@ -7,6 +7,7 @@
 import type { LoadResult, Percentiles } from './load.js';
 import type { Pinning } from './processes.js';
 import type { ProfileSummary } from './cpu-profile.js';
+import type { RoundTrips } from './redis-round-trips.js';
 
 export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4', 'R5'] as const;
 export type RowId = (typeof ROW_IDS)[number];
@@ -109,6 +110,8 @@ export interface BenchResults {
   /** The guard's CPU per call without and with the intent model, bench/guard-intent.ts. */
   guardIntent?: Array<{ input: string; chars: number; team: string; before: number; after: number; model: boolean }>;
   workers?: Array<{ workers: number; cores: string; rps: number; p50: number; errors: number }>;
+  /** The commands R3 sends to Redis for one small call (bench/harness/redis-round-trips.ts). */
+  redisRoundTrips?: RoundTrips;
   memory: { r3PeakRssMiB: number | null; soak: SoakResult | null; redis: { usedMemoryMiB: number; keys: number; jobs: number } | null };
   notes: string[];
 }

@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
 import { Browser } from '../helpers/browser.js';
 import { parseToken } from '../../src/auth/pat.js';
+import { until } from '../helpers/wait.js';
 
 describe('account token routes', () => {
   let w: World;
@@ -51,12 +52,10 @@ describe('account token routes', () => {
     // A call with the second token shows as its last use (reported without holding the call up).
     const before = Date.now();
     expect((await w.gw.chat(issued.body.token, chat)).status).to.equal(200);
-    let lastUsed: string | null = null;
-    for (let i = 0; i < 50 && lastUsed === null; i++) {
-      lastUsed = (await b.get('api', '/v1/account/api-tokens')).body.data[1].lastUsedAt;
-      if (lastUsed === null) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(Date.parse(lastUsed!)).to.be.at.least(before - 1000);
+    const lastUsed: string = await until(async () => (await b.get('api', '/v1/account/api-tokens')).body.data[1].lastUsedAt, {
+      what: "the token's last use to be reported",
+    });
+    expect(Date.parse(lastUsed)).to.be.at.least(before - 1000);
     expect((await b.get('api', '/v1/account/api-tokens')).body.data[0].lastUsedAt).to.equal(null);
   });
 

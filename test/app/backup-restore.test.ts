@@ -21,6 +21,7 @@ import { login, newPerson } from '../helpers/passkey.js';
 import { body, smallLimitsRoot } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { codeAt } from '../../src/totp/codes.js';
+import { until } from '../helpers/wait.js';
 
 const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:28081', PORTCULLIS_CONSOLE_URL: 'http://localhost:28082', PORTCULLIS_API_URL: 'http://localhost:28080' };
 
@@ -65,11 +66,11 @@ describe('backup and restore of the money Redis', function () {
       }
     };
     const workers = Array.from({ length: 4 }, worker);
-    while (answered.length < 10) await new Promise((r) => setImmediate(r));
+    await until(() => answered.length >= 10, { what: 'ten paid calls answered', everyMs: 5 });
 
     // A checkpoint a reviewer kept, published before the copy.
     const signed = async () => (await fetch(`${w.gw.apiUrl}/v1/receipts/log/checkpoint`)).text();
-    while (!/\n[1-9]\d*\n/.test(await signed())) await new Promise((r) => setTimeout(r, 20));
+    await until(async () => /\n[1-9]\d*\n/.test(await signed()), { what: 'a signed checkpoint over some leaves' });
     const checkpoint = join(work, 'before.txt');
     writeFileSync(checkpoint, await signed());
 
@@ -77,7 +78,7 @@ describe('backup and restore of the money Redis', function () {
     const admin = createClient({ url: w.redis.url });
     await admin.connect();
     await admin.configSet('auto-aof-rewrite-percentage', '0');
-    while ((await admin.info('persistence')).includes('aof_rewrite_in_progress:1')) await new Promise((r) => setTimeout(r, 20));
+    await until(async () => !(await admin.info('persistence')).includes('aof_rewrite_in_progress:1'), { what: 'a running AOF rewrite to end' });
     const copiedFrom = Date.now();
     const mustHave = answered.filter((a) => a.at < copiedFrom).map((a) => a.id);
     const backup = join(work, 'appendonlydir');

@@ -8,7 +8,6 @@
  * sum exactly to what was spent.
  */
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { allReceipts, startWorld, type World } from '../helpers/world.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { RedisStore } from '../../src/store/redis.js';
@@ -17,6 +16,7 @@ import { receiptLeafHash } from '../../src/receipts/canonical.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
 import { verifyReceiptBundle } from '../../src/receipts/verify.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
+import { until } from '../helpers/wait.js';
 
 describe('billing durability (SIGKILL redis under load)', function () {
   this.timeout(60_000);
@@ -54,17 +54,19 @@ describe('billing durability (SIGKILL redis under load)', function () {
     };
     const workers = Array.from({ length: 8 }, worker);
     // Under load (on a busy machine too): some calls answered before the crash.
-    while (answered.length < 4) await sleep(50);
-    await sleep(200);
+    await until(() => answered.length >= 4, { what: 'four answered calls under load' });
     const before = answered.length;
     await w.redis.kill('SIGKILL');
     // A call that starts while Redis is down is refused, whatever the workers happened to be doing (calls
     // already past their reservation may bridge the outage by retrying their settlement).
     const during = await w.gw.chat(p.token, body());
     failures.push(during.status);
-    await sleep(200);
+    // Down until the load has met the outage (a worker's call refused), then back until calls are answered again.
+    const refusedSoFar = failures.length;
+    await until(() => failures.length > refusedSoFar, { what: "a worker's call refused while Redis is down" });
     await w.redis.restart();
-    await sleep(500);
+    const answeredAtRestart = answered.length;
+    await until(() => answered.length > answeredAtRestart, { what: 'a call answered after the restart' });
     running = false;
     await Promise.all(workers);
 

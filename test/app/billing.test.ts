@@ -8,12 +8,12 @@
  * failures that charge nothing, grants, and receipts (own only, signed, listed per day) — exact numbers.
  */
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startWorld, type World } from '../helpers/world.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
 import { verifyReceiptBundle } from '../../src/receipts/verify.js';
 import { provenReceipt } from '../helpers/receipts.js';
+import { until } from '../helpers/wait.js';
 
 describe('billing and metering (real gateway, redis and upstream)', () => {
   let w: World;
@@ -171,14 +171,19 @@ describe('billing and metering (real gateway, redis and upstream)', () => {
       body: JSON.stringify(body()),
       signal: ac.signal,
     }).catch(() => null);
-    for (let i = 0; i < 100 && (await ai(p.token)).reservedMicroUSD === 0; i++) await sleep(10);
+    await until(async () => (await ai(p.token)).reservedMicroUSD !== 0, { what: 'the call to reserve' });
     expect((await ai(p.token)).reservedMicroUSD).to.equal(WORST);
     ac.abort();
     await pending;
     // The job is the principal's, not the connection's: it runs to its end and is charged its usage
     // (the recording upstream's 11 prompt + 7 completion tokens: 9.9 + 31.5, rounded up once = 42).
-    let bal = await ai(p.token);
-    for (let i = 0; i < 200 && bal.reservedMicroUSD !== 0; i++) bal = (await sleep(20), await ai(p.token));
+    const bal = await until(
+      async () => {
+        const b = await ai(p.token);
+        return b.reservedMicroUSD === 0 ? b : null;
+      },
+      { what: 'the detached job to settle' },
+    );
     expect(bal).to.deep.equal({ scope: 'ai', grantedMicroUSD: 1000, spentMicroUSD: 42, reservedMicroUSD: 0, availableMicroUSD: 958 });
     const last = (await receipts(p.id)).at(-1);
     expect(last).to.include({ outcome: 'answered', chargedMicroUSD: 42, billing: 'paid' });

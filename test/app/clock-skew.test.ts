@@ -7,12 +7,12 @@
  */
 import { expect } from 'chai';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { smallLimitsRoot } from '../helpers/billing.js';
 import { spawnGateway, type GatewayProcess } from '../helpers/process.js';
+import { until } from '../helpers/wait.js';
 
 const SKEWED_CLOCK = fileURLToPath(new URL('../helpers/skewed-clock.mjs', import.meta.url));
 
@@ -83,7 +83,7 @@ describe('gateways whose clocks disagree', () => {
       const p = await paidPrincipal();
       await upstream.behave({ mode: 'echo', delayMs: 2500, content: 'long answer', usage });
       const pending = healthy.chat(p.token, slowCall);
-      while ((await upstream.requests()).length === 0) await sleep(20);
+      await until(async () => (await upstream.requests()).length > 0, { what: 'the upstream call' });
       // A balance read on the skewed gateway sweeps expired reservations first: the call's hold is not one.
       expect((await status(ahead.apiUrl, p.token))['reservedMicroUSD']).to.be.above(0);
       const res = await pending;

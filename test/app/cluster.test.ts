@@ -6,11 +6,11 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { body, smallLimitsRoot, WORST } from '../helpers/billing.js';
+import { until } from '../helpers/wait.js';
 
 const enc = encodeURIComponent;
 
@@ -97,13 +97,14 @@ describe('two gateways on a redis cluster', function () {
     });
     const q = (await submitted.json()) as { jobId: string; receiptId: string };
     expect(submitted.status).to.be.oneOf([200, 202]);
-    let polled: { status: number; body: any } = { status: 0, body: null };
-    for (let i = 0; i < 200; i++) {
-      const res = await fetch(`${b.apiUrl}/v1/research/job?jobId=${q.jobId}`, { headers: { authorization: `Bearer ${p.token}` } });
-      polled = { status: res.status, body: await res.json() };
-      if (polled.body.status === 'succeeded') break;
-      await sleep(50);
-    }
+    const polled = await until(
+      async () => {
+        const res = await fetch(`${b.apiUrl}/v1/research/job?jobId=${q.jobId}`, { headers: { authorization: `Bearer ${p.token}` } });
+        const r = { status: res.status, body: (await res.json()) as any };
+        return r.body.status === 'succeeded' ? r : null;
+      },
+      { what: `job ${q.jobId} to succeed, read on the other gateway` },
+    );
     expect(polled.status).to.equal(200);
     expect(polled.body).to.include({ jobId: q.jobId, status: 'succeeded' });
     expect(polled.body.receiptId).to.equal(q.receiptId);

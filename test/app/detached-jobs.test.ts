@@ -5,12 +5,12 @@
  * result from the job — exactly one upstream call, one charge, one receipt.
  */
 import { expect } from 'chai';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { smallLimitsRoot } from '../helpers/billing.js';
 import { jobIdFor } from '../../src/jobs/job.js';
+import { until } from '../helpers/wait.js';
 
 for (const kind of ['redis', 'memory'] as const) {
   describe(`jobs outlive their caller (${kind} store)`, () => {
@@ -53,13 +53,12 @@ for (const kind of ['redis', 'memory'] as const) {
           .then((r) => r.text())
           .catch((e: Error) => e);
         // The client goes away once the upstream has the call.
-        while ((await upstream.requests()).length === 0) await sleep(20);
+        await until(async () => (await upstream.requests()).length > 0, { what: 'the upstream call' });
         ac.abort();
         expect(await pending).to.be.instanceOf(Error);
 
         // The job runs on and settles: 100 x 0.9 + 20 x 4.5 = 180 micro-USD.
-        let spent = 0;
-        for (let i = 0; i < 200 && spent === 0; i++) spent = (await sleep(25), await ai(p.token))['spentMicroUSD']!;
+        const spent = await until(async () => (await ai(p.token))['spentMicroUSD'], { what: 'the detached job to settle' });
         expect(spent).to.equal(180);
         const recorded = await upstream.requests();
         expect(recorded).to.have.length(1);

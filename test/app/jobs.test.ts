@@ -5,11 +5,11 @@
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { allReceipts, startWorld, type World } from '../helpers/world.js';
 import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { spawnGateway } from '../helpers/process.js';
 import { streamBody } from '../../src/stages/respond.js';
+import { until as waitUntil } from '../helpers/wait.js';
 
 /** A config root with short waits and leases, so timeouts and takeovers happen within a test. */
 function fastRoot(): string {
@@ -43,12 +43,13 @@ describe('jobs', () => {
     return { status: res.status, body: (await res.json()) as any };
   }
   async function until(gw: { apiUrl: string }, token: string, jobId: string, status: string) {
-    for (let i = 0; i < 100; i++) {
-      const r = await poll(gw, token, jobId);
-      if (r.body.status === status) return r;
-      await sleep(50);
-    }
-    throw new Error(`job never reached ${status}`);
+    return waitUntil(
+      async () => {
+        const r = await poll(gw, token, jobId);
+        return r.body.status === status ? r : null;
+      },
+      { what: `job ${jobId} to reach ${status}` },
+    );
   }
 
   before(async () => {
@@ -64,7 +65,7 @@ describe('jobs', () => {
     expect(first.status).to.equal(504);
     expect(first.body.error.code).to.equal('inference-timeout');
     const jobId = /job ([0-9a-f-]{36})/.exec(first.body.error.message)![1]!;
-    await sleep(600);
+    await until(w.gw, p.token, jobId, 'succeeded');
     const again = await w.gw.chat(p.token, chat);
     expect(again.status).to.equal(200);
     expect(again.body.choices[0].message.content).to.equal('worth the wait');
@@ -184,10 +185,12 @@ describe('jobs', () => {
       // The chat path of the other instance re-attaches too (same principal, same canonical request).
       await w.upstream.behave({ mode: 'echo', delayMs: 400, content: 'chat shared' });
       const chatBody = { ...chat, messages: [{ role: 'user', content: 'chat on two' }] };
-      expect((await w.gw.chat(p.token, chatBody)).status).to.equal(504);
+      const timedOut = await w.gw.chat(p.token, chatBody);
+      expect(timedOut.status).to.equal(504);
+      const chatJob = /job ([0-9a-f-]{36})/.exec(timedOut.body.error.message)![1]!;
       const attached = await second.chat(p.token, { ...chatBody });
       expect(attached.status === 200 || attached.body.error?.code === 'inference-timeout').to.equal(true);
-      await sleep(300);
+      await until(second, p.token, chatJob, 'succeeded');
       expect((await second.chat(p.token, chatBody)).body.choices[0].message.content).to.equal('chat shared');
       expect(await w.upstream.requests()).to.have.length(2);
     } finally {
@@ -212,7 +215,8 @@ describe('jobs', () => {
     });
     const q = (await res.json()) as { jobId: string; receiptId: string };
     expect(res.status).to.equal(202);
-    await sleep(100);
+    // Killed while the job runs: once the upstream has the victim's call.
+    await waitUntil(async () => (await w.upstream.requests()).length > 0, { what: "the victim's upstream call" });
     victim.child.kill('SIGKILL');
     const failed = await until(w.gw, p.token, q.jobId, 'failed');
     expect(failed.status).to.equal(200);

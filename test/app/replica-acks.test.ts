@@ -68,7 +68,8 @@ describe('money writes wait for a replica', function () {
     try {
       // The upstream answered long ago (it answers at once); the call waits on the replica alone.
       await until(async () => (await upstream.requests()).length > seen, 'the upstream call');
-      await new Promise((r) => setTimeout(r, 700));
+      // The settlement is written and its WAIT for the replica blocks on the primary: the call is held there.
+      await until(async () => /blocked_clients:[1-9]/.test(await primaryInfo('clients')), 'the settlement blocked in WAIT on the replica');
       expect(answered, 'answered while the replica was frozen').to.equal(false);
     } finally {
       await replica.kill('SIGCONT');
@@ -99,8 +100,11 @@ describe('money writes wait for a replica', function () {
     const p = await gw.principal();
     await gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/credits`, { microUSD: 10_000_000 });
     const size = async () => Number((await (await fetch(`${gw.apiUrl}/v1/receipts/log/checkpoint`)).text()).split('\n')[1]);
-    // Whatever earlier calls left unsigned is signed first.
-    await new Promise((r) => setTimeout(r, 500));
+    // Whatever earlier calls left unsigned is signed first: every leaf sequenced is under the checkpoint.
+    await until(async () => {
+      const p = await gw.receipts.log.pending(1);
+      return (p.checkpoint?.size ?? 0) === p.size;
+    }, 'a checkpoint over every leaf so far');
     const before = await size();
     const missed = await shortfalls();
     await replica.kill('SIGSTOP');
@@ -108,7 +112,8 @@ describe('money writes wait for a replica', function () {
       const a = await gw.chat(p.token, body());
       expect(a.status, JSON.stringify(a.body)).to.equal(200);
       expect(await shortfalls()).to.be.greaterThan(missed);
-      // Several signer rounds pass; none signs over the leaf the replica has not confirmed.
+      // Several signer rounds pass (every 50 ms here); none signs over the leaf the replica has not confirmed.
+      // A wait for time itself: the claim is about what the signer's timer does not do meanwhile.
       await new Promise((r) => setTimeout(r, 1500));
       expect(await size()).to.equal(before);
     } finally {

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
 import { Browser } from '../helpers/browser.js';
 import { login, newPerson } from '../helpers/passkey.js';
+import { until } from '../helpers/wait.js';
 
 describe('sessions during a store outage', () => {
   let w: World;
@@ -39,12 +40,7 @@ describe('sessions during a store outage', () => {
     } finally {
       await w.redis.restart();
     }
-    let valid = false;
-    for (let i = 0; i < 50 && !valid; i++) {
-      valid = (await b.get('api', '/v1/session')).body.valid === true;
-      if (!valid) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(valid).to.equal(true);
+    await until(async () => (await b.get('api', '/v1/session')).body.valid === true, { what: 'the session to be valid again once Redis is back' });
     expect((await login(new Browser(w.gw), a)).verify.status).to.equal(200);
   });
 });

@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
+import { until } from '../helpers/wait.js';
 
 describe('store outage', () => {
   let w: World;
@@ -23,11 +24,6 @@ describe('store outage', () => {
     expect(down.body.error.code).to.equal('store-unavailable');
     expect(await w.upstream.requests()).to.have.length(0);
     await w.redis.restart();
-    let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) {
-      status = (await w.gw.chat(token, body)).status;
-      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(status).to.equal(200);
+    await until(async () => (await w.gw.chat(token, body)).status === 200, { what: 'a call answered once Redis is back' });
   });
 });

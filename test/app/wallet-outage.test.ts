@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { newWallet, post, siweText, type Fields } from '../helpers/wallet.js';
+import { until } from '../helpers/wait.js';
 
 describe('wallet sign-in during a store outage', () => {
   let redis: RedisServer;
@@ -40,11 +41,14 @@ describe('wallet sign-in during a store outage', () => {
     expect(res.headers.getSetCookie()).to.deep.equal([]);
 
     await redis.restart();
-    let after = await post(auth, '/v1/siwe/verify', { message, signature });
-    for (let i = 0; i < 50 && after.status === 503; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      after = await post(auth, '/v1/siwe/verify', { message, signature });
-    }
+    // Refused (503) until the store answers again.
+    const after = await until(
+      async () => {
+        const r = await post(auth, '/v1/siwe/verify', { message, signature });
+        return r.status === 503 ? null : r;
+      },
+      { what: 'the sign-in to be answered once Redis is back' },
+    );
     expect(after.status, JSON.stringify(after.body)).to.equal(200);
     expect(after.body).to.include({ verified: true, created: true });
   });

@@ -9,6 +9,7 @@ import { startWorld, type World } from '../helpers/world.js';
 import { startTestGateway } from '../helpers/gateway.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { deliver, event, startStripeMock, type StripeMock } from '../helpers/stripe-mock.js';
+import { until } from '../helpers/wait.js';
 
 const RED = { model: 'red-whitehacker-a', max_tokens: 2048, messages: [{ role: 'user', content: 'triage this' }] };
 
@@ -108,7 +109,8 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
     const p = await w.gw.principal({ rung: 'card' });
     const first = (await get(p.token, '/v1/research/status')).body.trust;
     expect(Date.parse(first.validUntil) - Date.parse(first.projectedAt)).to.equal(60_000);
-    await new Promise((r) => setTimeout(r, 20));
+    // The point is a later read: wait until the clock has moved past the first one's stamp.
+    await until(() => Date.now() > Date.parse(first.projectedAt), { what: 'the clock to pass the first projection', everyMs: 1 });
     const second = (await get(p.token, '/v1/research/status')).body.trust;
     expect(Date.parse(second.projectedAt)).to.be.greaterThan(Date.parse(first.projectedAt));
     expect(Date.parse(second.validUntil) - Date.parse(second.projectedAt)).to.equal(60_000);

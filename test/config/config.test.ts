@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/config/documents.js';
 import { configRoot, editFile, REPO, startTestGateway } from '../helpers/gateway.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+import { until } from '../helpers/wait.js';
 
 function problemsOf(fn: () => unknown): string[] {
   try {
@@ -140,7 +141,7 @@ describe('configuration', () => {
       try {
         const before = gw.holder.current;
         editFile(gw.root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, 'version: "2099.1.1"'));
-        for (let i = 0; i < 100 && gw.holder.current === before; i++) await new Promise((r) => setTimeout(r, 50));
+        await until(() => gw.holder.current !== before, { what: 'the watcher to reload the edited rules' });
         expect(gw.holder.current.versions.rules).to.equal('2099.1.1');
       } finally {
         await gw.close();

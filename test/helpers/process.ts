@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { untilOutput } from './wait.js';
 import { editFile, FREE_PORTS, relaxStrangerLimits, REPO, TEST_DATA_KEY } from './gateway.js';
 
 export interface GatewayProcess {
@@ -12,6 +13,8 @@ export interface GatewayProcess {
   apiUrl: string;
   adminUrl: string;
   stdout(): string;
+  /** The output so far, once it matches `re` (the child exiting first, or a generous deadline, fails). */
+  output(re: RegExp): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -24,18 +27,14 @@ export async function spawnGateway(root: string, env: Record<string, string>): P
   });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  const started = Date.now();
-  while (!/admin API on \S+\n/.test(out)) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
-    if (Date.now() - started > 20_000) throw new Error('gateway did not start');
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await untilOutput(child, () => out, /admin API on \S+\n/, 'the gateway to start');
   const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(out)!;
   return {
     child,
     apiUrl: apiUrl!,
     adminUrl: adminUrl!,
     stdout: () => out,
+    output: (re) => untilOutput(child, () => out, re, 'the gateway'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -28,17 +28,24 @@ function onPrimary(title: string, suite: (connect: () => Promise<RedisStore>) =>
 /** One cluster per test process, shared by every suite (each store has its own prefix, hence its own slot). */
 let shared: Promise<RedisCluster> | null = null;
 
-/** The run's shared cluster, started on first use (allow it a minute). */
+/** The run's shared cluster, started on first use (allow it a minute), stopped once the run's suites are done. */
 export function sharedCluster(): Promise<RedisCluster> {
   shared ??= startRedisCluster();
   return shared;
+}
+// A root hook (this module is first imported while mocha loads the test files, at the root): the run's
+// last step stops the cluster, so neither its processes nor its clients outlive the run.
+if (typeof after === 'function') {
+  after(async () => {
+    if (shared) await (await shared).stop();
+  });
 }
 
 /**
  * The same, against a real Redis Cluster (three masters, test/helpers/redis-cluster.ts) through the store's
  * cluster client: the suite's scripts must all be single-slot and reach the right master. The cluster is
- * started once for the whole run (it costs seconds) and killed with the test process, as every test
- * redis-server is; each store's prefix is a different hash tag, so suites spread over the three masters.
+ * started once for the whole run (it costs seconds) and stopped after the last suite; each store's prefix
+ * is a different hash tag, so suites spread over the three masters.
  */
 export function onRedisCluster(title: string, suite: (connect: () => Promise<RedisStore>) => void): void {
   describe(title, () => {

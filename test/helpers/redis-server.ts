@@ -4,9 +4,9 @@
  * eviction), so a test that SIGKILLs it and restarts it checks what production would keep. Tests never use a
  * Redis somebody else started: its data, config and lifetime would not be ours to reason about.
  *
- * Every server started here is SIGKILLed when the test process exits (mocha runs with `--exit`) and its
- * dir removed, so no orphan redis-server outlives a run — except if the test process itself is SIGKILLed,
- * which no in-process hook can see.
+ * Every server started here is SIGKILLed when the test process exits (a suite that forgets one is named by
+ * test/helpers/hooks.ts) and its dir removed, so no orphan redis-server outlives a run — except if the test
+ * process itself is SIGKILLed, which no in-process hook can see.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';

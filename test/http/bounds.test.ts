@@ -11,6 +11,7 @@ import { configRoot, editFile, startTestGateway, type TestGateway } from '../hel
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { parseRaw, rawConnect } from '../helpers/raw-http.js';
 import { createLogger } from '../../src/log.js';
+import { until } from '../helpers/wait.js';
 
 const CHAT = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] };
 
@@ -134,15 +135,20 @@ describe('listener bounds', function () {
   it('refuses connections past maxConnections, and accepts again once they close', async () => {
     // Idle connections that sent nothing: they hold slots until the head timeout cuts them.
     const held = await Promise.all(Array.from({ length: 40 }, () => rawConnect(gw.apiUrl)));
-    await sleep(100);
-    const extra = await rawConnect(gw.apiUrl);
-    extra.socket.write('GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n');
-    expect(await extra.closed).to.equal('');
+    // The kernel completes a connection before the server has taken it: once the server has taken all 40, a
+    // 41st is closed unanswered.
+    const extraRefused = async () => {
+      const extra = await rawConnect(gw.apiUrl);
+      extra.socket.write('GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n');
+      return (await extra.closed) === '';
+    };
+    await until(extraRefused, { what: 'a connection past maxConnections to be closed unanswered' });
     for (const c of held) c.socket.destroy();
     await Promise.all(held.map((c) => c.closed));
-    await sleep(100);
-    const res = await fetch(`${gw.apiUrl}/v1/models`, { headers: { authorization: `Bearer ${token}` } });
-    expect(res.status).to.equal(200);
+    // Once the server has seen them close, it answers again.
+    await until(async () => (await fetch(`${gw.apiUrl}/v1/models`, { headers: { authorization: `Bearer ${token}` } })).status === 200, {
+      what: 'an answer once the held connections closed',
+    });
   });
 
   it('logs a client that drops mid-call as one JSON line, never a stack trace on stderr (finding 11)', async () => {
@@ -158,12 +164,17 @@ describe('listener bounds', function () {
         const c = await rawConnect(gw.apiUrl);
         const body = JSON.stringify({ ...CHAT, stream: true, messages: [{ role: 'user', content: `drop ${i}` }] });
         c.socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${token}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-        // Half-read: the client resets the connection while the gateway is waiting, then writing.
-        await sleep(i % 2 ? 100 : 450);
+        // Half-read: the client resets the connection while the gateway is waiting on the upstream (it has
+        // the call), or while it writes the answer (its first event is here).
+        let got = '';
+        c.socket.on('data', (b: Buffer) => (got += b.toString('utf8')));
+        if (i % 2) await until(async () => (await up.requests()).some((r) => JSON.stringify(r.body).includes(`drop ${i}`)), { what: `the upstream call of drop ${i}` });
+        else await until(() => got.includes('\ndata: '), { what: `the first event of drop ${i}` });
         c.socket.resetAndDestroy();
         await c.closed;
       }
-      await sleep(800);
+      // Every dropped call has ended on the gateway's side (what it logs, it has logged).
+      await until(() => gw.lifecycle.inFlight === 0, { what: 'the dropped calls to end' });
     } finally {
       process.stderr.write = original;
     }

@@ -10,9 +10,10 @@ import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstr
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { spawnGateway, type GatewayProcess } from '../helpers/process.js';
 import { body, smallLimitsRoot } from '../helpers/billing.js';
+import { until } from '../helpers/wait.js';
 
 async function waitForRequests(up: RecordingUpstream, n: number): Promise<void> {
-  while ((await up.requests()).length < n) await sleep(20);
+  await until(async () => (await up.requests()).length >= n, { what: `${n} upstream calls` });
 }
 
 describe('graceful shutdown', function () {
@@ -122,11 +123,16 @@ describe('graceful shutdown', function () {
       while (running) await call(body());
     });
 
-    await sleep(1000);
+    // Under load before, between and after the restarts: a few more calls answered each time.
+    const moreAnswers = async (what: string) => {
+      const n = answers.length;
+      await until(() => answers.length >= n + 4, { what });
+    };
+    await moreAnswers('calls answered before the first restart');
     for (const i of [0, 1]) {
       await gws[i]!.stop(); // SIGTERM: drains, lets calls in flight finish, exits
       gws[i] = await spawnGateway(root, env);
-      await sleep(1000);
+      await moreAnswers(`calls answered after restarting gateway ${i}`);
     }
     running = false;
     await Promise.all(workers);

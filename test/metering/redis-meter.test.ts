@@ -11,6 +11,7 @@ import { RedisMeter } from '../../src/metering/redis-meter.js';
 import type { Reservation, ReserveRequest } from '../../src/metering/meter.js';
 import { receiptLogFor as logFor } from '../../src/app/wire.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { until } from '../helpers/wait.js';
 
 const PID = 'did:web:portcullis.test:tenant:alice';
 const RATES = { inputPerMTok: 900_000, cachedInputPerMTok: 225_000, outputPerMTok: 4_500_000 };
@@ -37,15 +38,7 @@ const receipt = (r: Reservation) => (s: { billing: string; chargedMicroUSD: numb
 });
 
 async function untilAnswers(store: RedisStore): Promise<void> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    try {
-      return await store.ping();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
+  await until(async () => (await store.ping(), true), { what: 'the store to answer a PING' });
 }
 
 describe('redis meter', () => {

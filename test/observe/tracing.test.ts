@@ -6,10 +6,10 @@
  */
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { configRoot } from '../helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../helpers/process.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+import { until } from '../helpers/wait.js';
 
 interface OtlpSpan {
   traceId: string;
@@ -81,7 +81,7 @@ describe('OpenTelemetry traces', function () {
     expect(upstreamParent, 'traceparent sent upstream').not.to.equal(null);
     expect(upstreamParent![1]).to.equal(traceId);
 
-    for (let i = 0; i < 100 && !spans.some((s) => s.name === 'POST /v1/chat/completions'); i++) await sleep(50);
+    await until(() => spans.some((s) => s.name === 'POST /v1/chat/completions'), { what: "the gateway's server span at the collector" });
     const ours = spans.filter((s) => s.traceId === traceId);
     const server = ours.find((s) => s.name === 'POST /v1/chat/completions')!;
     expect(server, JSON.stringify(spans.map((s) => s.name))).to.not.equal(undefined);

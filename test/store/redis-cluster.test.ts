@@ -8,6 +8,7 @@ import { expect } from 'chai';
 import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
+import { until } from '../helpers/wait.js';
 
 const PID = 'did:web:portcullis.test:tenant:frozen';
 
@@ -41,12 +42,14 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
       // Back, with their data (AOF) and their cluster configuration (nodes.conf).
       await Promise.all(cluster.servers.map((s) => s.restart()));
       await cluster.waitForOk();
-      let healed: unknown = null;
-      for (let i = 0; i < 100; i++) {
-        healed = await outcome(store.getPrincipal(PID));
-        if (!(healed instanceof Error)) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // The client rediscovers the cluster on its own: calls fail until it has.
+      const healed = await until(
+        async () => {
+          const r = await outcome(store.getPrincipal(PID));
+          return r instanceof Error ? null : r;
+        },
+        { what: 'the store to heal after the cluster came back' },
+      );
       expect(healed).to.include({ id: PID });
     } finally {
       await store.close();
@@ -62,12 +65,14 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
       expect(await outcome(store.getPrincipal(id))).to.be.instanceOf(StoreUnavailable);
       await Promise.all(cluster.servers.map((s) => s.restart()));
       await cluster.waitForOk();
-      let healed: unknown = null;
-      for (let i = 0; i < 100; i++) {
-        healed = await outcome(store.getPrincipal(id));
-        if (!(healed instanceof Error)) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      // The client rediscovers the cluster on its own: calls fail until it has.
+      const healed = await until(
+        async () => {
+          const r = await outcome(store.getPrincipal(id));
+          return r instanceof Error ? null : r;
+        },
+        { what: 'the store to heal after the cluster came back' },
+      );
       expect(healed).to.include({ id });
     } finally {
       await store.close();

@@ -1,0 +1,173 @@
+/**
+ * Root hooks for every mocha run (.mocharc.json `require`): no child process outlives the test that
+ * failed with it or the run, and a run that cannot end on its own says what holds it open.
+ *
+ * Children: every `child_process.spawn` in the test process is recorded (the builtin's export is wrapped
+ * once, here, before any test file loads, so helpers and tests need not opt in). When a test fails or times
+ * out, the children it started are SIGKILLed with their own descendants (a gateway's workers, the
+ * redis-server `npm start` runs), since a timed-out test's `finally` may never run. At the end of the run
+ * and on exit, whatever is still alive goes the same way, and the end of the run names it: a suite that
+ * leaves a child behind is a suite to fix.
+ *
+ * Handles: the run does not force its own exit. Once every suite is done, if the process is still up a few
+ * seconds later, the handles that keep it up (sockets, servers, timers, children) are printed and the run
+ * exits 1: a leaked handle fails the run rather than hanging it.
+ */
+import childProcess, { type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import net from 'node:net';
+
+interface Tracked {
+  child: ChildProcess;
+  /** The test that started it, or null for a hook (a suite's shared process). */
+  test: Mocha.Test | null;
+  command: string;
+}
+
+const tracked = new Set<Tracked>();
+let current: Mocha.Test | null = null;
+
+const alive = (c: ChildProcess) => c.pid !== undefined && c.exitCode === null && c.signalCode === null;
+
+const originalSpawn = childProcess.spawn;
+function trackedSpawn(this: unknown, ...args: Parameters<typeof childProcess.spawn>): ChildProcess {
+  const child = (originalSpawn as (...a: unknown[]) => ChildProcess).apply(this, args);
+  const [file, argv] = args as unknown as [string, unknown];
+  const entry: Tracked = { child, test: current, command: [file, ...(Array.isArray(argv) ? argv : [])].join(' ').slice(0, 200) };
+  tracked.add(entry);
+  child.once('exit', () => tracked.delete(entry));
+  return child;
+}
+childProcess.spawn = trackedSpawn as typeof childProcess.spawn;
+syncBuiltinESMExports();
+
+/**
+ * Where each server and client socket was opened: the first frame of a test file (not a helper) on its
+ * stack, async frames included. A leaked handle is then named by the suite that opened it.
+ */
+const openedBy = new WeakMap<object, string>();
+function whereFrom(): string {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 80;
+  const stack = new Error().stack ?? '';
+  Error.stackTraceLimit = limit;
+  const frames = stack.split('\n').slice(1);
+  const test = frames.find((l) => /\/test\/(?!helpers\/)\S*\.ts/.test(l)) ?? frames.find((l) => /\/test\//.test(l) && !/hooks\.ts/.test(l));
+  return test?.trim().replace(/^at /, '') ?? 'outside the tests';
+}
+for (const [proto, method] of [
+  [net.Server.prototype, 'listen'],
+  [net.Socket.prototype, 'connect'],
+] as const) {
+  const original = (proto as any)[method] as (...a: unknown[]) => unknown;
+  (proto as any)[method] = function (this: object, ...args: unknown[]) {
+    if (!openedBy.has(this)) openedBy.set(this, whereFrom());
+    return original.apply(this, args);
+  };
+}
+
+/** Every descendant of `pid` (Linux /proc), children first found first. */
+function descendants(pid: number): number[] {
+  if (!existsSync('/proc')) return [];
+  const parent = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: number[] = [];
+  const walk = (p: number) => {
+    for (const [child, ppid] of parent) {
+      if (ppid === p && !out.includes(child)) {
+        out.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return out;
+}
+
+/** SIGKILLs a child and everything it started (a frozen child first gets SIGCONT so it can die). */
+function killTree(c: ChildProcess): void {
+  if (!alive(c)) return;
+  for (const pid of [...descendants(c.pid!), c.pid!]) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function killAll(): Tracked[] {
+  const left = [...tracked].filter((t) => alive(t.child));
+  for (const t of left) killTree(t.child);
+  return left;
+}
+
+process.on('exit', () => {
+  killAll();
+});
+
+/** How long after the last suite the process may take to close on its own. */
+const CLOSE_GRACE_MS = 10_000;
+
+function describeHandle(h: any): string {
+  const where = openedBy.get(h);
+  return where ? `${handleKind(h)}, opened at ${where}` : handleKind(h);
+}
+
+function handleKind(h: any): string {
+  const type = h?.constructor?.name ?? typeof h;
+  if (type === 'Socket' || type === 'TLSSocket') {
+    if (h.remotePort) return `${type} ${h.localAddress}:${h.localPort} -> ${h.remoteAddress}:${h.remotePort}`;
+    if (h.fd !== undefined && h.fd <= 2) return `${type} stdio fd ${h.fd}`;
+    return `${type}${h._handle?.fd !== undefined ? ` fd ${h._handle.fd}` : ''}`;
+  }
+  if (type === 'Server') return `Server ${JSON.stringify(h.address?.())}`;
+  if (type === 'ChildProcess') return `ChildProcess ${h.pid} ${h.spawnargs?.join(' ').slice(0, 200)}`;
+  if (type === 'Timeout') return `Timeout ${h._idleTimeout} ms: ${String(h._onTimeout).replace(/\s+/g, ' ').slice(0, 200)}`;
+  return type;
+}
+
+export const mochaHooks = {
+  beforeEach(this: Mocha.Context) {
+    current = this.currentTest ?? null;
+  },
+  afterEach(this: Mocha.Context) {
+    const test = this.currentTest ?? null;
+    current = null;
+    if (!test || test.state === 'passed') return;
+    for (const t of tracked) {
+      if (t.test === test && alive(t.child)) {
+        process.stderr.write(`    [hooks] killing ${t.child.pid} (${t.command}), started by the ${test.state ?? 'unfinished'} test "${test.fullTitle()}"\n`);
+        killTree(t.child);
+      }
+    }
+  },
+};
+
+/** After every suite and every root `after` hook (a shared cluster stops in one). */
+export function mochaGlobalTeardown(): void {
+  const left = killAll();
+  for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
+  // The run is not forced to exit (.mocharc.json has no `exit`): what still holds the process is a leak to name.
+  const timer = setTimeout(() => {
+    const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
+    process.stderr.write(
+      `[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`,
+    );
+    // Mocha sets the exit code from its failures in an 'exit' listener; this one, added later, runs after it.
+    process.on('exit', () => {
+      process.exitCode = 1;
+    });
+    process.exit(1);
+  }, CLOSE_GRACE_MS);
+  timer.unref();
+}
