@@ -39,8 +39,9 @@ function git(args: string[]): string {
   return execFileSync('git', args, { cwd: REPO, encoding: 'utf8' }).trim();
 }
 
+// The compiler is TypeScript 7 (`@typescript/native`); the `typescript` package is the 6.0 API that typescript-eslint reads.
 function tsc(dir: string): Promise<{ ok: boolean; output: string }> {
-  const child = spawn(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], { cwd: dir });
+  const child = spawn(process.execPath, [join(REPO, 'node_modules/@typescript/native/bin/tsc'), '-p', join(dir, 'tsconfig.build.json')], { cwd: dir });
   let output = '';
   child.stdout.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr.on('data', (c: Buffer) => (output += c.toString()));
