@@ -4,7 +4,8 @@
  *   GET /admin/decisions/{id}                  one decision record
  *   GET /admin/decisions?since=24h&until=&limit=&kind=live|shadow
  *                                              the records of a period, oldest first (`since` is a duration
- *                                              back from now — 90m, 24h, 7d — or an ISO time)
+ *                                              back from now — 90m, 24h, 7d — or an ISO time); `truncated`
+ *                                              and `next` (the `since` to go on from) when `limit` cut it
  *   GET /admin/decisions/receipt/{receiptId}   a receipt with its log proof and its decision record: what
  *                                              `portcullis decision replay <receipt id>` starts from
  *   GET /admin/policy/impact?since=24h&until=  the impact report (impact.ts) of the policy and rules now on the
@@ -32,9 +33,10 @@ export function parseWhen(value: unknown, now: number, name: string): number | n
   if (value === undefined || value === '') return null;
   const v = String(value);
   const d = /^(\d+)([smhd])$/.exec(v);
-  if (d) return now - Number(d[1]) * UNITS[d[2]!]!;
-  const t = Date.parse(v);
-  if (/^\d{4}-\d{2}-\d{2}/.test(v) && Number.isFinite(t)) return t;
+  // A time must be one a Date can hold (±8.64e15 ms): a huge duration (999999999d) is refused here rather
+  // than failing later where the period is printed.
+  const t = d ? now - Number(d[1]) * UNITS[d[2]!]! : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isFinite(new Date(t).getTime())) return t;
   throw new GatewayError('invalid-request', `${name} must be a duration back from now (90m, 24h, 7d) or an ISO-8601 time`, { param: name });
 }
 
@@ -89,12 +91,22 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new GatewayError('invalid-request', `limit must be a whole number from 1 to ${MAX_LIST}`, { param: 'limit' });
     const kind = ctx.query['kind'];
     if (kind !== undefined && kind !== 'live' && kind !== 'shadow') throw new GatewayError('invalid-request', 'kind must be live or shadow', { param: 'kind' });
-    const all = await store.list(from, to, limit, deps.now());
-    ctx.body = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), data: kind ? all.filter((r) => r.labels['kind'] === kind) : all };
+    // One more than asked says whether the period holds more: `truncated`, and `next`, the `since` that
+    // lists on from the last record given (records of that same millisecond are given again).
+    const got = await store.list(from, to, limit + 1, deps.now());
+    const all = got.slice(0, limit);
+    const truncated = got.length > limit;
+    ctx.body = {
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      truncated,
+      next: truncated ? all.at(-1)!.timestamp : null,
+      data: kind ? all.filter((r) => r.labels['kind'] === kind) : all,
+    };
   });
   router.get('/decisions/receipt/:receiptId', async (ctx) => {
     const receipt = await deps.store.getReceipt(ctx.params['receiptId']!);
-    if (!receipt) throw new GatewayError('not-found', 'no such receipt');
+    if (!receipt) throw new GatewayError('decision-not-found', `no receipt ${ctx.params['receiptId']!}, so no decision record for it`);
     const ref = (receipt['decision'] as { record?: { id: string } } | undefined)?.record;
     const record = ref ? await store.get(ref.id) : null;
     ctx.body = { receipt: await withProof(deps.receipts.log, receipt), record };
