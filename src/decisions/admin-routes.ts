@@ -13,7 +13,8 @@
  *                                              decisions of the period; remembered for `requireImpactReport`
  * And, ahead of POST /admin/reload: with `policy.requireImpactReport`, a reload whose policy or rules differ
  * from the live ones is refused 409 `impact-report-required` until an impact report was made for exactly
- * that candidate. A candidate that does not load passes on, for the reload to refuse it by name.
+ * that candidate. A candidate that does not load passes on, for the reload to refuse it by name. The other
+ * reload paths (file watcher, SIGHUP) are held by the same rule in reload-gate.ts.
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -21,10 +22,10 @@ import type { Deps } from '../app/deps.js';
 import { GatewayError } from '../errors.js';
 import { withProof } from '../receipts/proofs.js';
 import { MAX_LIST, pagesOf } from './store.js';
-import { fingerprintOf, loadCandidate } from './candidate.js';
+import { loadCandidate } from './candidate.js';
+import { runtimeFingerprint } from './reload-gate.js';
 import { impactOf } from './impact.js';
 import type { PolicyData } from '../policy/engine.js';
-import type { Runtime } from '../config/compile.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -45,12 +46,6 @@ export function period(ctx: Context, now: number): { from: number; to: number } 
   const from = parseWhen(ctx.query['since'], now, 'since') ?? now - UNITS['d']!;
   const to = parseWhen(ctx.query['until'], now, 'until') ?? now + 1;
   return { from, to };
-}
-
-/** The live runtime's policy-and-rules fingerprint, as a candidate's is made. */
-function liveFingerprint(runtime: Runtime): string {
-  const b = runtime.bundle;
-  return fingerprintOf(runtime.policy.sha256, b.models.sha256, b.rungs.sha256, b.guardrails.sha256);
 }
 
 export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions' | 'store' | 'receipts' | 'now' | 'holder'>): void {
@@ -78,7 +73,7 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     if (!runtime.gateway.policy?.requireImpactReport) return next();
     const root = runtime.bundle.root;
     const candidate = await loadCandidate(root, root).catch(() => null);
-    if (!candidate || candidate.fingerprint === liveFingerprint(runtime) || (await store.reported(candidate.fingerprint))) return next();
+    if (!candidate || candidate.fingerprint === runtimeFingerprint(runtime) || (await store.reported(candidate.fingerprint))) return next();
     throw new GatewayError(
       'impact-report-required',
       `the policy or rules on disk (policy ${candidate.policy.version}, rules ${candidate.documents.rungs.version}, guardrails ${candidate.documents.guardrails.version}) differ from the live ones and no impact report was made for them: GET /admin/policy/impact (or portcullis policy impact) first`,
