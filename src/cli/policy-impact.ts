@@ -58,14 +58,20 @@ export async function policyImpactCommand(args: string[]): Promise<number> {
       throw err;
     }
     // Every live record of the period, page by page (the listing answers at most MAX_LIST at a time).
-    const list = async (f: number, t: number, limit: number) =>
-      (await adminGet(`/decisions?since=${encodeURIComponent(new Date(f).toISOString())}&until=${encodeURIComponent(new Date(t).toISOString())}&limit=${limit}`)).data as DecisionRecord[];
+    // With each page, which of its decisions left no receipt: those are counted apart (impact.ts).
+    const noReceipt = new Set<string>();
+    const list = async (f: number, t: number, limit: number) => {
+      const page = await adminGet(`/decisions?since=${encodeURIComponent(new Date(f).toISOString())}&until=${encodeURIComponent(new Date(t).toISOString())}&limit=${limit}&receipts=true`);
+      for (const id of (page.noReceipt ?? []) as string[]) noReceipt.add(id);
+      return page.data as DecisionRecord[];
+    };
+    const receiptsOf = async (records: readonly DecisionRecord[]) => new Set(records.filter((r) => !noReceipt.has(r.decision_id)).map((r) => r.decision_id));
     const api = apiBase(values.url);
     const dataFor = async (sha: string) => {
       const v = await getJson(`${api}/v1/secure/history/policy-data/${sha}`, {}, true);
       return v ? (JSON.parse(v.content as string) as PolicyData) : null;
     };
-    report = await impactOf(pagesOf(list, from, to), candidate, dataFor, { from, to });
+    report = await impactOf(pagesOf(list, from, to), candidate, dataFor, { from, to }, receiptsOf);
     label = `candidate ${values.candidate}`;
   }
   process.stdout.write(`${values.json ? JSON.stringify(report, null, 2) : impactText(report, label)}\n`);

@@ -5,7 +5,9 @@
  *   GET /admin/decisions?since=24h&until=&limit=&kind=live|shadow
  *                                              the records of a period, oldest first (`since` is a duration
  *                                              back from now — 90m, 24h, 7d — or an ISO time); `truncated`
- *                                              and `next` (the `since` to go on from) when `limit` cut it
+ *                                              and `next` (the `since` to go on from) when `limit` cut it;
+ *                                              `receipts=true` adds `noReceipt`, the live decisions listed
+ *                                              whose call left no receipt
  *   GET /admin/decisions/receipt/{receiptId}   a receipt with its log proof and its decision record: what
  *                                              `portcullis decision replay <receipt id>` starts from
  *   GET /admin/policy/impact?since=24h&until=  the impact report (impact.ts) of the policy and rules now on the
@@ -24,7 +26,7 @@ import { withProof } from '../receipts/proofs.js';
 import { MAX_LIST, pagesOf } from './store.js';
 import { loadCandidate } from './candidate.js';
 import { runtimeFingerprint } from './reload-gate.js';
-import { impactOf } from './impact.js';
+import { impactOf, type ReceiptsOf } from './impact.js';
 import type { PolicyData } from '../policy/engine.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -48,6 +50,14 @@ export function period(ctx: Context, now: number): { from: number; to: number } 
   return { from, to };
 }
 
+/** Of `records`, the ids of those whose call left a receipt (`rcpt_<call id>` is in the store). */
+export function receiptsIn(store: Pick<Deps['store'], 'getReceipt'>): ReceiptsOf {
+  return async (records) => {
+    const found = await Promise.all(records.map(async (r) => ((await store.getReceipt(`rcpt_${r.call_id}`)) ? r.decision_id : null)));
+    return new Set(found.filter((id): id is string => id !== null));
+  };
+}
+
 export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions' | 'store' | 'receipts' | 'now' | 'holder'>): void {
   const store = deps.decisions.store;
   router.get('/policy/impact', async (ctx) => {
@@ -64,7 +74,7 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
       const v = await store.getVersion('policy-data', sha);
       return v ? (JSON.parse(v.content) as PolicyData) : null;
     };
-    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to });
+    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to }, receiptsIn(deps.store));
     await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
     ctx.body = report;
   });
@@ -88,15 +98,26 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     if (kind !== undefined && kind !== 'live' && kind !== 'shadow') throw new GatewayError('invalid-request', 'kind must be live or shadow', { param: 'kind' });
     // One more than asked says whether the period holds more: `truncated`, and `next`, the `since` that
     // lists on from the last record given (records of that same millisecond are given again).
+    const receipts = ctx.query['receipts'];
+    if (receipts !== undefined && receipts !== 'true') throw new GatewayError('invalid-request', 'receipts must be true or absent', { param: 'receipts' });
     const got = await store.list(from, to, limit + 1, deps.now());
     const all = got.slice(0, limit);
     const truncated = got.length > limit;
+    const data = kind ? all.filter((r) => r.labels['kind'] === kind) : all;
+    // receipts=true: which of the listed live decisions left no receipt (what an impact report leaves out).
+    let noReceipt: string[] | undefined;
+    if (receipts) {
+      const live = data.filter((r) => r.labels['kind'] === 'live');
+      const receipted = await receiptsIn(deps.store)(live);
+      noReceipt = live.filter((r) => !receipted.has(r.decision_id)).map((r) => r.decision_id);
+    }
     ctx.body = {
       from: new Date(from).toISOString(),
       to: new Date(to).toISOString(),
       truncated,
       next: truncated ? all.at(-1)!.timestamp : null,
-      data: kind ? all.filter((r) => r.labels['kind'] === kind) : all,
+      ...(noReceipt ? { noReceipt } : {}),
+      data,
     };
   });
   router.get('/decisions/receipt/:receiptId', async (ctx) => {
