@@ -16,7 +16,7 @@ import type { Runtime } from '../config/compile.js';
 import type { Logger } from '../log.js';
 import type { Decision, PolicyInput } from '../policy/engine.js';
 import { loadCandidate, type Candidate } from './candidate.js';
-import { availability, runtimeFacts, sourcesHash } from './versions.js';
+import { availability, runtimeFacts } from './versions.js';
 
 export const shadowMetrics = {
   decisions: new Counter({
@@ -80,7 +80,7 @@ export class Shadow {
       decision: evaluator.decide(input),
       policy: candidate.policy,
       dataSha256,
-      documents: { policy: candidate.policy.sha256, 'policy-sources': sourcesHash(candidate.sources), 'policy-data': dataSha256, ...documents },
+      documents: { policy: candidate.policy.sha256, 'policy-sources': candidate.sourceHash, 'policy-data': dataSha256, ...documents },
       versions: { policy: candidate.policy.version, rules: d.rungs.version, guardrails: d.guardrails.version, catalog: d.catalog.version },
     };
   }
