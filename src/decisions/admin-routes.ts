@@ -40,7 +40,8 @@ export function parseWhen(value: unknown, now: number, name: string): number | n
   // than failing later where the period is printed.
   const t = d ? now - Number(d[1]) * UNITS[d[2]!]! : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
   if (Number.isFinite(new Date(t).getTime())) return t;
-  throw new GatewayError('invalid-request', `${name} must be a duration back from now (90m, 24h, 7d) or an ISO-8601 time`, { param: name });
+  const why = d ? `${name} reaches too far back for a date` : `${name} must be a duration back from now (90m, 24h, 7d) or an ISO-8601 time`;
+  throw new GatewayError('invalid-request', why, { param: name });
 }
 
 /** The period a query names: `since` (default 24h) to `until` (default now). */
