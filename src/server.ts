@@ -18,6 +18,7 @@ import { createStore } from './store/index.js';
 import { JobEngine } from './jobs/engine.js';
 import { HistoryRecorder } from './secure/recorder.js';
 import { Decisions } from './decisions/service.js';
+import { impactReportProblem } from './decisions/reload-gate.js';
 import { stripeFromEnv } from './billing/stripe.js';
 import { oidcFromEnv } from './identity-links/provider.js';
 import { StoreConflict, type Store } from './store/store.js';
@@ -226,6 +227,8 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
   const decisions = new Decisions(wired.decisions, opts.log, opts.now ?? Date.now);
   await decisions.keep(holder.current);
   holder.onSwap((next) => void decisions.keep(next));
+  // policy.requireImpactReport holds every reload, the file watcher's and SIGHUP's too.
+  holder.gate((current, next) => impactReportProblem(decisions.store, current, next));
   // What /metrics says of the configuration: the versions served, and each reload's result and time.
   observeVersions(workerIndex(), holder.current.versions);
   holder.onSwap((next) => observeVersions(workerIndex(), next.versions));

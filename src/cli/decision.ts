@@ -73,6 +73,12 @@ export async function replayCommand(args: string[]): Promise<number> {
   });
   const target = positionals[0];
   if (!target) throw new CliUsage('usage: portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]');
+  let opa: string | null = null;
+  try {
+    opa = values['no-opa'] ? null : findOpa();
+  } catch (err) {
+    throw new CliUsage((err as Error).message);
+  }
   const api = apiBase(values.url);
   let receipt: Record<string, unknown>;
   let record: DecisionRecord | null;
@@ -95,7 +101,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   else key = publicKeyFromPem(String((await getJson(`${api}/v1/secure`)).receiptLog.publicKeyPem));
   const fetchVersion = async (document: string, sha256: string) =>
     (await getJson(`${api}/v1/secure/history/${encodeURIComponent(document)}/${encodeURIComponent(sha256)}`, {}, true)) as StoredVersion | null;
-  const report = await replayReceipt(receipt, record, fetchVersion, { publicKey: key, opa: values['no-opa'] ? null : findOpa() });
+  const report = await replayReceipt(receipt, record, fetchVersion, { publicKey: key, opa });
   if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   else printReplay(report);
   return report.ok && report.same ? 0 : 1;

@@ -38,6 +38,7 @@ export class RuntimeHolder {
   #listeners: Array<(next: Runtime) => void> = [];
   #attempts: Array<(result: ReloadResult, record: ReloadRecord) => void> = [];
   #last: ReloadRecord | null = null;
+  #gates: Array<(current: Runtime, next: Runtime) => Promise<string | null>> = [];
 
   private constructor(
     runtime: Runtime,
@@ -80,6 +81,15 @@ export class RuntimeHolder {
     this.#attempts.push(listener);
   }
 
+  /**
+   * Adds a check every reload passes before its runtime is swapped in, whatever started it (a change on
+   * disk, SIGHUP, the admin API): a reason from `gate` refuses the reload as a bad edit is refused, and the
+   * live runtime keeps serving.
+   */
+  gate(gate: (current: Runtime, next: Runtime) => Promise<string | null>): void {
+    this.#gates.push(gate);
+  }
+
   /** Reloads now. Concurrent triggers share one reload rather than racing two swaps. */
   reload(reason: string): Promise<ReloadResult> {
     this.#reloading ??= this.#reload(reason)
@@ -111,6 +121,14 @@ export class RuntimeHolder {
       return { ok: false, problems };
     }
     const previous = this.#current;
+    for (const gate of this.#gates) {
+      const refused = await gate(previous, next).catch((err: unknown) => `the reload could not be checked: ${(err as Error).message}`);
+      if (refused) {
+        this.log.error('config.reload.rejected', { reason, problems: [refused] });
+        void next.close();
+        return { ok: false, problems: [refused] };
+      }
+    }
     this.#current = next;
     const needsRestart = startOnlyChanges(this.#started, next.gateway);
     this.log.info('config.reload.applied', { reason, versions: next.versions });

@@ -4,7 +4,10 @@
  *   GET /admin/decisions/{id}                  one decision record
  *   GET /admin/decisions?since=24h&until=&limit=&kind=live|shadow
  *                                              the records of a period, oldest first (`since` is a duration
- *                                              back from now — 90m, 24h, 7d — or an ISO time)
+ *                                              back from now — 90m, 24h, 7d — or an ISO time); `truncated`
+ *                                              and `next` (the `since` to go on from) when `limit` cut it;
+ *                                              `receipts=true` adds `noReceipt`, the live decisions listed
+ *                                              whose call left no receipt
  *   GET /admin/decisions/receipt/{receiptId}   a receipt with its log proof and its decision record: what
  *                                              `portcullis decision replay <receipt id>` starts from
  *   GET /admin/policy/impact?since=24h&until=  the impact report (impact.ts) of the policy and rules now on the
@@ -12,7 +15,8 @@
  *                                              decisions of the period; remembered for `requireImpactReport`
  * And, ahead of POST /admin/reload: with `policy.requireImpactReport`, a reload whose policy or rules differ
  * from the live ones is refused 409 `impact-report-required` until an impact report was made for exactly
- * that candidate. A candidate that does not load passes on, for the reload to refuse it by name.
+ * that candidate. A candidate that does not load passes on, for the reload to refuse it by name. The other
+ * reload paths (file watcher, SIGHUP) are held by the same rule in reload-gate.ts.
  */
 import type { Context } from 'koa';
 import type { Router } from '@koa/router';
@@ -20,10 +24,10 @@ import type { Deps } from '../app/deps.js';
 import { GatewayError } from '../errors.js';
 import { withProof } from '../receipts/proofs.js';
 import { MAX_LIST, pagesOf } from './store.js';
-import { fingerprintOf, loadCandidate } from './candidate.js';
-import { impactOf } from './impact.js';
+import { loadCandidate } from './candidate.js';
+import { runtimeFingerprint } from './reload-gate.js';
+import { impactOf, type ReceiptsOf } from './impact.js';
 import type { PolicyData } from '../policy/engine.js';
-import type { Runtime } from '../config/compile.js';
 
 const UNITS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -33,10 +37,12 @@ export function parseWhen(value: unknown, now: number, name: string): number | n
   // A repeated query parameter arrives as an array: one value only.
   const v = typeof value === 'string' ? value : '';
   const d = /^(\d+)([smhd])$/.exec(v);
-  if (d) return now - Number(d[1]) * UNITS[d[2]!]!;
-  const t = Date.parse(v);
-  if (/^\d{4}-\d{2}-\d{2}/.test(v) && Number.isFinite(t)) return t;
-  throw new GatewayError('invalid-request', `${name} must be a duration back from now (90m, 24h, 7d) or an ISO-8601 time`, { param: name });
+  // A time must be one a Date can hold (±8.64e15 ms): a huge duration (999999999d) is refused here rather
+  // than failing later where the period is printed.
+  const t = d ? now - Number(d[1]) * UNITS[d[2]!]! : /^\d{4}-\d{2}-\d{2}/.test(v) ? Date.parse(v) : NaN;
+  if (Number.isFinite(new Date(t).getTime())) return t;
+  const why = d ? `${name} reaches too far back for a date` : `${name} must be a duration back from now (90m, 24h, 7d) or an ISO-8601 time`;
+  throw new GatewayError('invalid-request', why, { param: name });
 }
 
 /** The period a query names: `since` (default 24h) to `until` (default now). */
@@ -46,10 +52,12 @@ export function period(ctx: Context, now: number): { from: number; to: number } 
   return { from, to };
 }
 
-/** The live runtime's policy-and-rules fingerprint, as a candidate's is made. */
-function liveFingerprint(runtime: Runtime): string {
-  const b = runtime.bundle;
-  return fingerprintOf(runtime.policy.sha256, b.models.sha256, b.rungs.sha256, b.guardrails.sha256);
+/** Of `records`, the ids of those whose call left a receipt (`rcpt_<call id>` is in the store). */
+export function receiptsIn(store: Pick<Deps['store'], 'getReceipt'>): ReceiptsOf {
+  return async (records) => {
+    const found = await Promise.all(records.map(async (r) => ((await store.getReceipt(`rcpt_${r.call_id}`)) ? r.decision_id : null)));
+    return new Set(found.filter((id): id is string => id !== null));
+  };
 }
 
 export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions' | 'store' | 'receipts' | 'now' | 'holder'>): void {
@@ -68,7 +76,7 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
       const v = await store.getVersion('policy-data', sha);
       return v ? (JSON.parse(v.content) as PolicyData) : null;
     };
-    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to });
+    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to }, receiptsIn(deps.store));
     await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
     ctx.body = report;
   });
@@ -80,7 +88,7 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     }
     const root = runtime.bundle.root;
     const candidate = await loadCandidate(root, root).catch(() => null);
-    if (!candidate || candidate.fingerprint === liveFingerprint(runtime) || (await store.reported(candidate.fingerprint))) {
+    if (!candidate || candidate.fingerprint === runtimeFingerprint(runtime) || (await store.reported(candidate.fingerprint))) {
       await next();
       return;
     }
@@ -96,12 +104,33 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new GatewayError('invalid-request', `limit must be a whole number from 1 to ${MAX_LIST}`, { param: 'limit' });
     const kind = ctx.query['kind'];
     if (kind !== undefined && kind !== 'live' && kind !== 'shadow') throw new GatewayError('invalid-request', 'kind must be live or shadow', { param: 'kind' });
-    const all = await store.list(from, to, limit, deps.now());
-    ctx.body = { from: new Date(from).toISOString(), to: new Date(to).toISOString(), data: kind ? all.filter((r) => r.labels['kind'] === kind) : all };
+    // One more than asked says whether the period holds more: `truncated`, and `next`, the `since` that
+    // lists on from the last record given (records of that same millisecond are given again).
+    const receipts = ctx.query['receipts'];
+    if (receipts !== undefined && receipts !== 'true') throw new GatewayError('invalid-request', 'receipts must be true or absent', { param: 'receipts' });
+    const got = await store.list(from, to, limit + 1, deps.now());
+    const all = got.slice(0, limit);
+    const truncated = got.length > limit;
+    const data = kind ? all.filter((r) => r.labels['kind'] === kind) : all;
+    // receipts=true: which of the listed live decisions left no receipt (what an impact report leaves out).
+    let noReceipt: string[] | undefined;
+    if (receipts) {
+      const live = data.filter((r) => r.labels['kind'] === 'live');
+      const receipted = await receiptsIn(deps.store)(live);
+      noReceipt = live.filter((r) => !receipted.has(r.decision_id)).map((r) => r.decision_id);
+    }
+    ctx.body = {
+      from: new Date(from).toISOString(),
+      to: new Date(to).toISOString(),
+      truncated,
+      next: truncated ? all.at(-1)!.timestamp : null,
+      ...(noReceipt ? { noReceipt } : {}),
+      data,
+    };
   });
   router.get('/decisions/receipt/:receiptId', async (ctx) => {
     const receipt = await deps.store.getReceipt(ctx.params['receiptId']!);
-    if (!receipt) throw new GatewayError('not-found', 'no such receipt');
+    if (!receipt) throw new GatewayError('decision-not-found', `no receipt ${ctx.params['receiptId']!}, so no decision record for it`);
     const ref = (receipt['decision'] as { record?: { id: string } } | undefined)?.record;
     const record = ref ? await store.get(ref.id) : null;
     ctx.body = { receipt: await withProof(deps.receipts.log, receipt), record };

@@ -16,7 +16,7 @@ import { policyBundleFiles, policyBundleProblem } from '../policy/bundle.js';
 import { policySources } from '../policy/source-hash.js';
 import type { ModelsDoc, RungsDoc } from '../config/types.js';
 import type { PolicyData } from '../policy/engine.js';
-import { candidateData, dataDocument } from './versions.js';
+import { candidateData, dataDocument, sourcesHash } from './versions.js';
 import { wasmEvaluator, type Evaluator } from './evaluate.js';
 
 export interface Candidate {
@@ -28,6 +28,8 @@ export interface Candidate {
   fingerprint: string;
   wasm: Buffer;
   sources: Record<string, string>;
+  /** The hash of `sources` (versions.ts sourcesHash), as its manifest records it. */
+  sourceHash: string;
   /** Its `data` under the given route availability, and an evaluator of it (cached per availability). */
   evaluatorFor(available: Record<string, boolean>): Promise<{ data: PolicyData; dataSha256: string; evaluator: Evaluator }>;
 }
@@ -71,6 +73,7 @@ export async function loadCandidate(dir: string, fallbackRoot: string): Promise<
     fingerprint,
     wasm,
     sources,
+    sourceHash: sourcesHash(sources),
     evaluatorFor(available) {
       const key = JSON.stringify(Object.entries(available).sort());
       let made = cache.get(key);

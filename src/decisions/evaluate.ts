@@ -5,7 +5,7 @@
  * Rego sources, as a second, independent engine (replay uses both when the opa binary is at hand).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -40,10 +40,15 @@ export async function wasmEvaluator(wasm: Buffer, data: PolicyData): Promise<Eva
 
 /**
  * The pinned opa binary (scripts/tools.env, under PORTCULLIS_TOOLS or ~/.cache/portcullis/tools), or
- * PORTCULLIS_OPA; null when neither is there.
+ * PORTCULLIS_OPA; null when neither is there. A PORTCULLIS_OPA that names no file throws: the operator
+ * asked for that engine, and silently replaying without it would drop a check they expect.
  */
 export function findOpa(env: Record<string, string | undefined> = process.env): string | null {
-  if (env['PORTCULLIS_OPA']) return existsSync(env['PORTCULLIS_OPA']) ? env['PORTCULLIS_OPA'] : null;
+  const named = env['PORTCULLIS_OPA'];
+  if (named) {
+    if (!existsSync(named) || !statSync(named).isFile()) throw new Error(`PORTCULLIS_OPA is ${named}, which is not a file: point it at the opa binary, or unset it (or pass --no-opa)`);
+    return named;
+  }
   let version: string | undefined;
   try {
     version = /^OPA_VERSION=(\S+)$/m.exec(readFileSync(join(REPO_ROOT, 'scripts/tools.env'), 'utf8'))?.[1];

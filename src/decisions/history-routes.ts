@@ -8,7 +8,9 @@
  * `document` is `policy` (the wasm, base64, with the Rego it was built from in `sources`), `policy-data`
  * (the `data` document the policy was given, canonical JSON), `catalog`, `rungs`, `guardrails`, `firewall`
  * or `compliance` (each file as read). The content hashes to `sha256`, so a reader checks what it got.
- * A version is immutable: its answer may be cached for good.
+ * An answer by hash never changes: it is served `immutable`, to be cached for good. An answer by version
+ * string is the newest content under that string, and an edit that keeps the `version:` line puts a new
+ * content under it: it is served `no-cache`, with `content-location` naming the by-hash answer.
  */
 import type { Context } from 'koa';
 import type { HistoryRecorder } from '../secure/recorder.js';
@@ -37,7 +39,11 @@ export function historyVersion(holder: RuntimeHolder, history: HistoryRecorder, 
     }
     const version = sha ? await store.getVersion(document, sha) : null;
     if (!version) throw new GatewayError('version-not-found', `no version ${ref} of ${document} in the version history`);
-    ctx.set('cache-control', 'public, max-age=31536000, immutable');
+    if (sha === ref) ctx.set('cache-control', 'public, max-age=31536000, immutable');
+    else {
+      ctx.set('cache-control', 'no-cache');
+      ctx.set('content-location', `/v1/secure/history/${encodeURIComponent(document)}/${sha}`);
+    }
     ctx.body = { object: 'version', ...version };
   };
 }

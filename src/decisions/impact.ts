@@ -5,6 +5,11 @@
  * principal (by hash, never the id), and each change with its receipt, so an author can look at examples.
  * `portcullis policy impact` prints it, and GET /admin/policy/impact serves it for the candidate on the
  * gateway's own disk (what a reload would load).
+ *
+ * Counts are of calls that left a receipt. Some decisions leave none — a call refused at step 2 (unknown
+ * model, route not configured), an identical request answered from its finished job (no new call) — and a
+ * report naming `rcpt_<call id>` for them would name receipts that do not exist: they are kept out of the
+ * counts and the changes, and counted apart in `withoutReceipt`.
  */
 import type { PolicyData } from '../policy/engine.js';
 import type { Candidate } from './candidate.js';
@@ -41,7 +46,12 @@ export interface ImpactReport {
   examples: ImpactChange[];
   /** Every change, oldest first. */
   changes: ImpactChange[];
+  /** Decisions whose call left no receipt (step-2 refusals, repeats answered from a finished job): not counted above. */
+  withoutReceipt: { decisions: number; changed: number; byCode: Record<string, number> };
 }
+
+/** Of a page of records, the ids of the decisions whose call left a receipt. */
+export type ReceiptsOf = (page: readonly DecisionRecord[]) => Promise<Set<string>>;
 
 const EXAMPLES = 10;
 
@@ -50,38 +60,46 @@ export async function impactOf(
   candidate: Candidate,
   dataFor: (sha256: string) => Promise<PolicyData | null>,
   period: { from: number; to: number },
+  receiptsOf: ReceiptsOf,
 ): Promise<ImpactReport> {
   const data = new Map<string, Promise<PolicyData | null>>();
   const changes: ImpactChange[] = [];
+  const without = { decisions: 0, changed: 0, byCode: {} as Record<string, number> };
   let skipped = 0;
   let replayed = 0;
-  for await (const page of pages) for (const r of page) {
-    if (r.labels['kind'] !== 'live') continue;
-    replayed += 1;
-    const sha = r.documents['policy-data'];
-    if (!sha) {
-      skipped += 1;
-      continue;
+  for await (const page of pages) {
+    const live = page.filter((r) => r.labels['kind'] === 'live');
+    const receipted = await receiptsOf(live);
+    for (const r of live) {
+      const hasReceipt = receipted.has(r.decision_id);
+      if (hasReceipt) replayed += 1;
+      else without.decisions += 1;
+      const sha = r.documents['policy-data'];
+      const recorded = sha ? await (data.get(sha) ?? data.set(sha, dataFor(sha)).get(sha)!) : null;
+      if (!recorded) {
+        if (hasReceipt) skipped += 1;
+        continue;
+      }
+      const { evaluator } = await candidate.evaluatorFor(availability(recorded));
+      const after = evaluator.decide(r.input);
+      const fields = decisionChanges(r.result, after);
+      if (fields.length === 0) continue;
+      if (!hasReceipt) {
+        const k = `${answerOf(r.result)} -> ${answerOf(after)}`;
+        without.changed += 1;
+        without.byCode[k] = (without.byCode[k] ?? 0) + 1;
+        continue;
+      }
+      changes.push({
+        decision_id: r.decision_id,
+        receipt_id: `rcpt_${r.call_id}`,
+        timestamp: r.timestamp,
+        principal: principalHash(r.input.principal?.id),
+        before: answerOf(r.result),
+        after: answerOf(after),
+        fields,
+      });
     }
-    if (!data.has(sha)) data.set(sha, dataFor(sha));
-    const recorded = await data.get(sha)!;
-    if (!recorded) {
-      skipped += 1;
-      continue;
-    }
-    const { evaluator } = await candidate.evaluatorFor(availability(recorded));
-    const after = evaluator.decide(r.input);
-    const fields = decisionChanges(r.result, after);
-    if (fields.length === 0) continue;
-    changes.push({
-      decision_id: r.decision_id,
-      receipt_id: `rcpt_${r.call_id}`,
-      timestamp: r.timestamp,
-      principal: principalHash(r.input.principal?.id),
-      before: answerOf(r.result),
-      after: answerOf(after),
-      fields,
-    });
   }
   const byCode: Record<string, number> = {};
   const byPrincipal: Record<string, number> = {};
@@ -101,6 +119,7 @@ export async function impactOf(
     byPrincipal,
     examples: changes.slice(0, EXAMPLES),
     changes,
+    withoutReceipt: without,
   };
 }
 
@@ -111,6 +130,8 @@ export function impactText(r: ImpactReport, label: string): string {
     `impact of ${label}: policy ${r.candidate.policy.version}, rules ${d.rungs.version}, guardrails ${d.guardrails.version}, catalog ${d.catalog.version}`,
     `period ${r.period.from} to ${r.period.to}: ${r.decisions} decision(s) replayed, ${r.changed} would change${r.skipped ? ` (${r.skipped} skipped: their data is not in the version history)` : ''}`,
   ];
+  const w = r.withoutReceipt;
+  if (w.decisions > 0) lines.push(`not counted: ${w.decisions} decision(s) whose call left no receipt (step-2 refusals, repeats answered from a finished job), ${w.changed} of them would change`);
   if (r.changed > 0) {
     lines.push('by code:');
     for (const [k, n] of Object.entries(r.byCode).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) lines.push(`  ${k}  ${n}`);

@@ -9,8 +9,10 @@
  *   receipt in log   the receipt's inclusion proof leads to a checkpoint signed with the log's key
  *   versions         the policy, its data document and the catalog and rules files hash to what the record
  *                    names, and the data document is what those rules and that catalog give
+ *   policy sources   the Rego served with the policy hashes to the source hash the record names (the
+ *                    bundle manifest's `sourceHash`): it is the Rego the wasm was built from
  *   opa-wasm         the policy wasm of that version, given that data, decides the recorded input the same
- *   opa eval         and so does `opa eval` on the Rego it was built from, when the opa binary is at hand
+ *   opa eval         and so does `opa eval` on that Rego, when the opa binary is at hand
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { KeyObject } from 'node:crypto';
@@ -20,7 +22,7 @@ import type { Decision, PolicyData } from '../policy/engine.js';
 import { verifyReceiptBundle } from '../receipts/verify.js';
 import { recordSha256, type DecisionRecord } from './record.js';
 import type { StoredVersion } from './store.js';
-import { availability, candidateData, dataDocument, versionBytes } from './versions.js';
+import { availability, candidateData, dataDocument, sourcesHash, versionBytes } from './versions.js';
 import { opaEvaluate, wasmEvaluator } from './evaluate.js';
 
 interface ReplayCheck {
@@ -128,6 +130,23 @@ export async function replayReceipt(
     const ok = rebuilt.sha256 === record.documents['policy-data'];
     add('versions', ok, ok ? `policy ${policy?.version ?? '?'}, rules ${record.versions['rules']}, catalog ${record.versions['catalog']}, guardrails ${record.versions['guardrails']}: each as named, and the data document is what they give` : 'the data document is not what the named rules and catalog give');
   }
+  // The Rego `opa eval` is run on must be the Rego the wasm was built from: its hash is the one the record
+  // names (`policy-sources`, bound to the receipt with the record), or for a record from before that, the
+  // one the version history serves beside it. Rego that is missing, changed or unnamed fails here.
+  let regoOk = false;
+  if (policy) {
+    const sources = policy.sources ?? {};
+    const named = record.documents['policy-sources'] ?? policy.sourceHash;
+    const got = Object.keys(sources).length > 0 ? sourcesHash(sources) : null;
+    if (!got) add('policy sources', false, `the version history serves no Rego for policy ${policy.version}`);
+    else if (!named) add('policy sources', false, `nothing names the hash of policy ${policy.version}'s Rego, so the Rego served cannot be checked`);
+    else if (got !== named || (policy.sourceHash !== undefined && policy.sourceHash !== named))
+      add('policy sources', false, `the Rego served for policy ${policy.version} hashes to ${got.slice(0, 16)}…, the ${record.documents['policy-sources'] ? 'record' : 'version history'} names ${named.slice(0, 16)}…: it was changed`);
+    else {
+      regoOk = true;
+      add('policy sources', true, `the Rego (${Object.keys(sources).length} file(s)) hashes to ${got.slice(0, 16)}…, the source hash the ${record.documents['policy-sources'] ? 'record' : 'version history'} names`);
+    }
+  }
   if (!policy || !data) return report();
 
   // Re-derive the decision with each engine.
@@ -145,7 +164,8 @@ export async function replayReceipt(
   const wasmDiff = differences(record.result, replayed);
   add('opa-wasm', wasmDiff.length === 0, wasmDiff.length === 0 ? 'the same decision' : `${wasmDiff.length} field(s) differ`);
   diffs.push(...wasmDiff.map((x) => `opa-wasm: ${x}`));
-  if (opts.opa && policy.sources && Object.keys(policy.sources).length > 0) {
+  if (opts.opa && !regoOk) add('opa eval', false, 'not run: the Rego did not check (policy sources above)');
+  else if (opts.opa && policy.sources) {
     try {
       const [byOpa] = await opaEvaluate(opts.opa, policy.sources, data, [record.input]);
       engines.push('opa eval');

@@ -80,7 +80,7 @@ export class Shadow {
       decision: evaluator.decide(input),
       policy: candidate.policy,
       dataSha256,
-      documents: { policy: candidate.policy.sha256, 'policy-data': dataSha256, ...documents },
+      documents: { policy: candidate.policy.sha256, 'policy-sources': candidate.sourceHash, 'policy-data': dataSha256, ...documents },
       versions: { policy: candidate.policy.version, rules: d.rungs.version, guardrails: d.guardrails.version, catalog: d.catalog.version },
     };
   }

@@ -21,6 +21,8 @@ export interface StoredVersion {
   content: string;
   /** The policy only: the Rego it was built from, by repository-relative path. */
   sources?: Record<string, string>;
+  /** The policy only: the hash of `sources` (versions.ts sourcesHash), the manifest's `sourceHash`. */
+  sourceHash?: string;
 }
 
 export interface DecisionStore {

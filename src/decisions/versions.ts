@@ -1,7 +1,8 @@
 /**
  * What a runtime decides with, as the version history keeps it: the policy (its wasm and the Rego it was
  * built from), the policy's `data` document (the catalog and rules as the policy sees them, with which
- * routes were configured), and the catalog and rules files themselves. Each is known by the SHA-256 of its
+ * routes were configured), and the catalog and rules files themselves. The policy's Rego is known by its
+ * source hash (`policy-sources`), the one its bundle's manifest records. Each is known by the SHA-256 of its
  * bytes, so a decision record can name exactly what it was taken under, and a reviewer can fetch each one
  * later and check it is what the record names.
  */
@@ -14,9 +15,30 @@ import type { ConfigBundle } from '../config/load.js';
 import type { PolicyData } from '../policy/engine.js';
 import { policyBundleFiles } from '../policy/bundle.js';
 import { policySources } from '../policy/source-hash.js';
+import { readPolicyManifest } from '../policy/manifest.js';
 import type { StoredVersion } from './store.js';
 
 const sha256 = (b: Buffer | string): string => createHash('sha256').update(b).digest('hex');
+
+/**
+ * The hash of a set of Rego sources (path -> text), as policySourceHash (src/policy/source-hash.ts) hashes
+ * them on disk and as the bundle's manifest records it (`sourceHash`): each path and content in path order,
+ * NUL-separated. Names the Rego a wasm was built from, so a replay can check the Rego it runs `opa eval` on.
+ */
+export function sourcesHash(sources: Record<string, string>): string {
+  const hash = createHash('sha256');
+  for (const path of Object.keys(sources).sort()) hash.update(path).update('\0').update(sources[path]!).update('\0');
+  return hash.digest('hex');
+}
+
+/** The `sourceHash` of the manifest beside a root's bundle: what its wasm was built from (null if unreadable). */
+function manifestSourceHash(root: string): string | null {
+  try {
+    return readPolicyManifest(policyBundleFiles(root).manifestPath).sourceHash;
+  } catch {
+    return null;
+  }
+}
 
 /** The files a decision depends on besides the policy, by the names the version history uses. */
 const DECIDING_DOCUMENTS = { catalog: 'models', rungs: 'rungs', guardrails: 'guardrails' } as const;
@@ -56,11 +78,20 @@ export function runtimeFacts(runtime: Runtime): RuntimeFacts {
     const data = policyData(runtime.bundle, (m) => runtime.models.get(m.id)?.available ?? false);
     const d = dataDocument(data);
     const b = runtime.bundle;
+    const sourceHash = manifestSourceHash(b.root);
     f = {
       data,
       dataSha256: d.sha256,
       dataText: d.text,
-      documents: { policy: runtime.policy.sha256, 'policy-data': d.sha256, catalog: b.models.sha256, rungs: b.rungs.sha256, guardrails: b.guardrails.sha256 },
+      documents: {
+        policy: runtime.policy.sha256,
+        // The Rego the wasm was built from (a runtime is only compiled from a bundle whose manifest matches it).
+        ...(sourceHash ? { 'policy-sources': sourceHash } : {}),
+        'policy-data': d.sha256,
+        catalog: b.models.sha256,
+        rungs: b.rungs.sha256,
+        guardrails: b.guardrails.sha256,
+      },
     };
     facts.set(runtime, f);
   }
@@ -96,7 +127,10 @@ export function runtimeVersions(runtime: Runtime): { versions: StoredVersion[]; 
     const wasm = readFileSync(files.wasmPath);
     if (sha256(wasm) !== runtime.policy.sha256) throw new Error('changed');
     const sources = Object.fromEntries(policySources(files.root).map((p) => [p, readFileSync(join(files.root, p), 'utf8')]));
-    out.push({ document: 'policy', version: runtime.policy.version, sha256: runtime.policy.sha256, file: 'policies/build/admission.wasm', encoding: 'base64', content: wasm.toString('base64'), sources });
+    // The Rego kept is the Rego the wasm was built from, or none is kept.
+    const sourceHash = sourcesHash(sources);
+    if (sourceHash !== f.documents['policy-sources']) throw new Error('changed');
+    out.push({ document: 'policy', version: runtime.policy.version, sha256: runtime.policy.sha256, file: 'policies/build/admission.wasm', encoding: 'base64', content: wasm.toString('base64'), sources, sourceHash });
   } catch {
     missing.push('policy');
   }

@@ -152,6 +152,7 @@ const schemas: Record<string, Json> = {
       encoding: { enum: ['utf8', 'base64'] },
       content: { type: 'string' },
       sources: { type: 'object', additionalProperties: { type: 'string' }, description: 'policy only: the Rego it was built from, by path' },
+      sourceHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'policy only: the hash of sources, the bundle manifest\'s sourceHash' },
     },
   },
   IssueTokenRequest: SIGN_IN.issueToken,

@@ -12,9 +12,9 @@ import { editFile, REPO, startTestGateway, type TestGateway } from '../helpers/g
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
-async function get(gw: TestGateway, path: string): Promise<{ status: number; body: any }> {
+async function get(gw: TestGateway, path: string): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(`${gw.apiUrl}${path}`);
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: await res.json(), headers: res.headers };
 }
 
 describe('version history with content: GET /v1/secure/history', function () {
@@ -56,6 +56,34 @@ describe('version history with content: GET /v1/secure/history', function () {
       const missing = await get(gw, `/v1/secure/history/rungs/${'0'.repeat(64)}`);
       expect(missing.status).to.equal(404);
       expect(missing.body.error.code).to.equal('version-not-found');
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('never serves as immutable an answer that may change: an edit that keeps the version string', async () => {
+    const gw = await startTestGateway();
+    try {
+      const before = gw.holder.current.bundle.guardrails;
+      const first = await get(gw, `/v1/secure/history/guardrails/${before.version}`);
+      expect(first.body.sha256).to.equal(before.sha256);
+      editFile(gw.root, 'rules/guardrails.yaml', (t) => `${t}# an edit that did not bump version:\n`);
+      expect((await gw.admin('POST', '/reload')).status).to.equal(200);
+      const after = gw.holder.current.bundle.guardrails;
+      expect(after.version).to.equal(before.version);
+      const second = await get(gw, `/v1/secure/history/guardrails/${before.version}`);
+      expect(second.body.sha256).to.equal(after.sha256).and.not.equal(before.sha256);
+      // By version: the answer changed, so neither was cacheable for good; each names its by-hash answer.
+      for (const [r, sha] of [[first, before.sha256], [second, after.sha256]] as const) {
+        expect(r.headers.get('cache-control')).to.equal('no-cache');
+        expect(r.headers.get('content-location')).to.equal(`/v1/secure/history/guardrails/${sha}`);
+      }
+      // By hash: each content stays what it was, immutable.
+      for (const sha of [before.sha256, after.sha256]) {
+        const r = await get(gw, `/v1/secure/history/guardrails/${sha}`);
+        expect(r.body.sha256).to.equal(sha);
+        expect(r.headers.get('cache-control')).to.include('immutable');
+      }
     } finally {
       await gw.close();
     }

@@ -85,7 +85,7 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     for (const c of calls) {
       const r = await cli(['decision', 'replay', c.receiptId], env);
       expect(r.code, `${c.receiptId}: ${r.stdout}${r.stderr}`).to.equal(0);
-      expect(r.stdout).to.include('same decision (opa-wasm, opa eval)').and.include('ok   receipt in log').and.include('ok   record hash');
+      expect(r.stdout).to.include('same decision (opa-wasm, opa eval)').and.include('ok   receipt in log').and.include('ok   record hash').and.include('ok   policy sources');
       expect(r.stdout).to.include(`policy ${c.policy}, rules ${c.rules}`);
     }
   });
@@ -143,6 +143,38 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
       const b = await cli(['decision', 'replay', first.receiptId], env);
       expect(b.code).to.equal(1);
       expect(b.stdout).to.include('FAIL version policy').and.include('does not hash to it: it was changed');
+    } finally {
+      await redisClient.close();
+    }
+  });
+
+  it('catches Rego sources changed or removed in the version history, and a PORTCULLIS_OPA that is not there', async () => {
+    const c = calls[4]!;
+    const record = (await gw.admin('GET', `/decisions/receipt/${c.receiptId}`)).body.record;
+    const field = `policy ${record.bundles.admission.revision}`;
+    const served = (await (await fetch(`${gw.apiUrl}/v1/secure/history/policy/${record.bundles.admission.revision}`)).json()) as any;
+    expect(served.sourceHash).to.be.a('string').and.equal(record.documents['policy-sources']);
+    const redisClient = createClient({ url: redis.url });
+    await redisClient.connect();
+    try {
+      const orig = (await redisClient.hGet('pc:dec:v', field))!;
+      const v = JSON.parse(orig);
+      const path = 'policies/admission/admission.rego';
+      // A rule added to the Rego after the fact (it does not touch this call), the wasm left as it was.
+      const backdoor = { ...v, sources: { ...v.sources, [path]: `${v.sources[path]}\nbackdoor if contains(input.principal.id, ":tenant:friend-")\n` } };
+      // Even with the served sourceHash rewritten to match: the record, bound to the receipt, names the original.
+      for (const tampered of [backdoor, { ...backdoor, sourceHash: undefined }, { ...v, sources: {} }]) {
+        await redisClient.hSet('pc:dec:v', field, JSON.stringify(tampered));
+        const r = await cli(['decision', 'replay', c.receiptId], env);
+        expect(r.code, r.stdout).to.equal(1);
+        expect(r.stdout).to.match(/FAIL policy sources: the (Rego served|version history serves no Rego)/);
+        expect(r.stdout).to.include('FAIL opa eval: not run');
+      }
+      await redisClient.hSet('pc:dec:v', field, orig);
+      expect((await cli(['decision', 'replay', c.receiptId], env)).code).to.equal(0);
+      const noOpa = await cli(['decision', 'replay', c.receiptId], { ...env, PORTCULLIS_OPA: '/nonexistent/opa' });
+      expect(noOpa.code).to.equal(2);
+      expect(noOpa.stderr).to.include('PORTCULLIS_OPA').and.include('/nonexistent/opa');
     } finally {
       await redisClient.close();
     }
