@@ -26,7 +26,7 @@ export function canonicalJson(value: unknown): string {
   try {
     text = stringify(value);
   } catch (err) {
-    throw new TypeError(`not canonicalisable: ${(err as Error).message}`);
+    throw new TypeError(`not canonicalisable: ${(err as Error).message}`, { cause: err });
   }
   if (text === undefined) throw new TypeError('not canonicalisable: not a JSON value');
   if (LONE_SURROGATE_ESCAPE.test(text)) throw new TypeError('not canonicalisable: a lone UTF-16 surrogate (RFC 8785 takes I-JSON only)');

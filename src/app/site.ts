@@ -11,6 +11,7 @@
  *
  * Tool calls run through the API app in process (mcp/dispatch.ts), so they are the API routes' answers.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
@@ -29,6 +30,8 @@ export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
   const app = hostApp(front);
   const router = new Router();
   const apiCallback = api.callback();
+  // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
+  const apiHandler = (req: IncomingMessage, res: ServerResponse): void => void apiCallback(req, res);
   const documents = buildSiteDocuments(deps.origins);
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
@@ -41,7 +44,7 @@ export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
     onFirstUse(async () => {
       const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js'), import('../mcp/auth.js')]);
       // A PAT tool called without a valid PAT is an HTTP 401 with its challenge, before the MCP server runs.
-      return mcpEndpoint((ctx) => createSiteMcpServer(apiCallback, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
+      return mcpEndpoint((ctx) => createSiteMcpServer(apiHandler, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
     }),
   );
   const map = onFirstUse(async () => {

@@ -73,7 +73,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   });
   const target = positionals[0];
   if (!target) throw new CliUsage('usage: portcullis decision replay <receipt.json | receipt id> [--key pubkey.pem] [--url API] [--json] [--no-opa]');
-  let opa: string | null = null;
+  let opa: string | null;
   try {
     opa = values['no-opa'] ? null : findOpa();
   } catch (err) {

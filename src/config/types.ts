@@ -88,7 +88,6 @@ export interface RungsDoc {
  * code that reads them (gateway-schema.ts). Re-exported here, where the rest of the gateway has always found them.
  */
 export type { GatewayDoc } from './gateway-schema.js';
-export { HOST_NAMES, type HostName, type HttpBounds, type Listener } from '../http/config.js';
-export type { OriginConfig, RouteConfig, WeightedOrigin } from '../upstream/config.js';
+export { HOST_NAMES, type HostName, type HttpBounds } from '../http/config.js';
+export type { RouteConfig, WeightedOrigin } from '../upstream/config.js';
 export type { RateLimitSettings } from '../ratelimit/config.js';
-export type { WalletDoc } from '../wallet/config.js';

@@ -1,5 +1,5 @@
 /** `policy:` of config/gateway.yaml: decision records, shadow evaluation and impact reports (this folder). Reloadable. */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 
 export const PolicySettingsSchema = Strict(
@@ -28,4 +28,3 @@ export const PolicySettingsSchema = Strict(
   },
   { description: 'Decision records, shadow evaluation and impact reports (src/decisions; docs/policy.md). Reloadable.' },
 );
-export type PolicySettings = Static<typeof PolicySettingsSchema>;

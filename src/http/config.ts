@@ -22,7 +22,6 @@ export const ListenerSchema = Strict(
     ),
   },
 );
-export type Listener = Static<typeof ListenerSchema>;
 
 export const ListenersSchema = Strict(Object.fromEntries(HOST_NAMES.map((name) => [name, ListenerSchema])) as Record<HostName, typeof ListenerSchema>);
 
@@ -64,7 +63,6 @@ export const ShutdownSchema = Strict(
   },
   { description: 'Graceful shutdown on SIGTERM (src/http/shutdown.ts).' },
 );
-export type ShutdownSettings = Static<typeof ShutdownSchema>;
 
 export const MetricsSchema = Strict(
   {

@@ -1,5 +1,5 @@
 /** `jobs:` of config/gateway.yaml: leases, the sweep, retention and retries of the job engine (src/jobs/engine.ts). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Ms, Strict } from '../config/schema-kit.js';
 
 export const JobsSchema = Strict({
@@ -10,4 +10,3 @@ export const JobsSchema = Strict({
   maxRunMs: Ms(),
   upstreamRetries: Type.Integer({ minimum: 0, maximum: 5 }),
 });
-export type JobsSettings = Static<typeof JobsSchema>;

@@ -1,5 +1,5 @@
 /** `graph:` of config/gateway.yaml: the graph host's worker threads (graph-pool.ts; defaults there). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Ms, Strict } from '../config/schema-kit.js';
 
 export const GraphSchema = Strict(
@@ -20,4 +20,3 @@ export const GraphSchema = Strict(
   },
   { description: "The graph host's MCP tool calls run in worker threads, off the event loop every host answers on (src/mcp/graph-pool.ts)." },
 );
-export type GraphSettings = Static<typeof GraphSchema>;

@@ -1,5 +1,5 @@
 /** `receipts:` of config/gateway.yaml: the receipt log's key, name, checkpoint cadence and witnesses, read at start (service.ts, key.ts). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 
 export const ReceiptsSchema = Strict({
@@ -50,4 +50,3 @@ export const ReceiptsSchema = Strict({
     ),
   ),
 });
-export type ReceiptsSettings = Static<typeof ReceiptsSchema>;

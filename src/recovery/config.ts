@@ -1,5 +1,5 @@
 /** `recovery:` of config/gateway.yaml: account recovery's delay and its challenge's time (src/recovery). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 
 export const RecoverySchema = Strict({
@@ -10,4 +10,3 @@ export const RecoverySchema = Strict({
   }),
   challengeMs: Type.Integer({ minimum: 10000, maximum: 600000 }),
 });
-export type RecoverySettings = Static<typeof RecoverySchema>;

@@ -1,5 +1,5 @@
 /** `sessions:` of config/gateway.yaml: the session cookie and how long a sign-in lasts (src/sessions). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 
 export const SessionsSchema = Strict({
@@ -7,4 +7,3 @@ export const SessionsSchema = Strict({
   idleMs: Type.Integer({ minimum: 60000, description: 'A session ends after this long without a request.' }),
   absoluteMs: Type.Integer({ minimum: 60000, description: 'A session ends this long after sign-in, however active.' }),
 });
-export type SessionsSettings = Static<typeof SessionsSchema>;

@@ -3,7 +3,7 @@
  * cluster (`nodes`). Read at start (src/server.ts -> createStore); REDIS_URL and REDIS_CLUSTER_NODES override it
  * (src/config/load.ts) and are held to this same schema.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Const, OneOf, Strict } from '../config/schema-kit.js';
 
 const MemoryStore = Strict({ kind: Const('memory') });
@@ -41,4 +41,3 @@ const RedisStore = Strict(
 );
 
 export const StoreSchema = OneOf([MemoryStore, RedisStore]);
-export type StoreSettings = Static<typeof StoreSchema>;

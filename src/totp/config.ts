@@ -1,5 +1,5 @@
 /** `totp:` of config/gateway.yaml: the TOTP second factor (src/totp). */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 
 export const TotpSchema = Strict({
@@ -10,4 +10,3 @@ export const TotpSchema = Strict({
   pendingMs: Type.Integer({ minimum: 30000, maximum: 3600000, description: 'How long a pending-2fa session waits for its code.' }),
   recoveryCodes: Type.Integer({ minimum: 4, maximum: 20 }),
 });
-export type TotpSettings = Static<typeof TotpSchema>;

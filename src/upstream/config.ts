@@ -17,7 +17,6 @@ const UrlOrigin = Strict({
 });
 
 export const OriginSchema = OneOf([DemoOrigin, UrlOrigin]);
-export type OriginConfig = Static<typeof OriginSchema>;
 
 /** One of several origins of a route, with its share of the calls. */
 export const WeightedOriginSchema = Strict({
@@ -86,4 +85,3 @@ export const TimeoutsSchema = Strict({
   upstreamHeadersMs: Ms(),
   upstreamBodyMs: Ms(),
 });
-export type TimeoutSettings = Static<typeof TimeoutsSchema>;

@@ -2,7 +2,7 @@
  * The wallet sign-ins' settings: `wallet:` of config/gateway.yaml (its schema, and with its defaults filled
  * in), read from the live runtime on every request so that a reload takes effect at once.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
 import type { GatewayDoc } from '../config/types.js';
 
@@ -24,7 +24,6 @@ export const WalletSchema = Strict(
   },
   { description: 'Wallet sign-ins on the auth host (SIWE, CACAO, smart account). Absent: the defaults shown in config/gateway.yaml.' },
 );
-export type WalletDoc = Static<typeof WalletSchema>;
 
 export interface WalletSettings {
   nonceTtlMs: number;
