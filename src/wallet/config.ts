@@ -2,9 +2,8 @@
  * The wallet sign-ins' settings: `wallet:` of config/gateway.yaml (its schema, and with its defaults filled
  * in), read from the live runtime on every request so that a reload takes effect at once.
  */
-import { Type } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
 import { Strict } from '../config/schema-kit.js';
-import type { GatewayDoc } from '../config/types.js';
 
 export const WalletSchema = Strict(
   {
@@ -32,7 +31,8 @@ export interface WalletSettings {
   smartAccount: { chainId: number; rpcUrl: string | null };
 }
 
-export function walletSettings(gateway: GatewayDoc): WalletSettings {
+// Takes only its own section, so this module need not import the gateway type assembled from it.
+export function walletSettings(gateway: { wallet?: Static<typeof WalletSchema> | undefined }): WalletSettings {
   const w = gateway.wallet ?? {};
   return {
     nonceTtlMs: (w.nonceTtlSeconds ?? 300) * 1000,
