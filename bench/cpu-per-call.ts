@@ -41,7 +41,12 @@ const { values: args } = parseArgs({
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
-const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
+const mock = await startServer({
+  name: 'mock upstream',
+  args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')],
+  pin: noPin,
+  ready: /listening (\d+)/,
+});
 const redis = await startRedisServer();
 const redisPid = findRedisPid(redis.port);
 /** CPU ticks of a process and its children (the workers, with --workers N). */
@@ -87,9 +92,16 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
 
 // --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
 // machine does meanwhile weighs on both alike.
-const sides: Side[] = args.compare ? [await side('before (HEAD)', 'head'), await side('after (working tree)', 'worktree')] : [await side('gateway', args.gateway as SourceChoice)];
+const sides: Side[] = args.compare
+  ? [await side('before (HEAD)', 'head'), await side('after (working tree)', 'worktree')]
+  : [await side('gateway', args.gateway as SourceChoice)];
 try {
-  const target = (s: Side) => ({ url: `${s.gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${s.gw.token}` }, body, connections: Number(args.connections) });
+  const target = (s: Side) => ({
+    url: `${s.gw.apiUrl}/v1/chat/completions`,
+    headers: { authorization: `Bearer ${s.gw.token}` },
+    body,
+    connections: Number(args.connections),
+  });
   log(`${args.size}${args.stream ? ', streaming' : ''}; warming up`);
   for (const s of sides) await runLoad({ ...target(s), durationSec: 4 });
   const from = Number(process.hrtime.bigint() / 1000n);
@@ -106,7 +118,9 @@ try {
   }
   const to = Number(process.hrtime.bigint() / 1000n);
   for (const s of sides) {
-    log(`median ${s.name}: ${median(s.rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(s.rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(s.rounds.map((r) => r.rps)))} req/s`);
+    log(
+      `median ${s.name}: ${median(s.rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(s.rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(s.rounds.map((r) => r.rps)))} req/s`,
+    );
   }
   if (args.profile) {
     for (const s of sides) {

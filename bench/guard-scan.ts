@@ -64,7 +64,12 @@ const one = (content: string): ChatLike => ({ messages: [{ role: 'user', content
 /** The shape of the gateway bench's request bodies (bench/harness/bodies.ts), at the input limit. */
 function codeReview(): ChatLike {
   const system = 'You review code for security problems. Answer briefly.';
-  return { messages: [{ role: 'system', content: system }, { role: 'user', content: reviewText(MAX_INPUT - system.length) }] };
+  return {
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: reviewText(MAX_INPUT - system.length) },
+    ],
+  };
 }
 const SK = ['s', 'k', '-'].join('');
 const dashes = '-'.repeat(5);
@@ -81,7 +86,16 @@ const inputs: Array<[string, () => ChatLike]> = [
   ['private-key headers repeated', () => one(fill(`${dashes}BEGIN RSA ${'PRIVATE'} KEY${dashes}\n`))],
   ['header then blank lines', () => one(`${dashes}BEGIN ${'PRIVATE'} KEY${dashes}` + fill('\n', MAX_INPUT - 40))],
   ['base64 run (random bytes)', () => one(randomBytes((MAX_INPUT * 3) / 4).toString('base64'))],
-  ['base64 wrapped at 76 (random bytes)', () => one(randomBytes((MAX_INPUT * 3) / 4).toString('base64').replace(/.{76}/g, '$&\n').slice(0, MAX_INPUT))],
+  [
+    'base64 wrapped at 76 (random bytes)',
+    () =>
+      one(
+        randomBytes((MAX_INPUT * 3) / 4)
+          .toString('base64')
+          .replace(/.{76}/g, '$&\n')
+          .slice(0, MAX_INPUT),
+      ),
+  ],
   ['hex run (random bytes)', () => one(randomBytes(MAX_INPUT / 2).toString('hex'))],
   ['hex byte list', () => one(fill('de ad be ef '))],
   ['percent escapes', () => one(fill('%41'))],
@@ -93,9 +107,12 @@ const inputs: Array<[string, () => ChatLike]> = [
   ['cyrillic homoglyph text', () => one(fill('АКІА ѕк-рrој '))],
   ['single letters (spelled-out evasion)', () => one(fill('s a r i n '))],
   ['one long word', () => one(fill('abcdefghij'))],
-  ['256 messages of 2 KiB base64', () => ({
-    messages: Array.from({ length: 256 }, () => ({ role: 'user', content: randomBytes(1536).toString('base64') })),
-  })],
+  [
+    '256 messages of 2 KiB base64',
+    () => ({
+      messages: Array.from({ length: 256 }, () => ({ role: 'user', content: randomBytes(1536).toString('base64') })),
+    }),
+  ],
 ];
 
 function median(xs: number[]): number {
@@ -153,10 +170,15 @@ if (against) {
     if (filter && !name.includes(filter)) continue;
     const req = build();
     const same =
-      JSON.stringify(before.scan(req)) === JSON.stringify(guard.scan(req)) &&
-      JSON.stringify(before.redact(req)) === JSON.stringify(guard.redact(req));
-    const [sb, sa] = measurePair(() => before.scan(req), () => guard.scan(req));
-    const [rb, ra] = measurePair(() => before.redact(req), () => guard.redact(req));
+      JSON.stringify(before.scan(req)) === JSON.stringify(guard.scan(req)) && JSON.stringify(before.redact(req)) === JSON.stringify(guard.redact(req));
+    const [sb, sa] = measurePair(
+      () => before.scan(req),
+      () => guard.scan(req),
+    );
+    const [rb, ra] = measurePair(
+      () => before.redact(req),
+      () => guard.redact(req),
+    );
     table.push([name, sb.toFixed(1), sa.toFixed(1), rb.toFixed(1), ra.toFixed(1), same ? 'yes' : 'NO']);
   }
   const w = table[0]!.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
@@ -181,7 +203,15 @@ for (const [name, build] of inputs) {
     console.log(JSON.stringify({ input: name, chars, bytes, scanMs, redactMs }));
     continue;
   }
-  rows.push([name, String(chars), mb.toFixed(2), scanMs.toFixed(1), (mb / (scanMs / 1000)).toFixed(1), redactMs.toFixed(1), (mb / (redactMs / 1000)).toFixed(1)]);
+  rows.push([
+    name,
+    String(chars),
+    mb.toFixed(2),
+    scanMs.toFixed(1),
+    (mb / (scanMs / 1000)).toFixed(1),
+    redactMs.toFixed(1),
+    (mb / (redactMs / 1000)).toFixed(1),
+  ]);
 }
 if (json) process.exit(0);
 const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));

@@ -34,7 +34,12 @@ const rate = Number(args.rate);
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
 const log = (s: string) => process.stdout.write(`${s}\n`);
 
-const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
+const mock = await startServer({
+  name: 'mock upstream',
+  args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')],
+  pin: noPin,
+  ready: /listening (\d+)/,
+});
 const redis = await startRedisServer();
 const rc = createClient({ url: redis.url });
 await rc.connect();
@@ -54,7 +59,14 @@ function post(url: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const req = http.request(
-      { agent, host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length } },
+      {
+        agent,
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': body.length },
+      },
       (res) => {
         res.resume();
         res.on('end', () => (res.statusCode === 200 ? resolve(Number(process.hrtime.bigint() - t0) / 1e3) : reject(new Error(`status ${res.statusCode}`))));

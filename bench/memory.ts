@@ -85,7 +85,12 @@ async function takeSnapshot(pid: number, dir: string, label: string): Promise<vo
   log(`heap snapshot ${label}: none written`);
 }
 
-const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: noPin, ready: /listening (\d+)/ });
+const mock = await startServer({
+  name: 'mock upstream',
+  args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')],
+  pin: noPin,
+  ready: /listening (\d+)/,
+});
 const redis = await startRedisServer();
 const body = bodyTemplate({ size: 'small', stream: false });
 const seconds = Number(args.seconds);
@@ -104,7 +109,14 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
   });
   // --trace-gc lines, kept apart from the gateway's logs (which the harness keeps only the tail of).
   const gcLines: string[] = [];
-  gw.server.child.stdout!.on('data', (c: Buffer) => gcLines.push(...c.toString().split('\n').filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l))));
+  gw.server.child.stdout!.on('data', (c: Buffer) =>
+    gcLines.push(
+      ...c
+        .toString()
+        .split('\n')
+        .filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l)),
+    ),
+  );
   try {
     const pid = gw.server.pid;
     log(`${name}: gateway ${snapshot.source}, RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
@@ -118,7 +130,13 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     sample();
     const timer = setInterval(sample, 1000);
     const ticks0 = processTicks(pid);
-    const r = await runLoad({ url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections: Number(args.connections), durationSec: seconds });
+    const r = await runLoad({
+      url: `${gw.apiUrl}/v1/chat/completions`,
+      headers: { authorization: `Bearer ${gw.token}` },
+      body,
+      connections: Number(args.connections),
+      durationSec: seconds,
+    });
     clearInterval(timer);
     sample();
     const rss = samples.map((s) => s.rss);
@@ -129,12 +147,19 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     log(
       `${name}: RSS start ${mib(rss[0]!)}, floor (3rd quarter) ${mib(floor(0.5, 0.75))}, floor (last quarter) ${mib(floor(0.75, 1))}, max ${mib(Math.max(...rss))}, end ${mib(rss.at(-1)!)}, peak VmHWM ${mib(memoryOf(pid)!.peakMiB)}`,
     );
-    log(`${name}: RSS every 5 s: ${samples.filter((_, i) => i % 5 === 0).map((s) => s.rss.toFixed(0)).join(' ')}`);
+    log(
+      `${name}: RSS every 5 s: ${samples
+        .filter((_, i) => i % 5 === 0)
+        .map((s) => s.rss.toFixed(0))
+        .join(' ')}`,
+    );
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'after the load');
   } finally {
     if (flags.some((f) => f.startsWith('--trace-gc'))) {
       const marks = gcLines.filter((l) => !l.includes('Scavenge'));
-      log(`${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`);
+      log(
+        `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
+      );
     }
     await gw.server.stop();
     snapshot.remove();

@@ -37,7 +37,11 @@ function receipt(i: number): Record<string, unknown> {
     task: 'code-review',
     scope: null,
     band: 'code-review',
-    decision: { allow: true, codes: [], versions: { guardrails: '2026.11.21', firewall: '2026.11.21', compliance: '2026.11.21', rules: '2026.11.21', policy: '2026.11.21+a1b2c3d4' } },
+    decision: {
+      allow: true,
+      codes: [],
+      versions: { guardrails: '2026.11.21', firewall: '2026.11.21', compliance: '2026.11.21', rules: '2026.11.21', policy: '2026.11.21+a1b2c3d4' },
+    },
     guardrails: { block: [], redact: ['secret-hygiene'], flag: [] },
     upstream: { model: 'shared-general-a', echoedModel: 'shared-general-a' },
     day: '2026-11-23',
@@ -91,11 +95,12 @@ const signOnly = measure((i) => sign(null, Buffer.from(`receipt ${i}`), privateK
 const hashOnly = measure((i) => leafHash(Buffer.from(canonicalize(receipts[i])!, 'utf8')));
 // The signer: integrate 2000 leaves into a tree of 1,000,000 (the subtrees they close), per leaf.
 const leaves = receipts.map((r) => receiptLeafHash(r));
-const integrate = measure(() => {
-  const t = new Frontier(0, []);
-  for (const l of leaves) t.append(l);
-  return t.root();
-}) / 2000;
+const integrate =
+  measure(() => {
+    const t = new Frontier(0, []);
+    for (const l of leaves) t.append(l);
+    return t.root();
+  }) / 2000;
 const checkpoint = measure(() => signCheckpoint({ origin: 'portcullis.localhost/receipts', size: 123456, root: leaves[0]! }, privateKey));
 
 const f = (us: number) => us.toFixed(1).padStart(7);

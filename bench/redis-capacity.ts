@@ -93,12 +93,16 @@ async function drive(label: string, store: RedisStore, ports: number[]): Promise
   const client = process.cpuUsage(clientBefore);
   const cpu = ports.map((p, k) => cpuSeconds(p) - cpuBefore[k]!);
   const total = cpu.reduce((a, b) => a + b, 0);
-  console.log(`${label}: ${Math.round(done / elapsed)} calls/s (${done} calls, concurrency ${CONCURRENCY}), client ${((client.user + client.system) / done).toFixed(0)} µs CPU per call`);
+  console.log(
+    `${label}: ${Math.round(done / elapsed)} calls/s (${done} calls, concurrency ${CONCURRENCY}), client ${((client.user + client.system) / done).toFixed(0)} µs CPU per call`,
+  );
   ports.forEach((p, k) => {
     const share = total > 0 ? Math.round((100 * cpu[k]!) / total) : 0;
     console.log(`  node :${p}  ${((1e6 * cpu[k]!) / done).toFixed(0)} µs CPU per call  (${share} % of the Redis CPU)`);
   });
-  console.log(`  all nodes: ${((1e6 * total) / done).toFixed(0)} µs Redis CPU per call -> one core saturates near ${Math.round(done / Math.max(...cpu))} calls/s on the busiest node`);
+  console.log(
+    `  all nodes: ${((1e6 * total) / done).toFixed(0)} µs Redis CPU per call -> one core saturates near ${Math.round(done / Math.max(...cpu))} calls/s on the busiest node`,
+  );
 }
 
 const primary = await startRedisServer();
@@ -113,7 +117,11 @@ try {
 const cluster = await startRedisCluster();
 try {
   const store = await RedisStore.connect({ clusterNodes: cluster.seeds });
-  await drive('three-master cluster', store, cluster.servers.map((s) => s.port));
+  await drive(
+    'three-master cluster',
+    store,
+    cluster.servers.map((s) => s.port),
+  );
   await store.close();
 } finally {
   await cluster.stop();

@@ -108,7 +108,12 @@ async function cleanup(): Promise<void> {
 const harnessPin: Pinning = { ...pin, enabled: false };
 
 async function main(): Promise<void> {
-  const mock = await startServer({ name: 'mock upstream', args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')], pin: harnessPin, ready: /listening (\d+)/ });
+  const mock = await startServer({
+    name: 'mock upstream',
+    args: ['--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')],
+    pin: harnessPin,
+    ready: /listening (\d+)/,
+  });
   cleanups.push(() => mock.stop());
   const mockBase = `http://127.0.0.1:${mock.port}/v1`;
   const redis: RedisServer = await startRedisServer();
@@ -130,14 +135,25 @@ async function main(): Promise<void> {
 
   const targets: Target[] = [];
   const R0: Target = {
-    info: { id: 'R0', name: 'harness → mock', what: 'the load generator straight to the mock upstream: the harness ceiling, and the latency every added latency is measured over', status: 'ok' },
+    info: {
+      id: 'R0',
+      name: 'harness → mock',
+      what: 'the load generator straight to the mock upstream: the harness ceiling, and the latency every added latency is measured over',
+      status: 'ok',
+    },
     url: `http://127.0.0.1:${mock.port}/v1/chat/completions`,
     headers: {},
     pid: mock.pid,
   };
   targets.push(R0);
   const proxyRow = async (id: RowId, name: string, what: string, script: string): Promise<Target> => {
-    const server = await startServer({ name: `${id} ${name}`, args: ['--import', 'tsx', join(REPO, script)], env: { UPSTREAM: mockBase, PORT: '0' }, pin, ready: /listening (\d+)/ });
+    const server = await startServer({
+      name: `${id} ${name}`,
+      args: ['--import', 'tsx', join(REPO, script)],
+      env: { UPSTREAM: mockBase, PORT: '0' },
+      pin,
+      ready: /listening (\d+)/,
+    });
     cleanups.push(() => server.stop());
     ownPids.add(server.pid);
     return { info: { id, name, what, status: 'ok' }, url: `http://127.0.0.1:${server.port}/v1/chat/completions`, headers: {}, server, pid: server.pid };
@@ -199,8 +215,15 @@ async function main(): Promise<void> {
   const r4Starting = wantedRows.has('R4') ? startR4() : Promise.resolve(null);
   const r5Starting = wantedRows.has('R5') ? startR5() : Promise.resolve(null);
   const [r1, r2] = await Promise.all([
-    proxyRow('R1', 'bare node:http + undici', 'a bare node:http server forwarding to the mock over an undici Pool, streaming the body through: the physical limit of a Node gateway', 'bench/harness/bare-proxy.ts'),
-    wantedRows.has('R2') ? proxyRow('R2', 'Koa + undici', 'the same forwarding inside Koa with @koa/router: the framework\'s cost', 'bench/harness/koa-proxy.ts') : null,
+    proxyRow(
+      'R1',
+      'bare node:http + undici',
+      'a bare node:http server forwarding to the mock over an undici Pool, streaming the body through: the physical limit of a Node gateway',
+      'bench/harness/bare-proxy.ts',
+    ),
+    wantedRows.has('R2')
+      ? proxyRow('R2', 'Koa + undici', "the same forwarding inside Koa with @koa/router: the framework's cost", 'bench/harness/koa-proxy.ts')
+      : null,
   ]);
   targets.push(r1);
   if (r2) targets.push(r2);
@@ -238,7 +261,9 @@ async function main(): Promise<void> {
 
   if (!quick) {
     const c = await watch.quiet(CONTENDED / 2, 30_000);
-    log(`[${elapsed()}] before the matrix, ${c === null ? 'an unknown share of the CPU goes elsewhere' : `other processes use ${c.foreign.toFixed(2)} cores and the hypervisor takes ${c.steal.toFixed(2)} (steal)`}`);
+    log(
+      `[${elapsed()}] before the matrix, ${c === null ? 'an unknown share of the CPU goes elsewhere' : `other processes use ${c.foreign.toFixed(2)} cores and the hypervisor takes ${c.steal.toFixed(2)} (steal)`}`,
+    );
   }
 
   const templates = new Map<string, BodyTemplate>(scenarios.map((s) => [s.id, bodyTemplate(s)]));
@@ -246,7 +271,8 @@ async function main(): Promise<void> {
     for (const t of live()) {
       const res = await fetch(t.url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: oneBody(templates.get(s.id)!) });
       const text = await res.text();
-      const good = res.status === 200 && (s.stream ? text.includes('data: [DONE]') && text.includes('chat.completion.chunk') : text.includes('"chat.completion"'));
+      const good =
+        res.status === 200 && (s.stream ? text.includes('data: [DONE]') && text.includes('chat.completion.chunk') : text.includes('"chat.completion"'));
       if (!good) {
         t.info.status = 'failed';
         t.info.reason = `the check request (${s.label}) answered ${res.status}: ${text.slice(0, 300)}`;
@@ -273,10 +299,19 @@ async function main(): Promise<void> {
       const small = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
       redisRoundTrips = await measureRoundTrips({
         redisUrl: redis.url,
-        call: async (token) => (await fetch(`${r3.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: oneBody(small) })).text(),
+        call: async (token) =>
+          (
+            await fetch(`${r3.apiUrl}/v1/chat/completions`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+              body: oneBody(small),
+            })
+          ).text(),
         newToken: () => r3.newToken(),
       });
-      log(`[${elapsed()}] R3 sends ${redisRoundTrips.steady.length} Redis commands per call (a token's first: ${redisRoundTrips.first.length}); budget ${ROUND_TRIP_BUDGET.commands}: ${redisRoundTrips.met ? 'met' : 'OVER'}`);
+      log(
+        `[${elapsed()}] R3 sends ${redisRoundTrips.steady.length} Redis commands per call (a token's first: ${redisRoundTrips.first.length}); budget ${ROUND_TRIP_BUDGET.commands}: ${redisRoundTrips.met ? 'met' : 'OVER'}`,
+      );
     } catch (err) {
       notes.push(`The Redis round-trip figure is missing: ${(err as Error).message.split('\n')[0]}`);
     }
@@ -296,13 +331,20 @@ async function main(): Promise<void> {
     return r;
   };
   /** A load run whose figures are kept: watched for foreign CPU use, and re-run once if contended. */
-  const measure = async (t: Pick<Target, 'url' | 'headers'> & { pid?: number; usesRedis?: boolean }, body: BodyTemplate, durationSec: number, rate?: number): Promise<LoadResult> => {
+  const measure = async (
+    t: Pick<Target, 'url' | 'headers'> & { pid?: number; usesRedis?: boolean },
+    body: BodyTemplate,
+    durationSec: number,
+    rate?: number,
+  ): Promise<LoadResult> => {
     const stop = watch.start();
     let r = await load(t, body, durationSec, rate);
     note(r, stop());
     if (!quick && lost(r) > CONTENDED && contention.retries < MAX_RETRIES && Date.now() - t0 < RETRY_UNTIL_MS) {
       contention.retries++;
-      log(`[${elapsed()}]   contended (other processes ${r.foreignCores!.toFixed(2)} cores, steal ${r.stealCores!.toFixed(2)}): waiting for quiet, then once more`);
+      log(
+        `[${elapsed()}]   contended (other processes ${r.foreignCores!.toFixed(2)} cores, steal ${r.stealCores!.toFixed(2)}): waiting for quiet, then once more`,
+      );
       await watch.quiet(CONTENDED / 2, 6_000);
       await load(t, body, Math.min(1, settings.warmupSec));
       const again = watch.start();
@@ -321,7 +363,10 @@ async function main(): Promise<void> {
   // Every row is warmed up first on small and large bodies: the JIT optimises what runs hot, and R3's
   // principal spends its free allowance (1,000 calls) here, so the matrix measures the paid path throughout.
   for (const t of live()) {
-    for (const [id, seconds] of [['small', quick ? 0.3 : 5], ['large', quick ? 0.2 : 2]] as const) {
+    for (const [id, seconds] of [
+      ['small', quick ? 0.3 : 5],
+      ['large', quick ? 0.2 : 2],
+    ] as const) {
       await load(t, templates.get(id) ?? bodyTemplate(SCENARIOS.find((x) => x.id === id)!), seconds);
     }
   }
@@ -359,8 +404,17 @@ async function main(): Promise<void> {
       const targetRps = Math.max(1, Math.round(r3sat.rps / 2));
       const a = await measure(r0, body, settings.rateSec, targetRps);
       const b = await measure(r3t, body, settings.rateSec, targetRps);
-      res.r3Own = { targetRps, R0: a, R3: b, p50Added: b.latency.p50 - a.latency.p50, p90Added: b.latency.p90 - a.latency.p90, p99Added: b.latency.p99 - a.latency.p99 };
-      log(`[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`);
+      res.r3Own = {
+        targetRps,
+        R0: a,
+        R3: b,
+        p50Added: b.latency.p50 - a.latency.p50,
+        p90Added: b.latency.p90 - a.latency.p90,
+        p99Added: b.latency.p99 - a.latency.p99,
+      };
+      log(
+        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+      );
     }
     results.push(res);
   }
@@ -422,7 +476,9 @@ async function main(): Promise<void> {
             p99Added: b.latency.p99 - a.latency.p99,
             errors: sat.errors + b.errors,
           });
-          log(`[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`);
+          log(
+            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+          );
         } finally {
           await p.server.stop();
         }
@@ -441,9 +497,14 @@ async function main(): Promise<void> {
   try {
     // The snapshot R3 runs, built: the scan's own code as the gateway runs it.
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', `--built=${snapshot.dir}`, 'realistic,code review'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, { cwd: REPO, encoding: 'utf8', timeout: 120_000 });
+    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     for (const line of out.split('\n').filter((l) => l.startsWith('{'))) guardScan.push(JSON.parse(line) as (typeof guardScan)[number]);
-    for (const g of guardScan) log(`[${elapsed()}] guardrail scan, ${g.input} (${g.chars} chars): scan ${g.scanMs.toFixed(1)} ms, redact ${g.redactMs.toFixed(1)} ms`);
+    for (const g of guardScan)
+      log(`[${elapsed()}] guardrail scan, ${g.input} (${g.chars} chars): scan ${g.scanMs.toFixed(1)} ms, redact ${g.redactMs.toFixed(1)} ms`);
   } catch (err) {
     notes.push(`The guardrail scan figure is missing: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -453,9 +514,16 @@ async function main(): Promise<void> {
   const guardIntent: NonNullable<BenchResults['guardIntent']> = [];
   try {
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-intent.ts'), '--json'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, { cwd: REPO, encoding: 'utf8', timeout: 300_000 });
+    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     for (const line of out.split('\n').filter((l) => l.startsWith('{'))) guardIntent.push(JSON.parse(line) as (typeof guardIntent)[number]);
-    for (const g of guardIntent) log(`[${elapsed()}] guard CPU, ${g.input}, ${g.team}: ${g.before.toFixed(2)} ms before, ${g.after.toFixed(2)} ms with the intent model${g.model ? '' : ' (not read by it)'}`);
+    for (const g of guardIntent)
+      log(
+        `[${elapsed()}] guard CPU, ${g.input}, ${g.team}: ${g.before.toFixed(2)} ms before, ${g.after.toFixed(2)} ms with the intent model${g.model ? '' : ' (not read by it)'}`,
+      );
   } catch (err) {
     notes.push(`The intent model's CPU figure is missing: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -467,7 +535,14 @@ async function main(): Promise<void> {
     const body = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
     for (const n of [1, 2]) {
       try {
-        const p = await startOnce({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, workers: n, name: `R3 portcullis (${n} worker${n > 1 ? 's' : ''})` });
+        const p = await startOnce({
+          snapshot,
+          mockBaseUrl: mockBase,
+          redisUrl: redis.url,
+          pin,
+          workers: n,
+          name: `R3 portcullis (${n} worker${n > 1 ? 's' : ''})`,
+        });
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
           // Warm-up long enough to spend the free allowance on every worker's JIT and the principal's day.
@@ -495,7 +570,14 @@ async function main(): Promise<void> {
       const body = templates.get(id) ?? bodyTemplate(spec);
       const dir = mkdtempSync(join(tmpdir(), 'portcullis-bench-prof-'));
       try {
-        const p = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`], name: 'R3 portcullis (--cpu-prof)' });
+        const p = await startPortcullis({
+          snapshot,
+          mockBaseUrl: mockBase,
+          redisUrl: redis.url,
+          pin,
+          nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
+          name: 'R3 portcullis (--cpu-prof)',
+        });
         ownPids.add(p.server.pid);
         const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
         await load(target, body, Math.max(settings.warmupSec, quick ? 0.2 : 3));
@@ -514,7 +596,12 @@ async function main(): Promise<void> {
         }
         const summary = summariseProfile(kept, snapshot.dir, [from, to]);
         profiles.push({ scenario: id, file: kept.startsWith(REPO) ? kept.slice(REPO.length + 1) : kept, rps: r.rps, summary });
-        log(`[${elapsed()}] profiled R3 (${id}) at ${Math.round(r.rps)} req/s: top ${summary.top.slice(0, 3).map((e) => `${e.function} ${e.selfPct.toFixed(1)} %`).join(', ')}`);
+        log(
+          `[${elapsed()}] profiled R3 (${id}) at ${Math.round(r.rps)} req/s: top ${summary.top
+            .slice(0, 3)
+            .map((e) => `${e.function} ${e.selfPct.toFixed(1)} %`)
+            .join(', ')}`,
+        );
       } catch (err) {
         profiles.push({ scenario: id, file: null, rps: 0, summary: null, error: (err as Error).message.split('\n')[0]! });
         log(`[${elapsed()}] profiling R3 (${id}) failed: ${(err as Error).message}`);
@@ -562,7 +649,10 @@ async function main(): Promise<void> {
   // --- results --------------------------------------------------------------------------------------------
 
   const rows = targets.map((t) => t.info);
-  const { derived, budget } = derive(results, rows.filter((r) => r.status === 'ok'));
+  const { derived, budget } = derive(
+    results,
+    rows.filter((r) => r.status === 'ok'),
+  );
   if (targets.some((t) => t.info.id === 'R4' && t.info.status === 'ok') && scenarios.some((s) => s.stream)) {
     notes.push(
       "R4 streaming: Portkey's stream transformer waits 25 ms before it passes on the first chunk of every streamed answer (a `setTimeout(…, 25)` in its build), so its streaming latency and, with a fixed number of connections, its streaming throughput are bounded by that, not by its CPU.",
@@ -574,8 +664,8 @@ async function main(): Promise<void> {
     );
   }
   notes.push(
-    'Fixed-rate runs are paced by the bench (evenly spaced sends over autocannon\'s connections), not by autocannon\'s own rate options, which send in a burst at the start of every second.',
-    'R3 streams by emulation: it asks the upstream for a non-streaming answer and writes the SSE itself; the other rows pass the mock\'s SSE through.',
+    "Fixed-rate runs are paced by the bench (evenly spaced sends over autocannon's connections), not by autocannon's own rate options, which send in a burst at the start of every second.",
+    "R3 streams by emulation: it asks the upstream for a non-streaming answer and writes the SSE itself; the other rows pass the mock's SSE through.",
   );
   if (pin.enabled) notes.push('R0 shares core 0 with the mock, as every row does: where R1 comes close to R0 the harness, not the proxy, is the limit.');
   const results_: BenchResults = {
@@ -584,7 +674,13 @@ async function main(): Promise<void> {
     startedAt: new Date(t0).toISOString(),
     finishedAt: new Date().toISOString(),
     elapsedSec: (Date.now() - t0) / 1000,
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown', node: process.versions.node, platform: `${process.platform} ${process.arch}`, pinning: pin },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
+      node: process.versions.node,
+      platform: `${process.platform} ${process.arch}`,
+      pinning: pin,
+    },
     gateway: { source: snapshot.source, note: snapshot.note, store: 'redis (test/helpers/redis-server.ts settings: appendonly, appendfsync always)' },
     settings,
     rows,
@@ -608,7 +704,9 @@ async function main(): Promise<void> {
     log(`[${elapsed()}] updated the README's Performance section`);
   }
   for (const b of budget) {
-    log(`budget ${b.scenario.padEnd(12)} R3 ${b.throughputRatio.toFixed(2)}× R1, p50 added @50 % ${b.p50AddedMsAt50.toFixed(2)} ms: ${b.floor ? 'met' : 'MISSED'} (aim ${b.aim ? 'met' : 'missed'})`);
+    log(
+      `budget ${b.scenario.padEnd(12)} R3 ${b.throughputRatio.toFixed(2)}× R1, p50 added @50 % ${b.p50AddedMsAt50.toFixed(2)} ms: ${b.floor ? 'met' : 'MISSED'} (aim ${b.aim ? 'met' : 'missed'})`,
+    );
   }
 }
 
@@ -617,7 +715,8 @@ function contendedCells(results: ScenarioResults[]): string[] {
   const out: string[] = [];
   for (const s of results) {
     for (const [row, r] of Object.entries(s.saturation)) if (r && lost(r) > CONTENDED) out.push(`${s.id} ${row} saturation`);
-    for (const at of s.rates) for (const [row, r] of Object.entries(at.results)) if (r && lost(r) > CONTENDED) out.push(`${s.id} ${row} @${at.fraction * 100} %`);
+    for (const at of s.rates)
+      for (const [row, r] of Object.entries(at.results)) if (r && lost(r) > CONTENDED) out.push(`${s.id} ${row} @${at.fraction * 100} %`);
   }
   return out;
 }
@@ -638,7 +737,8 @@ function soakVerdict(samples: SoakResult['samples'], r: LoadResult, durationSec:
   // brings it back to. So: the lowest RSS of the last quarter against that of the third quarter, grown by
   // more than 5 % and 2 MiB, with the second half's trend rising too. A level that settles after the load
   // starts (heap sizing, JIT) is not growth.
-  const floor = (from: number, to: number) => Math.min(...samples.filter((s) => s.t >= from * durationSec && s.t < to * durationSec + 1e-9).map((s) => s.rssMiB));
+  const floor = (from: number, to: number) =>
+    Math.min(...samples.filter((s) => s.t >= from * durationSec && s.t < to * durationSec + 1e-9).map((s) => s.rssMiB));
   const third = floor(0.5, 0.75);
   const last = floor(0.75, 1);
   const floorRise = last - third;

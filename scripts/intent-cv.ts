@@ -30,7 +30,11 @@ const fold = examples.map((e) => {
   if (e.heldOut) return -1;
   const n = within.get(e.file) ?? 0;
   within.set(e.file, n + 1);
-  return createHash('sha256').update(`${e.file}:${Math.floor(n / GROUP)}`).digest()[0]! % FOLDS;
+  return (
+    createHash('sha256')
+      .update(`${e.file}:${Math.floor(n / GROUP)}`)
+      .digest()[0]! % FOLDS
+  );
 });
 
 interface Rates {
@@ -42,7 +46,10 @@ interface Rates {
   harmful: number;
 }
 function rates(idx: number[], harm: Map<number, number>, t: number): Rates {
-  let tp = 0, fp = 0, benign = 0, harmful = 0;
+  let tp = 0,
+    fp = 0,
+    benign = 0,
+    harmful = 0;
   for (const i of idx) {
     const hit = harm.get(i)! >= t;
     if (examples[i]!.label === 'benign') {
@@ -82,27 +89,51 @@ for (const p of sets) {
   // The folds without the lines of one file (CV_WITHOUT): figures comparable with a run before that file existed.
   if (process.env.CV_WITHOUT) {
     const idx = cvIdx.filter((i) => examples[i]!.file !== process.env.CV_WITHOUT);
-    console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds without ${process.env.CV_WITHOUT})`);
+    console.log(
+      THRESHOLDS.map((t) => {
+        const r = rates(idx, harm, t);
+        return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`;
+      }).join(' | '),
+      `(folds without ${process.env.CV_WITHOUT})`,
+    );
   }
   // The folds restricted to the lines listed in CV_BASE (texts, one a line, `\n` for line breaks): figures
   // comparable between corpora that share those lines.
   if (process.env.CV_BASE) {
     const base = new Set(readFileSync(process.env.CV_BASE, 'utf8').split('\n'));
     const idx = cvIdx.filter((i) => base.has(examples[i]!.text.replaceAll('\n', '\\n')));
-    console.log(THRESHOLDS.map((t) => { const r = rates(idx, harm, t); return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`; }).join(' | '), `(folds, ${idx.length} lines of ${process.env.CV_BASE})`);
+    console.log(
+      THRESHOLDS.map((t) => {
+        const r = rates(idx, harm, t);
+        return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`;
+      }).join(' | '),
+      `(folds, ${idx.length} lines of ${process.env.CV_BASE})`,
+    );
   }
   // The lines the folds get wrong at threshold CV_MISSES, to see what the corpus lacks.
   if (process.env.CV_MISSES) {
     const t = Number(process.env.CV_MISSES);
     for (const i of cvIdx) {
       const e = examples[i]!;
-      if ((e.label === 'benign') === harm.get(i)! >= t) console.log(`  miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
+      if ((e.label === 'benign') === harm.get(i)! >= t)
+        console.log(`  miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
     }
   }
   // Per language on the folds at the committed threshold: where the head is weakest.
   if (process.env.CV_LANGS) {
     const t = Number(process.env.CV_LANGS);
     const langs = [...new Set(cvIdx.map((i) => examples[i]!.lang))].sort();
-    console.log(langs.map((l) => { const r = rates(cvIdx.filter((i) => examples[i]!.lang === l), harm, t); return `${l} ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`; }).join(' | '));
+    console.log(
+      langs
+        .map((l) => {
+          const r = rates(
+            cvIdx.filter((i) => examples[i]!.lang === l),
+            harm,
+            t,
+          );
+          return `${l} ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`;
+        })
+        .join(' | '),
+    );
   }
 }

@@ -115,9 +115,18 @@ export function trainMlpHead(rows: Array<{ x: Float64Array; y: number }>, o: Hea
   const ms = params.map((p) => new Float64Array(p.length));
   const vs = params.map((p) => new Float64Array(p.length));
   const grads = params.map((p) => new Float64Array(p.length));
-  const lr = 0.002, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, l2 = o.l2 ?? 1e-3, epochs = o.epochs ?? 60, batch = 32;
+  const lr = 0.002,
+    beta1 = 0.9,
+    beta2 = 0.999,
+    eps = 1e-8,
+    l2 = o.l2 ?? 1e-3,
+    epochs = o.epochs ?? 60,
+    batch = 32;
   const order = xs.map((_, i) => i);
-  const a = new Float64Array(H), r = new Float64Array(H), z = new Float64Array(k), ga = new Float64Array(H);
+  const a = new Float64Array(H),
+    r = new Float64Array(H),
+    z = new Float64Array(k),
+    ga = new Float64Array(H);
   let t = 0;
   for (let e = 0; e < epochs; e++) {
     for (let i = order.length - 1; i > 0; i--) {
@@ -128,7 +137,8 @@ export function trainMlpHead(rows: Array<{ x: Float64Array; y: number }>, o: Hea
       for (const g of grads) g.fill(0);
       const ids = order.slice(s, s + batch);
       for (const i of ids) {
-        const x = xs[i]!, y = rows[i]!.y;
+        const x = xs[i]!,
+          y = rows[i]!.y;
         for (let h = 0; h < H; h++) {
           let v = b1[h]!;
           const off = h * d;
@@ -164,7 +174,9 @@ export function trainMlpHead(rows: Array<{ x: Float64Array; y: number }>, o: Hea
       }
       t++;
       params.forEach((p, n) => {
-        const g = grads[n]!, m = ms[n]!, v = vs[n]!;
+        const g = grads[n]!,
+          m = ms[n]!,
+          v = vs[n]!;
         for (let j = 0; j < p.length; j++) {
           const gj = g[j]! / ids.length + (decay[n] ? l2 * p[j]! : 0);
           m[j] = beta1 * m[j]! + (1 - beta1) * gj;
@@ -211,7 +223,12 @@ export function trainHead(rows: Array<{ x: Float64Array; y: number }>, o: HeadTr
   const b = new Float64Array(k);
   const m = Array.from({ length: k }, () => new Float64Array(d + 1));
   const v = Array.from({ length: k }, () => new Float64Array(d + 1));
-  const lr = 0.01, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, l2 = o.l2 ?? 3e-3, epochs = o.epochs ?? 500;
+  const lr = 0.01,
+    beta1 = 0.9,
+    beta2 = 0.999,
+    eps = 1e-8,
+    l2 = o.l2 ?? 3e-3,
+    epochs = o.epochs ?? 500;
   for (let t = 1; t <= epochs; t++) {
     const gW = Array.from({ length: k }, () => new Float64Array(d));
     const gb = new Float64Array(k);

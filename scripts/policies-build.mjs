@@ -12,20 +12,20 @@
 //
 // `--print-hash` prints the current sources' hash and exits (the bundle test uses it to prove this
 // script and src/policy/source-hash.ts compute the same hash).
-import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, relative, resolve, sep } from "node:path";
-import { fileURLToPath } from "node:url";
-import { gunzipSync } from "node:zlib";
-import { opaPath, requireTool } from "./tools.mjs";
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { opaPath, requireTool } from './tools.mjs';
 
-const repoRoot = fileURLToPath(new URL("..", import.meta.url));
-const rootFlag = process.argv.indexOf("--root");
+const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+const rootFlag = process.argv.indexOf('--root');
 const root = rootFlag > 0 && process.argv[rootFlag + 1] ? resolve(process.argv[rootFlag + 1]) : resolve(process.env.PORTCULLIS_ROOT || repoRoot);
-const entrypoint = "admission/decision";
-const outDir = join(root, "policies", "build");
+const entrypoint = 'admission/decision';
+const outDir = join(root, 'policies', 'build');
 
 // Duplicated from src/policy/source-hash.ts (this script is plain node and cannot import TypeScript);
 // the bundle test runs both and fails if they ever disagree.
@@ -36,34 +36,42 @@ export function policySources(repoRoot = root) {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) {
-        if (entry.name !== "build" && entry.name !== "testdata") walk(path);
-      } else if (entry.name.endsWith(".rego") && !entry.name.endsWith("_test.rego")) {
-        found.push(relative(repoRoot, path).split(sep).join("/"));
+        if (entry.name !== 'build' && entry.name !== 'testdata') walk(path);
+      } else if (entry.name.endsWith('.rego') && !entry.name.endsWith('_test.rego')) {
+        found.push(relative(repoRoot, path).split(sep).join('/'));
       }
     }
   };
-  walk(join(repoRoot, "policies"));
+  walk(join(repoRoot, 'policies'));
   return found.sort();
 }
 
 /** sha256 over each source's path and content, in path order, NUL-separated so no two inputs collide. */
 export function policySourceHash(repoRoot = root) {
-  const hash = createHash("sha256");
+  const hash = createHash('sha256');
   for (const path of policySources(repoRoot)) {
-    hash.update(path).update("\0").update(readFileSync(join(repoRoot, path))).update("\0");
+    hash
+      .update(path)
+      .update('\0')
+      .update(readFileSync(join(repoRoot, path)))
+      .update('\0');
   }
-  return hash.digest("hex");
+  return hash.digest('hex');
 }
 
 /** The bytes of one member of a .tar.gz (ustar; OPA's bundles use plain short names). */
 function extractFromTarGz(archive, wanted) {
   const tar = gunzipSync(archive);
-  for (let offset = 0; offset + 512 <= tar.length; ) {
+  for (let offset = 0; offset + 512 <= tar.length;) {
     const header = tar.subarray(offset, offset + 512);
     if (header.every((byte) => byte === 0)) break;
-    const field = (start, length) => header.subarray(start, start + length).toString("latin1").replace(/\0.*$/s, "");
-    const name = [field(345, 155), field(0, 100)].filter(Boolean).join("/").replace(/^\/+/, "");
-    const size = parseInt(field(124, 12).trim() || "0", 8);
+    const field = (start, length) =>
+      header
+        .subarray(start, start + length)
+        .toString('latin1')
+        .replace(/\0.*$/s, '');
+    const name = [field(345, 155), field(0, 100)].filter(Boolean).join('/').replace(/^\/+/, '');
+    const size = parseInt(field(124, 12).trim() || '0', 8);
     if (name === wanted) return tar.subarray(offset + 512, offset + 512 + size);
     offset += 512 + Math.ceil(size / 512) * 512;
   }
@@ -72,34 +80,34 @@ function extractFromTarGz(archive, wanted) {
 
 /** Refuses a deny rule whose METADATA is incomplete or invalid, by file, line and rule (src/policy/deny-rules.ts). */
 export async function denyRuleProblems(at = root) {
-  const { tsImport } = await import("tsx/esm/api");
-  const rules = await tsImport("../src/policy/deny-rules.ts", import.meta.url);
+  const { tsImport } = await import('tsx/esm/api');
+  const rules = await tsImport('../src/policy/deny-rules.ts', import.meta.url);
   return rules.denyRuleProblems(at);
 }
 
 async function build() {
   const opa = requireTool(opaPath);
   const sources = policySources();
-  if (sources.length === 0) throw new Error("no policy sources under policies/");
+  if (sources.length === 0) throw new Error('no policy sources under policies/');
   const problems = await denyRuleProblems();
-  if (problems.length > 0) throw new Error(`refused, a deny rule's METADATA is incomplete or invalid:\n  ${problems.join("\n  ")}`);
-  const opaVersion = /^Version: (\S+)/m.exec(execFileSync(opa, ["version"], { encoding: "utf8" }))?.[1];
+  if (problems.length > 0) throw new Error(`refused, a deny rule's METADATA is incomplete or invalid:\n  ${problems.join('\n  ')}`);
+  const opaVersion = /^Version: (\S+)/m.exec(execFileSync(opa, ['version'], { encoding: 'utf8' }))?.[1];
   if (!opaVersion) throw new Error(`cannot read the version of ${opa}`);
 
-  const work = mkdtempSync(join(tmpdir(), "portcullis-policies-"));
+  const work = mkdtempSync(join(tmpdir(), 'portcullis-policies-'));
   try {
-    const bundle = join(work, "bundle.tar.gz");
+    const bundle = join(work, 'bundle.tar.gz');
     // Explicit file list rather than the directory: the bundle gets exactly the hashed sources, never
     // tests or test data.
-    execFileSync(opa, ["build", "-t", "wasm", "-e", entrypoint, "-o", bundle, ...sources], {
+    execFileSync(opa, ['build', '-t', 'wasm', '-e', entrypoint, '-o', bundle, ...sources], {
       cwd: root,
-      stdio: ["ignore", "inherit", "inherit"],
+      stdio: ['ignore', 'inherit', 'inherit'],
     });
-    const wasm = extractFromTarGz(readFileSync(bundle), "policy.wasm");
+    const wasm = extractFromTarGz(readFileSync(bundle), 'policy.wasm');
     mkdirSync(outDir, { recursive: true });
-    writeFileSync(join(outDir, "admission.wasm"), wasm);
+    writeFileSync(join(outDir, 'admission.wasm'), wasm);
     const manifest = { opaVersion, entrypoint, sourceHash: policySourceHash(), sources };
-    writeFileSync(join(outDir, "manifest.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`policies: built ${relative(root, outDir)}/admission.wasm (${wasm.length} bytes, opa ${opaVersion})`);
   } finally {
     rmSync(work, { recursive: true, force: true });
@@ -108,7 +116,7 @@ async function build() {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    if (process.argv.includes("--print-hash")) console.log(policySourceHash());
+    if (process.argv.includes('--print-hash')) console.log(policySourceHash());
     else await build();
   } catch (error) {
     console.error(`policies-build: ${error instanceof Error ? error.message : error}`);

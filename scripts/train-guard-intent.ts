@@ -52,7 +52,9 @@ export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'sl
 export function readCorpus(): { examples: Example[]; sha256: string } {
   const hash = createHash('sha256');
   const examples: Example[] = [];
-  for (const file of readdirSync(CORPUS).filter((f) => f.endsWith('.txt') || f.endsWith('.tsv')).sort()) {
+  for (const file of readdirSync(CORPUS)
+    .filter((f) => f.endsWith('.txt') || f.endsWith('.tsv'))
+    .sort()) {
     const heldOut = file.startsWith('heldout');
     const lines = readFileSync(CORPUS + file, 'utf8').split('\n');
     lines.forEach((line, i) => {
@@ -102,7 +104,10 @@ function train(examples: Example[], conceptDoc: IntentModelDoc['concepts']): Int
   const docs = examples.map((e) => ({ y: CLASSES.indexOf(e.label), f: [...requestFeatures(wordsOf(e.text), concepts)] }));
   const df = new Map<string, number>();
   for (const d of docs) for (const f of d.f) df.set(f, (df.get(f) ?? 0) + 1);
-  const vocab = [...df.entries()].filter(([, n]) => n >= 2).map(([f]) => f).sort();
+  const vocab = [...df.entries()]
+    .filter(([, n]) => n >= 2)
+    .map(([f]) => f)
+    .sort();
   const index = new Map(vocab.map((f, i) => [f, i]));
   const rows = docs.map((d) => {
     const ids = d.f.map((f) => index.get(f)).filter((i): i is number => i !== undefined);
@@ -113,9 +118,16 @@ function train(examples: Example[], conceptDoc: IntentModelDoc['concepts']): Int
   const classWeight = counts.map((n) => rows.length / (k * Math.max(1, n)));
   const W = new Float64Array(vocab.length * k);
   const b = new Float64Array(k);
-  const mW = new Float64Array(W.length), vW = new Float64Array(W.length);
-  const mb = new Float64Array(k), vb = new Float64Array(k);
-  const lr = 0.05, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, l2 = 1e-4, epochs = 400;
+  const mW = new Float64Array(W.length),
+    vW = new Float64Array(W.length);
+  const mb = new Float64Array(k),
+    vb = new Float64Array(k);
+  const lr = 0.05,
+    beta1 = 0.9,
+    beta2 = 0.999,
+    eps = 1e-8,
+    l2 = 1e-4,
+    epochs = 400;
   for (let t = 1; t <= epochs; t++) {
     const gW = new Float64Array(W.length);
     const gb = new Float64Array(k);
@@ -154,7 +166,11 @@ function train(examples: Example[], conceptDoc: IntentModelDoc['concepts']): Int
 
 /** Precision, recall and false-positive rate of "harmful" (any class but benign) at `threshold`. */
 export function evaluate(scorer: IntentScorer, examples: Example[], threshold: number) {
-  let tp = 0, fp = 0, fn = 0, tn = 0, rightClass = 0;
+  let tp = 0,
+    fp = 0,
+    fn = 0,
+    tn = 0,
+    rightClass = 0;
   for (const e of examples) {
     const p = scorer.score(wordsOf(e.text));
     let best = 1;
@@ -195,7 +211,15 @@ interface Tally {
   tp: number;
 }
 const rate = (a: number, b: number) => (b === 0 ? null : Math.round((a / b) * 1e4) / 1e4);
-const tallyOut = (t: Tally) => ({ benign: t.benign, falsePositives: t.fp, fpr: rate(t.fp, t.benign), harmful: t.harmful, caught: t.tp, recall: rate(t.tp, t.harmful), precision: rate(t.tp, t.tp + t.fp) });
+const tallyOut = (t: Tally) => ({
+  benign: t.benign,
+  falsePositives: t.fp,
+  fpr: rate(t.fp, t.benign),
+  harmful: t.harmful,
+  caught: t.tp,
+  recall: rate(t.tp, t.harmful),
+  precision: rate(t.tp, t.tp + t.fp),
+});
 
 /** Precision and recall of verdicts by category, language and framing. */
 export function breakdown(examples: readonly Example[], verdicts: readonly string[]) {
@@ -304,7 +328,18 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams)
     if (xs.length === 1 || y === 0) for (const x of xs) fixed.push({ x, y });
     else open.push({ xs: own.length > 0 ? own : xs, y });
   });
-  const opts = { classes: CLASSES, conceptNames: d.conceptNames, concepts: d.concepts, encoderSha256: d.encoderSha256, corpusSha256: d.corpusSha256, l2: p.l2, epochs: p.epochs, harmWeight: p.harmWeight, hidden: p.hidden, seed: p.seed };
+  const opts = {
+    classes: CLASSES,
+    conceptNames: d.conceptNames,
+    concepts: d.concepts,
+    encoderSha256: d.encoderSha256,
+    corpusSha256: d.corpusSha256,
+    l2: p.l2,
+    epochs: p.epochs,
+    harmWeight: p.harmWeight,
+    hidden: p.hidden,
+    seed: p.seed,
+  };
   const fit = (rows: Array<{ x: Float64Array; y: number }>) => (p.hidden > 0 ? trainMlpHead(rows, opts) : trainHead(rows, opts));
   let head = fit(fixed);
   for (let round = 0; round < 2; round++) {
@@ -345,7 +380,10 @@ async function main(): Promise<void> {
   // turns are about the topic) taught it that English history and incident-plan prompts about CBRN lean
   // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
   // test/guard/intent-corpus.unit.test.ts).
-  const { __bias, ...weights } = train(trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'), concepts) as Record<string, number[]> & { __bias: number[] };
+  const { __bias, ...weights } = train(
+    trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'),
+    concepts,
+  ) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
   const scorer = new IntentScorer(doc);
   const threshold = 0.5;
@@ -369,8 +407,14 @@ async function main(): Promise<void> {
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'model alone on each corpus line, read as the gateway reads it (readings.ts); blocked = 1 - p(benign) >= threshold on the most harmful reading',
-    train: breakdown(trainSet, verdicts.filter((_, i) => !examples[i]!.heldOut)).all,
-    heldOut: breakdown(heldOut, verdicts.filter((_, i) => examples[i]!.heldOut)),
+    train: breakdown(
+      trainSet,
+      verdicts.filter((_, i) => !examples[i]!.heldOut),
+    ).all,
+    heldOut: breakdown(
+      heldOut,
+      verdicts.filter((_, i) => examples[i]!.heldOut),
+    ),
   };
   writeFileSync(HEAD_OUT, JSON.stringify(head) + '\n');
   console.log(JSON.stringify({ corpusSha256: sha256, firstPass: doc.evaluation, head: head.evaluation }, null, 1));

@@ -22,7 +22,7 @@ export const ERRORS = {
   'wire-not-offered': { status: 405, message: 'this wire is not offered; use POST /v1/chat/completions' },
 
   // Step 1: principal (identify)
-  'unauthenticated': { status: 401, message: 'a bearer personal access token is required' },
+  unauthenticated: { status: 401, message: 'a bearer personal access token is required' },
   'invalid-token': { status: 401, message: 'the token is not a valid personal access token' },
   'token-revoked': { status: 401, message: 'the token has been revoked; issue a new one in the console' },
 
@@ -51,7 +51,10 @@ export const ERRORS = {
 
   // Step 5: guardrails (guard)
   'guardrail-blocked': { status: 403, message: 'the request was refused by a guardrail block rule' },
-  'guardrail-classifier-unavailable': { status: 503, message: 'a guardrail classifier that fails closed could not be asked; the call was refused, nothing spent — retry later' },
+  'guardrail-classifier-unavailable': {
+    status: 503,
+    message: 'a guardrail classifier that fails closed could not be asked; the call was refused, nothing spent — retry later',
+  },
 
   // Forward
   'upstream-model-mismatch': { status: 502, message: 'the upstream answered with a model other than the one routed' },
@@ -71,7 +74,7 @@ export const ERRORS = {
 
   // Operator plane
   'admin-unauthorized': { status: 401, message: 'the operator token is missing or wrong' },
-  'admin-forbidden': { status: 403, message: 'the operator token\'s scope does not allow this' },
+  'admin-forbidden': { status: 403, message: "the operator token's scope does not allow this" },
   'principal-not-found': { status: 404, message: 'no such principal' },
   'principal-exists': { status: 409, message: 'a principal with this id exists' },
   'token-not-found': { status: 404, message: 'no such token' },
@@ -81,7 +84,10 @@ export const ERRORS = {
   'config-invalid': { status: 422, message: 'the configuration did not validate; the running one is kept' },
   'decision-not-found': { status: 404, message: 'no such decision record (never made, or past its retention)' },
   'version-not-found': { status: 404, message: 'no such version of this document in the version history' },
-  'impact-report-required': { status: 409, message: 'this reload changes the policy or rules: GET /admin/policy/impact for it first (policy.requireImpactReport)' },
+  'impact-report-required': {
+    status: 409,
+    message: 'this reload changes the policy or rules: GET /admin/policy/impact for it first (policy.requireImpactReport)',
+  },
 
   // Sign-in, sessions and account tokens (auth and console hosts)
   // ... wallet sign-ins: SIWE, CACAO and the passkey-owned smart account (src/wallet)
@@ -108,17 +114,20 @@ export const ERRORS = {
   'totp-code-invalid': { status: 401, message: 'the code is wrong' },
   'totp-code-reused': { status: 401, message: 'this code was already used; wait for the next one' },
   'totp-locked': { status: 429, message: 'too many wrong codes; wait and sign in again' },
-  'data-key-unavailable': { status: 503, message: 'this gateway does not hold the data key that sealed the TOTP secret; sign in with a recovery code, or ask the operator to configure the key' },
+  'data-key-unavailable': {
+    status: 503,
+    message: 'this gateway does not hold the data key that sealed the TOTP secret; sign in with a recovery code, or ask the operator to configure the key',
+  },
   'totp-already-enrolled': { status: 409, message: 'TOTP is already enrolled for this account' },
   'recovery-rejected': { status: 401, message: 'the recovery key, signature or one-time secret is not right' },
   'recovery-pending': { status: 409, message: 'a recovery of this account is already under way' },
   'recovery-not-ready': { status: 403, message: 'the recovery delay has not passed yet' },
   'wallet-linked-elsewhere': { status: 409, message: 'this wallet already signs in to another account; remove it there first' },
-  'last-sign-in-method': { status: 409, message: 'this is the account\'s last passkey or wallet; add another before removing it' },
+  'last-sign-in-method': { status: 409, message: "this is the account's last passkey or wallet; add another before removing it" },
   'sign-in-method-not-found': { status: 404, message: 'the signed-in account has no such passkey or wallet' },
   'identity-provider-not-configured': { status: 503, message: 'no identity provider is configured on this gateway' },
   'identity-provider-unavailable': { status: 502, message: 'the identity provider could not be reached; nothing was changed' },
-  'identity-provider-rejected': { status: 401, message: 'the identity provider\'s answer does not verify; start the link again' },
+  'identity-provider-rejected': { status: 401, message: "the identity provider's answer does not verify; start the link again" },
   'identity-linked-elsewhere': { status: 409, message: 'this identity already names another account' },
   'totp-not-pending': { status: 409, message: 'no code is owed: nothing is waiting for a TOTP code' },
 
@@ -153,7 +162,10 @@ export const ERRORS = {
   'headers-too-large': { status: 431, message: 'the request head is larger than the listener accepts' },
   'bad-request': { status: 400, message: 'the request is not valid HTTP' },
   'upstream-answer-too-large': { status: 502, message: 'the upstream answer is larger than the gateway reads; nothing was charged for it' },
-  'upstream-usage-malformed': { status: 502, message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged' },
+  'upstream-usage-malformed': {
+    status: 502,
+    message: 'the upstream reported usage that is not a count of tokens; the answer is withheld and the worst case charged',
+  },
   'nesting-too-deep': { status: 400, message: 'the request nests JSON deeper than the gateway reads' },
   'secret-in-identifier': { status: 400, message: 'an identifier (a name) holds what looks like a credential; names cannot be masked, remove it' },
 

@@ -41,7 +41,9 @@ try {
   // State that outlives a restart (src/local-data): the redis-server npm start runs itself, or a one-line
   // warning that it could not. Only the first process does this; workers inherit what it put in the env.
   // It stops once the gateway's store has closed its connection.
-  const local: LocalData | null = cluster.isWorker ? null : await services.start({ name: 'local data', start: () => prepareLocalData(root), stop: (l) => l.stop() });
+  const local: LocalData | null = cluster.isWorker
+    ? null
+    : await services.start({ name: 'local data', start: () => prepareLocalData(root), stop: (l) => l.stop() });
   if (local?.warning) process.stderr.write(`${local.warning}\n`);
   process.on('exit', () => void local?.stop());
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
@@ -50,7 +52,11 @@ try {
   // the gateway's modules (every host, the policy engine, Redis) it stays a fraction of a worker's RSS.
   const [{ startGateway }, { HOSTS }] = await Promise.all([import('./server.js'), import('./app/hosts.js')]);
   // A graceful stop (readiness false, in-flight calls finish within shutdown.graceMs, the store closes last).
-  const gw = await services.start({ name: 'gateway', start: () => startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' }), stop: (g) => g.shutdown() });
+  const gw = await services.start({
+    name: 'gateway',
+    start: () => startGateway({ root, log, watch: process.env['PORTCULLIS_WATCH'] !== '0' }),
+    stop: (g) => g.shutdown(),
+  });
   settleHeap();
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';

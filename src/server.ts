@@ -141,7 +141,10 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
   } catch (err) {
     const fallback = err instanceof ConfigError ? lastGoodRoot(lastGoodDir) : null;
     if (!fallback) throw err;
-    opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
+    opts.log.warn('config.start.last_good', {
+      problems: (err as ConfigError).problems,
+      note: 'the files on disk are refused; serving the last good configuration of the running workers',
+    });
     from = fallback;
     first = loadConfig(from, env);
   }
@@ -161,7 +164,10 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
       } catch (err) {
         const fallback = err instanceof ConfigError && from === opts.root ? lastGoodRoot(lastGoodDir) : null;
         if (!fallback) throw err;
-        opts.log.warn('config.start.last_good', { problems: (err as ConfigError).problems, note: 'the files on disk are refused; serving the last good configuration of the running workers' });
+        opts.log.warn('config.start.last_good', {
+          problems: (err as ConfigError).problems,
+          note: 'the files on disk are refused; serving the last good configuration of the running workers',
+        });
         from = fallback;
         return await RuntimeHolder.start(opts.root, compileOptions, opts.log, from);
       }
@@ -186,7 +192,11 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
               ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
               onReplicaShortfall: (confirmed: number, wanted: number) => {
                 metrics.replicaShortfalls.inc();
-                opts.log.warn('store.replicas.unconfirmed', { confirmed, wanted, note: 'a money write stands on the master only: replicas did not confirm it in time' });
+                opts.log.warn('store.replicas.unconfirmed', {
+                  confirmed,
+                  wanted,
+                  note: 'a money write stands on the master only: replicas did not confirm it in time',
+                });
               },
             }
           : cfg.store,
@@ -295,7 +305,32 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
   });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
   const stripe = stripeFromEnv(env);
-  const deps: Deps = { store, holder, meter, log: opts.log, jobs, engine, reviews, history, origins, sessions, now, challenges: wired.challenges, passkeys: wired.passkeys, totp: wired.totp, recovery: wired.recovery, tokenUsage: new UsageRecorder(wired.tokenUsage), billing: wired.billing, stripe, receipts, walletAccounts: wired.walletAccounts, limiter: wired.limiter, identityLinks: wired.identityLinks, oidc: oidcFromEnv(env), decisions };
+  const deps: Deps = {
+    store,
+    holder,
+    meter,
+    log: opts.log,
+    jobs,
+    engine,
+    reviews,
+    history,
+    origins,
+    sessions,
+    now,
+    challenges: wired.challenges,
+    passkeys: wired.passkeys,
+    totp: wired.totp,
+    recovery: wired.recovery,
+    tokenUsage: new UsageRecorder(wired.tokenUsage),
+    billing: wired.billing,
+    stripe,
+    receipts,
+    walletAccounts: wired.walletAccounts,
+    limiter: wired.limiter,
+    identityLinks: wired.identityLinks,
+    oidc: oidcFromEnv(env),
+    decisions,
+  };
   // Failed credentials are limited per client address on every listener (src/ratelimit/middleware.ts).
   const failedAuth = limitFailedAuth(deps.limiter, holder);
   // Each host's app begins with its listener's front and the failed-authentication limit (src/app/host-app.ts).
@@ -309,7 +344,8 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
   // Under PORTCULLIS_WORKERS the supervisor lets only the first worker's first start bootstrap the demo (the
   // one whose banner is shown): the others, and replacements, would each mint a PAT nobody sees.
   const boot = cfg.demo?.bootstrap && env['PORTCULLIS_DEMO_BOOTSTRAP'] !== '0' ? await bootstrapDemo(store, holder) : null;
-  if (env['PORTCULLIS_INTENT_MODEL'] === 'off') opts.log.warn('guard.intent-model.off', { note: 'PORTCULLIS_INTENT_MODEL=off: the word scorer alone decides the intent block rules' });
+  if (env['PORTCULLIS_INTENT_MODEL'] === 'off')
+    opts.log.warn('guard.intent-model.off', { note: 'PORTCULLIS_INTENT_MODEL=off: the word scorer alone decides the intent block rules' });
   opts.log.info('gateway.started', { ...urls, store: store.kind, versions: holder.current.versions, demoUpstream: demo?.baseUrl ?? null });
 
   const gateway: Gateway = {

@@ -70,7 +70,9 @@ export function answerSupervisor(reload: (reason: string) => Promise<ReloadResul
   new AggregatorRegistry(); // adds prom-client's worker-side listener for the supervisor's metrics requests
   process.on('message', (m: unknown) => {
     if (!isLinkMessage(m) || m.portcullis !== 'reload') return;
-    void reload(m.reason).then((result) => process.send!({ portcullis: 'reloaded', id: m.id, result: { worker: workerIndex(), pid: process.pid, ...result } } satisfies LinkMessage));
+    void reload(m.reason).then((result) =>
+      process.send!({ portcullis: 'reloaded', id: m.id, result: { worker: workerIndex(), pid: process.pid, ...result } } satisfies LinkMessage),
+    );
   });
   // Only now does the supervisor include this worker in a reload: a request sent earlier would find no listener.
   process.send!({ portcullis: 'ready' } satisfies LinkMessage);

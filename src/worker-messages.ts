@@ -19,4 +19,3 @@ export type LinkMessage =
 export function isLinkMessage(m: unknown): m is LinkMessage {
   return typeof m === 'object' && m !== null && typeof (m as { portcullis?: unknown }).portcullis === 'string';
 }
-

@@ -113,7 +113,9 @@ class Supervisor {
     this.#log = log;
     // One operator token for all workers: each would otherwise generate its own, and the one printed would
     // work on a single worker's connections only.
-    this.#workerEnv = env['PORTCULLIS_ADMIN_TOKEN'] ? {} : { PORTCULLIS_ADMIN_TOKEN: `pcl_admin_${randomBytes(24).toString('base64url')}`, PORTCULLIS_ADMIN_TOKEN_GENERATED: '1' };
+    this.#workerEnv = env['PORTCULLIS_ADMIN_TOKEN']
+      ? {}
+      : { PORTCULLIS_ADMIN_TOKEN: `pcl_admin_${randomBytes(24).toString('base64url')}`, PORTCULLIS_ADMIN_TOKEN_GENERATED: '1' };
     // Workers must share one data key, or what one seals (a TOTP secret) would not open on the next: without
     // a configured key, the supervisor makes one for this run and hands it to all of them.
     if (!env['PORTCULLIS_DATA_KEY'] && !env['PORTCULLIS_DATA_KEY_FILE']) this.#workerEnv['PORTCULLIS_DATA_KEY'] = newDataKey();

@@ -89,7 +89,15 @@ describe('architecture', () => {
   it('finds the chat path in the import graph (the reader works)', () => {
     expect(graph.get('app/api.ts')).to.include.members(['stages/identify.ts', 'stages/meter.ts', 'stages/respond.ts']);
     expect(graph.get('stages/meter.ts')).to.include.members(['call/call.ts', 'call/refusal.ts']);
-    expect(cycles(new Map([['a.ts', ['b.ts']], ['b.ts', ['c.ts']], ['c.ts', ['a.ts']]]))).to.deep.equal([['a.ts', 'b.ts', 'c.ts']]);
+    expect(
+      cycles(
+        new Map([
+          ['a.ts', ['b.ts']],
+          ['b.ts', ['c.ts']],
+          ['c.ts', ['a.ts']],
+        ]),
+      ),
+    ).to.deep.equal([['a.ts', 'b.ts', 'c.ts']]);
   });
 
   it('has no module outside src/stages and src/app importing a stage', () => {

@@ -24,7 +24,16 @@ describe('npm start builds only what changed', () => {
   let root: string;
   beforeEach(() => {
     root = mkdtempSync(join(tmpdir(), 'pcl-build-'));
-    for (const rel of ['src/main.ts', 'src/knowledge/search.ts', 'tsconfig.json', 'data/knowledge/cwe.json', 'web/src/console/main.ts', 'web/console.html', 'scripts/web-build.mjs']) file(root, rel, t0);
+    for (const rel of [
+      'src/main.ts',
+      'src/knowledge/search.ts',
+      'tsconfig.json',
+      'data/knowledge/cwe.json',
+      'web/src/console/main.ts',
+      'web/console.html',
+      'scripts/web-build.mjs',
+    ])
+      file(root, rel, t0);
   });
 
   it('builds every step the first time', () => {
@@ -47,7 +56,10 @@ describe('npm start builds only what changed', () => {
   });
 
   it('npm start runs it instead of the whole build', () => {
-    const scripts = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").scripts)'], { cwd: REPO }).toString()) as Record<string, string>;
+    const scripts = JSON.parse(execFileSync('node', ['-p', 'JSON.stringify(require("./package.json").scripts)'], { cwd: REPO }).toString()) as Record<
+      string,
+      string
+    >;
     expect(scripts['start']).to.equal('bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && exec node dist/main.js');
   });
 });

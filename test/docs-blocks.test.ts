@@ -32,7 +32,12 @@ interface Block {
 }
 
 export function runnableBlocks(): Block[] {
-  const files = ['README.md', ...readdirSync(join(REPO, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(REPO, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
   const blocks: Block[] = [];
   for (const file of files) {
     const text = readFileSync(join(REPO, file), 'utf8');
@@ -46,7 +51,7 @@ export function runnableBlocks(): Block[] {
 /** What a `# -> ` comment says will be printed, as strings to find in the output. */
 function expectations(comment: string): string[] {
   const codes = comment.match(/\b[a-z0-9]+(?:-[a-z0-9]+)+\b/g) ?? [];
-  const pairs = (comment.match(/"[A-Za-z]+":(?:"[^"…]*"|\d+)/g) ?? []);
+  const pairs = comment.match(/"[A-Za-z]+":(?:"[^"…]*"|\d+)/g) ?? [];
   const lead = /^([a-z]+):/.exec(comment.trim());
   return [...codes.filter((c) => !/^\d/.test(c)), ...pairs, ...(lead ? [`${lead[1]}:`] : [])];
 }
@@ -71,13 +76,20 @@ interface Started {
 }
 
 async function start(root: string, base: number): Promise<Started> {
-  const env: Record<string, string | undefined> = { ...process.env, PORTCULLIS_ROOT: root, PORTCULLIS_PORT_BASE: String(base), PORTCULLIS_WATCH: '0', LOG_LEVEL: 'warn', PORTCULLIS_ADMIN_TOKEN: '' };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    PORTCULLIS_ROOT: root,
+    PORTCULLIS_PORT_BASE: String(base),
+    PORTCULLIS_WATCH: '0',
+    LOG_LEVEL: 'warn',
+    PORTCULLIS_ADMIN_TOKEN: '',
+  };
   for (const k of ['PORT', 'REDIS_URL', 'REDIS_CLUSTER_NODES', 'PORTCULLIS_STORE', 'PORTCULLIS_DATA_DIR']) delete env[k];
   for (const k of Object.keys(env)) if (/^PORTCULLIS_[A-Z]+_(PORT|URL)$/.test(k)) delete env[k];
   const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'src/main.ts')], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  await untilOutput(child, () => out, /^ {2}export [^\n]*\n/m, 'the gateway\'s export line');
+  await untilOutput(child, () => out, /^ {2}export [^\n]*\n/m, "the gateway's export line");
   const line = /^ {2}export ([^\n]*)$/m.exec(out)![1]!;
   return { child, exports: Object.fromEntries(line.split(' ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) };
 }
@@ -95,7 +107,9 @@ async function stop(s: Started): Promise<void> {
 function script(block: Block, base: number): { text: string; expected: string[][] } {
   const expected: string[][] = [];
   const body = block.text
-    .replace(/(localhost|127\.0\.0\.1):(80[0-9]{2})\b/g, (m, host: string, port: string) => (DEFAULT_PORTS.includes(Number(port)) ? `${host}:${base + Number(port) - 8080}` : m))
+    .replace(/(localhost|127\.0\.0\.1):(80[0-9]{2})\b/g, (m, host: string, port: string) =>
+      DEFAULT_PORTS.includes(Number(port)) ? `${host}:${base + Number(port) - 8080}` : m,
+    )
     .split('\n')
     .map((line) => {
       const m = /^\s*# -> (.*)$/.exec(line);
@@ -127,7 +141,7 @@ async function runBlock(block: Block, base: number, cwd: string, env: Record<str
   });
 }
 
-describe('the documentation\'s shell blocks, run as pasted, twice across a restart', function () {
+describe("the documentation's shell blocks, run as pasted, twice across a restart", function () {
   this.timeout(300_000);
 
   it('finds the runnable blocks of the README and the sign-in walk-through', () => {
@@ -151,7 +165,13 @@ describe('the documentation\'s shell blocks, run as pasted, twice across a resta
       // The demo principal was granted its rung in the first pass, and keeps it: the walk-through's "refused
       // before verification" is shown again with a principal made now, as an operator would for a newcomer.
       const admin = async (path: string, body: unknown) =>
-        (await (await fetch(`${gw.exports['PORTCULLIS_ADMIN_URL']}/admin${path}`, { method: 'POST', headers: { authorization: `Bearer ${gw.exports['PORTCULLIS_ADMIN_TOKEN']}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, string>;
+        (await (
+          await fetch(`${gw.exports['PORTCULLIS_ADMIN_URL']}/admin${path}`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${gw.exports['PORTCULLIS_ADMIN_TOKEN']}`, 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          })
+        ).json()) as Record<string, string>;
       const principal = (await admin('/principals', { tenant: 'second-pass' }))['id']!;
       const pat = (await admin(`/principals/${encodeURIComponent(principal)}/tokens`, { label: 'second pass' }))['token']!;
       for (const block of blocks) await runBlock(block, base, cwd, { ...gw.exports, PAT: pat, PRINCIPAL: principal, PORTCULLIS_ROOT: root });

@@ -92,7 +92,9 @@ describe('npm start keeps its state across a restart', function () {
       child.stderr.on('data', (c: Buffer) => (err += c.toString()));
       const [code] = (await once(child, 'exit')) as [number];
       expect(code).to.equal(75);
-      expect(err.trim()).to.match(/^portcullis: another portcullis \(pid \d+\) is using the data folder \S+; stop it, or give this one its own folder with PORTCULLIS_DATA_DIR$/);
+      expect(err.trim()).to.match(
+        /^portcullis: another portcullis \(pid \d+\) is using the data folder \S+; stop it, or give this one its own folder with PORTCULLIS_DATA_DIR$/,
+      );
       expect((await fetch(`${first.apiUrl}/healthz`)).status, 'the first one still serves').to.equal(200);
     } finally {
       await first.stop();
@@ -113,7 +115,7 @@ describe('npm start keeps its state across a restart', function () {
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');
     };
-    await untilOutput(child, () => `${out}${err}`, /export /, 'the gateway\'s banner');
+    await untilOutput(child, () => `${out}${err}`, /export /, "the gateway's banner");
     return { out, err, stop };
   }
 

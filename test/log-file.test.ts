@@ -15,14 +15,23 @@ async function run(env: Record<string, string>, command: (main: string) => [stri
   const root = configRoot();
   const [file, args] = command(join(REPO, 'src/main.ts'));
   const child = spawn(file, args, {
-    env: { ...process.env, PORTCULLIS_ROOT: root, ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'info', PORTCULLIS_STORE: 'memory', PORTCULLIS_ADMIN_TOKEN: 'x', ...env },
+    env: {
+      ...process.env,
+      PORTCULLIS_ROOT: root,
+      ...FREE_PORTS,
+      PORTCULLIS_WATCH: '0',
+      LOG_LEVEL: 'info',
+      PORTCULLIS_STORE: 'memory',
+      PORTCULLIS_ADMIN_TOKEN: 'x',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  await untilOutput(child, () => out, /export [^\n]*\n/, 'the gateway\'s export line');
+  await untilOutput(child, () => out, /export [^\n]*\n/, "the gateway's export line");
   const api = /serving the API on (\S+)/.exec(out)![1]!;
   expect((await fetch(`${api}/v1/models`)).status).to.equal(200);
   child.kill('SIGTERM');
@@ -42,7 +51,10 @@ describe('where npm start logs', function () {
   });
 
   it('at a terminal, by default: the request lines go to portcullis.log in the data folder, not to the screen', async () => {
-    const { root, out } = await run({}, (main) => ['script', ['-qefc', `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(main)}`, '/dev/null']]);
+    const { root, out } = await run({}, (main) => [
+      'script',
+      ['-qefc', `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(main)}`, '/dev/null'],
+    ]);
     expect(out).to.match(/ {2}log: \S+\/\.portcullis\/data\/portcullis\.log/);
     expect(out).to.not.contain('http.request');
     const log = join(root, '.portcullis', 'data', 'portcullis.log');

@@ -42,7 +42,13 @@ describe('npm start (embedded defaults)', () => {
     for (const host of ['api', 'auth', 'console', 'site', 'graph', 'admin']) {
       expect(grab(new RegExp(`^  ${host}: +(http://\\S+)`, 'm')), host).to.match(/^http:\/\/localhost:\d+$/);
     }
-    expect(gw.stdout().match(/http:\/\/\S+:(\d+)/g)!.filter((u) => u.endsWith(`:${new URL(grab(/^ {2}console: +(\S+)/m)!).port}`)), 'one console address').to.have.length(1);
+    expect(
+      gw
+        .stdout()
+        .match(/http:\/\/\S+:(\d+)/g)!
+        .filter((u) => u.endsWith(`:${new URL(grab(/^ {2}console: +(\S+)/m)!).port}`)),
+      'one console address',
+    ).to.have.length(1);
     const auth = grab(/^ {2}auth: +(\S+)/m)!;
     expect((await fetch(`${auth}/ready`)).status).to.equal(404);
     // The console page loads, and the API lets that page call it with its cookie (the CORS rule): what failed
@@ -56,7 +62,9 @@ describe('npm start (embedded defaults)', () => {
 
   it('reloads on SIGHUP', async () => {
     const api = grab(/serving the API on (\S+)/)!;
-    editFile(root, 'config/gateway.yaml', (t) => t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'),
+    );
     gw.child.kill('SIGHUP');
     // The reload is asynchronous: the catalog answers "served" once the new configuration is live.
     await until(

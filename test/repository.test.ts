@@ -45,7 +45,9 @@ describe('repository stands alone', () => {
 
   it('describes every src folder in docs/contributing.md', () => {
     const layout = readFileSync(join(REPO, 'docs/contributing.md'), 'utf8');
-    const folders = readdirSync(join(REPO, 'src'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `src/${d.name}`);
+    const folders = readdirSync(join(REPO, 'src'), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => `src/${d.name}`);
     expect(folders.filter((f) => !new RegExp(`^${f} `, 'm').test(layout))).to.deep.equal([]);
   });
 });

@@ -24,7 +24,7 @@ export interface BodySpec {
 
 const PARAGRAPHS = [
   'Please review the following C function for memory-safety problems and suggest a minimal fix.',
-  'static int parse_header(const char *buf, size_t len, struct header *out) {\n  char name[64];\n  size_t i = 0;\n  while (i < len && buf[i] != \':\') { name[i] = buf[i]; i++; }\n  name[i] = 0;\n  out->value = strdup(buf + i + 1);\n  return out->value == NULL ? -1 : 0;\n}',
+  "static int parse_header(const char *buf, size_t len, struct header *out) {\n  char name[64];\n  size_t i = 0;\n  while (i < len && buf[i] != ':') { name[i] = buf[i]; i++; }\n  name[i] = 0;\n  out->value = strdup(buf + i + 1);\n  return out->value == NULL ? -1 : 0;\n}",
   'The loop copies the header name into a fixed array of sixty-four bytes without checking the bound, so a long name overruns the stack. The terminating write has the same problem when the colon is missing.',
   'def load_config(path):\n    with open(path) as f:\n        data = yaml.safe_load(f)\n    for route in data["routes"]:\n        validate_route(route)\n    return data',
   'Reviewers should also check that every error path releases the allocated value, that the caller tests the return code, and that the length passed in is the length of the buffer actually received.',

@@ -75,7 +75,12 @@ export async function buildSnapshot(choice: SourceChoice, log: (line: string) =>
     const dir = snapshotDir('worktree');
     const built = await tsc(dir);
     if (built.ok) {
-      return { dir, source: `working tree (${sha}${dirty ? ', with uncommitted changes' : ''})`, note: null, remove: () => rmSync(dir, { recursive: true, force: true }) };
+      return {
+        dir,
+        source: `working tree (${sha}${dirty ? ', with uncommitted changes' : ''})`,
+        note: null,
+        remove: () => rmSync(dir, { recursive: true, force: true }),
+      };
     }
     rmSync(dir, { recursive: true, force: true });
     const errors = built.output.split('\n').filter((l) => /error TS\d+/.test(l));
@@ -179,7 +184,10 @@ async function setUp(server: ServerProcess): Promise<Portcullis> {
   if (t.status !== 201) throw new Error(`issuing the bench PAT failed: ${JSON.stringify(t.body)}`);
   // The free allowance (1,000 requests a day) is spent in the first second; past it a call is paid from
   // credits, so the principal gets plenty, through the operator's credit grant where the gateway has one.
-  const c = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(p.body.id)}/credits`, { microUSD: BENCH_CREDITS, operationId: `bench-credits-${tenant}` });
+  const c = await admin(adminUrl!, 'POST', `/principals/${encodeURIComponent(p.body.id)}/credits`, {
+    microUSD: BENCH_CREDITS,
+    operationId: `bench-credits-${tenant}`,
+  });
   const credits =
     c.status === 201 || c.status === 200
       ? `${BENCH_CREDITS / 1e6} USD of credits (operator grant): calls past the free allowance are paid, so R3 measures the paid path`

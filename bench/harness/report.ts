@@ -31,7 +31,9 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     `R1 maximum ${int(s.r1MaxRps)} req/s; fixed rates ${rates} req/s. Added latency: ms over R0 at the same rate (R0's own p50 there: ${ms(r0?.latency.p50 ?? Number.NaN)} ms). CPU: the server's own CPU time per answer at saturation.`,
     '',
   );
-  lines.push('| row | max req/s | × R1 | CPU ms/req | × R1 | p50 added @25 % | p50 added @50 % | p50 added @75 % | p50 added @50 % × R1 | p90 added @50 % | p99 added @50 % |');
+  lines.push(
+    '| row | max req/s | × R1 | CPU ms/req | × R1 | p50 added @25 % | p50 added @50 % | p50 added @75 % | p50 added @50 % × R1 | p90 added @50 % | p99 added @50 % |',
+  );
   lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const row of r.rows) {
     const d = r.derived.find((x) => x.scenario === s.id && x.row === row.id);
@@ -63,7 +65,8 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
   }
   if (errs.length) lines.push('', `Errors: ${errs.join('; ')}.`);
   const contended = r.contention.contended.filter((c) => c.startsWith(`${s.id} `));
-  if (contended.length) lines.push('', `Contended (other processes and the hypervisor took > ${r.contention.threshold} cores even after a re-run): ${contended.join(', ')}.`);
+  if (contended.length)
+    lines.push('', `Contended (other processes and the hypervisor took > ${r.contention.threshold} cores even after a re-run): ${contended.join(', ')}.`);
   lines.push('');
   return lines;
 }
@@ -100,7 +103,8 @@ function summaryTable(r: BenchResults): string[] {
         continue;
       }
       const half = d.at.find((a) => a.fraction === 0.5);
-      const added = d.row === 'R0' ? `(harness ${ms(s.rates.find((x) => x.fraction === 0.5)?.results.R0?.latency.p50 ?? Number.NaN)})` : addedCell(d, 0.5, 'p50');
+      const added =
+        d.row === 'R0' ? `(harness ${ms(s.rates.find((x) => x.fraction === 0.5)?.results.R0?.latency.p50 ?? Number.NaN)})` : addedCell(d, 0.5, 'p50');
       const cpu = `${cpuMs(d.cpuMsPerReq)}${d.redisCpuMsPerReq !== undefined ? ` + ${cpuMs(d.redisCpuMsPerReq)} redis` : ''}`;
       lines.push(
         `| ${s.label} | ${row.id} ${row.name} | ${int(d.rps)} | ${ratio(d.rpsRatio)} | ${d.row === 'R0' ? `(mock ${cpu})` : cpu} | ${d.row === 'R0' ? '—' : ratio(d.cpuRatio)} | ${added} | ${d.row === 'R0' ? '—' : ratio(half?.p50Ratio ?? Number.NaN)} |`,
@@ -126,9 +130,18 @@ function profileSection(r: BenchResults): string[] {
     );
     lines.push('| # | function | where | owner | self |', '|--:|---|---|---|--:|');
     s.top.forEach((e, i) => lines.push(`| ${i + 1} | \`${e.function}\` | ${e.location ? `\`${e.location}\`` : ''} | ${e.owner} | ${pct(e.selfPct)} |`));
-    lines.push('', 'By owner: ' + s.byOwner.slice(0, 12).map((o) => `${o.owner} ${pct(o.selfPct)}`).join(', ') + '.', '');
     lines.push(
-      "portcullis functions by inclusive time (callees included, counted once per sample). A Koa stage resumed after an `await` also holds the synchronous part of the stages it calls with `next()`, so stage figures overlap:",
+      '',
+      'By owner: ' +
+        s.byOwner
+          .slice(0, 12)
+          .map((o) => `${o.owner} ${pct(o.selfPct)}`)
+          .join(', ') +
+        '.',
+      '',
+    );
+    lines.push(
+      'portcullis functions by inclusive time (callees included, counted once per sample). A Koa stage resumed after an `await` also holds the synchronous part of the stages it calls with `next()`, so stage figures overlap:',
       '',
     );
     lines.push('| function | where | inclusive |', '|---|---|--:|');
@@ -148,7 +161,10 @@ function memorySection(r: BenchResults): string[] {
       '',
       `Soak: ${s.durationSec} s of small non-streaming calls at saturation (${int(s.rps)} req/s, ${s.errors} errors). RSS ${mib(s.startMiB)} at the start, ${mib(s.endMiB)} at the end (min ${mib(s.minMiB)}, max ${mib(s.maxMiB)}); slope over the second half ${s.slopeMiBPerMin.toFixed(2)} MiB/min. **${s.verdict}**`,
       '',
-      `RSS (MiB) over time: ${s.samples.filter((_, i) => i % every === 0 || i === s.samples.length - 1).map((x) => `${x.t.toFixed(s.durationSec < 20 ? 1 : 0)} s: ${x.rssMiB.toFixed(0)}`).join(' · ')}`,
+      `RSS (MiB) over time: ${s.samples
+        .filter((_, i) => i % every === 0 || i === s.samples.length - 1)
+        .map((x) => `${x.t.toFixed(s.durationSec < 20 ? 1 : 0)} s: ${x.rssMiB.toFixed(0)}`)
+        .join(' · ')}`,
     );
   }
   if (m.redis) {
@@ -183,18 +199,34 @@ export function markdown(r: BenchResults): string {
   for (const row of r.rows) lines.push(`- **${row.id} ${row.name}**: ${row.what}${row.status !== 'ok' ? ` — ${row.status}: ${row.reason}` : ''}`);
   lines.push('', '## Issue #15 targets', '', ...targetsTable(r), '');
   lines.push('## Budget', '', ...budgetTable(r), '');
-  lines.push('## Throughput and added latency', '', '⚠ = the row could not hold that rate (it achieved less than 95 % of it): the latency there is queueing.', '');
+  lines.push(
+    '## Throughput and added latency',
+    '',
+    '⚠ = the row could not hold that rate (it achieved less than 95 % of it): the latency there is queueing.',
+    '',
+  );
   for (const s of r.scenarios) lines.push(...scenarioTable(r, s.id));
-  lines.push('## R3 CPU profile under load', '', '`node --cpu-prof` on a separate R3 process, samples taken while it was loaded at saturation (start-up and warm-up left out).', '');
+  lines.push(
+    '## R3 CPU profile under load',
+    '',
+    '`node --cpu-prof` on a separate R3 process, samples taken while it was loaded at saturation (start-up and warm-up left out).',
+    '',
+  );
   lines.push(...profileSection(r));
   if (r.durability) {
     const d = r.durability;
     lines.push('## Durability: R3 on `appendfsync always` and on `everysec`', '');
-    lines.push(`An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis; latency added over R0 at 50 % of that run's own maximum.`, '');
+    lines.push(
+      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis; latency added over R0 at 50 % of that run's own maximum.`,
+      '',
+    );
     lines.push('| appendfsync | max req/s | CPU ms/req (+ redis) | rate held | p50 added (ms) | p99 added (ms) | budget |', '|---|--:|--:|--:|--:|--:|---|');
     for (const x of d.runs) {
-      const budget = x.appendfsync === 'everysec' ? 'p50 ≤ 1 ms, p99 ≤ 5 ms' : `p50 ≤ ${ms(1 + d.fsyncMs.p50)} ms, p99 ≤ ${ms(5 + d.fsyncMs.p99)} ms (everysec + fsync)`;
-      lines.push(`| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`);
+      const budget =
+        x.appendfsync === 'everysec' ? 'p50 ≤ 1 ms, p99 ≤ 5 ms' : `p50 ≤ ${ms(1 + d.fsyncMs.p50)} ms, p99 ≤ ${ms(5 + d.fsyncMs.p99)} ms (everysec + fsync)`;
+      lines.push(
+        `| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`,
+      );
     }
     lines.push('');
   }
@@ -206,9 +238,15 @@ export function markdown(r: BenchResults): string {
     lines.push('');
   }
   if (r.guardIntent?.length) {
-    lines.push('## Guard CPU per call, intent model', '', 'bench/guard-intent.ts: `classify` CPU (process, worker threads included), median; before = the word scorer alone, after = the multilingual model deciding the calls it reads.', '');
+    lines.push(
+      '## Guard CPU per call, intent model',
+      '',
+      'bench/guard-intent.ts: `classify` CPU (process, worker threads included), median; before = the word scorer alone, after = the multilingual model deciding the calls it reads.',
+      '',
+    );
     lines.push('| call | chars | route | before: CPU ms | after: CPU ms | read by the model |', '|---|--:|---|--:|--:|---|');
-    for (const g of r.guardIntent) lines.push(`| ${g.input} | ${g.chars} | ${g.team} | ${g.before.toFixed(2)} | ${g.after.toFixed(2)} | ${g.model ? 'yes' : 'no'} |`);
+    for (const g of r.guardIntent)
+      lines.push(`| ${g.input} | ${g.chars} | ${g.team} | ${g.before.toFixed(2)} | ${g.after.toFixed(2)} | ${g.model ? 'yes' : 'no'} |`);
     lines.push('');
   }
   if (r.redisRoundTrips) {
@@ -235,11 +273,11 @@ export function readmeSection(r: BenchResults): string {
     'interleaved run against the same instant mock upstream: **R0** the load generator straight to the mock (the',
     'harness ceiling), **R1** a bare `node:http` + undici forwarder (the physical limit of a Node gateway), **R2** the',
     'same inside Koa, **R3** portcullis on a real redis-server with the whole path (PAT lookup, policy decision,',
-    'guardrail scan, reservation, job, forwarding, settlement, receipt), **R4** Portkey\'s open-source gateway and **R5**',
+    "guardrail scan, reservation, job, forwarding, settlement, receipt), **R4** Portkey's open-source gateway and **R5**",
     'the LiteLLM proxy (installed by the bench into `bench/.venv`). Then R3 on an `appendfsync always` and an',
-    '`everysec` Redis with the disk\'s fsync time, R3 with 1 and 2 worker processes, and the guardrail scan of the',
+    "`everysec` Redis with the disk's fsync time, R3 with 1 and 2 worker processes, and the guardrail scan of the",
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
-    'saturation; added latency is a row\'s latency minus R0\'s at the same fixed rate (50 % of R1\'s maximum here).',
+    "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
     'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',
     '',
     `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,

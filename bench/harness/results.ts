@@ -103,7 +103,17 @@ export interface BenchResults {
    */
   durability?: {
     fsyncMs: Percentiles;
-    runs: Array<{ appendfsync: 'always' | 'everysec'; rps: number; cpuMsPerReq: number; redisCpuMsPerReq: number; targetRps: number; overloaded: boolean; p50Added: number; p99Added: number; errors: number }>;
+    runs: Array<{
+      appendfsync: 'always' | 'everysec';
+      rps: number;
+      cpuMsPerReq: number;
+      redisCpuMsPerReq: number;
+      targetRps: number;
+      overloaded: boolean;
+      p50Added: number;
+      p99Added: number;
+      errors: number;
+    }>;
   };
   /** The guardrail scan of the largest admitted input (524,288 characters), bench/guard-scan.ts. */
   guardScan?: Array<{ input: string; chars: number; scanMs: number; redactMs: number }>;
@@ -209,8 +219,20 @@ export function issue15Targets(r: BenchResults): TargetRow[] {
     ['gateway CPU per 100 KB call', sat('large', 'R3')?.serverCpuMsPerReq ?? Number.NaN, (v) => `${v.toFixed(3)} ms`, '≤ 1.2 ms', (v) => v <= 1.2],
     ["p50 added at 50 % of R3's own maximum (everysec)", everysec?.p50Added ?? Number.NaN, (v) => `${v.toFixed(2)} ms`, '≤ 1 ms', (v) => v <= 1],
     ["p99 added at 50 % of R3's own maximum (everysec)", everysec?.p99Added ?? Number.NaN, (v) => `${v.toFixed(2)} ms`, '≤ 5 ms', (v) => v <= 5],
-    [`guardrail scan of a ${scan?.chars.toLocaleString('en-US') ?? '524,288'}-character input${scan ? ` (${scan.input.split(':')[0]})` : ''}`, scan?.scanMs ?? Number.NaN, (v) => `${v.toFixed(1)} ms`, '≤ 5 ms', (v) => v <= 5],
-    ['RSS after the soak (its floor over the last quarter)', soak ? soakFloor(soak) : Number.NaN, (v) => `${v.toFixed(0)} MiB${soak?.grows ? ', growing' : ', flat'}`, '≤ 150 MiB, flat', (v) => v <= 150 && !soak?.grows],
+    [
+      `guardrail scan of a ${scan?.chars.toLocaleString('en-US') ?? '524,288'}-character input${scan ? ` (${scan.input.split(':')[0]})` : ''}`,
+      scan?.scanMs ?? Number.NaN,
+      (v) => `${v.toFixed(1)} ms`,
+      '≤ 5 ms',
+      (v) => v <= 5,
+    ],
+    [
+      'RSS after the soak (its floor over the last quarter)',
+      soak ? soakFloor(soak) : Number.NaN,
+      (v) => `${v.toFixed(0)} MiB${soak?.grows ? ', growing' : ', flat'}`,
+      '≤ 150 MiB, flat',
+      (v) => v <= 150 && !soak?.grows,
+    ],
     ['R3 / Portkey throughput, small', ratio(sat('small', 'R3'), sat('small', 'R4')), (v) => `${v.toFixed(2)}×`, '≥ 4×', (v) => v >= 4],
     ['R3 / LiteLLM proxy throughput, small', ratio(sat('small', 'R3'), sat('small', 'R5')), (v) => `${v.toFixed(2)}×`, '≥ 10×', (v) => v >= 10],
   ];

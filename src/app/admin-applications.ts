@@ -28,8 +28,7 @@ function note(v: unknown, field: string, required: boolean): string | null {
 }
 
 export function mountApplicationsAdmin(router: Router, deps: ApplicationsAdminDeps): void {
-  const body = async (ctx: Context) =>
-    ((await readOptionalJson(ctx, deps.holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
+  const body = async (ctx: Context) => ((await readOptionalJson(ctx, deps.holder.current.gateway.limits.bodyBytes)) ?? {}) as Record<string, unknown>;
 
   router.get('/applications', async (ctx) => {
     const status = ctx.query['status'];

@@ -26,7 +26,8 @@ import { operatorGrant } from '../billing/verification.js';
 function page(ctx: Context): { limit: number; cursor: string | null } {
   const raw = ctx.query['limit'];
   const limit = raw === undefined ? 100 : Number(raw);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 500) throw new GatewayError('invalid-request', 'limit must be a whole number from 1 to 500', { param: 'limit' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+    throw new GatewayError('invalid-request', 'limit must be a whole number from 1 to 500', { param: 'limit' });
   const cursor = typeof ctx.query['cursor'] === 'string' && ctx.query['cursor'] !== '' ? ctx.query['cursor'] : null;
   return { limit, cursor };
 }
@@ -36,7 +37,12 @@ const str = (v: unknown, field: string): string => {
   return v;
 };
 
-export function createAdminApp(deps: Deps, front: Front, adminToken: string, operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }]): Koa {
+export function createAdminApp(
+  deps: Deps,
+  front: Front,
+  adminToken: string,
+  operators: Operator[] = [{ name: 'operator', scope: 'full', digest: createHash('sha256').update(adminToken).digest() }],
+): Koa {
   const { store, holder } = deps;
   const app = hostApp(front);
   const router = new Router({ prefix: '/admin' });

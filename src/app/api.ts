@@ -57,9 +57,15 @@ export function createApiApp(deps: Deps, front: Front): Koa {
   const app = hostApp(front);
   const router = new Router();
   const bodyLimit = () => holder.current.gateway.limits.bodyBytes;
-  const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) => verificationRefusal(deps.billing, runtime, p, code);
+  const refine = (p: Parameters<typeof verificationRefusal>[2], code: string | null, runtime: Parameters<typeof verificationRefusal>[1]) =>
+    verificationRefusal(deps.billing, runtime, p, code);
   /** Admission proper: the stages a new job passes and a re-attached request skips. */
-  const admission = (origin: 'chat' | 'api') => [scan(log), admit(deps.meter, refine, deps.decisions), meter(deps.meter, log, { engine, origin }), guard(log, deps.reviews)];
+  const admission = (origin: 'chat' | 'api') => [
+    scan(log),
+    admit(deps.meter, refine, deps.decisions),
+    meter(deps.meter, log, { engine, origin }),
+    guard(log, deps.reviews),
+  ];
   const caller = { store, sessions: deps.sessions, tokenUsage: deps.tokenUsage, now: deps.now };
   const runner = { meter: deps.meter, log };
 
@@ -79,7 +85,10 @@ export function createApiApp(deps: Deps, front: Front): Koa {
   router.get('/v1/secure/history', historyList(holder, deps.history));
   router.get('/v1/secure/history/:document/:ref', historyVersion(holder, deps.history, deps.decisions.store));
   // The OpenAPI document of this host, built from the schemas the routes below validate with (src/openapi).
-  router.get('/openapi.json', serveOpenApi(() => app));
+  router.get(
+    '/openapi.json',
+    serveOpenApi(() => app),
+  );
   router.get('/v1/security/services', listSecurityServices(holder));
   // Imported on first use: the document names the MCP SDK's protocol versions, and the SDK is not loaded at start.
   router.get(

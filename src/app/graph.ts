@@ -47,7 +47,10 @@ export function createGraphApp(deps: Deps, front: Front): Koa {
     // The MCP server is imported by the first request.
     onFirstUse(async () => {
       const [{ mcpEndpoint }, { createGraphMcpServer }] = await Promise.all([import('../mcp/http.js'), import('../mcp/graph-server.js')]);
-      return mcpEndpoint(() => createGraphMcpServer(pool.run), () => deps.holder.current.gateway.limits.bodyBytes);
+      return mcpEndpoint(
+        () => createGraphMcpServer(pool.run),
+        () => deps.holder.current.gateway.limits.bodyBytes,
+      );
     }),
   );
   app.use(singleExit(deps.log));

@@ -76,7 +76,10 @@ export function operatorOnly(operators: Operator[], log: Logger, routeOf: RouteO
     if (!allows(operator.scope, ctx.method, ctx.path)) {
       ctx.status = 403;
       log.warn('admin.request', { ...line(), refused: true });
-      throw new GatewayError('admin-forbidden', `the operator token "${operator.name}" has the ${operator.scope} scope, which does not allow ${ctx.method} ${route()}`);
+      throw new GatewayError(
+        'admin-forbidden',
+        `the operator token "${operator.name}" has the ${operator.scope} scope, which does not allow ${ctx.method} ${route()}`,
+      );
     }
     try {
       await next();

@@ -39,7 +39,10 @@ export function singleExit(log: Logger) {
       const e = asGatewayError(err);
       if (e.code === 'internal-error' || e.code === 'store-unavailable') {
         // The message of an unexpected error could quote input; log its name and where it was thrown only.
-        const frames = (err as Error)?.stack?.split('\n').slice(1, 4).map((f) => f.trim());
+        const frames = (err as Error)?.stack
+          ?.split('\n')
+          .slice(1, 4)
+          .map((f) => f.trim());
         log.error('request.failed', { path: ctx.path, code: e.code, error: (err as Error)?.name, frames });
       }
       ctx.status = e.status;

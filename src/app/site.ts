@@ -42,9 +42,17 @@ export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
     '/mcp',
     limitPerAddress(deps.limiter, deps.holder, MCP_LIMIT),
     onFirstUse(async () => {
-      const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([import('../mcp/http.js'), import('../mcp/site-server.js'), import('../mcp/auth.js')]);
+      const [{ mcpEndpoint }, { createSiteMcpServer }, { admitMcpRequest }] = await Promise.all([
+        import('../mcp/http.js'),
+        import('../mcp/site-server.js'),
+        import('../mcp/auth.js'),
+      ]);
       // A PAT tool called without a valid PAT is an HTTP 401 with its challenge, before the MCP server runs.
-      return mcpEndpoint((ctx) => createSiteMcpServer(apiHandler, clientAddress(ctx, deps.holder)), bodyLimit, (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body));
+      return mcpEndpoint(
+        (ctx) => createSiteMcpServer(apiHandler, clientAddress(ctx, deps.holder)),
+        bodyLimit,
+        (ctx, body) => admitMcpRequest(ctx, deps.store, deps.origins, body),
+      );
     }),
   );
   const map = onFirstUse(async () => {

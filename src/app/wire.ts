@@ -94,19 +94,62 @@ export function wireCapabilities(store: Store, opts: { dataKey: DataKeyring; log
   const pick = <T>(onRedis: (s: RedisStore) => T, inMemory: () => T): T => (store instanceof RedisStore ? onRedis(store) : inMemory());
   return {
     ...money(store, opts.now),
-    reviews: pick<ReviewStore>((s) => new RedisReviewStore(s), () => new MemoryReviewStore()),
-    history: pick<HistoryStore>((s) => new RedisHistoryStore(s), () => new MemoryHistoryStore()),
-    limiter: pick<RateLimiter>((s) => new RedisRateLimiter(s), () => new MemoryRateLimiter()),
-    walletAccounts: pick<WalletAccountStore>((s) => new RedisWalletAccounts(s), () => new MemoryWalletAccounts()),
-    identityLinks: pick<IdentityLinkStore>((s) => new RedisIdentityLinks(s), () => new MemoryIdentityLinks()),
-    sessions: pick<SessionStore>((s) => new RedisSessionStore(s), () => new MemorySessionStore()),
-    challenges: pick<ChallengeStore>((s) => new RedisChallengeStore(s), () => new MemoryChallengeStore()),
-    passkeys: pick<PasskeyStore>((s) => new RedisPasskeyStore(s), () => new MemoryPasskeyStore()),
-    totp: new SealedTotpStore(pick<SealableTotpStore>((s) => new RedisTotpStore(s), () => new MemoryTotpStore()), opts.dataKey, opts.log),
-    billing: pick<BillingStore>((s) => new RedisBillingStore(s), () => new MemoryBillingStore()),
-    recovery: pick<RecoveryStore>((s) => new RedisRecoveryStore(s), () => new MemoryRecoveryStore()),
-    tokenUsage: pick<TokenUsageStore>((s) => new RedisTokenUsageStore(s), () => new MemoryTokenUsageStore()),
-    decisions: pick<DecisionStore>((s) => new RedisDecisionStore(s), () => new MemoryDecisionStore()),
+    reviews: pick<ReviewStore>(
+      (s) => new RedisReviewStore(s),
+      () => new MemoryReviewStore(),
+    ),
+    history: pick<HistoryStore>(
+      (s) => new RedisHistoryStore(s),
+      () => new MemoryHistoryStore(),
+    ),
+    limiter: pick<RateLimiter>(
+      (s) => new RedisRateLimiter(s),
+      () => new MemoryRateLimiter(),
+    ),
+    walletAccounts: pick<WalletAccountStore>(
+      (s) => new RedisWalletAccounts(s),
+      () => new MemoryWalletAccounts(),
+    ),
+    identityLinks: pick<IdentityLinkStore>(
+      (s) => new RedisIdentityLinks(s),
+      () => new MemoryIdentityLinks(),
+    ),
+    sessions: pick<SessionStore>(
+      (s) => new RedisSessionStore(s),
+      () => new MemorySessionStore(),
+    ),
+    challenges: pick<ChallengeStore>(
+      (s) => new RedisChallengeStore(s),
+      () => new MemoryChallengeStore(),
+    ),
+    passkeys: pick<PasskeyStore>(
+      (s) => new RedisPasskeyStore(s),
+      () => new MemoryPasskeyStore(),
+    ),
+    totp: new SealedTotpStore(
+      pick<SealableTotpStore>(
+        (s) => new RedisTotpStore(s),
+        () => new MemoryTotpStore(),
+      ),
+      opts.dataKey,
+      opts.log,
+    ),
+    billing: pick<BillingStore>(
+      (s) => new RedisBillingStore(s),
+      () => new MemoryBillingStore(),
+    ),
+    recovery: pick<RecoveryStore>(
+      (s) => new RedisRecoveryStore(s),
+      () => new MemoryRecoveryStore(),
+    ),
+    tokenUsage: pick<TokenUsageStore>(
+      (s) => new RedisTokenUsageStore(s),
+      () => new MemoryTokenUsageStore(),
+    ),
+    decisions: pick<DecisionStore>(
+      (s) => new RedisDecisionStore(s),
+      () => new MemoryDecisionStore(),
+    ),
   };
 }
 

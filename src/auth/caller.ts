@@ -68,7 +68,9 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
   }
   if (!opts.via.includes('session')) throw new GatewayError('unauthenticated');
   if (!deps.sessions.hasCookie(ctx)) {
-    throw opts.via.includes('pat') ? new GatewayError('unauthenticated', 'send a bearer personal access token, or sign in') : new GatewayError('session-required');
+    throw opts.via.includes('pat')
+      ? new GatewayError('unauthenticated', 'send a bearer personal access token, or sign in')
+      : new GatewayError('session-required');
   }
   // Only a request that carries the cookie can be a forgery riding on it.
   deps.sessions.requireSameOrigin(ctx);
@@ -82,7 +84,13 @@ export async function resolveCaller(ctx: Context, deps: CallerDeps, opts: Caller
 }
 
 /** Starts a session for `principalId` after a successful sign-in and sets the cookie on the answer. */
-export async function startSession(ctx: Context, deps: Pick<CallerDeps, 'sessions'>, principalId: string, method: string, state?: SessionState): Promise<SessionRecord> {
+export async function startSession(
+  ctx: Context,
+  deps: Pick<CallerDeps, 'sessions'>,
+  principalId: string,
+  method: string,
+  state?: SessionState,
+): Promise<SessionRecord> {
   return deps.sessions.start(ctx, principalId, method, state);
 }
 

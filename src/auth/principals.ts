@@ -15,11 +15,7 @@ export function principalId(domain: string, tenant: string): string {
   return `did:web:${domain}:tenant:${tenant}`;
 }
 
-export async function createPrincipal(
-  store: Store,
-  runtime: Runtime,
-  opts: { tenant?: string; username?: string } = {},
-): Promise<PrincipalRecord> {
+export async function createPrincipal(store: Store, runtime: Runtime, opts: { tenant?: string; username?: string } = {}): Promise<PrincipalRecord> {
   const tenant = opts.tenant ?? randomUUID().replace(/-/g, '').slice(0, 16);
   if (!TENANT.test(tenant)) throw new GatewayError('invalid-request', 'tenant must be 1-63 lowercase letters, digits or dashes');
   const record: PrincipalRecord = {
@@ -50,14 +46,7 @@ export async function requirePrincipal(store: Store, id: string): Promise<Princi
  * consent to the current AUP version, and approves the scopes the rung approves (card: `owned` with
  * `code-review`), keeping any tasks the principal's scope already had.
  */
-export async function grantRung(
-  store: Store,
-  runtime: Runtime,
-  id: string,
-  rungId: string,
-  source: string,
-  now = new Date(),
-): Promise<PrincipalRecord> {
+export async function grantRung(store: Store, runtime: Runtime, id: string, rungId: string, source: string, now = new Date()): Promise<PrincipalRecord> {
   const rung = runtime.rungs.get(rungId);
   if (!rung) throw new GatewayError('unknown-rung', `no rung "${rungId}"; the ladder has ${[...runtime.rungs.keys()].join(', ')}`);
   const principal = await requirePrincipal(store, id);
@@ -72,14 +61,7 @@ export async function grantRung(
   return (await store.getPrincipal(id)) ?? updated ?? principal;
 }
 
-export async function approveScope(
-  store: Store,
-  runtime: Runtime,
-  id: string,
-  scope: string,
-  tasks: string[],
-  now = new Date(),
-): Promise<PrincipalRecord> {
+export async function approveScope(store: Store, runtime: Runtime, id: string, scope: string, tasks: string[], now = new Date()): Promise<PrincipalRecord> {
   if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(scope)) throw new GatewayError('invalid-request', 'scope id must be lowercase letters, digits or dashes');
   const unknown = tasks.filter((t) => !runtime.tasks[t]);
   if (tasks.length === 0 || unknown.length > 0) {
@@ -87,7 +69,12 @@ export async function approveScope(
   }
   const principal = await requirePrincipal(store, id);
   const existing = principal.scopes.find((s) => s.id === scope);
-  const updated = await store.putScope(id, { id: scope, status: 'approved', tasks: [...new Set(tasks)], approvedAt: existing?.approvedAt ?? now.toISOString() });
+  const updated = await store.putScope(id, {
+    id: scope,
+    status: 'approved',
+    tasks: [...new Set(tasks)],
+    approvedAt: existing?.approvedAt ?? now.toISOString(),
+  });
   if (!updated) throw new GatewayError('principal-not-found');
   return updated;
 }

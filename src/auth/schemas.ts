@@ -162,9 +162,7 @@ export const SCHEMAS = {
 export type SchemaName = keyof typeof SCHEMAS;
 
 const ajv = new Ajv({ allErrors: false, strict: true });
-const compiled = new Map<SchemaName, ValidateFunction>(
-  (Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, ajv.compile(SCHEMAS[name] as object)]),
-);
+const compiled = new Map<SchemaName, ValidateFunction>((Object.keys(SCHEMAS) as SchemaName[]).map((name) => [name, ajv.compile(SCHEMAS[name] as object)]));
 
 /** Holds a value to a schema: 400 `invalid-request` naming the field that breaks it. */
 export function shaped<T>(name: SchemaName, value: unknown): T {
@@ -172,7 +170,8 @@ export function shaped<T>(name: SchemaName, value: unknown): T {
   if (check(value)) return value as T;
   const e = check.errors![0]!;
   const where = fieldPath(e.instancePath) || 'body';
-  const field = e.keyword === 'additionalProperties' ? `${where === 'body' ? '' : `${where}.`}${(e.params as { additionalProperty: string }).additionalProperty}` : where;
+  const field =
+    e.keyword === 'additionalProperties' ? `${where === 'body' ? '' : `${where}.`}${(e.params as { additionalProperty: string }).additionalProperty}` : where;
   const message = e.keyword === 'additionalProperties' ? `unknown field "${field}"` : `${field} ${e.message ?? 'is not allowed'}`;
   throw new GatewayError('invalid-request', message);
 }

@@ -13,8 +13,7 @@ import { GatewayError } from '../errors.js';
 import { hashToken, parseToken } from './pat.js';
 import type { Identity, Store } from '../store/store.js';
 
-const LEGACY_MESSAGE =
-  'legacy-token-revoked: legacy (v1) tokens were revoked together; issue a new personal access token in the account console';
+const LEGACY_MESSAGE = 'legacy-token-revoked: legacy (v1) tokens were revoked together; issue a new personal access token in the account console';
 
 const principalOfToken = new Map<string, string>();
 const REMEMBERED_TOKENS = 10_000;

@@ -23,7 +23,8 @@ const REVIEWED_MODES = new Set(['business', 'contracted']);
 
 export function checkTasks(runtime: Runtime, tasks: string[], field: string): void {
   const unknown = tasks.filter((t) => !runtime.tasks[t]);
-  if (unknown.length > 0) throw new GatewayError('invalid-request', `${field}: unknown task ${JSON.stringify(unknown[0])}; tasks are ${Object.keys(runtime.tasks).join(', ')}`);
+  if (unknown.length > 0)
+    throw new GatewayError('invalid-request', `${field}: unknown task ${JSON.stringify(unknown[0])}; tasks are ${Object.keys(runtime.tasks).join(', ')}`);
 }
 
 /**
@@ -31,14 +32,23 @@ export function checkTasks(runtime: Runtime, tasks: string[], field: string): vo
  * runs after validation and before anything is stored, so a refused application leaves nothing behind and
  * an invalid one uses none of the allowance.
  */
-export async function submitApplication(d: BillingDeps, principalId: string, body: unknown, admit: () => Promise<void> = async () => {}): Promise<ApplicationRecord> {
+export async function submitApplication(
+  d: BillingDeps,
+  principalId: string,
+  body: unknown,
+  admit: () => Promise<void> = async () => {},
+): Promise<ApplicationRecord> {
   const runtime = d.holder.current;
   const request = checkShape<ApplicationRecord['request']>('application', body);
   if (request.policyVersion !== runtime.aupVersion) {
-    throw new GatewayError('policy-version-mismatch', `policyVersion ${JSON.stringify(request.policyVersion)} is not the acceptable-use policy in force; the current version is ${JSON.stringify(runtime.aupVersion)}`);
+    throw new GatewayError(
+      'policy-version-mismatch',
+      `policyVersion ${JSON.stringify(request.policyVersion)} is not the acceptable-use policy in force; the current version is ${JSON.stringify(runtime.aupVersion)}`,
+    );
   }
   checkTasks(runtime, request.scope.tasks, 'scope.tasks');
-  if (!runtime.rungs.has(request.verificationMode)) throw new GatewayError('invalid-request', `verificationMode: no rung ${JSON.stringify(request.verificationMode)}`);
+  if (!runtime.rungs.has(request.verificationMode))
+    throw new GatewayError('invalid-request', `verificationMode: no rung ${JSON.stringify(request.verificationMode)}`);
   await admit();
   const app: ApplicationRecord = {
     id: `app_${randomUUID()}`,

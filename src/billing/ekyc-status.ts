@@ -21,7 +21,13 @@ interface CheckView {
 function view(c: CheckRecord | undefined, now: number): CheckView {
   if (!c) return { state: 'none', reason: null, evidenceRef: null, reportedAt: null, expiresAt: null };
   const expired = c.state === 'verified' && c.expiresAt !== null && Date.parse(c.expiresAt) <= now;
-  return { state: expired ? 'expired' : c.state, reason: c.reason, evidenceRef: c.evidenceRef, reportedAt: new Date(Math.max(0, c.at)).toISOString(), expiresAt: c.expiresAt };
+  return {
+    state: expired ? 'expired' : c.state,
+    reason: c.reason,
+    evidenceRef: c.evidenceRef,
+    reportedAt: new Date(Math.max(0, c.at)).toISOString(),
+    expiresAt: c.expiresAt,
+  };
 }
 
 export function ekycState(runtime: Runtime, p: PrincipalRecord, checks: Partial<Record<CheckKind, CheckRecord>>, now = Date.now()) {

@@ -83,7 +83,11 @@ export class MemoryBillingStore implements BillingStore {
   }
 
   async listApplications(status?: ApplicationRecord['status']): Promise<ApplicationRecord[]> {
-    return copy(this.#ordered().filter((a) => !status || a.status === status).slice(0, MAX_APPLICATION_PAGE));
+    return copy(
+      this.#ordered()
+        .filter((a) => !status || a.status === status)
+        .slice(0, MAX_APPLICATION_PAGE),
+    );
   }
 
   async applicationsOf(principalId: string): Promise<ApplicationRecord[]> {

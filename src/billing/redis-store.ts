@@ -60,7 +60,12 @@ export class RedisBillingStore implements BillingStore {
   }
 
   #run(op: string, script: LuaScript, keys: string[], args: string[] = []): Promise<unknown> {
-    return this.#store.runScript(`billing.${op}`, script, keys.map((k) => this.#p + k), args);
+    return this.#store.runScript(
+      `billing.${op}`,
+      script,
+      keys.map((k) => this.#p + k),
+      args,
+    );
   }
 
   /** One key's string value (GET), the key under the family's prefix. */
@@ -105,7 +110,9 @@ export class RedisBillingStore implements BillingStore {
   async putCheckout(principalId: string, requestId: string, record: CheckoutRecord): Promise<CheckoutRecord> {
     // SET NX GET: the record stored first stands; null means this one was.
     const json = JSON.stringify(record);
-    const held = await this.#store.command('billing.putCheckout', (c) => c.set(`${this.#p}bo:${principalId}:${requestId}`, json, { condition: 'NX', GET: true }));
+    const held = await this.#store.command('billing.putCheckout', (c) =>
+      c.set(`${this.#p}bo:${principalId}:${requestId}`, json, { condition: 'NX', GET: true }),
+    );
     return JSON.parse(held === null ? json : String(held)) as CheckoutRecord;
   }
 
@@ -115,7 +122,12 @@ export class RedisBillingStore implements BillingStore {
   }
 
   async putApplication(app: ApplicationRecord): Promise<void> {
-    await this.#run('putApplication', PUT_APP, [`ba:${app.id}`, 'bal', `bap:${app.principalId}`], [JSON.stringify(app), app.id, String(Date.parse(app.submittedAt))]);
+    await this.#run(
+      'putApplication',
+      PUT_APP,
+      [`ba:${app.id}`, 'bal', `bap:${app.principalId}`],
+      [JSON.stringify(app), app.id, String(Date.parse(app.submittedAt))],
+    );
   }
 
   async getApplication(id: string): Promise<ApplicationRecord | null> {
@@ -149,11 +161,12 @@ export class RedisBillingStore implements BillingStore {
 
   async grantStorage(grant: StorageGrant): Promise<boolean> {
     return (
-      (await this.#run('grantStorage', GRANT_STORAGE, [`bs:${grant.operationId}`, `bsp:${grant.principalId}`], [
-        JSON.stringify(grant),
-        grant.operationId,
-        String(Date.parse(grant.grantedAt)),
-      ])) === 1
+      (await this.#run(
+        'grantStorage',
+        GRANT_STORAGE,
+        [`bs:${grant.operationId}`, `bsp:${grant.principalId}`],
+        [JSON.stringify(grant), grant.operationId, String(Date.parse(grant.grantedAt))],
+      )) === 1
     );
   }
 

@@ -72,8 +72,13 @@ function teamReason(runtime: Runtime, p: PrincipalRecord, now: number): string |
   return first ?? 'task-not-offered';
 }
 
-function evidenceOf(rungSource: string, checks: Partial<Record<string, CheckRecord>>, rung: string): { kind: string; reference: string | null; source: string } {
-  if (rung === 'card' && checks['card']?.state === 'verified' && rungSource === 'card-webhook') return { kind: 'card', reference: checks['card'].evidenceRef, source: rungSource };
+function evidenceOf(
+  rungSource: string,
+  checks: Partial<Record<string, CheckRecord>>,
+  rung: string,
+): { kind: string; reference: string | null; source: string } {
+  if (rung === 'card' && checks['card']?.state === 'verified' && rungSource === 'card-webhook')
+    return { kind: 'card', reference: checks['card'].evidenceRef, source: rungSource };
   if (rung === 'identity' && checks['identity']?.state === 'verified' && rungSource === 'identity-webhook') {
     return { kind: 'document-and-selfie', reference: checks['identity'].evidenceRef, source: rungSource };
   }
@@ -94,7 +99,12 @@ function scopeList(p: PrincipalRecord, applications: ApplicationRecord[]): Scope
       continue;
     }
     if (approved.has(a.request.scope.id) && a.status === 'refused') continue;
-    const entry: ScopeStatus = { id: a.request.scope.id, status: a.status === 'submitted' ? 'pending' : 'refused', tasks: [...a.request.scope.tasks], applicationId: a.id };
+    const entry: ScopeStatus = {
+      id: a.request.scope.id,
+      status: a.status === 'submitted' ? 'pending' : 'refused',
+      tasks: [...a.request.scope.tasks],
+      applicationId: a.id,
+    };
     if (a.status === 'refused') entry.note = a.decisionNote;
     out.push(entry);
   }
@@ -146,7 +156,8 @@ export async function researchStatus(
   if (refined) reason = refined;
   if (reason === null) {
     const ai = balance.balances.find((b) => b.scope === 'ai');
-    if (freeTier.remaining === 0 && (ai?.availableMicroUSD ?? 0) <= 0) reason = (ai?.grantedMicroUSD ?? 0) > 0 ? 'insufficient-credits' : 'daily-allowance-exhausted';
+    if (freeTier.remaining === 0 && (ai?.availableMicroUSD ?? 0) <= 0)
+      reason = (ai?.grantedMicroUSD ?? 0) > 0 ? 'insufficient-credits' : 'daily-allowance-exhausted';
   }
   return { status: reason === null ? 'eligible' : 'pending', reason, freeTier, trust, scopes: scopeList(p, applications) };
 }

@@ -88,13 +88,20 @@ export async function startIdentityVerification(d: BillingDeps, principalId: str
 }
 
 /** What a sku is in the catalog; throws the 4xx that says why it cannot be bought. */
-export function purchasable(billing: BillingDoc, sku: string): { kind: 'plan'; plan: BillingDoc['plans'][number] } | { kind: 'topup'; topup: BillingDoc['topups'][number] } {
+export function purchasable(
+  billing: BillingDoc,
+  sku: string,
+): { kind: 'plan'; plan: BillingDoc['plans'][number] } | { kind: 'topup'; topup: BillingDoc['topups'][number] } {
   const plan = billing.plans.find((x) => x.id === sku);
   const topup = billing.topups.find((x) => x.sku === sku);
   const tier = /^credits-(\d+)$/.exec(sku);
   const listedTier = tier ? billing.creditTiers.find((t) => t.usd === Number(tier[1])) : undefined;
   const item = plan ?? topup ?? listedTier;
-  if (!item) throw new GatewayError('unknown-sku', `no sku ${JSON.stringify(sku)}; plans: ${billing.plans.map((x) => x.id).join(', ')}; top-ups: ${billing.topups.map((x) => x.sku).join(', ')}`);
+  if (!item)
+    throw new GatewayError(
+      'unknown-sku',
+      `no sku ${JSON.stringify(sku)}; plans: ${billing.plans.map((x) => x.id).join(', ')}; top-ups: ${billing.topups.map((x) => x.sku).join(', ')}`,
+    );
   if (!item.purchasable) throw new GatewayError('sku-not-purchasable', `${sku} is listed but not purchasable yet`);
   if (!billing.checkoutEnabled) throw new GatewayError('checkout-disabled');
   return plan ? { kind: 'plan', plan } : { kind: 'topup', topup: topup! };
@@ -120,7 +127,13 @@ export async function createCheckout(d: BillingDeps, principalId: string, sku: s
           line_items: [
             {
               quantity: 1,
-              price_data: { currency: 'usd', unit_amount: cents(item.plan.priceMicroUSD), tax_behavior: 'exclusive', recurring: { interval: 'month' }, product_data: { name: `${item.plan.name} plan`, metadata: { sku } } },
+              price_data: {
+                currency: 'usd',
+                unit_amount: cents(item.plan.priceMicroUSD),
+                tax_behavior: 'exclusive',
+                recurring: { interval: 'month' },
+                product_data: { name: `${item.plan.name} plan`, metadata: { sku } },
+              },
             },
           ],
           subscription_data: { metadata },
@@ -129,20 +142,32 @@ export async function createCheckout(d: BillingDeps, principalId: string, sku: s
           ...common,
           mode: 'payment',
           line_items: [
-            { quantity: 1, price_data: { currency: 'usd', unit_amount: cents(item.topup.priceMicroUSD), tax_behavior: 'exclusive', product_data: { name: item.topup.name, metadata: { sku } } } },
+            {
+              quantity: 1,
+              price_data: {
+                currency: 'usd',
+                unit_amount: cents(item.topup.priceMicroUSD),
+                tax_behavior: 'exclusive',
+                product_data: { name: item.topup.name, metadata: { sku } },
+              },
+            },
           ],
           payment_intent_data: { metadata },
           // A one-time payment makes no invoice unless asked; its paid invoice is what grants the credits.
           invoice_creation: { enabled: true, invoice_data: { metadata } },
         };
   // Stripe's own idempotency covers two instances racing on one request id: both get the same session.
-  const session = await stripeCall(d.log, 'checkout.sessions.create', () => p.client.checkout.sessions.create(params, { idempotencyKey: `checkout:${principalId}:${requestId}` }));
+  const session = await stripeCall(d.log, 'checkout.sessions.create', () =>
+    p.client.checkout.sessions.create(params, { idempotencyKey: `checkout:${principalId}:${requestId}` }),
+  );
   return { url: pageUrl(session.url), kind: 'checkout', sessionId: session.id, expiresAt: expiry(session.expires_at) };
 }
 
 export async function createPortal(d: BillingDeps, principalId: string): Promise<HostedPage> {
   const p = requireProcessor(d.stripe);
   const customer = await ensureCustomer(d, principalId);
-  const session = await stripeCall(d.log, 'billingPortal.sessions.create', () => p.client.billingPortal.sessions.create({ customer, return_url: `${d.origins.console}/billing` }));
+  const session = await stripeCall(d.log, 'billingPortal.sessions.create', () =>
+    p.client.billingPortal.sessions.create({ customer, return_url: `${d.origins.console}/billing` }),
+  );
   return { url: pageUrl(session.url), kind: 'portal', sessionId: session.id, expiresAt: null };
 }

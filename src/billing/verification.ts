@@ -42,15 +42,31 @@ const days = (n: number, from = Date.now()) => new Date(from + n * 86_400_000).t
  * credit or debit card verifies: rung `card` (L1) with its scope. Anything else (funding `unknown`, or not
  * a card) is refused as `card-funding-unknown`: the spec asks for a live credit or debit card.
  */
-export async function cardRegistered(d: BillingDeps, principalId: string, card: { funding: string | null; paymentMethod: string; at: number }): Promise<string> {
+export async function cardRegistered(
+  d: BillingDeps,
+  principalId: string,
+  card: { funding: string | null; paymentMethod: string; at: number },
+): Promise<string> {
   const runtime = d.holder.current;
   if (card.funding === 'prepaid') {
-    await d.billing.putCheck(principalId, 'card', { state: 'refused', reason: 'prepaid-card-not-accepted', evidenceRef: card.paymentMethod, at: card.at, expiresAt: null });
+    await d.billing.putCheck(principalId, 'card', {
+      state: 'refused',
+      reason: 'prepaid-card-not-accepted',
+      evidenceRef: card.paymentMethod,
+      at: card.at,
+      expiresAt: null,
+    });
     return 'card refused: prepaid';
   }
   if (card.funding !== 'credit' && card.funding !== 'debit') {
     // Not a card, or a card whose funding the network does not report: nothing a zero-amount check proves.
-    await d.billing.putCheck(principalId, 'card', { state: 'refused', reason: 'card-funding-unknown', evidenceRef: card.paymentMethod, at: card.at, expiresAt: null });
+    await d.billing.putCheck(principalId, 'card', {
+      state: 'refused',
+      reason: 'card-funding-unknown',
+      evidenceRef: card.paymentMethod,
+      at: card.at,
+      expiresAt: null,
+    });
     return `card refused: funding ${card.funding ?? 'none'}`;
   }
   const validity = runtime.rungs.get('card')?.validityDays ?? 365;
@@ -80,7 +96,13 @@ export async function identityChecked(
 /** The operator's review of a business or contracted application includes the AML/CTF screening. */
 export async function screeningCleared(d: BillingDeps, principalId: string, reference: string): Promise<void> {
   const v = d.holder.current.verification;
-  await d.billing.putCheck(principalId, 'screening', { state: 'verified', reason: null, evidenceRef: reference, at: Date.now(), expiresAt: days(v.screeningValidityDays) });
+  await d.billing.putCheck(principalId, 'screening', {
+    state: 'verified',
+    reason: null,
+    evidenceRef: reference,
+    at: Date.now(),
+    expiresAt: days(v.screeningValidityDays),
+  });
 }
 
 /** What an operator's screening reference may be: the screening provider's case or report id, not evidence. */
@@ -102,14 +124,23 @@ export async function operatorGrant(
   if (!runtime.rungs.has(rungId)) return grantRung(d.store, runtime, principalId, rungId, 'operator');
   const screened = runtime.verification.screenedRungs.includes(rungId);
   if (screeningReference !== undefined && (typeof screeningReference !== 'string' || !SCREENING_REFERENCE.test(screeningReference))) {
-    throw new GatewayError('invalid-request', 'screeningReference must be 1-200 printable ASCII characters (the screening\'s case or report id)');
+    throw new GatewayError('invalid-request', "screeningReference must be 1-200 printable ASCII characters (the screening's case or report id)");
   }
   if (screened && screeningReference === undefined) {
-    throw new GatewayError('screening-required', `rung ${rungId} needs a clean AML/CTF screening: send screeningReference (CLI: --screening <reference>) naming its evidence`);
+    throw new GatewayError(
+      'screening-required',
+      `rung ${rungId} needs a clean AML/CTF screening: send screeningReference (CLI: --screening <reference>) naming its evidence`,
+    );
   }
   await requirePrincipal(d.store, principalId);
   if (screened) {
-    await d.billing.putCheck(principalId, 'screening', { state: 'verified', reason: null, evidenceRef: `operator:${screeningReference as string}`, at: Date.now(), expiresAt: days(runtime.verification.screeningValidityDays) });
+    await d.billing.putCheck(principalId, 'screening', {
+      state: 'verified',
+      reason: null,
+      evidenceRef: `operator:${screeningReference as string}`,
+      at: Date.now(),
+      expiresAt: days(runtime.verification.screeningValidityDays),
+    });
   }
   return grantRung(d.store, runtime, principalId, rungId, 'operator');
 }

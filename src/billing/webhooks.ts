@@ -82,7 +82,9 @@ async function checkoutCompleted(d: BillingDeps, event: Stripe.Event, session: S
     return cardRegistered(d, principalId, { ...card, at: event.created * 1000 });
   }
   if (session.mode === 'subscription') return 'subscription started: credits come with each paid invoice';
-  return session.payment_status === 'paid' ? 'payment received: credits come with its paid invoice' : 'payment not settled yet: credits come with its paid invoice';
+  return session.payment_status === 'paid'
+    ? 'payment received: credits come with its paid invoice'
+    : 'payment not settled yet: credits come with its paid invoice';
 }
 
 async function setupSucceeded(d: BillingDeps, event: Stripe.Event, si: Stripe.SetupIntent): Promise<string> {
@@ -95,7 +97,8 @@ async function identityEvent(d: BillingDeps, event: Stripe.Event, vs: Stripe.Ide
   const principalId = await principalOf(d, [vs.metadata], vs.client_reference_id, null);
   if (!principalId) return 'ignored: no principal of ours';
   const state = event.type === 'identity.verification_session.verified' ? 'verified' : 'refused';
-  const reason = state === 'verified' ? null : (vs.last_error?.code ?? (event.type === 'identity.verification_session.canceled' ? 'canceled' : 'requires_input'));
+  const reason =
+    state === 'verified' ? null : (vs.last_error?.code ?? (event.type === 'identity.verification_session.canceled' ? 'canceled' : 'requires_input'));
   return identityChecked(d, principalId, { state, reason, session: vs.id, at: event.created * 1000 });
 }
 
@@ -104,7 +107,8 @@ async function identityEvent(d: BillingDeps, event: Stripe.Event, vs: Stripe.Ide
  * (`total - total_excluding_tax`), since the catalog's prices are before tax.
  */
 function paidBeforeTax(invoice: Stripe.Invoice): number {
-  const tax = typeof invoice.total === 'number' && typeof invoice.total_excluding_tax === 'number' ? Math.max(0, invoice.total - invoice.total_excluding_tax) : 0;
+  const tax =
+    typeof invoice.total === 'number' && typeof invoice.total_excluding_tax === 'number' ? Math.max(0, invoice.total - invoice.total_excluding_tax) : 0;
   return Math.max(0, invoice.amount_paid - tax);
 }
 
@@ -133,7 +137,8 @@ async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<str
   const plan = billing.plans.find((p) => p.id === sku);
   const topup = billing.topups.find((t) => t.sku === sku);
   if (!plan && !topup) return `ignored: no plan or top-up ${JSON.stringify(sku)} in the catalog`;
-  if (plan && !PLAN_PERIOD.has(invoice.billing_reason ?? '')) return `ignored: a ${invoice.billing_reason ?? 'no'} invoice pays for no period of plan ${plan.id}`;
+  if (plan && !PLAN_PERIOD.has(invoice.billing_reason ?? ''))
+    return `ignored: a ${invoice.billing_reason ?? 'no'} invoice pays for no period of plan ${plan.id}`;
   // The amount comes from the invoice's lines (tax-exclusive), checked against the catalog: metadata
   // names what was bought, the lines say what was charged for it.
   const charged = lines.reduce((sum, l) => sum + (typeof l.amount === 'number' ? l.amount : 0), 0);
@@ -154,7 +159,13 @@ async function invoicePaid(d: BillingDeps, invoice: Stripe.Invoice): Promise<str
     const now = new Date();
     const expires = new Date(now);
     expires.setUTCMonth(expires.getUTCMonth() + (t.validityMonths ?? 12));
-    const applied = await d.billing.grantStorage({ operationId, principalId, microUSD: credits, grantedAt: now.toISOString(), expiresAt: expires.toISOString() });
+    const applied = await d.billing.grantStorage({
+      operationId,
+      principalId,
+      microUSD: credits,
+      grantedAt: now.toISOString(),
+      expiresAt: expires.toISOString(),
+    });
     return applied ? `storage credits granted: ${credits}` : 'storage credits granted before';
   }
   const r = await grantCredits(d.meter, principalId, credits, operationId, 'stripe-webhook', invoice.amount_paid);
@@ -172,19 +183,33 @@ async function invoiceOfCharge(d: BillingDeps, charge: { invoice?: unknown; paym
   const pi = typeof charge.payment_intent === 'string' ? charge.payment_intent : (charge.payment_intent as { id?: string } | null)?.id;
   if (!pi) return null;
   const client = d.stripe!.client;
-  const list = await stripeCall(d.log, 'invoicePayments.list', () => client.invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: pi }, limit: 1 }));
+  const list = await stripeCall(d.log, 'invoicePayments.list', () =>
+    client.invoicePayments.list({ payment: { type: 'payment_intent', payment_intent: pi }, limit: 1 }),
+  );
   const invoice = list.data[0]?.invoice;
   return typeof invoice === 'string' ? invoice : (invoice?.id ?? null);
 }
 
 /** Takes back `share` (0..1) of what an invoice granted, as the claim `claimKey`, once per event. */
-async function takeBack(d: BillingDeps, event: Stripe.Event, invoiceId: string | null, claimKey: string, share: (g: { microUSD: number; paidCents?: number }) => number): Promise<string> {
+async function takeBack(
+  d: BillingDeps,
+  event: Stripe.Event,
+  invoiceId: string | null,
+  claimKey: string,
+  share: (g: { microUSD: number; paidCents?: number }) => number,
+): Promise<string> {
   if (!invoiceId) return 'ignored: the charge paid no invoice';
   const grant = await d.meter.grantOf(`stripe:invoice:${invoiceId}`);
   if (!grant) return `ignored: invoice ${invoiceId} granted no credits`;
   const ratio = Math.min(1, Math.max(0, share(grant)));
   const target = Math.floor(grant.microUSD * ratio);
-  const r = await d.meter.clawback({ operationId: `stripe:clawback:${event.id}`, principalId: grant.principalId, claimKey: `${invoiceId}:${claimKey}`, targetMicroUSD: target, source: 'stripe-webhook' });
+  const r = await d.meter.clawback({
+    operationId: `stripe:clawback:${event.id}`,
+    principalId: grant.principalId,
+    claimKey: `${invoiceId}:${claimKey}`,
+    targetMicroUSD: target,
+    source: 'stripe-webhook',
+  });
   return `credits taken back: ${r.takenMicroUSD} (already spent, left: ${r.waivedMicroUSD})`;
 }
 
@@ -195,7 +220,10 @@ async function chargeRefunded(d: BillingDeps, event: Stripe.Event, charge: Strip
 }
 
 async function disputeCreated(d: BillingDeps, event: Stripe.Event, dispute: Stripe.Dispute): Promise<string> {
-  const charge = typeof dispute.charge === 'string' ? { payment_intent: dispute.payment_intent } : (dispute.charge as unknown as { invoice?: unknown; payment_intent?: unknown });
+  const charge =
+    typeof dispute.charge === 'string'
+      ? { payment_intent: dispute.payment_intent }
+      : (dispute.charge as unknown as { invoice?: unknown; payment_intent?: unknown });
   const invoice = await invoiceOfCharge(d, charge);
   // A dispute's amount against what the invoice was paid (recorded with its grant); all of it if unknown.
   return takeBack(d, event, invoice, `dispute:${dispute.id}`, (g) => (g.paidCents && g.paidCents > 0 ? dispute.amount / g.paidCents : 1));

@@ -17,7 +17,9 @@ export async function endUnanswered(meter: Meter, log: Logger, call: Call, err: 
   const outcome = code === 'guardrail-blocked' || code === 'guardrail-classifier-unavailable' ? 'refused' : 'failed';
   if (call.reservation && !call.settlement) {
     // On failure the reservation stays held until its expiry, when the meter's sweep releases it.
-    await settleCall(meter, call, outcome, unansweredSettlement(call, code), { code }).catch((e: Error) => log.error('settlement.failed', { callId: call.id, error: e.name }));
+    await settleCall(meter, call, outcome, unansweredSettlement(call, code), { code }).catch((e: Error) =>
+      log.error('settlement.failed', { callId: call.id, error: e.name }),
+    );
   } else if (!call.receiptId) {
     await writeReceipt(meter, call, outcome, { code }).catch((e: Error) => log.error('receipt.write.failed', { callId: call.id, error: e.name }));
   }

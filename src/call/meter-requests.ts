@@ -30,7 +30,12 @@ export function reserveRequest(call: Call): ReserveRequest {
   // rung's allowance and ceiling. Admission has already refused a red call without a valid rung; should one
   // get here, it meets a ceiling of 0.
   const held = model.team === 'red' && principal.rung ? runtime.rungs.get(principal.rung.id) : undefined;
-  const rung = model.team !== 'red' ? null : held ? { id: held.id, tokensPerDay: held.tokensPerDay, ceilingPerDay: held.ceilingPerDay } : { id: 'none', tokensPerDay: 0, ceilingPerDay: 0 };
+  const rung =
+    model.team !== 'red'
+      ? null
+      : held
+        ? { id: held.id, tokensPerDay: held.tokensPerDay, ceilingPerDay: held.ceilingPerDay }
+        : { id: 'none', tokensPerDay: 0, ceilingPerDay: 0 };
   return {
     callId: call.id,
     principalId: principal.id,

@@ -21,7 +21,9 @@ export class RedisChallengeStore implements ChallengeStore {
   async put(kind: string, key: string, challenge: StoredChallenge, now: number): Promise<boolean> {
     const ttl = Math.max(1, challenge.expiresAt - now) + 60_000;
     const k = this.#key(kind, key);
-    const set = await this.#store.command('challenges.put', (c) => c.set(k, JSON.stringify(challenge), { condition: 'NX', expiration: { type: 'PX', value: ttl } }));
+    const set = await this.#store.command('challenges.put', (c) =>
+      c.set(k, JSON.stringify(challenge), { condition: 'NX', expiration: { type: 'PX', value: ttl } }),
+    );
     return set !== null;
   }
 

@@ -55,7 +55,7 @@ class UsageError extends Error {}
 /** One line for an applied (or already applied) grant: what it credited and the balance after. */
 function grantLine(r: Record<string, unknown>): string {
   const g = r['grant'] as { operationId: string; principalId: string; microUSD: number; plan?: string };
-  const ai = ((r['billing'] as { balances: Array<{ availableMicroUSD: number }> }).balances[0]) ?? { availableMicroUSD: 0 };
+  const ai = (r['billing'] as { balances: Array<{ availableMicroUSD: number }> }).balances[0] ?? { availableMicroUSD: 0 };
   const what = g.plan ? `plan ${g.plan} with ${g.microUSD} micro-USD of AI credits` : `${g.microUSD} micro-USD of credits`;
   const verb = r['applied'] ? 'granted' : 'already granted (nothing changed)';
   return `${verb}: ${what} to ${g.principalId}, operation ${g.operationId}; available ${ai.availableMicroUSD} micro-USD`;
@@ -147,28 +147,41 @@ async function admin(args: string[]): Promise<void> {
   const oneWord = ['receipts', 'billing', 'receipt-key', 'reviews', 'applications'].includes(positionals[0] ?? '');
   switch (oneWord ? positionals[0] : positionals.slice(0, 2).join(' ')) {
     case 'principal create': {
-      const p = await call('POST', '/principals', { ...(values.tenant ? { tenant: values.tenant } : {}), ...(values.username ? { username: values.username } : {}) });
+      const p = await call('POST', '/principals', {
+        ...(values.tenant ? { tenant: values.tenant } : {}),
+        ...(values.username ? { username: values.username } : {}),
+      });
       return out(String(p['id']));
     }
     case 'principal show':
       return out(JSON.stringify(await call('GET', `/principals/${enc(need(target, '<principal>'))}`), null, 2));
     case 'principal grant': {
-      const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, { rung: need(values.rung, '--rung'), ...(values.screening !== undefined ? { screeningReference: values.screening } : {}) });
+      const p = await call('POST', `/principals/${enc(need(target, '<principal>'))}/rung`, {
+        rung: need(values.rung, '--rung'),
+        ...(values.screening !== undefined ? { screeningReference: values.screening } : {}),
+      });
       const rung = p['rung'] as { id: string; expiresAt: string };
       return out(`${String(p['id'])} holds rung ${rung.id} until ${rung.expiresAt}`);
     }
     case 'principal scope': {
-      const tasks = need(values.tasks, '--tasks').split(',').map((t) => t.trim()).filter(Boolean);
+      const tasks = need(values.tasks, '--tasks')
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
       await call('POST', `/principals/${enc(need(target, '<principal>'))}/scopes`, { scope: need(values.scope, '--scope'), tasks });
       return out(`scope ${values.scope} approved with ${tasks.join(', ')}`);
     }
     case 'token issue': {
-      const t = await call('POST', `/principals/${enc(need(target, '<principal>'))}/tokens`, { label: need(values.label, '--label'), ...(values.legacy ? { format: 'v1' } : {}) });
+      const t = await call('POST', `/principals/${enc(need(target, '<principal>'))}/tokens`, {
+        label: need(values.label, '--label'),
+        ...(values.legacy ? { format: 'v1' } : {}),
+      });
       return out(String(t['token']));
     }
     case 'token list': {
       const list = await call('GET', `/principals/${enc(need(target, '<principal>'))}/tokens`);
-      for (const t of list['data'] as Array<{ id: string; label: string; revokedAt: string | null }>) out(`${t.id}\t${t.label}${t.revokedAt ? '\t(revoked)' : ''}`);
+      for (const t of list['data'] as Array<{ id: string; label: string; revokedAt: string | null }>)
+        out(`${t.id}\t${t.label}${t.revokedAt ? '\t(revoked)' : ''}`);
       return;
     }
     case 'token revoke': {
@@ -184,7 +197,9 @@ async function admin(args: string[]): Promise<void> {
       return out(newDataKey());
     case 'data-key rewrap': {
       const r = await call('POST', '/data-key/rewrap');
-      return out(`rewrapped ${String(r['rewrapped'])} of ${String(r['total'])} TOTP secret(s) under data key ${String(r['keyId'])}; ${String(r['unopenable'])} could not be opened`);
+      return out(
+        `rewrapped ${String(r['rewrapped'])} of ${String(r['total'])} TOTP secret(s) under data key ${String(r['keyId'])}; ${String(r['unopenable'])} could not be opened`,
+      );
     }
     case 'reload': {
       const r = await call('POST', '/reload');
@@ -201,11 +216,17 @@ async function admin(args: string[]): Promise<void> {
     case 'credits grant': {
       const micro = need(values['micro-usd'], '--micro-usd');
       if (!/^[1-9][0-9]*$/.test(micro)) throw new UsageError('--micro-usd must be a positive integer (1 USD = 1000000)');
-      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/credits`, { microUSD: Number(micro), ...(values.id ? { operationId: values.id } : {}) });
+      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/credits`, {
+        microUSD: Number(micro),
+        ...(values.id ? { operationId: values.id } : {}),
+      });
       return out(grantLine(r));
     }
     case 'plan set': {
-      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/plan`, { plan: need(positionals[3], '<plan>'), ...(values.id ? { operationId: values.id } : {}) });
+      const r = await call('POST', `/principals/${enc(need(target, '<principal>'))}/plan`, {
+        plan: need(positionals[3], '<plan>'),
+        ...(values.id ? { operationId: values.id } : {}),
+      });
       return out(grantLine(r));
     }
     case 'billing': {
@@ -221,7 +242,7 @@ async function admin(args: string[]): Promise<void> {
     case 'reviews': {
       // Every page of the day, oldest first: one entry (JSON) a line.
       const day = values.day ? `&day=${enc(values.day)}` : '';
-      for (let offset = 0; ; ) {
+      for (let offset = 0; ;) {
         const page = await call('GET', `/reviews?offset=${offset}${day}`);
         const data = page['data'] as unknown[];
         for (const r of data) out(JSON.stringify(r));

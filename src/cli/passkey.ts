@@ -33,13 +33,23 @@ async function post(url: string, origin: string, body: unknown, cookie: string |
   }
   const json = (await res.json().catch(() => ({}))) as Record<string, any>;
   if (!res.ok) throw new CliError(`${new URL(url).pathname}: ${json['error']?.code ?? res.status}: ${json['error']?.message ?? 'failed'}`);
-  const set = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => /=pcl_ses_/.test(c)) ?? null;
+  const set =
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => /=pcl_ses_/.test(c)) ?? null;
   return { status: res.status, body: json, cookie: set };
 }
 
 function why(e: unknown): string {
   const code = (e as NodeJS.ErrnoException).code;
-  return code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOENT' ? 'its folder does not exist' : code === 'EISDIR' ? 'it is a folder' : (e as Error).message;
+  return code === 'EACCES' || code === 'EPERM'
+    ? 'permission denied'
+    : code === 'ENOENT'
+      ? 'its folder does not exist'
+      : code === 'EISDIR'
+        ? 'it is a folder'
+        : (e as Error).message;
 }
 
 /** Makes the passkey file before anything is registered, or says in one line why it cannot. */

@@ -25,7 +25,14 @@ import { adminGet, apiBase, CliUsage, getJson } from './decision.js';
 export async function policyImpactCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { candidate: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' }, root: { type: 'string' }, url: { type: 'string' }, json: { type: 'boolean' } },
+    options: {
+      candidate: { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
+      root: { type: 'string' },
+      url: { type: 'string' },
+      json: { type: 'boolean' },
+    },
   });
   const since = values.since ?? '24h';
   // The period is checked here, for both ways of reporting: an empty or out-of-range time is a usage error.
@@ -44,12 +51,15 @@ export async function policyImpactCommand(args: string[]): Promise<number> {
   let label: string;
   if (!values.candidate) {
     report = (await adminGet(`/policy/impact?${query}`)) as ImpactReport;
-    label = 'the policy and rules on the gateway\'s disk';
+    label = "the policy and rules on the gateway's disk";
   } else {
     if (!existsSync(values.candidate)) throw new CliUsage(`no candidate folder ${values.candidate}`);
     // A candidate is a folder laid out as a configuration root; a file (a YAML, a tarball) would leave every
     // document to the live root and report on the live files as if they were the candidate.
-    if (!statSync(values.candidate).isDirectory()) throw new CliUsage(`the candidate ${values.candidate} is not a folder: give a folder laid out as a configuration root (policies/, rules/, catalog/), e.g. mkdir cand && cp -r rules cand/`);
+    if (!statSync(values.candidate).isDirectory())
+      throw new CliUsage(
+        `the candidate ${values.candidate} is not a folder: give a folder laid out as a configuration root (policies/, rules/, catalog/), e.g. mkdir cand && cp -r rules cand/`,
+      );
     let candidate: Candidate;
     try {
       candidate = await loadCandidate(resolve(values.candidate), resolve(values.root ?? process.env['PORTCULLIS_ROOT'] ?? process.cwd()));
@@ -61,7 +71,9 @@ export async function policyImpactCommand(args: string[]): Promise<number> {
     // With each page, which of its decisions left no receipt: those are counted apart (impact.ts).
     const noReceipt = new Set<string>();
     const list = async (f: number, t: number, limit: number) => {
-      const page = await adminGet(`/decisions?since=${encodeURIComponent(new Date(f).toISOString())}&until=${encodeURIComponent(new Date(t).toISOString())}&limit=${limit}&receipts=true`);
+      const page = await adminGet(
+        `/decisions?since=${encodeURIComponent(new Date(f).toISOString())}&until=${encodeURIComponent(new Date(t).toISOString())}&limit=${limit}&receipts=true`,
+      );
       for (const id of (page.noReceipt ?? []) as string[]) noReceipt.add(id);
       return page.data as DecisionRecord[];
     };

@@ -82,7 +82,10 @@ function witnessesFor(values: WitnessOptions): { keys: WitnessKey[]; required: n
   // A cosignature does not sign the witness's name: one key under two names would count one witness twice.
   keys.forEach((w, i) => {
     const twin = keys.slice(0, i).find((o) => sameWitnessKey(o, w));
-    if (twin) throw new Usage(`--witness: "${twin.name}" and "${w.name}" are the same key under two names: one witness, which cannot count twice toward --witnesses-required`);
+    if (twin)
+      throw new Usage(
+        `--witness: "${twin.name}" and "${w.name}" are the same key under two names: one witness, which cannot count twice toward --witnesses-required`,
+      );
   });
   const required = k === undefined ? keys.length : Number(k);
   if (!/^[1-9][0-9]*$/.test(k ?? '1') || required > keys.length) {
@@ -119,7 +122,10 @@ async function get(url: string): Promise<Response> {
   }
 }
 
-function verify(positionals: string[], values: { key?: string | undefined; root?: string | undefined; checkpoint?: string | undefined } & WitnessOptions): number {
+function verify(
+  positionals: string[],
+  values: { key?: string | undefined; root?: string | undefined; checkpoint?: string | undefined } & WitnessOptions,
+): number {
   const file = positionals[1];
   if (!file) throw new Usage('usage: portcullis receipt verify <file> [--key pubkey.pem] [--checkpoint file] [--witness vkey]... [--witnesses-required k]');
   const witnesses = witnessesFor(values);
@@ -150,14 +156,19 @@ function verify(positionals: string[], values: { key?: string | undefined; root?
     if (!w.ok) return fail(`NOT valid: receipt ${id}: ${w.reason}`, 1);
     cosigned = w.text;
   }
-  process.stdout.write(`valid: receipt ${id} is leaf ${result.logIndex} of log ${cp.origin}, in its signed checkpoint of size ${cp.size} (root ${cp.root.toString('base64')})${cosigned}\n`);
+  process.stdout.write(
+    `valid: receipt ${id} is leaf ${result.logIndex} of log ${cp.origin}, in its signed checkpoint of size ${cp.size} (root ${cp.root.toString('base64')})${cosigned}\n`,
+  );
   return 0;
 }
 
 type AuditOptions = { [k in 'key' | 'root' | 'from' | 'to' | 'url' | 'proof' | 'save']?: string | undefined } & WitnessOptions;
 
 async function audit(values: AuditOptions): Promise<number> {
-  if (!values['from'] || !values['to']) throw new Usage('usage: portcullis receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API] [--proof file] [--witness vkey]... [--witnesses-required k]');
+  if (!values['from'] || !values['to'])
+    throw new Usage(
+      'usage: portcullis receipt audit --from <checkpoint file> --to <checkpoint file | latest> [--key pubkey.pem] [--url API] [--proof file] [--witness vkey]... [--witnesses-required k]',
+    );
   const witnesses = witnessesFor(values);
   const key = keyFor(values);
   const fromNote = read(values['from'], 'the checkpoint');

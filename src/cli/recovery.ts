@@ -41,7 +41,11 @@ async function post(base: string, path: string, body: unknown, cookie?: string):
   }
   const json = (await res.json().catch(() => ({}))) as Record<string, any>;
   if (!res.ok) throw new CliError(`${path}: ${json['error']?.code ?? res.status}: ${json['error']?.message ?? 'failed'}`);
-  const set = res.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => /=pcl_ses_/.test(c)) ?? null;
+  const set =
+    res.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => /=pcl_ses_/.test(c)) ?? null;
   return { body: json, cookie: set };
 }
 
@@ -92,7 +96,9 @@ export async function recoveryCommand(args: string[]): Promise<number> {
         return 0;
       }
       default:
-        say('usage: portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete  [--auth-url URL]\n(the phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)');
+        say(
+          'usage: portcullis recovery new-phrase | setup --cookie COOKIE | start --secret SECRET | complete  [--auth-url URL]\n(the phrase is read from PORTCULLIS_RECOVERY_PHRASE or stdin)',
+        );
         return 2;
     }
   } catch (e) {

@@ -118,7 +118,13 @@ export class SoftAuthenticator {
     const attested = Buffer.concat([Buffer.alloc(16) /* AAGUID: none */, idLength, this.credentialId, this.#coseKey()]);
     const flags = UP | AT | (quirks.userVerified === false ? 0 : UV);
     const authData = this.#authData(quirks.rpId ?? rpId, flags, quirks.counter ?? this.counter, attested);
-    const attestationObject = encodeCBOR(new Map<string, CBORType>([['fmt', 'none'], ['attStmt', new Map<string, CBORType>()], ['authData', new Uint8Array(authData)]]));
+    const attestationObject = encodeCBOR(
+      new Map<string, CBORType>([
+        ['fmt', 'none'],
+        ['attStmt', new Map<string, CBORType>()],
+        ['authData', new Uint8Array(authData)],
+      ]),
+    );
     this.userHandle = options.user.id;
     this.rpId = rpId;
     return {
@@ -136,7 +142,9 @@ export class SoftAuthenticator {
     const rpId = options.rpId ?? this.rpId ?? new URL(origin).hostname;
     if (quirks.counter === undefined && this.counting) this.counter += 1;
     const counter = quirks.counter ?? this.counter;
-    const clientDataJSON = Buffer.from(JSON.stringify({ type: quirks.type ?? 'webauthn.get', challenge: options.challenge, origin: quirks.origin ?? origin, crossOrigin: false }));
+    const clientDataJSON = Buffer.from(
+      JSON.stringify({ type: quirks.type ?? 'webauthn.get', challenge: options.challenge, origin: quirks.origin ?? origin, crossOrigin: false }),
+    );
     const authData = this.#authData(quirks.rpId ?? rpId, UP | (quirks.userVerified === false ? 0 : UV), counter);
     const key = quirks.wrongKey ? generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey : this.#key;
     // ES256 over authenticatorData || SHA-256(clientDataJSON), DER-encoded as WebAuthn expects.

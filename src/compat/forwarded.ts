@@ -30,7 +30,11 @@ export function upstreamBody(req: ForwardedRequest, upstreamModel: string): Reco
     if (m.name !== undefined) out['name'] = m.name;
     if (typeof m.refusal === 'string') out['refusal'] = m.refusal;
     if (m.tool_calls?.length) {
-      out['tool_calls'] = m.tool_calls.map((tc) => ({ id: mint(tc.id), type: 'function', function: { name: tc.function.name, arguments: tc.function.arguments } }));
+      out['tool_calls'] = m.tool_calls.map((tc) => ({
+        id: mint(tc.id),
+        type: 'function',
+        function: { name: tc.function.name, arguments: tc.function.arguments },
+      }));
     }
     if (m.tool_call_id !== undefined) out['tool_call_id'] = mint(m.tool_call_id);
     shareContentJson(m, out);

@@ -82,7 +82,9 @@ export const DROPPED_MESSAGE_FIELDS = ['annotations', 'provider_specific_fields'
 function dropBookkeeping(m: ClientMessage, at: string): ClientMessage {
   const r = m as ClientMessage & Record<string, unknown>;
   if (r['function_call'] != null) {
-    throw new GatewayError('legacy-functions-not-supported', `${at}.function_call: send tool_calls (OpenAI deprecated function_call in favour of tool calls)`, { param: `${at}.function_call` });
+    throw new GatewayError('legacy-functions-not-supported', `${at}.function_call: send tool_calls (OpenAI deprecated function_call in favour of tool calls)`, {
+      param: `${at}.function_call`,
+    });
   }
   if (r['audio'] != null) throw new GatewayError('audio-not-supported', `${at}.audio: the gateway takes text only`, { param: `${at}.audio` });
   if (!DROPPED_MESSAGE_FIELDS.some((f) => f in r)) return m;

@@ -94,9 +94,7 @@ export function policyData(bundle: ConfigBundle, available: (m: CatalogModel) =>
   const guardrails = (bundle.guardrails.data as unknown as GuardrailsDoc).rules;
   return {
     catalog: {
-      models: Object.fromEntries(
-        bundle.models.data.models.map((m) => [m.id, { team: m.team, route: m.route, tasks: m.tasks, available: available(m) }]),
-      ),
+      models: Object.fromEntries(bundle.models.data.models.map((m) => [m.id, { team: m.team, route: m.route, tasks: m.tasks, available: available(m) }])),
     },
     rules: {
       bands: rules.bands,
@@ -251,8 +249,7 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
   } catch (err) {
     problems.push(`${bundle.guardrails.file}: ${(err as Error).message}`);
   }
-  const closePools = () =>
-    Promise.all([...[...upstreams.values()].map((u) => u?.close()), external?.close(), intentModel?.close()]).then(() => undefined);
+  const closePools = () => Promise.all([...[...upstreams.values()].map((u) => u?.close()), external?.close(), intentModel?.close()]).then(() => undefined);
   if (problems.length > 0) {
     await closePools();
     throw new ConfigError(problems);

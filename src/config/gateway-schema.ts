@@ -33,8 +33,7 @@ const LimitsSchema = Strict({
   applicationBytes: Type.Optional(
     Type.Integer({
       minimum: 1024,
-      description:
-        'The largest research application body (POST /v1/research/applications); a larger one is 413 payload-too-large. Default: limits.bodyBytes.',
+      description: 'The largest research application body (POST /v1/research/applications); a larger one is 413 payload-too-large. Default: limits.bodyBytes.',
     }),
   ),
   upstreamAnswerBytes: Type.Optional(

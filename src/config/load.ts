@@ -135,9 +135,11 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
       if (m.fallbackModel !== undefined) {
         const fallback = catalog.get(m.fallbackModel);
         if (!fallback) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", which is not in the catalog`);
-        else if (fallback.route === route) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", which is on the same route`);
+        else if (fallback.route === route)
+          at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", which is on the same route`);
         // Never a way around admission: the fallback serves the same team (the policy admitted the call for it).
-        else if (model && fallback.team !== model.team) at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", a model of another team`);
+        else if (model && fallback.team !== model.team)
+          at(b.gateway.file, `/routes/${route}/models/${id}/fallbackModel`, `names "${m.fallbackModel}", a model of another team`);
       }
     }
   }
@@ -150,7 +152,12 @@ function crossCheck(b: Omit<ConfigBundle, 'root'>): string[] {
       const { name } = key;
       const twin = witnessKeys.find((o) => sameWitnessKey(o, key));
       if (witnessKeys.some((o) => o.name === name)) at(b.gateway.file, `/receipts/witnesses/${i}/key`, `repeats witness "${name}"`);
-      else if (twin) at(b.gateway.file, `/receipts/witnesses/${i}/key`, `is the key of witness "${twin.name}" under another name ("${name}"): one witness cannot be listed twice`);
+      else if (twin)
+        at(
+          b.gateway.file,
+          `/receipts/witnesses/${i}/key`,
+          `is the key of witness "${twin.name}" under another name ("${name}"): one witness cannot be listed twice`,
+        );
       witnessKeys.push(key);
     } catch (err) {
       at(b.gateway.file, `/receipts/witnesses/${i}/key`, (err as Error).message);

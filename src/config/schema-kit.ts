@@ -8,7 +8,8 @@
 import { Type, type Static, type TSchema, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 
 /** A strict object: unknown keys refused. */
-export const Strict = <T extends TProperties>(properties: T, options: ObjectOptions = {}) => Type.Object(properties, { additionalProperties: false, ...options });
+export const Strict = <T extends TProperties>(properties: T, options: ObjectOptions = {}) =>
+  Type.Object(properties, { additionalProperties: false, ...options });
 
 /** A duration in milliseconds: a whole number, at least 1. */
 export const Ms = (options: { description?: string } = {}) => Type.Integer({ minimum: 1, ...options });

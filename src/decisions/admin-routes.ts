@@ -76,7 +76,13 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
       const v = await store.getVersion('policy-data', sha);
       return v ? (JSON.parse(v.content) as PolicyData) : null;
     };
-    const report = await impactOf(pagesOf((f, t, l) => store.list(f, t, l, now), from, to), candidate, dataFor, { from, to }, receiptsIn(deps.store));
+    const report = await impactOf(
+      pagesOf((f, t, l) => store.list(f, t, l, now), from, to),
+      candidate,
+      dataFor,
+      { from, to },
+      receiptsIn(deps.store),
+    );
     await store.noteReport(candidate.fingerprint, new Date(now).toISOString());
     ctx.body = report;
   });
@@ -101,7 +107,8 @@ export function mountDecisionsAdmin(router: Router, deps: Pick<Deps, 'decisions'
     const { from, to } = period(ctx, deps.now());
     const raw = ctx.query['limit'];
     const limit = raw === undefined ? 1000 : Number(raw);
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new GatewayError('invalid-request', `limit must be a whole number from 1 to ${MAX_LIST}`, { param: 'limit' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST)
+      throw new GatewayError('invalid-request', `limit must be a whole number from 1 to ${MAX_LIST}`, { param: 'limit' });
     const kind = ctx.query['kind'];
     if (kind !== undefined && kind !== 'live' && kind !== 'shadow') throw new GatewayError('invalid-request', 'kind must be live or shadow', { param: 'kind' });
     // One more than asked says whether the period holds more: `truncated`, and `next`, the `since` that

@@ -43,7 +43,8 @@ function doc<T>(dir: string, fallbackRoot: string, file: string): LoadedDocument
   if (!existsSync(join(dir, file))) return loadDocument<T>(fallbackRoot, file);
   // Each YAML is read against the schema beside it, as the gateway reads it: a candidate copies the folder.
   const schema = file.replace(/\.ya?ml$/, '.schema.json');
-  if (!existsSync(join(dir, schema))) throw new ConfigError([`${file}: the candidate has no ${schema} beside it; copy the whole folder (cp -r ${file.split('/')[0]} <candidate>/)`]);
+  if (!existsSync(join(dir, schema)))
+    throw new ConfigError([`${file}: the candidate has no ${schema} beside it; copy the whole folder (cp -r ${file.split('/')[0]} <candidate>/)`]);
   return loadDocument<T>(dir, file);
 }
 

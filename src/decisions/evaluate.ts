@@ -46,7 +46,8 @@ export async function wasmEvaluator(wasm: Buffer, data: PolicyData): Promise<Eva
 export function findOpa(env: Record<string, string | undefined> = process.env): string | null {
   const named = env['PORTCULLIS_OPA'];
   if (named) {
-    if (!existsSync(named) || !statSync(named).isFile()) throw new Error(`PORTCULLIS_OPA is ${named}, which is not a file: point it at the opa binary, or unset it (or pass --no-opa)`);
+    if (!existsSync(named) || !statSync(named).isFile())
+      throw new Error(`PORTCULLIS_OPA is ${named}, which is not a file: point it at the opa binary, or unset it (or pass --no-opa)`);
     return named;
   }
   let version: string | undefined;
@@ -66,7 +67,10 @@ export async function opaEvaluate(opa: string, sources: Record<string, string>, 
   try {
     for (const [path, text] of Object.entries(sources)) {
       // Paths come from a stored version: keep them inside the folder.
-      const safe = path.split('/').filter((p) => p && p !== '..' && p !== '.').join('/');
+      const safe = path
+        .split('/')
+        .filter((p) => p && p !== '..' && p !== '.')
+        .join('/');
       mkdirSync(dirname(join(dir, 'rego', safe)), { recursive: true });
       writeFileSync(join(dir, 'rego', safe), text);
     }
@@ -75,9 +79,13 @@ export async function opaEvaluate(opa: string, sources: Record<string, string>, 
     // comprehension asks the decision for each (one opa process for all of them).
     writeFileSync(join(dir, 'inputs.json'), JSON.stringify({ inputs }));
     const query = `[d | some i; x := input.inputs[i]; d := data.${ENTRYPOINT.replaceAll('/', '.')} with input as x]`;
-    const { stdout } = await promisify(execFile)(opa, ['eval', '--format', 'json', '-d', join(dir, 'rego'), '-d', join(dir, 'data.json'), '-i', join(dir, 'inputs.json'), query], {
-      maxBuffer: 256 * 1024 * 1024,
-    });
+    const { stdout } = await promisify(execFile)(
+      opa,
+      ['eval', '--format', 'json', '-d', join(dir, 'rego'), '-d', join(dir, 'data.json'), '-i', join(dir, 'inputs.json'), query],
+      {
+        maxBuffer: 256 * 1024 * 1024,
+      },
+    );
     const out = JSON.parse(stdout) as { result?: Array<{ expressions: Array<{ value: Decision[] }> }> };
     const value = out.result?.[0]?.expressions[0]?.value;
     if (!Array.isArray(value) || value.length !== inputs.length) throw new Error('opa eval returned no decision');

@@ -131,7 +131,10 @@ export function impactText(r: ImpactReport, label: string): string {
     `period ${r.period.from} to ${r.period.to}: ${r.decisions} decision(s) replayed, ${r.changed} would change${r.skipped ? ` (${r.skipped} skipped: their data is not in the version history)` : ''}`,
   ];
   const w = r.withoutReceipt;
-  if (w.decisions > 0) lines.push(`not counted: ${w.decisions} decision(s) whose call left no receipt (step-2 refusals, repeats answered from a finished job), ${w.changed} of them would change`);
+  if (w.decisions > 0)
+    lines.push(
+      `not counted: ${w.decisions} decision(s) whose call left no receipt (step-2 refusals, repeats answered from a finished job), ${w.changed} of them would change`,
+    );
   if (r.changed > 0) {
     lines.push('by code:');
     for (const [k, n] of Object.entries(r.byCode).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))) lines.push(`  ${k}  ${n}`);

@@ -35,7 +35,12 @@ export class RedisDecisionStore implements DecisionStore {
   }
 
   async list(fromMs: number, toMs: number, limit: number): Promise<DecisionRecord[]> {
-    const reply = (await this.#store.runScript('decisions.list', LIST, [`${this.#prefix}t`, `${this.#prefix}r:`], [String(fromMs), String(toMs), String(limit)])) as string[];
+    const reply = (await this.#store.runScript(
+      'decisions.list',
+      LIST,
+      [`${this.#prefix}t`, `${this.#prefix}r:`],
+      [String(fromMs), String(toMs), String(limit)],
+    )) as string[];
     return reply.map((j) => JSON.parse(j) as DecisionRecord);
   }
 

@@ -92,14 +92,22 @@ export async function replayReceipt(
     return report();
   }
   const sha = recordSha256(record);
-  add('record hash', sha === d.record.sha256, sha === d.record.sha256 ? `${record.decision_id} hashes to ${sha.slice(0, 16)}…, as the receipt says` : `the record hashes to ${sha}, the receipt names ${d.record.sha256}: the record or the receipt was changed`);
+  add(
+    'record hash',
+    sha === d.record.sha256,
+    sha === d.record.sha256
+      ? `${record.decision_id} hashes to ${sha.slice(0, 16)}…, as the receipt says`
+      : `the record hashes to ${sha}, the receipt names ${d.record.sha256}: the record or the receipt was changed`,
+  );
   const codes = record.result.denials?.map((x) => x.code) ?? [];
   const binds: string[] = [];
   if (record.decision_id !== d.record.id) binds.push(`its id is ${record.decision_id}, the receipt names ${d.record.id}`);
   if (record.call_id !== receipt['callId']) binds.push(`it is of call ${record.call_id}, the receipt of ${String(receipt['callId'])}`);
-  if (!isDeepStrictEqual(record.versions, d.versions)) binds.push(`its versions ${JSON.stringify(record.versions)} are not the receipt's ${JSON.stringify(d.versions)}`);
-  if (record.result.allow !== d.allow || !isDeepStrictEqual(codes, d.codes)) binds.push(`it decided ${JSON.stringify({ allow: record.result.allow, codes })}, the receipt says ${JSON.stringify({ allow: d.allow, codes: d.codes })}`);
-  add('record binds', binds.length === 0, binds.length === 0 ? 'the record is this call\'s: same versions, same answer' : binds.join('; '));
+  if (!isDeepStrictEqual(record.versions, d.versions))
+    binds.push(`its versions ${JSON.stringify(record.versions)} are not the receipt's ${JSON.stringify(d.versions)}`);
+  if (record.result.allow !== d.allow || !isDeepStrictEqual(codes, d.codes))
+    binds.push(`it decided ${JSON.stringify({ allow: record.result.allow, codes })}, the receipt says ${JSON.stringify({ allow: d.allow, codes: d.codes })}`);
+  add('record binds', binds.length === 0, binds.length === 0 ? "the record is this call's: same versions, same answer" : binds.join('; '));
 
   // The versions the record names, each checked against its hash.
   const fetched = async (document: string, want: string | undefined): Promise<StoredVersion | null> => {
@@ -109,12 +117,14 @@ export async function replayReceipt(
     }
     const v = await fetchVersion(document, want);
     if (!v) add(`version ${document}`, false, `${document} ${want.slice(0, 12)} is not in the version history`);
-    else if (v.sha256 !== want || !versionBytes(v).intact) add(`version ${document}`, false, `the ${document} served under ${want.slice(0, 12)} does not hash to it: it was changed`);
+    else if (v.sha256 !== want || !versionBytes(v).intact)
+      add(`version ${document}`, false, `the ${document} served under ${want.slice(0, 12)} does not hash to it: it was changed`);
     else return v;
     return null;
   };
   const policy = await fetched('policy', record.bundles.admission.revision);
-  if (policy && policy.version !== record.versions['policy']) add('version policy', false, `the policy is version ${policy.version}, the record names ${record.versions['policy']}`);
+  if (policy && policy.version !== record.versions['policy'])
+    add('version policy', false, `the policy is version ${policy.version}, the record names ${record.versions['policy']}`);
   const dataVersion = await fetched('policy-data', record.documents['policy-data']);
   let data: PolicyData | null = null;
   if (dataVersion) data = JSON.parse(dataVersion.content) as PolicyData;
@@ -122,13 +132,20 @@ export async function replayReceipt(
   for (const [document, key] of Object.entries(RULE_DOCS)) {
     const v = await fetched(document, record.documents[document]);
     if (!v) continue;
-    if (v.version !== record.versions[VERSION_NAMES[document]!]) add(`version ${document}`, false, `${document} is version ${v.version}, the record names ${record.versions[VERSION_NAMES[document]!]}`);
+    if (v.version !== record.versions[VERSION_NAMES[document]!])
+      add(`version ${document}`, false, `${document} is version ${v.version}, the record names ${record.versions[VERSION_NAMES[document]!]}`);
     docs[key] = { data: parseDocument(v.content).toJS() };
   }
   if (data && Object.keys(docs).length === 3) {
     const rebuilt = dataDocument(candidateData(docs as unknown as Pick<ConfigBundle, 'models' | 'rungs' | 'guardrails'>, availability(data)));
     const ok = rebuilt.sha256 === record.documents['policy-data'];
-    add('versions', ok, ok ? `policy ${policy?.version ?? '?'}, rules ${record.versions['rules']}, catalog ${record.versions['catalog']}, guardrails ${record.versions['guardrails']}: each as named, and the data document is what they give` : 'the data document is not what the named rules and catalog give');
+    add(
+      'versions',
+      ok,
+      ok
+        ? `policy ${policy?.version ?? '?'}, rules ${record.versions['rules']}, catalog ${record.versions['catalog']}, guardrails ${record.versions['guardrails']}: each as named, and the data document is what they give`
+        : 'the data document is not what the named rules and catalog give',
+    );
   }
   // The Rego `opa eval` is run on must be the Rego the wasm was built from: its hash is the one the record
   // names (`policy-sources`, bound to the receipt with the record), or for a record from before that, the
@@ -141,10 +158,18 @@ export async function replayReceipt(
     if (!got) add('policy sources', false, `the version history serves no Rego for policy ${policy.version}`);
     else if (!named) add('policy sources', false, `nothing names the hash of policy ${policy.version}'s Rego, so the Rego served cannot be checked`);
     else if (got !== named || (policy.sourceHash !== undefined && policy.sourceHash !== named))
-      add('policy sources', false, `the Rego served for policy ${policy.version} hashes to ${got.slice(0, 16)}…, the ${record.documents['policy-sources'] ? 'record' : 'version history'} names ${named.slice(0, 16)}…: it was changed`);
+      add(
+        'policy sources',
+        false,
+        `the Rego served for policy ${policy.version} hashes to ${got.slice(0, 16)}…, the ${record.documents['policy-sources'] ? 'record' : 'version history'} names ${named.slice(0, 16)}…: it was changed`,
+      );
     else {
       regoOk = true;
-      add('policy sources', true, `the Rego (${Object.keys(sources).length} file(s)) hashes to ${got.slice(0, 16)}…, the source hash the ${record.documents['policy-sources'] ? 'record' : 'version history'} names`);
+      add(
+        'policy sources',
+        true,
+        `the Rego (${Object.keys(sources).length} file(s)) hashes to ${got.slice(0, 16)}…, the source hash the ${record.documents['policy-sources'] ? 'record' : 'version history'} names`,
+      );
     }
   }
   if (!policy || !data) return report();

@@ -49,7 +49,12 @@ export const MAX_LIST = 10_000;
  * period is never held whole. (Should more than a page of records share one millisecond, the rest of that
  * millisecond is skipped rather than looped over.)
  */
-export async function* pagesOf(list: (from: number, to: number, limit: number) => Promise<DecisionRecord[]>, from: number, to: number, limit = MAX_LIST): AsyncGenerator<DecisionRecord[]> {
+export async function* pagesOf(
+  list: (from: number, to: number, limit: number) => Promise<DecisionRecord[]>,
+  from: number,
+  to: number,
+  limit = MAX_LIST,
+): AsyncGenerator<DecisionRecord[]> {
   let cursor = from;
   let seen = new Set<string>();
   for (;;) {

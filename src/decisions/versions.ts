@@ -130,7 +130,16 @@ export function runtimeVersions(runtime: Runtime): { versions: StoredVersion[]; 
     // The Rego kept is the Rego the wasm was built from, or none is kept.
     const sourceHash = sourcesHash(sources);
     if (sourceHash !== f.documents['policy-sources']) throw new Error('changed');
-    out.push({ document: 'policy', version: runtime.policy.version, sha256: runtime.policy.sha256, file: 'policies/build/admission.wasm', encoding: 'base64', content: wasm.toString('base64'), sources, sourceHash });
+    out.push({
+      document: 'policy',
+      version: runtime.policy.version,
+      sha256: runtime.policy.sha256,
+      file: 'policies/build/admission.wasm',
+      encoding: 'base64',
+      content: wasm.toString('base64'),
+      sources,
+      sourceHash,
+    });
   } catch {
     missing.push('policy');
   }

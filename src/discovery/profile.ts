@@ -40,7 +40,12 @@ export function controlPlane(deps: ProfileDeps, k: Knowledge) {
     hosts: { api: o.api, auth: o.auth, console: o.console, site: o.site, graph: o.graph },
     wires: {
       offered: [
-        { wire: 'openai-chat-completions', method: 'POST', url: `${o.api}/v1/chat/completions`, stream: 'emulated: one content chunk, one finish chunk, then [DONE], first byte when complete' },
+        {
+          wire: 'openai-chat-completions',
+          method: 'POST',
+          url: `${o.api}/v1/chat/completions`,
+          stream: 'emulated: one content chunk, one finish chunk, then [DONE], first byte when complete',
+        },
         { wire: 'research-jobs', method: 'POST', url: `${o.api}/v1/research/jobs`, poll: `${o.api}/v1/research/job?jobId=<uuid>` },
         { wire: 'mcp-streamable-http', method: 'POST', url: `${o.site}/mcp` },
       ],
@@ -51,23 +56,66 @@ export function controlPlane(deps: ProfileDeps, k: Knowledge) {
       ],
     },
     auth: {
-      pat: 'Authorization: Bearer <PAT>; a person issues it in the console and puts it in the agent\'s environment',
+      pat: "Authorization: Bearer <PAT>; a person issues it in the console and puts it in the agent's environment",
       cookie: 'browser session from the sign-in host; same-origin POST only',
       routeClasses: [
         {
           class: 'public',
           methods: ['none'],
-          routes: ['GET /v1/models', 'GET /v1/secure', 'GET /v1/billing/catalog', 'GET /v1/security/services', 'GET /v1/control-plane', 'GET /v1/knowledge/search', 'GET /v1/knowledge/context'],
+          routes: [
+            'GET /v1/models',
+            'GET /v1/secure',
+            'GET /v1/billing/catalog',
+            'GET /v1/security/services',
+            'GET /v1/control-plane',
+            'GET /v1/knowledge/search',
+            'GET /v1/knowledge/context',
+          ],
         },
         {
           class: 'research',
           methods: ['pat', 'cookie'],
-          routes: ['POST /v1/chat/completions', 'GET /v1/research/status', 'POST /v1/research/jobs', 'GET /v1/research/job', 'POST /v1/research/applications', 'POST /v1/research/ekyc/start', 'GET /v1/research/ekyc/status', 'GET /v1/billing/status'],
+          routes: [
+            'POST /v1/chat/completions',
+            'GET /v1/research/status',
+            'POST /v1/research/jobs',
+            'GET /v1/research/job',
+            'POST /v1/research/applications',
+            'POST /v1/research/ekyc/start',
+            'GET /v1/research/ekyc/status',
+            'GET /v1/billing/status',
+          ],
         },
         { class: 'purchase', methods: ['cookie'], routes: ['POST /v1/billing/checkout', 'POST /v1/billing/portal'], note: 'a PAT is refused here (403)' },
-        { class: 'account', methods: ['cookie'], routes: ['GET /v1/session', 'POST /v1/account/api-token', 'GET /v1/account/api-tokens', 'POST /v1/account/api-token/revoke', 'GET /v1/account/applications'] },
-        { class: 'sign-in', host: o.auth, methods: ['passkey', 'siwe', 'cacao', 'totp'], routes: ['POST /v1/passkey/{login,register}/{options,verify}', 'POST /v1/siwe/{nonce,options,verify}', 'POST /v1/cacao/session', 'POST /v1/totp/verify'] },
-        { class: 'mcp', host: o.site, methods: ['none', 'pat'], routes: ['POST /mcp'], note: 'public tools need nothing; svc_research_status and svc_chat_completion use the connection\'s Bearer PAT' },
+        {
+          class: 'account',
+          methods: ['cookie'],
+          routes: [
+            'GET /v1/session',
+            'POST /v1/account/api-token',
+            'GET /v1/account/api-tokens',
+            'POST /v1/account/api-token/revoke',
+            'GET /v1/account/applications',
+          ],
+        },
+        {
+          class: 'sign-in',
+          host: o.auth,
+          methods: ['passkey', 'siwe', 'cacao', 'totp'],
+          routes: [
+            'POST /v1/passkey/{login,register}/{options,verify}',
+            'POST /v1/siwe/{nonce,options,verify}',
+            'POST /v1/cacao/session',
+            'POST /v1/totp/verify',
+          ],
+        },
+        {
+          class: 'mcp',
+          host: o.site,
+          methods: ['none', 'pat'],
+          routes: ['POST /mcp'],
+          note: "public tools need nothing; svc_research_status and svc_chat_completion use the connection's Bearer PAT",
+        },
         { class: 'graph-mcp', host: o.graph, methods: ['none'], routes: ['POST /mcp'] },
       ],
     },
@@ -79,7 +127,13 @@ export function controlPlane(deps: ProfileDeps, k: Knowledge) {
         protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
         tools: MCP_TOOLS.map((t) => ({ name: t.name, auth: t.auth, route: `${t.method} ${t.path}` })),
       },
-      graph: { endpoint: `${o.graph}/mcp`, transport: 'streamable-http', sessions: false, protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS], tools: GRAPH_TOOLS.map((t) => ({ name: t.name, auth: 'public' as const })) },
+      graph: {
+        endpoint: `${o.graph}/mcp`,
+        transport: 'streamable-http',
+        sessions: false,
+        protocolVersions: [...SUPPORTED_PROTOCOL_VERSIONS],
+        tools: GRAPH_TOOLS.map((t) => ({ name: t.name, auth: 'public' as const })),
+      },
     },
     entryPoints: siteEntryPoints(o.site),
     versions: {
@@ -105,9 +159,15 @@ export function mcpMap(deps: ProfileDeps, k: Knowledge) {
   return {
     name: profile.service,
     version: profile.serviceVersion,
-    description: 'Security-research inference (OpenAI-compatible chat completions) and public security knowledge (MITRE CWE, CAPEC references, MITRE ATT&CK, CISA KEV).',
+    description:
+      'Security-research inference (OpenAI-compatible chat completions) and public security knowledge (MITRE CWE, CAPEC references, MITRE ATT&CK, CISA KEV).',
     mcpServers: {
-      [profile.service]: { type: 'streamable-http', url: profile.mcp.site.endpoint, tools: profile.mcp.site.tools, auth: 'optional Authorization: Bearer <PAT> for the pat tools' },
+      [profile.service]: {
+        type: 'streamable-http',
+        url: profile.mcp.site.endpoint,
+        tools: profile.mcp.site.tools,
+        auth: 'optional Authorization: Bearer <PAT> for the pat tools',
+      },
       [`${profile.service}-graph`]: { type: 'streamable-http', url: profile.mcp.graph.endpoint, tools: profile.mcp.graph.tools, auth: 'none' },
     },
     tools: AGENT_TOOLS.filter((t) => t.plainHttp).map((t) => ({

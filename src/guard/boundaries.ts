@@ -50,7 +50,11 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
   }
   for (const { from, to, cuts } of regions) {
     const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
-    for (const hit of findSecretsAcross(region, cuts.map((c) => c - from), union)) {
+    for (const hit of findSecretsAcross(
+      region,
+      cuts.map((c) => c - from),
+      union,
+    )) {
       const h = { kind: hit.kind, start: hit.start + from, end: hit.end + from };
       let a = at(h.start);
       const b = at(h.end - 1);

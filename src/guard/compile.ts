@@ -121,16 +121,14 @@ function checkDoc(doc: GuardrailsDoc): void {
       const rule = doc.rules.find((r) => r.id === ruleId);
       if (!rule) throw new Error(`classifier ${c.id}: category "${category}" names unknown rule "${ruleId}"`);
       // A classifier names a text, not a span in it: it can refuse or flag a call, never mask part of it.
-      if (rule.action === 'redact') throw new Error(`classifier ${c.id}: category "${category}" names redact rule "${ruleId}"; a classifier can only block or flag`);
+      if (rule.action === 'redact')
+        throw new Error(`classifier ${c.id}: category "${category}" names redact rule "${ruleId}"; a classifier can only block or flag`);
     }
   }
 }
 
 function sortFindings(findings: Finding[], order: ReadonlyMap<string, number>): Finding[] {
-  return findings.sort(
-    (a, b) =>
-      (order.get(a.where) ?? 0) - (order.get(b.where) ?? 0) || a.rule.localeCompare(b.rule) || a.detector.localeCompare(b.detector),
-  );
+  return findings.sort((a, b) => (order.get(a.where) ?? 0) - (order.get(b.where) ?? 0) || a.rule.localeCompare(b.rule) || a.detector.localeCompare(b.detector));
 }
 
 function result(findings: Finding[], order: ReadonlyMap<string, number>): ScanResult {
@@ -305,7 +303,14 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (!model || intent.size === 0) return detail.result;
     const { slots, norm, first } = detail;
     const offsetOf = (i: number, off: number) => norm[i]!.starts?.[Math.min(off, norm[i]!.starts.length - 1)] ?? off;
-    const verdict = await model.decide(team, slots.map((s) => ({ where: s.where, text: s.text })), first, offsetOf, intent.classes, lastUserSlot(req, slots));
+    const verdict = await model.decide(
+      team,
+      slots.map((s) => ({ where: s.where, text: s.text })),
+      first,
+      offsetOf,
+      intent.classes,
+      lastUserSlot(req, slots),
+    );
     if (!verdict.read) return detail.result;
     if (verdict.failure) return { ...detail.result, failures: [verdict.failure] };
     const firstPass = new Set(first.findings);

@@ -139,7 +139,7 @@ function findJwts(text: string, hits: SecretHit[]): void {
   if (!text.includes('ey') && !text.includes('ew')) return;
   const re = JWT;
   re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
     // The header is a JOSE header: JSON naming its algorithm.
     const header = Buffer.from(m[0].slice(0, m[0].indexOf('.')), 'base64url').toString('latin1');
     if (JOSE_HEADER.test(header)) hits.push({ kind: 'jwt', start: m.index, end: m.index + m[0].length });
@@ -166,7 +166,7 @@ function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void
   // Only the windows after the context are read, each once (windows that overlap are read as one).
   const secret = AWS_SECRET;
   let from = 0;
-  for (let k = 0; k < context.length; ) {
+  for (let k = 0; k < context.length;) {
     const start = Math.max(from, context[k]!);
     let end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
     while (++k < context.length && context[k]! <= end) end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
@@ -174,7 +174,7 @@ function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void
     // characters just outside it decide whether a match at its edges is a longer run's part.
     const window = text.slice(start, end);
     secret.lastIndex = 0;
-    for (let m: RegExpExecArray | null; (m = secret.exec(window)) !== null; ) {
+    for (let m: RegExpExecArray | null; (m = secret.exec(window)) !== null;) {
       const v = m[0];
       const at = start + m.index;
       if (isBase64Code(text.charCodeAt(at - 1)) || isBase64Code(text.charCodeAt(at + 40))) continue;
@@ -186,7 +186,8 @@ function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void
 
 // ---- CSV and INI credential exports ------------------------------------------------------------------
 
-const CSV_SECRET_COLUMN = /^(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)$/i;
+const CSV_SECRET_COLUMN =
+  /^(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)$/i;
 const MAX_CSV_ROWS = 10_000;
 const CSV_HEADER_CELL =
   /(?:^|[,;\t])[ "]*(?:password|passwd|secret access key|secret_access_key|secretaccesskey|secret key|secret|client secret|client_secret|api key|api_key|token|access token|private key)[ "\r]*(?:[,;\t]|$)/i;
@@ -266,7 +267,8 @@ function findCsvExportsBy(text: string, lines: readonly number[], delimiter: num
 
 const INI_SECTION = /\[[A-Za-z0-9 _.:-]{1,64}\][ \t]*\r?$/m;
 const INI_LINE = /[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,256})\2[ \t]*(?:[#;][^\r\n]*)?\r?$/my;
-const INI_NAME = /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
+const INI_NAME =
+  /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
 
 function findIniExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
   if (!text.includes('[') || !INI_SECTION.test(text)) return;
@@ -298,7 +300,8 @@ function findAssignedPasswords(text: string, hints: readonly number[], hits: Sec
     const m = re.exec(text);
     if (!m) continue;
     const value = m[2]!;
-    if (isPlaceholder(value) || !/[A-Za-z]/.test(value) || !/[^A-Za-z]/.test(value) || /^[$%{<(]/.test(value) || /^[A-Za-z_]+\.[A-Za-z_.]+$/.test(value)) continue;
+    if (isPlaceholder(value) || !/[A-Za-z]/.test(value) || !/[^A-Za-z]/.test(value) || /^[$%{<(]/.test(value) || /^[A-Za-z_]+\.[A-Za-z_.]+$/.test(value))
+      continue;
     const end = m.index + m[0].length - m[1]!.length;
     hits.push({ kind: 'password', start: end - value.length, end });
   }

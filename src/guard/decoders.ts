@@ -24,7 +24,15 @@ const BRACE_ESCAPE = /\\[ux]\{[0-9A-Fa-f]{1,6}\}/y;
 // One to three octal digits (`\163`, `\55`, `\0163` is `\016` then `3`): C, Python, shells and PHP accept all.
 const OCTAL_ESCAPE = /\\[0-7]{1,3}/y;
 const isRunChar = (c: number): boolean =>
-  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d || c === 0x5f || c === 0x2e || c === 0x2d;
+  (c >= 0x30 && c <= 0x39) ||
+  (c >= 0x41 && c <= 0x5a) ||
+  (c >= 0x61 && c <= 0x7a) ||
+  c === 0x2b ||
+  c === 0x2f ||
+  c === 0x3d ||
+  c === 0x5f ||
+  c === 0x2e ||
+  c === 0x2d;
 
 /**
  * Runs of escapes (found by indexOf of their first character, then the sticky pattern) mixed with key
@@ -68,7 +76,7 @@ function textOf(bytes: Buffer): Decoded[] {
 
 function each(re: RegExp, text: string, f: (m: RegExpExecArray) => void): void {
   const r = new RegExp(re.source, re.flags);
-  for (let m: RegExpExecArray | null; (m = r.exec(text)) !== null; ) f(m);
+  for (let m: RegExpExecArray | null; (m = r.exec(text)) !== null;) f(m);
 }
 
 /** The runs of the decoders above that are enabled, in no set order. */
@@ -93,12 +101,13 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
     escapeRuns(text, '\\', OCTAL_ESCAPE, (start, end) => {
       const run = text.slice(start, end);
       const bytes: number[] = [];
-      for (let i = 0; i < run.length; ) {
+      for (let i = 0; i < run.length;) {
         if (run[i] === '\\' && run[i + 1] === '\\') i++;
         if (run[i] === '\\') {
           let j = i + 1;
           let v = 0;
-          while (j < i + 4 && j < run.length && run.charCodeAt(j) >= 0x30 && run.charCodeAt(j) <= 0x37 && v * 8 + run.charCodeAt(j) - 0x30 <= 0xff) v = v * 8 + run.charCodeAt(j++) - 0x30;
+          while (j < i + 4 && j < run.length && run.charCodeAt(j) >= 0x30 && run.charCodeAt(j) <= 0x37 && v * 8 + run.charCodeAt(j) - 0x30 <= 0xff)
+            v = v * 8 + run.charCodeAt(j++) - 0x30;
           if (j === i + 1) {
             bytes.push(0x5c);
             i++;

@@ -83,7 +83,7 @@ const utf8 = new TextDecoder('utf-8');
  */
 function isUtf8(buf: Uint8Array): boolean {
   const n = buf.length;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const b = buf[i]!;
     if (b < 0x80) {
       i++;
@@ -522,7 +522,7 @@ function scanEscapes(text: string, kinds: EscapeKinds, onRun: (run: EncodedRun) 
 function decodeEscapeRun(text: string, start: number, end: number, { percent, hex, unicode }: EscapeKinds): EncodedRun | null {
   const bytes: number[] = [];
   let via: Via | null = null;
-  for (let p = start; p < end; ) {
+  for (let p = start; p < end;) {
     const c = text.charCodeAt(p);
     if (c === 0x25 && unicode && (text.charCodeAt(p + 1) | 0x20) === 0x75) {
       const u = hexAt(text, p + 2, 4);

@@ -19,10 +19,30 @@ import type { SecretHit } from './secrets.js';
  * like a keyword below.
  */
 export const CREDENTIAL_ANCHORS = [
-  '://', 'sig=', '.ey', '.ew',
-  'AccountKey', 'accountKey', 'accountkey', 'ACCOUNTKEY', 'SharedAccess', 'sharedAccess', 'sharedaccess', 'SHAREDACCESS',
-  'aws', 'AWS', 'Aws', 'ecret_access', 'ECRET_ACCESS', 'ecretAccess', 'ecret access', 'ecret Access', 'ecret-access',
-  'pwd', 'Pwd', 'PWD',
+  '://',
+  'sig=',
+  '.ey',
+  '.ew',
+  'AccountKey',
+  'accountKey',
+  'accountkey',
+  'ACCOUNTKEY',
+  'SharedAccess',
+  'sharedAccess',
+  'sharedaccess',
+  'SHAREDACCESS',
+  'aws',
+  'AWS',
+  'Aws',
+  'ecret_access',
+  'ECRET_ACCESS',
+  'ecretAccess',
+  'ecret access',
+  'ecret Access',
+  'ecret-access',
+  'pwd',
+  'Pwd',
+  'PWD',
 ];
 
 const ASSIGNED =
@@ -47,7 +67,11 @@ export function entropy(s: string): number {
 export function looksLikeSecretValue(v: string): boolean {
   if (PLACEHOLDER.test(v) || UUID.test(v)) return false;
   if (HEX.test(v)) return v.length >= 32;
-  let upper = 0, lower = 0, digit = 0, changes = 0, prev = -1;
+  let upper = 0,
+    lower = 0,
+    digit = 0,
+    changes = 0,
+    prev = -1;
   for (let i = 0; i < v.length; i++) {
     const c = v.charCodeAt(i);
     const k = c >= 0x30 && c <= 0x39 ? 0 : c >= 0x41 && c <= 0x5a ? 1 : c >= 0x61 && c <= 0x7a ? 2 : 3;
@@ -82,7 +106,7 @@ export function keywordStarts(text: string): number[] {
   const starts: number[] = [];
   const re = KEYWORD;
   re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
     starts.push(m.index);
     re.lastIndex = m.index + 1;
   }

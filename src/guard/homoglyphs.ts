@@ -26,17 +26,36 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]$/;
 const UPPER = /^\p{Lu}$/u;
 
 const GAPS: ReadonlyArray<readonly [string, string]> = [
-  ['к', 'k'], ['κ', 'k'], ['χ', 'x'], ['Ԛ', 'Q'], ['Һ', 'H'], ['Ԁ', 'D'], ['ȷ', 'j'], ['ʀ', 'R'],
+  ['к', 'k'],
+  ['κ', 'k'],
+  ['χ', 'x'],
+  ['Ԛ', 'Q'],
+  ['Һ', 'H'],
+  ['Ԁ', 'D'],
+  ['ȷ', 'j'],
+  ['ʀ', 'R'],
 ];
 
 const EXTRA: ReadonlyArray<readonly [string, string]> = [
   // Dashes and minus signs: `sk‐proj` with U+2010 must still read as `sk-proj`.
-  ['‐', '-'], ['‑', '-'], ['‒', '-'], ['–', '-'], ['—', '-'], ['―', '-'], ['−', '-'], ['⁃', '-'], ['˗', '-'],
-  ['﹘', '-'], ['ー', '-'],
+  ['‐', '-'],
+  ['‑', '-'],
+  ['‒', '-'],
+  ['–', '-'],
+  ['—', '-'],
+  ['―', '-'],
+  ['−', '-'],
+  ['⁃', '-'],
+  ['˗', '-'],
+  ['﹘', '-'],
+  ['ー', '-'],
   // Slash look-alikes (base64 alphabet)
-  ['∕', '/'], ['⁄', '/'], ['⧸', '/'],
+  ['∕', '/'],
+  ['⁄', '/'],
+  ['⧸', '/'],
   // Line and paragraph separators read as line breaks.
-  ['\u2028', '\n'], ['\u2029', '\n'],
+  ['\u2028', '\n'],
+  ['\u2029', '\n'],
 ];
 
 const DASH = /^[\p{Pd}\u2212\u2796\u02D7\u2043\u207B\u208B\uFE63\u23AF\u2500\u2501\u2574\u2576\u2578\u257A\u1173\u3161\u{10191}]$/u;

@@ -67,7 +67,8 @@ export class IntentDetectors {
     this.compiled = specs.map((spec) => {
       const scorer = loadIntentScorer(spec.model);
       const classIndex = scorer.classIndex(spec.class);
-      if (classIndex < 0) throw new Error(`rule ${spec.rule}: detector ${spec.id}: the intent model has no class "${spec.class}" (it has ${scorer.classes.join(', ')})`);
+      if (classIndex < 0)
+        throw new Error(`rule ${spec.rule}: detector ${spec.id}: the intent model has no class "${spec.class}" (it has ${scorer.classes.join(', ')})`);
       if (!(spec.threshold > 0 && spec.threshold <= 1)) throw new Error(`rule ${spec.rule}: detector ${spec.id}: threshold must be in (0, 1]`);
       return { spec, scorer, classIndex };
     });
@@ -107,7 +108,11 @@ export class IntentDetectors {
     // an ask split across two messages).
     const read = texts.map((t, i) => {
       const o = offsets.get(i);
-      if (o) return around(t.text, [...new Set(o)].sort((a, b) => a - b));
+      if (o)
+        return around(
+          t.text,
+          [...new Set(o)].sort((a, b) => a - b),
+        );
       return t.text.length <= SHORT && (offsets.has(i - 1) || offsets.has(i + 1)) ? t.text : '';
     });
     const hits = spots.map((s) => ({ detector: s.detector, where: texts[s.text]!.where }));
@@ -125,7 +130,11 @@ export class IntentDetectors {
         .map((t, i) => (t.where === where ? read[i]! : ''))
         .filter((t) => t !== '')
         .join('\n');
-    const whole = () => read.filter((t) => t !== '').join('\n').slice(-MAX_WHOLE);
+    const whole = () =>
+      read
+        .filter((t) => t !== '')
+        .join('\n')
+        .slice(-MAX_WHOLE);
     const findings: Finding[] = [];
     let top = 0;
     this.compiled.forEach((c) => {

@@ -32,7 +32,15 @@ const WINDOW = 320;
 const MIN_SIDE = 3;
 
 const isKeyChar = (c: number): boolean =>
-  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f || c === 0x2f || c === 0x2b || c === 0x3d || c === 0x2e;
+  (c >= 0x30 && c <= 0x39) ||
+  (c >= 0x41 && c <= 0x5a) ||
+  (c >= 0x61 && c <= 0x7a) ||
+  c === 0x2d ||
+  c === 0x5f ||
+  c === 0x2f ||
+  c === 0x2b ||
+  c === 0x3d ||
+  c === 0x2e;
 
 /** Are there at least MIN_SIDE key characters just before `at` and just after `to`? */
 function keyOnBothSides(text: string, at: number, to: number): boolean {
@@ -50,7 +58,7 @@ export function joinedView(text: string): JoinedView | null {
   const joins: number[] = []; // start, end of each join that has key characters on both sides
   const re = JOIN;
   re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
     const at = m.index;
     const to = at + m[0].length;
     // `${` and `"}` of a literal interpolation have the key on one side only: `abc${"def"}ghi`.

@@ -45,8 +45,7 @@ const MAX_GROUP = 4;
 // prose after a key onto it (keyEnd below keeps the prose after a whole key out of the hit).
 const MAX_PIECE = 80;
 
-export const isTokenCode = (c: number): boolean =>
-  (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
+export const isTokenCode = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 const isAlnum = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 
 // Separator characters: space, tab, CR, LF, * ` | > ~ . , ; : " '
@@ -86,10 +85,19 @@ export function nextPiece(text: string, p: number): number {
 
 // Prefixes a laced secret can start with, and how many joined characters the longest shape after each needs.
 const PREFIXES: ReadonlyArray<readonly [string, number]> = [
-  ['sk', 256], ['rk_', 256], ['gh', 48], ['github_pat_', 96], ['npm_', 48], ['glpat-', 72], ['xox', 256], ['AIza', 48], ['hf_', 48],
-  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'].flatMap(
-    (p): Array<readonly [string, number]> => [[p, 24], [p.toLowerCase(), 24]],
-  ),
+  ['sk', 256],
+  ['rk_', 256],
+  ['gh', 48],
+  ['github_pat_', 96],
+  ['npm_', 48],
+  ['glpat-', 72],
+  ['xox', 256],
+  ['AIza', 48],
+  ['hf_', 48],
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'].flatMap((p): Array<readonly [string, number]> => [
+    [p, 24],
+    [p.toLowerCase(), 24],
+  ]),
 ];
 const BY_FIRST = new Map<number, Array<{ kept: string; bare: string; limit: number; upper: boolean }>>();
 for (const [x, limit] of PREFIXES) {
@@ -306,7 +314,7 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
   const re = ANCHOR;
   re.lastIndex = 0;
   const byPrefix = shapesByPrefix(shapes);
-  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null; ) {
+  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null;) {
     const tokenStart = a.index;
     re.lastIndex = tokenStart + 1;
     if (tokenStart < p) continue;

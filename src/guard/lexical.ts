@@ -133,10 +133,7 @@ export class LexicalMatcher {
     this.maxWords = Math.max(this.maxWords, words.length);
     let node = this.root;
     words.forEach((w, i) => {
-      node =
-        prefixLast && i === words.length - 1
-          ? edgeTo(node.prefixes, hashWord(w.slice(0, MIN_PREFIX)), w)
-          : edgeTo(node.exact, hashWord(w), w);
+      node = prefixLast && i === words.length - 1 ? edgeTo(node.prefixes, hashWord(w.slice(0, MIN_PREFIX)), w) : edgeTo(node.exact, hashWord(w), w);
     });
     node.tags.push(this.tags.length);
     this.tags.push(tag);
@@ -193,8 +190,7 @@ export class LexicalMatcher {
         if (tag.near < 0) {
           anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
           spots?.push({ detector: tag.detector, text: slotOf[start]!, offset: ws.start[start]! });
-        }
-        else {
+        } else {
           const e = events[tag.near]!;
           e.pos.push(start);
           e.set.push(tag.set);

@@ -122,7 +122,7 @@ export function moderationClassifier(opts: ModerationOptions): ExternalClassifie
           const hit =
             target.minScore === undefined
               ? r.categories?.[category] === true
-              : typeof r.category_scores?.[category] === 'number' && (r.category_scores[category]) >= target.minScore;
+              : typeof r.category_scores?.[category] === 'number' && r.category_scores[category] >= target.minScore;
           if (hit) findings.push({ rule: target.rule, action: target.action, detector: `${opts.id}:${category}`, where: inputs[i]!.where });
         }
       });

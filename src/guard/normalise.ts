@@ -74,7 +74,7 @@ export function normalise(original: string): Normalised {
   let starts = new Int32Array(cap);
   let ends = new Int32Array(cap);
   let length = 0;
-  for (let i = 0; i < n; ) {
+  for (let i = 0; i < n;) {
     const c = original.charCodeAt(i);
     if (c < 0x80) {
       // Printable ASCII, tab and line breaks pass; other control characters are dropped.

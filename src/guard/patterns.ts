@@ -33,7 +33,9 @@ export function compilePattern(doc: PatternDoc, path: string): OperatorPattern {
     re = RE2JS.compile(doc.pattern, doc.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (err) {
     const why = (err as Error).message.split('\n')[0];
-    throw new Error(`${path}/pattern: pattern "${doc.name}" is refused: RE2 cannot compile it, so its matching time is not guaranteed linear (${why})`, { cause: err });
+    throw new Error(`${path}/pattern: pattern "${doc.name}" is refused: RE2 cannot compile it, so its matching time is not guaranteed linear (${why})`, {
+      cause: err,
+    });
   }
   if (re.matcher('').find()) throw new Error(`${path}/pattern: pattern "${doc.name}" matches the empty string`);
   if (!re.matcher(doc.test).find()) throw new Error(`${path}/test: pattern "${doc.name}" does not match its test string`);

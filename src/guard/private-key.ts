@@ -137,7 +137,14 @@ function scanBody(text: string, from: number): BodyScan {
       // Footer: consume through its closing dashes (looked for within the line, 64 characters at most).
       let dashes = 0;
       while (dashes < 10 && text.charCodeAt(ts + dashes) === 0x2d) dashes++;
-      if (dashes >= 2 && text.slice(ts + dashes, ts + dashes + 4).replace(' ', '').slice(0, 3).toUpperCase() === 'END') {
+      if (
+        dashes >= 2 &&
+        text
+          .slice(ts + dashes, ts + dashes + 4)
+          .replace(' ', '')
+          .slice(0, 3)
+          .toUpperCase() === 'END'
+      ) {
         const limit = Math.min(le, ts + 64);
         let close = -1;
         for (let k = ts + dashes + 3; k + 2 <= limit && close < 0; k++) {
@@ -189,14 +196,14 @@ function base64Between(text: string, from: number, to: number): number {
   const re = new RegExp(BASE64_LINE.source, 'g');
   const slice = text.slice(from, to);
   let total = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(slice)) !== null; ) total += m[0].length;
+  for (let m: RegExpExecArray | null; (m = re.exec(slice)) !== null;) total += m[0].length;
   return total;
 }
 
 function matchesOf(re: RegExp, text: string): Array<{ start: number; end: number }> {
   const out: Array<{ start: number; end: number }> = [];
   const r = new RegExp(re.source, re.flags);
-  for (let m: RegExpExecArray | null; (m = r.exec(text)) !== null; ) out.push({ start: m.index, end: m.index + m[0].length });
+  for (let m: RegExpExecArray | null; (m = r.exec(text)) !== null;) out.push({ start: m.index, end: m.index + m[0].length });
   return out;
 }
 
@@ -247,7 +254,7 @@ export function findHeaderlessKeys(text: string): Block[] {
   if (!text.includes('MI') && !text.includes('MH') && !text.includes('MC') && !text.includes('b3BlbnNzaC1')) return blocks;
   const re = new RegExp(DER_START.source, 'g');
   let after = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null; ) {
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
     if (m.index < after) continue;
     const before = m.index > 0 ? text.charCodeAt(m.index - 1) : 0;
     if (isBase64Code(before) && before !== 0x3d) {

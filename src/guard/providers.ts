@@ -60,19 +60,47 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   // npm: npm_ + 36, GitHub's format and checksum.
   { kind: 'npm-token', must: 'npm_', laced: ['npm_'], re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4) },
   // GitLab personal, project and group access tokens.
-  { kind: 'gitlab-token', must: 'glpat-', laced: ['glpat-'], re: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,64}(?![A-Za-z0-9_-])/g, accept: (m) => /[0-9]/.test(m.slice(6)) && /[A-Za-z]/.test(m.slice(6)) },
+  {
+    kind: 'gitlab-token',
+    must: 'glpat-',
+    laced: ['glpat-'],
+    re: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,64}(?![A-Za-z0-9_-])/g,
+    accept: (m) => /[0-9]/.test(m.slice(6)) && /[A-Za-z]/.test(m.slice(6)),
+  },
   // Slack bot, user, app-level, refresh and configuration tokens: xox? + numeric team/user ids + a secret part.
   { kind: 'slack-token', must: 'xox', laced: ['xox'], re: /(?<![A-Za-z0-9])xox[abposre]-[0-9]{6,16}-[0-9A-Za-z-]{16,200}(?![A-Za-z0-9-])/g },
-  { kind: 'slack-token', must: 'hooks.slack.com/', re: /hooks\.slack\.com\/(?:services|workflows|triggers)\/T[A-Z0-9]{6,12}\/[A-Z0-9]{6,14}\/[A-Za-z0-9]{20,40}/g },
+  {
+    kind: 'slack-token',
+    must: 'hooks.slack.com/',
+    re: /hooks\.slack\.com\/(?:services|workflows|triggers)\/T[A-Z0-9]{6,12}\/[A-Z0-9]{6,14}\/[A-Za-z0-9]{20,40}/g,
+  },
   // Stripe secret and restricted keys, live and test.
-  { kind: 'stripe-key', must: '_live_', laced: ['sk', 'rk_'], re: /(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{20,247}(?![A-Za-z0-9_])/g, accept: (m) => mixed(m.slice(8)) },
-  { kind: 'stripe-key', must: '_test_', laced: ['sk', 'rk_'], re: /(?<![A-Za-z0-9_])(?:sk|rk)_test_[A-Za-z0-9]{20,247}(?![A-Za-z0-9_])/g, accept: (m) => mixed(m.slice(8)) },
+  {
+    kind: 'stripe-key',
+    must: '_live_',
+    laced: ['sk', 'rk_'],
+    re: /(?<![A-Za-z0-9_])(?:sk|rk)_live_[A-Za-z0-9]{20,247}(?![A-Za-z0-9_])/g,
+    accept: (m) => mixed(m.slice(8)),
+  },
+  {
+    kind: 'stripe-key',
+    must: '_test_',
+    laced: ['sk', 'rk_'],
+    re: /(?<![A-Za-z0-9_])(?:sk|rk)_test_[A-Za-z0-9]{20,247}(?![A-Za-z0-9_])/g,
+    accept: (m) => mixed(m.slice(8)),
+  },
   // Google API keys.
   { kind: 'google-api-key', must: 'AIza', laced: ['AIza'], re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g },
   // Anthropic API and admin keys.
   { kind: 'anthropic-key', must: 'sk-ant-', laced: ['sk'], re: /(?<![A-Za-z0-9])sk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_-]{32,200}/g },
   // Hugging Face user access tokens.
-  { kind: 'huggingface-token', must: 'hf_', laced: ['hf_'], re: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9_])/g, accept: (m) => /[A-Z]/.test(m) && /[a-z]/.test(m.slice(3)) },
+  {
+    kind: 'huggingface-token',
+    must: 'hf_',
+    laced: ['hf_'],
+    re: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9_])/g,
+    accept: (m) => /[A-Z]/.test(m) && /[a-z]/.test(m.slice(3)),
+  },
   // SendGrid API keys: SG. + 22 + . + 43.
   { kind: 'sendgrid-key', must: 'SG.', re: /(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g },
   // PyPI API tokens: a macaroon whose first bytes encode "pypi.org".

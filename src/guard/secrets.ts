@@ -63,7 +63,10 @@ const AWS_PREFIXES = 'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASC
 // run of capitals and digits: a hash) do.
 // (The one-character lookbehind first: it fails at once at most places, before the longer one is read.)
 const AWS_KEY_ID = new RegExp(`(?<![A-Z])(?<![A-Z][0-9]{0,64})(?:${AWS_PREFIXES})[A-Z0-9]{16}(?![A-Z])(?![0-9]{0,64}[A-Z])`, 'g');
-const AWS_KEY_ID_LOWER = new RegExp(`(?<![A-Za-z])(?<![A-Za-z][0-9]{0,64})(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z])(?![0-9]{0,64}[A-Za-z])`, 'g');
+const AWS_KEY_ID_LOWER = new RegExp(
+  `(?<![A-Za-z])(?<![A-Za-z][0-9]{0,64})(?:${AWS_PREFIXES.toLowerCase()})[a-z2-7]{16}(?![A-Za-z])(?![0-9]{0,64}[A-Za-z])`,
+  'g',
+);
 const hasDigit = (s: string): boolean => /[0-9]/.test(s);
 
 /**
@@ -120,8 +123,22 @@ const LACED: LacedShape[] = [
     accept: hasDigit,
   },
   // Provider prefixes hold an underscore, which a laced reading without `-`/`_` drops: their own bare forms.
-  { kind: 'github-token', prefixes: ['gh'], re: /gh[pousr][A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3) },
-  { kind: 'npm-token', prefixes: ['npm_'], re: /npm[A-Za-z0-9]{36}/y, reading: 'bare', fixed: true, accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3) },
+  {
+    kind: 'github-token',
+    prefixes: ['gh'],
+    re: /gh[pousr][A-Za-z0-9]{36}/y,
+    reading: 'bare',
+    fixed: true,
+    accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3),
+  },
+  {
+    kind: 'npm-token',
+    prefixes: ['npm_'],
+    re: /npm[A-Za-z0-9]{36}/y,
+    reading: 'bare',
+    fixed: true,
+    accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3),
+  },
   {
     kind: 'stripe-key',
     prefixes: ['sk', 'rk_'],
@@ -130,16 +147,14 @@ const LACED: LacedShape[] = [
     fixed: false,
     accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
   },
-  ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
-    (p): LacedShape => ({
-      kind: p.kind,
-      prefixes: p.laced!,
-      re: bare(p.re),
-      reading: 'kept',
-      fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
-      ...(p.accept ? { accept: p.accept } : {}),
-    }),
-  ),
+  ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map((p): LacedShape => ({
+    kind: p.kind,
+    prefixes: p.laced!,
+    re: bare(p.re),
+    reading: 'kept',
+    fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+    ...(p.accept ? { accept: p.accept } : {}),
+  })),
 ];
 
 /** Does the run after `sk-` (at text[s, e)) read as a random key rather than an identifier? */
@@ -182,7 +197,10 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
     }
   }
   if (kinds.has('aws-access-key-id')) {
-    for (const [re, check] of [[AWS_KEY_ID, null], [AWS_KEY_ID_LOWER, hasDigit]] as const) {
+    for (const [re, check] of [
+      [AWS_KEY_ID, null],
+      [AWS_KEY_ID_LOWER, hasDigit],
+    ] as const) {
       re.lastIndex = 0;
       let m: RegExpExecArray | null;
       while ((m = re.exec(text)) !== null) {

@@ -26,18 +26,7 @@ export interface ChatLike {
 
 /** How a secret reached the detector when it was not written out plainly in one text. */
 export type Via =
-  | 'split'
-  | 'base64'
-  | 'hex'
-  | 'percent'
-  | 'unicode-escape'
-  | 'base32'
-  | 'html-entities'
-  | 'octal-escape'
-  | 'char-codes'
-  | 'compressed'
-  | 'reversed'
-  | 'rot13';
+  'split' | 'base64' | 'hex' | 'percent' | 'unicode-escape' | 'base32' | 'html-entities' | 'octal-escape' | 'char-codes' | 'compressed' | 'reversed' | 'rot13';
 
 export interface Finding {
   rule: string;

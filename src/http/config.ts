@@ -10,18 +10,16 @@ import { Ms, Strict } from '../config/schema-kit.js';
 export const HOST_NAMES = ['api', 'auth', 'console', 'site', 'graph', 'admin'] as const;
 export type HostName = (typeof HOST_NAMES)[number];
 
-export const ListenerSchema = Strict(
-  {
-    host: Type.String({ minLength: 1 }),
-    port: Type.Integer({ minimum: 0, maximum: 65535, description: '0 picks a free port.' }),
-    url: Type.Optional(
-      Type.String({
-        pattern: '^https?://[^/?#]+$',
-        description: 'Public origin of this host (scheme, host, optional port; no path). Defaults to http://localhost:<bound port>.',
-      }),
-    ),
-  },
-);
+export const ListenerSchema = Strict({
+  host: Type.String({ minLength: 1 }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, description: '0 picks a free port.' }),
+  url: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^/?#]+$',
+      description: 'Public origin of this host (scheme, host, optional port; no path). Defaults to http://localhost:<bound port>.',
+    }),
+  ),
+});
 
 export const ListenersSchema = Strict(Object.fromEntries(HOST_NAMES.map((name) => [name, ListenerSchema])) as Record<HostName, typeof ListenerSchema>);
 
@@ -29,16 +27,27 @@ export const HttpBoundsSchema = Strict(
   {
     headersTimeoutMs: Type.Optional(Ms({ description: 'Time a client has to send the whole request head (default 10000). Cuts slowloris clients.' })),
     requestTimeoutMs: Type.Optional(
-      Ms({ description: 'Time a client has to send the whole request, head and body (default 60000). Not the answer\'s time: the synchronous wait starts once the request is in.' }),
+      Ms({
+        description:
+          "Time a client has to send the whole request, head and body (default 60000). Not the answer's time: the synchronous wait starts once the request is in.",
+      }),
     ),
-    bodyIdleMs: Type.Optional(Ms({ description: 'Longest silence while a declared body is still arriving (default 5000): a stalled body is cut within seconds.' })),
+    bodyIdleMs: Type.Optional(
+      Ms({ description: 'Longest silence while a declared body is still arriving (default 5000): a stalled body is cut within seconds.' }),
+    ),
     keepAliveMs: Type.Optional(
-      Ms({ description: 'How long an idle keep-alive connection is kept (default 65000: longer than common load balancers\' 60 s idle, so the balancer closes first).' }),
+      Ms({
+        description:
+          "How long an idle keep-alive connection is kept (default 65000: longer than common load balancers' 60 s idle, so the balancer closes first).",
+      }),
     ),
     maxHeaderBytes: Type.Optional(Type.Integer({ minimum: 1024, description: 'Largest request head in bytes (default 16384); larger is answered 431.' })),
     maxHeadersCount: Type.Optional(Type.Integer({ minimum: 8, description: 'Most request headers read (default 100); the rest are ignored.' })),
     maxConnections: Type.Optional(
-      Type.Integer({ minimum: 1, description: 'Most open connections per listener (default 4096); more are refused at accept, so file descriptors stay for the store and upstreams.' }),
+      Type.Integer({
+        minimum: 1,
+        description: 'Most open connections per listener (default 4096); more are refused at accept, so file descriptors stay for the store and upstreams.',
+      }),
     ),
   },
   { description: 'Bounds on every listener (src/http/listener.ts). Each is optional; the defaults are in the descriptions.' },

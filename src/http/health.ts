@@ -50,7 +50,9 @@ export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, maySc
     }
     if (ctx.path === '/readyz') {
       const checks = await probe();
-      const failed = Object.entries(checks).filter(([, ok]) => !ok).map(([name]) => name);
+      const failed = Object.entries(checks)
+        .filter(([, ok]) => !ok)
+        .map(([name]) => name);
       ctx.set('cache-control', 'no-store');
       if (failed.length === 0) {
         ctx.body = { status: 'ready', checks };
@@ -64,7 +66,10 @@ export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, maySc
     if (serveMetrics && ctx.path === '/metrics') {
       const token = /^Bearer[ \t]+(\S+)$/i.exec(ctx.get('authorization'))?.[1];
       if (token === undefined || !mayScrape(token)) {
-        const refused = new GatewayError('admin-unauthorized', 'GET /metrics needs Authorization: Bearer <operator token> or the scrape token of metrics.scrapeTokenSha256');
+        const refused = new GatewayError(
+          'admin-unauthorized',
+          'GET /metrics needs Authorization: Bearer <operator token> or the scrape token of metrics.scrapeTokenSha256',
+        );
         ctx.status = refused.status;
         ctx.set('www-authenticate', 'Bearer');
         ctx.body = toWire(refused);

@@ -211,12 +211,18 @@ export class ListenError extends Error {
     cause: NodeJS.ErrnoException,
   ) {
     const why =
-      cause.code === 'EADDRINUSE' ? 'the port is taken (another portcullis, or another program, is listening there)'
-      : cause.code === 'EACCES' ? 'permission denied (ports below 1024 need privileges)'
-      : cause.code === 'EADDRNOTAVAIL' ? 'the address is not one of this machine\'s'
-      : (cause.code ?? cause.message);
+      cause.code === 'EADDRINUSE'
+        ? 'the port is taken (another portcullis, or another program, is listening there)'
+        : cause.code === 'EACCES'
+          ? 'permission denied (ports below 1024 need privileges)'
+          : cause.code === 'EADDRNOTAVAIL'
+            ? "the address is not one of this machine's"
+            : (cause.code ?? cause.message);
     const env = `PORTCULLIS_${listener.toUpperCase()}_PORT`;
-    super(`portcullis: the ${listener} listener cannot bind ${host}:${port}: ${why}; choose another port with ${env} or listeners.${listener}.port in config/gateway.yaml`, { cause });
+    super(
+      `portcullis: the ${listener} listener cannot bind ${host}:${port}: ${why}; choose another port with ${env} or listeners.${listener}.port in config/gateway.yaml`,
+      { cause },
+    );
     this.name = 'ListenError';
   }
 }

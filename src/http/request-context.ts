@@ -69,7 +69,14 @@ export function requestContext(listener: string, log: Logger, lifecycle: Lifecyc
         if (g) for (const action of ['block', 'redact', 'flag'] as const) for (const rule of g[action] ?? []) metrics.guardrail.inc({ rule, action });
         const principalId = call?.identity?.principal?.id;
         span.updateName(`${ctx.method} ${route}`);
-        span.setAttributes({ 'http.request.method': ctx.method, 'http.route': route, 'http.response.status_code': status, 'portcullis.listener': listener, 'portcullis.request_id': requestId, ...(code ? { 'error.type': code } : {}) });
+        span.setAttributes({
+          'http.request.method': ctx.method,
+          'http.route': route,
+          'http.response.status_code': status,
+          'portcullis.listener': listener,
+          'portcullis.request_id': requestId,
+          ...(code ? { 'error.type': code } : {}),
+        });
         if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: code || String(status) });
         span.end();
         // Probes come every few seconds from every balancer: their lines are debug, every other request's info.

@@ -155,11 +155,15 @@ export class JobEngine {
         if (ended) return ended.job ?? (await this.jobs.get(job.jobId)) ?? { ...job, status: 'succeeded', result };
         return await finish({ status: 'succeeded', result });
       } catch (err) {
-        const e =
-          expiry.aborted ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
-          : signal.aborted ? (signal.reason instanceof GatewayError ? signal.reason : new GatewayError('job-interrupted'))
-          : err instanceof GatewayError ? err
-          : new GatewayError('internal-error');
+        const e = expiry.aborted
+          ? new GatewayError('job-expired', `the job ran longer than ${s.maxRunMs} ms and was stopped`)
+          : signal.aborted
+            ? signal.reason instanceof GatewayError
+              ? signal.reason
+              : new GatewayError('job-interrupted')
+            : err instanceof GatewayError
+              ? err
+              : new GatewayError('internal-error');
         if (!(err instanceof GatewayError)) this.log.error('job.failed', { jobId: job.jobId, error: (err as Error)?.name });
         return await finish({ status: expiry.aborted ? 'expired' : 'failed', error: { code: e.code, message: e.message } });
       } finally {
@@ -215,17 +219,17 @@ export class JobEngine {
     if (this.#starting.size === 0) return;
     const ids = [...this.#starting];
     this.#starting.clear();
-    await this.jobs.markRunning(this.instanceId, ids, new Date().toISOString()).catch((err: Error) =>
-      this.log.warn('job.mark.failed', { jobs: ids.length, error: err.name }),
-    );
+    await this.jobs
+      .markRunning(this.instanceId, ids, new Date().toISOString())
+      .catch((err: Error) => this.log.warn('job.mark.failed', { jobs: ids.length, error: err.name }));
   }
 
   async #renew(): Promise<void> {
     const ids = [...this.#running.keys()];
     if (ids.length === 0) return;
-    await this.jobs.renew(this.instanceId, ids, this.now() + this.settings().leaseMs).catch((err: Error) =>
-      this.log.warn('job.lease.renew.failed', { jobs: ids.length, error: err.name }),
-    );
+    await this.jobs
+      .renew(this.instanceId, ids, this.now() + this.settings().leaseMs)
+      .catch((err: Error) => this.log.warn('job.lease.renew.failed', { jobs: ids.length, error: err.name }));
   }
 
   /** Fails jobs whose runner died and releases what they held. Returns how many it failed. */
@@ -242,9 +246,7 @@ export class JobEngine {
       this.log.warn('job.interrupted', { jobId: job.jobId, owner: job.owner });
       // Release what it held and write its receipt in one settlement; if its runner settled before dying,
       // the receipt is there and this changes nothing.
-      await this.meter
-        .settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now)))
-        .catch(() => undefined);
+      await this.meter.settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now))).catch(() => undefined);
     }
     return swept.length;
   }

@@ -107,7 +107,13 @@ async function forwardWithFallback(call: Call, signal: AbortSignal, retries: num
   } catch (err) {
     const fallback = model.fallbackModel ? call.runtime.models.get(model.fallbackModel) : undefined;
     if (!fallback?.upstream || !mayFailOver(err) || signal.aborted || !fallbackTakes(call, fallback)) throw err;
-    const { answer, target } = await forwardRoute(fallback.upstream, upstreamPayload({ ...call.forward!, model: fallback.upstreamModel }), normaliseAnswer, signal, retries);
+    const { answer, target } = await forwardRoute(
+      fallback.upstream,
+      upstreamPayload({ ...call.forward!, model: fallback.upstreamModel }),
+      normaliseAnswer,
+      signal,
+      retries,
+    );
     upstreamMetrics.fallbacks.inc({ model: model.id, fallback: fallback.id });
     call.upstreamOrigin = `${fallback.route}/${target.name}`;
     call.fallbackModel = fallback.id;

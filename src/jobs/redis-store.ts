@@ -111,7 +111,15 @@ export class RedisJobStore implements JobStore {
     const status = patch.status;
     const terminal = status === 'succeeded' || status === 'failed' || status === 'expired';
     const pairs = Object.entries(patch).flatMap(([k, v]) => (k === 'status' || v === undefined ? [] : [k, JSON.stringify(v)]));
-    return [status ?? '', owner, String(retentionMs), jobId, terminal ? '1' : '0', patch.leaseUntil === undefined ? '' : this.#left(patch.leaseUntil), ...pairs];
+    return [
+      status ?? '',
+      owner,
+      String(retentionMs),
+      jobId,
+      terminal ? '1' : '0',
+      patch.leaseUntil === undefined ? '' : this.#left(patch.leaseUntil),
+      ...pairs,
+    ];
   }
 
   async createOrAttach(job: JobRecord, retentionMs: number) {
@@ -141,12 +149,12 @@ export class RedisJobStore implements JobStore {
 
   /** `now` only dates the failure; whether a lease ended is judged on the Redis server's clock. */
   async sweep(now: number, limit: number, retentionMs: number) {
-    const reply = (await this.#store.runScript('jobs.sweep', SWEEP, [this.#lease, this.#prefix], [
-      String(limit),
-      String(retentionMs),
-      JSON.stringify(INTERRUPTED),
-      JSON.stringify(new Date(now).toISOString()),
-    ])) as unknown[];
+    const reply = (await this.#store.runScript(
+      'jobs.sweep',
+      SWEEP,
+      [this.#lease, this.#prefix],
+      [String(limit), String(retentionMs), JSON.stringify(INTERRUPTED), JSON.stringify(new Date(now).toISOString())],
+    )) as unknown[];
     return reply.map((r) => decode(r)!);
   }
 

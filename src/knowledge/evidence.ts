@@ -13,7 +13,17 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 
-export const NODE_KINDS = ['cwe', 'capec', 'cve', 'attack-technique', 'attack-mitigation', 'ai-incident', 'atlas-technique', 'owasp-llm', 'owasp-agentic'] as const;
+export const NODE_KINDS = [
+  'cwe',
+  'capec',
+  'cve',
+  'attack-technique',
+  'attack-mitigation',
+  'ai-incident',
+  'atlas-technique',
+  'owasp-llm',
+  'owasp-agentic',
+] as const;
 export type NodeKind = (typeof NODE_KINDS)[number];
 
 export interface EvidenceNode {

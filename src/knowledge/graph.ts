@@ -97,7 +97,7 @@ export function shortestPath(evidence: Evidence, p: PathParams) {
   if (!seen.has(to.id)) return { from: from.id, to: to.id, found: false, truncated, length: null, nodes: [], edges: [] };
   const ids = [to.id];
   const edges: Array<{ from: string; type: string; to: string }> = [];
-  for (let at = to.id; at !== from.id; ) {
+  for (let at = to.id; at !== from.id;) {
     const step = back.get(at)!;
     // An `in` relation seen from prev means at -type-> prev in the data; keep the data's direction.
     edges.unshift(step.r.direction === 'out' ? { from: step.prev, type: step.r.type, to: at } : { from: at, type: step.r.type, to: step.prev });

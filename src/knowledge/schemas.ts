@@ -18,7 +18,13 @@ export const knowledgeSearchSchema = {
   additionalProperties: false,
   required: ['q'],
   properties: {
-    q: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S', description: 'Words or an identifier to search for (ranked full text, stemmed, prefix-matched).' },
+    q: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '\\S',
+      description: 'Words or an identifier to search for (ranked full text, stemmed, prefix-matched).',
+    },
     kind: { enum: [...NODE_KINDS], description: 'Only entries of this kind.' },
     limit: { type: 'integer', minimum: 1, maximum: 50, default: 10, description: 'Results per page.' },
     offset: { type: 'integer', minimum: 0, maximum: 1000, default: 0, description: 'Results to skip (pagination).' },
@@ -87,10 +93,14 @@ const coercing = new Ajv({ allErrors: false, strict: true, useDefaults: true, co
 function reader<T>(schema: object, ajv: Ajv): (input: unknown) => T {
   const check: ValidateFunction = ajv.compile(schema);
   return (input) => {
-    const copy = input && typeof input === 'object' && !Array.isArray(input) ? { ...(input) } : input;
+    const copy = input && typeof input === 'object' && !Array.isArray(input) ? { ...input } : input;
     if (check(copy)) return copy as T;
     const e = check.errors?.[0];
-    const field = e?.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : ((e?.params as { additionalProperty?: string; missingProperty?: string })?.additionalProperty ?? (e?.params as { missingProperty?: string })?.missingProperty ?? 'query');
+    const field = e?.instancePath
+      ? e.instancePath.slice(1).replace(/\//g, '.')
+      : ((e?.params as { additionalProperty?: string; missingProperty?: string })?.additionalProperty ??
+        (e?.params as { missingProperty?: string })?.missingProperty ??
+        'query');
     throw new GatewayError('invalid-knowledge-query', `${field}: ${e?.message ?? 'invalid'}`);
   };
 }

@@ -32,7 +32,9 @@ const WHOLE_ID = /^(?:(?:cwe|capec|cve|inc)-\d+(?:-\d+)?|(?:aml\.)?[tm]\d{4}(?:\
  * search (MiniSearch's documented way is to drop them in processTerm).
  */
 const STOP_WORDS = new Set(
-  'a an and are as at be been but by can could do does for from has have if in into is it its may might must no not of on or such than that the their then there these this to was were when which while will with would'.split(' '),
+  'a an and are as at be been but by can could do does for from has have if in into is it its may might must no not of on or such than that the their then there these this to was were when which while will with would'.split(
+    ' ',
+  ),
 );
 
 /** A query term: an id as it is, a word by its Porter stem, a function word not at all. */
@@ -67,7 +69,17 @@ export interface SearchPage {
 }
 
 /** Described entries weigh more than ids known only by mention, which carry no text of their own. */
-const KIND_BOOST: Record<string, number> = { cwe: 1.3, 'attack-technique': 1.2, 'attack-mitigation': 1.1, cve: 1, 'ai-incident': 1, capec: 0.8, 'atlas-technique': 0.8, 'owasp-llm': 0.8, 'owasp-agentic': 0.8 };
+const KIND_BOOST: Record<string, number> = {
+  cwe: 1.3,
+  'attack-technique': 1.2,
+  'attack-mitigation': 1.1,
+  cve: 1,
+  'ai-incident': 1,
+  capec: 0.8,
+  'atlas-technique': 0.8,
+  'owasp-llm': 0.8,
+  'owasp-agentic': 0.8,
+};
 
 /** The index's options; the same object builds an index and reads a serialized one back. */
 function indexOptions(evidence: Evidence): Options<EvidenceNode> {
@@ -97,7 +109,10 @@ const PROBE = 'CWE-89 AML.T0051 LLM01 T1059.001 INC-05172 Injected the queries, 
  */
 export function indexFingerprint(): string {
   const terms = tokenize(PROBE).map((t) => [indexTerm(t), queryTerm(t)]);
-  return createHash('sha256').update(JSON.stringify({ fields: FIELDS, terms, stop: [...STOP_WORDS], minisearch: MINISEARCH_VERSION })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify({ fields: FIELDS, terms, stop: [...STOP_WORDS], minisearch: MINISEARCH_VERSION }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /** Where `npm run build` writes the index: beside this module once compiled (dist/knowledge/). */

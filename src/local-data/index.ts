@@ -45,7 +45,9 @@ function lock(dir: string): () => void {
   if (existsSync(path)) {
     const pid = Number(readFileSync(path, 'utf8').trim());
     if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-      throw new LocalDataError(`portcullis: another portcullis (pid ${pid}) is using the data folder ${dir}; stop it, or give this one its own folder with PORTCULLIS_DATA_DIR`);
+      throw new LocalDataError(
+        `portcullis: another portcullis (pid ${pid}) is using the data folder ${dir}; stop it, or give this one its own folder with PORTCULLIS_DATA_DIR`,
+      );
     }
   }
   writeFileSync(path, `${process.pid}\n`);

@@ -30,7 +30,11 @@ export function boundsRefusal(message: unknown): Refusal | null {
   if (Array.isArray(message)) {
     return {
       status: 400,
-      body: { jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: 'JSON-RPC batches are not accepted (MCP 2025-06-18 removed batching): send one message per request' } },
+      body: {
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: ErrorCode.InvalidRequest, message: 'JSON-RPC batches are not accepted (MCP 2025-06-18 removed batching): send one message per request' },
+      },
     };
   }
   const limit = MAX_DEPTH + ENVELOPE_DEPTH;

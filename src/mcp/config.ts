@@ -12,7 +12,10 @@ export const GraphSchema = Strict(
       }),
     ),
     queue: Type.Optional(
-      Type.Integer({ minimum: 0, description: 'Calls that may wait for a busy worker (default 8); past it a request is refused 503 tool-busy before it is read.' }),
+      Type.Integer({
+        minimum: 0,
+        description: 'Calls that may wait for a busy worker (default 8); past it a request is refused 503 tool-busy before it is read.',
+      }),
     ),
     callMs: Type.Optional(
       Ms({ description: "A call's budget of worker time (default 2000); past it the worker is stopped and the call refused 422 tool-call-too-long." }),

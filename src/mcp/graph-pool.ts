@@ -41,7 +41,11 @@ interface Task {
   reject(err: Error): void;
 }
 
-type Reply = { ready: true } | { id: number; answer: object } | { id: number; refused: { code: ErrorCode; message: string; param: string | null } } | { id: number; failed: string };
+type Reply =
+  | { ready: true }
+  | { id: number; answer: object }
+  | { id: number; refused: { code: ErrorCode; message: string; param: string | null } }
+  | { id: number; failed: string };
 
 class Thread {
   readonly worker: Worker;
@@ -100,7 +104,12 @@ export class GraphPool {
       // Start a thread when there is room for one and none is still loading (it takes the next task).
       const loading = [...this.#threads].some((t) => !t.ready);
       if (!loading && this.#threads.size < Math.max(1, this.#settings().workers)) {
-        this.#threads.add(new Thread((t, r) => this.#reply(t, r), (t) => this.#exit(t)));
+        this.#threads.add(
+          new Thread(
+            (t, r) => this.#reply(t, r),
+            (t) => this.#exit(t),
+          ),
+        );
       }
       return;
     }
@@ -145,7 +154,13 @@ export class GraphPool {
     if (!this.#threads.delete(t)) return;
     if (t.timer) clearTimeout(t.timer);
     if (t.idle) clearTimeout(t.idle);
-    if (t.task) t.task.reject(new GatewayError('tool-call-too-long', `the call ran longer than ${this.#settings().callMs} ms of a worker's time and was stopped; ask for less (a smaller depth or limit)`));
+    if (t.task)
+      t.task.reject(
+        new GatewayError(
+          'tool-call-too-long',
+          `the call ran longer than ${this.#settings().callMs} ms of a worker's time and was stopped; ask for less (a smaller depth or limit)`,
+        ),
+      );
     t.task = null;
     this.#pump();
   }

@@ -57,14 +57,16 @@ export const GRAPH_TOOLS: readonly GraphTool[] = [
   {
     name: 'graph_neighbours',
     title: 'Walk neighbours',
-    description: 'Nodes reachable from a node within `depth` hops (at most 3), following only the edge `types` given (default all) in `direction` (out, in, both); at most `limit` nodes (200).',
+    description:
+      'Nodes reachable from a node within `depth` hops (at most 3), following only the edge `types` given (default all) in `direction` (out, in, both); at most `limit` nodes (200).',
     inputSchema: graphNeighboursSchema,
     run: (k, args) => neighbours(k.evidence, readNeighboursArgs(args)),
   },
   {
     name: 'graph_shortest_path',
     title: 'Shortest path between two ids',
-    description: 'The fewest-hop path between two nodes over edges in either direction (at most `maxDepth` hops, 8), each edge as the data states it, e.g. from a CVE through its CWE to the weakness class above it.',
+    description:
+      'The fewest-hop path between two nodes over edges in either direction (at most `maxDepth` hops, 8), each edge as the data states it, e.g. from a CVE through its CWE to the weakness class above it.',
     inputSchema: graphPathSchema,
     run: (k, args) => shortestPath(k.evidence, readPathArgs(args)),
   },
@@ -85,10 +87,20 @@ export function runHere(knowledge: () => Knowledge): RunGraphTool {
 export function createGraphMcpServer(run: RunGraphTool): Server {
   const server = new Server(
     { ...SERVER_INFO, name: 'portcullis-graph' },
-    { capabilities: { tools: {} }, instructions: 'A read-only graph of MITRE CWE, CAPEC references, MITRE ATT&CK Enterprise and CISA KEV. Start with graph_search, then graph_get_node, graph_neighbours and graph_shortest_path.' },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        'A read-only graph of MITRE CWE, CAPEC references, MITRE ATT&CK Enterprise and CISA KEV. Start with graph_search, then graph_get_node, graph_neighbours and graph_shortest_path.',
+    },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: GRAPH_TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } })),
+    tools: GRAPH_TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
     const tool = GRAPH_TOOLS.find((t) => t.name === req.params.name);

@@ -37,7 +37,11 @@ export async function negotiateVersion(body: unknown, header: string | undefined
       body: {
         jsonrpc: '2.0',
         id: single && (typeof single.id === 'string' || typeof single.id === 'number') ? single.id : null,
-        error: { code: UNSUPPORTED_PROTOCOL_VERSION, message: `Unsupported protocol version: ${header}`, data: { supported: SUPPORTED_PROTOCOL_VERSIONS, requested: header } },
+        error: {
+          code: UNSUPPORTED_PROTOCOL_VERSION,
+          message: `Unsupported protocol version: ${header}`,
+          data: { supported: SUPPORTED_PROTOCOL_VERSIONS, requested: header },
+        },
       },
     };
   }
@@ -46,7 +50,10 @@ export async function negotiateVersion(body: unknown, header: string | undefined
 
 /** The server's own initialize answer (over an in-process transport pair), as a `server/discover` result. */
 async function discover(server: Server): Promise<Record<string, unknown>> {
-  const [{ Client }, { InMemoryTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/inMemory.js')]);
+  const [{ Client }, { InMemoryTransport }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/inMemory.js'),
+  ]);
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'portcullis-discover', version: '1' });
   try {

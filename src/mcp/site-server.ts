@@ -14,7 +14,7 @@ import { SERVER_INFO } from './server-info.js';
 
 const INSTRUCTIONS =
   'Security-research inference and public security knowledge. svc_knowledge_search, svc_knowledge_context and svc_models need no credential; ' +
-  'svc_research_status and svc_chat_completion use the connection\'s Authorization: Bearer <PAT>, issued by your account holder. ' +
+  "svc_research_status and svc_chat_completion use the connection's Authorization: Bearer <PAT>, issued by your account holder. " +
   'Every result carries the HTTP status and body of the matching API route. A PAT tool called without a valid PAT is an HTTP 401 whose WWW-Authenticate names the resource metadata saying how to get one.';
 
 export function createSiteMcpServer(api: NodeHandler, remoteAddress: string): Server {

@@ -33,7 +33,8 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
   {
     name: 'svc_knowledge_search',
     title: 'Search security knowledge',
-    description: 'Ranked full-text search over MITRE CWE, CAPEC references, MITRE ATT&CK Enterprise and the CISA KEV catalog. Answers {object, query, total, offset, limit, data: [{id, kind, title, snippet, score}]}.',
+    description:
+      'Ranked full-text search over MITRE CWE, CAPEC references, MITRE ATT&CK Enterprise and the CISA KEV catalog. Answers {object, query, total, offset, limit, data: [{id, kind, title, snippet, score}]}.',
     inputSchema: knowledgeSearchSchema,
     method: 'GET',
     path: '/v1/knowledge/search',
@@ -45,7 +46,8 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
   {
     name: 'svc_knowledge_context',
     title: 'One knowledge entry with its relations',
-    description: 'The full text of one entry (CWE-89, CAPEC-66, CVE-..., T1190, M1048) and its typed relations (child-of, related-attack-pattern, observed-example, weakness, mitigates, subtechnique-of, ...).',
+    description:
+      'The full text of one entry (CWE-89, CAPEC-66, CVE-..., T1190, M1048) and its typed relations (child-of, related-attack-pattern, observed-example, weakness, mitigates, subtechnique-of, ...).',
     inputSchema: knowledgeContextSchema,
     method: 'GET',
     path: '/v1/knowledge/context',
@@ -68,8 +70,9 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
   },
   {
     name: 'svc_research_status',
-    title: 'Research status of the connection\'s principal',
-    description: 'GET /v1/research/status with the connection\'s PAT: {status, reason, freeTier, trust, scopes}. On `verification-required` a person must verify (POST /v1/research/ekyc/start returns the URL).',
+    title: "Research status of the connection's principal",
+    description:
+      "GET /v1/research/status with the connection's PAT: {status, reason, freeTier, trust, scopes}. On `verification-required` a person must verify (POST /v1/research/ekyc/start returns the URL).",
     inputSchema: noArguments,
     method: 'GET',
     path: '/v1/research/status',
@@ -81,7 +84,8 @@ export const AGENT_TOOLS: readonly AgentTool[] = [
   {
     name: 'svc_chat_completion',
     title: 'Chat completion (OpenAI shape)',
-    description: 'POST /v1/chat/completions with the connection\'s PAT: the same admission, guardrails, metering and signed receipt as the HTTP route. Answers an OpenAI chat.completion plus billing, receiptId, usage and chargedMicroUSD. Tool calls are returned to you; run them yourself.',
+    description:
+      "POST /v1/chat/completions with the connection's PAT: the same admission, guardrails, metering and signed receipt as the HTTP route. Answers an OpenAI chat.completion plus billing, receiptId, usage and chargedMicroUSD. Tool calls are returned to you; run them yourself.",
     inputSchema: chatRequestSchema,
     method: 'POST',
     path: '/v1/chat/completions',

@@ -14,7 +14,8 @@ const OPERATION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$/;
 
 function operationId(given: string | undefined, fallback: () => string): string {
   if (given === undefined) return fallback();
-  if (!OPERATION_ID.test(given)) throw new GatewayError('invalid-request', 'operationId must be 1-200 characters of A-Z a-z 0-9 . _ : @ -, starting with a letter or digit');
+  if (!OPERATION_ID.test(given))
+    throw new GatewayError('invalid-request', 'operationId must be 1-200 characters of A-Z a-z 0-9 . _ : @ -, starting with a letter or digit');
   return given;
 }
 
@@ -25,13 +26,23 @@ function same(a: GrantRecord, b: Omit<GrantRecord, 'at' | 'source'>): boolean {
 async function apply(meter: Meter, g: Omit<GrantRecord, 'at'>): Promise<GrantResult> {
   const result = await meter.grant(g);
   if (!result.applied && !same(result.grant, g)) {
-    throw new GatewayError('operation-id-reused', `operation ${g.operationId} was applied before as a different grant (${result.grant.kind}, ${result.grant.microUSD} micro-USD)`);
+    throw new GatewayError(
+      'operation-id-reused',
+      `operation ${g.operationId} was applied before as a different grant (${result.grant.kind}, ${result.grant.microUSD} micro-USD)`,
+    );
   }
   return result;
 }
 
 /** Credits `microUSD` (a positive integer) to the principal's AI balance; a fresh operation id unless given. */
-export function grantCredits(meter: Meter, principalId: string, microUSD: unknown, opId: string | undefined, source: string, paidCents?: number): Promise<GrantResult> {
+export function grantCredits(
+  meter: Meter,
+  principalId: string,
+  microUSD: unknown,
+  opId: string | undefined,
+  source: string,
+  paidCents?: number,
+): Promise<GrantResult> {
   if (typeof microUSD !== 'number' || !Number.isSafeInteger(microUSD) || microUSD <= 0) {
     throw new GatewayError('invalid-request', 'microUSD must be a positive integer (micro-USD: 1 USD = 1000000)');
   }
@@ -55,7 +66,16 @@ export function setPlan(
   microUSD?: number,
 ): Promise<GrantResult> {
   const plan = typeof planId === 'string' ? billing.plans.find((p) => p.id === planId.toLowerCase()) : undefined;
-  if (!plan) throw new GatewayError('unknown-plan', `no plan ${JSON.stringify(planId)} in the billing catalog; plans: ${billing.plans.map((p) => p.id).join(', ')}`);
+  if (!plan)
+    throw new GatewayError('unknown-plan', `no plan ${JSON.stringify(planId)} in the billing catalog; plans: ${billing.plans.map((p) => p.id).join(', ')}`);
   const operationId_ = operationId(opId, () => `plan:${principalId}:${plan.id}:${meter.today().slice(0, 7)}`);
-  return apply(meter, { operationId: operationId_, principalId, kind: 'plan', microUSD: Math.min(microUSD ?? plan.aiCreditsMicroUSD, plan.aiCreditsMicroUSD), plan: plan.id, source, ...(paidCents ? { paidCents } : {}) });
+  return apply(meter, {
+    operationId: operationId_,
+    principalId,
+    kind: 'plan',
+    microUSD: Math.min(microUSD ?? plan.aiCreditsMicroUSD, plan.aiCreditsMicroUSD),
+    plan: plan.id,
+    source,
+    ...(paidCents ? { paidCents } : {}),
+  });
 }

@@ -89,7 +89,10 @@ export function refusal(req: ReserveRequest, cost: number, day: string, v: Exclu
     const what = overRung
       ? `the allowance of ${rung.tokensPerDay} tokens per day at rung ${rung.id} is used (${v.rungTokens} used or held on ${day}, this call may use ${est})`
       : `the free allowance of ${free.perDay} ${free.unit} per day is used (${v.freeCount} on ${day}${free.unit === 'tokens' ? `, this call may use ${est}` : ''})`;
-    return new GatewayError('daily-allowance-exhausted', `${what} and the principal holds no credits; calls are free again from 00:00 UTC, or paid with credits`);
+    return new GatewayError(
+      'daily-allowance-exhausted',
+      `${what} and the principal holds no credits; calls are free again from 00:00 UTC, or paid with credits`,
+    );
   }
   if (v.available < 0) {
     return new GatewayError(

@@ -23,7 +23,16 @@ import { priceMicroUSD, type Usage } from './price.js';
 
 // The values a reservation and a settlement are made of live in money.ts, which imports nothing of the
 // ledger or the jobs, so the job record and the ledger can both name them.
-export { provisionalReservation, type Billing, type DailyLimits, type FreeUnit, type Reservation, type ReserveRequest, type SettleInput, type Settlement } from './money.js';
+export {
+  provisionalReservation,
+  type Billing,
+  type DailyLimits,
+  type FreeUnit,
+  type Reservation,
+  type ReserveRequest,
+  type SettleInput,
+  type Settlement,
+} from './money.js';
 import type { Reservation, ReserveRequest, SettleInput, Settlement } from './money.js';
 
 export interface BalanceRow {

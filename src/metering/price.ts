@@ -16,7 +16,6 @@ export interface Usage {
 export function priceMicroUSD(usage: Usage, rates: Pick<BillingDoc['rates'], 'inputPerMTok' | 'cachedInputPerMTok' | 'outputPerMTok'>): number {
   const cached = BigInt(Math.min(usage.cached_tokens, usage.prompt_tokens));
   const fresh = BigInt(usage.prompt_tokens) - cached;
-  const sum =
-    fresh * BigInt(rates.inputPerMTok) + cached * BigInt(rates.cachedInputPerMTok) + BigInt(usage.completion_tokens) * BigInt(rates.outputPerMTok);
+  const sum = fresh * BigInt(rates.inputPerMTok) + cached * BigInt(rates.cachedInputPerMTok) + BigInt(usage.completion_tokens) * BigInt(rates.outputPerMTok);
   return Number((sum + 999_999n) / 1_000_000n);
 }

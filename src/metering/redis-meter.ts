@@ -151,7 +151,13 @@ export class RedisMeter implements Meter {
     const r = named(await this.#store.runScript('meter.reserve', RESERVE, keys, args));
     if (r['kind'] === 'ceiling') throw refusal(req, a.costMicroUSD, day, { kind: 'ceiling', rungTokens: int(r['rungTokens']) });
     if (r['kind'] === 'credits') {
-      const v = { kind: 'credits' as const, granted: int(r['granted']), available: int(r['available']), rungTokens: int(r['rungTokens']), freeCount: int(r['freeCount']) };
+      const v = {
+        kind: 'credits' as const,
+        granted: int(r['granted']),
+        available: int(r['available']),
+        rungTokens: int(r['rungTokens']),
+        freeCount: int(r['freeCount']),
+      };
       throw refusal(req, a.costMicroUSD, day, v);
     }
     if (r['kind'] !== 'ok' && r['kind'] !== 'held') throw new TypeError(`unexpected meter reply: ${String(r['kind'])}`);
@@ -250,7 +256,9 @@ export class RedisMeter implements Meter {
   }
 
   async usage(principalId: string, day: string): Promise<DayUsage> {
-    const [fu, fh, tu, th] = await this.#store.command('meter.usage', (c) => c.hmGet(this.#use(day, principalId), ['freeUsed', 'freeHeld', 'tokUsed', 'tokHeld']));
+    const [fu, fh, tu, th] = await this.#store.command('meter.usage', (c) =>
+      c.hmGet(this.#use(day, principalId), ['freeUsed', 'freeHeld', 'tokUsed', 'tokHeld']),
+    );
     return { day, freeUsed: int(fu), freeHeld: int(fh), rungTokensUsed: int(tu), rungTokensHeld: int(th) };
   }
 

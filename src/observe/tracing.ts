@@ -64,7 +64,10 @@ export function stageSpan(stage: string): () => void {
 
 /** The upstream call as a client span; `headers` gets its `traceparent`. */
 export async function clientSpan<T>(route: string, headers: Record<string, string>, run: () => Promise<T>): Promise<T> {
-  const span = tracer.startSpan('POST upstream chat/completions', { kind: SpanKind.CLIENT, attributes: { 'portcullis.route': route, 'http.request.method': 'POST' } });
+  const span = tracer.startSpan('POST upstream chat/completions', {
+    kind: SpanKind.CLIENT,
+    attributes: { 'portcullis.route': route, 'http.request.method': 'POST' },
+  });
   const ctx: OtelContext = trace.setSpan(context.active(), span);
   propagation.inject(ctx, headers);
   try {

@@ -78,7 +78,7 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
       });
     }
     if (typeof m['refusal'] === 'string') message.refusal = m['refusal'];
-    const finish = typeof choice?.['finish_reason'] === 'string' ? (choice['finish_reason']) : message.tool_calls ? 'tool_calls' : 'stop';
+    const finish = typeof choice?.['finish_reason'] === 'string' ? choice['finish_reason'] : message.tool_calls ? 'tool_calls' : 'stop';
     return { index, message, finish_reason: finish };
   });
   const completionDetails = ((j['usage'] as Record<string, unknown> | undefined)?.['completion_tokens_details'] ?? {}) as Record<string, unknown>;

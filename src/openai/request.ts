@@ -64,17 +64,23 @@ function widestLimits(runtime: Runtime): ModelLimits {
 function checkConversation(messages: ChatMessage[]): void {
   messages.forEach((m, i) => {
     const at = `messages[${i}]`;
-    if (m.role === 'system' && i !== 0) throw new GatewayError('invalid-messages', `${at}: only one system (or developer) turn is allowed, and only first`, { param: `${at}.role` });
+    if (m.role === 'system' && i !== 0)
+      throw new GatewayError('invalid-messages', `${at}: only one system (or developer) turn is allowed, and only first`, { param: `${at}.role` });
     if (m.role === 'assistant') {
       if ((m.content === null || m.content === undefined) && !m.tool_calls?.length && typeof m.refusal !== 'string') {
         throw new GatewayError('invalid-messages', `${at}: an assistant turn needs content, tool_calls or a refusal`, { param: `${at}.content` });
       }
     } else {
-      if (typeof m.content !== 'string') throw new GatewayError('invalid-messages', `${at}.content must be a string or text parts (no images, audio or attachments)`, { param: `${at}.content` });
+      if (typeof m.content !== 'string')
+        throw new GatewayError('invalid-messages', `${at}.content must be a string or text parts (no images, audio or attachments)`, {
+          param: `${at}.content`,
+        });
       if (m.tool_calls) throw new GatewayError('invalid-messages', `${at}: only assistant turns carry tool_calls`, { param: `${at}.tool_calls` });
     }
-    if (m.role === 'tool' && !m.tool_call_id) throw new GatewayError('invalid-messages', `${at}: a tool result needs tool_call_id`, { param: `${at}.tool_call_id` });
-    if (m.role !== 'tool' && m.tool_call_id !== undefined) throw new GatewayError('invalid-messages', `${at}: only tool turns carry tool_call_id`, { param: `${at}.tool_call_id` });
+    if (m.role === 'tool' && !m.tool_call_id)
+      throw new GatewayError('invalid-messages', `${at}: a tool result needs tool_call_id`, { param: `${at}.tool_call_id` });
+    if (m.role !== 'tool' && m.tool_call_id !== undefined)
+      throw new GatewayError('invalid-messages', `${at}: only tool turns carry tool_call_id`, { param: `${at}.tool_call_id` });
   });
 }
 
@@ -111,9 +117,13 @@ export function validateJob(body: unknown, runtime: Runtime): ValidCall & { scop
   const model = runtime.models.get(valid.request.model);
   // An unknown model is left to admission (404 model-not-found); a known team without rules fails closed.
   if (named === null && model && runtime.teams[model.team]?.requiresScope !== false) {
-    throw new GatewayError('invalid-request', `scopeId is required for model ${model.id}: its team (${model.team}) runs only under an approved research scope`, {
-      param: 'scopeId',
-    });
+    throw new GatewayError(
+      'invalid-request',
+      `scopeId is required for model ${model.id}: its team (${model.team}) runs only under an approved research scope`,
+      {
+        param: 'scopeId',
+      },
+    );
   }
   return { ...valid, scopeId: named };
 }
@@ -127,8 +137,10 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
   const client = body as Omit<ChatRequest, 'messages'> & { messages: ClientMessage[] };
   const req: ChatRequest = { ...client, messages: normaliseMessages(client.messages) };
   const limits = runtime.models.get(req.model)?.limits ?? widestLimits(runtime);
-  if (req.messages.length > limits.turns) throw new GatewayError('too-many-turns', `at most ${limits.turns} turns; got ${req.messages.length}`, { param: 'messages' });
-  if ((req.tools?.length ?? 0) > limits.tools) throw new GatewayError('too-many-tools', `at most ${limits.tools} tools; got ${req.tools!.length}`, { param: 'tools' });
+  if (req.messages.length > limits.turns)
+    throw new GatewayError('too-many-turns', `at most ${limits.turns} turns; got ${req.messages.length}`, { param: 'messages' });
+  if ((req.tools?.length ?? 0) > limits.tools)
+    throw new GatewayError('too-many-tools', `at most ${limits.tools} tools; got ${req.tools!.length}`, { param: 'tools' });
   checkConversation(req.messages);
   const requested = req.max_completion_tokens ?? req.max_tokens ?? undefined;
   if (req.max_tokens != null && req.max_completion_tokens != null && req.max_tokens !== req.max_completion_tokens) {
@@ -141,7 +153,9 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
   }
   const inputChars = forwardedChars(req);
   if (inputChars > limits.inputChars) {
-    throw new GatewayError('input-too-large', `input is ${inputChars} characters, tool definitions included; the limit is ${limits.inputChars}`, { param: 'messages' });
+    throw new GatewayError('input-too-large', `input is ${inputChars} characters, tool definitions included; the limit is ${limits.inputChars}`, {
+      param: 'messages',
+    });
   }
   const task = req.task ?? runtime.defaultTask;
   if (!runtime.tasks[task]) {

@@ -28,7 +28,11 @@ const json = (schema: Json) => ({ 'application/json': { schema } });
 const usage = {
   type: 'object',
   required: ['prompt_tokens', 'completion_tokens', 'total_tokens'],
-  properties: { prompt_tokens: { type: 'integer', minimum: 0 }, completion_tokens: { type: 'integer', minimum: 0 }, total_tokens: { type: 'integer', minimum: 0 } },
+  properties: {
+    prompt_tokens: { type: 'integer', minimum: 0 },
+    completion_tokens: { type: 'integer', minimum: 0 },
+    total_tokens: { type: 'integer', minimum: 0 },
+  },
 };
 
 const schemas: Record<string, Json> = {
@@ -136,7 +140,16 @@ const schemas: Record<string, Json> = {
       object: { const: 'list' },
       data: {
         type: 'array',
-        items: { type: 'object', required: ['document', 'version', 'sha256', 'liveSince'], properties: { document: { type: 'string' }, version: { type: 'string' }, sha256: { type: 'string' }, liveSince: { type: 'string', format: 'date-time' } } },
+        items: {
+          type: 'object',
+          required: ['document', 'version', 'sha256', 'liveSince'],
+          properties: {
+            document: { type: 'string' },
+            version: { type: 'string' },
+            sha256: { type: 'string' },
+            liveSince: { type: 'string', format: 'date-time' },
+          },
+        },
       },
     },
   },
@@ -152,7 +165,7 @@ const schemas: Record<string, Json> = {
       encoding: { enum: ['utf8', 'base64'] },
       content: { type: 'string' },
       sources: { type: 'object', additionalProperties: { type: 'string' }, description: 'policy only: the Rego it was built from, by path' },
-      sourceHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'policy only: the hash of sources, the bundle manifest\'s sourceHash' },
+      sourceHash: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "policy only: the hash of sources, the bundle manifest's sourceHash" },
     },
   },
   IssueTokenRequest: SIGN_IN.issueToken,
@@ -168,7 +181,14 @@ const schemas: Record<string, Json> = {
       reason: { type: ['string', 'null'] },
       freeTier: { type: 'object' },
       trust: { type: 'object' },
-      scopes: { type: 'array', items: { type: 'object', required: ['id', 'status', 'tasks'], properties: { id: { type: 'string' }, status: { type: 'string' }, tasks: { type: 'array', items: { type: 'string' } } } } },
+      scopes: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'status', 'tasks'],
+          properties: { id: { type: 'string' }, status: { type: 'string' }, tasks: { type: 'array', items: { type: 'string' } } },
+        },
+      },
     },
   },
   ProcessorPage: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } },
@@ -199,16 +219,36 @@ const object = (description: string) => ({ description, content: json({ type: 'o
 
 /** The described operations, by `METHOD /path/{param}` as appRoutes() names a route. */
 const OPERATIONS: Record<string, Json> = {
-  'GET /v1/models': op('The catalog: every model and whether it is served', { '200': { description: 'the model list', content: json(ref('ModelList')) } }, { operationId: 'listModels' }, false),
-  'GET /v1/secure': op('The rules, policy and guardrail versions in force, for reviewers', { '200': { description: 'the security document', content: json(ref('SecureDocument')) } }, { operationId: 'secure' }, false),
-  'GET /v1/secure/history': op('Every version of every reviewer-facing document, with when it went live', { '200': { description: 'the version history', content: json(ref('VersionHistory')) } }, { operationId: 'secureHistory' }, false),
+  'GET /v1/models': op(
+    'The catalog: every model and whether it is served',
+    { '200': { description: 'the model list', content: json(ref('ModelList')) } },
+    { operationId: 'listModels' },
+    false,
+  ),
+  'GET /v1/secure': op(
+    'The rules, policy and guardrail versions in force, for reviewers',
+    { '200': { description: 'the security document', content: json(ref('SecureDocument')) } },
+    { operationId: 'secure' },
+    false,
+  ),
+  'GET /v1/secure/history': op(
+    'Every version of every reviewer-facing document, with when it went live',
+    { '200': { description: 'the version history', content: json(ref('VersionHistory')) } },
+    { operationId: 'secureHistory' },
+    false,
+  ),
   'GET /v1/secure/history/{document}/{ref}': op(
     'One version with its content, by hex SHA-256 or version string (policy: the wasm and its Rego; policy-data; catalog; rungs; guardrails; firewall; compliance)',
     { '200': { description: 'the version and its content, which hashes to sha256', content: json(ref('StoredVersion')) } },
     {
       operationId: 'secureHistoryVersion',
       parameters: [
-        { name: 'document', in: 'path', required: true, schema: { enum: ['policy', 'policy-data', 'catalog', 'rungs', 'guardrails', 'firewall', 'compliance'] } },
+        {
+          name: 'document',
+          in: 'path',
+          required: true,
+          schema: { enum: ['policy', 'policy-data', 'catalog', 'rungs', 'guardrails', 'firewall', 'compliance'] },
+        },
         { name: 'ref', in: 'path', required: true, description: 'hex SHA-256 of the content, or a version string', schema: { type: 'string' } },
       ],
     },
@@ -236,40 +276,182 @@ const OPERATIONS: Record<string, Json> = {
   ),
   'GET /v1/research/job': op(
     'Poll a job',
-    { '200': { description: 'the job, finished', content: json(ref('Job')) }, '202': { description: 'the job, still queued or running', content: json(ref('Job')) } },
+    {
+      '200': { description: 'the job, finished', content: json(ref('Job')) },
+      '202': { description: 'the job, still queued or running', content: json(ref('Job')) },
+    },
     { operationId: 'getJob', parameters: [{ name: 'jobId', in: 'query', required: true, schema: { type: 'string', format: 'uuid' } }] },
   ),
-  'GET /v1/billing/status': op('The principal’s plan and balances', { '200': { description: 'billing status', content: json(ref('BillingStatus')) } }, { operationId: 'billingStatus' }),
-  'GET /v1/receipts/{id}': op('One of the principal’s own signed receipts', { '200': { description: 'the receipt', content: json(ref('Receipt')) } }, { operationId: 'getReceipt', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] }),
-  'GET /v1/receipts': op('The principal’s receipts of one UTC day', { '200': { description: 'the day’s receipts', content: json(ref('List')) } }, { operationId: 'listReceipts', ...patOrCookie, parameters: [{ name: 'day', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } }] }),
-  'GET /v1/usage': op('Calls, tokens and spend per model over the last N UTC days, and today’s counters', { '200': object('the usage summary') }, { operationId: 'usage', ...patOrCookie, parameters: [{ name: 'days', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,2}$' } }] }),
-  'GET /v1/receipts/log/checkpoint': op('The latest signed checkpoint of the receipt log (a C2SP signed note)', { '200': { description: 'the checkpoint', content: { 'text/plain': { schema: { type: 'string' } } } } }, { operationId: 'logCheckpoint' }, false),
-  'GET /v1/receipts/log/consistency': op('A consistency proof between two tree sizes of the receipt log', { '200': object('{from, to, proof}') }, { operationId: 'logConsistency', parameters: [{ name: 'from', in: 'query', required: true, schema: { type: 'string' } }, { name: 'to', in: 'query', required: true, schema: { type: 'string' } }] }, false),
-  'GET /v1/receipts/log/tile/{rest}': op('A C2SP tlog-tiles hash tile of the receipt log', { '200': { description: 'the tile', content: { 'application/octet-stream': { schema: { type: 'string' } } } } }, { operationId: 'logTile', parameters: [{ name: 'rest', in: 'path', required: true, schema: { type: 'string' } }] }, false),
-  'GET /v1/research/status': op('What the principal may do now, and what is missing next', { '200': { description: 'research status', content: json(ref('ResearchStatus')) } }, { operationId: 'researchStatus', ...patOrCookie }),
-  'POST /v1/research/ekyc/start': op('The payment processor’s page a person completes to verify (card, then identity)', { '200': { description: 'the processor’s URL', content: json(ref('ProcessorPage')) } }, { operationId: 'ekycStart', ...patOrCookie, ...body('EkycStartRequest') }),
-  'GET /v1/research/ekyc/status': op('The verification state, with evidence references and expiry', { '200': object('the verification state') }, { operationId: 'ekycStatus', ...patOrCookie }),
-  'POST /v1/research/applications': op('Apply for a research scope under the acceptable-use policy in force', { '202': object('the application, submitted') }, { operationId: 'apply', ...patOrCookie, ...body('ApplicationRequest') }),
-  'GET /v1/billing/catalog': op('Plans, rates, top-ups and credit tiers, and whether each can be bought', { '200': object('the catalog') }, { operationId: 'billingCatalog' }, false),
-  'POST /v1/billing/checkout': op('A hosted checkout page for a plan or a top-up (idempotent on requestId)', { '200': { description: 'the checkout URL', content: json(ref('ProcessorPage')) } }, { operationId: 'checkout', ...cookieOnly, ...body('CheckoutRequest') }),
-  'POST /v1/billing/portal': op('The processor’s customer portal, for billing and cancellation', { '200': { description: 'the portal URL', content: json(ref('ProcessorPage')) } }, { operationId: 'portal', ...cookieOnly }),
-  'POST /v1/webhooks/stripe': op('Stripe’s webhook: a signed event, applied once per event id', { '200': object('what the event did') }, { operationId: 'stripeWebhook', security: [], parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }], requestBody: { required: true, content: json({ type: 'object' }) } }),
-  'GET /v1/session': op('The browser session: who is signed in', { '200': { description: 'the session', content: json(ref('Session')) } }, { operationId: 'session', ...cookieOnly }),
+  'GET /v1/billing/status': op(
+    'The principal’s plan and balances',
+    { '200': { description: 'billing status', content: json(ref('BillingStatus')) } },
+    { operationId: 'billingStatus' },
+  ),
+  'GET /v1/receipts/{id}': op(
+    'One of the principal’s own signed receipts',
+    { '200': { description: 'the receipt', content: json(ref('Receipt')) } },
+    { operationId: 'getReceipt', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] },
+  ),
+  'GET /v1/receipts': op(
+    'The principal’s receipts of one UTC day',
+    { '200': { description: 'the day’s receipts', content: json(ref('List')) } },
+    {
+      operationId: 'listReceipts',
+      ...patOrCookie,
+      parameters: [{ name: 'day', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } }],
+    },
+  ),
+  'GET /v1/usage': op(
+    'Calls, tokens and spend per model over the last N UTC days, and today’s counters',
+    { '200': object('the usage summary') },
+    { operationId: 'usage', ...patOrCookie, parameters: [{ name: 'days', in: 'query', required: false, schema: { type: 'string', pattern: '^\\d{1,2}$' } }] },
+  ),
+  'GET /v1/receipts/log/checkpoint': op(
+    'The latest signed checkpoint of the receipt log (a C2SP signed note)',
+    { '200': { description: 'the checkpoint', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    { operationId: 'logCheckpoint' },
+    false,
+  ),
+  'GET /v1/receipts/log/consistency': op(
+    'A consistency proof between two tree sizes of the receipt log',
+    { '200': object('{from, to, proof}') },
+    {
+      operationId: 'logConsistency',
+      parameters: [
+        { name: 'from', in: 'query', required: true, schema: { type: 'string' } },
+        { name: 'to', in: 'query', required: true, schema: { type: 'string' } },
+      ],
+    },
+    false,
+  ),
+  'GET /v1/receipts/log/tile/{rest}': op(
+    'A C2SP tlog-tiles hash tile of the receipt log',
+    { '200': { description: 'the tile', content: { 'application/octet-stream': { schema: { type: 'string' } } } } },
+    { operationId: 'logTile', parameters: [{ name: 'rest', in: 'path', required: true, schema: { type: 'string' } }] },
+    false,
+  ),
+  'GET /v1/research/status': op(
+    'What the principal may do now, and what is missing next',
+    { '200': { description: 'research status', content: json(ref('ResearchStatus')) } },
+    { operationId: 'researchStatus', ...patOrCookie },
+  ),
+  'POST /v1/research/ekyc/start': op(
+    'The payment processor’s page a person completes to verify (card, then identity)',
+    { '200': { description: 'the processor’s URL', content: json(ref('ProcessorPage')) } },
+    { operationId: 'ekycStart', ...patOrCookie, ...body('EkycStartRequest') },
+  ),
+  'GET /v1/research/ekyc/status': op(
+    'The verification state, with evidence references and expiry',
+    { '200': object('the verification state') },
+    { operationId: 'ekycStatus', ...patOrCookie },
+  ),
+  'POST /v1/research/applications': op(
+    'Apply for a research scope under the acceptable-use policy in force',
+    { '202': object('the application, submitted') },
+    { operationId: 'apply', ...patOrCookie, ...body('ApplicationRequest') },
+  ),
+  'GET /v1/billing/catalog': op(
+    'Plans, rates, top-ups and credit tiers, and whether each can be bought',
+    { '200': object('the catalog') },
+    { operationId: 'billingCatalog' },
+    false,
+  ),
+  'POST /v1/billing/checkout': op(
+    'A hosted checkout page for a plan or a top-up (idempotent on requestId)',
+    { '200': { description: 'the checkout URL', content: json(ref('ProcessorPage')) } },
+    { operationId: 'checkout', ...cookieOnly, ...body('CheckoutRequest') },
+  ),
+  'POST /v1/billing/portal': op(
+    'The processor’s customer portal, for billing and cancellation',
+    { '200': { description: 'the portal URL', content: json(ref('ProcessorPage')) } },
+    { operationId: 'portal', ...cookieOnly },
+  ),
+  'POST /v1/webhooks/stripe': op(
+    'Stripe’s webhook: a signed event, applied once per event id',
+    { '200': object('what the event did') },
+    {
+      operationId: 'stripeWebhook',
+      security: [],
+      parameters: [{ name: 'stripe-signature', in: 'header', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: json({ type: 'object' }) },
+    },
+  ),
+  'GET /v1/session': op(
+    'The browser session: who is signed in',
+    { '200': { description: 'the session', content: json(ref('Session')) } },
+    { operationId: 'session', ...cookieOnly },
+  ),
   'POST /v1/session/end': op('Sign this session out', { '200': object('{ended}') }, { operationId: 'signOut', ...cookieOnly }),
   'POST /v1/session/end-all': op('Sign out every session of the principal', { '200': object('{ended}') }, { operationId: 'signOutEverywhere', ...cookieOnly }),
-  'POST /v1/account/api-token': op('Issue a personal access token, shown once', { '200': object('{id, label, token}') }, { operationId: 'issueToken', ...cookieOnly, ...body('IssueTokenRequest') }),
-  'GET /v1/account/api-tokens': op('The principal’s tokens (never the tokens themselves)', { '200': { description: 'the tokens', content: json(ref('List')) } }, { operationId: 'listTokens', ...cookieOnly }),
-  'GET /v1/account/applications': op('The principal’s own research applications and where each stands, oldest first', { '200': { description: 'the applications', content: json(ref('List')) } }, { operationId: 'listApplications', ...cookieOnly }),
-  'POST /v1/account/api-token/revoke': op('Revoke one of the principal’s tokens', { '200': object('{id, label, revokedAt}') }, { operationId: 'revokeToken', ...cookieOnly, ...body('RevokeTokenRequest') }),
-  'GET /v1/knowledge/search': op('Ranked full-text search over public security evidence (CORS open)', { '200': object('{query, total, offset, limit, data: [{id, kind, title, snippet, score}]}') }, { operationId: 'knowledgeSearch', parameters: queryParams(knowledgeSearchSchema) }, false),
-  'GET /v1/knowledge/context': op('One entry of the evidence with its full text and typed relations (CORS open)', { '200': object('the entry and its relations') }, { operationId: 'knowledgeContext', parameters: queryParams(knowledgeContextSchema) }, false),
-  'OPTIONS /v1/knowledge/search': { summary: 'CORS preflight: any origin may read the knowledge routes', operationId: 'knowledgeSearchPreflight', security: [], responses: { '204': { description: 'the CORS headers' }, ...errors } },
-  'OPTIONS /v1/knowledge/context': { summary: 'CORS preflight: any origin may read the knowledge routes', operationId: 'knowledgeContextPreflight', security: [], responses: { '204': { description: 'the CORS headers' }, ...errors } },
-  'GET /v1/security/services': op('The public catalog of the service’s security services', { '200': object('the services') }, { operationId: 'securityServices' }, false),
-  'GET /v1/control-plane': op('The service-discovery profile: hosts, wires, auth, MCP endpoints, versions', { '200': object('the profile') }, { operationId: 'controlPlane' }, false),
-  'GET /openapi.json': op('This document', { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } }, { operationId: 'openapi' }, false),
+  'POST /v1/account/api-token': op(
+    'Issue a personal access token, shown once',
+    { '200': object('{id, label, token}') },
+    { operationId: 'issueToken', ...cookieOnly, ...body('IssueTokenRequest') },
+  ),
+  'GET /v1/account/api-tokens': op(
+    'The principal’s tokens (never the tokens themselves)',
+    { '200': { description: 'the tokens', content: json(ref('List')) } },
+    { operationId: 'listTokens', ...cookieOnly },
+  ),
+  'GET /v1/account/applications': op(
+    'The principal’s own research applications and where each stands, oldest first',
+    { '200': { description: 'the applications', content: json(ref('List')) } },
+    { operationId: 'listApplications', ...cookieOnly },
+  ),
+  'POST /v1/account/api-token/revoke': op(
+    'Revoke one of the principal’s tokens',
+    { '200': object('{id, label, revokedAt}') },
+    { operationId: 'revokeToken', ...cookieOnly, ...body('RevokeTokenRequest') },
+  ),
+  'GET /v1/knowledge/search': op(
+    'Ranked full-text search over public security evidence (CORS open)',
+    { '200': object('{query, total, offset, limit, data: [{id, kind, title, snippet, score}]}') },
+    { operationId: 'knowledgeSearch', parameters: queryParams(knowledgeSearchSchema) },
+    false,
+  ),
+  'GET /v1/knowledge/context': op(
+    'One entry of the evidence with its full text and typed relations (CORS open)',
+    { '200': object('the entry and its relations') },
+    { operationId: 'knowledgeContext', parameters: queryParams(knowledgeContextSchema) },
+    false,
+  ),
+  'OPTIONS /v1/knowledge/search': {
+    summary: 'CORS preflight: any origin may read the knowledge routes',
+    operationId: 'knowledgeSearchPreflight',
+    security: [],
+    responses: { '204': { description: 'the CORS headers' }, ...errors },
+  },
+  'OPTIONS /v1/knowledge/context': {
+    summary: 'CORS preflight: any origin may read the knowledge routes',
+    operationId: 'knowledgeContextPreflight',
+    security: [],
+    responses: { '204': { description: 'the CORS headers' }, ...errors },
+  },
+  'GET /v1/security/services': op(
+    'The public catalog of the service’s security services',
+    { '200': object('the services') },
+    { operationId: 'securityServices' },
+    false,
+  ),
+  'GET /v1/control-plane': op(
+    'The service-discovery profile: hosts, wires, auth, MCP endpoints, versions',
+    { '200': object('the profile') },
+    { operationId: 'controlPlane' },
+    false,
+  ),
+  'GET /openapi.json': op(
+    'This document',
+    { '200': { description: 'the OpenAPI document', content: json({ type: 'object' }) } },
+    { operationId: 'openapi' },
+    false,
+  ),
   'GET /healthz': op('Alive (every listener)', { '200': { description: 'alive', content: json(ref('Health')) } }, { operationId: 'healthz' }, false),
-  'GET /readyz': op('Ready for traffic (every listener): runtime, policy and store, not draining', { '200': { description: 'ready', content: json(ref('Health')) } }, { operationId: 'readyz' }, false),
+  'GET /readyz': op(
+    'Ready for traffic (every listener): runtime, policy and store, not draining',
+    { '200': { description: 'ready', content: json(ref('Health')) } },
+    { operationId: 'readyz' },
+    false,
+  ),
 };
 
 /** Served by every listener ahead of its app (src/http/health.ts), so not among an app's routes. */
@@ -278,7 +460,14 @@ export const LISTENER_ROUTES = ['GET /healthz', 'GET /readyz'];
 /** A route nobody has described yet: its path parameters, any JSON answer, every error as the table says. */
 function undescribed(method: string, path: string): Json {
   const params = [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-  if (method === 'OPTIONS') return { summary: `CORS preflight of ${path}`, security: [], 'x-portcullis-undescribed': true, ...(params.length ? { parameters: params } : {}), responses: { '204': { description: 'the CORS headers' }, ...errors } };
+  if (method === 'OPTIONS')
+    return {
+      summary: `CORS preflight of ${path}`,
+      security: [],
+      'x-portcullis-undescribed': true,
+      ...(params.length ? { parameters: params } : {}),
+      responses: { '204': { description: 'the CORS headers' }, ...errors },
+    };
   return {
     summary: `${method} ${path} (not described yet: src/openapi/document.ts)`,
     'x-portcullis-undescribed': true,
@@ -310,7 +499,13 @@ export function buildOpenApi(version: string, routes: readonly string[]): Json {
     components: {
       securitySchemes: {
         pat: { type: 'http', scheme: 'bearer', description: 'A personal access token (pcl_pat_…)' },
-        session: { type: 'apiKey', in: 'cookie', name: 'portcullis_session', description: 'A browser session (docs/sign-in.md; the cookie name is sessions.cookieName, portcullis_session by default); its POSTs must come from a configured origin' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'portcullis_session',
+          description:
+            'A browser session (docs/sign-in.md; the cookie name is sessions.cookieName, portcullis_session by default); its POSTs must come from a configured origin',
+        },
       },
       schemas,
     },

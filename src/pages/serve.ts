@@ -68,7 +68,9 @@ export function servePages(pages: Record<string, string>, origins: Record<HostNa
     if (existsSync(path)) {
       const raw = readFileSync(path);
       const type = TYPES[extname(file)] ?? 'application/octet-stream';
-      found = type.startsWith('text/html') ? asset(Buffer.from(raw.toString('utf8').replace('%ORIGINS%', escapeAttribute(publicOrigins))), type) : asset(raw, type);
+      found = type.startsWith('text/html')
+        ? asset(Buffer.from(raw.toString('utf8').replace('%ORIGINS%', escapeAttribute(publicOrigins))), type)
+        : asset(raw, type);
     }
     cache.set(file, found);
     return found;

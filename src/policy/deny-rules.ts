@@ -67,8 +67,7 @@ function metadataProblems(where: string, yamlText: string): string[] {
   const bad = (what: string) => out.push(`${where}: ${name}: METADATA ${what}`);
   if (!custom || typeof custom !== 'object') return [`${where}: deny rule: METADATA has no custom block (code, step and rank are required)`];
   if (code === undefined) bad('custom.code is missing (a lower-kebab-case error code)');
-  else if (typeof code !== 'string' || !CODE.test(code.replace('<rung>', 'rung')))
-    bad(`custom.code ${JSON.stringify(code)} is not a lower-kebab-case string`);
+  else if (typeof code !== 'string' || !CODE.test(code.replace('<rung>', 'rung'))) bad(`custom.code ${JSON.stringify(code)} is not a lower-kebab-case string`);
   if (custom.step === undefined) bad(`custom.step is missing (one of ${DENIAL_STEPS.join(', ')})`);
   else if (!DENIAL_STEPS.includes(custom.step as number))
     bad(`custom.step ${JSON.stringify(custom.step)} is not an admission step (one of ${DENIAL_STEPS.join(', ')})`);

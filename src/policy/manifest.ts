@@ -27,12 +27,7 @@ export interface PolicyManifest {
 export function readPolicyManifest(path: string = DEFAULT_MANIFEST_PATH): PolicyManifest {
   const raw: unknown = JSON.parse(readFileSync(path, 'utf8'));
   const m = raw as Partial<PolicyManifest> | null;
-  if (
-    typeof m?.opaVersion !== 'string' ||
-    typeof m.entrypoint !== 'string' ||
-    typeof m.sourceHash !== 'string' ||
-    !Array.isArray(m.sources)
-  ) {
+  if (typeof m?.opaVersion !== 'string' || typeof m.entrypoint !== 'string' || typeof m.sourceHash !== 'string' || !Array.isArray(m.sources)) {
     throw new Error(`${path} is not a policy manifest; run \`npm run policies:build\``);
   }
   return { opaVersion: m.opaVersion, entrypoint: m.entrypoint, sourceHash: m.sourceHash, sources: m.sources };

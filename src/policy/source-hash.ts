@@ -35,7 +35,11 @@ export function policySources(repoRoot: string = REPO_ROOT): string[] {
 export function policySourceHash(repoRoot: string = REPO_ROOT): string {
   const hash = createHash('sha256');
   for (const path of policySources(repoRoot)) {
-    hash.update(path).update('\0').update(readFileSync(join(repoRoot, path))).update('\0');
+    hash
+      .update(path)
+      .update('\0')
+      .update(readFileSync(join(repoRoot, path)))
+      .update('\0');
   }
   return hash.digest('hex');
 }

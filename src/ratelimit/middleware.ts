@@ -100,12 +100,22 @@ export interface AddressLimit {
 }
 
 export const MCP_LIMIT: AddressLimit = { key: 'mcpPerAddress', name: 'mcp', what: 'MCP requests from this address', windowMs: RATE_WINDOW_MS };
-export const CHALLENGE_LIMIT: AddressLimit = { key: 'challengesPerAddress', name: 'challenge', what: 'sign-in challenges and nonces for this address', windowMs: RATE_WINDOW_MS };
+export const CHALLENGE_LIMIT: AddressLimit = {
+  key: 'challengesPerAddress',
+  name: 'challenge',
+  what: 'sign-in challenges and nonces for this address',
+  windowMs: RATE_WINDOW_MS,
+};
 export const STATIC_LIMIT: AddressLimit = { key: 'staticPerAddress', name: 'static', what: 'large documents for this address', windowMs: RATE_WINDOW_MS };
 export const SIGN_UP_LIMIT: AddressLimit = { key: 'signUpsPerAddressHour', name: 'sign-up', what: 'new accounts from this address', windowMs: 3_600_000 };
 
 /** Research applications per account per day: what one account can make the store keep. */
-export const APPLICATION_LIMIT: SubjectLimit = { key: 'applicationsPerAccountDay', name: 'application', what: 'research applications from this account', windowMs: 86_400_000 };
+export const APPLICATION_LIMIT: SubjectLimit = {
+  key: 'applicationsPerAccountDay',
+  name: 'application',
+  what: 'research applications from this account',
+  windowMs: 86_400_000,
+};
 
 /** A limit on something other than an address: the config key, the counter's name, what is counted, its window. */
 export interface SubjectLimit {

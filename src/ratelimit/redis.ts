@@ -27,12 +27,12 @@ export class RedisRateLimiter implements RateLimiter {
     // One subject's two windows share a slot; on a cluster, subjects spread over every slot (store/redis.ts).
     const prefix = this.#store.principalPrefix('rl', tag);
     const key = (w: number) => `${prefix}rl:${tag}:${windowMs}:${w}`;
-    const [allowed, cur, prev] = (await this.#store.runScript('ratelimit.hit', HIT, [key(current), key(current - 1)], [
-      String(limit),
-      String(windowMs),
-      String(elapsedMs),
-      String(cost),
-    ])) as [number, number, number];
+    const [allowed, cur, prev] = (await this.#store.runScript(
+      'ratelimit.hit',
+      HIT,
+      [key(current), key(current - 1)],
+      [String(limit), String(windowMs), String(elapsedMs), String(cost)],
+    )) as [number, number, number];
     if (allowed === 1) return { allowed: true, retryAfterMs: 0 };
     // The script refused; the wait comes from the same counts (the same arithmetic, so it agrees).
     const v = decide(prev, cur, elapsedMs, limit, windowMs, cost);

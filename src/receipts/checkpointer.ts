@@ -86,7 +86,10 @@ export class Checkpointer {
         this.#holding = await this.#log.lease(this.owner, this.#opts.leaseMs);
         if (!this.#holding) return null;
         if (!(await this.#opts.replicated())) {
-          this.#opts.log.warn('receipts.checkpoint.unreplicated', { size: from + p.leaves.length, note: 'replicas have not confirmed the new leaves: not signed yet' });
+          this.#opts.log.warn('receipts.checkpoint.unreplicated', {
+            size: from + p.leaves.length,
+            note: 'replicas have not confirmed the new leaves: not signed yet',
+          });
           return from;
         }
       }
@@ -116,7 +119,11 @@ export class Checkpointer {
       const stored = ids.filter((id) => !fresh.has(nodeKey(id)));
       const hashes = await this.#log.nodes(stored);
       stored.forEach((id, i) => fresh.set(nodeKey(id), hashes[i]!));
-      return assemble(plan, ids, ids.map((id) => fresh.get(nodeKey(id))!));
+      return assemble(
+        plan,
+        ids,
+        ids.map((id) => fresh.get(nodeKey(id))!),
+      );
     };
   }
 

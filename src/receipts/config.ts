@@ -45,7 +45,7 @@ export const ReceiptsSchema = Strict({
       {
         maxItems: 16,
         description:
-          'Witnesses that cosign each checkpoint (C2SP tlog-witness): the signer submits every new checkpoint with a consistency proof to each, and stores and serves it with the cosignatures they return. Each witness must have this log\'s name and verifier key configured. Read at start.',
+          "Witnesses that cosign each checkpoint (C2SP tlog-witness): the signer submits every new checkpoint with a consistency proof to each, and stores and serves it with the cosignatures they return. Each witness must have this log's name and verifier key configured. Read at start.",
       },
     ),
   ),

@@ -26,7 +26,10 @@ export interface ReceiptKey {
 }
 
 export function keyIdOf(publicKey: KeyObject): string {
-  return createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 export function receiptKey(privateKey: KeyObject, ephemeral = false): ReceiptKey {

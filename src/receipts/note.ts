@@ -89,7 +89,8 @@ export function signCheckpoint(c: Checkpoint, privateKey: KeyObject): string {
 }
 
 /** Said of a note that ends with a blank line (an editor's or a shell's extra newline, most often). */
-export const TRAILING_BLANK = 'the checkpoint ends with a blank line: a signed note ends right after the newline of its last signature line (remove the empty line at the end of the file)';
+export const TRAILING_BLANK =
+  'the checkpoint ends with a blank line: a signed note ends right after the newline of its last signature line (remove the empty line at the end of the file)';
 
 export type Opened = { ok: true; checkpoint: Checkpoint } | { ok: false; reason: string };
 
@@ -127,7 +128,8 @@ export function openCheckpoint(note: string, publicKey: KeyObject, origin?: stri
   for (const line of sigLines.slice(0, -1)) {
     const m = /^— (\S+) (\S+)$/u.exec(line);
     const blob = m ? decodeBase64Strict(m[2]!) : null;
-    if (!m || !blob || blob.length < 5) return { ok: false, reason: `a signature line is malformed (not "— <name> <standard base64>"): ${JSON.stringify(line.slice(0, 80))}` };
+    if (!m || !blob || blob.length < 5)
+      return { ok: false, reason: `a signature line is malformed (not "— <name> <standard base64>"): ${JSON.stringify(line.slice(0, 80))}` };
     blobs.push({ name: m[1]!, blob });
   }
   for (const { name, blob } of blobs) {

@@ -30,7 +30,8 @@ export async function withProof(log: ReceiptLog, receipt: Receipt): Promise<Rece
 export function parseRange(query: Record<string, unknown>, cp: StoredCheckpoint | null): { from: number; to: number } {
   const int = (name: string): number => {
     const v = query[name];
-    if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v)) throw new GatewayError('log-range-invalid', `${name} must be a tree size (a decimal integer)`);
+    if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v))
+      throw new GatewayError('log-range-invalid', `${name} must be a tree size (a decimal integer)`);
     return Number(v);
   };
   const from = int('from');

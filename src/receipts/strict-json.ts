@@ -29,7 +29,10 @@ export function parseStrictJson(text: string): unknown {
       const top = frames[frames.length - 1];
       if (top?.keys && top.expectKey) {
         const key = JSON.parse(text.slice(i, j + 1)) as string;
-        if (top.keys.has(key)) throw new DuplicateKeyError(`the JSON names the key ${JSON.stringify(key)} twice in one object (duplicate keys are refused: RFC 8785 inputs must be I-JSON)`);
+        if (top.keys.has(key))
+          throw new DuplicateKeyError(
+            `the JSON names the key ${JSON.stringify(key)} twice in one object (duplicate keys are refused: RFC 8785 inputs must be I-JSON)`,
+          );
         top.keys.add(key);
         top.expectKey = false;
       }

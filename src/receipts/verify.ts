@@ -32,7 +32,8 @@ export function verifyReceiptBundle(
   if (!bundle || typeof bundle !== 'object' || Array.isArray(bundle)) return { ok: false, reason: 'not a receipt object' };
   const r = bundle as Record<string, unknown>;
   const id = String(r['id']);
-  if (r['pending'] === true) return { ok: false, reason: `receipt ${id} is pending: no checkpoint covers leaf ${String(r['logIndex'])} yet; fetch it again in a moment` };
+  if (r['pending'] === true)
+    return { ok: false, reason: `receipt ${id} is pending: no checkpoint covers leaf ${String(r['logIndex'])} yet; fetch it again in a moment` };
   const index = r['logIndex'];
   if (typeof index !== 'number' || !Number.isSafeInteger(index) || index < 0) return { ok: false, reason: 'the receipt has no logIndex' };
   const note = checkpointNote ?? r['checkpoint'];
@@ -72,7 +73,10 @@ export function verifyConsistencyBundle(fromNote: string, toNote: string, proof:
   if (typeof hashes === 'string') return { ok: false, reason: hashes };
   if (from.size === 0) return hashes.length === 0 ? { ok: true, from, to } : { ok: false, reason: 'a proof from the empty tree must be empty' };
   if (!verifyConsistency(from.size, to.size, from.root, to.root, hashes)) {
-    return { ok: false, reason: `the consistency proof does not show the tree of ${from.size} to be a prefix of the tree of ${to.size}: the log was rewritten, or the proof is wrong` };
+    return {
+      ok: false,
+      reason: `the consistency proof does not show the tree of ${from.size} to be a prefix of the tree of ${to.size}: the log was rewritten, or the proof is wrong`,
+    };
   }
   return { ok: true, from, to };
 }

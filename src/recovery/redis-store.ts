@@ -31,7 +31,12 @@ export class RedisRecoveryStore implements RecoveryStore {
   }
 
   async setUp(key: RecoveryKey): Promise<void> {
-    await this.#store.runScript('recovery.setUp', SET_UP, [`${this.#prefix}rk:${key.principalId}`, `${this.#prefix}rkp:${key.publicKey}`, this.#prefix], [JSON.stringify(key)]);
+    await this.#store.runScript(
+      'recovery.setUp',
+      SET_UP,
+      [`${this.#prefix}rk:${key.principalId}`, `${this.#prefix}rkp:${key.publicKey}`, this.#prefix],
+      [JSON.stringify(key)],
+    );
   }
 
   keyOf(principalId: string): Promise<RecoveryKey | null> {

@@ -15,5 +15,7 @@ export function newRecoverySecret(): string {
 }
 
 export function hashRecoverySecret(secret: string): string {
-  return createHash('sha256').update(secret.toLowerCase().replace(/[^a-z0-9]/g, '')).digest('hex');
+  return createHash('sha256')
+    .update(secret.toLowerCase().replace(/[^a-z0-9]/g, ''))
+    .digest('hex');
 }

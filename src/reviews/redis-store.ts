@@ -23,11 +23,12 @@ export class RedisReviewStore implements ReviewStore {
   }
 
   async record(entry: ReviewEntry): Promise<void> {
-    await this.#store.runScript('reviews.record', RECORD, [`${this.#prefix}rv:${entry.callId}`, `${this.#prefix}rvd:${entry.day}`], [
-      JSON.stringify(entry),
-      entry.callId,
-      String(reviewScore(entry)),
-    ]);
+    await this.#store.runScript(
+      'reviews.record',
+      RECORD,
+      [`${this.#prefix}rv:${entry.callId}`, `${this.#prefix}rvd:${entry.day}`],
+      [JSON.stringify(entry), entry.callId, String(reviewScore(entry))],
+    );
   }
 
   async list(day: string, offset = 0, limit = MAX_REVIEW_PAGE): Promise<ReviewPage> {
@@ -36,10 +37,12 @@ export class RedisReviewStore implements ReviewStore {
       const [total] = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`, this.#prefix], ['1', '0'])) as [number];
       return { day, total, offset, data: [] };
     }
-    const reply = (await this.#store.runScript('reviews.list', LIST, [`${this.#prefix}rvd:${day}`, this.#prefix], [
-      String(offset),
-      String(offset + n - 1),
-    ])) as [number, string[]];
+    const reply = (await this.#store.runScript(
+      'reviews.list',
+      LIST,
+      [`${this.#prefix}rvd:${day}`, this.#prefix],
+      [String(offset), String(offset + n - 1)],
+    )) as [number, string[]];
     return { day, total: reply[0], offset, data: reply[1].map((e) => JSON.parse(e) as ReviewEntry) };
   }
 }

@@ -32,7 +32,10 @@ import { signInMethods, walletDeps } from './wallet.js';
 export type AccountMethodsDeps = Pick<Deps, 'challenges' | 'holder' | 'now' | 'origins' | 'passkeys' | 'sessions' | 'store' | 'walletAccounts'>;
 
 /** The principal's wallet accounts, as the account routes show them. */
-export async function walletsOf(deps: Pick<Deps, 'walletAccounts'>, principalId: string): Promise<Array<{ id: string; address: string; chainId: number | null; methods: string[] }>> {
+export async function walletsOf(
+  deps: Pick<Deps, 'walletAccounts'>,
+  principalId: string,
+): Promise<Array<{ id: string; address: string; chainId: number | null; methods: string[] }>> {
   const keys = await deps.walletAccounts.accountsOf(principalId);
   return keys.map((key) => {
     const parts = key.split(':');
@@ -93,7 +96,11 @@ export function removeMethod(deps: AccountMethodsDeps) {
     const id = principal.id;
     const passkeys = await deps.passkeys.list(id);
     ctx.set('cache-control', 'no-store');
-    ctx.body = { removed: true, passkeys: passkeys.map((p) => ({ id: p.id, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })), wallets: await walletsOf(deps, id) };
+    ctx.body = {
+      removed: true,
+      passkeys: passkeys.map((p) => ({ id: p.id, createdAt: p.createdAt, lastUsedAt: p.lastUsedAt })),
+      wallets: await walletsOf(deps, id),
+    };
   };
 }
 

@@ -69,7 +69,12 @@ export function billingCheckout(d: BillingDeps, caller: WhoCalls) {
       known ??
       (await (async () => {
         const page = await createCheckout(d, principal.id, body.sku, body.requestId);
-        return d.billing.putCheckout(principal.id, body.requestId, { sku: body.sku, sessionId: page.sessionId, url: page.url, createdAt: new Date().toISOString() });
+        return d.billing.putCheckout(principal.id, body.requestId, {
+          sku: body.sku,
+          sessionId: page.sessionId,
+          url: page.url,
+          createdAt: new Date().toISOString(),
+        });
       })());
     if (stored.sku !== body.sku) throw reused();
     ctx.body = { url: stored.url, sessionId: stored.sessionId, sku: stored.sku, requestId: body.requestId };

@@ -124,7 +124,13 @@ export function registerVerify(deps: PasskeyRouteDeps) {
     const { rpID, origins } = relyingParty(deps);
     let verified;
     try {
-      verified = await verifyRegistrationResponse({ response, expectedChallenge: challenge, expectedOrigin: origins, expectedRPID: rpID, requireUserVerification: true });
+      verified = await verifyRegistrationResponse({
+        response,
+        expectedChallenge: challenge,
+        expectedOrigin: origins,
+        expectedRPID: rpID,
+        requireUserVerification: true,
+      });
     } catch (err) {
       throw rejected(err);
     }

@@ -65,7 +65,12 @@ export function recoverySetup(deps: RecoveryRouteDeps) {
     const holder = await deps.recovery.byPublicKey(publicKey);
     if (holder && holder.principalId !== caller.principal.id) throw new GatewayError('invalid-request', 'publicKey is in use; derive it from a new phrase');
     const secret = newRecoverySecret();
-    await deps.recovery.setUp({ principalId: caller.principal.id, publicKey, secretHash: hashRecoverySecret(secret), createdAt: new Date(deps.now()).toISOString() });
+    await deps.recovery.setUp({
+      principalId: caller.principal.id,
+      publicKey,
+      secretHash: hashRecoverySecret(secret),
+      createdAt: new Date(deps.now()).toISOString(),
+    });
     ctx.set('cache-control', 'no-store');
     ctx.body = { recoverySecret: secret };
   };
@@ -114,7 +119,12 @@ export function recoveryStart(deps: RecoveryRouteDeps) {
     const b = await jsonBody<{ publicKey: string; challenge: string; signature: string; recoverySecret: string }>(ctx, limit(deps), 'recoveryStart');
     const key = await provePhrase(deps, b);
     const now = deps.now();
-    const recovery = { id: randomUUID(), principalId: key.principalId, startedAt: now, completesAt: now + deps.holder.current.gateway.recovery.delayHours * 3_600_000 };
+    const recovery = {
+      id: randomUUID(),
+      principalId: key.principalId,
+      startedAt: now,
+      completesAt: now + deps.holder.current.gateway.recovery.delayHours * 3_600_000,
+    };
     const result = await deps.recovery.start(recovery, hashRecoverySecret(b.recoverySecret));
     if (result === 'secret-invalid') throw new GatewayError('recovery-rejected');
     if (result === 'pending') throw new GatewayError('recovery-pending');
@@ -130,7 +140,8 @@ export function recoveryComplete(deps: RecoveryRouteDeps) {
     const key = await provePhrase(deps, b);
     const pending = await deps.recovery.pending(key.principalId);
     if (!pending) throw new GatewayError('recovery-rejected');
-    if (deps.now() < pending.completesAt) throw new GatewayError('recovery-not-ready', `the recovery completes no sooner than ${new Date(pending.completesAt).toISOString()}`);
+    if (deps.now() < pending.completesAt)
+      throw new GatewayError('recovery-not-ready', `the recovery completes no sooner than ${new Date(pending.completesAt).toISOString()}`);
     // Closing is the atomic step: of two completions racing, one wins.
     if (!(await deps.recovery.end(key.principalId, pending.id))) throw new GatewayError('recovery-rejected');
     const principal = await requirePrincipal(deps.store, key.principalId);

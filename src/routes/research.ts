@@ -41,7 +41,8 @@ export function researchRoutes(d: BillingDeps, caller: WhoCalls, admitApplicatio
       checkTasks(d.holder.current, body.tasks, 'tasks');
       requireProcessor(d.stripe);
       // Without a verified rung the first step is the card; with one, the identity check (L2) on top of it.
-      const page = validRung(principal, Date.now()) === null ? await startCardVerification(d, principal.id, body) : await startIdentityVerification(d, principal.id, body);
+      const page =
+        validRung(principal, Date.now()) === null ? await startCardVerification(d, principal.id, body) : await startIdentityVerification(d, principal.id, body);
       await d.billing.putCheck(principal.id, page.kind === 'card' ? 'card' : 'identity', {
         state: 'pending',
         reason: null,

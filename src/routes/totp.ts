@@ -57,7 +57,13 @@ export function totpEnrol(deps: TotpRouteDeps) {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     await body(ctx, deps, 'empty');
     const secret = newSecret();
-    const begun = await deps.totp.begin({ principalId: caller.principal.id, secret, state: 'pending', lastStep: -1, createdAt: new Date(deps.now()).toISOString() });
+    const begun = await deps.totp.begin({
+      principalId: caller.principal.id,
+      secret,
+      state: 'pending',
+      lastStep: -1,
+      createdAt: new Date(deps.now()).toISOString(),
+    });
     if (!begun) throw new GatewayError('totp-already-enrolled');
     ctx.set('cache-control', 'no-store');
     ctx.body = { secret, uri: enrolmentUri(deps.holder.current.gateway.totp.issuer, caller.principal.username, secret) };

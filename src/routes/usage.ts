@@ -19,7 +19,6 @@ import type { Receipt } from '../store/store.js';
 import type { Usage } from '../metering/price.js';
 import type { WhoCalls } from './research.js';
 
-
 export function ownReceipts(store: Store, meter: Meter, caller: WhoCalls) {
   return async function ownReceipts(ctx: Context): Promise<void> {
     const principalId = (await caller(ctx)).principal.id;

@@ -35,23 +35,27 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async create(s: SessionRecord, idleMs: number): Promise<void> {
-    await this.#store.runScript('sessions.create', CREATE, [this.#session(s.hash), this.#index(s.principalId), this.#prefix], [
-      s.hash,
-      s.principalId,
-      s.method,
-      s.state,
-      String(s.createdAt),
-      String(s.lastSeenAt),
-      String(s.expiresAt),
-      String(keepMs(s, s.lastSeenAt, idleMs)),
-      String(Math.max(1, s.expiresAt - s.lastSeenAt)),
-    ]);
+    await this.#store.runScript(
+      'sessions.create',
+      CREATE,
+      [this.#session(s.hash), this.#index(s.principalId), this.#prefix],
+      [
+        s.hash,
+        s.principalId,
+        s.method,
+        s.state,
+        String(s.createdAt),
+        String(s.lastSeenAt),
+        String(s.expiresAt),
+        String(keepMs(s, s.lastSeenAt, idleMs)),
+        String(Math.max(1, s.expiresAt - s.lastSeenAt)),
+      ],
+    );
   }
 
   async touch(hash: string, now: number, idleMs: number): Promise<SessionRecord | null> {
     const reply = (await this.#store.runScript('sessions.touch', TOUCH, [this.#session(hash), this.#prefix], [hash, String(now), String(idleMs)])) as
-      | [string, string, string, string, string, string]
-      | null;
+      [string, string, string, string, string, string] | null;
     if (!reply) return null;
     const [principalId, method, state, c, l, e] = reply;
     return { hash, principalId, method, state: state as SessionState, createdAt: Number(c), lastSeenAt: Number(l), expiresAt: Number(e) };

@@ -26,7 +26,15 @@ export interface TextDocument {
 const doc = (text: string, type: string): TextDocument => ({ text, type, etag: `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"` });
 
 function placeholders(origins: Record<HostName, string>): (text: string) => string {
-  const map: Record<string, string> = { base_url: origins.api, api_url: origins.api, auth_url: origins.auth, console_url: origins.console, site_url: origins.site, graph_url: origins.graph, docs_url: `${origins.site}/docs` };
+  const map: Record<string, string> = {
+    base_url: origins.api,
+    api_url: origins.api,
+    auth_url: origins.auth,
+    console_url: origins.console,
+    site_url: origins.site,
+    graph_url: origins.graph,
+    docs_url: `${origins.site}/docs`,
+  };
   return (text) => text.replace(/\{(base_url|api_url|auth_url|console_url|site_url|graph_url|docs_url)\}/g, (_, k: string) => map[k]!);
 }
 
@@ -36,7 +44,10 @@ export function section(markdown: string, heading: string): string | null {
   const start = lines.findIndex((l) => l.trim() === `## ${heading}`);
   if (start < 0) return null;
   const end = lines.findIndex((l, i) => i > start && /^## /.test(l));
-  return lines.slice(start + 1, end < 0 ? undefined : end).join('\n').trim();
+  return lines
+    .slice(start + 1, end < 0 ? undefined : end)
+    .join('\n')
+    .trim();
 }
 
 /** The first paragraph of prose after the title (not a heading, list, table, badge or comment). */
@@ -101,7 +112,10 @@ export function buildSiteDocuments(origins: Record<HostName, string>): SiteDocum
     '',
   ].join('\n');
 
-  const full = [`<!-- source: README.md -->\n\n${readme.trim()}`, ...[...docs].map(([name, text]) => `<!-- source: docs/${name}.md -->\n\n${text.trim()}`)].join('\n\n---\n\n') + '\n';
+  const full =
+    [`<!-- source: README.md -->\n\n${readme.trim()}`, ...[...docs].map(([name, text]) => `<!-- source: docs/${name}.md -->\n\n${text.trim()}`)].join(
+      '\n\n---\n\n',
+    ) + '\n';
 
   const procedure = section(docs.get('agents') ?? '', 'Agent procedure');
   if (!procedure) throw new Error('docs/agents.md has no "## Agent procedure" section; /agent-quickstart.md is generated from it');

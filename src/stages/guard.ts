@@ -25,7 +25,11 @@ export function guard(log: Logger, reviews: ReviewStore) {
     const refused = guardrailRefusal(call);
     if (refused) {
       if (refused.code === 'guardrail-blocked') log.warn('guardrail.blocked', { callId: call.id, rules: actions.block });
-      else log.warn('guardrail.classifier.refused', { callId: call.id, classifiers: (call.scan?.failures ?? []).filter((f) => f.failClosed).map((f) => f.classifier) });
+      else
+        log.warn('guardrail.classifier.refused', {
+          callId: call.id,
+          classifiers: (call.scan?.failures ?? []).filter((f) => f.failClosed).map((f) => f.classifier),
+        });
       throw refused;
     }
     let request: ChatRequest = call.valid!.request;

@@ -73,7 +73,10 @@ export function wait(engine: JobEngine) {
     if (call.abort.signal.aborted) return; // the client is gone; nobody to answer
     if (!job) throw new GatewayError('job-not-found');
     if (!TERMINAL.has(job.status)) {
-      throw new GatewayError('inference-timeout', `the answer was not ready within the synchronous wait; job ${job.jobId} continues — resend the identical request to re-attach, or poll GET /v1/research/job?jobId=${job.jobId}`);
+      throw new GatewayError(
+        'inference-timeout',
+        `the answer was not ready within the synchronous wait; job ${job.jobId} continues — resend the identical request to re-attach, or poll GET /v1/research/job?jobId=${job.jobId}`,
+      );
     }
     if (job.status !== 'succeeded') throw jobError(job);
     call.state = { at: 'answered', job };

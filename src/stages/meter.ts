@@ -50,7 +50,8 @@ export function meter(meter: Meter, log: Logger, creating: JobCreation) {
     } catch (err) {
       // Once a job has taken the call, the job's runner ends it (a 504 while waiting is not the end).
       if (!handedOver(call)) {
-        if (call.state.at === 'reserved' && call.state.job) await creating.engine.abandon(call.state.job, err instanceof GatewayError ? err : new GatewayError('internal-error'));
+        if (call.state.at === 'reserved' && call.state.job)
+          await creating.engine.abandon(call.state.job, err instanceof GatewayError ? err : new GatewayError('internal-error'));
         await endUnanswered(meter, log, call, err);
       }
       throw err;

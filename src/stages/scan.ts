@@ -30,9 +30,13 @@ export function scan(log: Logger) {
     const named = call.scan.findings.find((f) => f.action === 'redact' && IDENTIFIER.test(f.where));
     if (named) {
       log.warn('guardrail.identifier.refused', { callId: call.id, rule: named.rule, where: named.where });
-      throw new GatewayError('secret-in-identifier', `${named.where} matches ${named.rule}; names are forwarded as they are and cannot be masked — remove the credential`, {
-        param: named.where,
-      });
+      throw new GatewayError(
+        'secret-in-identifier',
+        `${named.where} matches ${named.rule}; names are forwarded as they are and cannot be masked — remove the credential`,
+        {
+          param: named.where,
+        },
+      );
     }
     for (const f of call.scan.failures ?? []) {
       log.warn('guardrail.classifier.failed', {

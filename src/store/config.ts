@@ -12,7 +12,10 @@ const RedisStore = Strict(
   {
     kind: Const('redis'),
     url: Type.Optional(
-      Type.String({ pattern: '^rediss?://', description: 'One primary; with `nodes`, only its scheme, user and password count (TLS and credentials for every cluster node).' }),
+      Type.String({
+        pattern: '^rediss?://',
+        description: 'One primary; with `nodes`, only its scheme, user and password count (TLS and credentials for every cluster node).',
+      }),
     ),
     nodes: Type.Optional(
       Type.Array(Type.String({ pattern: '^[^\\s,/@]+:[0-9]{1,5}$' }), {
@@ -37,7 +40,12 @@ const RedisStore = Strict(
     ),
   },
   // One of the two places Redis can be: a primary's URL or a cluster's nodes (or both: the URL lends the cluster its credentials).
-  { anyOf: [{ properties: { url: true }, required: ['url'] }, { properties: { nodes: true }, required: ['nodes'] }] },
+  {
+    anyOf: [
+      { properties: { url: true }, required: ['url'] },
+      { properties: { nodes: true }, required: ['nodes'] },
+    ],
+  },
 );
 
 export const StoreSchema = OneOf([MemoryStore, RedisStore]);

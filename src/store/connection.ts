@@ -20,8 +20,7 @@ function nodeOptions(options: RedisStoreOptions) {
       connectTimeout: options.connectTimeoutMs ?? 3000,
       // Retry forever: startup is bounded by the connect deadline in RedisStore.connect, and a running
       // gateway should heal by itself when Redis returns.
-      reconnectStrategy: (retries: number) =>
-        Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
+      reconnectStrategy: (retries: number) => Math.min(50 * 2 ** retries, 1000) + Math.floor(Math.random() * 50), // jitter: gateways don't stampede
     },
   };
 }

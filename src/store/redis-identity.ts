@@ -158,7 +158,9 @@ function decodePrincipal(reply: unknown): PrincipalRecord | null {
     rung: parseJson<RungGrant | null>(rung),
     aup: parseJson<AupConsent | null>(aup),
     // A null here would be an order entry without a scope, which the scripts never write.
-    scopes: asArray(scopes).filter((s) => s !== null).map((s) => parseJson<ScopeGrant>(s)),
+    scopes: asArray(scopes)
+      .filter((s) => s !== null)
+      .map((s) => parseJson<ScopeGrant>(s)),
   };
 }
 

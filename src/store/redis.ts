@@ -32,14 +32,25 @@
 import { ErrorReply } from 'redis';
 import { StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
-import { clusterPrefix, DeadlineExceeded, errorMessage, HASH_TAG, isCluster, makeClient, tagBase, withDeadline, type Client, type RedisRunner, type RedisStoreOptions } from './connection.js';
+import {
+  clusterPrefix,
+  DeadlineExceeded,
+  errorMessage,
+  HASH_TAG,
+  isCluster,
+  makeClient,
+  tagBase,
+  withDeadline,
+  type Client,
+  type RedisRunner,
+  type RedisStoreOptions,
+} from './connection.js';
 
 export type { RedisStoreOptions } from './connection.js';
 import { evalLua, type LuaEvaluator, type LuaScript } from './lua.js';
 import { RedisIdentity } from './redis-identity.js';
 import { RedisReceipts } from '../receipts/redis-receipts.js';
 import type { AupConsent, Identity, PrincipalRecord, Receipt, RungGrant, ScopeGrant, Store, TokenRecord } from './store.js';
-
 
 // The store ------------------------------------------------------------------------------------------------
 
@@ -127,7 +138,10 @@ export class RedisStore implements Store, RedisRunner {
     };
     client.on('error', remember);
     try {
-      await withDeadline(client.connect().then(() => undefined), budget);
+      await withDeadline(
+        client.connect().then(() => undefined),
+        budget,
+      );
     } catch (err) {
       client.destroy();
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
@@ -151,11 +165,7 @@ export class RedisStore implements Store, RedisRunner {
    * frozen server or a half-open connection would otherwise hang the call for as long as TCP takes to
    * notice.
    */
-  async #call<T>(
-    operation: string,
-    run: (client: Client) => Promise<T>,
-    timeoutMs = this.#commandTimeoutMs,
-  ): Promise<T> {
+  async #call<T>(operation: string, run: (client: Client) => Promise<T>, timeoutMs = this.#commandTimeoutMs): Promise<T> {
     const client = this.#client;
     try {
       return await withDeadline(run(client), timeoutMs);

@@ -44,5 +44,7 @@ export function newRecoveryCodes(n: number): string[] {
 }
 
 export function hashRecoveryCode(code: string): string {
-  return createHash('sha256').update(code.toLowerCase().replace(/[^a-z0-9]/g, '')).digest('hex');
+  return createHash('sha256')
+    .update(code.toLowerCase().replace(/[^a-z0-9]/g, ''))
+    .digest('hex');
 }

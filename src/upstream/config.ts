@@ -40,7 +40,11 @@ export const RouteSchema = Strict(
       }),
     ),
     origins: Type.Optional(
-      Type.Array(WeightedOriginSchema, { minItems: 1, maxItems: 64, description: 'Several origins, balanced by weight, failed over in order (instead of `origin`).' }),
+      Type.Array(WeightedOriginSchema, {
+        minItems: 1,
+        maxItems: 64,
+        description: 'Several origins, balanced by weight, failed over in order (instead of `origin`).',
+      }),
     ),
     healthCheck: Type.Optional(
       Strict({
@@ -72,7 +76,12 @@ export const RouteSchema = Strict(
     ),
   },
   // The single form or the list, never both and never neither.
-  { oneOf: [{ properties: { origin: true }, required: ['origin'] }, { properties: { origins: true }, required: ['origins'] }] },
+  {
+    oneOf: [
+      { properties: { origin: true }, required: ['origin'] },
+      { properties: { origins: true }, required: ['origins'] },
+    ],
+  },
 );
 export type RouteConfig = Static<typeof RouteSchema>;
 

@@ -54,7 +54,9 @@ export async function startDemoUpstream(host = '127.0.0.1', port = 0): Promise<D
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not-found","message":"demo upstream serves POST /v1/chat/completions"}}');
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end('{"error":{"code":"not-found","message":"demo upstream serves POST /v1/chat/completions"}}');
         return;
       }
       let body: DemoRequest;

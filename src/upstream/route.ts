@@ -28,7 +28,13 @@ export function mayFailOver(err: unknown): boolean {
 }
 
 /** `payload` is the serialised upstream body; `read` turns the reply's JSON into the answer (a throw there is the origin's failure). */
-export async function forwardRoute<T>(upstream: RouteUpstream, payload: string | Buffer, read: (json: unknown) => T, signal: AbortSignal, retries = 0): Promise<RoutedAnswer<T>> {
+export async function forwardRoute<T>(
+  upstream: RouteUpstream,
+  payload: string | Buffer,
+  read: (json: unknown) => T,
+  signal: AbortSignal,
+  retries = 0,
+): Promise<RoutedAnswer<T>> {
   const order = upstream.order();
   let last: unknown;
   for (const [i, target] of order.entries()) {

@@ -44,7 +44,12 @@ export class RouteUpstream {
   readonly #now: () => number;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(route: string, targets: Array<{ origin: Origin; name: string; weight: number }>, ejection: Ejection = DEFAULT_EJECTION, now: () => number = Date.now) {
+  constructor(
+    route: string,
+    targets: Array<{ origin: Origin; name: string; weight: number }>,
+    ejection: Ejection = DEFAULT_EJECTION,
+    now: () => number = Date.now,
+  ) {
     this.route = route;
     this.targets = targets.map((t) => ({ ...t, failures: 0, ejectedUntil: 0, healthy: true }));
     this.#ejection = ejection;
@@ -100,7 +105,14 @@ export class RouteUpstream {
     const path = `${t.origin.chatPath.replace(/\/chat\/completions$/, '')}${check.path}`;
     const headers: Record<string, string> = t.origin.authorization ? { authorization: t.origin.authorization } : {};
     try {
-      const res = await t.origin.pool.request({ method: 'GET', path, headers, headersTimeout: check.timeoutMs, bodyTimeout: check.timeoutMs, signal: AbortSignal.timeout(check.timeoutMs) });
+      const res = await t.origin.pool.request({
+        method: 'GET',
+        path,
+        headers,
+        headersTimeout: check.timeoutMs,
+        bodyTimeout: check.timeoutMs,
+        signal: AbortSignal.timeout(check.timeoutMs),
+      });
       await res.body.dump();
       t.healthy = res.statusCode < 500;
     } catch {

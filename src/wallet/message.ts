@@ -33,7 +33,11 @@ export function checkMessage(message: string, site: Site): CheckedMessage {
   if (!m.domain || !m.address || !m.uri || !m.version || m.chainId === undefined || !m.nonce || !m.issuedAt) {
     throw new GatewayError('wallet-message-invalid', 'the message lacks a field EIP-4361 requires (domain, address, URI, version, chain id, nonce, issued at)');
   }
-  for (const [name, at] of [['Issued At', m.issuedAt], ['Expiration Time', m.expirationTime], ['Not Before', m.notBefore]] as const) {
+  for (const [name, at] of [
+    ['Issued At', m.issuedAt],
+    ['Expiration Time', m.expirationTime],
+    ['Not Before', m.notBefore],
+  ] as const) {
     if (at && Number.isNaN(at.getTime())) throw new GatewayError('wallet-message-invalid', `${name} is not an RFC 3339 date-time`);
   }
   const auth = new URL(site.authOrigin);

@@ -50,7 +50,8 @@ export async function redeemNonce(w: WalletDeps, kind: 'siwe' | 'smart-account',
  */
 export async function principalForAccount(w: WalletDeps, key: string): Promise<{ principal: PrincipalRecord; created: boolean }> {
   const runtime = w.runtime();
-  const id = (await w.accounts.owner(key)) ?? (await w.accounts.link(key, principalId(runtime.gateway.principalDomain, randomUUID().replace(/-/g, '').slice(0, 16))));
+  const id =
+    (await w.accounts.owner(key)) ?? (await w.accounts.link(key, principalId(runtime.gateway.principalDomain, randomUUID().replace(/-/g, '').slice(0, 16))));
   const existing = await w.store.getPrincipal(id);
   if (existing) return { principal: existing, created: false };
   const tenant = id.slice(id.lastIndexOf(':tenant:') + ':tenant:'.length);

@@ -31,7 +31,7 @@ describe('account applications route', () => {
     return { p, b };
   }
 
-  it('lists the session principal\'s own applications with their state, oldest first, updated by an operator\'s decision', async () => {
+  it("lists the session principal's own applications with their state, oldest first, updated by an operator's decision", async () => {
     const { b } = await person();
     expect((await b.get('api', '/v1/account/applications')).body).to.deep.equal({ data: [] });
     const first = await b.post('api', '/v1/research/applications', APPLICATION);
@@ -65,7 +65,7 @@ describe('account applications route', () => {
     for (const a of decided) expect(Date.parse(a.decidedAt)).to.be.at.least(Date.parse(a.submittedAt));
   });
 
-  it('never shows another account\'s applications', async () => {
+  it("never shows another account's applications", async () => {
     const one = await person();
     const other = await person();
     const filed = await one.b.post('api', '/v1/research/applications', APPLICATION);

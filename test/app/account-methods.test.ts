@@ -122,7 +122,7 @@ describe('a principal adds and removes its sign-in methods', function () {
         }
       });
 
-      it('does not move a key of another principal, nor remove another principal\'s method; refuses cross-site and PAT', async () => {
+      it("does not move a key of another principal, nor remove another principal's method; refuses cross-site and PAT", async () => {
         const owner = newWallet();
         const theirs = await siweSignIn(owner);
         const b = person();

@@ -39,7 +39,7 @@ describe('account token routes', () => {
     expect(receipts.body.data.map((t: { id: string }) => t.id)).to.include(res.body.id);
   });
 
-  it('lists the principal\'s tokens with id, label, created, last used and revoked, never a token or hash', async () => {
+  it("lists the principal's tokens with id, label, created, last used and revoked, never a token or hash", async () => {
     const { p, b } = await person();
     const issued = await b.post('api', '/v1/account/api-token', { label: 'second' });
     const list = await b.get('api', '/v1/account/api-tokens');
@@ -59,7 +59,7 @@ describe('account token routes', () => {
     expect((await b.get('api', '/v1/account/api-tokens')).body.data[0].lastUsedAt).to.equal(null);
   });
 
-  it('revokes one of the principal\'s own tokens: the PAT then answers 401 token-revoked', async () => {
+  it("revokes one of the principal's own tokens: the PAT then answers 401 token-revoked", async () => {
     const { b } = await person();
     const issued = await b.post('api', '/v1/account/api-token', { label: 'to revoke' });
     const res = await b.post('api', '/v1/account/api-token/revoke', { id: issued.body.id });
@@ -75,7 +75,7 @@ describe('account token routes', () => {
     expect(listed.revokedAt).to.equal(res.body.revokedAt);
   });
 
-  it('another principal\'s token is 404 token-not-found, and stays alive', async () => {
+  it("another principal's token is 404 token-not-found, and stays alive", async () => {
     const { b } = await person();
     const other = await w.gw.principal();
     for (const id of [other.tokenId, 'tok_nosuchtoken']) {

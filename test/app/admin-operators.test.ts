@@ -134,7 +134,9 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
 
   it('refuses to start when a named operator token equals PORTCULLIS_ADMIN_TOKEN (it would demote the full operator)', async () => {
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: auditor, tokenEnv: PORTCULLIS_OPS_SAME, scope: read-only }\n\nroutes:\n'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: auditor, tokenEnv: PORTCULLIS_OPS_SAME, scope: read-only }\n\nroutes:\n'),
+    );
     let error: unknown;
     try {
       const g = await startTestGateway({ root, env: { PORTCULLIS_OPS_SAME: 'test-operator-token' } });
@@ -142,7 +144,9 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
     } catch (err) {
       error = err;
     }
-    expect(String((error as { problems?: string[] })?.problems)).to.include('/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN');
+    expect(String((error as { problems?: string[] })?.problems)).to.include(
+      '/admin/operators/0/tokenEnv: PORTCULLIS_OPS_SAME holds the same token as PORTCULLIS_ADMIN_TOKEN',
+    );
     // `portcullis check` says the same where both are set, and nothing where they differ.
     const same = await cli(['check', '--root', root], { PORTCULLIS_ADMIN_TOKEN: 'one-token', PORTCULLIS_OPS_SAME: 'one-token' });
     expect(same.code).to.equal(1);
@@ -152,7 +156,9 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
 
   it('dumps the start-only settings in force, not the ones a reload read but could not apply, and lists those apart', async () => {
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: on-call, tokenEnv: PORTCULLIS_OPS_AUDITOR, scope: full }\n\nroutes:\n'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: on-call, tokenEnv: PORTCULLIS_OPS_AUDITOR, scope: full }\n\nroutes:\n'),
+    );
     const own = await startTestGateway({ root, env: TOKENS });
     try {
       editFile(root, 'config/gateway.yaml', (t) => t.replace('scope: full }', 'scope: read-only }'));
@@ -172,7 +178,9 @@ describe('admin: config dump, paged listings, scoped operator tokens', function 
 
   it('refuses to start when an operator token variable is not set', async () => {
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: ghost, tokenEnv: PORTCULLIS_OPS_GHOST, scope: full }\n\nroutes:\n'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace(/^routes:\n/m, 'admin:\n  operators:\n    - { name: ghost, tokenEnv: PORTCULLIS_OPS_GHOST, scope: full }\n\nroutes:\n'),
+    );
     let error: unknown;
     try {
       await startTestGateway({ root });

@@ -23,11 +23,19 @@ import { body, smallLimitsRoot } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { codeAt } from '../../src/totp/codes.js';
 
-const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:28081', PORTCULLIS_CONSOLE_URL: 'http://localhost:28082', PORTCULLIS_API_URL: 'http://localhost:28080' };
+const ORIGINS = {
+  PORTCULLIS_AUTH_URL: 'http://localhost:28081',
+  PORTCULLIS_CONSOLE_URL: 'http://localhost:28082',
+  PORTCULLIS_API_URL: 'http://localhost:28080',
+};
 const enc = encodeURIComponent;
 
 /** A master's slots as one comparable string: a restored copy belongs on the fresh master serving the same. */
-const slotsOf = (n: ClusterNode) => n.slots.map(([from, to]) => `${from}-${to}`).sort().join(',');
+const slotsOf = (n: ClusterNode) =>
+  n.slots
+    .map(([from, to]) => `${from}-${to}`)
+    .sort()
+    .join(',');
 
 describe('backup and restore of a Redis Cluster', function () {
   this.timeout(180_000);

@@ -23,7 +23,11 @@ import { cli } from '../helpers/cli.js';
 import { codeAt } from '../../src/totp/codes.js';
 import { until } from '../helpers/wait.js';
 
-const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:28081', PORTCULLIS_CONSOLE_URL: 'http://localhost:28082', PORTCULLIS_API_URL: 'http://localhost:28080' };
+const ORIGINS = {
+  PORTCULLIS_AUTH_URL: 'http://localhost:28081',
+  PORTCULLIS_CONSOLE_URL: 'http://localhost:28082',
+  PORTCULLIS_API_URL: 'http://localhost:28080',
+};
 
 describe('backup and restore of the money Redis', function () {
   this.timeout(120_000);
@@ -48,7 +52,9 @@ describe('backup and restore of the money Redis', function () {
   it('restores balances, tokens, sessions, TOTP and a log consistent with checkpoints published before the copy', async () => {
     const p = await w.gw.principal();
     const granted = 50_000_000;
-    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/credits`, { microUSD: granted, operationId: 'backup-grant' })).status).to.equal(201);
+    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/credits`, { microUSD: granted, operationId: 'backup-grant' })).status).to.equal(
+      201,
+    );
     const person = new Browser(w.gw);
     const { a, principalId: personId } = await newPerson(person);
     const { secret } = (await person.post('auth', '/v1/totp/enrol')).body;
@@ -97,7 +103,13 @@ describe('backup and restore of the money Redis', function () {
     cpSync(backup, join(restored.dir, 'appendonlydir'), { recursive: true });
     expect(readdirSync(join(restored.dir, 'appendonlydir')).some((f) => f.endsWith('.manifest'))).to.equal(true);
     await restored.restart();
-    gw2 = await startTestGateway({ root: w.gw.root, upstreamUrl: w.upstream.baseUrl, redisUrl: restored.url, now: clock, env: { ...ORIGINS, PORTCULLIS_RECEIPT_KEY: receiptKey } });
+    gw2 = await startTestGateway({
+      root: w.gw.root,
+      upstreamUrl: w.upstream.baseUrl,
+      redisUrl: restored.url,
+      now: clock,
+      env: { ...ORIGINS, PORTCULLIS_RECEIPT_KEY: receiptKey },
+    });
 
     // Every receipt answered before the copy began is there.
     for (const id of mustHave) expect((await gw2.admin('GET', `/receipts/${id}`)).status, id).to.equal(200);

@@ -46,7 +46,9 @@ describe('portcullis CLI: billing and receipts', function () {
     expect(first.code, first.stderr).to.equal(0);
     expect(first.stdout).to.equal(`granted: 5000000 micro-USD of credits to ${p.id}, operation evt_123; available 5000000 micro-USD\n`);
     const again = await cli(['admin', 'credits', 'grant', p.id, '--micro-usd', '5000000', '--id', 'evt_123'], env);
-    expect(again.stdout).to.equal(`already granted (nothing changed): 5000000 micro-USD of credits to ${p.id}, operation evt_123; available 5000000 micro-USD\n`);
+    expect(again.stdout).to.equal(
+      `already granted (nothing changed): 5000000 micro-USD of credits to ${p.id}, operation evt_123; available 5000000 micro-USD\n`,
+    );
     const plan = await cli(['admin', 'plan', 'set', p.id, 'team'], env);
     expect(plan.code, plan.stderr).to.equal(0);
     expect(plan.stdout).to.contain('granted: plan team with 60000000 micro-USD of AI credits').and.contain('available 65000000 micro-USD');
@@ -76,7 +78,9 @@ describe('portcullis CLI: billing and receipts', function () {
 
     const withKey = await cli(['receipt', 'verify', file, '--key', pub]);
     expect(withKey.code, withKey.stderr).to.equal(0);
-    expect(withKey.stdout).to.match(/^valid: receipt rcpt_\S+ is leaf \d+ of log portcullis\.localhost\/receipts, in its signed checkpoint of size \d+ \(root \S+\)\n$/);
+    expect(withKey.stdout).to.match(
+      /^valid: receipt rcpt_\S+ is leaf \d+ of log portcullis\.localhost\/receipts, in its signed checkpoint of size \d+ \(root \S+\)\n$/,
+    );
     const fromEnv = await cli(['receipt', 'verify', file], { PORTCULLIS_RECEIPT_KEY: privatePem });
     expect(fromEnv.code, fromEnv.stderr).to.equal(0);
     const fromConfig = await cli(['receipt', 'verify', file, '--root', gw.root], { PORTCULLIS_RECEIPT_KEY: '' });
@@ -97,10 +101,13 @@ describe('portcullis CLI: billing and receipts', function () {
     // A changed receipt, a changed proof, a changed checkpoint, a changed signature, another key.
     expect(await refused({ ...receipt, chargedMicroUSD: 1 })).to.contain('the receipt or its proof was changed');
     const proof = receipt['inclusionProof'] as string[];
-    if (proof.length > 0) expect(await refused({ ...receipt, inclusionProof: [Buffer.alloc(32, 7).toString('base64'), ...proof.slice(1)] })).to.contain('proof');
+    if (proof.length > 0)
+      expect(await refused({ ...receipt, inclusionProof: [Buffer.alloc(32, 7).toString('base64'), ...proof.slice(1)] })).to.contain('proof');
     const cp = receipt['checkpoint'] as string;
     const [origin, size] = cp.split('\n');
-    expect(await refused({ ...receipt, checkpoint: cp.replace(`${origin}\n${size}\n`, `${origin}\n${Number(size) + 1}\n`) })).to.contain('signature does not match');
+    expect(await refused({ ...receipt, checkpoint: cp.replace(`${origin}\n${size}\n`, `${origin}\n${Number(size) + 1}\n`) })).to.contain(
+      'signature does not match',
+    );
     const sig = /— \S+ (\S+)\n$/.exec(cp)![1]!;
     const bent = Buffer.from(sig, 'base64');
     bent[20]! ^= 1;
@@ -143,7 +150,10 @@ describe('portcullis CLI: billing and receipts', function () {
 
   it('still verifies a receipt signed on its own before the log (the previous format)', async () => {
     const legacy: Record<string, unknown> = { id: 'rcpt_old', principalId: 'did:web:x:tenant:a', createdAt: '2026-01-01T00:00:00.000Z', chargedMicroUSD: 54 };
-    const keyId = createHash('sha256').update(key.publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 16);
+    const keyId = createHash('sha256')
+      .update(key.publicKey.export({ type: 'spki', format: 'der' }))
+      .digest('hex')
+      .slice(0, 16);
     const value = sign(null, Buffer.from(canonicalize(legacy)!, 'utf8'), key.privateKey).toString('base64url');
     const file = join(dir, 'legacy.json');
     writeFileSync(file, JSON.stringify({ ...legacy, signature: { alg: 'Ed25519', keyId, value } }));
@@ -168,7 +178,9 @@ describe('portcullis CLI: billing and receipts', function () {
     const newer = join(dir, 'newer.txt');
     const audit = await cli(['receipt', 'audit', '--from', older, '--to', 'latest', '--key', pub, '--url', gw.apiUrl, '--save', newer]);
     expect(audit.code, audit.stderr).to.equal(0);
-    expect(audit.stdout).to.match(/^consistent: log portcullis\.localhost\/receipts at size \d+ \(root \S+\) extends its checkpoint of size \d+ \(root \S+\)\n$/);
+    expect(audit.stdout).to.match(
+      /^consistent: log portcullis\.localhost\/receipts at size \d+ \(root \S+\) extends its checkpoint of size \d+ \(root \S+\)\n$/,
+    );
     const sizeOf = (note: string) => Number(note.split('\n')[1]);
     expect(sizeOf(readFileSync(newer, 'utf8'))).to.be.at.least(sizeOf(last['checkpoint']));
     // Between two saved files, the proof fetched from the API; then offline, from a saved proof.

@@ -71,11 +71,19 @@ describe('billing under concurrency (barrier bursts, real redis)', function () {
     const out = await burst(gateways, p.token, p.id);
     const admitted = out.statuses.filter((s) => s === 200).length;
     expect(admitted).to.equal(COVERED);
-    expect(out.codes.filter((c) => c !== 'ok')).to.have.length(BURST - COVERED).and.satisfy((cs: string[]) => cs.every((c) => c === 'insufficient-credits'));
+    expect(out.codes.filter((c) => c !== 'ok'))
+      .to.have.length(BURST - COVERED)
+      .and.satisfy((cs: string[]) => cs.every((c) => c === 'insufficient-credits'));
     expect(out.lowestAvailable).to.be.at.least(0);
     expect(out.samples).to.be.greaterThan(0);
     const books = await settledBooks(w.gw, p.id, '2030-03-14');
-    expect(books.balance).to.deep.equal({ scope: 'ai', grantedMicroUSD: COVERED * WORST, spentMicroUSD: COVERED * WORST, reservedMicroUSD: 0, availableMicroUSD: 0 });
+    expect(books.balance).to.deep.equal({
+      scope: 'ai',
+      grantedMicroUSD: COVERED * WORST,
+      spentMicroUSD: COVERED * WORST,
+      reservedMicroUSD: 0,
+      availableMicroUSD: 0,
+    });
     expect(books.receipts).to.have.length(BURST);
     expect(books.charged).to.equal(books.balance.spentMicroUSD);
     expect(books.receipts.filter((r) => r['outcome'] === 'answered')).to.have.length(COVERED);

@@ -73,7 +73,13 @@ for (const kind of ['redis', 'memory'] as const) {
 
     it('still checks a scope a blue-team job names: one the principal does not hold is 403 scope-not-approved', async () => {
       const p = await gw.principal();
-      const res = await submit(p.token, { model: 'shared-general-a', task: 'code-review', scopeId: 'owned', max_tokens: 64, messages: [{ role: 'user', content: 'x' }] });
+      const res = await submit(p.token, {
+        model: 'shared-general-a',
+        task: 'code-review',
+        scopeId: 'owned',
+        max_tokens: 64,
+        messages: [{ role: 'user', content: 'x' }],
+      });
       expect(res.status).to.equal(403);
       expect(res.body.error.code).to.equal('scope-not-approved');
       expect(await upstream.requests()).to.have.length(0);

@@ -119,7 +119,13 @@ for (const kind of ['redis', 'memory'] as const) {
       const r = await receipt(first.body.receiptId);
       // Held: (2 bytes + 8) x 0.9 + 10 x 4.5 = 54; charged all that was reported.
       expect(r).to.include({ chargedMicroUSD: charged, pricedMicroUSD: charged, reservedMicroUSD: 54, note: 'above-reservation' });
-      expect(await ai(p.token)).to.deep.equal({ scope: 'ai', grantedMicroUSD: 1000, spentMicroUSD: charged, reservedMicroUSD: 0, availableMicroUSD: 1000 - charged });
+      expect(await ai(p.token)).to.deep.equal({
+        scope: 'ai',
+        grantedMicroUSD: 1000,
+        spentMicroUSD: charged,
+        reservedMicroUSD: 0,
+        availableMicroUSD: 1000 - charged,
+      });
 
       await upstream.behave({ mode: 'echo', usage: { prompt_tokens: 1, completion_tokens: 1 } });
       const refused = await gw.chat(p.token, { model: 'shared-general-a', max_tokens: 10, messages: [{ role: 'user', content: 'again' }] });

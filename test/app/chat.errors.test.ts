@@ -22,7 +22,17 @@ describe('chat completions: bad input', () => {
 
   const cases: Array<[string, () => Promise<{ status: number; body: any }>, number, string]> = [
     ['wrong content-type', () => w.gw.chat(token, JSON.stringify(ok), { 'content-type': 'text/plain' }), 415, 'unsupported-media-type'],
-    ['no content-type', () => fetch(`${w.gw.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(Buffer.from(JSON.stringify(ok))) }).then(async (r) => ({ status: r.status, body: await r.json() })), 415, 'unsupported-media-type'],
+    [
+      'no content-type',
+      () =>
+        fetch(`${w.gw.apiUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+          body: new Uint8Array(Buffer.from(JSON.stringify(ok))),
+        }).then(async (r) => ({ status: r.status, body: await r.json() })),
+      415,
+      'unsupported-media-type',
+    ],
     ['a body over 2 MiB', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'x'.repeat(2 * 1024 * 1024 + 1) }] }), 413, 'payload-too-large'],
     ['invalid JSON', () => w.gw.chat(token, '{"model": '), 400, 'invalid-json'],
     ['a JSON array', () => w.gw.chat(token, '[]'), 400, 'invalid-request'],
@@ -31,20 +41,89 @@ describe('chat completions: bad input', () => {
     ['empty messages', () => w.gw.chat(token, { ...ok, messages: [] }), 400, 'invalid-request'],
     ['an unknown field', () => w.gw.chat(token, { ...ok, frobnicate: true }), 400, 'unknown-parameter'],
     ['response_format (use a tool call)', () => w.gw.chat(token, { ...ok, response_format: { type: 'json_object' } }), 400, 'response-format-not-supported'],
-    ['image content parts', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] }] }), 400, 'invalid-messages'],
+    [
+      'image content parts',
+      () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:' } }] }] }),
+      400,
+      'invalid-messages',
+    ],
     ['a user turn with null content', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: null }] }), 400, 'invalid-messages'],
     ['an unknown role', () => w.gw.chat(token, { ...ok, messages: [{ role: 'wizard', content: 'x' }] }), 400, 'invalid-request'],
-    ['a second system turn', () => w.gw.chat(token, { ...ok, messages: [{ role: 'system', content: 'a' }, { role: 'user', content: 'b' }, { role: 'system', content: 'c' }] }), 400, 'invalid-messages'],
-    ['a system turn not first', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'b' }, { role: 'system', content: 'c' }] }), 400, 'invalid-messages'],
-    ['a tool turn without tool_call_id', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'b' }, { role: 'tool', content: 'r' }] }), 400, 'invalid-messages'],
-    ['an assistant turn with neither content nor tool calls', () => w.gw.chat(token, { ...ok, messages: [{ role: 'assistant', content: null }, { role: 'user', content: 'b' }] }), 400, 'invalid-messages'],
+    [
+      'a second system turn',
+      () =>
+        w.gw.chat(token, {
+          ...ok,
+          messages: [
+            { role: 'system', content: 'a' },
+            { role: 'user', content: 'b' },
+            { role: 'system', content: 'c' },
+          ],
+        }),
+      400,
+      'invalid-messages',
+    ],
+    [
+      'a system turn not first',
+      () =>
+        w.gw.chat(token, {
+          ...ok,
+          messages: [
+            { role: 'user', content: 'b' },
+            { role: 'system', content: 'c' },
+          ],
+        }),
+      400,
+      'invalid-messages',
+    ],
+    [
+      'a tool turn without tool_call_id',
+      () =>
+        w.gw.chat(token, {
+          ...ok,
+          messages: [
+            { role: 'user', content: 'b' },
+            { role: 'tool', content: 'r' },
+          ],
+        }),
+      400,
+      'invalid-messages',
+    ],
+    [
+      'an assistant turn with neither content nor tool calls',
+      () =>
+        w.gw.chat(token, {
+          ...ok,
+          messages: [
+            { role: 'assistant', content: null },
+            { role: 'user', content: 'b' },
+          ],
+        }),
+      400,
+      'invalid-messages',
+    ],
     ['257 turns', () => w.gw.chat(token, { ...ok, messages: Array.from({ length: 257 }, () => ({ role: 'user', content: 'x' })) }), 400, 'too-many-turns'],
-    ['129 tools', () => w.gw.chat(token, { ...ok, tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `t${i}` } })) }), 400, 'too-many-tools'],
+    [
+      '129 tools',
+      () => w.gw.chat(token, { ...ok, tools: Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `t${i}` } })) }),
+      400,
+      'too-many-tools',
+    ],
     ['max_tokens 32769', () => w.gw.chat(token, { ...ok, max_tokens: 32769 }), 400, 'max-tokens-out-of-range'],
     ['max_tokens 0', () => w.gw.chat(token, { ...ok, max_tokens: 0 }), 400, 'invalid-request'],
     ['max_tokens not an integer', () => w.gw.chat(token, { ...ok, max_tokens: 12.5 }), 400, 'invalid-request'],
     ['524,289 characters of input', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'x'.repeat(524_289) }] }), 400, 'input-too-large'],
-    ['input over the limit counting tool definitions', () => w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'x'.repeat(524_000) }], tools: [{ type: 'function', function: { name: 'big', description: 'd'.repeat(400) } }] }), 400, 'input-too-large'],
+    [
+      'input over the limit counting tool definitions',
+      () =>
+        w.gw.chat(token, {
+          ...ok,
+          messages: [{ role: 'user', content: 'x'.repeat(524_000) }],
+          tools: [{ type: 'function', function: { name: 'big', description: 'd'.repeat(400) } }],
+        }),
+      400,
+      'input-too-large',
+    ],
     ['an unknown task', () => w.gw.chat(token, { ...ok, task: 'poetry' }), 400, 'invalid-request'],
     ['stream not a boolean', () => w.gw.chat(token, { ...ok, stream: 'yes' }), 400, 'invalid-request'],
     ['an unknown model', () => w.gw.chat(token, { ...ok, model: 'gpt-nonexistent' }), 404, 'model-not-found'],
@@ -66,7 +145,13 @@ describe('chat completions: bad input', () => {
   }
 
   it('names the offending field in the message', async () => {
-    const res = await w.gw.chat(token, { ...ok, messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 5 }] });
+    const res = await w.gw.chat(token, {
+      ...ok,
+      messages: [
+        { role: 'user', content: 'a' },
+        { role: 'user', content: 5 },
+      ],
+    });
     expect(res.body.error.message).to.contain('messages[1].content');
   });
 

@@ -76,7 +76,10 @@ describe('chat completions: happy path (openai client, real upstream and redis)'
   it('returns tool calls to the client and takes the tool result back as role tool', async () => {
     await w.upstream.behave({ mode: 'tool-call' });
     const tools: OpenAI.ChatCompletionTool[] = [
-      { type: 'function', function: { name: 'report', description: 'Structured verdict', parameters: { type: 'object', properties: { verdict: { type: 'string' } } } } },
+      {
+        type: 'function',
+        function: { name: 'report', description: 'Structured verdict', parameters: { type: 'object', properties: { verdict: { type: 'string' } } } },
+      },
     ];
     const first = await client(blue.token).chat.completions.create({
       model: 'shared-general-a',

@@ -72,7 +72,12 @@ describe('external classifier: a moderation endpoint (local moderation server, r
   const ask = async (gw: TestGateway, content: string, extra: Record<string, unknown> = {}) => {
     const p = await gw.principal();
     // A counter keeps every request distinct, so no call re-attaches to an earlier identical job.
-    const res = await gw.chat(p.token, { model: 'shared-general-a', max_tokens: 2048, messages: [{ role: 'user', content: `${content} (#${n++})` }], ...extra });
+    const res = await gw.chat(p.token, {
+      model: 'shared-general-a',
+      max_tokens: 2048,
+      messages: [{ role: 'user', content: `${content} (#${n++})` }],
+      ...extra,
+    });
     const receipts = (await gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
     return { res, receipt: receipts[0], principal: p };
   };
@@ -193,10 +198,10 @@ describe('external classifier: a moderation endpoint (local moderation server, r
 
     it('refuses unknown keys, an unknown kind and a bad score', async () => {
       expect((await problems(rootWith(classifierYaml(m.url, true, '    retries: 3\n')))).join('\n')).to.contain('has unknown key "retries"');
-      expect((await problems(rootWith(classifierYaml(m.url, true).replace('kind: moderation', 'kind: guard-model')))).join('\n')).to.contain(
-        '/classifiers/0',
+      expect((await problems(rootWith(classifierYaml(m.url, true).replace('kind: moderation', 'kind: guard-model')))).join('\n')).to.contain('/classifiers/0');
+      expect((await problems(rootWith(classifierYaml(m.url, true).replace('minScore: 0.5', 'minScore: 5')))).join('\n')).to.contain(
+        '/classifiers/0/categories',
       );
-      expect((await problems(rootWith(classifierYaml(m.url, true).replace('minScore: 0.5', 'minScore: 5')))).join('\n')).to.contain('/classifiers/0/categories');
     });
 
     it('refuses a category that names an unknown rule or a redact rule', async () => {

@@ -39,7 +39,10 @@ describe('gateways whose clocks disagree', () => {
       NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import ${SKEWED_CLOCK}`.trim(),
     });
   const status = async (apiUrl: string, token: string) =>
-    ((await (await fetch(`${apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as any).balances[0] as Record<string, number>;
+    ((await (await fetch(`${apiUrl}/v1/billing/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as any).balances[0] as Record<
+      string,
+      number
+    >;
   const paidPrincipal = async () => {
     const p = await healthy.principal();
     expect((await healthy.admin('POST', `/principals/${encodeURIComponent(p.id)}/credits`, { microUSD: 1_000_000 })).status).to.equal(201);

@@ -59,7 +59,13 @@ describe('a redis cluster failover under two gateways', function () {
       while (!stop) {
         const at = phase;
         const res = await gw.chat(p.token, body());
-        calls.push({ gateway, phase: at === phase ? at : 'down', status: res.status, code: res.body?.error?.code ?? null, receiptId: res.body?.receiptId ?? null });
+        calls.push({
+          gateway,
+          phase: at === phase ? at : 'down',
+          status: res.status,
+          code: res.body?.error?.code ?? null,
+          receiptId: res.body?.receiptId ?? null,
+        });
         if (res.status !== 200) await new Promise((r) => setTimeout(r, 20));
       }
     };

@@ -16,7 +16,9 @@ const body = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'us
 /** A config root whose `shared` route has the given cold-start budget. */
 function rootWithColdStart(ms: number): string {
   const root = configRoot();
-  editFile(root, 'config/gateway.yaml', (t) => t.replace('  shared:\n    origin: { demo: true }\n', `  shared:\n    origin: { demo: true }\n    coldStartMs: ${ms}\n`));
+  editFile(root, 'config/gateway.yaml', (t) =>
+    t.replace('  shared:\n    origin: { demo: true }\n', `  shared:\n    origin: { demo: true }\n    coldStartMs: ${ms}\n`),
+  );
   return root;
 }
 

@@ -13,7 +13,11 @@ import { login, newPerson, type SoftAuthenticator } from '../helpers/passkey.js'
 import { codeAt } from '../../src/totp/codes.js';
 import { newDataKey } from '../../src/data-key/keyring.js';
 
-const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:28081', PORTCULLIS_CONSOLE_URL: 'http://localhost:28082', PORTCULLIS_API_URL: 'http://localhost:28080' };
+const ORIGINS = {
+  PORTCULLIS_AUTH_URL: 'http://localhost:28081',
+  PORTCULLIS_CONSOLE_URL: 'http://localhost:28082',
+  PORTCULLIS_API_URL: 'http://localhost:28080',
+};
 const STEP = 30_000;
 
 /** Every value the Redis holds, as text: what a stolen dump would show. */

@@ -47,7 +47,10 @@ describe('discovery: entry points, control plane, security services', () => {
     const client = new Client({ name: 'walker', version: '1' });
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${blue.token}` } } }));
     expect((await client.listTools()).tools.map((t) => t.name)).to.include.members(server.tools.map((t: any) => t.name));
-    const chat = (await client.callTool({ name: 'svc_chat_completion', arguments: { model: 'shared-general-a', max_tokens: 256, messages: [{ role: 'user', content: 'hello' }] } })) as any;
+    const chat = (await client.callTool({
+      name: 'svc_chat_completion',
+      arguments: { model: 'shared-general-a', max_tokens: 256, messages: [{ role: 'user', content: 'hello' }] },
+    })) as any;
     expect(chat.structuredContent.status).to.equal(200);
     await client.close();
 
@@ -70,7 +73,13 @@ describe('discovery: entry points, control plane, security services', () => {
     const job = await fetch(run.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${blue.token}`, 'idempotency-key': crypto.randomUUID() },
-      body: JSON.stringify({ model: 'shared-general-a', task: 'code-review', scopeId: 'owned', max_tokens: 256, messages: [{ role: 'user', content: 'hello' }] }),
+      body: JSON.stringify({
+        model: 'shared-general-a',
+        task: 'code-review',
+        scopeId: 'owned',
+        max_tokens: 256,
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
     });
     // The job API is reached at the URL given; a blue principal without an approved scope is answered by admission, not 404.
     expect(job.status).to.not.equal(404);
@@ -130,14 +139,26 @@ describe('discovery: entry points, control plane, security services', () => {
     expect(offensive.teams[0].models).to.deep.equal(['red-whitehacker-a', 'red-whitehacker-b'].map((id) => ({ id, availability: listed(id) })));
   });
 
-  it('llms.txt: title, summary, a link to every doc and every entry point, with this deployment\'s origins', async () => {
+  it("llms.txt: title, summary, a link to every doc and every entry point, with this deployment's origins", async () => {
     const text = await getText(`${site}/llms.txt`);
     expect(text.split('\n')[0]).to.equal('# portcullis');
     expect(text).to.match(/^> \S/m);
     const docs = readdirSync(join(REPO, 'docs')).filter((f) => f.endsWith('.md'));
     for (const d of docs) expect(text, d).to.contain(`${site}/docs/${d}`);
     const api = w.gw.origins.api;
-    for (const url of [`${site}/mcp`, `${site}/mcp.json`, `${site}/.well-known/mcp.json`, `${site}/agent-quickstart.md`, `${site}/llms-full.txt`, `${w.gw.origins.graph}/mcp`, `${api}/v1/control-plane`, `${api}/v1/security/services`, `${api}/v1/models`, `${api}/v1/knowledge/search`, `${api}/v1/knowledge/context`]) {
+    for (const url of [
+      `${site}/mcp`,
+      `${site}/mcp.json`,
+      `${site}/.well-known/mcp.json`,
+      `${site}/agent-quickstart.md`,
+      `${site}/llms-full.txt`,
+      `${w.gw.origins.graph}/mcp`,
+      `${api}/v1/control-plane`,
+      `${api}/v1/security/services`,
+      `${api}/v1/models`,
+      `${api}/v1/knowledge/search`,
+      `${api}/v1/knowledge/context`,
+    ]) {
       expect(text, url).to.contain(url);
     }
     // Each doc's summary is whole sentences, or whole words and an ellipsis: never a word cut in two.
@@ -147,7 +168,9 @@ describe('discovery: entry points, control plane, security services', () => {
       expect(summary, line).to.match(/([.:;!?)]|[A-Za-z0-9`]…)$/);
       const words = summary.replace(/…$/, '').split(/\s+/);
       const source = (await getText(/\]\(([^)]+)\)/.exec(line)![1]!)).replace(/\s+/g, ' ');
-      expect(source, `${line}: its last word is a whole word of the doc`).to.match(new RegExp(`${words.at(-1)!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
+      expect(source, `${line}: its last word is a whole word of the doc`).to.match(
+        new RegExp(`${words.at(-1)!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`),
+      );
     }
     // Every doc link resolves on the site.
     for (const d of docs) expect((await fetch(`${site}/docs/${d}`)).status, d).to.equal(200);
@@ -188,7 +211,8 @@ describe('discovery: entry points, control plane, security services', () => {
     ]) {
       expect(text, url).to.contain(url);
     }
-    for (const tool of ['svc_research_status', 'svc_models', 'svc_chat_completion', 'svc_knowledge_search', 'svc_knowledge_context']) expect(text).to.contain(tool);
+    for (const tool of ['svc_research_status', 'svc_models', 'svc_chat_completion', 'svc_knowledge_search', 'svc_knowledge_context'])
+      expect(text).to.contain(tool);
     expect(text).to.not.match(/\{[a-z_]+_url\}/);
   });
 

@@ -31,20 +31,31 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
   const tools = [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }];
   const turnWithCall = (call: { id?: string; name?: string; arguments?: string }, extra: Record<string, unknown> = {}) => [
     { role: 'user', content: 'look it up' },
-    { role: 'assistant', content: null, tool_calls: [{ id: call.id ?? 'c1', type: 'function', function: { name: call.name ?? 'lookup', arguments: call.arguments ?? '{"q":"x"}' } }], ...extra },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: call.id ?? 'c1', type: 'function', function: { name: call.name ?? 'lookup', arguments: call.arguments ?? '{"q":"x"}' } }],
+      ...extra,
+    },
     { role: 'tool', tool_call_id: call.id ?? 'c1', content: 'found' },
   ];
 
   describe('finding 1: fields the scanner used to skip', () => {
-    it('masks a key in an assistant turn\'s refusal before it is forwarded', async () => {
-      const res = await chat({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'no', refusal: `cannot use ${OPENAI}` }, { role: 'user', content: 'ok' }] });
+    it("masks a key in an assistant turn's refusal before it is forwarded", async () => {
+      const res = await chat({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'no', refusal: `cannot use ${OPENAI}` },
+          { role: 'user', content: 'ok' },
+        ],
+      });
       expect(res.status).to.equal(200);
       const sent = await upstreamText();
       expect(sent).not.to.include(OPENAI);
       expect(sent).to.include('[REDACTED:openai-key]');
     });
 
-    it('never forwards a client\'s tool-call ids: a key in tool_calls[].id or tool_call_id stays home, the pair still matches', async () => {
+    it("never forwards a client's tool-call ids: a key in tool_calls[].id or tool_call_id stays home, the pair still matches", async () => {
       const res = await chat({ tools, messages: turnWithCall({ id: AWS }) });
       expect(res.status).to.equal(200);
       const sent = await upstreamText();
@@ -56,7 +67,14 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     for (const [place, body] of [
       ['messages[].name', { messages: [{ role: 'user', name: OPENAI, content: 'hi' }] }],
       ['tool_calls[].function.name', { tools, messages: turnWithCall({ name: OPENAI }) }],
-      ['tool_choice.function.name', { tools: [...tools, { type: 'function', function: { name: AWS } }], tool_choice: { type: 'function', function: { name: AWS } }, messages: [{ role: 'user', content: 'hi' }] }],
+      [
+        'tool_choice.function.name',
+        {
+          tools: [...tools, { type: 'function', function: { name: AWS } }],
+          tool_choice: { type: 'function', function: { name: AWS } },
+          messages: [{ role: 'user', content: 'hi' }],
+        },
+      ],
     ] as Array<[string, Record<string, unknown>]>) {
       it(`refuses a key in ${place} with 400 secret-in-identifier (names cannot be masked) and forwards nothing`, async () => {
         const res = await chat(body);
@@ -69,7 +87,16 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     }
 
     for (const [place, body] of [
-      ['an assistant turn\'s refusal', { messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok', refusal: BLOCKED }, { role: 'user', content: 'go on' }] }],
+      [
+        "an assistant turn's refusal",
+        {
+          messages: [
+            { role: 'user', content: 'hi' },
+            { role: 'assistant', content: 'ok', refusal: BLOCKED },
+            { role: 'user', content: 'go on' },
+          ],
+        },
+      ],
       ['messages[].name', { messages: [{ role: 'user', name: BLOCKED, content: 'hi' }] }],
     ] as Array<[string, Record<string, unknown>]>) {
       it(`refuses a block-rule request in ${place} with 403 guardrail-blocked`, async () => {
@@ -81,7 +108,7 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     }
   });
 
-  describe('finding 2: duplicate keys in a tool call\'s arguments', () => {
+  describe("finding 2: duplicate keys in a tool call's arguments", () => {
     it('forwards the object it scanned, re-serialised: the hidden first value never reaches the upstream', async () => {
       const res = await chat({ tools, messages: turnWithCall({ arguments: `{"q":"${OPENAI}","q":"harmless"}` }) });
       expect(res.status).to.equal(200);
@@ -91,7 +118,9 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     });
 
     it('forwards escaped JSON as the decoded value it scanned, masked', async () => {
-      const escaped = OPENAI.split('').map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+      const escaped = OPENAI.split('')
+        .map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+        .join('');
       const res = await chat({ tools, messages: turnWithCall({ arguments: `{"q":"${escaped}"}` }) });
       expect(res.status).to.equal(200);
       const msgs = (await w.upstream.requests())[0]!.body['messages'] as Array<Record<string, any>>;
@@ -101,7 +130,13 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
 
   describe('finding 3: input in fields that were not counted', () => {
     it('counts a refusal toward the input limit: 524,289 characters there is 400 input-too-large, nothing forwarded', async () => {
-      const res = await chat({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok', refusal: 'r'.repeat(524_289) }, { role: 'user', content: 'go' }] });
+      const res = await chat({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'ok', refusal: 'r'.repeat(524_289) },
+          { role: 'user', content: 'go' },
+        ],
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error.code).to.equal('input-too-large');
       expect(await w.upstream.requests()).to.have.length(0);
@@ -114,8 +149,20 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     });
 
     it('reserves the worst case of what is forwarded: a long refusal raises the reservation on the receipt', async () => {
-      const plain = await chat({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'go' }] });
-      const long = await chat({ messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'ok', refusal: 'r'.repeat(300_000) }, { role: 'user', content: 'go' }] });
+      const plain = await chat({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'ok' },
+          { role: 'user', content: 'go' },
+        ],
+      });
+      const long = await chat({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'ok', refusal: 'r'.repeat(300_000) },
+          { role: 'user', content: 'go' },
+        ],
+      });
       expect(plain.status).to.equal(200);
       expect(long.status).to.equal(200);
       const counted = async (id: string) => (await w.gw.admin('GET', `/receipts/${id}`)).body as Record<string, any>;
@@ -149,12 +196,15 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     };
 
     it('answers tool parameters 1,850 levels deep with 400 nesting-too-deep', async () => {
-      const res = await chat({ tools: [{ type: 'function', function: { name: 'deep', parameters: deep(1850) } }], messages: [{ role: 'user', content: 'hi' }] });
+      const res = await chat({
+        tools: [{ type: 'function', function: { name: 'deep', parameters: deep(1850) } }],
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error.code).to.equal('nesting-too-deep');
     });
 
-    it('answers 100,000 nested arrays in a tool call\'s arguments with 400 nesting-too-deep', async () => {
+    it("answers 100,000 nested arrays in a tool call's arguments with 400 nesting-too-deep", async () => {
       const args = '['.repeat(100_000) + ']'.repeat(100_000);
       const res = await chat({ tools, messages: turnWithCall({ arguments: args }) });
       expect(res.status).to.equal(400);

@@ -11,7 +11,8 @@ import { startWorld, type World } from '../helpers/world.js';
 describe('graph MCP server (graph host, official SDK client)', () => {
   let w: World;
   let c: Client;
-  const call = async (name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any };
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await c.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent: any };
 
   before(async () => {
     w = await startWorld();
@@ -42,7 +43,13 @@ describe('graph MCP server (graph host, official SDK client)', () => {
 
   it('graph_neighbours: CAPEC-66 is a neighbour of CWE-89, by edge type and direction', async () => {
     const walk = await call('graph_neighbours', { id: 'CWE-89', types: ['related-attack-pattern'], direction: 'out' });
-    expect(walk.structuredContent.nodes).to.deep.include({ id: 'CAPEC-66', kind: 'capec', title: 'CAPEC-66', depth: 1, via: { from: 'CWE-89', type: 'related-attack-pattern', direction: 'out' } });
+    expect(walk.structuredContent.nodes).to.deep.include({
+      id: 'CAPEC-66',
+      kind: 'capec',
+      title: 'CAPEC-66',
+      depth: 1,
+      via: { from: 'CWE-89', type: 'related-attack-pattern', direction: 'out' },
+    });
     expect(walk.structuredContent.nodes.every((n: any) => n.kind === 'capec')).to.equal(true);
   });
 
@@ -61,14 +68,17 @@ describe('graph MCP server (graph host, official SDK client)', () => {
     ]);
   });
 
-  it('refuses arguments outside the schema and unknown ids with the error table\'s codes', async () => {
+  it("refuses arguments outside the schema and unknown ids with the error table's codes", async () => {
     const deep = await call('graph_neighbours', { id: 'CWE-89', depth: 9 });
     expect(deep.isError).to.equal(true);
     expect(deep.structuredContent).to.deep.include({ status: 400 });
     expect(deep.structuredContent.error.code).to.equal('invalid-knowledge-query');
     expect(deep.structuredContent.error.message).to.match(/^depth:/);
     const missing = await call('graph_get_node', { id: 'T9999' });
-    expect(missing.structuredContent).to.deep.equal({ status: 404, error: { code: 'knowledge-not-found', message: 'T9999 is not in the knowledge evidence', type: 'not_found_error', param: null } });
+    expect(missing.structuredContent).to.deep.equal({
+      status: 404,
+      error: { code: 'knowledge-not-found', message: 'T9999 is not in the knowledge evidence', type: 'not_found_error', param: null },
+    });
     const extra = await call('graph_shortest_path', { from: 'CWE-89', to: 'CWE-74', via: 'x' });
     expect(extra.structuredContent.error.message).to.match(/^via:/);
   });

@@ -12,7 +12,11 @@ import { configRoot, editFile } from '../helpers/gateway.js';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function rpc(url: string, message: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}/mcp`, { method: 'POST', headers: { ...HEADERS, ...headers }, body: typeof message === 'string' ? message : JSON.stringify(message) });
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { ...HEADERS, ...headers },
+    body: typeof message === 'string' ? message : JSON.stringify(message),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
@@ -39,7 +43,10 @@ describe('MCP hosts: bounded like the API host', function () {
 
   it('refuses a JSON-RPC batch on both hosts with -32600, running none of its calls', async () => {
     const batch = Array.from({ length: 100 }, (_, i) => call(i + 1, 'graph_search', { q: 'injection' }));
-    for (const [host, from] of [['graph', '203.0.113.1'], ['site', '203.0.113.2']] as const) {
+    for (const [host, from] of [
+      ['graph', '203.0.113.1'],
+      ['site', '203.0.113.2'],
+    ] as const) {
       const res = await rpc(w.gw.urls[host], batch, { 'x-forwarded-for': from });
       expect(res.status, host).to.equal(400);
       expect(Array.isArray(res.body), host).to.equal(false);
@@ -57,11 +64,13 @@ describe('MCP hosts: bounded like the API host', function () {
       const refused = await rpc(w.gw.urls[host], { jsonrpc: '2.0', id: 99, method: 'tools/list' }, from);
       expect(refused.status, host).to.equal(429);
       expect(refused.body.error.code).to.equal('rate-limited');
-      expect((await rpc(w.gw.urls[host], { jsonrpc: '2.0', id: 100, method: 'tools/list' }, { 'x-forwarded-for': '198.51.100.23' })).status, host).to.equal(200);
+      expect((await rpc(w.gw.urls[host], { jsonrpc: '2.0', id: 100, method: 'tools/list' }, { 'x-forwarded-for': '198.51.100.23' })).status, host).to.equal(
+        200,
+      );
     }
   });
 
-  it('behind a proxy, a tool call counts against the client\'s address: one client\'s searches leave another\'s alone', async () => {
+  it("behind a proxy, a tool call counts against the client's address: one client's searches leave another's alone", async () => {
     const search = (from: string, id: number) => rpc(w.gw.urls.site, call(id, 'svc_knowledge_search', { q: 'sql injection' }), { 'x-forwarded-for': from });
     const greedy: number[] = [];
     for (let i = 0; i < 4; i++) greedy.push((await search('192.0.2.31', i)).body.result.structuredContent.status);
@@ -70,7 +79,7 @@ describe('MCP hosts: bounded like the API host', function () {
     expect(other.body.result.structuredContent.status).to.equal(200);
   });
 
-  it('behind a proxy, one client\'s wrong tokens do not lock out another client\'s valid token', async () => {
+  it("behind a proxy, one client's wrong tokens do not lock out another client's valid token", async () => {
     const status = (from: string, token: string, id: number) =>
       rpc(w.gw.urls.site, call(id, 'svc_research_status', {}), { 'x-forwarded-for': from, authorization: `Bearer ${token}` });
     const bad = 'pcl_pat_000000000000000000000000000000000000AAAAAA';
@@ -87,7 +96,10 @@ describe('MCP hosts: bounded like the API host', function () {
 
   it('answers arguments nested 50,000 deep with a bounded -32602 invalid-params error on both hosts', async () => {
     const deep = `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`;
-    for (const [host, tool, from] of [['graph', 'graph_get_node', '203.0.113.51'], ['site', 'svc_knowledge_search', '203.0.113.52']] as const) {
+    for (const [host, tool, from] of [
+      ['graph', 'graph_get_node', '203.0.113.51'],
+      ['site', 'svc_knowledge_search', '203.0.113.52'],
+    ] as const) {
       const message = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"${tool}","arguments":{"x":${deep}}}}`;
       const res = await rpc(w.gw.urls[host], message, { 'x-forwarded-for': from });
       expect(res.body.id, host).to.equal(7);

@@ -32,7 +32,9 @@ describe('MCP abuse does not slow the API host', function () {
   let w: World;
   before(async () => {
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace('failedAuthPerAddress: 30', 'failedAuthPerAddress: 30\n  addressHeader: x-forwarded-for').replace('mcpPerAddress: 120', 'mcpPerAddress: 20'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace('failedAuthPerAddress: 30', 'failedAuthPerAddress: 30\n  addressHeader: x-forwarded-for').replace('mcpPerAddress: 120', 'mcpPerAddress: 20'),
+    );
     w = await startWorld({ root });
   });
   after(() => w.stop());
@@ -57,7 +59,9 @@ describe('MCP abuse does not slow the API host', function () {
     const idle = await apiMedian();
 
     // The abuse, from its own process; timing starts once the graph host has answered some of it.
-    const abuser = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/helpers/mcp-abuser.ts'), w.gw.urls.graph, w.gw.urls.site], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const abuser = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/helpers/mcp-abuser.ts'), w.gw.urls.graph, w.gw.urls.site], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let counts: Record<string, number> = {};
     const lines = createInterface({ input: abuser.stdout });
     lines.on('line', (line) => (counts = JSON.parse(line)));

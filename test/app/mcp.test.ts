@@ -54,7 +54,12 @@ describe('MCP server on the site host (official SDK client)', () => {
     const raw = await fetch(`${w.gw.urls.site}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
     });
     expect(raw.status).to.equal(200);
     expect(raw.headers.get('mcp-session-id')).to.equal(null);
@@ -94,7 +99,11 @@ describe('MCP server on the site host (official SDK client)', () => {
     });
 
     it('answers initialize asking for 2026-07-28 with the newest supported revision, no error', async () => {
-      const init = await post(w.gw.urls.site, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, '2026-07-28');
+      const init = await post(
+        w.gw.urls.site,
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+        '2026-07-28',
+      );
       expect(init.status).to.equal(200);
       expect(init.body.result.protocolVersion).to.equal('2025-11-25');
     });
@@ -116,7 +125,13 @@ describe('MCP server on the site host (official SDK client)', () => {
 
   it('lists the five tools, each with the JSON Schema its HTTP route validates with', async () => {
     const { tools } = await (await connect()).listTools();
-    expect(tools.map((t) => t.name)).to.deep.equal(['svc_knowledge_search', 'svc_knowledge_context', 'svc_models', 'svc_research_status', 'svc_chat_completion']);
+    expect(tools.map((t) => t.name)).to.deep.equal([
+      'svc_knowledge_search',
+      'svc_knowledge_context',
+      'svc_models',
+      'svc_research_status',
+      'svc_chat_completion',
+    ]);
     const schema = (name: string) => tools.find((t) => t.name === name)!.inputSchema;
     expect(schema('svc_knowledge_search')).to.deep.equal(JSON.parse(JSON.stringify(knowledgeSearchSchema)));
     expect(schema('svc_chat_completion')).to.deep.equal(JSON.parse(JSON.stringify(chatRequestSchema)));
@@ -143,7 +158,11 @@ describe('MCP server on the site host (official SDK client)', () => {
   });
 
   const rpc = (message: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${w.gw.urls.site}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(message) });
+    fetch(`${w.gw.urls.site}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: JSON.stringify(message),
+    });
   const chatArgs = { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hi' }] };
   const challenge = () => `Bearer resource_metadata="${w.gw.origins.site}/.well-known/oauth-protected-resource"`;
 
@@ -164,16 +183,25 @@ describe('MCP server on the site host (official SDK client)', () => {
     expect(badInit.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
     // A batch hiding a PAT tool call runs nothing either: batches are refused outright (the 2025-06-18
     // revision removed them), before any tool or token is looked at.
-    const batch = await rpc([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }]);
+    const batch = await rpc([
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } },
+    ]);
     expect(batch.status).to.equal(400);
     expect((await w.upstream.requests()).length).to.equal(0);
     // The handshake, the list and the public tools need no token, on the official client too.
     const c = await connect();
     expect((await call(c, 'svc_models')).structuredContent!.status).to.equal(200);
-    const refused = await c.callTool({ name: 'svc_chat_completion', arguments: chatArgs }).then(() => null, (e: unknown) => e as { code?: number });
+    const refused = await c.callTool({ name: 'svc_chat_completion', arguments: chatArgs }).then(
+      () => null,
+      (e: unknown) => e as { code?: number },
+    );
     expect(refused?.code).to.equal(401);
     // With the PAT the same call is admitted.
-    const ok = await rpc({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } }, { authorization: `Bearer ${blue.token}` });
+    const ok = await rpc(
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'svc_research_status', arguments: {} } },
+      { authorization: `Bearer ${blue.token}` },
+    );
     expect(ok.status).to.equal(200);
     expect(ok.headers.get('www-authenticate')).to.equal(null);
   });
@@ -219,13 +247,16 @@ describe('MCP server on the site host (official SDK client)', () => {
     const p = await w.gw.principal();
     const revoked = await w.gw.admin('POST', `/tokens/${p.tokenId}/revoke`);
     expect(revoked.status).to.be.oneOf([200, 204]);
-    const r = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_chat_completion', arguments: chatArgs } }, { authorization: `Bearer ${p.token}` });
+    const r = await rpc(
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'svc_chat_completion', arguments: chatArgs } },
+      { authorization: `Bearer ${p.token}` },
+    );
     expect(r.status).to.equal(401);
     expect(r.headers.get('www-authenticate')).to.equal(`${challenge()}, error="invalid_token"`);
     expect(((await r.json()) as any).error.code).to.equal('token-revoked');
   });
 
-  it('svc_research_status with the connection\'s PAT is GET /v1/research/status with that PAT, status and body', async () => {
+  it("svc_research_status with the connection's PAT is GET /v1/research/status with that PAT, status and body", async () => {
     const answer = await call(await connect(blue.token), 'svc_research_status');
     const direct = await http('/v1/research/status', { headers: { authorization: `Bearer ${blue.token}` } });
     // The route is being built on another branch; until it lands both answer 404 not-found, and then both its

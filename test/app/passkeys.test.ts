@@ -111,7 +111,11 @@ describe('passkeys: across instances and against bad input (redis)', () => {
   let second: TestGateway;
   let clock = Date.now();
   const now = () => clock;
-  const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:18081', PORTCULLIS_CONSOLE_URL: 'http://localhost:18082', PORTCULLIS_API_URL: 'http://localhost:18080' };
+  const ORIGINS = {
+    PORTCULLIS_AUTH_URL: 'http://localhost:18081',
+    PORTCULLIS_CONSOLE_URL: 'http://localhost:18082',
+    PORTCULLIS_API_URL: 'http://localhost:18080',
+  };
 
   before(async () => {
     w = await startWorld({ now, env: ORIGINS });
@@ -241,7 +245,11 @@ describe('passkeys: across instances and against bad input (redis)', () => {
     const options = await registerOptions(b);
     const stranger = new Browser(w.gw);
     stranger.origin = w.gw.origins.auth;
-    expectError(await stranger.post('auth', '/v1/passkey/register/verify', new SoftAuthenticator().create(options.body, w.gw.origins.auth)), 400, 'challenge-invalid');
+    expectError(
+      await stranger.post('auth', '/v1/passkey/register/verify', new SoftAuthenticator().create(options.body, w.gw.origins.auth)),
+      400,
+      'challenge-invalid',
+    );
   });
 
   it('adding a passkey with the session cookie is same-origin only', async () => {
@@ -268,7 +276,16 @@ describe('passkeys: across instances and against bad input (redis)', () => {
     const b = new Browser(w.gw);
     b.origin = w.gw.origins.auth;
     expectError(await b.post('auth', '/v1/passkey/register/verify', {}), 400, 'invalid-request');
-    expectError(await b.post('auth', '/v1/passkey/login/verify', { id: 'x', rawId: 'x', type: 'public-key', response: { clientDataJSON: 'bm90IGpzb24' , authenticatorData: '', signature: '' } }), 400, 'invalid-request');
+    expectError(
+      await b.post('auth', '/v1/passkey/login/verify', {
+        id: 'x',
+        rawId: 'x',
+        type: 'public-key',
+        response: { clientDataJSON: 'bm90IGpzb24', authenticatorData: '', signature: '' },
+      }),
+      400,
+      'invalid-request',
+    );
     expectError(await b.post('auth', '/v1/passkey/register/options', { username: '' }), 400, 'invalid-request');
     expectError(await b.post('auth', '/v1/passkey/login/options', { extra: true }), 400, 'invalid-request');
     expectError(await b.post('auth', '/v1/passkey/login/options', '{'), 400, 'invalid-json');

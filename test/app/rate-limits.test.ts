@@ -27,7 +27,10 @@ describe('rate limits shared by every instance', function () {
         .replace('perAddress: 300', 'perAddress: 3')
         .replace('failedAuthPerAddress: 30', 'failedAuthPerAddress: 3\n  addressHeader: x-forwarded-for'),
     );
-    [a, b] = await Promise.all([startTestGateway({ root, upstreamUrl: up.baseUrl, redisUrl: redis.url }), startTestGateway({ root, upstreamUrl: up.baseUrl, redisUrl: redis.url })]);
+    [a, b] = await Promise.all([
+      startTestGateway({ root, upstreamUrl: up.baseUrl, redisUrl: redis.url }),
+      startTestGateway({ root, upstreamUrl: up.baseUrl, redisUrl: redis.url }),
+    ]);
   });
   after(async () => {
     await Promise.all([a.close(), b.close()]);

@@ -129,7 +129,17 @@ describe('receipt log across gateways', function () {
     const ok = await ask(`?from=1&to=${size}`);
     expect(ok.status).to.equal(200);
     expect(ok.body).to.include({ from: 1, to: size });
-    for (const q of ['', '?from=1', `?from=0&to=${size}`, '?from=3&to=2', `?from=1&to=${size + 1}`, '?from=-1&to=2', '?from=1.5&to=2', '?from=01&to=2', `?from=x&to=${size}`]) {
+    for (const q of [
+      '',
+      '?from=1',
+      `?from=0&to=${size}`,
+      '?from=3&to=2',
+      `?from=1&to=${size + 1}`,
+      '?from=-1&to=2',
+      '?from=1.5&to=2',
+      '?from=01&to=2',
+      `?from=x&to=${size}`,
+    ]) {
       const bad = await ask(q);
       expect(bad.status, q).to.equal(400);
       expect(bad.body.error.code, q).to.equal('log-range-invalid');

@@ -188,7 +188,11 @@ describe('recovery', () => {
     const answers = [
       await startRecovery(b, phrase, 'aaaa-bbbb-cccc-dddd-eeee-ffff-gg'),
       await startRecovery(b, newPhrase(), secret),
-      await b.post('auth', '/v1/recovery/start', { ...(await signedChallenge(b, phrase)), signature: recoveryKey(newPhrase()).sign('x'), recoverySecret: secret }),
+      await b.post('auth', '/v1/recovery/start', {
+        ...(await signedChallenge(b, phrase)),
+        signature: recoveryKey(newPhrase()).sign('x'),
+        recoverySecret: secret,
+      }),
     ];
     for (const res of answers) expectError(res, 401, 'recovery-rejected');
     expect(new Set(answers.map((r) => JSON.stringify(r.body))).size).to.equal(1);
@@ -219,7 +223,11 @@ describe('recovery', () => {
     const { b } = await prepared();
     const p = await w.gw.principal();
     expectError(await new Browser(w.gw).post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(newPhrase()).publicKey }), 401, 'session-required');
-    expectError(await new Browser(w.gw).post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(newPhrase()).publicKey }, { authorization: `Bearer ${p.token}` }), 403, 'pat-not-accepted');
+    expectError(
+      await new Browser(w.gw).post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(newPhrase()).publicKey }, { authorization: `Bearer ${p.token}` }),
+      403,
+      'pat-not-accepted',
+    );
     b.origin = 'https://evil.example';
     expectError(await b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(newPhrase()).publicKey }), 403, 'cross-site-request');
     b.origin = w.gw.origins.auth;
@@ -227,7 +235,11 @@ describe('recovery', () => {
       expectError(await b.post('auth', '/v1/recovery/setup', bad), 400, 'invalid-request');
     }
     expectError(await b.post('auth', '/v1/recovery/start', { publicKey: 'x' }), 400, 'invalid-request');
-    expectError(await b.post('auth', '/v1/recovery/complete', { publicKey: recoveryKey(newPhrase()).publicKey, challenge: 'c'.repeat(43), signature: 's' }), 400, 'invalid-request');
+    expectError(
+      await b.post('auth', '/v1/recovery/complete', { publicKey: recoveryKey(newPhrase()).publicKey, challenge: 'c'.repeat(43), signature: 's' }),
+      400,
+      'invalid-request',
+    );
     // Another account's key cannot be taken over.
     const other = await prepared();
     expectError(await b.post('auth', '/v1/recovery/setup', { publicKey: recoveryKey(other.phrase).publicKey }), 400, 'invalid-request');

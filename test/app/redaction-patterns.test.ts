@@ -81,7 +81,7 @@ describe('operator redaction patterns (rules/guardrails.yaml, recording upstream
     expect(res.status).to.equal(200);
     const [req] = await up.requests();
     const receipts = (await gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
-    return { seen: ((req!.body.messages as Array<{ content: string }>)[0]!.content).replace(/ \(#\d+\)$/, ''), receipt: receipts[0]! };
+    return { seen: (req!.body.messages as Array<{ content: string }>)[0]!.content.replace(/ \(#\d+\)$/, ''), receipt: receipts[0]! };
   };
 
   it("masks exactly what the operator's pattern matches, with its mask, and names the rule on the receipt", async () => {
@@ -91,7 +91,7 @@ describe('operator redaction patterns (rules/guardrails.yaml, recording upstream
   });
 
   it('masks a built-in secret exactly: the prose after it reaches the model', async () => {
-    const { seen } = await send(`use ${STRIPE.slice(0, 32).replace("_live_", "_test_")} and then deploy`);
+    const { seen } = await send(`use ${STRIPE.slice(0, 32).replace('_live_', '_test_')} and then deploy`);
     expect(seen).to.equal('use [REDACTED:stripe-key] and then deploy');
   });
 
@@ -106,7 +106,9 @@ describe('operator redaction patterns (rules/guardrails.yaml, recording upstream
     const bad = await gw.admin('POST', '/reload');
     expect(bad.status).to.equal(422);
     expect(bad.body.error.code).to.equal('config-invalid');
-    expect(bad.body.error.message).to.contain(`rules/guardrails.yaml: /rules/${RULE}/detectors/0/patterns/0/pattern: pattern "acme-ticket-token" is refused: RE2 cannot compile it`);
+    expect(bad.body.error.message).to.contain(
+      `rules/guardrails.yaml: /rules/${RULE}/detectors/0/patterns/0/pattern: pattern "acme-ticket-token" is refused: RE2 cannot compile it`,
+    );
     const { seen } = await send('open ACME-TKN-00FF00FF00FF00FF00FF00FF now');
     expect(seen).to.equal('open [REDACTED:acme-ticket-token] now');
   });
@@ -132,7 +134,9 @@ describe('operator redaction patterns (rules/guardrails.yaml, recording upstream
     }
 
     it('refuses a pattern that does not match its own test string', async () => {
-      expect(await problems(rootWith(TICKET.replace('{24}', '{25}')))).to.deep.equal([`${at(0, 'test')}: pattern "acme-ticket-token" does not match its test string`]);
+      expect(await problems(rootWith(TICKET.replace('{24}', '{25}')))).to.deep.equal([
+        `${at(0, 'test')}: pattern "acme-ticket-token" does not match its test string`,
+      ]);
     });
 
     it('refuses a pattern that matches the empty string', async () => {

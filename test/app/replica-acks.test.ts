@@ -43,11 +43,15 @@ describe('money writes wait for a replica', function () {
     const root = smallLimitsRoot(0);
     // Checkpoints often, so the test sees the signer's rounds; the replica confirms within 300 ms or not at all.
     editFile(root, 'config/gateway.yaml', (t) =>
-      t.replace('store:\n  kind: memory\n', `store:\n  kind: redis\n  url: ${primary.url}\n  replicaAckTimeoutMs: 300\n`).concat('\nreceipts:\n  checkpointEveryMs: 100\n  leaseMs: 1000\n'),
+      t
+        .replace('store:\n  kind: memory\n', `store:\n  kind: redis\n  url: ${primary.url}\n  replicaAckTimeoutMs: 300\n`)
+        .concat('\nreceipts:\n  checkpointEveryMs: 100\n  leaseMs: 1000\n'),
     );
     gw = await startTestGateway({ root, upstreamUrl: upstream.baseUrl, redisUrl: primary.url });
     const patientRoot = smallLimitsRoot(0);
-    editFile(patientRoot, 'config/gateway.yaml', (t) => t.replace('store:\n  kind: memory\n', `store:\n  kind: redis\n  url: ${primary.url}\n  replicaAckTimeoutMs: 20000\n`));
+    editFile(patientRoot, 'config/gateway.yaml', (t) =>
+      t.replace('store:\n  kind: memory\n', `store:\n  kind: redis\n  url: ${primary.url}\n  replicaAckTimeoutMs: 20000\n`),
+    );
     patient = await startTestGateway({ root: patientRoot, upstreamUrl: upstream.baseUrl, redisUrl: primary.url });
   });
   after(async () => {
@@ -131,5 +135,4 @@ describe('money writes wait for a replica', function () {
       await c.close();
     }
   }
-
 });

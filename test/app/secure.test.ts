@@ -79,7 +79,13 @@ describe('GET /v1/secure', () => {
   it('publishes the receipt log: its name and the key its checkpoints are signed with, which opens the served checkpoint', async () => {
     const b = (await get()).body;
     const key = (await w.gw.admin('GET', '/receipt-key')).body;
-    expect(b.receiptLog).to.include({ name: 'portcullis.localhost/receipts', alg: 'Ed25519', keyId: key.keyId, publicKeyPem: key.publicKeyPem, checkpointEveryMs: 1000 });
+    expect(b.receiptLog).to.include({
+      name: 'portcullis.localhost/receipts',
+      alg: 'Ed25519',
+      keyId: key.keyId,
+      publicKeyPem: key.publicKeyPem,
+      checkpointEveryMs: 1000,
+    });
     expect(b.receiptLog).not.to.have.property('ephemeral');
     expect(b).not.to.have.property('receiptKey');
     const { name, publicKey } = parseVerifierKey(b.receiptLog.verifierKey);

@@ -12,7 +12,11 @@ import { login, newPerson } from '../helpers/passkey.js';
 import { cookiePolicy, setCookie } from '../../src/sessions/cookie.js';
 
 // Both instances are one deployment: the same public origins, whatever ports they bind.
-const ORIGINS = { PORTCULLIS_API_URL: 'http://api.localhost', PORTCULLIS_AUTH_URL: 'http://auth.localhost', PORTCULLIS_CONSOLE_URL: 'http://console.localhost' };
+const ORIGINS = {
+  PORTCULLIS_API_URL: 'http://api.localhost',
+  PORTCULLIS_AUTH_URL: 'http://auth.localhost',
+  PORTCULLIS_CONSOLE_URL: 'http://console.localhost',
+};
 const chat = { model: 'shared-general-a', max_tokens: 2048, messages: [{ role: 'user', content: 'Review this diff' }] };
 
 describe('sessions', () => {

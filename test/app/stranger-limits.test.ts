@@ -18,10 +18,19 @@ import { join } from 'node:path';
 
 /** A browser behind the proxy: every request says it comes from `from`. */
 class From extends Browser {
-  constructor(w: World, readonly from: string) {
+  constructor(
+    w: World,
+    readonly from: string,
+  ) {
     super(w.gw, w.gw.origins.auth);
   }
-  override request(host: Parameters<Browser['request']>[0], method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
+  override request(
+    host: Parameters<Browser['request']>[0],
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> {
     return super.request(host, method, path, body, { 'x-forwarded-for': this.from, ...headers });
   }
 }
@@ -152,10 +161,18 @@ describe('limits on what strangers and new accounts can create', function () {
   it('limits research applications per account and their size; a refused one stores nothing, an invalid one counts nothing', async () => {
     const p = await w.gw.principal({ rung: 'card' });
     const apply = async (body: unknown) => {
-      const res = await fetch(`${w.gw.apiUrl}/v1/research/applications`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${w.gw.apiUrl}/v1/research/applications`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: (await res.json()) as any, headers: res.headers };
     };
-    const big = await apply({ ...APPLICATION, purpose: 'x'.repeat(3990), authorizedResearch: { ...APPLICATION.authorizedResearch, targets: Array(3).fill(APPLICATION.authorizedResearch.targets[0]) } });
+    const big = await apply({
+      ...APPLICATION,
+      purpose: 'x'.repeat(3990),
+      authorizedResearch: { ...APPLICATION.authorizedResearch, targets: Array(3).fill(APPLICATION.authorizedResearch.targets[0]) },
+    });
     expect(big.status, JSON.stringify(big.body)).to.equal(413);
     expect(big.body.error.code).to.equal('payload-too-large');
     expect((await apply({ ...APPLICATION, scope: { id: 'x', tasks: ['no-such-task'] } })).status).to.equal(400);
@@ -167,7 +184,11 @@ describe('limits on what strangers and new accounts can create', function () {
     expect(mine).to.have.length(2);
     // Another account is not affected.
     const q = await w.gw.principal({ rung: 'card' });
-    const other = await fetch(`${w.gw.apiUrl}/v1/research/applications`, { method: 'POST', headers: { authorization: `Bearer ${q.token}`, 'content-type': 'application/json' }, body: JSON.stringify(APPLICATION) });
+    const other = await fetch(`${w.gw.apiUrl}/v1/research/applications`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${q.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(APPLICATION),
+    });
     expect(other.status).to.equal(202);
   });
 });

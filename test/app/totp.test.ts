@@ -11,7 +11,11 @@ import { Browser } from '../helpers/browser.js';
 import { login, newPerson, type SoftAuthenticator } from '../helpers/passkey.js';
 import { codeAt } from '../../src/totp/codes.js';
 
-const ORIGINS = { PORTCULLIS_AUTH_URL: 'http://localhost:28081', PORTCULLIS_CONSOLE_URL: 'http://localhost:28082', PORTCULLIS_API_URL: 'http://localhost:28080' };
+const ORIGINS = {
+  PORTCULLIS_AUTH_URL: 'http://localhost:28081',
+  PORTCULLIS_CONSOLE_URL: 'http://localhost:28082',
+  PORTCULLIS_API_URL: 'http://localhost:28080',
+};
 const STEP = 30_000;
 
 describe('totp', () => {
@@ -80,7 +84,11 @@ describe('totp', () => {
     expect((await b.get('api', '/v1/session')).body).to.deep.equal({ valid: false, secondFactor: 'totp' });
     b.origin = w.gw.origins.console;
     expectError(await b.get('api', '/v1/account/api-tokens'), 401, 'second-factor-required');
-    expectError(await b.post('api', '/v1/chat/completions', { model: 'shared-general-a', max_tokens: 2048, messages: [{ role: 'user', content: 'hi' }] }), 401, 'second-factor-required');
+    expectError(
+      await b.post('api', '/v1/chat/completions', { model: 'shared-general-a', max_tokens: 2048, messages: [{ role: 'user', content: 'hi' }] }),
+      401,
+      'second-factor-required',
+    );
     // The code is given on the other instance.
     const there = new Browser(second, second.origins.auth);
     there.cookie = b.cookie;

@@ -55,7 +55,12 @@ describe('forwarding to the upstream', () => {
   it('accepts a different but well-formed model id under the shape-and-content echo rule', async () => {
     const up = await startRecordingUpstream();
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace('red-whitehacker-a: { upstreamModel: whitehacker-a-flash-next-cybersecurity-nvfp4 }', 'red-whitehacker-a: { upstreamModel: whitehacker-a-flash-next-cybersecurity-nvfp4 }\n      red-whitehacker-b: {}'));
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace(
+        'red-whitehacker-a: { upstreamModel: whitehacker-a-flash-next-cybersecurity-nvfp4 }',
+        'red-whitehacker-a: { upstreamModel: whitehacker-a-flash-next-cybersecurity-nvfp4 }\n      red-whitehacker-b: {}',
+      ),
+    );
     const gw = await startTestGateway({ root, upstreamUrl: up.baseUrl, redisUrl: w.redis.url });
     try {
       const p = await gw.principal({ rung: 'card' });
@@ -75,8 +80,14 @@ describe('forwarding to the upstream', () => {
   it('sends the key from the environment variable the YAML names, and nothing when none is named', async () => {
     const up = await startRecordingUpstream();
     const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => t.replace('shared:\n    origin: { demo: true }', `shared:\n    origin: { baseUrl: "${up.baseUrl}", apiKeyEnv: SHARED_UPSTREAM_KEY }`));
-    const gw = await startTestGateway({ root, redisUrl: w.redis.url, env: { SHARED_UPSTREAM_KEY: 'upstream-secret-123', PORTCULLIS_ROUTE_DEDICATED_URL: up.baseUrl } });
+    editFile(root, 'config/gateway.yaml', (t) =>
+      t.replace('shared:\n    origin: { demo: true }', `shared:\n    origin: { baseUrl: "${up.baseUrl}", apiKeyEnv: SHARED_UPSTREAM_KEY }`),
+    );
+    const gw = await startTestGateway({
+      root,
+      redisUrl: w.redis.url,
+      env: { SHARED_UPSTREAM_KEY: 'upstream-secret-123', PORTCULLIS_ROUTE_DEDICATED_URL: up.baseUrl },
+    });
     try {
       const p = await gw.principal({ rung: 'card' });
       expect((await gw.chat(p.token, body)).status).to.equal(200);
@@ -92,4 +103,3 @@ describe('forwarding to the upstream', () => {
     }
   });
 });
-

@@ -79,7 +79,7 @@ describe('wallet sign-in ends in a session', function () {
         await expectSignedIn(b, r.body.principalId);
       });
 
-      it('smart account: the answer sets the cookie for the account\'s principal', async () => {
+      it("smart account: the answer sets the cookie for the account's principal", async () => {
         const b = person();
         const account = factory.account(new SoftwarePasskey(new URL(gw.origins.auth).hostname, gw.origins.auth));
         const fields = (await b.post('auth', '/v1/passkey/smart-account/options')).body as Fields;

@@ -144,7 +144,10 @@ for (const storeKind of ['memory', 'redis'] as const) {
       });
 
       it('refuses a message past its expiration time, and one before its not-before time', async () => {
-        const past = await signIn(newWallet(), { issuedAt: new Date(Date.now() - 120_000).toISOString(), expirationTime: new Date(Date.now() - 60_000).toISOString() });
+        const past = await signIn(newWallet(), {
+          issuedAt: new Date(Date.now() - 120_000).toISOString(),
+          expirationTime: new Date(Date.now() - 60_000).toISOString(),
+        });
         expect([past.status, code(past)]).to.deep.equal([401, 'wallet-message-expired']);
         const early = await signIn(newWallet(), { notBefore: new Date(Date.now() + 600_000).toISOString() });
         expect([early.status, code(early)]).to.deep.equal([401, 'wallet-message-not-yet-valid']);
@@ -156,7 +159,9 @@ for (const storeKind of ['memory', 'redis'] as const) {
         expect([notSiwe.status, code(notSiwe)]).to.deep.equal([400, 'wallet-message-invalid']);
         const fields = await options();
         const v2 = siweText(wallet.address, fields).replace('Version: 1', 'Version: 2');
-        expect(code(await post(auth, '/v1/siwe/verify', { message: v2, signature: await wallet.signMessage({ message: v2 }) }))).to.equal('wallet-message-invalid');
+        expect(code(await post(auth, '/v1/siwe/verify', { message: v2, signature: await wallet.signMessage({ message: v2 }) }))).to.equal(
+          'wallet-message-invalid',
+        );
         const missing = await post(auth, '/v1/siwe/verify', { message: 'x' });
         expect([missing.status, code(missing)]).to.deep.equal([400, 'invalid-request']);
         expect(missing.body.error.message).to.contain('signature');
@@ -164,7 +169,11 @@ for (const storeKind of ['memory', 'redis'] as const) {
         expect(extra.body.error.message).to.contain('"remember"');
         const notHex = await post(auth, '/v1/siwe/verify', { message: 'x', signature: 'zz' });
         expect(code(notHex)).to.equal('invalid-request');
-        const res = await fetch(`${auth}/v1/siwe/verify`, { method: 'POST', headers: { 'content-type': 'application/json', origin: gw.origins.auth }, body: '{' });
+        const res = await fetch(`${auth}/v1/siwe/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: gw.origins.auth },
+          body: '{',
+        });
         expect(res.status).to.equal(400);
         expect(((await res.json()) as any).error.code).to.equal('invalid-json');
         expect(code(await post(auth, '/v1/siwe/nonce', { extra: 1 }))).to.equal('invalid-request');
@@ -177,7 +186,11 @@ for (const storeKind of ['memory', 'redis'] as const) {
         const signature = await wallet.signMessage({ message });
         const evil = await post(auth, '/v1/siwe/verify', { message, signature }, 'https://evil.example');
         expect([evil.status, code(evil)]).to.deep.equal([403, 'cross-site-request']);
-        const bare = await fetch(`${auth}/v1/siwe/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message, signature }) });
+        const bare = await fetch(`${auth}/v1/siwe/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ message, signature }),
+        });
         expect(bare.status).to.equal(403);
         expect(bare.headers.getSetCookie()).to.deep.equal([]);
         expect((await post(auth, '/v1/siwe/verify', { message, signature })).status).to.equal(200);
@@ -220,7 +233,9 @@ for (const storeKind of ['memory', 'redis'] as const) {
       });
 
       it('refuses a CACAO for another domain, or on a chain not accepted', async () => {
-        const d = await post(auth, '/v1/cacao/session', { cacao: await signedCacao(newWallet(), { ...site(), domain: 'evil.example', nonce: await nonce(), chainId: 1 }) });
+        const d = await post(auth, '/v1/cacao/session', {
+          cacao: await signedCacao(newWallet(), { ...site(), domain: 'evil.example', nonce: await nonce(), chainId: 1 }),
+        });
         expect(code(d)).to.equal('wallet-domain-mismatch');
         const c = await post(auth, '/v1/cacao/session', { cacao: await signedCacao(newWallet(), { ...site(), nonce: await nonce(), chainId: 137 }) });
         expect(code(c)).to.equal('wallet-chain-not-allowed');

@@ -145,7 +145,9 @@ describe('wallet sign-in: passkey-owned smart account on a local chain 8453', fu
         const account = newAccount();
         const fields = await options();
         const d = siweText(account.address, fields, { domain: 'evil.example' });
-        expect(code(await post(auth, '/v1/passkey/smart-account/verify', { message: d, signature: account.signMessage(d) }))).to.equal('wallet-domain-mismatch');
+        expect(code(await post(auth, '/v1/passkey/smart-account/verify', { message: d, signature: account.signMessage(d) }))).to.equal(
+          'wallet-domain-mismatch',
+        );
         const u = siweText(account.address, fields, { uri: 'https://evil.example' });
         expect(code(await post(auth, '/v1/passkey/smart-account/verify', { message: u, signature: account.signMessage(u) }))).to.equal('wallet-uri-mismatch');
       });

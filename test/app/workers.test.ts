@@ -194,7 +194,9 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(again.status).to.equal(200);
     // One demo PAT for the whole start (the one the banner shows), not one per worker or replacement.
     const demoPrincipal = /demo principal: (\S+)/.exec(run.out())![1]!;
-    const tokens = await fetch(`${adminUrl}/admin/principals/${encodeURIComponent(demoPrincipal)}/tokens`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const tokens = await fetch(`${adminUrl}/admin/principals/${encodeURIComponent(demoPrincipal)}/tokens`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(((await tokens.json()) as { data: unknown[] }).data).to.have.length(1);
 
     // SIGTERM to the supervisor: every worker closes and the whole thing exits 0.
@@ -234,7 +236,7 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     });
   }
 
-  it('reloads every worker on one admin reload, answering with each one\'s versions, and /metrics adds every worker up', async () => {
+  it("reloads every worker on one admin reload, answering with each one's versions, and /metrics adds every worker up", async () => {
     const run = start({
       PORTCULLIS_WORKERS: '2',
       REDIS_URL: redis.url,

@@ -76,7 +76,10 @@ describe('bench --quick', function () {
       expect(p.summary!.top.length).to.be.above(0);
       for (const e of p.summary!.top) expect(Number.isFinite(e.selfPct)).to.equal(true);
     }
-    expect(r.workers?.map((w) => w.workers), 'R3 at 1 and 2 workers').to.deep.equal([1, 2]);
+    expect(
+      r.workers?.map((w) => w.workers),
+      'R3 at 1 and 2 workers',
+    ).to.deep.equal([1, 2]);
     for (const w of r.workers!) {
       expect(w.rps, `R3 with ${w.workers} workers answers`).to.be.above(0);
       expect(w.errors, `R3 with ${w.workers} workers: errors`).to.equal(0);

@@ -24,10 +24,15 @@ const VALID = {
 describe('research applications (redis, admin API and CLI)', () => {
   let w: World;
   const apply = async (token: string, body: unknown) => {
-    const res = await fetch(`${w.gw.apiUrl}/v1/research/applications`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${w.gw.apiUrl}/v1/research/applications`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
-  const status = async (token: string) => (await (await fetch(`${w.gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
+  const status = async (token: string) =>
+    (await (await fetch(`${w.gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${token}` } })).json()) as any;
 
   before(async () => {
     w = await startWorld();
@@ -40,7 +45,12 @@ describe('research applications (redis, admin API and CLI)', () => {
     expect(r.status).to.equal(202);
     expect(r.body).to.deep.include({ status: 'submitted', verificationMode: 'card', scope: VALID.scope });
     expect(r.body.id).to.match(/^app_[0-9a-f-]{36}$/);
-    expect((await status(p.token)).scopes).to.deep.include({ id: 'acme-app', status: 'pending', tasks: ['code-review', 'vulnerability-triage'], applicationId: r.body.id });
+    expect((await status(p.token)).scopes).to.deep.include({
+      id: 'acme-app',
+      status: 'pending',
+      tasks: ['code-review', 'vulnerability-triage'],
+      applicationId: r.body.id,
+    });
 
     const listed = await w.gw.admin('GET', '/applications?status=submitted');
     expect(listed.body.data.map((a: any) => a.id)).to.include(r.body.id);
@@ -96,7 +106,13 @@ describe('research applications (redis, admin API and CLI)', () => {
     const r = await apply(p.token, { ...VALID, scope: { id: 'third-party', tasks: ['remediation'] } });
     const refused = await w.gw.admin('POST', `/applications/${r.body.id}/refuse`, { reason: 'no authorization on file' });
     expect(refused.body).to.deep.include({ status: 'refused', decisionNote: 'no authorization on file' });
-    expect((await status(p.token)).scopes).to.deep.include({ id: 'third-party', status: 'refused', tasks: ['remediation'], applicationId: r.body.id, note: 'no authorization on file' });
+    expect((await status(p.token)).scopes).to.deep.include({
+      id: 'third-party',
+      status: 'refused',
+      tasks: ['remediation'],
+      applicationId: r.body.id,
+      note: 'no authorization on file',
+    });
     expect((await w.gw.admin('POST', `/applications/${r.body.id}/approve`, {})).body.error.code).to.equal('application-decided');
     expect((await w.gw.admin('POST', '/applications/app_nope/approve', {})).status).to.equal(404);
     expect((await w.gw.admin('GET', '/applications/app_nope')).body.error.code).to.equal('application-not-found');
@@ -120,7 +136,13 @@ describe('research applications (redis, admin API and CLI)', () => {
     // The screening expires: status and red calls say so. (Written straight into the store the gateway reads.)
     const raw = await RedisStore.connect({ url: w.redis.url });
     try {
-      await new RedisBillingStore(raw).putCheck(p.id, 'screening', { state: 'verified', reason: null, evidenceRef: 'x', at: Date.now() + 1000, expiresAt: new Date(Date.now() - 1000).toISOString() });
+      await new RedisBillingStore(raw).putCheck(p.id, 'screening', {
+        state: 'verified',
+        reason: null,
+        evidenceRef: 'x',
+        at: Date.now() + 1000,
+        expiresAt: new Date(Date.now() - 1000).toISOString(),
+      });
     } finally {
       await raw.close();
     }
@@ -142,7 +164,9 @@ describe('research applications (redis, admin API and CLI)', () => {
     const cliBare = await runCli(['admin', 'principal', 'grant', p.id, '--rung', 'contracted'], env);
     expect(cliBare.code).to.not.equal(0);
     expect(cliBare.stderr).to.contain('screening-required');
-    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/rung`, { rung: 'business', screeningReference: '' })).body.error.code).to.equal('invalid-request');
+    expect((await w.gw.admin('POST', `/principals/${encodeURIComponent(p.id)}/rung`, { rung: 'business', screeningReference: '' })).body.error.code).to.equal(
+      'invalid-request',
+    );
     expect((await status(p.token)).trust.rung).to.equal('card');
     expect((await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/verification`)).body.checks.screening).to.equal(undefined);
 
@@ -185,7 +209,10 @@ describe('research applications (redis, admin API and CLI)', () => {
     const env = { PORTCULLIS_ADMIN_URL: w.gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: w.gw.adminToken };
     const list = await runCli(['admin', 'applications', '--status', 'submitted'], env);
     expect(list.code).to.equal(0);
-    const ids = list.stdout.trim().split('\n').map((l) => JSON.parse(l).id);
+    const ids = list.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).id);
     expect(ids).to.include.members([a, b]);
     const show = await runCli(['admin', 'application', 'show', a], env);
     expect(JSON.parse(show.stdout).request.scope.id).to.equal('cli-a');
@@ -211,7 +238,12 @@ describe('research applications renew consent to a new AUP version', () => {
       expect((await w.gw.admin('POST', '/reload')).status).to.equal(200);
       const st = async () => (await (await fetch(`${w.gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${p.token}` } })).json()) as any;
       expect(await st()).to.deep.include({ status: 'pending', reason: 'aup-consent-required' });
-      const post = (body: unknown) => fetch(`${w.gw.apiUrl}/v1/research/applications`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const post = (body: unknown) =>
+        fetch(`${w.gw.apiUrl}/v1/research/applications`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const stale = await post(VALID);
       expect(stale.status).to.equal(409);
       expect(((await stale.json()) as any).error.message).to.include('"2026-12"');

@@ -44,9 +44,17 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
       ['max', 100000000, 60000000, true],
       ['ultra', 200000000, 120000000, true],
     ]);
-    expect(c.topups.map((t: any) => [t.sku, t.purchasable])).to.deep.equal([['ai-credits-25', true], ['storage-credits-25', true]]);
+    expect(c.topups.map((t: any) => [t.sku, t.purchasable])).to.deep.equal([
+      ['ai-credits-25', true],
+      ['storage-credits-25', true],
+    ]);
     expect(c.topups[1].validityMonths).to.equal(12);
-    expect(c.creditTiers.map((t: any) => [t.sku, t.purchasable])).to.deep.equal([['credits-50', false], ['credits-100', false], ['credits-500', false], ['credits-1000', false]]);
+    expect(c.creditTiers.map((t: any) => [t.sku, t.purchasable])).to.deep.equal([
+      ['credits-50', false],
+      ['credits-100', false],
+      ['credits-500', false],
+      ['credits-1000', false],
+    ]);
   });
 
   it('creates a checkout session for a plan and for a top-up, and answers the same session for the same requestId', async () => {
@@ -88,10 +96,26 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
       expect(form[`${carrier}[metadata][sku]`]).to.equal(sku);
       expect(form[`${carrier}[metadata][requestId]`]).to.equal(form['metadata[requestId]']);
     }
-    expect(plan!.form).to.deep.include({ mode: 'subscription', 'metadata[requestId]': planId, 'line_items[0][price_data][currency]': 'usd', 'line_items[0][price_data][unit_amount]': '15000', 'line_items[0][price_data][tax_behavior]': 'exclusive', 'line_items[0][price_data][recurring][interval]': 'month' });
-    expect(topup!.form).to.deep.include({ mode: 'payment', 'metadata[requestId]': topupId, 'line_items[0][price_data][unit_amount]': '2500', 'line_items[0][price_data][tax_behavior]': 'exclusive' });
+    expect(plan!.form).to.deep.include({
+      mode: 'subscription',
+      'metadata[requestId]': planId,
+      'line_items[0][price_data][currency]': 'usd',
+      'line_items[0][price_data][unit_amount]': '15000',
+      'line_items[0][price_data][tax_behavior]': 'exclusive',
+      'line_items[0][price_data][recurring][interval]': 'month',
+    });
+    expect(topup!.form).to.deep.include({
+      mode: 'payment',
+      'metadata[requestId]': topupId,
+      'line_items[0][price_data][unit_amount]': '2500',
+      'line_items[0][price_data][tax_behavior]': 'exclusive',
+    });
     // A one-time top-up asks for an invoice, carrying the metadata: its paid invoice is what grants.
-    expect(topup!.form).to.deep.include({ 'invoice_creation[enabled]': 'true', 'invoice_creation[invoice_data][metadata][principalId]': p.id, 'invoice_creation[invoice_data][metadata][sku]': 'storage-credits-25' });
+    expect(topup!.form).to.deep.include({
+      'invoice_creation[enabled]': 'true',
+      'invoice_creation[invoice_data][metadata][principalId]': p.id,
+      'invoice_creation[invoice_data][metadata][sku]': 'storage-credits-25',
+    });
     expect(setup!.form).to.deep.include({ mode: 'setup', currency: 'usd' });
     expect(Object.keys(setup!.form).some((k) => k.startsWith('line_items'))).to.equal(false);
     // The same requestId asks Stripe nothing more.
@@ -105,8 +129,16 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     await b.seedSession(p.id);
     const before = stripe.requests().length;
     await b.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] });
-    const vs = stripe.requests().slice(before).find((r) => r.path === '/v1/identity/verification_sessions');
-    expect(vs!.form).to.deep.include({ type: 'document', 'options[document][require_matching_selfie]': 'true', client_reference_id: p.id, 'metadata[principalId]': p.id });
+    const vs = stripe
+      .requests()
+      .slice(before)
+      .find((r) => r.path === '/v1/identity/verification_sessions');
+    expect(vs!.form).to.deep.include({
+      type: 'document',
+      'options[document][require_matching_selfie]': 'true',
+      client_reference_id: p.id,
+      'metadata[principalId]': p.id,
+    });
   });
 
   it('refuses unknown and not-purchasable skus and bad bodies with clear 4xx', async () => {
@@ -167,11 +199,13 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     expect((await foreign.post('api', '/v1/research/ekyc/start', { scopeId: 'owned', tasks: ['code-review'] })).status).to.equal(403);
   });
 
-  it('opens the customer portal for the session\'s principal', async () => {
+  it("opens the customer portal for the session's principal", async () => {
     const { p, b } = await person();
     const res = await b.post('api', '/v1/billing/portal');
     expect(res.status).to.equal(200);
-    expect(res.body.url).to.be.a('string').and.match(/^https:\/\//);
+    expect(res.body.url)
+      .to.be.a('string')
+      .and.match(/^https:\/\//);
     const v = await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/verification`);
     expect(v.body.customer).to.match(/^cus_/);
   });
@@ -184,11 +218,31 @@ describe('billing catalog, checkout and portal (session, stripe-mock)', () => {
     // The person returns to the success URL and Stripe reports the completed checkout: no credits yet.
     await deliver(
       w.gw.apiUrl,
-      event('checkout.session.completed', { id: checkout.body.sessionId, object: 'checkout.session', mode: 'subscription', status: 'complete', payment_status: 'paid', client_reference_id: p.id, customer, metadata: { principalId: p.id, sku: 'pro', requestId: id } }),
+      event('checkout.session.completed', {
+        id: checkout.body.sessionId,
+        object: 'checkout.session',
+        mode: 'subscription',
+        status: 'complete',
+        payment_status: 'paid',
+        client_reference_id: p.id,
+        customer,
+        metadata: { principalId: p.id, sku: 'pro', requestId: id },
+      }),
     );
     const before = await b.get('api', '/v1/billing/status');
     expect(before.body.balances[0].grantedMicroUSD).to.equal(0);
-    const paid = event('invoice.paid', { id: `in_${id}`, object: 'invoice', status: 'paid', customer, currency: 'usd', amount_paid: 2000, billing_reason: 'subscription_create', lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, quantity: 1, metadata: {} }] }, metadata: {}, parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } } });
+    const paid = event('invoice.paid', {
+      id: `in_${id}`,
+      object: 'invoice',
+      status: 'paid',
+      customer,
+      currency: 'usd',
+      amount_paid: 2000,
+      billing_reason: 'subscription_create',
+      lines: { object: 'list', data: [{ id: `il_${id}`, object: 'line_item', amount: 2000, quantity: 1, metadata: {} }] },
+      metadata: {},
+      parent: { type: 'subscription_details', subscription_details: { metadata: { principalId: p.id, sku: 'pro', requestId: id } } },
+    });
     for (let i = 0; i < 5; i++) expect((await deliver(w.gw.apiUrl, paid)).status).to.equal(200);
     const after = await b.get('api', '/v1/billing/status');
     expect(after.body.plan).to.equal('pro');

@@ -31,7 +31,13 @@ function app(id: string, at: string, principalId = P): ApplicationRecord {
   };
 }
 
-const check = (state: CheckRecord['state'], at: number, reason: string | null = null): CheckRecord => ({ state, reason, evidenceRef: 'pm_1', at, expiresAt: null });
+const check = (state: CheckRecord['state'], at: number, reason: string | null = null): CheckRecord => ({
+  state,
+  reason,
+  evidenceRef: 'pm_1',
+  at,
+  expiresAt: null,
+});
 
 function contract(name: string, make: () => Promise<{ s: BillingStore; close(): Promise<void> }>) {
   describe(`billing store contract: ${name}`, () => {
@@ -50,7 +56,7 @@ function contract(name: string, make: () => Promise<{ s: BillingStore; close(): 
       expect(await s.eventApplied('evt_2')).to.equal(false);
     });
 
-    it('keeps a principal\'s first customer, and maps every customer back', async () => {
+    it("keeps a principal's first customer, and maps every customer back", async () => {
       expect(await s.customerOf(P)).to.equal(null);
       expect(await s.linkCustomer(P, 'cus_1')).to.equal('cus_1');
       expect(await s.linkCustomer(P, 'cus_2')).to.equal('cus_1');

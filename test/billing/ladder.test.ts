@@ -33,7 +33,11 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
     return { status: res.status, body: (await res.json()) as any };
   };
   const post = async (token: string, path: string, body: unknown) => {
-    const res = await fetch(`${w.gw.apiUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${w.gw.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as any };
   };
 
@@ -152,9 +156,22 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
 
   it('grants identity (L2) from a verified Stripe Identity session, and never lowers it for a late card event', async () => {
     const p = await w.gw.principal({ rung: 'card' });
-    const vs = (status: string, extra: Record<string, unknown> = {}) => ({ id: 'vs_test_1', object: 'identity.verification_session', status, client_reference_id: p.id, metadata: { principalId: p.id }, last_error: null, ...extra });
+    const vs = (status: string, extra: Record<string, unknown> = {}) => ({
+      id: 'vs_test_1',
+      object: 'identity.verification_session',
+      status,
+      client_reference_id: p.id,
+      metadata: { principalId: p.id },
+      last_error: null,
+      ...extra,
+    });
     const t = Math.floor(Date.now() / 1000);
-    const needsInput = await deliver(w.gw.apiUrl, event('identity.verification_session.requires_input', vs('requires_input', { last_error: { code: 'selfie_face_mismatch', reason: 'x' } }), { created: t - 5 }));
+    const needsInput = await deliver(
+      w.gw.apiUrl,
+      event('identity.verification_session.requires_input', vs('requires_input', { last_error: { code: 'selfie_face_mismatch', reason: 'x' } }), {
+        created: t - 5,
+      }),
+    );
     expect(needsInput.body.outcome).to.equal('identity refused: selfie_face_mismatch');
     let ekyc = (await get(p.token, '/v1/research/ekyc/status')).body;
     expect(ekyc.checks.identity).to.deep.include({ state: 'refused', reason: 'selfie_face_mismatch', evidenceRef: 'vs_test_1' });
@@ -199,7 +216,7 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
     expect((await get(p.token, '/v1/research/ekyc/status')).body.state).to.equal('none');
   });
 
-  it('says verification-expired once the rung\'s 365 days are over, and starts a card check again', async () => {
+  it("says verification-expired once the rung's 365 days are over, and starts a card check again", async () => {
     const p = await w.gw.principal({ rung: 'card' });
     const raw = await RedisStore.connect({ url: w.redis.url });
     try {
@@ -221,7 +238,15 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
     const dead = await startTestGateway({ redisUrl: w.redis.url, env: { ...stripe.env, STRIPE_API_BASE: `http://127.0.0.1:${await freePort()}` } });
     try {
       const p = await w.gw.principal();
-      const evt = event('checkout.session.completed', { id: 'cs_dead', object: 'checkout.session', mode: 'setup', client_reference_id: p.id, customer: null, metadata: { principalId: p.id }, setup_intent: 'seti_123' });
+      const evt = event('checkout.session.completed', {
+        id: 'cs_dead',
+        object: 'checkout.session',
+        mode: 'setup',
+        client_reference_id: p.id,
+        customer: null,
+        metadata: { principalId: p.id },
+        setup_intent: 'seti_123',
+      });
       const failed = await deliver(dead.apiUrl, evt);
       expect(failed.status).to.equal(502);
       expect(failed.body.error.code).to.equal('payment-processor-error');
@@ -234,8 +259,17 @@ describe('research status and the verification ladder (redis, stripe-mock, signe
   });
 
   it('answers 401 without a token on every research route', async () => {
-    for (const [method, path] of [['GET', '/v1/research/status'], ['GET', '/v1/research/ekyc/status'], ['POST', '/v1/research/ekyc/start'], ['POST', '/v1/research/applications']] as const) {
-      const res = await fetch(`${w.gw.apiUrl}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+    for (const [method, path] of [
+      ['GET', '/v1/research/status'],
+      ['GET', '/v1/research/ekyc/status'],
+      ['POST', '/v1/research/ekyc/start'],
+      ['POST', '/v1/research/applications'],
+    ] as const) {
+      const res = await fetch(`${w.gw.apiUrl}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(method === 'POST' ? { body: '{}' } : {}),
+      });
       expect(res.status, path).to.equal(401);
       expect(((await res.json()) as any).error.code).to.equal('unauthenticated');
     }

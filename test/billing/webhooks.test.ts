@@ -85,7 +85,7 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
   });
 
-  it('grants a plan\'s credits exactly once for five deliveries of its paid invoice, some at once', async () => {
+  it("grants a plan's credits exactly once for five deliveries of its paid invoice, some at once", async () => {
     const p = await w.gw.principal();
     const evt = event('invoice.paid', paidInvoice(p.id));
     const first = await deliver(w.gw.apiUrl, evt);
@@ -113,7 +113,16 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     const customer = `cus_${Date.now()}`;
     const inv = { ...paidInvoice(p.id), customer };
     expect((await deliver(w.gw.apiUrl, event('invoice.paid', inv))).status).to.equal(200);
-    const session = { id: `cs_${Date.now()}`, object: 'checkout.session', mode: 'subscription', status: 'complete', payment_status: 'paid', client_reference_id: p.id, customer, metadata: { principalId: p.id, sku: 'pro', requestId: 'buy-1' } };
+    const session = {
+      id: `cs_${Date.now()}`,
+      object: 'checkout.session',
+      mode: 'subscription',
+      status: 'complete',
+      payment_status: 'paid',
+      client_reference_id: p.id,
+      customer,
+      metadata: { principalId: p.id, sku: 'pro', requestId: 'buy-1' },
+    };
     const done = await deliver(w.gw.apiUrl, event('checkout.session.completed', session));
     expect(done.body.outcome).to.match(/subscription started/);
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(PRO_CREDITS);
@@ -184,8 +193,16 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     // Metadata naming the ultra plan (120 USD of credits) on an invoice whose lines charged 20 USD.
     const ultra = paidInvoice(p.id);
     ultra.parent.subscription_details.metadata.sku = 'ultra';
-    expect((await deliver(w.gw.apiUrl, event('invoice.paid', ultra))).body.outcome).to.equal("ignored: the invoice's lines come to 2000 cents, the catalog's ultra costs 20000");
-    const cheapTopup = await deliver(w.gw.apiUrl, event('invoice.paid', topupInvoice(p.id, 'ai-credits-25', { lines: { object: 'list', data: [{ id: 'il_x', object: 'line_item', amount: 100, quantity: 1, metadata: {} }] } })));
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', ultra))).body.outcome).to.equal(
+      "ignored: the invoice's lines come to 2000 cents, the catalog's ultra costs 20000",
+    );
+    const cheapTopup = await deliver(
+      w.gw.apiUrl,
+      event(
+        'invoice.paid',
+        topupInvoice(p.id, 'ai-credits-25', { lines: { object: 'list', data: [{ id: 'il_x', object: 'line_item', amount: 100, quantity: 1, metadata: {} }] } }),
+      ),
+    );
     expect(cheapTopup.body.outcome).to.match(/^ignored: the invoice's lines come to 100 cents/);
     const b = await billing(p.id);
     expect(b.plan).to.equal(null);
@@ -195,18 +212,35 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   it('grants no more than was paid: the catalog credits in proportion to amount_paid before tax, none for another currency; a refund takes back what was granted', async () => {
     // A top-up of 25 USD (25,000,000 micro-USD) paid 1 cent, a coupon covering the rest.
     const p = await w.gw.principal();
-    const cent = topupInvoice(p.id, 'ai-credits-25', { amount_paid: 1, total: 1, total_excluding_tax: 1, total_discount_amounts: [{ amount: 2499, discount: 'di_1' }] });
+    const cent = topupInvoice(p.id, 'ai-credits-25', {
+      amount_paid: 1,
+      total: 1,
+      total_excluding_tax: 1,
+      total_discount_amounts: [{ amount: 2499, discount: 'di_1' }],
+    });
     expect((await deliver(w.gw.apiUrl, event('invoice.paid', cent))).body.outcome).to.equal('credits granted: 10000');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(10_000);
     // Its whole 1-cent charge refunded: exactly what it granted is taken back.
-    const refund = { id: `ch_${cent.id}`, object: 'charge', amount: 1, amount_refunded: 1, refunded: true, customer: null, invoice: cent.id, payment_intent: `pi_${cent.id}`, metadata: {} };
+    const refund = {
+      id: `ch_${cent.id}`,
+      object: 'charge',
+      amount: 1,
+      amount_refunded: 1,
+      refunded: true,
+      customer: null,
+      invoice: cent.id,
+      payment_intent: `pi_${cent.id}`,
+      metadata: {},
+    };
     expect((await deliver(w.gw.apiUrl, event('charge.refunded', refund))).body.outcome).to.equal('credits taken back: 10000 (already spent, left: 0)');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
 
     // The same invoice in euros: the catalog is priced in USD, nothing is granted.
     const q = await w.gw.principal();
     const eur = topupInvoice(q.id, 'ai-credits-25', { currency: 'eur' });
-    expect((await deliver(w.gw.apiUrl, event('invoice.paid', eur))).body.outcome).to.equal('ignored: the invoice is in "eur", the catalog\'s prices are in USD');
+    expect((await deliver(w.gw.apiUrl, event('invoice.paid', eur))).body.outcome).to.equal(
+      'ignored: the invoice is in "eur", the catalog\'s prices are in USD',
+    );
     expect((await billing(q.id)).balances[0].grantedMicroUSD).to.equal(0);
 
     // The pro plan (20 USD, 12 USD of credits) at half price plus 10 % tax: 1,100 cents paid, 1,000 before tax.
@@ -221,12 +255,22 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     expect((await deliver(w.gw.apiUrl, event('invoice.paid', taxed))).body.outcome).to.equal(`plan pro: credits granted ${PRO_CREDITS}`);
   });
 
-  it('takes back a refund\'s and a dispute\'s share of the credits, once per event, never below what was spent', async () => {
+  it("takes back a refund's and a dispute's share of the credits, once per event, never below what was spent", async () => {
     const p = await w.gw.principal();
     const inv = topupInvoice(p.id, 'ai-credits-25');
     await deliver(w.gw.apiUrl, event('invoice.paid', inv));
     // Events of API versions that still carry the charge's invoice.
-    const charge = (amount_refunded: number) => ({ id: `ch_${inv.id}`, object: 'charge', amount: 2500, amount_refunded, refunded: amount_refunded === 2500, customer: null, invoice: inv.id, payment_intent: `pi_${inv.id}`, metadata: {} });
+    const charge = (amount_refunded: number) => ({
+      id: `ch_${inv.id}`,
+      object: 'charge',
+      amount: 2500,
+      amount_refunded,
+      refunded: amount_refunded === 2500,
+      customer: null,
+      invoice: inv.id,
+      payment_intent: `pi_${inv.id}`,
+      metadata: {},
+    });
     const partial = event('charge.refunded', charge(1000));
     expect((await deliver(w.gw.apiUrl, partial)).body.outcome).to.equal('credits taken back: 10000000 (already spent, left: 0)');
     expect((await deliver(w.gw.apiUrl, partial)).body).to.deep.equal({ received: true, duplicate: true });
@@ -239,8 +283,18 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     const q = await w.gw.principal();
     const planInv = paidInvoice(q.id);
     await deliver(w.gw.apiUrl, event('invoice.paid', planInv));
-    const dispute = { id: `dp_${planInv.id}`, object: 'dispute', amount: 1000, charge: { id: `ch_${planInv.id}`, object: 'charge', invoice: planInv.id }, payment_intent: null, status: 'needs_response', reason: 'fraudulent' };
-    expect((await deliver(w.gw.apiUrl, event('charge.dispute.created', dispute))).body.outcome).to.equal('credits taken back: 6000000 (already spent, left: 0)');
+    const dispute = {
+      id: `dp_${planInv.id}`,
+      object: 'dispute',
+      amount: 1000,
+      charge: { id: `ch_${planInv.id}`, object: 'charge', invoice: planInv.id },
+      payment_intent: null,
+      status: 'needs_response',
+      reason: 'fraudulent',
+    };
+    expect((await deliver(w.gw.apiUrl, event('charge.dispute.created', dispute))).body.outcome).to.equal(
+      'credits taken back: 6000000 (already spent, left: 0)',
+    );
     expect((await billing(q.id)).balances[0].grantedMicroUSD).to.equal(6_000_000);
     // A charge that paid no invoice of ours changes nothing.
     const stray = await deliver(w.gw.apiUrl, event('charge.refunded', { ...charge(2500), id: 'ch_stray', invoice: 'in_not_ours' }));
@@ -251,7 +305,19 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
     // stripe-mock answers every invoice-payment lookup with its fixture, whose invoice id is "invoice".
     const p = await w.gw.principal();
     await deliver(w.gw.apiUrl, event('invoice.paid', topupInvoice(p.id, 'ai-credits-25', { id: 'invoice' })));
-    const r = await deliver(w.gw.apiUrl, event('charge.refunded', { id: 'ch_new', object: 'charge', amount: 2500, amount_refunded: 2500, refunded: true, customer: null, payment_intent: 'pi_new', metadata: {} }));
+    const r = await deliver(
+      w.gw.apiUrl,
+      event('charge.refunded', {
+        id: 'ch_new',
+        object: 'charge',
+        amount: 2500,
+        amount_refunded: 2500,
+        refunded: true,
+        customer: null,
+        payment_intent: 'pi_new',
+        metadata: {},
+      }),
+    );
     expect(r.body.outcome).to.equal('credits taken back: 25000000 (already spent, left: 0)');
     expect((await billing(p.id)).balances[0].grantedMicroUSD).to.equal(0);
   });
@@ -265,7 +331,10 @@ describe('stripe webhooks (redis, stripe-mock, signed events)', () => {
   it('applies events about nobody of ours, and event types it does not handle, as ignored', async () => {
     const r1 = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_x', object: 'invoice', customer: 'cus_stranger', metadata: {}, parent: null }));
     expect(r1.body.outcome).to.equal('ignored: no principal of ours');
-    const other = await deliver(w.gw.apiUrl, event('invoice.paid', { id: 'in_z', object: 'invoice', customer: 'cus_z', metadata: { principalId: 'someone-elses-user-42', sku: 'pro' }, parent: null }));
+    const other = await deliver(
+      w.gw.apiUrl,
+      event('invoice.paid', { id: 'in_z', object: 'invoice', customer: 'cus_z', metadata: { principalId: 'someone-elses-user-42', sku: 'pro' }, parent: null }),
+    );
     expect(other.body.outcome).to.equal('ignored: no principal of ours');
     const r2 = await deliver(w.gw.apiUrl, event('customer.created', { id: 'cus_y', object: 'customer' }));
     expect(r2.body.outcome).to.equal('ignored: customer.created is not handled');
@@ -293,7 +362,11 @@ describe('stripe webhooks without Stripe configured', () => {
       expect(r.status).to.equal(503);
       expect(r.body.error.code).to.equal('billing-not-configured');
       const p = await gw.principal();
-      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }) });
+      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }),
+      });
       expect(start.status).to.equal(503);
       expect(((await start.json()) as any).error.code).to.equal('billing-not-configured');
       const status = await fetch(`${gw.apiUrl}/v1/research/status`, { headers: { authorization: `Bearer ${p.token}` } });
@@ -317,10 +390,21 @@ describe('billing secrets stay out of logs and answers', () => {
     const bodies: string[] = [];
     try {
       const p = await gw.principal();
-      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, { method: 'POST', headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }) });
+      const start = await fetch(`${gw.apiUrl}/v1/research/ekyc/start`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ scopeId: 'owned', tasks: ['code-review'] }),
+      });
       expect(start.status).to.equal(502);
       bodies.push(await start.text());
-      const evt = event('checkout.session.completed', { id: 'cs_s', object: 'checkout.session', mode: 'setup', client_reference_id: p.id, metadata: { principalId: p.id }, setup_intent: 'seti_123' });
+      const evt = event('checkout.session.completed', {
+        id: 'cs_s',
+        object: 'checkout.session',
+        mode: 'setup',
+        client_reference_id: p.id,
+        metadata: { principalId: p.id },
+        setup_intent: 'seti_123',
+      });
       const wrong = await deliver(gw.apiUrl, evt, { secret: 'whsec_wrong_one' });
       bodies.push(JSON.stringify(wrong.body));
       const failed = await deliver(gw.apiUrl, evt);
@@ -335,4 +419,3 @@ describe('billing secrets stay out of logs and answers', () => {
     }
   });
 });
-

@@ -14,7 +14,15 @@ import type { UpstreamAnswer } from '../../src/openai/answer.js';
 
 const runtime = {} as Call['runtime'];
 const usage = { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, cached_tokens: 0 };
-const job = { jobId: 'job_1', callId: 'c1', receiptId: 'rcpt_c1', principalId: 'prn_1', model: 'm', task: 'code-review', createdAt: '2026-11-27T10:00:00.000Z' } as JobRecord;
+const job = {
+  jobId: 'job_1',
+  callId: 'c1',
+  receiptId: 'rcpt_c1',
+  principalId: 'prn_1',
+  model: 'm',
+  task: 'code-review',
+  createdAt: '2026-11-27T10:00:00.000Z',
+} as JobRecord;
 
 describe('the call', () => {
   it('opens admitting, bound to no job, and is handed over once a job owns it', () => {

@@ -27,7 +27,9 @@ describe('portcullis passkey sign-in --key <a path it cannot write>', () => {
     const key = join(mkdtempSync(join(tmpdir(), 'pcl-')), 'missing', 'me.passkey.json');
     const run = await cli(['passkey', 'sign-in', '--key', key, '--auth-url', url]);
     expect(run.code).to.equal(1);
-    expect(run.stderr.trim().split('\n')).to.deep.equal([`portcullis: cannot write the passkey file ${key}: its folder does not exist; no account was created`]);
+    expect(run.stderr.trim().split('\n')).to.deep.equal([
+      `portcullis: cannot write the passkey file ${key}: its folder does not exist; no account was created`,
+    ]);
     expect(requests).to.deep.equal([]);
   });
 

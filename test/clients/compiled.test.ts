@@ -38,7 +38,7 @@ describe('clients (Java, Go): openai-java, openai-go against a live gateway', fu
     return JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, Result>;
   };
 
-  it('openai-java: plain call and streams (with and without usage) through ChatCompletionAccumulator, counts equal the upstream\'s', async () => {
+  it("openai-java: plain call and streams (with and without usage) through ChatCompletionAccumulator, counts equal the upstream's", async () => {
     const dir = builtClient('openai-java', ['test/clients/java/pom.xml', 'test/clients/java/Clients.java']);
     const r = await run('java', ['-cp', `${join(dir, 'classes')}:${join(dir, 'lib', '*')}`, 'Clients']);
     expect(r['plain']!.text).to.match(/^recorded answer/);
@@ -49,7 +49,7 @@ describe('clients (Java, Go): openai-java, openai-go against a live gateway', fu
     expect(r['streamNoUsage']!.usage).to.equal(null);
   });
 
-  it('openai-go: plain call and a stream with usage through ChatCompletionAccumulator, counts equal the upstream\'s', async () => {
+  it("openai-go: plain call and a stream with usage through ChatCompletionAccumulator, counts equal the upstream's", async () => {
     const dir = builtClient('openai-go', ['test/clients/go/go.mod', 'test/clients/go/go.sum', 'test/clients/go/main.go']);
     const r = await run(join(dir, 'client'), []);
     expect(r['plain']!.text).to.match(/^recorded answer/);

@@ -47,7 +47,14 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
     const client = () => new OpenAI({ apiKey: token, baseURL, maxRetries: 0 });
 
     it('plain call', async () => {
-      const res = await client().chat.completions.create({ model: MODEL, max_completion_tokens: 2048, messages: [{ role: 'developer', content: 'be brief' }, { role: 'user', content: prompt('hello') }] });
+      const res = await client().chat.completions.create({
+        model: MODEL,
+        max_completion_tokens: 2048,
+        messages: [
+          { role: 'developer', content: 'be brief' },
+          { role: 'user', content: prompt('hello') },
+        ],
+      });
       expect(res.choices[0]!.message.content).to.match(/^recorded answer/);
       expect(res.usage!.total_tokens).to.equal(18);
     });
@@ -63,26 +70,42 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       return { text, usages };
     };
 
-    it('streamed call, usage included: usage comes exactly once, equal to the upstream\'s', async () => {
-      const stream = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: prompt('stream') }] });
+    it("streamed call, usage included: usage comes exactly once, equal to the upstream's", async () => {
+      const stream = await client().chat.completions.create({
+        model: MODEL,
+        max_tokens: 2048,
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: prompt('stream') }],
+      });
       const { text, usages } = await drain(stream);
       expect(text).to.match(/^recorded answer/);
       // Clients that add usage up across chunks must land on the upstream's counts (11 in, 7 out).
       expect(usages).to.have.length(1);
       expect(usages[0]).to.deep.include({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
-      const summed = usages.reduce((a, u) => ({ prompt: a.prompt + u.prompt_tokens, completion: a.completion + u.completion_tokens, total: a.total + u.total_tokens }), { prompt: 0, completion: 0, total: 0 });
+      const summed = usages.reduce(
+        (a, u) => ({ prompt: a.prompt + u.prompt_tokens, completion: a.completion + u.completion_tokens, total: a.total + u.total_tokens }),
+        { prompt: 0, completion: 0, total: 0 },
+      );
       expect(summed).to.deep.equal({ prompt: 11, completion: 7, total: 18 });
     });
 
     it('streamed call, usage not asked for: no chunk carries usage', async () => {
-      const stream = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, stream: true, messages: [{ role: 'user', content: prompt('stream') }] });
+      const stream = await client().chat.completions.create({
+        model: MODEL,
+        max_tokens: 2048,
+        stream: true,
+        messages: [{ role: 'user', content: prompt('stream') }],
+      });
       const { text, usages } = await drain(stream);
       expect(text).to.match(/^recorded answer/);
       expect(usages).to.deep.equal([]);
     });
 
     it('tool call round trip', async () => {
-      const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+      const tools: OpenAI.ChatCompletionTool[] = [
+        { type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+      ];
       const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: prompt('weather?') }];
       const first = await client().chat.completions.create({ model: MODEL, max_tokens: 2048, tools, messages });
       const call = first.choices[0]!.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
@@ -97,13 +120,19 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       const err = await bad.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(OpenAI.AuthenticationError);
       expect((err as InstanceType<typeof OpenAI.AuthenticationError>).code).to.equal('invalid-token');
-      const refused = await client().chat.completions.create({ model: MODEL, n: 2, messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const refused = await client()
+        .chat.completions.create({ model: MODEL, n: 2, messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
       expect(refused).to.be.instanceOf(OpenAI.BadRequestError);
       expect((refused as InstanceType<typeof OpenAI.BadRequestError>).param).to.equal('n');
-      const unverified = await client().chat.completions.create({ model: 'red-whitehacker-a', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const unverified = await client()
+        .chat.completions.create({ model: 'red-whitehacker-a', messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
       expect(unverified).to.be.instanceOf(OpenAI.PermissionDeniedError);
       expect((unverified as InstanceType<typeof OpenAI.PermissionDeniedError>).code).to.equal('verification-required');
-      const unknown = await client().chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
+      const unknown = await client()
+        .chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })
+        .catch((e: unknown) => e);
       expect(unknown).to.be.instanceOf(OpenAI.NotFoundError);
       expect((unknown as InstanceType<typeof OpenAI.NotFoundError>).type).to.equal('not_found_error');
     });
@@ -117,10 +146,12 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
       expect(res.content).to.match(/^recorded answer/);
     });
 
-    it('streamed call: the chunks summed (as LangChain adds them) give the upstream\'s usage once', async () => {
+    it("streamed call: the chunks summed (as LangChain adds them) give the upstream's usage once", async () => {
       let all: AIMessageChunk | undefined;
       for await (const chunk of await model().stream([new HumanMessage(prompt('stream'))])) all = all ? all.concat(chunk) : chunk;
-      expect(all!.content).to.be.a('string').that.matches(/^recorded answer/);
+      expect(all!.content)
+        .to.be.a('string')
+        .that.matches(/^recorded answer/);
       expect(all!.usage_metadata).to.deep.include({ input_tokens: 11, output_tokens: 7, total_tokens: 18 });
     });
 
@@ -138,7 +169,9 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
     });
 
     it('typed error', async () => {
-      const err = (await model('pc_not_a_token').invoke([new HumanMessage('x')]).catch((e: unknown) => e)) as Error & { status?: number; code?: string };
+      const err = (await model('pc_not_a_token')
+        .invoke([new HumanMessage('x')])
+        .catch((e: unknown) => e)) as Error & { status?: number; code?: string };
       expect(err.constructor.name).to.equal('AuthenticationError');
       expect(err.status).to.equal(401);
     });
@@ -167,7 +200,9 @@ describe('clients (Node): openai, LangChain, Vercel AI SDK against a live gatewa
         prompt: prompt('weather?'),
         maxOutputTokens: 2048,
         maxRetries: 0,
-        tools: { weather: tool({ description: 'Weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` }) },
+        tools: {
+          weather: tool({ description: 'Weather in a city', inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` }),
+        },
         stopWhen: stepCountIs(3),
       });
       expect(res.text).to.equal('the tool said: sunny in Paris');

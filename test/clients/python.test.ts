@@ -72,7 +72,7 @@ describe('clients (Python): openai, openai-agents, LiteLLM, pydantic-ai, MCP SDK
     expect(r.error).to.deep.include({ class: 'AuthenticationError', module: 'litellm.exceptions', status: 401, typed: true });
   });
 
-  it('pydantic-ai (Agent on OpenAIChatModel): plain and streamed runs report the upstream\'s token counts, once', async () => {
+  it("pydantic-ai (Agent on OpenAIChatModel): plain and streamed runs report the upstream's token counts, once", async () => {
     type Counted = { text: string; usage: { prompt: number; completion: number; total: number } };
     const r = await run<{ plain: Counted; stream: Counted }>('pydantic-ai');
     expect(r.plain.text).to.match(/^recorded answer/);

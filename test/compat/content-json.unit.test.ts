@@ -44,18 +44,43 @@ const long = `${reviewText(100_000)}${tricky}`;
 
 const conversations: Record<string, ClientMessage[]> = {
   'short text': [{ role: 'user', content: 'hello' }],
-  'escapes and unicode, short': [{ role: 'system', content: tricky }, { role: 'user', content: tricky, name: 'ann' }],
-  '100 KB of review text': [{ role: 'system', content: 'You review code.' }, { role: 'user', content: long }],
-  'developer turn and text parts, long': [{ role: 'developer', content: long }, { role: 'user', content: [{ type: 'text', text: long }, { type: 'text', text: tricky }] }],
+  'escapes and unicode, short': [
+    { role: 'system', content: tricky },
+    { role: 'user', content: tricky, name: 'ann' },
+  ],
+  '100 KB of review text': [
+    { role: 'system', content: 'You review code.' },
+    { role: 'user', content: long },
+  ],
+  'developer turn and text parts, long': [
+    { role: 'developer', content: long },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: long },
+        { type: 'text', text: tricky },
+      ],
+    },
+  ],
   'tool calls, refusal and tool results, long': [
     { role: 'user', content: long },
-    { role: 'assistant', content: null, refusal: tricky, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":"é\\u00e9","n":1.50,"big":1e21}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      refusal: tricky,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":"é\\u00e9","n":1.50,"big":1e21}' } }],
+    },
     { role: 'tool', tool_call_id: 'c1', content: long },
     { role: 'assistant', content: '' },
   ],
 };
 
-const tools = [{ type: 'function', function: { name: 'lookup', description: wellFormed, parameters: { type: 'object', properties: { n: { type: 'number', maximum: 1e21 } } } } }];
+const tools = [
+  {
+    type: 'function',
+    function: { name: 'lookup', description: wellFormed, parameters: { type: 'object', properties: { n: { type: 'number', maximum: 1e21 } } } },
+  },
+];
 
 function keyOf(messages: JobKey['messages'], extra: Partial<JobKey> = {}): JobKey {
   return { model: 'shared-general-a', task: 'code-review', scopeId: null, max_tokens: 256, messages, tools, tool_choice: 'auto', seed: 7, ...extra };
@@ -88,14 +113,22 @@ describe('content serialised once for the job id and the upstream body', () => {
     const id = jobIdFor('p1', keyOf(messages));
     const masked = `${long.slice(0, 5000)}[REDACTED:openai-key]${long.slice(5021)}`;
     messages[0]!.content = masked;
-    expect(jobIdFor('p1', keyOf(messages))).to.equal(jobIdBefore('p1', keyOf(structuredClone(messages)))).and.not.equal(id);
+    expect(jobIdFor('p1', keyOf(messages)))
+      .to.equal(jobIdBefore('p1', keyOf(structuredClone(messages))))
+      .and.not.equal(id);
     const body = upstreamBody({ messages, max_tokens: 256 }, 'upstream-model');
     expectWireOf(body);
     expect(upstreamPayload(body).toString()).to.include('[REDACTED:openai-key]');
   });
 
   it('leaves out undefined fields and keeps key order, as JSON.stringify does', () => {
-    const body = { model: 'm', tools: undefined, messages: [{ role: 'user', name: undefined, content: long }, { content: 'x', role: 'user' }, null], max_tokens: 1, stream: false };
+    const body = {
+      model: 'm',
+      tools: undefined,
+      messages: [{ role: 'user', name: undefined, content: long }, { content: 'x', role: 'user' }, null],
+      max_tokens: 1,
+      stream: false,
+    };
     expectWireOf(body);
     expectWireOf({ messages: [{ content: long }], model: 'm' });
   });

@@ -90,7 +90,7 @@ describe('the parameter table, field by field (live gateway, recording upstream,
     return reqs[0]!.body;
   };
 
-  it('lists every field of the openai SDK\'s ChatCompletionCreateParams, and nothing twice', () => {
+  it("lists every field of the openai SDK's ChatCompletionCreateParams, and nothing twice", () => {
     const dts = readFileSync(join(REPO, 'node_modules/openai/resources/chat/completions/completions.d.ts'), 'utf8');
     const start = dts.indexOf('export interface ChatCompletionCreateParamsBase');
     const body = dts.slice(start, dts.indexOf('\n}', start));
@@ -164,7 +164,10 @@ describe('the parameter table, field by field (live gateway, recording upstream,
 
   it('does not repeat an unknown key that could be a pasted secret', async () => {
     const key = 'sk-proj-' + 'a1B2'.repeat(12);
-    for (const body of [{ ...base(), [key]: 1 }, { ...base(), messages: [{ role: 'user', content: 'x', [key]: 1 }] }]) {
+    for (const body of [
+      { ...base(), [key]: 1 },
+      { ...base(), messages: [{ role: 'user', content: 'x', [key]: 1 }] },
+    ]) {
       const res = await chat(body);
       expect(res.status).to.equal(400);
       expect(JSON.stringify(res.body)).not.to.include(key);
@@ -188,24 +191,51 @@ describe('the parameter table, field by field (live gateway, recording upstream,
 
   describe('messages as clients send them', () => {
     it('takes the developer role as the system turn and forwards it as system', async () => {
-      const res = await chat({ ...base(), messages: [{ role: 'developer', content: 'be brief' }, { role: 'user', content: 'hi dev' }] });
+      const res = await chat({
+        ...base(),
+        messages: [
+          { role: 'developer', content: 'be brief' },
+          { role: 'user', content: 'hi dev' },
+        ],
+      });
       expect(res.status).to.equal(200);
-      expect((await sent())['messages']).to.deep.equal([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi dev' }]);
+      expect((await sent())['messages']).to.deep.equal([
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi dev' },
+      ]);
     });
 
     it('refuses a developer turn after a system turn, as a second system turn', async () => {
-      const res = await chat({ ...base(), messages: [{ role: 'system', content: 'a' }, { role: 'developer', content: 'b' }, { role: 'user', content: 'c' }] });
+      const res = await chat({
+        ...base(),
+        messages: [
+          { role: 'system', content: 'a' },
+          { role: 'developer', content: 'b' },
+          { role: 'user', content: 'c' },
+        ],
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.include({ code: 'invalid-messages', param: 'messages[1].role' });
     });
 
     it('joins content given as text parts', async () => {
-      const res = await chat({ ...base(), messages: [{ role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] }] });
+      const res = await chat({
+        ...base(),
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'first' },
+              { type: 'text', text: 'second' },
+            ],
+          },
+        ],
+      });
       expect(res.status).to.equal(200);
       expect((await sent())['messages']).to.deep.equal([{ role: 'user', content: 'first\nsecond' }]);
     });
 
-    it('joins an assistant turn\'s refusal parts into its refusal', async () => {
+    it("joins an assistant turn's refusal parts into its refusal", async () => {
       const messages = [
         { role: 'user', content: 'q' },
         { role: 'assistant', content: [{ type: 'refusal', refusal: 'I cannot help with that' }] },
@@ -229,13 +259,30 @@ describe('the parameter table, field by field (live gateway, recording upstream,
       const res = await chat({ ...base(), messages: [{ role: 'user', content: 'q' }, replayed, { role: 'user', content: 'more' }] });
       expect(res.status).to.equal(200);
       expect(((await sent())['messages'] as unknown[])[1]).to.deep.equal({ role: 'assistant', content: 'earlier answer' });
-      const legacy = await chat({ ...base(), messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }] });
+      const legacy = await chat({
+        ...base(),
+        messages: [
+          { role: 'user', content: 'q' },
+          { role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } },
+        ],
+      });
       expect(legacy.status).to.equal(400);
       expect(legacy.body.error).to.include({ code: 'legacy-functions-not-supported', param: 'messages[1].function_call' });
     });
 
     it('refuses an image part by name', async () => {
-      const res = await chat({ ...base(), messages: [{ role: 'user', content: [{ type: 'text', text: 'see' }, { type: 'image_url', image_url: { url: 'data:' } }] }] });
+      const res = await chat({
+        ...base(),
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'see' },
+              { type: 'image_url', image_url: { url: 'data:' } },
+            ],
+          },
+        ],
+      });
       expect(res.status).to.equal(400);
       expect(res.body.error).to.include({ code: 'invalid-messages', param: 'messages[0].content[1].type' });
     });
@@ -262,7 +309,12 @@ describe('the parameter table, field by field (live gateway, recording upstream,
 
   describe('the answer as clients read it', () => {
     it('passes system_fingerprint and reasoning_tokens through when the upstream gives them', async () => {
-      await w.upstream.behave({ mode: 'echo', systemFingerprint: 'fp_abc', reasoningTokens: 5, usage: { prompt_tokens: 11, completion_tokens: 7, cached_tokens: 3 } });
+      await w.upstream.behave({
+        mode: 'echo',
+        systemFingerprint: 'fp_abc',
+        reasoningTokens: 5,
+        usage: { prompt_tokens: 11, completion_tokens: 7, cached_tokens: 3 },
+      });
       const res = await chat(base());
       expect(res.body).to.include({ object: 'chat.completion', model: 'shared-general-a', system_fingerprint: 'fp_abc' });
       expect(res.body.id).to.match(/^chatcmpl-/);
@@ -270,7 +322,7 @@ describe('the parameter table, field by field (live gateway, recording upstream,
       expect(res.body.usage).to.deep.include({ prompt_tokens_details: { cached_tokens: 3 }, completion_tokens_details: { reasoning_tokens: 5 } });
     });
 
-    it('sends OpenAI\'s usage chunk before [DONE] when stream_options.include_usage is set, and not otherwise', async () => {
+    it("sends OpenAI's usage chunk before [DONE] when stream_options.include_usage is set, and not otherwise", async () => {
       const events = async (body: Record<string, unknown>) => {
         const res = await chat(body);
         const out: any[] = [];

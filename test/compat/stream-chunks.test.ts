@@ -73,7 +73,11 @@ const choice = {
     index: int,
     delta,
     finish_reason: nullable({ enum: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'] }),
-    logprobs: nullable({ type: 'object', required: ['content', 'refusal'], properties: { content: nullable({ type: 'array' }), refusal: nullable({ type: 'array' }) } }),
+    logprobs: nullable({
+      type: 'object',
+      required: ['content', 'refusal'],
+      properties: { content: nullable({ type: 'array' }), refusal: nullable({ type: 'array' }) },
+    }),
   },
 };
 
@@ -113,7 +117,7 @@ function sdkFields(file: string, start: string, after = ''): string[] {
 
 type Event = Record<string, any> | '[DONE]';
 
-describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (live gateway, recording upstream, real redis)', () => {
+describe("stream chunks on the wire, against OpenAI's chat.completion.chunk (live gateway, recording upstream, real redis)", () => {
   let w: World;
   let p: { id: string; token: string };
 
@@ -171,7 +175,7 @@ describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (li
     return chunks;
   }
 
-  it('the schema holds exactly the fields of the openai SDK\'s ChatCompletionChunk, choice, delta, tool call and usage', () => {
+  it("the schema holds exactly the fields of the openai SDK's ChatCompletionChunk, choice, delta, tool call and usage", () => {
     const own = (s: { properties: object }) => Object.keys(s.properties).sort();
     const file = 'chat/completions/completions.d.ts';
     expect(own(chunk).filter((k) => !GATEWAY.includes(k))).to.deep.equal(sdkFields(file, 'export interface ChatCompletionChunk {').sort());
@@ -190,8 +194,13 @@ describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (li
     expect(finish!.choices[0].finish_reason).to.equal('stop');
   });
 
-  it('with include_usage: usage null on all chunks but the last, which has empty choices and the upstream\'s usage', async () => {
-    await w.upstream.behave({ mode: 'echo', systemFingerprint: 'fp_wire', reasoningTokens: 4, usage: { prompt_tokens: 13, completion_tokens: 9, cached_tokens: 2 } });
+  it("with include_usage: usage null on all chunks but the last, which has empty choices and the upstream's usage", async () => {
+    await w.upstream.behave({
+      mode: 'echo',
+      systemFingerprint: 'fp_wire',
+      reasoningTokens: 4,
+      usage: { prompt_tokens: 13, completion_tokens: 9, cached_tokens: 2 },
+    });
     const body = { ...base(), stream: true, stream_options: { include_usage: true } };
     const { out } = await events(body);
     const chunks = check(out, true);
@@ -199,8 +208,11 @@ describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (li
     const plain = await w.gw.chat(p.token, { ...base(), messages: body.messages }); // the same job, not streamed
     expect(chunks[2]!['usage']).to.deep.equal(plain.body.usage);
     expect(chunks[2]!['usage']).to.deep.equal({
-      prompt_tokens: 13, completion_tokens: 9, total_tokens: 22,
-      prompt_tokens_details: { cached_tokens: 2 }, completion_tokens_details: { reasoning_tokens: 4 },
+      prompt_tokens: 13,
+      completion_tokens: 9,
+      total_tokens: 22,
+      prompt_tokens_details: { cached_tokens: 2 },
+      completion_tokens_details: { reasoning_tokens: 4 },
     });
     // Summed across chunks, as pydantic-ai, LangChain and openai-go do it: each token once.
     const summed = chunks.reduce((s, c) => s + (c['usage']?.total_tokens ?? 0), 0);
@@ -213,7 +225,9 @@ describe('stream chunks on the wire, against OpenAI\'s chat.completion.chunk (li
     for (const includeUsage of [false, true]) {
       const { out } = await events({ ...base(), tools, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) });
       const [content, finish] = check(out, includeUsage);
-      expect(content!.choices[0].delta.tool_calls).to.deep.equal([{ index: 0, id: 'call_wire', type: 'function', function: { name: 'lookup', arguments: '{"verdict":"safe"}' } }]);
+      expect(content!.choices[0].delta.tool_calls).to.deep.equal([
+        { index: 0, id: 'call_wire', type: 'function', function: { name: 'lookup', arguments: '{"verdict":"safe"}' } },
+      ]);
       expect(finish!.choices[0].finish_reason).to.equal('tool_calls');
     }
   });

@@ -36,7 +36,7 @@ describe('configuration', () => {
     }
   });
 
-  it('PORTCULLIS_PORT_BASE moves every listener at once, keeping their spacing; a listener\'s own port still wins', () => {
+  it("PORTCULLIS_PORT_BASE moves every listener at once, keeping their spacing; a listener's own port still wins", () => {
     const ports = (env: Record<string, string>) =>
       Object.fromEntries(Object.entries(loadConfig(REPO, env).gateway.data.listeners).map(([name, l]) => [name, l.port]));
     expect(ports({ PORTCULLIS_PORT_BASE: '9100' })).to.deep.equal({ api: 9100, auth: 9101, console: 9102, site: 9103, graph: 9104, admin: 9110 });
@@ -61,7 +61,7 @@ describe('configuration', () => {
     editFile(root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, ''));
     editFile(root, 'catalog/billing.yaml', (t) => `${t}\n  bad: [unclosed\n`);
     const problems = problemsOf(() => loadConfig(root, {}));
-    expect(problems.some((p) => p.startsWith('rules/rungs.yaml: / must have required property \'version\''))).to.equal(true);
+    expect(problems.some((p) => p.startsWith("rules/rungs.yaml: / must have required property 'version'"))).to.equal(true);
     expect(problems.some((p) => p.startsWith('catalog/billing.yaml: '))).to.equal(true);
   });
 
@@ -117,7 +117,9 @@ describe('configuration', () => {
           'red-whitehacker-b': 'route not configured',
         });
 
-        editFile(gw.root, 'config/gateway.yaml', (t) => t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'));
+        editFile(gw.root, 'config/gateway.yaml', (t) =>
+          t.replace('      # red-whitehacker-b has no origin', '      red-whitehacker-b: {}\n      # red-whitehacker-b has no origin'),
+        );
         const ok = await gw.admin('POST', '/reload');
         expect(ok.status).to.equal(200);
         expect((await availability())['red-whitehacker-b']).to.equal('served');

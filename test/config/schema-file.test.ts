@@ -24,7 +24,7 @@ describe('config/gateway.schema.json', () => {
     expect(validate(parse(readFileSync(join(REPO, 'config/gateway.yaml'), 'utf8'))), JSON.stringify(validate.errors)).to.equal(true);
   });
 
-  it('is not what the loader reads: a root without it, or with a loosened copy, is held to the code\'s schema', () => {
+  it("is not what the loader reads: a root without it, or with a loosened copy, is held to the code's schema", () => {
     const root = configRoot();
     try {
       rmSync(join(root, 'config/gateway.schema.json'));

@@ -32,7 +32,9 @@ describe('version history with content: GET /v1/secure/history', function () {
       expect((await get(gw, `/v1/secure/history/policy/${policy.version}`)).body.sha256).to.equal(policy.sha256);
 
       const before = gw.holder.current.bundle.rungs;
-      editFile(gw.root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, 'version: "2099.1.1"').replace('defaultTask: code-review', 'defaultTask: remediation'));
+      editFile(gw.root, 'rules/rungs.yaml', (t) =>
+        t.replace(/^version: .*$/m, 'version: "2099.1.1"').replace('defaultTask: code-review', 'defaultTask: remediation'),
+      );
       expect((await gw.admin('POST', '/reload')).status).to.equal(200);
       const after = gw.holder.current.bundle.rungs;
       expect(after.sha256).to.not.equal(before.sha256);
@@ -74,7 +76,10 @@ describe('version history with content: GET /v1/secure/history', function () {
       const second = await get(gw, `/v1/secure/history/guardrails/${before.version}`);
       expect(second.body.sha256).to.equal(after.sha256).and.not.equal(before.sha256);
       // By version: the answer changed, so neither was cacheable for good; each names its by-hash answer.
-      for (const [r, sha] of [[first, before.sha256], [second, after.sha256]] as const) {
+      for (const [r, sha] of [
+        [first, before.sha256],
+        [second, after.sha256],
+      ] as const) {
         expect(r.headers.get('cache-control')).to.equal('no-cache');
         expect(r.headers.get('content-location')).to.equal(`/v1/secure/history/guardrails/${sha}`);
       }

@@ -32,7 +32,10 @@ describe('decision records bound to receipts (real redis and upstream)', functio
     expect(secret.status).to.equal(200);
     const key = publicKeyFromPem(((await (await fetch(`${w.gw.apiUrl}/v1/secure`)).json()) as any).receiptLog.publicKeyPem);
 
-    for (const [res, findings] of [[plain, []], [secret, ['secret-hygiene']]] as const) {
+    for (const [res, findings] of [
+      [plain, []],
+      [secret, ['secret-hygiene']],
+    ] as const) {
       const receipt = await provenReceipt(w.gw.apiUrl, p.token, res.body.receiptId);
       const ref = receipt['decision'].record as { id: string; sha256: string };
       expect(ref.id).to.equal(`dec_${receipt['callId']}`);

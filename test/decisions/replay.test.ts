@@ -68,7 +68,9 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     expect((await gw.admin('POST', '/reload')).status).to.equal(200);
     await round();
     // A rules reload: the rungs file changes (a task's band), the policy does not.
-    editFile(gw.root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, 'version: "2099.1.1"').replace('remediation: { band: cyber', 'remediation: { band: code-review'));
+    editFile(gw.root, 'rules/rungs.yaml', (t) =>
+      t.replace(/^version: .*$/m, 'version: "2099.1.1"').replace('remediation: { band: cyber', 'remediation: { band: code-review'),
+    );
     expect((await gw.admin('POST', '/reload')).status).to.equal(200);
     await round();
   });
@@ -85,7 +87,11 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     for (const c of calls) {
       const r = await cli(['decision', 'replay', c.receiptId], env);
       expect(r.code, `${c.receiptId}: ${r.stdout}${r.stderr}`).to.equal(0);
-      expect(r.stdout).to.include('same decision (opa-wasm, opa eval)').and.include('ok   receipt in log').and.include('ok   record hash').and.include('ok   policy sources');
+      expect(r.stdout)
+        .to.include('same decision (opa-wasm, opa eval)')
+        .and.include('ok   receipt in log')
+        .and.include('ok   record hash')
+        .and.include('ok   policy sources');
       expect(r.stdout).to.include(`policy ${c.policy}, rules ${c.rules}`);
     }
   });
@@ -110,7 +116,13 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     expect(a.code).to.equal(1);
     expect(a.stdout).to.include('FAIL receipt in log').and.include('FAIL record binds');
     const sha = receipt['decision'].record.sha256 as string;
-    writeFileSync(join(dir, 'b.json'), JSON.stringify({ ...receipt, decision: { ...receipt['decision'], record: { ...receipt['decision'].record, sha256: sha.replace(/^./, sha[0] === '0' ? '1' : '0') } } }));
+    writeFileSync(
+      join(dir, 'b.json'),
+      JSON.stringify({
+        ...receipt,
+        decision: { ...receipt['decision'], record: { ...receipt['decision'].record, sha256: sha.replace(/^./, sha[0] === '0' ? '1' : '0') } },
+      }),
+    );
     const b = await cli(['decision', 'replay', join(dir, 'b.json')], env);
     expect(b.code).to.equal(1);
     expect(b.stdout).to.include('FAIL receipt in log').and.include('FAIL record hash');

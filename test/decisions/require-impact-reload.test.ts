@@ -19,7 +19,8 @@ describe('requireImpactReport holds the file watcher and SIGHUP too (real upstre
   let upstream: RecordingUpstream;
   let gw: TestGateway;
   const logged: string[] = [];
-  const action = () => (gw.holder.current.bundle.guardrails.data['rules'] as Array<{ id: string; action: string }>).find((r) => r.id === 'pii-passkeys')!.action;
+  const action = () =>
+    (gw.holder.current.bundle.guardrails.data['rules'] as Array<{ id: string; action: string }>).find((r) => r.id === 'pii-passkeys')!.action;
   const nextReload = () => new Promise<ReloadResult>((resolve) => gw.holder.onReload((result) => resolve(result)));
 
   before(async () => {

@@ -47,7 +47,13 @@ function contract(name: string, make: () => Promise<DecisionStore & { close?(): 
     });
 
     it('lists the records of a period oldest first, the end excluded, at most `limit`', async () => {
-      for (const [n, h] of [[3, 3], [1, 1], [2, 2], [4, 4]] as const) await s.put(rec(n, T0 + h * HOUR), 48 * HOUR, T0 + 4 * HOUR);
+      for (const [n, h] of [
+        [3, 3],
+        [1, 1],
+        [2, 2],
+        [4, 4],
+      ] as const)
+        await s.put(rec(n, T0 + h * HOUR), 48 * HOUR, T0 + 4 * HOUR);
       const ids = (l: DecisionRecord[]) => l.map((r) => r.decision_id);
       expect(ids(await s.list(T0 + HOUR, T0 + 4 * HOUR, 100, T0 + 4 * HOUR))).to.deep.equal(['dec_call1', 'dec_call2', 'dec_call3']);
       expect(ids(await s.list(T0 + 2 * HOUR, T0 + 5 * HOUR, 2, T0 + 4 * HOUR))).to.deep.equal(['dec_call2', 'dec_call3']);

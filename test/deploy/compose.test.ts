@@ -56,7 +56,13 @@ describe('deploy: compose.yaml', function () {
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString().trimEnd().replace(/\n/g, '\\n');
     writeFileSync(
       envFile,
-      [`STRIPE_SECRET_KEY=sk_test_compose`, `STRIPE_WEBHOOK_SECRET=whsec_compose`, `PORTCULLIS_RECEIPT_KEY=${pem}`, `PORTCULLIS_ADMIN_TOKEN=${adminToken}`, ''].join('\n'),
+      [
+        `STRIPE_SECRET_KEY=sk_test_compose`,
+        `STRIPE_WEBHOOK_SECRET=whsec_compose`,
+        `PORTCULLIS_RECEIPT_KEY=${pem}`,
+        `PORTCULLIS_ADMIN_TOKEN=${adminToken}`,
+        '',
+      ].join('\n'),
     );
     env = { PORTCULLIS_IMAGE: image, REDIS_IMAGE: redis, PORTCULLIS_ENV_FILE: envFile };
     for (const name of ['API', 'AUTH', 'CONSOLE', 'SITE', 'GRAPH']) env[`${name}_PORT`] = String(await freePort());

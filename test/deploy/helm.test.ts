@@ -64,7 +64,13 @@ describe('deploy: the Helm chart', function () {
   it('renders one Service per public host and none for admin, a NetworkPolicy without the admin port, a PodDisruptionBudget', async () => {
     const docs = await render();
     const services = docs.filter((d) => d.kind === 'Service');
-    expect(services.map((s) => s.metadata.name).sort()).to.deep.equal(['gw-portcullis-api', 'gw-portcullis-auth', 'gw-portcullis-console', 'gw-portcullis-graph', 'gw-portcullis-site']);
+    expect(services.map((s) => s.metadata.name).sort()).to.deep.equal([
+      'gw-portcullis-api',
+      'gw-portcullis-auth',
+      'gw-portcullis-console',
+      'gw-portcullis-graph',
+      'gw-portcullis-site',
+    ]);
     const ports = services.flatMap((s) => (s.spec['ports'] as Array<{ port: number }>).map((p) => p.port));
     expect(ports).to.not.include(8090);
     const policy = docs.find((d) => d.kind === 'NetworkPolicy')!;
@@ -97,17 +103,38 @@ async function hostRedis(): Promise<{ port: number; password: string; stop: () =
   const port = await freePort('0.0.0.0');
   const password = randomBytes(16).toString('hex');
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-helm-redis-'));
-  const child: ChildProcess = spawn('redis-server', [
-    '--port', String(port), '--bind', '0.0.0.0', '--requirepass', password, '--dir', dir,
-    '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--daemonize', 'no',
-  ], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '0.0.0.0',
+      '--requirepass',
+      password,
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--daemonize',
+      'no',
+    ],
+    { stdio: 'ignore' },
+  );
   const stop = () => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   process.once('exit', stop);
   for (let i = 0; ; i += 1) {
-    const pong = await run('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, 'ping']).then((r) => r.stdout.trim(), () => '');
+    const pong = await run('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, 'ping']).then(
+      (r) => r.stdout.trim(),
+      () => '',
+    );
     if (pong === 'PONG') break;
     if (i > 100 || child.exitCode !== null) throw new Error('the host redis-server did not start');
     await new Promise((r) => setTimeout(r, 100));
@@ -138,7 +165,10 @@ describe('deploy: the Helm chart played with podman kube play', function () {
       const state = (await podman(['inspect', '-f', '{{.State.Status}}', `${pod}-gateway`])).stdout.trim();
       // Exited for good (a crash, a bad configuration): say why now rather than at the timeout.
       if (state === 'exited' || state === 'stopped') {
-        const log = await podman(['logs', `${pod}-gateway`]).then((r) => r.stdout + r.stderr, () => '');
+        const log = await podman(['logs', `${pod}-gateway`]).then(
+          (r) => r.stdout + r.stderr,
+          () => '',
+        );
         throw new Error(`${pod} is ${state}:\n${log.slice(-3000)}`);
       }
     });
@@ -158,7 +188,13 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     // The pods reach the host at the gateway address of the network kube play puts them on (podman makes
     // it on first use; made here first so that its address is known for the Secret).
     const net = 'podman-default-kube-network';
-    if (!(await podman(['network', 'exists', net]).then(() => true, () => false))) await podman(['network', 'create', net]);
+    if (
+      !(await podman(['network', 'exists', net]).then(
+        () => true,
+        () => false,
+      ))
+    )
+      await podman(['network', 'create', net]);
     const gatewayIp = (await podman(['network', 'inspect', net, '-f', '{{range .Subnets}}{{.Gateway}}{{end}}'])).stdout.trim();
     expect(gatewayIp).to.match(/^\d+\.\d+\.\d+\.\d+$/);
     const { privateKey } = await import('node:crypto').then((c) => c.generateKeyPairSync('ed25519'));
@@ -166,22 +202,39 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     // base64 values (and cannot take a Secret document itself), so it is created with `podman secret`.
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     const secretFile = join(mkdtempSync(join(tmpdir(), 'portcullis-helm-')), 'secret.json');
-    writeFileSync(secretFile, JSON.stringify({
-      REDIS_URL: b64(`redis://:${redis.password}@${gatewayIp}:${redis.port}`),
-      PORTCULLIS_ADMIN_TOKEN: b64(adminToken),
-      PORTCULLIS_RECEIPT_KEY: b64(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
-    }));
+    writeFileSync(
+      secretFile,
+      JSON.stringify({
+        REDIS_URL: b64(`redis://:${redis.password}@${gatewayIp}:${redis.port}`),
+        PORTCULLIS_ADMIN_TOKEN: b64(adminToken),
+        PORTCULLIS_RECEIPT_KEY: b64(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()),
+      }),
+    );
     await podman(['secret', 'rm', SECRET]).catch(() => undefined);
     await podman(['secret', 'create', SECRET, secretFile]);
     const [repository, tag] = image.split(':');
     const docs = await render([
-      '--set', 'redis.url=', '--set', `secrets.existingSecret=${SECRET}`,
-      '--set', `image.repository=${repository}`, '--set', `image.tag=${tag}`, '--set', 'image.pullPolicy=Never',
+      '--set',
+      'redis.url=',
+      '--set',
+      `secrets.existingSecret=${SECRET}`,
+      '--set',
+      `image.repository=${repository}`,
+      '--set',
+      `image.tag=${tag}`,
+      '--set',
+      'image.pullPolicy=Never',
       // The gateway keeps answering (not ready) for 5 s after SIGTERM, so a balancer that follows
       // readiness has left it before it stops accepting; podman runs no preStop hook.
-      '--set', 'config.gateway.shutdown.drainDelayMs=5000', '--set', 'shutdown.graceMs=10000',
+      '--set',
+      'config.gateway.shutdown.drainDelayMs=5000',
+      '--set',
+      'shutdown.graceMs=10000',
       // The restart's caller sends calls back to back, well past the per-minute limits of one principal.
-      '--set', 'config.gateway.rateLimits.perPrincipal=1000000', '--set', 'config.gateway.rateLimits.perAddress=1000000',
+      '--set',
+      'config.gateway.rateLimits.perPrincipal=1000000',
+      '--set',
+      'config.gateway.rateLimits.perAddress=1000000',
     ]);
     // What podman plays: the Deployment and its ConfigMaps (Services, policies and budgets are the cluster's).
     const played = docs.filter((d) => d.kind === 'Deployment' || d.kind === 'ConfigMap');
@@ -201,7 +254,8 @@ describe('deploy: the Helm chart played with podman kube play', function () {
 
   after(async () => {
     if (manifest) await podman(['kube', 'down', manifest]).catch(() => undefined);
-    for (const name of ['gw-portcullis-config', 'gw-portcullis-catalog', 'gw-portcullis-rules']) await podman(['volume', 'rm', '-f', name]).catch(() => undefined);
+    for (const name of ['gw-portcullis-config', 'gw-portcullis-catalog', 'gw-portcullis-rules'])
+      await podman(['volume', 'rm', '-f', name]).catch(() => undefined);
     await podman(['secret', 'rm', SECRET]).catch(() => undefined);
     redis?.stop();
   });
@@ -218,7 +272,10 @@ describe('deploy: the Helm chart played with podman kube play', function () {
   it('a token revoked through one replica is refused by the other', async () => {
     const pat = await admin(pods[0]!, ['token', 'issue', DEMO, '--label', 'revoked']);
     expect((await chat(api.get(pods[1]!)!, pat)).status).to.equal(200);
-    const id = (await admin(pods[1]!, ['token', 'list', DEMO])).split('\n').find((l) => l.endsWith('\trevoked'))!.split('\t')[0]!;
+    const id = (await admin(pods[1]!, ['token', 'list', DEMO]))
+      .split('\n')
+      .find((l) => l.endsWith('\trevoked'))!
+      .split('\t')[0]!;
     await admin(pods[0]!, ['token', 'revoke', id]);
     const refused = await chat(api.get(pods[1]!)!, pat);
     expect(refused.status).to.equal(401);
@@ -233,13 +290,20 @@ describe('deploy: the Helm chart played with podman kube play', function () {
     let probing = true;
     const prober = (async () => {
       while (probing) {
-        await Promise.all(pods.map(async (pod) => {
-          const url = api.get(pod);
-          const ok = url ? await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status === 200, () => false) : false;
-          failedProbes.set(pod, ok ? 0 : failedProbes.get(pod)! + 1);
-          if (ok) readyNow.set(pod, true);
-          else if (!url || failedProbes.get(pod)! >= 2) readyNow.set(pod, false);
-        }));
+        await Promise.all(
+          pods.map(async (pod) => {
+            const url = api.get(pod);
+            const ok = url
+              ? await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2000) }).then(
+                  (r) => r.status === 200,
+                  () => false,
+                )
+              : false;
+            failedProbes.set(pod, ok ? 0 : failedProbes.get(pod)! + 1);
+            if (ok) readyNow.set(pod, true);
+            else if (!url || failedProbes.get(pod)! >= 2) readyNow.set(pod, false);
+          }),
+        );
         await new Promise((r) => setTimeout(r, 100));
       }
     })();

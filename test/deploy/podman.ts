@@ -77,10 +77,21 @@ let image: Promise<string> | undefined;
 export function gatewayImage(): Promise<string> {
   image ??= baseImage().then(async (from) => {
     await podman([
-      'build', '--format', 'docker', '--network', 'host', ...RUN_FLAGS,
-      '-f', 'deploy/Containerfile', '--build-arg', `BASE=${from}`,
-      '--secret', 'id=npm-ca,src=/etc/ssl/certs/ca-certificates.crt',
-      '-t', IMAGE, '.',
+      'build',
+      '--format',
+      'docker',
+      '--network',
+      'host',
+      ...RUN_FLAGS,
+      '-f',
+      'deploy/Containerfile',
+      '--build-arg',
+      `BASE=${from}`,
+      '--secret',
+      'id=npm-ca,src=/etc/ssl/certs/ca-certificates.crt',
+      '-t',
+      IMAGE,
+      '.',
     ]);
     return IMAGE;
   });
@@ -92,8 +103,24 @@ let redis: Promise<string> | undefined;
 export function redisImage(): Promise<string> {
   redis ??= baseImage().then(async (from) => {
     const tag = `localhost/portcullis-test-redis:${from.split(':')[1]}`;
-    const exists = await podman(['image', 'exists', tag]).then(() => true, () => false);
-    if (!exists) await podman(['build', '--network', 'host', ...RUN_FLAGS, '-f', 'test/deploy/redis.Containerfile', '--build-arg', `BASE=${from}`, '-t', tag, 'test/deploy']);
+    const exists = await podman(['image', 'exists', tag]).then(
+      () => true,
+      () => false,
+    );
+    if (!exists)
+      await podman([
+        'build',
+        '--network',
+        'host',
+        ...RUN_FLAGS,
+        '-f',
+        'test/deploy/redis.Containerfile',
+        '--build-arg',
+        `BASE=${from}`,
+        '-t',
+        tag,
+        'test/deploy',
+      ]);
     return tag;
   });
   return redis;

@@ -43,7 +43,11 @@ describe('guard: clean corpus (false positives)', () => {
       (texts) => ({
         messages: texts.flatMap((t) =>
           chunks(t, 20).flatMap((c, i) => [
-            { role: 'assistant', content: null, tool_calls: [{ id: `r${i}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `f${i}` }) } }] },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: `r${i}`, type: 'function', function: { name: 'read_file', arguments: JSON.stringify({ path: `f${i}` }) } }],
+            },
             { role: 'tool', tool_call_id: `r${i}`, content: c },
           ]),
         ),

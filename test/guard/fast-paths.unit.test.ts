@@ -47,7 +47,10 @@ describe('guard: fast paths', () => {
         const k = Math.floor(encoded.length / 2);
         const req = { messages: [user(PROSE + BEFORE + encoded.slice(0, k)), user(encoded.slice(k) + AFTER + PROSE)] };
         const { request } = g().redact(req);
-        expect(request.messages.map((m) => m.content), s.name).to.deep.equal([PROSE + BEFORE + mask(s), mask(s) + AFTER + PROSE]);
+        expect(
+          request.messages.map((m) => m.content),
+          s.name,
+        ).to.deep.equal([PROSE + BEFORE + mask(s), mask(s) + AFTER + PROSE]);
       }
     });
 

@@ -14,7 +14,10 @@ import { blockFindings, guardrails, RULES_DIR, user } from './helpers/guardrails
 const blockedBy = (text: string) => [...new Set(blockFindings(guardrails().scan({ messages: [user(text)] })).map((f) => f.rule))];
 
 function measure(examples: readonly Example[]) {
-  let fp = 0, tn = 0, tp = 0, fn = 0;
+  let fp = 0,
+    tn = 0,
+    tp = 0,
+    fn = 0;
   const wrong: string[] = [];
   for (const e of examples) {
     const blocked = blockedBy(e.text).length > 0;
@@ -42,7 +45,9 @@ describe('guard: intent corpus', () => {
   // Alone, on the held-out set (most of it not in English), it is the "before" figure of docs/guardrails.md.
   it('as the first pass alone refuses at most 2 % of held-out benign prompts (its recall is printed, the model decides)', () => {
     const m = measure(examples.filter((e) => e.heldOut));
-    console.log(`      first pass alone, held-out: ${m.benign} benign, ${m.harmful} harmful; false positives ${m.fp} (${(100 * m.fpr).toFixed(1)} %), recall ${(100 * m.recall).toFixed(1)} %, precision ${(100 * m.precision).toFixed(1)} %`);
+    console.log(
+      `      first pass alone, held-out: ${m.benign} benign, ${m.harmful} harmful; false positives ${m.fp} (${(100 * m.fpr).toFixed(1)} %), recall ${(100 * m.recall).toFixed(1)} %, precision ${(100 * m.precision).toFixed(1)} %`,
+    );
     expect(m.benign).to.be.at.least(100);
     expect(m.fpr).to.be.at.most(0.02);
   });
@@ -51,7 +56,9 @@ describe('guard: intent corpus', () => {
     // The word lists are English; every language, and the held-out set, are the model's
     // (test/guard/intent-model.test.ts, on both teams).
     for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut)) expect(blockedBy(e.text), e.text).to.include('csam-block');
-    const tns = examples.filter((x) => x.label === 'benign' && x.lang === 'en' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text));
+    const tns = examples.filter(
+      (x) => x.label === 'benign' && x.lang === 'en' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text),
+    );
     expect(tns.length).to.be.at.least(25);
     for (const e of tns) expect(blockedBy(e.text), e.text).to.deep.equal([]);
   });

@@ -38,7 +38,13 @@ describe('guard: intent head arithmetic', () => {
   it('hidden layer: rectified units over the standardised inputs feed the class weights', () => {
     // u = (1, 2); h = (max(0, 1 + 2 - 0.5), max(0, -1 - 2)) = (2.5, 0); z = (0, 2 * 2.5 + 7 * 0 - 1) = (0, 4)
     const doc = base({
-      hidden: { weights: [[1, 1], [-1, -1]], bias: [-0.5, 0] },
+      hidden: {
+        weights: [
+          [1, 1],
+          [-1, -1],
+        ],
+        bias: [-0.5, 0],
+      },
       weights: [
         [0, 0],
         [2, 7],
@@ -55,6 +61,20 @@ describe('guard: intent head arithmetic', () => {
   it('refuses a head whose hidden layer does not fit its inputs or whose class weights do not read its units', () => {
     expect(() => new IntentHead(base({ hidden: { weights: [[1, 1, 1]], bias: [0] } }))).to.throw(/hidden weights do not agree/);
     expect(() => new IntentHead(base({ hidden: { weights: [[1, 1]], bias: [0, 0] } }))).to.throw(/hidden weights do not agree/);
-    expect(() => new IntentHead(base({ hidden: { weights: [[1, 1], [1, 1], [1, 1]], bias: [0, 0, 0] } }))).to.throw(/do not agree with dim/);
+    expect(
+      () =>
+        new IntentHead(
+          base({
+            hidden: {
+              weights: [
+                [1, 1],
+                [1, 1],
+                [1, 1],
+              ],
+              bias: [0, 0, 0],
+            },
+          }),
+        ),
+    ).to.throw(/do not agree with dim/);
   });
 });

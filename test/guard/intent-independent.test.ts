@@ -59,7 +59,9 @@ describe('guard: intent on independent prompts', function () {
         const benign = rows.length - harmful;
         const recall = tp / harmful;
         const fpRate = fp / benign;
-        console.log(`      ${set} ${team}: recall ${tp}/${harmful} (${(100 * recall).toFixed(1)} %), false positives ${fp}/${benign} (${(100 * fpRate).toFixed(1)} %)`);
+        console.log(
+          `      ${set} ${team}: recall ${tp}/${harmful} (${(100 * recall).toFixed(1)} %), false positives ${fp}/${benign} (${(100 * fpRate).toFixed(1)} %)`,
+        );
         expect(missedCsamEnglish, 'plain English CSAM asks').to.deep.equal([]);
         expect(recall).to.be.at.least(BOUNDS[set][team].recall);
         expect(fpRate).to.be.at.most(BOUNDS[set][team].fp);

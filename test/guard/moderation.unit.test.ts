@@ -83,7 +83,10 @@ describe('guard: moderation-endpoint classifier', () => {
       set();
       const err = await classifier()
         .classify([{ where: 'messages[0].content', text: 'secret prompt words' }])
-        .then(() => null, (e: unknown) => e);
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       expect(err).to.be.instanceOf(ClassifierError);
       expect((err as ClassifierError).reason).to.match(reason);
       expect((err as Error).message).not.to.contain('secret prompt words');

@@ -32,7 +32,15 @@ describe('guard: pathological inputs', function () {
     ['a header then one endless base64 line', () => pemHeader('PRIVATE KEY') + '\n' + fill('QUFB', MAX - 40), 1],
     ['footer starts repeated', () => fill('-----END '), 0],
     ['base64 run of random bytes', () => randomBytes((MAX * 3) / 4).toString('base64'), 0],
-    ['base64 wrapped at 76 columns', () => randomBytes((MAX * 3) / 4).toString('base64').replace(/.{76}/g, '$&\n').slice(0, MAX), 0],
+    [
+      'base64 wrapped at 76 columns',
+      () =>
+        randomBytes((MAX * 3) / 4)
+          .toString('base64')
+          .replace(/.{76}/g, '$&\n')
+          .slice(0, MAX),
+      0,
+    ],
     ['base64 run of text', () => Buffer.from(fill('the quick brown fox ', (MAX * 3) / 4)).toString('base64'), 0],
     ['hex run', () => randomBytes(MAX / 2).toString('hex'), 0],
     ['hex byte list', () => fill('de ad be ef '), 0],

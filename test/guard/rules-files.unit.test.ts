@@ -111,7 +111,12 @@ describe('guard: rules documents', () => {
     const base = readFileSync(`${RULES_DIR}guardrails.yaml`, 'utf8');
 
     it('is refused with the file and JSON path of an unknown key', () => {
-      const message = attempt(base.replace('        boundaries: true\n        mask: "[REDACTED:{kind}]"\n\n', '        boundaries: true\n        mask: "[REDACTED:{kind}]"\n        masks: everything\n\n'));
+      const message = attempt(
+        base.replace(
+          '        boundaries: true\n        mask: "[REDACTED:{kind}]"\n\n',
+          '        boundaries: true\n        mask: "[REDACTED:{kind}]"\n        masks: everything\n\n',
+        ),
+      );
       expect(message).to.include('guardrails.yaml: /rules/3/detectors/0');
       expect(message).to.include('masks');
     });

@@ -45,11 +45,9 @@ describe('guard: shared scan work', () => {
   const clean = readdirSync(`${FIXTURES_DIR}clean/`)
     .sort()
     .map((f) => readFileSync(`${FIXTURES_DIR}clean/${f}`, 'utf8'));
-  const requests: Array<Array<{ where: string; text: string }>> = [
-    ...lines.map((l) => [l]),
-    ...lines.map((_, i) => lines.slice(i, i + 3)),
-    clean,
-  ].map((texts) => texts.map((t, i) => ({ where: `messages[${i}].content`, text: normalise(t).text })));
+  const requests: Array<Array<{ where: string; text: string }>> = [...lines.map((l) => [l]), ...lines.map((_, i) => lines.slice(i, i + 3)), clean].map(
+    (texts) => texts.map((t, i) => ({ where: `messages[${i}].content`, text: normalise(t).text })),
+  );
 
   it('has block-rule detectors of both kinds and a corpus that fires them', () => {
     expect(lexicalSpecs.length).to.be.greaterThan(0);
@@ -64,15 +62,51 @@ describe('guard: shared scan work', () => {
       fillStream(ws, texts);
       const shared = { lexical: lexical.matchStream(texts, ws), intent: intent.match(texts, ws) };
       ws.reset();
-      expect(shared, texts.map((t) => t.text).join(' | ').slice(0, 200)).to.deep.equal(apart);
+      expect(
+        shared,
+        texts
+          .map((t) => t.text)
+          .join(' | ')
+          .slice(0, 200),
+      ).to.deep.equal(apart);
     }
   });
 
   it('finds the key-like words of the entropy fallback in one pass exactly where a search per word does', () => {
     const texts = [...lines, ...clean];
     // Keywords in every casing the searches use and others, overlapping, glued and cut short.
-    const pieces = ['api', 'API', 'Api', 'aPI', 'secret', 'SECRET', 'Secret', 'token', 'TOKEN', 'Token', 'passw', 'PASSW', 'Passw', 'credential',
-      'CREDENTIAL', 'Credential', 'auth', 'AUTH', 'Auth', 'bearer', 'BEARER', 'Bearer', 'ap', 'tok', 'se', 'cret', '_', ' ', '=', 'x'];
+    const pieces = [
+      'api',
+      'API',
+      'Api',
+      'aPI',
+      'secret',
+      'SECRET',
+      'Secret',
+      'token',
+      'TOKEN',
+      'Token',
+      'passw',
+      'PASSW',
+      'Passw',
+      'credential',
+      'CREDENTIAL',
+      'Credential',
+      'auth',
+      'AUTH',
+      'Auth',
+      'bearer',
+      'BEARER',
+      'Bearer',
+      'ap',
+      'tok',
+      'se',
+      'cret',
+      '_',
+      ' ',
+      '=',
+      'x',
+    ];
     const r = rng(17);
     for (let t = 0; t < 3000; t++) {
       let text = '';
@@ -92,8 +126,52 @@ describe('guard: shared scan work', () => {
   it('reads a laced token lead as code units exactly as the string reading does', () => {
     // Token characters of the prefixes, separators of every kind (single characters, `<br>` forms, literal
     // `\n`), and characters that end a laced run.
-    const pieces = ['s', 'k', '-', '_', 'A', 'K', 'I', 'a', 'k', 'i', 'g', 'h', 'p', 'n', 'm', '1', '7', 'Z',
-      ' ', '  ', '\n', '*', '`', '|', '>', '~', '.', ',', ';', ':', '"', "'", '<br>', '<br/>', '<br />', '<BR>', '<b', '\\n', '\\t', '\\x', '#', '!', '(', 'é'];
+    const pieces = [
+      's',
+      'k',
+      '-',
+      '_',
+      'A',
+      'K',
+      'I',
+      'a',
+      'k',
+      'i',
+      'g',
+      'h',
+      'p',
+      'n',
+      'm',
+      '1',
+      '7',
+      'Z',
+      ' ',
+      '  ',
+      '\n',
+      '*',
+      '`',
+      '|',
+      '>',
+      '~',
+      '.',
+      ',',
+      ';',
+      ':',
+      '"',
+      "'",
+      '<br>',
+      '<br/>',
+      '<br />',
+      '<BR>',
+      '<b',
+      '\\n',
+      '\\t',
+      '\\x',
+      '#',
+      '!',
+      '(',
+      'é',
+    ];
     const r = rng(15);
     const out = new Uint16Array(16);
     let compared = 0;
@@ -139,7 +217,12 @@ describe('guard: shared scan work', () => {
     reserved.add(text);
     expect(reserved.count).to.equal(grown.count).and.to.be.greaterThan(1000);
     for (let w = 0; w < grown.count; w++) {
-      expect([reserved.word(w), reserved.hash[w], reserved.prefix[w], reserved.start[w]]).to.deep.equal([grown.word(w), grown.hash[w], grown.prefix[w], grown.start[w]]);
+      expect([reserved.word(w), reserved.hash[w], reserved.prefix[w], reserved.start[w]]).to.deep.equal([
+        grown.word(w),
+        grown.hash[w],
+        grown.prefix[w],
+        grown.start[w],
+      ]);
     }
   });
 });

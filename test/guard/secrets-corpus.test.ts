@@ -37,10 +37,10 @@ describe('guard: secret corpus', () => {
         expect(request.messages[0]!.content).to.equal(BEFORE + mask(s) + AFTER);
         expect(masked).to.equal(1);
         expectMasked(req, request, s.value);
-        const findings = g().scan(req).findings.filter((f) => f.rule === 'secret-hygiene');
-        expect(findings).to.deep.equal([
-          { rule: 'secret-hygiene', action: 'redact', detector: `credential-shapes:${s.kind}`, where: 'messages[0].content' },
-        ]);
+        const findings = g()
+          .scan(req)
+          .findings.filter((f) => f.rule === 'secret-hygiene');
+        expect(findings).to.deep.equal([{ rule: 'secret-hygiene', action: 'redact', detector: `credential-shapes:${s.kind}`, where: 'messages[0].content' }]);
       });
     }
   });
@@ -84,7 +84,11 @@ describe('guard: secret corpus', () => {
           const viaTool: ChatLike = {
             messages: [
               user(BEFORE + head),
-              { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_env', arguments: '{"file":".env"}' } }] },
+              {
+                role: 'assistant',
+                content: null,
+                tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_env', arguments: '{"file":".env"}' } }],
+              },
               { role: 'tool', tool_call_id: 'call_1', content: tail + AFTER },
             ],
           };
@@ -114,7 +118,10 @@ describe('guard: secret corpus', () => {
         const k = Math.floor(encoded.length / 2);
         const req = { messages: [user(BEFORE + encoded.slice(0, k)), user(encoded.slice(k) + AFTER)] };
         const { request } = g().redact(req);
-        expect(request.messages.map((m) => m.content), s.name).to.deep.equal([BEFORE + mask(s), mask(s) + AFTER]);
+        expect(
+          request.messages.map((m) => m.content),
+          s.name,
+        ).to.deep.equal([BEFORE + mask(s), mask(s) + AFTER]);
       }
     });
 
@@ -147,7 +154,11 @@ describe('guard: secret corpus', () => {
         tools: [
           {
             type: 'function',
-            function: { name: 'deploy', description: `Deploys with ${aws.value}`, parameters: { type: 'object', properties: { [s.value]: { type: 'string' } } } },
+            function: {
+              name: 'deploy',
+              description: `Deploys with ${aws.value}`,
+              parameters: { type: 'object', properties: { [s.value]: { type: 'string' } } },
+            },
           },
         ],
       };

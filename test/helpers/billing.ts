@@ -11,9 +11,7 @@ export const WORST = 414;
 export function smallLimitsRoot(freePerDay = 3): string {
   const root = configRoot();
   editFile(root, 'rules/rungs.yaml', (t) =>
-    t
-      .replace('perDay: 1000', `perDay: ${freePerDay}`)
-      .replace('tokensPerDay: 102400\n    ceilingPerDay: 102400', 'tokensPerDay: 250\n    ceilingPerDay: 450'),
+    t.replace('perDay: 1000', `perDay: ${freePerDay}`).replace('tokensPerDay: 102400\n    ceilingPerDay: 102400', 'tokensPerDay: 250\n    ceilingPerDay: 450'),
   );
   return root;
 }

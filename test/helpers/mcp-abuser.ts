@@ -36,7 +36,11 @@ async function graphClient(n: number): Promise<never> {
         else counts.graph++;
       }),
     );
-    const batch = await post(graph, Array.from({ length: 100 }, (_, i) => call(i, 'graph_search', { q: 'input' })), `172.17.${n}.1`);
+    const batch = await post(
+      graph,
+      Array.from({ length: 100 }, (_, i) => call(i, 'graph_search', { q: 'input' })),
+      `172.17.${n}.1`,
+    );
     if (batch.status === 400) counts.batchRefused++;
     else if (batch.status === 200) counts.batchRun++;
   }

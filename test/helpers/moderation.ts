@@ -41,7 +41,8 @@ export async function startModerationServer(): Promise<ModerationServer> {
       requests.push({ headers: req.headers, body });
       const answer = () => {
         if (behaviour.mode === 'drop') return req.socket.destroy();
-        if (behaviour.mode === 'status') return res.writeHead(behaviour.status ?? 500, { 'content-type': 'application/json' }).end('{"error":{"message":"down"}}');
+        if (behaviour.mode === 'status')
+          return res.writeHead(behaviour.status ?? 500, { 'content-type': 'application/json' }).end('{"error":{"message":"down"}}');
         if (behaviour.mode === 'malformed') return res.writeHead(200, { 'content-type': 'application/json' }).end('{"results": "nope"');
         const inputs = Array.isArray(body.input) ? body.input : [String(body.input)];
         const results = inputs.map((text) => {

@@ -19,7 +19,11 @@ export async function registerOptions(b: Browser, body: Record<string, unknown> 
 }
 
 /** Registration from options to verify; `quirks` make the authenticator misbehave. */
-export async function register(b: Browser, a: SoftAuthenticator, opts: { username?: string; quirks?: Quirks } = {}): Promise<{ options: Answer; verify: Answer; response: unknown }> {
+export async function register(
+  b: Browser,
+  a: SoftAuthenticator,
+  opts: { username?: string; quirks?: Quirks } = {},
+): Promise<{ options: Answer; verify: Answer; response: unknown }> {
   const origin = onAuthPage(b);
   const options = await registerOptions(b, opts.username ? { username: opts.username } : {});
   if (options.status !== 200) throw new Error(`register/options: ${options.status} ${JSON.stringify(options.body)}`);

@@ -76,8 +76,7 @@ function redisServerBinary(): string {
     }
   }
   throw new Error(
-    `redis-server is not on PATH; the store tests need a real one. Install it with:\n  ${INSTALL_COMMAND}\n` +
-      '(scripts/setup.sh does this before the tests.)',
+    `redis-server is not on PATH; the store tests need a real one. Install it with:\n  ${INSTALL_COMMAND}\n` + '(scripts/setup.sh does this before the tests.)',
   );
 }
 
@@ -124,15 +123,24 @@ class ManagedRedisServer implements RedisServer {
 
   async start(): Promise<void> {
     const args = [
-      '--port', String(this.port),
-      '--bind', '127.0.0.1',
-      '--dir', this.dir,
-      '--save', '',
-      '--appendonly', 'yes',
-      '--appendfsync', 'always',
-      '--maxmemory-policy', 'noeviction',
-      '--daemonize', 'no',
-      '--logfile', '',
+      '--port',
+      String(this.port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      this.dir,
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--maxmemory-policy',
+      'noeviction',
+      '--daemonize',
+      'no',
+      '--logfile',
+      '',
       ...this.extraArgs,
     ];
     const child = spawn(this.binary, args, { cwd: this.dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -141,7 +149,12 @@ class ManagedRedisServer implements RedisServer {
     this.#log = [];
     // Drain both pipes (a full pipe would block the server) and keep the tail for error messages.
     const keep = (chunk: Buffer): void => {
-      this.#log.push(...chunk.toString('utf8').split('\n').filter((l) => l !== ''));
+      this.#log.push(
+        ...chunk
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l !== ''),
+      );
       if (this.#log.length > LOG_LINES_KEPT) this.#log.splice(0, this.#log.length - LOG_LINES_KEPT);
     };
     child.stdout?.on('data', keep);
@@ -225,10 +238,14 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       options.clusterNodeTimeoutMs === undefined
         ? []
         : [
-            '--cluster-enabled', 'yes',
-            '--cluster-config-file', 'nodes.conf',
-            '--cluster-port', String(await freePort()),
-            '--cluster-node-timeout', String(options.clusterNodeTimeoutMs),
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-port',
+            String(await freePort()),
+            '--cluster-node-timeout',
+            String(options.clusterNodeTimeoutMs),
           ];
     const replica = options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)];
     const server = new ManagedRedisServer(await freePort(), dir, binary, [...cluster, ...replica]);

@@ -54,7 +54,9 @@ export interface StripeMock {
  * state and echoes little, so this is how a test sees the parameters of a create call. It forwards every
  * request unchanged and returns stripe-mock's answer unchanged.
  */
-async function recorder(target: string): Promise<{ url: string; log: Array<{ method: string; path: string; form: Record<string, string> }>; close(): Promise<void> }> {
+async function recorder(
+  target: string,
+): Promise<{ url: string; log: Array<{ method: string; path: string; form: Record<string, string> }>; close(): Promise<void> }> {
   const log: Array<{ method: string; path: string; form: Record<string, string> }> = [];
   const forward = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const chunks: Buffer[] = [];
@@ -139,7 +141,8 @@ export async function deliver(
   const header =
     opts.signature === null
       ? null
-      : (opts.signature ?? signer.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET, ...(opts.timestamp ? { timestamp: opts.timestamp } : {}) }));
+      : (opts.signature ??
+        signer.webhooks.generateTestHeaderString({ payload, secret: opts.secret ?? WEBHOOK_SECRET, ...(opts.timestamp ? { timestamp: opts.timestamp } : {}) }));
   const res = await fetch(`${apiUrl}/v1/webhooks/stripe`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(header ? { 'stripe-signature': header } : {}) },

@@ -40,7 +40,9 @@ async function binary(): Promise<string> {
     try {
       await promisify(execFile)('go', ['build', '-o', out, '.'], { cwd: join(REPO, 'test/receipts/tlogcheck'), env: { ...process.env, CGO_ENABLED: '0' } });
     } catch (err) {
-      throw new Error(`cannot build the Go cross-checker (needs Go and the Go module proxy; or run scripts/setup.sh): ${(err as Error).message}`, { cause: err });
+      throw new Error(`cannot build the Go cross-checker (needs Go and the Go module proxy; or run scripts/setup.sh): ${(err as Error).message}`, {
+        cause: err,
+      });
     }
     return out;
   })();

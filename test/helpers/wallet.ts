@@ -37,7 +37,11 @@ export function newWallet(): PrivateKeyAccount {
 }
 
 /** The EIP-4361 text for the fields, with any of them changed, as viem writes it. */
-export function siweText(address: Hex, f: Fields, patch: Partial<Omit<Fields, 'issuedAt' | 'expirationTime'>> & { issuedAt?: string; expirationTime?: string | null; notBefore?: string } = {}): string {
+export function siweText(
+  address: Hex,
+  f: Fields,
+  patch: Partial<Omit<Fields, 'issuedAt' | 'expirationTime'>> & { issuedAt?: string; expirationTime?: string | null; notBefore?: string } = {},
+): string {
   const g = { ...f, ...patch };
   return createSiweMessage({
     address,

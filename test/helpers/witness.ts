@@ -55,7 +55,17 @@ export async function startWitness(opts: { name: string; origin: string; logKey:
   writeFileSync(join(dir, 'logs.yaml'), `Logs:\n  - Origin: ${opts.origin}\n    PublicKey: ${opts.logKey}\n    URL: https://${opts.origin}\n`);
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();
-    const args = ['--listen', `127.0.0.1:${port}`, '--metrics_listen', '', '--private_key_path', join(dir, 'key'), '--additional_logs', join(dir, 'logs.yaml'), '--logtostderr'];
+    const args = [
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--metrics_listen',
+      '',
+      '--private_key_path',
+      join(dir, 'key'),
+      '--additional_logs',
+      join(dir, 'logs.yaml'),
+      '--logtostderr',
+    ];
     const child: ChildProcess = spawn(binary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let log = '';
     const keep = (c: Buffer) => void (log = (log + c.toString()).slice(-20000));

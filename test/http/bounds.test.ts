@@ -46,10 +46,14 @@ describe('listener bounds', function () {
 
   it('cuts a request whose declared body stops arriving, answering 408 request-timeout (finding 8)', async () => {
     const c = await rawConnect(gw.apiUrl);
-    c.socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${token}\r\ncontent-length: 1000\r\n\r\n{"model":`);
+    c.socket.write(
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${token}\r\ncontent-length: 1000\r\n\r\n{"model":`,
+    );
     const answer = parseRaw(await c.closed);
     expect(answer.status).to.equal(408);
-    expect(answer.body).to.deep.equal({ error: { code: 'request-timeout', message: 'the request was not received in time; send the head and body without pauses' } });
+    expect(answer.body).to.deep.equal({
+      error: { code: 'request-timeout', message: 'the request was not received in time; send the head and body without pauses' },
+    });
     expect(await up.requests()).to.have.length(0);
   });
 
@@ -154,21 +158,24 @@ describe('listener bounds', function () {
   it('logs a client that drops mid-call as one JSON line, never a stack trace on stderr (finding 11)', async () => {
     const written: string[] = [];
     const original = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    process.stderr.write = (chunk: string | Uint8Array, ...rest: unknown[]) => {
       written.push(String(chunk));
       return (original as (...a: unknown[]) => boolean)(chunk, ...rest);
-    });
+    };
     try {
       await up.behave({ mode: 'echo', delayMs: 400 });
       for (let i = 0; i < 5; i++) {
         const c = await rawConnect(gw.apiUrl);
         const body = JSON.stringify({ ...CHAT, stream: true, messages: [{ role: 'user', content: `drop ${i}` }] });
-        c.socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${token}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        c.socket.write(
+          `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nauthorization: Bearer ${token}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
         // Half-read: the client resets the connection while the gateway is waiting on the upstream (it has
         // the call), or while it writes the answer (its first event is here).
         let got = '';
         c.socket.on('data', (b: Buffer) => (got += b.toString('utf8')));
-        if (i % 2) await until(async () => (await up.requests()).some((r) => JSON.stringify(r.body).includes(`drop ${i}`)), { what: `the upstream call of drop ${i}` });
+        if (i % 2)
+          await until(async () => (await up.requests()).some((r) => JSON.stringify(r.body).includes(`drop ${i}`)), { what: `the upstream call of drop ${i}` });
         else await until(() => got.includes('\ndata: '), { what: `the first event of drop ${i}` });
         c.socket.resetAndDestroy();
         await c.closed;

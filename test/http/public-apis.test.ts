@@ -30,7 +30,7 @@ describe('public library APIs only', () => {
     expect(offenders).to.deep.equal([]);
   });
 
-  it('edits no app\'s middleware list from outside: every host app is begun in one place and appended to', () => {
+  it("edits no app's middleware list from outside: every host app is begun in one place and appended to", () => {
     const edits = files.filter(({ text }) => /\.middleware\.(unshift|splice|push)\(|\.middleware\s*=/.test(text)).map(({ file }) => file);
     expect(edits).to.deep.equal([]);
     const made = files.filter(({ text }) => /new Koa\(/.test(text)).map(({ file }) => file);

@@ -81,10 +81,19 @@ describe('graceful shutdown', function () {
 
   it('loses no call and charges nothing twice across a rolling restart of two gateways under load', async () => {
     const root = smallLimitsRoot(0);
-    const env = { REDIS_URL: redis.url, PORTCULLIS_ROUTE_SHARED_URL: up.baseUrl, PORTCULLIS_ROUTE_DEDICATED_URL: up.baseUrl, PORTCULLIS_ADMIN_TOKEN: 'rolling-operator-token' };
+    const env = {
+      REDIS_URL: redis.url,
+      PORTCULLIS_ROUTE_SHARED_URL: up.baseUrl,
+      PORTCULLIS_ROUTE_DEDICATED_URL: up.baseUrl,
+      PORTCULLIS_ADMIN_TOKEN: 'rolling-operator-token',
+    };
     const gws: GatewayProcess[] = await Promise.all([spawnGateway(root, env), spawnGateway(root, env)]);
     const admin = async (path: string, payload: unknown) => {
-      const res = await fetch(`${gws[0]!.adminUrl}/admin${path}`, { method: 'POST', headers: { authorization: 'Bearer rolling-operator-token', 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+      const res = await fetch(`${gws[0]!.adminUrl}/admin${path}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer rolling-operator-token', 'content-type': 'application/json' },
+        body: JSON.stringify(payload),
+      });
       return (await res.json()) as any;
     };
     const principal = (await admin('/principals', { tenant: `rolling-${Date.now()}` })).id as string;
@@ -105,7 +114,11 @@ describe('graceful shutdown', function () {
       for (let attempt = 0; attempt < 20; attempt++) {
         const gw = gws[(first + attempt) % gws.length]!;
         try {
-          const res = await fetch(`${gw.apiUrl}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+          const res = await fetch(`${gw.apiUrl}/v1/chat/completions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify(payload),
+          });
           const json = (await res.json()) as any;
           if (res.status === 200) return answers.push({ receiptId: json.receiptId, charged: json.chargedMicroUSD, content: payload.messages[0]!.content });
           if (res.status === 503 && json.error?.code === 'not-ready') {

@@ -10,7 +10,14 @@ import { RedisIdentityLinks } from '../../src/identity-links/redis-store.js';
 import { onRedis } from '../helpers/redis-contract.js';
 
 const ISS = 'https://idp.example';
-const link = (subject: string, over: Partial<IdentityLink> = {}): IdentityLink => ({ issuer: ISS, subject, name: `user ${subject}`, email: null, linkedAt: '2030-01-01T00:00:00.000Z', ...over });
+const link = (subject: string, over: Partial<IdentityLink> = {}): IdentityLink => ({
+  issuer: ISS,
+  subject,
+  name: `user ${subject}`,
+  email: null,
+  linkedAt: '2030-01-01T00:00:00.000Z',
+  ...over,
+});
 
 function contract(name: string, make: () => Promise<{ links: IdentityLinkStore; close(): Promise<void> }>) {
   describe(`identity link store contract: ${name}`, () => {

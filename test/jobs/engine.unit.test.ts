@@ -66,16 +66,24 @@ describe('job engine', () => {
     const req = request();
     const job = engine.claim(draft(req));
     let outcome: CreateOutcome | undefined;
-    const reservation = await meter.reserve(req, engine.opening(job, (o) => (outcome = o)));
+    const reservation = await meter.reserve(
+      req,
+      engine.opening(job, (o) => (outcome = o)),
+    );
     expect(outcome).to.deep.equal({ created: true });
     expect(await jobs.get(job.jobId)).to.include({ status: 'queued', owner: engine.instanceId });
     const run: JobRun = async (_signal, ending) => {
       const result = { completion: { ok: true }, content: 'done', toolCalls: null, finishReason: 'stop' };
-      await meter.settle(reservation, { usage: null, chargeable: true }, (s) => ({ id: `rcpt_${req.callId}`, callId: req.callId, principalId: req.principalId, createdAt: new Date().toISOString(), billing: s.billing }), () =>
-        ending.succeeded(result),
+      await meter.settle(
+        reservation,
+        { usage: null, chargeable: true },
+        (s) => ({ id: `rcpt_${req.callId}`, callId: req.callId, principalId: req.principalId, createdAt: new Date().toISOString(), billing: s.billing }),
+        () => ending.succeeded(result),
       );
       // Ended by the settlement's write, before the runner even returns.
-      expect(await jobs.get(job.jobId)).to.include({ status: 'succeeded' }).and.nested.include({ 'result.content': 'done' });
+      expect(await jobs.get(job.jobId))
+        .to.include({ status: 'succeeded' })
+        .and.nested.include({ 'result.content': 'done' });
       return result;
     };
     engine.runCreated({ ...job, reservation }, run);
@@ -83,12 +91,17 @@ describe('job engine', () => {
     expect(ended).to.include({ status: 'succeeded' }).and.nested.include({ 'result.content': 'done' });
   });
 
-  it('abandons a created job whose call failed before the hand-over: failed with the call\'s error', async () => {
+  it("abandons a created job whose call failed before the hand-over: failed with the call's error", async () => {
     const { meter, jobs, engine } = world();
     const req = request();
     const job = engine.claim(draft(req));
-    await meter.reserve(req, engine.opening(job, () => undefined));
+    await meter.reserve(
+      req,
+      engine.opening(job, () => undefined),
+    );
     await engine.abandon(job, new GatewayError('store-unavailable'));
-    expect(await jobs.get(job.jobId)).to.include({ status: 'failed' }).and.nested.include({ 'error.code': 'store-unavailable' });
+    expect(await jobs.get(job.jobId))
+      .to.include({ status: 'failed' })
+      .and.nested.include({ 'error.code': 'store-unavailable' });
   });
 });

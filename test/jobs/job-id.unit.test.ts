@@ -11,7 +11,10 @@ describe('job ids', () => {
     task: 'code-review',
     scopeId: null,
     max_tokens: 100,
-    messages: [{ role: 'user', content: 'ab' }, { role: 'user', content: 'c' }],
+    messages: [
+      { role: 'user', content: 'ab' },
+      { role: 'user', content: 'c' },
+    ],
     tools: [{ type: 'function', function: { name: 't', parameters: { type: 'object', properties: { a: { type: 'string' } } } } }],
   };
 
@@ -37,6 +40,14 @@ describe('job ids', () => {
     expect(jobIdFor('p1', { ...key, tool_choice: 'required' })).not.to.equal(id);
     expect(jobIdFor('p1', { ...key, scopeId: 'owned' })).not.to.equal(id);
     // Moving text across a message boundary is another conversation.
-    expect(jobIdFor('p1', { ...key, messages: [{ role: 'user', content: 'a' }, { role: 'user', content: 'bc' }] })).not.to.equal(id);
+    expect(
+      jobIdFor('p1', {
+        ...key,
+        messages: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'bc' },
+        ],
+      }),
+    ).not.to.equal(id);
   });
 });

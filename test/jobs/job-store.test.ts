@@ -97,7 +97,7 @@ function contract(name: string, make: () => Promise<JobStore>) {
       expect(await s.update('d1', 'gw-1', { status: 'succeeded' }, RETAIN)).to.equal(null);
     });
 
-    it('marks the owner\'s queued jobs running, and nothing else', async () => {
+    it("marks the owner's queued jobs running, and nothing else", async () => {
       await s.createOrAttach(job('m1', { status: 'queued' }), RETAIN);
       await s.createOrAttach(job('m2', { status: 'queued', owner: 'gw-2' }), RETAIN);
       await s.createOrAttach(job('m3', { status: 'queued' }), RETAIN);

@@ -42,7 +42,9 @@ describe('knowledge: evidence, search and graph (real data)', () => {
 
   it('bounds a query: repeated terms and function words change nothing, and only the first 16 distinct terms count', () => {
     expect(search('the SQL of injection sql SQL sql')).to.deep.equal(search('sql injection'));
-    const words = 'buffer overflow heap stack memory corruption pointer integer underflow format string race condition kernel driver firmware bootloader'.split(' ');
+    const words = 'buffer overflow heap stack memory corruption pointer integer underflow format string race condition kernel driver firmware bootloader'.split(
+      ' ',
+    );
     expect(words.length).to.be.greaterThan(16);
     expect(search(words.join(' '))).to.deep.equal(search(words.slice(0, 16).join(' ')));
   });
@@ -115,7 +117,9 @@ describe('knowledge: evidence, search and graph (real data)', () => {
     const walk = neighbours(k.evidence, readNeighboursArgs({ id: 'CWE-20', depth: 3, limit: 5 }));
     expect(walk.count).to.equal(5);
     expect(walk.truncated).to.equal(true);
-    expect(() => readNeighboursArgs({ id: 'CWE-20', depth: 4 })).to.throw(GatewayError).with.property('code', 'invalid-knowledge-query');
+    expect(() => readNeighboursArgs({ id: 'CWE-20', depth: 4 }))
+      .to.throw(GatewayError)
+      .with.property('code', 'invalid-knowledge-query');
     expect(() => readPathArgs({ from: 'CWE-89', to: 'T1190', maxDepth: 50 })).to.throw(GatewayError);
     const none = shortestPath(k.evidence, readPathArgs({ from: 'CWE-89', to: 'M1048', maxDepth: 1 }));
     expect(none).to.include({ found: false, length: null });

@@ -34,9 +34,21 @@ function cases(): Case[] {
     for (const freePerDay of [0, 1, 500])
       for (const rung of rungs)
         for (const estimatedTokens of [1, 500, 1000])
-          for (const [freeUsed, freeHeld] of [[0, 0], [0, 1], [250, 250]] as const)
-            for (const [rungTokensUsed, rungTokensHeld] of [[0, 0], [500, 0], [500, 500]] as const)
-              for (const balance of [{ granted: 0, spent: 0, reserved: 0 }, { granted: 3000, spent: 1000, reserved: 1000 }, { granted: 100, spent: 150, reserved: 0 }])
+          for (const [freeUsed, freeHeld] of [
+            [0, 0],
+            [0, 1],
+            [250, 250],
+          ] as const)
+            for (const [rungTokensUsed, rungTokensHeld] of [
+              [0, 0],
+              [500, 0],
+              [500, 500],
+            ] as const)
+              for (const balance of [
+                { granted: 0, spent: 0, reserved: 0 },
+                { granted: 3000, spent: 1000, reserved: 1000 },
+                { granted: 100, spent: 150, reserved: 0 },
+              ])
                 out.push({
                   a: { freePerDay, freeUnit, ...(rung ? { rung } : {}), estimatedTokens, costMicroUSD: estimatedTokens },
                   day: { freeUsed, freeHeld, rungTokensUsed, rungTokensHeld },

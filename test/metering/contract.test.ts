@@ -149,7 +149,13 @@ function meterContract(name: string, harness: Harness): void {
         const within = await settleWith(fourth, usage(10, 20, 3));
         expect(within).to.deep.include({ chargedMicroUSD: 97, pricedMicroUSD: 97 });
         expect(within).not.to.have.property('note');
-        expect(await ai()).to.deep.equal({ scope: 'ai', grantedMicroUSD: 2000, spentMicroUSD: 855 + 97, reservedMicroUSD: 0, availableMicroUSD: 2000 - 855 - 97 });
+        expect(await ai()).to.deep.equal({
+          scope: 'ai',
+          grantedMicroUSD: 2000,
+          spentMicroUSD: 855 + 97,
+          reservedMicroUSD: 0,
+          availableMicroUSD: 2000 - 855 - 97,
+        });
         expect(await meter.usage(PID, '2030-03-14')).to.deep.include({ freeUsed: 2, freeHeld: 0 });
       });
 
@@ -186,14 +192,23 @@ function meterContract(name: string, harness: Harness): void {
         const err = await refusal(meter.reserve(req({ limits })));
         expect(err.code).to.equal('insufficient-credits');
         expect(err.status).to.equal(402);
-        expect(err.message).to.contain(`may cost ${WORST} micro-USD`).and.contain(`${WORST - 1} micro-USD of credits are available`);
-        expect(await ai()).to.deep.equal({ scope: 'ai', grantedMicroUSD: 2 * WORST - 1, spentMicroUSD: 0, reservedMicroUSD: WORST, availableMicroUSD: WORST - 1 });
+        expect(err.message)
+          .to.contain(`may cost ${WORST} micro-USD`)
+          .and.contain(`${WORST - 1} micro-USD of credits are available`);
+        expect(await ai()).to.deep.equal({
+          scope: 'ai',
+          grantedMicroUSD: 2 * WORST - 1,
+          spentMicroUSD: 0,
+          reservedMicroUSD: WORST,
+          availableMicroUSD: WORST - 1,
+        });
       });
     });
 
     describe('rung allowance and ceiling (red team)', () => {
       const rung = { id: 'card', tokensPerDay: 250, ceilingPerDay: 450 };
-      const red = (over: Partial<Omit<ReserveRequest, 'limits'>> = {}) => req({ ...over, model: 'red-whitehacker-a', limits: { free: { perDay: 1000, unit: 'requests' }, rung } });
+      const red = (over: Partial<Omit<ReserveRequest, 'limits'>> = {}) =>
+        req({ ...over, model: 'red-whitehacker-a', limits: { free: { perDay: 1000, unit: 'requests' }, rung } });
 
       it('is free below tokens/day, paid only between tokens/day and the ceiling, and 429 past the ceiling', async () => {
         const a = await meter.reserve(red());
@@ -305,7 +320,7 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
-    describe('the job\'s end in the settlement\'s write', () => {
+    describe("the job's end in the settlement's write", () => {
       /** Settles `r` closing its job; answers the settlement and whether the closing applied (undefined: not written). */
       const settleEnding = async (r: Reservation, u: Usage | null, owner = 'gw-1') => {
         let ended: boolean | undefined;
@@ -328,7 +343,9 @@ function meterContract(name: string, harness: Harness): void {
         const first = await settleEnding(r, usage(10, 10));
         expect(first.s.chargedMicroUSD).to.equal(54);
         expect(first.ended).to.equal(true);
-        expect(await jobs.get(`job-${r.callId}`)).to.include({ status: 'succeeded' }).and.nested.include({ 'result.completion.chargedMicroUSD': 54 });
+        expect(await jobs.get(`job-${r.callId}`))
+          .to.include({ status: 'succeeded' })
+          .and.nested.include({ 'result.completion.chargedMicroUSD': 54 });
         // A repeat (say, a retry after a lost reply) finds the settlement, and the job's end, already written.
         const again = await settleEnding(r, usage(999, 999));
         expect(again.s.chargedMicroUSD).to.equal(54);
@@ -345,10 +362,12 @@ function meterContract(name: string, harness: Harness): void {
         const late = await settleEnding(r, usage(10, 10));
         expect(late.s).to.deep.include({ chargedMicroUSD: 0, note: 'reservation-expired' });
         expect(late.ended).to.equal(true);
-        expect(await jobs.get(`job-${r.callId}`)).to.include({ status: 'succeeded' }).and.nested.include({ 'result.completion.chargedMicroUSD': 0 });
+        expect(await jobs.get(`job-${r.callId}`))
+          .to.include({ status: 'succeeded' })
+          .and.nested.include({ 'result.completion.chargedMicroUSD': 0 });
       });
 
-      it('settles even when the job is no longer the runner\'s to end, and says so', async () => {
+      it("settles even when the job is no longer the runner's to end, and says so", async () => {
         const r = await meter.reserve(req());
         await jobs.createOrAttach(jobOf(r), HOUR);
         const other = await settleEnding(r, usage(5, 5), 'gw-2');
@@ -358,7 +377,7 @@ function meterContract(name: string, harness: Harness): void {
       });
     });
 
-    describe('the job\'s creation in the reservation\'s write', () => {
+    describe("the job's creation in the reservation's write", () => {
       const reserveCreating = async (r: ReserveRequest) => {
         let outcome: CreateOutcome | undefined;
         const draft = jobOf({ ...provisionalReservation(r), callId: r.callId });
@@ -474,7 +493,8 @@ function meterContract(name: string, harness: Harness): void {
         await settleWith(await meter.reserve(req()), usage(10, 10));
         await settleWith(await meter.reserve(req()), usage(10, 10));
         await settleWith(await meter.reserve(req()), usage(10, 20, 3));
-        const claw = (op: string, target: number) => meter.clawback({ operationId: op, principalId: PID, claimKey: 'in_1:refund', targetMicroUSD: target, source: 'test' });
+        const claw = (op: string, target: number) =>
+          meter.clawback({ operationId: op, principalId: PID, claimKey: 'in_1:refund', targetMicroUSD: target, source: 'test' });
         // A partial refund of 40 %: 400 taken.
         expect(await claw('evt_a', 400)).to.deep.equal({ applied: true, takenMicroUSD: 400, waivedMicroUSD: 0 });
         expect(await claw('evt_a', 400)).to.deep.equal({ applied: false, takenMicroUSD: 400, waivedMicroUSD: 0 });

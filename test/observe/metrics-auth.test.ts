@@ -22,7 +22,7 @@ describe('/metrics needs the operator token or the scrape token', () => {
 
   const scrape = (authorization?: string) => fetch(`${w.gw.adminUrl}/metrics`, { headers: authorization ? { authorization } : {} });
 
-  it('refuses no token, a wrong one, a PAT and the scrape token\'s hash itself, with 401 and no series', async () => {
+  it("refuses no token, a wrong one, a PAT and the scrape token's hash itself, with 401 and no series", async () => {
     const p = await w.gw.principal();
     for (const auth of [undefined, 'Bearer wrong', `Bearer ${p.token}`, `Bearer ${createHash('sha256').update(SCRAPE_TOKEN).digest('hex')}`, SCRAPE_TOKEN]) {
       const res = await scrape(auth);

@@ -45,7 +45,15 @@ describe('observability: request ids, request logs, health and metrics', functio
     expect(receipt.status).to.equal(200);
     const requests = logged().filter((l) => l['event'] === 'http.request');
     expect(requests).to.have.length(2);
-    expect(requests[0]).to.include({ level: 'info', listener: 'api', method: 'POST', route: '/v1/chat/completions', status: 200, requestId: res.headers.get('x-request-id'), principal: principalHash(p.id) });
+    expect(requests[0]).to.include({
+      level: 'info',
+      listener: 'api',
+      method: 'POST',
+      route: '/v1/chat/completions',
+      status: 200,
+      requestId: res.headers.get('x-request-id'),
+      principal: principalHash(p.id),
+    });
     expect(requests[0]!['durationMs']).to.be.a('number');
     expect(requests[0]!['t']).to.be.a('string');
     // The route pattern, never the path with its id.
@@ -58,7 +66,13 @@ describe('observability: request ids, request logs, health and metrics', functio
     lines.length = 0;
     const prompt = `please review this config: apiKey=${OPENAI_KEY} and the phrase zebra-quartz-umbrella`;
     const secretSystem = 'system text marigold-obsidian-fjord';
-    await w.gw.chat(p.token, { model: 'shared-general-a', messages: [{ role: 'system', content: secretSystem }, { role: 'user', content: prompt }] });
+    await w.gw.chat(p.token, {
+      model: 'shared-general-a',
+      messages: [
+        { role: 'system', content: secretSystem },
+        { role: 'user', content: prompt },
+      ],
+    });
     await w.gw.chat(p.token, { model: 'shared-general-a', stream: true, messages: [{ role: 'user', content: prompt }] });
     await w.gw.chat('pcl_pat_notarealtokenbutlookslikeone0000000000', { model: 'shared-general-a', messages: [{ role: 'user', content: prompt }] });
     await w.gw.chat(p.token, '{"model": "shared-general-a", "messages": [ broken zebra-quartz-umbrella');
@@ -69,7 +83,15 @@ describe('observability: request ids, request logs, health and metrics', functio
     await fetch(`${w.gw.adminUrl}/admin/runtime`, { headers: { authorization: `Bearer ${w.gw.adminToken}` } });
     const all = lines.join('');
     expect(lines.length).to.be.greaterThan(5);
-    for (const secret of [p.token, OPENAI_KEY, 'zebra-quartz-umbrella', 'marigold-obsidian-fjord', 'pcl_pat_notarealtoken', 'wrong-operator-token-value', w.gw.adminToken]) {
+    for (const secret of [
+      p.token,
+      OPENAI_KEY,
+      'zebra-quartz-umbrella',
+      'marigold-obsidian-fjord',
+      'pcl_pat_notarealtoken',
+      'wrong-operator-token-value',
+      w.gw.adminToken,
+    ]) {
       expect(all, secret.slice(0, 12)).not.to.contain(secret);
     }
   });

@@ -63,7 +63,13 @@ describe('OpenTelemetry traces', function () {
 
   it('continues the client trace through the stages to the upstream, and keeps secrets out of spans', async () => {
     const admin = async (path: string, payload: unknown) =>
-      (await (await fetch(`${gw.adminUrl}/admin${path}`, { method: 'POST', headers: { authorization: 'Bearer trace-operator-token', 'content-type': 'application/json' }, body: JSON.stringify(payload) })).json()) as any;
+      (await (
+        await fetch(`${gw.adminUrl}/admin${path}`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer trace-operator-token', 'content-type': 'application/json' },
+          body: JSON.stringify(payload),
+        })
+      ).json()) as any;
     const principal = (await admin('/principals', { tenant: 'traced' })).id as string;
     const token = (await admin(`/principals/${encodeURIComponent(principal)}/tokens`, { label: 't' })).token as string;
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

@@ -43,7 +43,16 @@ describe('the OpenAPI document of the API host', () => {
   });
 
   it('describes the chat, job, billing, receipt, catalog and health routes, not generically', () => {
-    for (const route of ['POST /v1/chat/completions', 'POST /v1/research/jobs', 'GET /v1/research/job', 'GET /v1/billing/status', 'GET /v1/receipts/{id}', 'GET /v1/models', 'GET /healthz', 'GET /readyz']) {
+    for (const route of [
+      'POST /v1/chat/completions',
+      'POST /v1/research/jobs',
+      'GET /v1/research/job',
+      'GET /v1/billing/status',
+      'GET /v1/receipts/{id}',
+      'GET /v1/models',
+      'GET /healthz',
+      'GET /readyz',
+    ]) {
       const [method, path] = route.split(' ') as [string, string];
       const op = served.paths[path]?.[method.toLowerCase()];
       expect(op, route).to.be.an('object');
@@ -60,6 +69,7 @@ describe('the OpenAPI document of the API host', () => {
     const code = served.components.schemas.Error.properties.error.properties.code;
     expect(code.anyOf[0].enum).to.have.members(Object.keys(ERRORS));
     expect(code.anyOf[1]).to.deep.equal({ type: 'string', pattern: '^[a-z0-9]+(-[a-z0-9]+)*$' });
-    for (const ops of Object.values(served.paths as Record<string, Record<string, any>>)) for (const op of Object.values(ops)) expect(op.responses.default.content['application/json'].schema.$ref).to.equal('#/components/schemas/Error');
+    for (const ops of Object.values(served.paths as Record<string, Record<string, any>>))
+      for (const op of Object.values(ops)) expect(op.responses.default.content['application/json'].schema.$ref).to.equal('#/components/schemas/Error');
   });
 });

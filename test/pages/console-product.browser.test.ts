@@ -61,7 +61,6 @@ describe('the console as a product (Chromium)', function () {
     await page.waitForFunction("!document.querySelector('main')?.textContent?.includes('Loading')");
   }
 
-
   it('Home: the research status and next step in plain words, the code small beside them; a favicon', async () => {
     const { page } = bp;
     await signedIn();
@@ -81,7 +80,11 @@ describe('the console as a product (Chromium)', function () {
   it('Billing without a payment processor: says so and what to do instead, no live Buy button; plans by price; receipts dated', async () => {
     const { page } = bp;
     const { cookie } = await signedIn();
-    const issued = await fetch(`${gw.apiUrl}/v1/account/api-token`, { method: 'POST', headers: { cookie, origin: gw.origins.console, 'content-type': 'application/json' }, body: JSON.stringify({ label: 'console test' }) });
+    const issued = await fetch(`${gw.apiUrl}/v1/account/api-token`, {
+      method: 'POST',
+      headers: { cookie, origin: gw.origins.console, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'console test' }),
+    });
     const { token } = (await issued.json()) as { token: string };
     expect((await gw.chat(token, { model: 'shared-general-a', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] })).status).to.equal(200);
     await open(page, 'billing');
@@ -91,8 +94,11 @@ describe('the console as a product (Chromium)', function () {
     expect(await buys.count()).to.be.greaterThan(0);
     for (let i = 0; i < (await buys.count()); i++) expect(await buys.nth(i).isDisabled()).to.equal(true);
     expect(await page.locator('#open-portal').isDisabled()).to.equal(true);
-    const plans = await page.locator('#catalog tbody tr').evaluateAll((rows) =>
-      rows.filter((r) => r.children[1]?.textContent === 'plan, monthly').map((r) => Number((r.children[2]?.textContent ?? '').replace(/[^0-9.]/g, ''))));
+    const plans = await page
+      .locator('#catalog tbody tr')
+      .evaluateAll((rows) =>
+        rows.filter((r) => r.children[1]?.textContent === 'plan, monthly').map((r) => Number((r.children[2]?.textContent ?? '').replace(/[^0-9.]/g, ''))),
+      );
     expect(plans.length).to.be.greaterThan(1);
     expect(plans).to.deep.equal([...plans].sort((a, b) => a - b));
     const at = await page.locator('#receipts tbody tr td:nth-child(5)').first().textContent();
@@ -121,7 +127,7 @@ describe('the console as a product (Chromium)', function () {
     expect(await seriousViolations(page)).to.deep.equal([]);
   });
 
-  it('translates a refused passkey prompt into what to do, keeping the browser\'s name for it small', async () => {
+  it("translates a refused passkey prompt into what to do, keeping the browser's name for it small", async () => {
     const { page, cdp, authenticatorId } = bp;
     await signedIn();
     await open(page, 'security');
@@ -189,7 +195,9 @@ describe('the console as a product (Chromium)', function () {
     expect((await gw.admin('POST', `/applications/${id}/approve`, { note: 'own repository' })).status).to.equal(200);
     await page.reload();
     await page.locator('#applications tbody tr').waitFor();
-    expect(await page.locator('#applications tbody tr td').last().textContent()).to.match(/^Approved \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: the scope is open \(“own repository”\)\. app_/);
+    expect(await page.locator('#applications tbody tr td').last().textContent()).to.match(
+      /^Approved \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC: the scope is open \(“own repository”\)\. app_/,
+    );
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, 'console-applications.png');
   });

@@ -123,12 +123,16 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
   it('starts card verification at the processor, and shows the principal eligible after the signed webhook', async () => {
     const { page } = bp;
     const id = await createAccount();
-    expect(await page.locator('#research-status').textContent()).to.equal('Red-team models open once you verify a card. It is registered, never charged. verification-required');
+    expect(await page.locator('#research-status').textContent()).to.equal(
+      'Red-team models open once you verify a card. It is registered, never charged. verification-required',
+    );
     await page.getByRole('link', { name: 'Verify a card' }).click();
     await page.locator('#ekyc-state').waitFor();
     expect(await seriousViolations(page), 'verification page accessibility').to.deep.equal([]);
     // The processor's hosted page is Stripe's, not ours: the browser is only seen going there.
-    await page.route('https://checkout.stripe.com/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>processor</title><p>hosted setup page</p>' }));
+    await page.route('https://checkout.stripe.com/**', (route) =>
+      route.fulfill({ contentType: 'text/html', body: '<title>processor</title><p>hosted setup page</p>' }),
+    );
     await page.getByRole('button', { name: 'Verify a card (L1)' }).click();
     await page.waitForURL(/^https:\/\/checkout\.stripe\.com\//);
 
@@ -137,10 +141,19 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await expectText(page, '#ekyc-state', 'pending');
     const status = await api('/v1/research/ekyc/status');
     const sessionId = status.checks.card.evidenceRef as string;
-    const done = await deliver(gw.apiUrl, event('checkout.session.completed', {
-      id: sessionId, object: 'checkout.session', mode: 'setup', status: 'complete', client_reference_id: id,
-      customer: 'cus_browser', metadata: { principalId: id, sku: 'card-verification', requestId: 'browser' }, setup_intent: 'seti_123',
-    }));
+    const done = await deliver(
+      gw.apiUrl,
+      event('checkout.session.completed', {
+        id: sessionId,
+        object: 'checkout.session',
+        mode: 'setup',
+        status: 'complete',
+        client_reference_id: id,
+        customer: 'cus_browser',
+        metadata: { principalId: id, sku: 'card-verification', requestId: 'browser' },
+        setup_intent: 'seti_123',
+      }),
+    );
     expect(done.status).to.equal(200);
     await page.goto(`${gw.origins.console}/#home`);
     await expectText(page, '#research-status', 'Eligible: you can call red-team models.');
@@ -175,7 +188,7 @@ describe('pages in a real browser (Chromium, virtual passkey authenticator)', fu
     await expectText(page, '#totp-state', 'on');
   });
 
-  it('shows billing, usage and the day\'s receipts from the API, each page accessible', async () => {
+  it("shows billing, usage and the day's receipts from the API, each page accessible", async () => {
     const { page } = bp;
     await createAccount();
     await page.getByRole('link', { name: 'Tokens' }).click();

@@ -31,7 +31,9 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     execFileSync(process.execPath, [join(REPO, 'scripts/web-build.mjs')], { stdio: 'inherit' });
     const port = await freePort();
     issuer = `http://127.0.0.1:${port}`;
-    gw = await startTestGateway({ env: { PORTCULLIS_OIDC_ISSUER: issuer, PORTCULLIS_OIDC_CLIENT_ID: CLIENT_ID, PORTCULLIS_OIDC_CLIENT_SECRET: CLIENT_SECRET } });
+    gw = await startTestGateway({
+      env: { PORTCULLIS_OIDC_ISSUER: issuer, PORTCULLIS_OIDC_CLIENT_ID: CLIENT_ID, PORTCULLIS_OIDC_CLIENT_SECRET: CLIENT_SECRET },
+    });
     const provider = new Provider(issuer, {
       clients: [
         {
@@ -73,7 +75,10 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     return (await page.locator('#principal-id').textContent())!;
   }
   const start = async () => {
-    const r = await bp.context.request.post(`${gw.origins.auth}/v1/account/identity-provider/start`, { headers: { origin: gw.origins.auth, 'content-type': 'application/json' }, data: {} });
+    const r = await bp.context.request.post(`${gw.origins.auth}/v1/account/identity-provider/start`, {
+      headers: { origin: gw.origins.auth, 'content-type': 'application/json' },
+      data: {},
+    });
     expect(r.status(), await r.text()).to.equal(200);
     return ((await r.json()) as { url: string }).url;
   };
@@ -88,7 +93,7 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     await page.getByRole('button', { name: 'Continue' }).click();
     return callback;
   };
-  const methods = async () => (await (await bp.context.request.get(`${gw.origins.auth}/v1/account/sign-in-methods`)).json());
+  const methods = async () => await (await bp.context.request.get(`${gw.origins.auth}/v1/account/sign-in-methods`)).json();
 
   it('a passkey-signed-in account is named by the provider identity it links, and lands on the console', async () => {
     const id = await createAccount();
@@ -111,13 +116,17 @@ describe('identity-provider link (Chromium, oidc-provider)', function () {
     await createAccount();
     const answer = await atProvider(await start(), 'ada');
     expect(answer.status()).to.equal(409);
-    expect(((await answer.json())).error.code).to.equal('identity-linked-elsewhere');
+    expect((await answer.json()).error.code).to.equal('identity-linked-elsewhere');
     expect((await methods()).identityProvider).to.equal(null);
     const forged = await bp.context.request.get(`${gw.origins.auth}/v1/account/identity-provider/callback?code=x&state=not-ours`);
     expect(forged.status()).to.equal(400);
-    expect(((await forged.json())).error.code).to.equal('challenge-invalid');
+    expect((await forged.json()).error.code).to.equal('challenge-invalid');
     // Without a session, nothing starts.
-    const anon = await fetch(`${gw.urls.auth}/v1/account/identity-provider/start`, { method: 'POST', headers: { origin: gw.origins.auth, 'content-type': 'application/json' }, body: '{}' });
+    const anon = await fetch(`${gw.urls.auth}/v1/account/identity-provider/start`, {
+      method: 'POST',
+      headers: { origin: gw.origins.auth, 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(anon.status).to.equal(401);
   });
 });

@@ -107,7 +107,15 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
       'Lost every sign-in method?',
     ]);
     await page.getByText('Recover the account').click();
-    for (const name of ['Sign in with a passkey', 'Create an account with a passkey', 'Sign in with a wallet', 'Sign in with a smart account', 'Sign in with a DID (CACAO)', 'Start recovery', 'Complete recovery']) {
+    for (const name of [
+      'Sign in with a passkey',
+      'Create an account with a passkey',
+      'Sign in with a wallet',
+      'Sign in with a smart account',
+      'Sign in with a DID (CACAO)',
+      'Start recovery',
+      'Complete recovery',
+    ]) {
       expect(await page.getByRole('button', { name, exact: true }).count(), name).to.equal(1);
     }
     expect(await page.locator('#no-wallet').isVisible()).to.equal(true);
@@ -166,7 +174,13 @@ describe('the sign-in page: all six methods in a real browser (Chromium, anvil)'
     const secret = await enrolTotp();
     await signOut();
 
-    const methods = ['Sign in with a passkey', 'Create an account with a passkey', 'Sign in with a wallet', 'Sign in with a smart account', 'Sign in with a DID (CACAO)'];
+    const methods = [
+      'Sign in with a passkey',
+      'Create an account with a passkey',
+      'Sign in with a wallet',
+      'Sign in with a smart account',
+      'Sign in with a DID (CACAO)',
+    ];
     const offered = async () => {
       const visible: string[] = [];
       for (const name of methods) if (await page.getByRole('button', { name, exact: true }).isVisible()) visible.push(name);

@@ -11,7 +11,16 @@ import type { PasskeyRecord, PasskeyStore } from '../../src/passkeys/store.js';
 import { onRedis } from '../helpers/redis-contract.js';
 
 function passkey(id: string, patch: Partial<PasskeyRecord> = {}): PasskeyRecord {
-  return { id, principalId: 'did:web:x:tenant:a', publicKey: 'pQECAyYgASFY', counter: 0, transports: ['internal'], createdAt: '2026-11-23T00:00:00.000Z', lastUsedAt: null, ...patch };
+  return {
+    id,
+    principalId: 'did:web:x:tenant:a',
+    publicKey: 'pQECAyYgASFY',
+    counter: 0,
+    transports: ['internal'],
+    createdAt: '2026-11-23T00:00:00.000Z',
+    lastUsedAt: null,
+    ...patch,
+  };
 }
 
 function contract(name: string, make: () => Promise<PasskeyStore & { close(): Promise<void> }>) {
@@ -29,7 +38,7 @@ function contract(name: string, make: () => Promise<PasskeyStore & { close(): Pr
       expect(await s.get('b')).to.equal(null);
     });
 
-    it('lists a principal\'s passkeys oldest first, and no one else\'s', async () => {
+    it("lists a principal's passkeys oldest first, and no one else's", async () => {
       await s.add(passkey('b'));
       await s.add(passkey('c', { principalId: 'did:web:x:tenant:other', transports: [] }));
       await s.add(passkey('a'));
@@ -49,7 +58,7 @@ function contract(name: string, make: () => Promise<PasskeyStore & { close(): Pr
       expect((await s.list('did:web:x:tenant:a')).map((p) => p.id)).to.deep.equal(['b']);
     });
 
-    it('holds the lock on a principal\'s sign-in methods for one taker at a time, released only by its holder', async () => {
+    it("holds the lock on a principal's sign-in methods for one taker at a time, released only by its holder", async () => {
       const a = 'did:web:x:tenant:a';
       const token = await s.lockMethods(a, 60_000);
       expect(token).to.be.a('string');

@@ -9,13 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { parse } from 'yaml';
-import {
-  loadPolicyEngine,
-  type Decision,
-  type PolicyData,
-  type PolicyEngine,
-  type PolicyInput,
-} from '../../src/policy/engine.js';
+import { loadPolicyEngine, type Decision, type PolicyData, type PolicyEngine, type PolicyInput } from '../../src/policy/engine.js';
 import { REPO_ROOT } from '../../src/policy/source-hash.js';
 
 interface Case {
@@ -48,7 +42,11 @@ function observed(c: Case, d: Decision): Record<string, unknown> {
     scope: d.scope,
     guardrails: d.guardrails,
   };
-  return Object.fromEntries(Object.keys(all).filter((k) => k in c).map((k) => [k, all[k]]));
+  return Object.fromEntries(
+    Object.keys(all)
+      .filter((k) => k in c)
+      .map((k) => [k, all[k]]),
+  );
 }
 
 function expected(c: Case): Record<string, unknown> {
@@ -143,7 +141,10 @@ describe('policy: admission decision (compiled wasm)', () => {
 
   it('gives the same answers when the instance is reused in any order', () => {
     const first = table.cases.map((c) => engine.decide(c.input));
-    const again = [...table.cases].reverse().map((c) => engine.decide(c.input)).reverse();
+    const again = [...table.cases]
+      .reverse()
+      .map((c) => engine.decide(c.input))
+      .reverse();
     expect(again).to.deep.equal(first);
   });
 
@@ -166,7 +167,10 @@ describe('policy: admission decision (compiled wasm)', () => {
     const first = own.decide(contracted.input);
     expect(first.denials[0]?.code).to.equal('route-not-configured');
     expect(own.decide(structuredClone(contracted.input))).to.deep.equal(first);
-    expect(Object.isFrozen(first) && Object.isFrozen(first.denials) && Object.isFrozen(first.guardrails), 'a shared decision cannot be changed by one caller').to.equal(true);
+    expect(
+      Object.isFrozen(first) && Object.isFrozen(first.denials) && Object.isFrozen(first.guardrails),
+      'a shared decision cannot be changed by one caller',
+    ).to.equal(true);
     const data = structuredClone(table.fixture);
     data.catalog.models['red-whitehacker-b']!.available = true;
     own.setData(data);

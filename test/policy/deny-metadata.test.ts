@@ -39,7 +39,11 @@ const BROKEN: Array<[string, string, RegExp]> = [
   ['a numeric code', 'code: 12345\nstep: 3\nrank: 8', /custom\.code 12345 is not a lower-kebab-case string/],
   ['status 503', 'code: tenant-embargoed\nstep: 3\nrank: 8\nstatus: 503', /custom\.status 503 is not a 4xx HTTP status/],
   ['status "teapot"', 'code: tenant-embargoed\nstep: 3\nrank: 8\nstatus: teapot', /custom\.status "teapot" is not a 4xx/],
-  ['a shipped code with another status', 'code: insufficient-credits\nstep: 3\nrank: 8\nstatus: 418', /differs from the status of the shipped code insufficient-credits \(402\)/],
+  [
+    'a shipped code with another status',
+    'code: insufficient-credits\nstep: 3\nrank: 8\nstatus: 418',
+    /differs from the status of the shipped code insufficient-credits \(402\)/,
+  ],
 ];
 
 describe('policy: deny rules with incomplete or invalid METADATA', function () {
@@ -54,7 +58,9 @@ describe('policy: deny rules with incomplete or invalid METADATA', function () {
         (e: { code: number; stderr: string }) => e,
       );
       expect(build.code, 'the build refuses').to.equal(1);
-      expect(build.stderr).to.match(/policies\/admission\/admission\.rego:\d+: /).and.match(named);
+      expect(build.stderr)
+        .to.match(/policies\/admission\/admission\.rego:\d+: /)
+        .and.match(named);
       const check = await cli(['check', '--root', root]);
       expect(check.code).to.equal(1);
       expect(check.stderr).to.match(named);
@@ -97,7 +103,9 @@ describe('policy: deny rules with incomplete or invalid METADATA', function () {
     appendFileSync(join(root, 'policies/admission/admission.rego'), rule('code: tenant-embargoed\nstep: 3'));
     const out = mkdtempSync(join(tmpdir(), 'portcullis-wasm-'));
     const run = promisify(execFile);
-    await run(pinnedOpa(), ['build', '-t', 'wasm', '-e', 'admission/decision', '-o', join(out, 'b.tar.gz'), 'policies/admission/admission.rego'], { cwd: root });
+    await run(pinnedOpa(), ['build', '-t', 'wasm', '-e', 'admission/decision', '-o', join(out, 'b.tar.gz'), 'policies/admission/admission.rego'], {
+      cwd: root,
+    });
     await run('tar', ['-xzf', join(out, 'b.tar.gz'), '-C', out, '/policy.wasm']);
     const engine = await loadPolicyEngine(join(out, 'policy.wasm'));
     const table = parse(readFileSync(join(REPO, 'policies/admission/testdata/cases.yaml'), 'utf8')) as { fixture: PolicyData };

@@ -33,7 +33,7 @@ const nextReload = (gw: TestGateway) =>
   new Promise<{ result: ReloadResult; record: ReloadRecord }>((resolve) => {
     let done = false;
     gw.holder.onReload((result, record) => {
-      if (!done) (done = true), resolve({ result, record });
+      if (!done) ((done = true), resolve({ result, record }));
     });
   });
 

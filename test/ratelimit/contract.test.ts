@@ -26,7 +26,9 @@ function contract(name: string, make: (now: () => number) => Promise<RateLimiter
       for (let i = 0; i < 5; i++) expect((await l.hit('p', 'alice', 5, MIN)).allowed).to.equal(true);
       const refused = await l.hit('p', 'alice', 5, MIN);
       expect(refused.allowed).to.equal(false);
-      expect(refused.retryAfterMs).to.be.greaterThan(0).and.at.most(2 * MIN);
+      expect(refused.retryAfterMs)
+        .to.be.greaterThan(0)
+        .and.at.most(2 * MIN);
       t += refused.retryAfterMs - 1000;
       expect((await l.hit('p', 'alice', 5, MIN)).allowed, 'a second before the wait').to.equal(false);
       t += 1000;

@@ -125,7 +125,9 @@ describe('witness cosignatures (C2SP tlog-cosignature)', () => {
     forged[forged.length - 1]! ^= 1;
     const cosigned = `${note}${a.line(10)}\n— b.test ${forged.toString('base64')}\n`;
     const r = requireCosignatures(cosigned, [a.key, b.key], 1);
-    expect(r.ok ? '' : r.reason).to.contain('a cosignature line in the name and key id of witness b.test that is not valid (its signature does not verify): forged or damaged');
+    expect(r.ok ? '' : r.reason).to.contain(
+      'a cosignature line in the name and key id of witness b.test that is not valid (its signature does not verify): forged or damaged',
+    );
     // Another key that merely shares the name (another key id) is ignored, as signed-note says of unknown keys.
     const stranger = witness('b.test');
     expect(requireCosignatures(`${note}${a.line(10)}\n${stranger.line(10)}\n`, [a.key, b.key], 1).ok).to.equal(true);

@@ -24,7 +24,13 @@ import { until } from '../helpers/wait.js';
 
 const ORIGIN = 'portcullis.test/receipts';
 const PID = 'did:web:portcullis.test:tenant:alice';
-const receipt = (i: number): Receipt => ({ id: `rcpt_${i}`, principalId: PID, createdAt: '2030-03-14T12:00:00.000Z', outcome: 'answered', chargedMicroUSD: i * 7 });
+const receipt = (i: number): Receipt => ({
+  id: `rcpt_${i}`,
+  principalId: PID,
+  createdAt: '2030-03-14T12:00:00.000Z',
+  outcome: 'answered',
+  chargedMicroUSD: i * 7,
+});
 
 function logContract(name: string, open: () => Promise<Store>) {
   describe(`receipt log contract: ${name}`, function () {
@@ -67,7 +73,9 @@ function logContract(name: string, open: () => Promise<Store>) {
           consistencyProofs.push({ from, to: size, proof });
         }
       }
-      const records = await Promise.all(Array.from({ length: 70 }, async (_, i) => canonicalReceipt((await store.getReceipt(`rcpt_${i}`))!).toString('base64')));
+      const records = await Promise.all(
+        Array.from({ length: 70 }, async (_, i) => canonicalReceipt((await store.getReceipt(`rcpt_${i}`))!).toString('base64')),
+      );
       const go = await tlogCheck({ vkey: verifierKey(ORIGIN, key.publicKey), records, checkpoints: notes, inclusion, consistency: consistencyProofs });
       expect(go.errors).to.equal(null);
       expect(go.checked).to.deep.equal({ checkpoints: 70, inclusion: 2485, consistency: 2485 });
@@ -100,8 +108,14 @@ function logContract(name: string, open: () => Promise<Store>) {
       }
       // The hash tiles (C2SP tlog-tiles) of that tree: 11 full and one partial at level 0, one partial at
       // level 1; none beyond the checkpoint.
-      const refs = [...Array.from({ length: 11 }, (_, index) => ({ level: 0, index, width: 256 })), { level: 0, index: 11, width: 184 }, { level: 1, index: 0, width: 11 }];
-      const tiles = await Promise.all(refs.map(async (ref) => ({ path: tilePath(ref), data: Buffer.concat(await log.nodes(tileNodes(ref, 3000)!)).toString('base64') })));
+      const refs = [
+        ...Array.from({ length: 11 }, (_, index) => ({ level: 0, index, width: 256 })),
+        { level: 0, index: 11, width: 184 },
+        { level: 1, index: 0, width: 11 },
+      ];
+      const tiles = await Promise.all(
+        refs.map(async (ref) => ({ path: tilePath(ref), data: Buffer.concat(await log.nodes(tileNodes(ref, 3000)!)).toString('base64') })),
+      );
       expect(tileNodes({ level: 0, index: 11, width: 185 }, 3000)).to.equal(null);
       expect(tileNodes({ level: 1, index: 0, width: 12 }, 3000)).to.equal(null);
       const go = await tlogCheck({ vkey: verifierKey(ORIGIN, key.publicKey), records, checkpoints: [cp.note], inclusion, tiles });

@@ -92,7 +92,11 @@ describe('receipt log: Merkle tree and proofs', function () {
       expect(verifyInclusion(index, size, leafHash(r), proof, t.roots[size]!)).to.equal(true);
       return { index, size, proof: b64(proof) };
     });
-    const consistency = [1, 2, 3, 255, 256, 257, 1024, 1999, 2048, 2999, 3000].map((from) => ({ from, to: size, proof: b64(t.prove(consistencyPlan(from, size))) }));
+    const consistency = [1, 2, 3, 255, 256, 257, 1024, 1999, 2048, 2999, 3000].map((from) => ({
+      from,
+      to: size,
+      proof: b64(t.prove(consistencyPlan(from, size))),
+    }));
     const go = await tlogCheck({ records: b64(t.records), inclusion, consistency, roots: [{ size, root: t.roots[size]!.toString('base64') }] });
     expect(go.errors).to.equal(null);
     expect(go.checked).to.deep.equal({ roots: 1, inclusion: 3000, consistency: 11 });
@@ -105,7 +109,18 @@ describe('receipt log: Merkle tree and proofs', function () {
     const root = t.roots[13]!;
     expect(verifyInclusion(5, 13, leaf, proof, root)).to.equal(true);
     expect(verifyInclusion(5, 13, leafHash(Buffer.from('receipt 5 changed')), proof, root)).to.equal(false);
-    proof.forEach((_, i) => expect(verifyInclusion(5, 13, leaf, proof.map((p, j) => (i === j ? flip(p) : p)), root), `hash ${i}`).to.equal(false));
+    proof.forEach((_, i) =>
+      expect(
+        verifyInclusion(
+          5,
+          13,
+          leaf,
+          proof.map((p, j) => (i === j ? flip(p) : p)),
+          root,
+        ),
+        `hash ${i}`,
+      ).to.equal(false),
+    );
     expect(verifyInclusion(5, 13, leaf, proof.slice(0, -1), root)).to.equal(false);
     expect(verifyInclusion(5, 13, leaf, [...proof, root], root)).to.equal(false);
     expect(verifyInclusion(5, 13, leaf, proof, flip(root))).to.equal(false);
@@ -115,7 +130,17 @@ describe('receipt log: Merkle tree and proofs', function () {
 
     const c = t.prove(consistencyPlan(6, 13));
     expect(verifyConsistency(6, 13, t.roots[6]!, root, c)).to.equal(true);
-    c.forEach((_, i) => expect(verifyConsistency(6, 13, t.roots[6]!, root, c.map((p, j) => (i === j ? flip(p) : p)))).to.equal(false));
+    c.forEach((_, i) =>
+      expect(
+        verifyConsistency(
+          6,
+          13,
+          t.roots[6]!,
+          root,
+          c.map((p, j) => (i === j ? flip(p) : p)),
+        ),
+      ).to.equal(false),
+    );
     expect(verifyConsistency(6, 13, flip(t.roots[6]!), root, c)).to.equal(false);
     expect(verifyConsistency(6, 13, t.roots[6]!, flip(root), c)).to.equal(false);
     expect(verifyConsistency(7, 13, t.roots[7]!, root, c)).to.equal(false);

@@ -16,7 +16,23 @@ describe('receipt log: hash tile paths (C2SP tlog-tiles)', () => {
   });
 
   it('refuses every other spelling', () => {
-    for (const bad of ['', '0', '0/0', '0/1', '00/000', '0/x000/001', '0/000.p/0', '0/000.p/256', '0/000.p/01', '64/000', '0/000/', '0/abc', '-1/000', '0/x1/000', '0/000.p']) {
+    for (const bad of [
+      '',
+      '0',
+      '0/0',
+      '0/1',
+      '00/000',
+      '0/x000/001',
+      '0/000.p/0',
+      '0/000.p/256',
+      '0/000.p/01',
+      '64/000',
+      '0/000/',
+      '0/abc',
+      '-1/000',
+      '0/x1/000',
+      '0/000.p',
+    ]) {
       expect(parseTilePath(bad), bad).to.equal(null);
     }
   });

@@ -49,7 +49,8 @@ function witnessedRoot(witness: Witness): string {
   editFile(
     root,
     'config/gateway.yaml',
-    (t) => `${t}\nreceipts:\n  logName: ${NAME}\n  checkpointEveryMs: 200\n  leaseMs: 4000\n  witnesses:\n    - key: ${witness.vkey}\n      url: ${witness.url}\n`,
+    (t) =>
+      `${t}\nreceipts:\n  logName: ${NAME}\n  checkpointEveryMs: 200\n  leaseMs: 4000\n  witnesses:\n    - key: ${witness.vkey}\n      url: ${witness.url}\n`,
   );
   return root;
 }
@@ -76,7 +77,13 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
   before(async () => {
     witness = await startWitness({ name: 'witness.portcullis.test/w1', origin: NAME, logKey: verifierKey(NAME, publicKey) });
     [redis, upstream] = await Promise.all([startRedisServer(), startRecordingUpstream()]);
-    a = await startTestGateway({ root: witnessedRoot(witness), upstreamUrl: upstream.baseUrl, redisUrl: redis.url, env: { PORTCULLIS_RECEIPT_KEY: privatePem }, log: createLogger('warn', (l) => void warnings.push(l)) });
+    a = await startTestGateway({
+      root: witnessedRoot(witness),
+      upstreamUrl: upstream.baseUrl,
+      redisUrl: redis.url,
+      env: { PORTCULLIS_RECEIPT_KEY: privatePem },
+      log: createLogger('warn', (l) => void warnings.push(l)),
+    });
   });
   after(async () => {
     for (const o of others.reverse()) await ('close' in o ? o.close() : o.stop());
@@ -99,7 +106,12 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     expect(sizes[1]).to.be.greaterThan(sizes[0]!);
     for (const r of receipts) expect(countCosignatures(r['checkpoint'], [w]).cosigned.map((c) => c.name)).to.deep.equal([witness.name]);
     const served = await checkpoint(a.apiUrl);
-    expect(served.trimEnd().split('\n').filter((l) => l.startsWith('— '))).to.have.length(2);
+    expect(
+      served
+        .trimEnd()
+        .split('\n')
+        .filter((l) => l.startsWith('— ')),
+    ).to.have.length(2);
     expect(countCosignatures(served, [w]).missing).to.deep.equal([]);
 
     // GET /v1/secure names the witness by its verifier key.
@@ -115,7 +127,19 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     const two = await cli(['receipt', 'verify', receiptFile, '--key', keyFile, '--witness', witness.vkey, '--witness', stranger]);
     expect(two.code).to.equal(1);
     expect(two.stderr).to.contain('carries 1 of the 2 witness cosignatures required (not cosigned by: witness.elsewhere.test)');
-    const oneOfTwo = await cli(['receipt', 'verify', receiptFile, '--key', keyFile, '--witness', witness.vkey, '--witness', stranger, '--witnesses-required', '1']);
+    const oneOfTwo = await cli([
+      'receipt',
+      'verify',
+      receiptFile,
+      '--key',
+      keyFile,
+      '--witness',
+      witness.vkey,
+      '--witness',
+      stranger,
+      '--witnesses-required',
+      '1',
+    ]);
     expect(oneOfTwo.code, oneOfTwo.stderr).to.equal(0);
     // A checkpoint whose cosignature line was changed no longer counts.
     const cp = receipts[1]!['checkpoint'] as string;
@@ -124,17 +148,44 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     const sig = Buffer.from(lines[at]!.split(' ')[2]!, 'base64');
     sig[sig.length - 1]! ^= 1;
     lines[at] = `— ${witness.name} ${sig.toString('base64')}`;
-    const forged = await cli(['receipt', 'verify', file(JSON.stringify({ ...receipts[1], checkpoint: lines.join('\n') })), '--key', keyFile, '--witness', witness.vkey]);
+    const forged = await cli([
+      'receipt',
+      'verify',
+      file(JSON.stringify({ ...receipts[1], checkpoint: lines.join('\n') })),
+      '--key',
+      keyFile,
+      '--witness',
+      witness.vkey,
+    ]);
     expect(forged.code).to.equal(1);
-    expect(forged.stderr).to.contain(`a cosignature line in the name and key id of witness ${witness.name} that is not valid (its signature does not verify): forged or damaged`);
+    expect(forged.stderr).to.contain(
+      `a cosignature line in the name and key id of witness ${witness.name} that is not valid (its signature does not verify): forged or damaged`,
+    );
 
     // audit --witness: the latest checkpoint extends the first one and is cosigned.
-    const audit = await cli(['receipt', 'audit', '--from', file(receipts[0]!['checkpoint']), '--to', 'latest', '--url', a.apiUrl, '--key', keyFile, '--witness', witness.vkey]);
+    const audit = await cli([
+      'receipt',
+      'audit',
+      '--from',
+      file(receipts[0]!['checkpoint']),
+      '--to',
+      'latest',
+      '--url',
+      a.apiUrl,
+      '--key',
+      keyFile,
+      '--witness',
+      witness.vkey,
+    ]);
     expect(audit.code, audit.stderr).to.equal(0);
     expect(audit.stdout).to.contain('consistent:').and.contain(`cosigned by 1 of 1 witnesses (${witness.name})`);
 
     // Usage errors: a log key given as a witness key, a k beyond n, k without a witness.
-    for (const args of [['--witness', verifierKey(NAME, publicKey)], ['--witness', witness.vkey, '--witnesses-required', '2'], ['--witnesses-required', '1']]) {
+    for (const args of [
+      ['--witness', verifierKey(NAME, publicKey)],
+      ['--witness', witness.vkey, '--witnesses-required', '2'],
+      ['--witnesses-required', '1'],
+    ]) {
       const bad = await cli(['receipt', 'verify', receiptFile, '--key', keyFile, ...args]);
       expect(bad.code, args.join(' ')).to.equal(2);
     }
@@ -157,7 +208,12 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     expect(await primary.sendCommand(['WAIT', '1', '5000'])).to.equal(1);
     await replica.sendCommand(['REPLICAOF', 'NO', 'ONE']);
     await Promise.all([replica.quit(), primary.quit()]);
-    const b = await startTestGateway({ root: witnessedRoot(witness), upstreamUrl: upstream.baseUrl, redisUrl: fork.url, env: { PORTCULLIS_RECEIPT_KEY: privatePem } });
+    const b = await startTestGateway({
+      root: witnessedRoot(witness),
+      upstreamUrl: upstream.baseUrl,
+      redisUrl: fork.url,
+      env: { PORTCULLIS_RECEIPT_KEY: privatePem },
+    });
     others.push(b);
 
     // Each side takes a different call: two trees of the same size, both signed with the log's key.
@@ -186,9 +242,24 @@ describe('witnessed checkpoints (C2SP tlog-witness, the Go omniwitness)', functi
     const caught = await cli(['receipt', 'verify', yFile, '--key', keyFile, '--witness', witness.vkey]);
     expect(caught.code).to.equal(1);
     expect(caught.stderr).to.contain('carries 0 of the 1 witness cosignature required').and.contain('split view');
-    const caughtAudit = await cli(['receipt', 'audit', '--from', file(forkPoint), '--to', 'latest', '--url', b.apiUrl, '--key', keyFile, '--witness', witness.vkey]);
+    const caughtAudit = await cli([
+      'receipt',
+      'audit',
+      '--from',
+      file(forkPoint),
+      '--to',
+      'latest',
+      '--url',
+      b.apiUrl,
+      '--key',
+      keyFile,
+      '--witness',
+      witness.vkey,
+    ]);
     expect(caughtAudit.code).to.equal(1);
-    expect(caughtAudit.stderr).to.contain(`NOT valid: the checkpoint of size ${claimedSize(cpB)}`).and.contain('split view');
+    expect(caughtAudit.stderr)
+      .to.contain(`NOT valid: the checkpoint of size ${claimedSize(cpB)}`)
+      .and.contain('split view');
     // A's reader, with the same witness, is satisfied.
     const fine = await cli(['receipt', 'verify', file(JSON.stringify(seenByA)), '--key', keyFile, '--witness', witness.vkey]);
     expect(fine.code, fine.stderr).to.equal(0);
@@ -296,11 +367,17 @@ describe('a witness that misbehaves', () => {
       res.writeHead(200).end(cosignatureFor(body));
     });
     const logged: string[] = [];
-    const witnesses = new Witnesses([{ key: vkey, url: w.url }], 2000, createLogger('warn', (l) => void logged.push(l)));
+    const witnesses = new Witnesses(
+      [{ key: vkey, url: w.url }],
+      2000,
+      createLogger('warn', (l) => void logged.push(l)),
+    );
     const first = await witnesses.cosign(cp(1), 1, 0, noProof);
     expect(countCosignatures(first, [parseWitnessKey(vkey)]).cosigned).to.have.length(0);
     expect(refusals(logged)[0]).to.include({ witness: name, size: 1, status: 409 });
-    expect(String(refusals(logged)[0]!['reason'])).to.contain('says it holds a tree of 99999999999 leaves').and.contain('asked again at the next checkpoint');
+    expect(String(refusals(logged)[0]!['reason']))
+      .to.contain('says it holds a tree of 99999999999 leaves')
+      .and.contain('asked again at the next checkpoint');
     const second = await witnesses.cosign(cp(2), 2, 1, noProof);
     expect(w.requests).to.have.length(2);
     expect(w.requests[1]).to.match(/^old 1\n/);
@@ -316,7 +393,11 @@ describe('a witness that misbehaves', () => {
       [long.url, 'answered more than 16384 bytes'],
     ] as const) {
       const logged: string[] = [];
-      const witnesses = new Witnesses([{ key: vkey, url }], 2000, createLogger('warn', (l) => void logged.push(l)));
+      const witnesses = new Witnesses(
+        [{ key: vkey, url }],
+        2000,
+        createLogger('warn', (l) => void logged.push(l)),
+      );
       const note = await witnesses.cosign(cp(1), 1, 0, noProof);
       expect(countCosignatures(note, [parseWitnessKey(vkey)]).cosigned, says).to.have.length(0);
       expect(String(refusals(logged)[0]?.['reason']), says).to.contain(says);

@@ -10,7 +10,13 @@ import type { PendingRecovery, RecoveryKey, RecoveryStore } from '../../src/reco
 import { onRedis } from '../helpers/redis-contract.js';
 
 const P = 'did:web:x:tenant:a';
-const key = (patch: Partial<RecoveryKey> = {}): RecoveryKey => ({ principalId: P, publicKey: 'k1', secretHash: 'h1', createdAt: '2026-11-23T00:00:00.000Z', ...patch });
+const key = (patch: Partial<RecoveryKey> = {}): RecoveryKey => ({
+  principalId: P,
+  publicKey: 'k1',
+  secretHash: 'h1',
+  createdAt: '2026-11-23T00:00:00.000Z',
+  ...patch,
+});
 const rec = (id: string): PendingRecovery => ({ id, principalId: P, startedAt: 1_900_000_000_000, completesAt: 1_900_172_800_000 });
 
 function contract(name: string, make: () => Promise<RecoveryStore & { close(): Promise<void> }>) {

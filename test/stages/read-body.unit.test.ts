@@ -49,19 +49,21 @@ const cases: Record<string, Buffer[]> = {
   'invalid UTF-8 bytes in a string': [Buffer.from('{"a":"'), Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82]), Buffer.from('"}')],
   'a truncated character at the end': [Buffer.from('{"a":"x"}'), Buffer.from([0xe2, 0x82])],
   'not JSON': [Buffer.from('{"model": ')],
-  'empty': [],
+  empty: [],
 };
 
 describe('reading a JSON body', () => {
   for (const [name, chunks] of Object.entries(cases)) {
     it(`${name}: the same value (or error) as decoding with raw-body's UTF-8 decoder`, async () => {
-      const expected = await outcome(decodedBefore(chunks).then((raw) => {
-        try {
-          return JSON.parse(raw) as unknown;
-        } catch {
-          throw new GatewayError('invalid-json');
-        }
-      }));
+      const expected = await outcome(
+        decodedBefore(chunks).then((raw) => {
+          try {
+            return JSON.parse(raw) as unknown;
+          } catch {
+            throw new GatewayError('invalid-json');
+          }
+        }),
+      );
       expect(await outcome(readJson(request(chunks), 1 << 20))).to.deep.equal(expected);
     });
   }

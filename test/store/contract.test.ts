@@ -23,11 +23,7 @@ function principal(id = PID, scopes: ScopeGrant[] = []): PrincipalRecord {
   return { id, username, createdAt: '2025-01-01T00:00:00.000Z', rung: null, aup: null, scopes };
 }
 
-function scope(
-  id: string,
-  tasks: string[] = ['code-review'],
-  status: ScopeGrant['status'] = 'approved',
-): ScopeGrant {
+function scope(id: string, tasks: string[] = ['code-review'], status: ScopeGrant['status'] = 'approved'): ScopeGrant {
   return { id, status, tasks, approvedAt: '2025-01-02T00:00:00.000Z' };
 }
 
@@ -117,9 +113,7 @@ function storeContract(name: string, harness: Harness): void {
       });
 
       it('lets exactly one of many parallel creates of one id win', async () => {
-        const results = await Promise.allSettled(
-          Array.from({ length: 20 }, (_, i) => store.createPrincipal({ ...principal(), username: `u${i}` })),
-        );
+        const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => store.createPrincipal({ ...principal(), username: `u${i}` })));
         const won = results.filter((r) => r.status === 'fulfilled');
         const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
         expect(won).to.have.length(1);
@@ -451,7 +445,10 @@ describe('key layout on a redis cluster', function () {
     await store.putToken(token(`tok-${id.length}-${Date.now()}`, { principalId: id, hash: `h-${id}-${Date.now()}` }));
     await new RedisMeter(store, {}).grant({ operationId: `op-${id}`, principalId: id, kind: 'credits', microUSD: 1, source: 'test' });
     const now = Date.now();
-    await new RedisSessionStore(store).create({ hash: `s-${id}`, principalId: id, method: 'passkey', state: 'active', createdAt: now, lastSeenAt: now, expiresAt: now + 60_000 }, 60_000);
+    await new RedisSessionStore(store).create(
+      { hash: `s-${id}`, principalId: id, method: 'passkey', state: 'active', createdAt: now, lastSeenAt: now, expiresAt: now + 60_000 },
+      60_000,
+    );
   }
 
   it('puts the money in one slot and each other family in a slot of its own', async () => {
@@ -465,7 +462,10 @@ describe('key layout on a redis cluster', function () {
     }
     const keys = await keysWith('layout');
     const slotsOf = (tag: string) => new Set(keys.filter((k) => k.key.startsWith(`{${tag}}:`)).map((k) => k.slot));
-    expect(keys.every((k) => /^\{layout(:[a-z]+)?\}:/.test(k.key)), keys.map((k) => k.key).join(' ')).to.equal(true);
+    expect(
+      keys.every((k) => /^\{layout(:[a-z]+)?\}:/.test(k.key)),
+      keys.map((k) => k.key).join(' '),
+    ).to.equal(true);
     for (const family of ['layout', 'layout:id', 'layout:ses']) expect(slotsOf(family).size, family).to.equal(1);
     const slots = ['layout', 'layout:id', 'layout:ses'].map((f) => [...slotsOf(f)][0]);
     expect(new Set(slots).size, 'three families, three slots').to.equal(3);

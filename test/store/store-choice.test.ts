@@ -16,7 +16,7 @@ function files(dir: string): string[] {
 }
 
 describe('the store is chosen in one place', () => {
-  it('tests a store\'s class only in src/app/wire.ts', () => {
+  it("tests a store's class only in src/app/wire.ts", () => {
     const asks = /instanceof\s+(RedisStore|MemoryStore)\b/;
     const offenders = files(join(REPO, 'src'))
       .map((f) => relative(REPO, f))

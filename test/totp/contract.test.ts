@@ -12,7 +12,14 @@ import { onRedis } from '../helpers/redis-contract.js';
 
 const P = 'did:web:x:tenant:a';
 const T0 = 1_900_000_000_000;
-const record = (patch: Partial<TotpRecord> = {}): TotpRecord => ({ principalId: P, secret: 'JBSWY3DPEHPK3PXP', state: 'pending', lastStep: -1, createdAt: '2026-11-23T00:00:00.000Z', ...patch });
+const record = (patch: Partial<TotpRecord> = {}): TotpRecord => ({
+  principalId: P,
+  secret: 'JBSWY3DPEHPK3PXP',
+  state: 'pending',
+  lastStep: -1,
+  createdAt: '2026-11-23T00:00:00.000Z',
+  ...patch,
+});
 
 function contract(name: string, make: () => Promise<SealableTotpStore & { close(): Promise<void> }>) {
   describe(`totp store contract: ${name}`, () => {

@@ -91,7 +91,7 @@ describe('routes: several origins, failover, health, per-route timeouts, fallbac
     }
   });
 
-  it('applies a route\'s own timeout', async () => {
+  it("applies a route's own timeout", async () => {
     await live.behave({ mode: 'echo', delayMs: 1500 });
     const root = configRoot();
     withSharedRoute(root, `    origin: { baseUrl: "${live.baseUrl}" }\n    timeouts: { headersMs: 300 }\n`);
@@ -180,6 +180,8 @@ describe('routes: several origins, failover, health, per-route timeouts, fallbac
     } catch (err) {
       error = err;
     }
-    expect(String((error as { problems?: string[] })?.problems)).to.include('/routes/shared/models/shared-general-a/fallbackModel names "red-whitehacker-a", a model of another team');
+    expect(String((error as { problems?: string[] })?.problems)).to.include(
+      '/routes/shared/models/shared-general-a/fallbackModel names "red-whitehacker-a", a model of another team',
+    );
   });
 });

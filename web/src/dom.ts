@@ -49,7 +49,10 @@ const BROWSER_ERRORS: Record<string, string> = {
 export function errorParts(err: unknown): { text: string; code: string } {
   if (err instanceof ApiError) return { text: err.message, code: err.code };
   if (err instanceof TypeError && /fetch|network/i.test(err.message)) {
-    return { text: 'The gateway could not be reached. Check that it is running, and that this page was opened at the address it printed.', code: 'network-error' };
+    return {
+      text: 'The gateway could not be reached. Check that it is running, and that this page was opened at the address it printed.',
+      code: 'network-error',
+    };
   }
   const name = (err as { name?: string })?.name ?? '';
   if (BROWSER_ERRORS[name]) return { text: BROWSER_ERRORS[name], code: name };

@@ -127,7 +127,11 @@ async function smartAccountSignIn(): Promise<void> {
   afterPrimary(await call<SignedIn>('auth', 'POST', '/v1/passkey/smart-account/verify', { message, signature }));
 }
 
-const base64url = (bytes: Uint8Array): string => btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const base64url = (bytes: Uint8Array): string =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 
 /**
  * DID/CACAO: a CAIP-74 CACAO for the wallet's `did:pkh`, its payload an EIP-4361 message with the server's
@@ -187,14 +191,16 @@ $('#totp-form').addEventListener('submit', (event) => {
 
 // Another way: the half-done sign-in is ended (its session only ever allowed the code check), the methods return.
 const cancel = $('#totp-cancel') as HTMLButtonElement;
-cancel.addEventListener('click', () =>
-  void busy(cancel, errorBox, async () => {
-    await call('auth', 'POST', '/v1/session/end', {});
-    ($('#totp-form') as HTMLFormElement).reset();
-    askSecondFactor(false);
-    $('#passkey-sign-in').focus();
-    announce('Choose how to sign in.');
-  }),
+cancel.addEventListener(
+  'click',
+  () =>
+    void busy(cancel, errorBox, async () => {
+      await call('auth', 'POST', '/v1/session/end', {});
+      ($('#totp-form') as HTMLFormElement).reset();
+      askSecondFactor(false);
+      $('#passkey-sign-in').focus();
+      announce('Choose how to sign in.');
+    }),
 );
 
 // A reload while the code is owed comes back to the code, not to methods that would start over.
@@ -212,11 +218,11 @@ void call<{ valid: boolean; secondFactor?: string }>('auth', 'GET', '/v1/session
 const recoveryForm = $('#recovery-form') as HTMLFormElement;
 recoveryForm.addEventListener('submit', (event) => {
   event.preventDefault();
-  const submitter = (event).submitter as HTMLButtonElement;
+  const submitter = event.submitter as HTMLButtonElement;
   const data = new FormData(recoveryForm);
   const result = $('#recovery-result');
   void busy(submitter, errorBox, async () => {
-    const key = await recoveryKey(((data.get('phrase') as string | null) ?? ''));
+    const key = await recoveryKey((data.get('phrase') as string | null) ?? '');
     const { challenge } = await call<{ challenge: string }>('auth', 'POST', '/v1/recovery/challenge', {});
     const proof = { publicKey: key.publicKey, challenge, signature: await key.sign(recoveryMessage(origins().auth, challenge)) };
     if (submitter.value === 'start') {

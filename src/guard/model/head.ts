@@ -58,7 +58,8 @@ export class IntentHead {
     const width = doc.dim + doc.conceptNames.length;
     const h = doc.hidden;
     const read = h ? h.weights.length : width;
-    if (h && (h.bias.length !== h.weights.length || h.weights.some((w) => w.length !== width))) throw new Error('intent head: hidden weights do not agree with dim and concepts');
+    if (h && (h.bias.length !== h.weights.length || h.weights.some((w) => w.length !== width)))
+      throw new Error('intent head: hidden weights do not agree with dim and concepts');
     if (doc.mean.length !== width || doc.scale.length !== width || doc.weights.length !== doc.classes.length || doc.weights.some((w) => w.length !== read)) {
       throw new Error('intent head: weights, mean and scale do not agree with dim and concepts');
     }

@@ -10,12 +10,15 @@
 const SAMPLE = 2000;
 
 const ENGLISH = new Set(
-  'the and to of a in is for that this with how what you it on be are do can my me please from or an as at by not we our your would should could if about into which there they them have has get where who why will i'.split(' '),
+  'the and to of a in is for that this with how what you it on be are do can my me please from or an as at by not we our your would should could if about into which there they them have has get where who why will i'.split(
+    ' ',
+  ),
 );
 // Function words of Spanish, French, German, Portuguese, Italian, Dutch, Turkish, Polish, Indonesian that
 // are not English words.
 const OTHER = new Set(
-  ('de la el que y los las del por para con una uno es como pero más qué cómo dónde quiero necesito puedes ' +
+  (
+    'de la el que y los las del por para con una uno es como pero más qué cómo dónde quiero necesito puedes ' +
     'le les des est pour avec une je vous nous mais dans sur pas comment où être faire ' +
     'der die das und ich ist nicht mit wie um ein eine zu den dem auf für sich auch wo kann bitte ' +
     'não você uma com os em se mais quero preciso fazer como ' +
@@ -23,7 +26,8 @@ const OTHER = new Set(
     'het een van niet ik je hoe waar wil ' +
     'bir ve bu nasıl için ne ile da mı mi nerede istiyorum ' +
     'jak nie się jest czy gdzie chcę ' +
-    'yang dan dengan untuk tidak bagaimana saya ini itu').split(' '),
+    'yang dan dengan untuk tidak bagaimana saya ini itu'
+  ).split(' '),
 );
 
 /** True when the text reads as something other than English. */

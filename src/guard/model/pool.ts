@@ -34,7 +34,6 @@ interface Slot {
   job?: Job;
 }
 
-
 export class EncoderPool {
   private readonly slots: Slot[] = [];
   private readonly waiting: Job[] = [];

@@ -92,7 +92,9 @@ function readCosignatureLine(text: string, line: string, key: WitnessKey): LineC
   const time = blob.readBigUInt64BE(4);
   if (time > MAX_TIME) return { is: 'invalid', why: 'its time is above 2^63 - 1' };
   const message = Buffer.from(`cosignature/v1\ntime ${time}\n${text}`, 'utf8');
-  return verify(null, message, key.publicKey, blob.subarray(12)) ? { is: 'valid', time: Number(time) } : { is: 'invalid', why: 'its signature does not verify' };
+  return verify(null, message, key.publicKey, blob.subarray(12))
+    ? { is: 'valid', time: Number(time) }
+    : { is: 'invalid', why: 'its signature does not verify' };
 }
 
 /** The time (Unix seconds) of `key`'s valid cosignature in `line`, or null when the line is not one. */
@@ -128,7 +130,11 @@ export function countCosignatures(note: string, keys: readonly WitnessKey[]): Co
  * Checks that at least `required` of `keys` cosigned the checkpoint `note`. The reason names the witnesses
  * that did not: a checkpoint shown to this reader that the witnesses never saw is what a split view looks like.
  */
-export function requireCosignatures(note: string, keys: readonly WitnessKey[], required: number): { ok: true; count: CosignatureCount } | { ok: false; reason: string } {
+export function requireCosignatures(
+  note: string,
+  keys: readonly WitnessKey[],
+  required: number,
+): { ok: true; count: CosignatureCount } | { ok: false; reason: string } {
   if (note.endsWith('\n\n')) return { ok: false, reason: TRAILING_BLANK };
   const count = countCosignatures(note, keys);
   // A line in a trusted witness's name and key id that does not verify refuses the whole checkpoint, as
@@ -136,7 +142,10 @@ export function requireCosignatures(note: string, keys: readonly WitnessKey[], r
   // changed or forged it, and that is worth saying rather than counting around.
   const bad = count.invalid[0];
   if (bad) {
-    return { ok: false, reason: `the checkpoint carries a cosignature line in the name and key id of witness ${bad.name} that is not valid (${bad.why}): forged or damaged; refused` };
+    return {
+      ok: false,
+      reason: `the checkpoint carries a cosignature line in the name and key id of witness ${bad.name} that is not valid (${bad.why}): forged or damaged; refused`,
+    };
   }
   if (count.cosigned.length >= required) return { ok: true, count };
   return {

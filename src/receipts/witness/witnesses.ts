@@ -51,7 +51,9 @@ export class Witnesses {
   async cosign(note: string, size: number, previous: number, proofFrom: (old: number) => Promise<Buffer[]>): Promise<string> {
     // One witness's trouble (even a proof that cannot be read) is that witness's refusal, not the checkpoint's.
     const answers = await Promise.all(
-      this.#clients.map((c) => c.submit(note, size, previous, proofFrom).catch((err: unknown) => ({ ok: false as const, status: null, reason: (err as Error).message }))),
+      this.#clients.map((c) =>
+        c.submit(note, size, previous, proofFrom).catch((err: unknown) => ({ ok: false as const, status: null, reason: (err as Error).message })),
+      ),
     );
     const lines: string[] = [];
     answers.forEach((a, i) => {

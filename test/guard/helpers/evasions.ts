@@ -77,7 +77,11 @@ export const SEPARATORS: Record<string, (s: string) => string> = {
   'a newline every 8 characters': (s) => every(s, 8, '\n'),
   'spaced letters': (s) => [...s].join(' '),
   'markdown bold pieces': (s) => every(s, 6, '**'),
-  'backticked pieces': (s) => s.match(/.{1,5}/g)!.map((p) => `\`${p}\``).join(' '),
+  'backticked pieces': (s) =>
+    s
+      .match(/.{1,5}/g)!
+      .map((p) => `\`${p}\``)
+      .join(' '),
   'table cells': (s) => `| ${s.match(/.{1,6}/g)!.join(' | ')} |`,
   '<br> every 6 characters': (s) => every(s, 6, '<br>'),
   'a literal \\n every 10 characters': (s) => every(s, 10, '\\n'),
@@ -107,7 +111,9 @@ export const CONFUSABLES: Record<string, (s: string) => string> = {
 const rot13 = (s: string) => s.replace(/[A-Za-z]/g, (c) => String.fromCharCode(((c.charCodeAt(0) - (c <= 'Z' ? 65 : 97) + 13) % 26) + (c <= 'Z' ? 65 : 97)));
 function base32(buf: Buffer): string {
   const a = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  let bits = 0, value = 0, out = '';
+  let bits = 0,
+    value = 0,
+    out = '';
   for (const b of buf) {
     value = (value << 8) | b;
     bits += 8;
@@ -150,15 +156,24 @@ export const AWS_FORMS: Record<string, (s: string) => string> = {
 
 const lines = (pem: string) => pem.split('\n');
 export const PEM_DISGUISES: Record<string, (pem: string) => string> = {
-  'quoted lines': (p) => lines(p).map((l) => `> ${l}`).join('\n'),
-  'numbered lines': (p) => lines(p).map((l, i) => `${String(i + 1).padStart(2, '0')}: ${l}`).join('\n'),
+  'quoted lines': (p) =>
+    lines(p)
+      .map((l) => `> ${l}`)
+      .join('\n'),
+  'numbered lines': (p) =>
+    lines(p)
+      .map((l, i) => `${String(i + 1).padStart(2, '0')}: ${l}`)
+      .join('\n'),
   'lower-case header and footer': (p) => p.replace(/BEGIN [A-Z ]+KEY/, (m) => m.toLowerCase()).replace(/END [A-Z ]+KEY/, (m) => m.toLowerCase()),
   'no header': (p) => lines(p).slice(1).join('\n'),
   'no header and no footer': (p) => lines(p).slice(1, -1).join('\n'),
   'three dashes': (p) => p.replace(/-{5}/g, '---'),
   'ten dashes': (p) => p.replace(/-{5}/g, '-'.repeat(10)),
   '<br> between lines': (p) => lines(p).join('<br>'),
-  'backticks around each line': (p) => lines(p).map((l) => `\`${l}\``).join('\n'),
+  'backticks around each line': (p) =>
+    lines(p)
+      .map((l) => `\`${l}\``)
+      .join('\n'),
   'a JSON array of lines': (p) => JSON.stringify(lines(p)),
   'a line that is not base64 in the middle': (p) => {
     const ls = lines(p);

@@ -122,12 +122,45 @@ export function secretSamples(): SecretSample[] {
 
 const ZERO_WIDTH = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u180e'];
 const CYRILLIC: Record<string, string> = {
-  A: 'А', B: 'В', E: 'Е', K: 'К', M: 'М', H: 'Н', O: 'О', P: 'Р', C: 'С', T: 'Т', X: 'Х',
-  a: 'а', e: 'е', o: 'о', p: 'р', c: 'с', x: 'х', y: 'у', i: 'і', s: 'ѕ', j: 'ј',
+  A: 'А',
+  B: 'В',
+  E: 'Е',
+  K: 'К',
+  M: 'М',
+  H: 'Н',
+  O: 'О',
+  P: 'Р',
+  C: 'С',
+  T: 'Т',
+  X: 'Х',
+  a: 'а',
+  e: 'е',
+  o: 'о',
+  p: 'р',
+  c: 'с',
+  x: 'х',
+  y: 'у',
+  i: 'і',
+  s: 'ѕ',
+  j: 'ј',
 };
 const GREEK: Record<string, string> = {
-  A: 'Α', B: 'Β', E: 'Ε', Z: 'Ζ', H: 'Η', I: 'Ι', K: 'Κ', M: 'Μ', N: 'Ν', O: 'Ο', P: 'Ρ', T: 'Τ', Y: 'Υ', X: 'Χ',
-  o: 'ο', v: 'ν',
+  A: 'Α',
+  B: 'Β',
+  E: 'Ε',
+  Z: 'Ζ',
+  H: 'Η',
+  I: 'Ι',
+  K: 'Κ',
+  M: 'Μ',
+  N: 'Ν',
+  O: 'Ο',
+  P: 'Ρ',
+  T: 'Τ',
+  Y: 'Υ',
+  X: 'Χ',
+  o: 'ο',
+  v: 'ν',
 };
 
 const mapChars = (s: string, f: (c: string, i: number) => string) => [...s].map(f).join('');
@@ -147,8 +180,7 @@ export const EVASIONS: Record<string, (s: string) => string> = {
       if (code >= 0x30 && code <= 0x39) return String.fromCodePoint(0x1d7ce + code - 0x30);
       return c;
     }),
-  'homoglyphs and zero-width together': (s) =>
-    mapChars(s, (c, i) => (i % 3 === 1 ? '\u200d' : '') + (CYRILLIC[c] ?? c)),
+  'homoglyphs and zero-width together': (s) => mapChars(s, (c, i) => (i % 3 === 1 ? '\u200d' : '') + (CYRILLIC[c] ?? c)),
 };
 
 const percentAll = (s: string) => [...Buffer.from(s)].map((b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join('');

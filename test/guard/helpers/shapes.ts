@@ -36,11 +36,26 @@ export const OPENAI = j('sk', '-proj-', pick(48));
 export const STRIPE = j('sk', '_live_', pick(48));
 export const AWS_ID = j('AK', 'IA', pick(16, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'));
 export const AWS_SECRET = pick(40, B62 + '/+');
-const SLACK_HOOK = j('https://hooks.', 'slack.com/services/T', pick(9, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'), '/B', pick(9, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'), '/', pick(24));
+const SLACK_HOOK = j(
+  'https://hooks.',
+  'slack.com/services/T',
+  pick(9, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
+  '/B',
+  pick(9, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'),
+  '/',
+  pick(24),
+);
 const DB_PASSWORD = j('Tr0ub4dor', '&3horse', pick(6));
 const WEAK_PASSWORD = 'hunterhunter42';
 const AZURE_KEY = Buffer.from(pick(64)).toString('base64').slice(0, 86) + '==';
-const JWT = j('eyJ', b64url('{"alg":"RS256","typ":"JWT","kid":"k1"}').slice(3), '.', b64url(JSON.stringify({ sub: 'u1', scope: 'admin', data: pick(600) })), '.', pick(342, B62 + '-_'));
+const JWT = j(
+  'eyJ',
+  b64url('{"alg":"RS256","typ":"JWT","kid":"k1"}').slice(3),
+  '.',
+  b64url(JSON.stringify({ sub: 'u1', scope: 'admin', data: pick(600) })),
+  '.',
+  pick(342, B62 + '-_'),
+);
 const wrap = (s: string, n: number) => s.match(new RegExp(`.{1,${n}}`, 'g'))!.join('\n');
 
 export function shapeVariants(): ShapeVariant[] {
@@ -49,9 +64,21 @@ export function shapeVariants(): ShapeVariant[] {
 
   // A key inside a JS template literal.
   add('template literal', 'empty interpolation', `const key = \`${OPENAI.slice(0, 20)}\${""}${OPENAI.slice(20)}\`;`, OPENAI, 'openai-key');
-  add('template literal', "empty interpolation, single quotes", `const key = \`${OPENAI.slice(0, 11)}\${''}${OPENAI.slice(11)}\`;`, OPENAI, 'openai-key');
-  add('template literal', 'literal interpolation', `headers.Authorization = \`Bearer ${STRIPE.slice(0, 24)}\${"${STRIPE.slice(24, 40)}"}${STRIPE.slice(40)}\`;`, STRIPE, 'stripe-key');
-  add('template literal', 'two empty interpolations', `k = \`${AWS_ID.slice(0, 8)}\${\`\`}${AWS_ID.slice(8, 14)}\${""}${AWS_ID.slice(14)}\``, AWS_ID, 'aws-access-key-id');
+  add('template literal', 'empty interpolation, single quotes', `const key = \`${OPENAI.slice(0, 11)}\${''}${OPENAI.slice(11)}\`;`, OPENAI, 'openai-key');
+  add(
+    'template literal',
+    'literal interpolation',
+    `headers.Authorization = \`Bearer ${STRIPE.slice(0, 24)}\${"${STRIPE.slice(24, 40)}"}${STRIPE.slice(40)}\`;`,
+    STRIPE,
+    'stripe-key',
+  );
+  add(
+    'template literal',
+    'two empty interpolations',
+    `k = \`${AWS_ID.slice(0, 8)}\${\`\`}${AWS_ID.slice(8, 14)}\${""}${AWS_ID.slice(14)}\``,
+    AWS_ID,
+    'aws-access-key-id',
+  );
   // (second look) any short interpolation, and other languages' concatenation and continuation.
   add('template literal', 'an empty array interpolated', `k = \`${OPENAI.slice(0, 20)}\${[]}${OPENAI.slice(20)}\``, OPENAI, 'openai-key');
   add('template literal', 'a variable interpolated', `k = \`${OPENAI.slice(0, 20)}\${sep}${OPENAI.slice(20)}\``, OPENAI, 'openai-key');
@@ -61,7 +88,13 @@ export function shapeVariants(): ShapeVariant[] {
   add('wrapped at a column', 'after a label, then the column', `OPENAI_API_KEY=${OPENAI.slice(0, 25)}\n${OPENAI.slice(25)}`, OPENAI, 'openai-key');
   // A key built by string concatenation.
   add('concatenation', 'JS, same line', `const k = "${OPENAI.slice(0, 18)}" + "${OPENAI.slice(18)}";`, OPENAI, 'openai-key');
-  add('concatenation', 'JS, three pieces over lines', `const k = '${STRIPE.slice(0, 14)}' +\n  '${STRIPE.slice(14, 30)}' +\n  '${STRIPE.slice(30)}';`, STRIPE, 'stripe-key');
+  add(
+    'concatenation',
+    'JS, three pieces over lines',
+    `const k = '${STRIPE.slice(0, 14)}' +\n  '${STRIPE.slice(14, 30)}' +\n  '${STRIPE.slice(30)}';`,
+    STRIPE,
+    'stripe-key',
+  );
   add('concatenation', 'Python implicit, over lines', `key = (\n    "${OPENAI.slice(0, 22)}"\n    "${OPENAI.slice(22)}"\n)`, OPENAI, 'openai-key');
   add('concatenation', 'C adjacent literals', `char *k = "${AWS_ID.slice(0, 10)}" "${AWS_ID.slice(10)}";`, AWS_ID, 'aws-access-key-id');
   add('concatenation', 'backticks with +', `k = \`${OPENAI.slice(0, 30)}\`+\`${OPENAI.slice(30)}\``, OPENAI, 'openai-key');
@@ -72,22 +105,58 @@ export function shapeVariants(): ShapeVariant[] {
   add('concatenation', 'VB &', `k = "${OPENAI.slice(0, 20)}" & "${OPENAI.slice(20)}"`, OPENAI, 'openai-key');
   // A webhook URL split by a shell line continuation.
   const cut = SLACK_HOOK.length - 12;
-  add('shell line continuation', 'in the secret part', `curl -X POST ${SLACK_HOOK.slice(0, cut)}\\\n${SLACK_HOOK.slice(cut)} -d @msg.json`, SLACK_HOOK, 'slack-token');
-  add('shell line continuation', 'indented next line', `curl -X POST \\\n  ${SLACK_HOOK.slice(0, 40)}\\\n    ${SLACK_HOOK.slice(40)}`, SLACK_HOOK, 'slack-token');
+  add(
+    'shell line continuation',
+    'in the secret part',
+    `curl -X POST ${SLACK_HOOK.slice(0, cut)}\\\n${SLACK_HOOK.slice(cut)} -d @msg.json`,
+    SLACK_HOOK,
+    'slack-token',
+  );
+  add(
+    'shell line continuation',
+    'indented next line',
+    `curl -X POST \\\n  ${SLACK_HOOK.slice(0, 40)}\\\n    ${SLACK_HOOK.slice(40)}`,
+    SLACK_HOOK,
+    'slack-token',
+  );
   add('shell line continuation', 'key in an export', `export OPENAI_API_KEY=${OPENAI.slice(0, 30)}\\\n${OPENAI.slice(30)}`, OPENAI, 'openai-key');
   add('shell line continuation', 'cmd caret', `set KEY=${OPENAI.slice(0, 20)}^\n${OPENAI.slice(20)}`, OPENAI, 'openai-key');
   add('shell line continuation', 'Dockerfile ENV', `ENV STRIPE_KEY=${STRIPE.slice(0, 26)}\\\n    ${STRIPE.slice(26)}`, STRIPE, 'stripe-key');
   // An AWS secret in the credentials CSV export (old and new console formats), and INI.
-  add('aws credentials csv', 'console export with user name', `User name,Password,Access key ID,Secret access key,Console login link\nci-bot,,${AWS_ID},${AWS_SECRET},https://123456789012.signin.aws.amazon.com/console\n`, AWS_SECRET, 'aws-secret-key');
+  add(
+    'aws credentials csv',
+    'console export with user name',
+    `User name,Password,Access key ID,Secret access key,Console login link\nci-bot,,${AWS_ID},${AWS_SECRET},https://123456789012.signin.aws.amazon.com/console\n`,
+    AWS_SECRET,
+    'aws-secret-key',
+  );
   add('aws credentials csv', 'access keys export', `Access key ID,Secret access key\n${AWS_ID},${AWS_SECRET}\n`, AWS_SECRET, 'aws-secret-key');
   add('aws credentials csv', 'quoted cells, CRLF', `"Access key ID","Secret access key"\r\n"${AWS_ID}","${AWS_SECRET}"\r\n`, AWS_SECRET, 'aws-secret-key');
   add('aws credentials csv', 'semicolon-separated', `Access key ID;Secret access key\n${AWS_ID};${AWS_SECRET}\n`, AWS_SECRET, 'aws-secret-key');
   add('aws credentials csv', 'tab-separated', `Access key ID\tSecret access key\n${AWS_ID}\t${AWS_SECRET}\n`, AWS_SECRET, 'aws-secret-key');
   add('aws credentials csv', 'secret alone on its row', `Secret access key\n${AWS_SECRET}\n`, AWS_SECRET, 'aws-secret-key');
-  add('ini credential export', 'aws credentials file', `[default]\naws_access_key_id = ${AWS_ID}\naws_secret_access_key = ${AWS_SECRET}\nregion = eu-west-1\n`, AWS_SECRET, 'aws-secret-key');
+  add(
+    'ini credential export',
+    'aws credentials file',
+    `[default]\naws_access_key_id = ${AWS_ID}\naws_secret_access_key = ${AWS_SECRET}\nregion = eu-west-1\n`,
+    AWS_SECRET,
+    'aws-secret-key',
+  );
   add('ini credential export', 'database password', `[database]\nhost = db.internal\nuser = app\npassword = ${WEAK_PASSWORD}\n`, WEAK_PASSWORD, 'password');
-  add('ini credential export', 'client secret with a comment', `[oauth]\nclient_id = portal\nclient_secret = ${DB_PASSWORD} ; rotate monthly\n`, DB_PASSWORD, 'password');
-  add('ini credential export', 'JSON SecretAccessKey', `{"AccessKey": {"AccessKeyId": "${AWS_ID}", "SecretAccessKey": "${AWS_SECRET}"}}`, AWS_SECRET, 'aws-secret-key');
+  add(
+    'ini credential export',
+    'client secret with a comment',
+    `[oauth]\nclient_id = portal\nclient_secret = ${DB_PASSWORD} ; rotate monthly\n`,
+    DB_PASSWORD,
+    'password',
+  );
+  add(
+    'ini credential export',
+    'JSON SecretAccessKey',
+    `{"AccessKey": {"AccessKeyId": "${AWS_ID}", "SecretAccessKey": "${AWS_SECRET}"}}`,
+    AWS_SECRET,
+    'aws-secret-key',
+  );
   add('ini credential export', 'env file password', `POSTGRES_USER=app\nPOSTGRES_PASSWORD=${WEAK_PASSWORD}\n`, WEAK_PASSWORD, 'password');
   add('ini credential export', 'YAML password, quoted', `db:\n  db_password: "${DB_PASSWORD}"\n`, DB_PASSWORD, 'password');
   // A password inside a database URL.
@@ -100,27 +169,89 @@ export function shapeVariants(): ShapeVariant[] {
   add('database url', 'JDBC password in the query', `jdbc:postgresql://db:5432/app?user=app&password=${WEAK_PASSWORD}&ssl=true`, WEAK_PASSWORD, 'password');
   add('database url', 'upper-case scheme', `POSTGRES://app:${DB_PASSWORD}@db/app`, DB_PASSWORD, 'url-password');
   // Connection strings.
-  add('connection string', 'Azure storage AccountKey', `DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=${AZURE_KEY};EndpointSuffix=core.windows.net`, AZURE_KEY, 'connection-string');
-  add('connection string', 'Service Bus SharedAccessKey', `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${AZURE_KEY.slice(0, 44)}`, AZURE_KEY.slice(0, 44), 'connection-string');
+  add(
+    'connection string',
+    'Azure storage AccountKey',
+    `DefaultEndpointsProtocol=https;AccountName=acmelogs;AccountKey=${AZURE_KEY};EndpointSuffix=core.windows.net`,
+    AZURE_KEY,
+    'connection-string',
+  );
+  add(
+    'connection string',
+    'Service Bus SharedAccessKey',
+    `Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${AZURE_KEY.slice(0, 44)}`,
+    AZURE_KEY.slice(0, 44),
+    'connection-string',
+  );
   const SIG = pick(43) + '%3D';
-  add('connection string', 'SharedAccessSignature', `BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=${SIG}`, SIG, 'connection-string');
-  add('connection string', 'ADO.NET Password', `Server=tcp:acme.database.windows.net,1433;Initial Catalog=shop;User ID=app;Password=${DB_PASSWORD};Encrypt=True;`, DB_PASSWORD, 'connection-string');
+  add(
+    'connection string',
+    'SharedAccessSignature',
+    `BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02&ss=b&srt=co&sp=rl&se=2027-01-01T00:00:00Z&sig=${SIG}`,
+    SIG,
+    'connection-string',
+  );
+  add(
+    'connection string',
+    'ADO.NET Password',
+    `Server=tcp:acme.database.windows.net,1433;Initial Catalog=shop;User ID=app;Password=${DB_PASSWORD};Encrypt=True;`,
+    DB_PASSWORD,
+    'connection-string',
+  );
   add('connection string', 'AccountKey in JSON', `{"AccountName": "acme", "AccountKey": "${AZURE_KEY}"}`, AZURE_KEY, 'connection-string');
-  add('connection string', 'quoted ADO.NET Password holding a semicolon', `Server=db;User Id=app;Password="${DB_PASSWORD};x";`, DB_PASSWORD, 'connection-string');
+  add(
+    'connection string',
+    'quoted ADO.NET Password holding a semicolon',
+    `Server=db;User Id=app;Password="${DB_PASSWORD};x";`,
+    DB_PASSWORD,
+    'connection-string',
+  );
   add('connection string', 'ODBC Pwd', `Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=app;Pwd=${WEAK_PASSWORD};`, WEAK_PASSWORD, 'connection-string');
   // The tail of a long Bearer JWT.
   add('bearer jwt', 'Authorization header', `Authorization: Bearer ${JWT}`, JWT.slice(JWT.lastIndexOf('.') + 1), 'jwt');
   add('bearer jwt', 'curl -H', `curl -H "Authorization: Bearer ${JWT}" https://api.example.org/v1/me`, JWT.slice(JWT.lastIndexOf('.') + 1), 'jwt');
   add('bearer jwt', 'cookie', `Cookie: session=${JWT}; Path=/`, JWT.slice(JWT.lastIndexOf('.') + 1), 'jwt');
   const SPACED_JWT = j(b64url('{ "alg": "HS256", "typ": "JWT" }'), '.', b64url('{ "sub": "u2", "role": "admin" }'), '.', pick(43, B62 + '-_'));
-  add('bearer jwt', 'JSON with spaces (header starts ey but not eyJ)', `Authorization: Bearer ${SPACED_JWT}`, SPACED_JWT.slice(SPACED_JWT.lastIndexOf('.') + 1), 'jwt');
+  add(
+    'bearer jwt',
+    'JSON with spaces (header starts ey but not eyJ)',
+    `Authorization: Bearer ${SPACED_JWT}`,
+    SPACED_JWT.slice(SPACED_JWT.lastIndexOf('.') + 1),
+    'jwt',
+  );
   // Dash look-alikes from the whole Unicode dash class, and minus signs.
-  for (const dash of ['\u058a', '\u05be', '\u1400', '\u1806', '\u2e17', '\u2e1a', '\u2e3a', '\u2e3b', '\u2e40', '\u301c', '\u3030', '\u30a0', '\ufe31', '\ufe32', '\u2796', '\u2212', '\u208b', '\u3161', '\u2e5d']) {
+  for (const dash of [
+    '\u058a',
+    '\u05be',
+    '\u1400',
+    '\u1806',
+    '\u2e17',
+    '\u2e1a',
+    '\u2e3a',
+    '\u2e3b',
+    '\u2e40',
+    '\u301c',
+    '\u3030',
+    '\u30a0',
+    '\ufe31',
+    '\ufe32',
+    '\u2796',
+    '\u2212',
+    '\u208b',
+    '\u3161',
+    '\u2e5d',
+  ]) {
     add('dash confusables', `U+${dash.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`, OPENAI.replace(/-/g, dash), OPENAI.slice(8), 'openai-key');
   }
   // Character-code escapes.
   add('escapes', 'octal, 1 to 3 digits', [...Buffer.from(OPENAI)].map((b) => '\\' + b.toString(8)).join(''), OPENAI, 'openai-key');
-  add('escapes', 'octal, every third character', [...STRIPE].map((c, i) => (i % 3 === 0 ? '\\' + c.charCodeAt(0).toString(8) : c)).join(''), STRIPE, 'stripe-key');
+  add(
+    'escapes',
+    'octal, every third character',
+    [...STRIPE].map((c, i) => (i % 3 === 0 ? '\\' + c.charCodeAt(0).toString(8) : c)).join(''),
+    STRIPE,
+    'stripe-key',
+  );
   add('escapes', 'octal for the dashes only', OPENAI.replace(/-/g, '\\55'), OPENAI, 'openai-key');
   add('escapes', '\\x{..} braces', [...OPENAI].map((c) => `\\x{${c.charCodeAt(0).toString(16)}}`).join(''), OPENAI, 'openai-key');
   add('escapes', 'upper-case \\X', [...AWS_ID].map((c) => `\\X${c.charCodeAt(0).toString(16)}`).join(''), AWS_ID, 'aws-access-key-id');
@@ -131,7 +262,17 @@ export function shapeVariants(): ShapeVariant[] {
   add('escapes', 'HTML decimal without semicolons', [...OPENAI].map((c) => `&#${c.charCodeAt(0)}`).join(''), OPENAI, 'openai-key');
   // Encodings composed with a reversal.
   add('reversal composed', 'reversed base64', rev(Buffer.from(OPENAI).toString('base64')), OPENAI, 'openai-key');
-  add('reversal composed', 'reversed base64, no padding', rev(Buffer.from(OPENAI + 'x').toString('base64').replace(/=+$/, '')), OPENAI, 'openai-key');
+  add(
+    'reversal composed',
+    'reversed base64, no padding',
+    rev(
+      Buffer.from(OPENAI + 'x')
+        .toString('base64')
+        .replace(/=+$/, ''),
+    ),
+    OPENAI,
+    'openai-key',
+  );
   add('reversal composed', 'base64 of the reversed key', Buffer.from(rev(OPENAI)).toString('base64'), OPENAI, 'openai-key');
   add('reversal composed', 'hex of the reversed key', Buffer.from(rev(STRIPE)).toString('hex'), STRIPE, 'stripe-key');
   add('reversal composed', 'reversed hex', rev(Buffer.from(OPENAI).toString('hex')), OPENAI, 'openai-key');
@@ -159,7 +300,7 @@ export const LOOKALIKES = [
   'PASSWORD=changeme ./run.sh',
   'const url = "https://api.example.org/" + path + "?q=" + query;',
   'echo "build" "done" && exit 0',
-  "printf '%s\\n' \"$a\" \"$b\"",
+  'printf \'%s\\n\' "$a" "$b"',
   'make \\\n  all \\\n  install',
   '[server]\nport = 8080\npassword_min_length = 12\nsecret_name = prod/db/primary\n',
   '[auth]\npassword = ${AUTH_PASSWORD}\ntoken = <token>\n',

@@ -14,15 +14,35 @@ function meter(id: string, label: string, used: number, limit: number, unit: str
     'div',
     { class: 'meter' },
     h('label', { for: id }, `${label}: ${used.toLocaleString('en-US')} of ${limit.toLocaleString('en-US')} ${unit} used`),
-    h('meter', { id, min: '0', max: String(Math.max(limit, 1)), value: String(Math.min(used, limit)), low: String(limit * 0.7), high: String(limit * 0.9), optimum: '0' }),
+    h('meter', {
+      id,
+      min: '0',
+      max: String(Math.max(limit, 1)),
+      value: String(Math.min(used, limit)),
+      low: String(limit * 0.7),
+      high: String(limit * 0.9),
+      optimum: '0',
+    }),
   );
 }
 
 /** A scope's status in words. */
-const SCOPE_STATUS: Record<string, string> = { approved: 'approved', pending: 'waiting for review', submitted: 'waiting for review', refused: 'refused', expired: 'expired' };
+const SCOPE_STATUS: Record<string, string> = {
+  approved: 'approved',
+  pending: 'waiting for review',
+  submitted: 'waiting for review',
+  refused: 'refused',
+  expired: 'expired',
+};
 
 /** The screening status in words. */
-const SCREENING: Record<string, string> = { 'not-required': 'not needed at your level', clear: 'clear', pending: 'in progress', expired: 'expired', failed: 'not passed' };
+const SCREENING: Record<string, string> = {
+  'not-required': 'not needed at your level',
+  clear: 'clear',
+  pending: 'in progress',
+  expired: 'expired',
+  failed: 'not passed',
+};
 
 interface RungRow {
   rung: string;
@@ -45,18 +65,33 @@ export const home: Section = {
     const rung = secure.rungs?.table?.find((r) => r.rung === trust.rung);
     const ai = billing.balances.find((b) => b.scope === 'ai');
     into.append(
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Account'), h('dd', { class: 'mono', id: 'principal-id' }, session.principalId ?? ''),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Account'),
+        h('dd', { class: 'mono', id: 'principal-id' }, session.principalId ?? ''),
         h('dt', {}, 'Red-team research'),
-        h('dd', { id: 'research-status' },
+        h(
+          'dd',
+          { id: 'research-status' },
           ...(research.status === 'eligible'
             ? ['Eligible: you can call red-team models.']
-            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')])),
-        h('dt', {}, 'Rung'), h('dd', { id: 'rung' }, trust.rung ? `${trust.rung}${trust.level ? ` (${trust.level})` : ''}` : 'none yet'),
-        h('dt', {}, 'Rung expires'), h('dd', {}, dateText(trust.expiresAt)),
-        h('dt', {}, 'Screening'), h('dd', {}, `${SCREENING[trust.screening.status] ?? trust.screening.status}${trust.screening.expiresAt ? `, until ${dateText(trust.screening.expiresAt)}` : ''}`),
-        h('dt', {}, 'Plan'), h('dd', { id: 'plan' }, billing.plan ?? 'none'),
-        h('dt', {}, 'Balance'), h('dd', { id: 'balance' }, usd(ai?.availableMicroUSD ?? 0)),
+            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')]),
+        ),
+        h('dt', {}, 'Rung'),
+        h('dd', { id: 'rung' }, trust.rung ? `${trust.rung}${trust.level ? ` (${trust.level})` : ''}` : 'none yet'),
+        h('dt', {}, 'Rung expires'),
+        h('dd', {}, dateText(trust.expiresAt)),
+        h('dt', {}, 'Screening'),
+        h(
+          'dd',
+          {},
+          `${SCREENING[trust.screening.status] ?? trust.screening.status}${trust.screening.expiresAt ? `, until ${dateText(trust.screening.expiresAt)}` : ''}`,
+        ),
+        h('dt', {}, 'Plan'),
+        h('dd', { id: 'plan' }, billing.plan ?? 'none'),
+        h('dt', {}, 'Balance'),
+        h('dd', { id: 'balance' }, usd(ai?.availableMicroUSD ?? 0)),
       ),
       step ? h('p', {}, h('a', { class: 'button primary', href: step.href, id: 'next-step' }, step.label)) : '',
       h('h2', {}, 'Today'),
@@ -65,7 +100,11 @@ export const home: Section = {
       h('p', { class: 'muted' }, `Allowances reset at ${dateText(freeTier.resetsAt)}.`),
       h('h2', {}, 'Scopes'),
       research.scopes.length
-        ? h('ul', { id: 'scopes' }, ...research.scopes.map((s) => h('li', {}, h('strong', {}, s.id), ` ${SCOPE_STATUS[s.status] ?? s.status}: ${s.tasks.join(', ')}`)))
+        ? h(
+            'ul',
+            { id: 'scopes' },
+            ...research.scopes.map((s) => h('li', {}, h('strong', {}, s.id), ` ${SCOPE_STATUS[s.status] ?? s.status}: ${s.tasks.join(', ')}`)),
+          )
         : h('p', { id: 'scopes' }, 'No scope yet: verifying a card approves the standard scope (code review).'),
     );
   },

@@ -23,7 +23,11 @@ function sectionName(): string {
 /** Back from the payment processor: its outcome arrives by webhook, so say so rather than guess it. */
 function returnNotice(): HTMLElement | '' {
   if (!location.pathname.endsWith('/done')) return '';
-  return h('p', { class: 'once', role: 'status', id: 'processor-return' }, 'Welcome back. The payment processor tells portcullis the outcome within seconds; reload this page to see it.');
+  return h(
+    'p',
+    { class: 'once', role: 'status', id: 'processor-return' },
+    'Welcome back. The payment processor tells portcullis the outcome within seconds; reload this page to see it.',
+  );
 }
 
 async function show(session: Session): Promise<void> {
@@ -54,11 +58,13 @@ async function start(): Promise<void> {
     return;
   }
   const signOut = $('#sign-out') as HTMLButtonElement;
-  signOut.addEventListener('click', () =>
-    void busy(signOut, $('#main'), async () => {
-      await call('auth', 'POST', '/v1/session/end', {});
-      location.assign(`${origins().auth}/sign-in`);
-    }),
+  signOut.addEventListener(
+    'click',
+    () =>
+      void busy(signOut, $('#main'), async () => {
+        await call('auth', 'POST', '/v1/session/end', {});
+        location.assign(`${origins().auth}/sign-in`);
+      }),
   );
   window.addEventListener('hashchange', () => {
     void show(session).then(() => $('#main').focus());

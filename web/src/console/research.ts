@@ -52,7 +52,7 @@ const REASONS: Record<string, string> = {
   'screening-expired': 'Your screening has expired: renew it to keep red-team models open.',
   'aup-consent-required': 'Accept the acceptable-use policy in an application for a research scope.',
   'research-scope-required': 'Apply for a research scope (what you test, and which tasks) to open red-team models.',
-  'daily-allowance-exhausted': 'Today\'s allowance is used up: buy credits, or wait until it resets.',
+  'daily-allowance-exhausted': "Today's allowance is used up: buy credits, or wait until it resets.",
   'insufficient-credits': 'Your credits are used up: top up to go on.',
 };
 

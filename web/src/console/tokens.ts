@@ -73,10 +73,14 @@ export const tokens: Section = {
     const confirmDialog = h(
       'dialog',
       { id: 'revoke-dialog', 'aria-labelledby': 'revoke-title' },
-      h('form', { method: 'dialog' },
+      h(
+        'form',
+        { method: 'dialog' },
         h('h2', { id: 'revoke-title' }, 'Revoke this token?'),
         h('p', { id: 'revoke-text' }),
-        h('div', { class: 'actions' },
+        h(
+          'div',
+          { class: 'actions' },
           h('button', { value: 'cancel', type: 'submit' }, 'Keep it'),
           h('button', { value: 'revoke', type: 'submit', class: 'danger', id: 'revoke-confirm' }, 'Revoke'),
         ),
@@ -90,31 +94,50 @@ export const tokens: Section = {
         return;
       }
       table.replaceChildren(
-        h('table', {},
+        h(
+          'table',
+          {},
           h('caption', {}, 'Your tokens'),
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Label'), h('th', { scope: 'col' }, 'Created'), h('th', { scope: 'col' }, 'Last used'), h('th', { scope: 'col' }, 'State'))),
-          h('tbody', {}, ...rows.map((t) => {
-            const revoked = t.revokedAt !== null;
-            const revoke = h('button', { type: 'button', class: 'danger', 'data-token-id': t.id, 'aria-label': `Revoke ${t.label}` }, 'Revoke');
-            revoke.addEventListener('click', () => {
-              confirmDialog.querySelector('#revoke-text')!.textContent = `"${t.label}" stops working at once; an agent using it gets 401 token-revoked.`;
-              confirmDialog.returnValue = '';
-              confirmDialog.onclose = () => {
-                if (confirmDialog.returnValue !== 'revoke') return;
-                void busy(revoke, errorBox, async () => {
-                  await call('api', 'POST', '/v1/account/api-token/revoke', { id: t.id });
-                  await renderList();
-                });
-              };
-              confirmDialog.showModal();
-            });
-            return h('tr', {},
-              h('td', {}, t.label),
-              h('td', {}, dateText(t.createdAt)),
-              h('td', {}, dateText(t.lastUsedAt)),
-              h('td', {}, revoked ? 'revoked' : revoke),
-            );
-          })),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'col' }, 'Label'),
+              h('th', { scope: 'col' }, 'Created'),
+              h('th', { scope: 'col' }, 'Last used'),
+              h('th', { scope: 'col' }, 'State'),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            ...rows.map((t) => {
+              const revoked = t.revokedAt !== null;
+              const revoke = h('button', { type: 'button', class: 'danger', 'data-token-id': t.id, 'aria-label': `Revoke ${t.label}` }, 'Revoke');
+              revoke.addEventListener('click', () => {
+                confirmDialog.querySelector('#revoke-text')!.textContent = `"${t.label}" stops working at once; an agent using it gets 401 token-revoked.`;
+                confirmDialog.returnValue = '';
+                confirmDialog.onclose = () => {
+                  if (confirmDialog.returnValue !== 'revoke') return;
+                  void busy(revoke, errorBox, async () => {
+                    await call('api', 'POST', '/v1/account/api-token/revoke', { id: t.id });
+                    await renderList();
+                  });
+                };
+                confirmDialog.showModal();
+              });
+              return h(
+                'tr',
+                {},
+                h('td', {}, t.label),
+                h('td', {}, dateText(t.createdAt)),
+                h('td', {}, dateText(t.lastUsedAt)),
+                h('td', {}, revoked ? 'revoked' : revoke),
+              );
+            }),
+          ),
         ),
       );
     };

@@ -27,9 +27,18 @@ export const usage: Section = {
   async render(into) {
     const { days } = await call<{ days: UsageDay[] }>('api', 'GET', '/v1/usage?days=30');
     const models = [...new Set(days.flatMap((d) => Object.keys(d.models)))].sort();
-    const canvas = h('canvas', { id: 'usage-chart', role: 'img', 'aria-label': 'Bar chart of the last 30 days by model; the table below has the same numbers' });
-    const picker = h('select', { id: 'usage-measure' },
-      h('option', { value: 'calls' }, 'calls'), h('option', { value: 'tokens' }, 'tokens'), h('option', { value: 'chargedMicroUSD' }, 'spend (USD)'));
+    const canvas = h('canvas', {
+      id: 'usage-chart',
+      role: 'img',
+      'aria-label': 'Bar chart of the last 30 days by model; the table below has the same numbers',
+    });
+    const picker = h(
+      'select',
+      { id: 'usage-measure' },
+      h('option', { value: 'calls' }, 'calls'),
+      h('option', { value: 'tokens' }, 'tokens'),
+      h('option', { value: 'chargedMicroUSD' }, 'spend (USD)'),
+    );
     const totals = (m: Measure) => models.map((model) => days.reduce((sum, d) => sum + (d.models[model]?.[m] ?? 0), 0));
     const datasets = (m: Measure) =>
       models.map((model, i) => ({
@@ -43,11 +52,37 @@ export const usage: Section = {
     into.append(
       h('div', { class: 'field' }, h('label', { for: 'usage-measure' }, 'Show'), picker),
       h('div', { class: 'chart' }, canvas),
-      h('table', { id: 'usage-table' },
+      h(
+        'table',
+        { id: 'usage-table' },
         h('caption', {}, 'Last 30 days by model'),
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Model'), h('th', { scope: 'col' }, 'Calls'), h('th', { scope: 'col' }, 'Tokens'), h('th', { scope: 'col' }, 'Spend'))),
-        h('tbody', {}, ...models.map((model, i) =>
-          h('tr', {}, h('th', { scope: 'row' }, model), h('td', {}, String(totals('calls')[i])), h('td', {}, String(totals('tokens')[i])), h('td', {}, usd(totals('chargedMicroUSD')[i]!)))))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Model'),
+            h('th', { scope: 'col' }, 'Calls'),
+            h('th', { scope: 'col' }, 'Tokens'),
+            h('th', { scope: 'col' }, 'Spend'),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          ...models.map((model, i) =>
+            h(
+              'tr',
+              {},
+              h('th', { scope: 'row' }, model),
+              h('td', {}, String(totals('calls')[i])),
+              h('td', {}, String(totals('tokens')[i])),
+              h('td', {}, usd(totals('chargedMicroUSD')[i]!)),
+            ),
+          ),
+        ),
+      ),
     );
     const Chart = await chartJs();
     const chart = new Chart(canvas, {

@@ -55,24 +55,46 @@ interface Application {
 /** An application's state in words: what it means for the person, and what happens next. */
 function stateText(a: Application): string {
   if (a.status === 'approved') return `Approved ${dateText(a.decidedAt)}: the scope is open${a.decisionNote ? ` (“${a.decisionNote}”)` : ''}.`;
-  if (a.status === 'refused') return `Refused ${dateText(a.decidedAt)}${a.decisionNote ? `: “${a.decisionNote}”` : ''}. You can apply again with what was missing.`;
+  if (a.status === 'refused')
+    return `Refused ${dateText(a.decidedAt)}${a.decisionNote ? `: “${a.decisionNote}”` : ''}. You can apply again with what was missing.`;
   return 'Waiting for review: an operator approves or refuses it; this list shows the outcome.';
 }
 
 function applicationsTable(apps: Application[]): HTMLElement {
   if (!apps.length) return h('p', {}, 'No application yet.');
-  return h('table', {},
+  return h(
+    'table',
+    {},
     h('caption', {}, 'Your applications, oldest first'),
-    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Scope'), h('th', { scope: 'col' }, 'Tasks'), h('th', { scope: 'col' }, 'Mode'), h('th', { scope: 'col' }, 'Sent'), h('th', { scope: 'col' }, 'State'))),
-    h('tbody', {}, ...apps.map((a) =>
-      h('tr', { 'data-application-id': a.id, 'data-status': a.status },
-        h('td', {}, a.scope.id),
-        h('td', {}, a.scope.tasks.join(', ')),
-        h('td', {}, a.verificationMode),
-        h('td', {}, dateText(a.submittedAt)),
-        // The id stays beside the words, small, for support.
-        h('td', {}, stateText(a), ' ', h('code', { class: 'code-ref', title: 'for support' }, a.id)),
-      ))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        h('th', { scope: 'col' }, 'Scope'),
+        h('th', { scope: 'col' }, 'Tasks'),
+        h('th', { scope: 'col' }, 'Mode'),
+        h('th', { scope: 'col' }, 'Sent'),
+        h('th', { scope: 'col' }, 'State'),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      ...apps.map((a) =>
+        h(
+          'tr',
+          { 'data-application-id': a.id, 'data-status': a.status },
+          h('td', {}, a.scope.id),
+          h('td', {}, a.scope.tasks.join(', ')),
+          h('td', {}, a.verificationMode),
+          h('td', {}, dateText(a.submittedAt)),
+          // The id stays beside the words, small, for support.
+          h('td', {}, stateText(a), ' ', h('code', { class: 'code-ref', title: 'for support' }, a.id)),
+        ),
+      ),
+    ),
   );
 }
 
@@ -94,35 +116,76 @@ export const verification: Section = {
     const applicationList = h('div', { id: 'applications' }, applicationsTable(applications));
     const start = (label: string, tasks: string[]) => {
       const button = h('button', { type: 'button', class: 'primary' }, label);
-      button.addEventListener('click', () =>
-        void busy(button, errorBox, async () => {
-          const { url } = await call<{ url: string }>('api', 'POST', '/v1/research/ekyc/start', { scopeId: 'owned', tasks });
-          // The processor's hosted page; it sends the person back to the console when done.
-          location.assign(url);
-        }),
+      button.addEventListener(
+        'click',
+        () =>
+          void busy(button, errorBox, async () => {
+            const { url } = await call<{ url: string }>('api', 'POST', '/v1/research/ekyc/start', { scopeId: 'owned', tasks });
+            // The processor's hosted page; it sends the person back to the console when done.
+            location.assign(url);
+          }),
       );
       return button;
     };
     const hasCard = research.trust.rung !== null;
 
     const version = secure.rungs.aup.version;
-    const form = h('form', { id: 'application-form' },
+    const form = h(
+      'form',
+      { id: 'application-form' },
       h('h2', {}, 'Apply for a research scope'),
-      h('p', {}, `Under the acceptable-use policy version ${version} (`, h('a', { href: `${origins().api}/v1/secure`, id: 'aup-link', target: '_blank', rel: 'noopener' }, 'read the policy and the rules in force'), ').'),
-      field('app-mode', 'Verification mode', h('select', { name: 'verificationMode' },
-        h('option', { value: 'card' }, 'card (L1)'), h('option', { value: 'identity' }, 'identity (L2)'),
-        h('option', { value: 'business' }, 'business (L3, operator review)'), h('option', { value: 'contracted' }, 'contracted (L4, operator review)'))),
-      field('app-scope', 'Scope id', h('input', { name: 'scopeId', required: true, pattern: '[a-z0-9][a-z0-9-]{0,62}', value: 'owned' }), 'lower-case letters, digits and dashes'),
+      h(
+        'p',
+        {},
+        `Under the acceptable-use policy version ${version} (`,
+        h('a', { href: `${origins().api}/v1/secure`, id: 'aup-link', target: '_blank', rel: 'noopener' }, 'read the policy and the rules in force'),
+        ').',
+      ),
+      field(
+        'app-mode',
+        'Verification mode',
+        h(
+          'select',
+          { name: 'verificationMode' },
+          h('option', { value: 'card' }, 'card (L1)'),
+          h('option', { value: 'identity' }, 'identity (L2)'),
+          h('option', { value: 'business' }, 'business (L3, operator review)'),
+          h('option', { value: 'contracted' }, 'contracted (L4, operator review)'),
+        ),
+      ),
+      field(
+        'app-scope',
+        'Scope id',
+        h('input', { name: 'scopeId', required: true, pattern: '[a-z0-9][a-z0-9-]{0,62}', value: 'owned' }),
+        'lower-case letters, digits and dashes',
+      ),
       field('app-tasks', 'Tasks (comma-separated)', h('input', { name: 'tasks', required: true, value: 'code-review' })),
-      field('app-authorization', 'Authority for the targets', h('select', { name: 'authorization' },
-        h('option', { value: 'owned' }, 'I own them'), h('option', { value: 'written-permission' }, 'written permission'),
-        h('option', { value: 'bug-bounty' }, 'a bug-bounty programme'), h('option', { value: 'contract' }, 'a contract'))),
+      field(
+        'app-authorization',
+        'Authority for the targets',
+        h(
+          'select',
+          { name: 'authorization' },
+          h('option', { value: 'owned' }, 'I own them'),
+          h('option', { value: 'written-permission' }, 'written permission'),
+          h('option', { value: 'bug-bounty' }, 'a bug-bounty programme'),
+          h('option', { value: 'contract' }, 'a contract'),
+        ),
+      ),
       field('app-target', 'Target (repository, domain, application …)', h('input', { name: 'target', required: true })),
       field('app-purpose', 'Purpose', h('textarea', { name: 'purpose', required: true, minlength: '10', rows: '3' })),
-      h('div', { class: 'check' }, h('input', { type: 'checkbox', id: 'app-aup', name: 'aup', required: true }),
-        h('label', { for: 'app-aup' }, `I accept the acceptable-use policy ${version}`)),
-      h('div', { class: 'check' }, h('input', { type: 'checkbox', id: 'app-local', name: 'local', required: true }),
-        h('label', { for: 'app-local' }, 'I understand the service runs no tools: tool calls come back to me and I run them')),
+      h(
+        'div',
+        { class: 'check' },
+        h('input', { type: 'checkbox', id: 'app-aup', name: 'aup', required: true }),
+        h('label', { for: 'app-aup' }, `I accept the acceptable-use policy ${version}`),
+      ),
+      h(
+        'div',
+        { class: 'check' },
+        h('input', { type: 'checkbox', id: 'app-local', name: 'local', required: true }),
+        h('label', { for: 'app-local' }, 'I understand the service runs no tools: tool calls come back to me and I run them'),
+      ),
       h('button', { type: 'submit' }, 'Submit application'),
       h('p', { id: 'application-result', role: 'status' }),
     );
@@ -137,27 +200,43 @@ export const verification: Section = {
           consent: { acceptableUse: true, localExecutionBoundary: true },
           authorizedResearch: { authorization: text('authorization'), targets: [{ kind: 'other', identifier: text('target') }] },
           purpose: text('purpose'),
-          scope: { id: text('scopeId'), tasks: text('tasks').split(',').map((t) => t.trim()).filter(Boolean) },
+          scope: {
+            id: text('scopeId'),
+            tasks: text('tasks')
+              .split(',')
+              .map((t) => t.trim())
+              .filter(Boolean),
+          },
         });
         form.reset();
         applicationList.replaceChildren(applicationsTable(await listApplications()));
-        form.querySelector('#application-result')!.textContent = `Application sent for scope ${app.scope.id}: it is waiting for review, listed under Your applications.`;
+        form.querySelector('#application-result')!.textContent =
+          `Application sent for scope ${app.scope.id}: it is waiting for review, listed under Your applications.`;
       });
     });
 
     into.append(
-      h('dl', { class: 'facts' },
-        h('dt', {}, 'Verification'), h('dd', { id: 'ekyc-state' }, ekycText(ekyc), ' ', h('code', { class: 'code-ref', title: 'for support' }, ekyc.reason ?? ekyc.state)),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', {}, 'Verification'),
+        h('dd', { id: 'ekyc-state' }, ekycText(ekyc), ' ', h('code', { class: 'code-ref', title: 'for support' }, ekyc.reason ?? ekyc.state)),
         h('dt', {}, 'Research status'),
-        h('dd', { id: 'research-status' },
+        h(
+          'dd',
+          { id: 'research-status' },
           ...(research.status === 'eligible'
             ? ['Eligible: you can call red-team models.']
-            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')])),
-        h('dt', {}, 'Expires'), h('dd', {}, dateText(ekyc.expiresAt)),
+            : [reasonText(research.reason), ' ', h('code', { class: 'code-ref', title: 'for support' }, research.reason ?? 'pending')]),
+        ),
+        h('dt', {}, 'Expires'),
+        h('dd', {}, dateText(ekyc.expiresAt)),
       ),
       h('h2', {}, 'Verify'),
       h('p', {}, 'The payment processor’s page opens; the evidence stays with the processor. Come back here when it is done.'),
-      h('div', { class: 'actions' },
+      h(
+        'div',
+        { class: 'actions' },
         start(hasCard ? 'Register another card' : 'Verify a card (L1)', ['code-review']),
         hasCard ? start('Verify identity (L2)', ['code-review']) : '',
       ),
