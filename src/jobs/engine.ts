@@ -202,14 +202,26 @@ export class JobEngine {
     }
   }
 
-  /** Waiting on a job another instance runs: poll the store, backing off to the poll interval. */
+  /**
+   * Waiting on a job another instance runs: poll the store, backing off to the poll interval. A waiter that
+   * goes away is let go at once (null, as for a job run here), not at the next poll.
+   */
   async #poll(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
     const deadline = Date.now() + timeoutMs;
     let delay = 25;
     for (;;) {
       const job = await this.jobs.get(jobId);
-      if (!job || TERMINAL.has(job.status) || Date.now() >= deadline || signal?.aborted) return job;
-      await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(1, deadline - Date.now()))));
+      if (signal?.aborted) return null;
+      if (!job || TERMINAL.has(job.status) || Date.now() >= deadline) return job;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, Math.min(delay, Math.max(1, deadline - Date.now())));
+        signal?.addEventListener('abort', wake, { once: true });
+      });
       delay = Math.min(delay * 2, this.settings().pollAfterMs);
     }
   }
