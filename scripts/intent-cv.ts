@@ -11,22 +11,37 @@
  *
  * Prints, per parameter set and threshold, recall and false-positive rate of "harmful" (any class but
  * benign) pooled over the folds, and on the held-out file. Embeddings come from the cache of intent-head.ts.
- * Optional, by environment: CV_BASE=<file of texts> also prints the folds restricted to those lines (to
- * compare corpora that share them), CV_WITHOUT=<corpus file> the folds without that file's lines,
- * CV_MISSES=<threshold> the fold lines wrongly decided at that threshold, CV_LANGS=<threshold> per language.
+ * Optional, by environment: CV_BASE=<file of texts>[,<file>...] also prints the folds restricted to the
+ * lines of each file (to compare corpora that share them, or to see one kind of line), CV_WITHOUT=<corpus
+ * file> the folds without that file's lines, CV_MISSES=<threshold> the fold lines wrongly decided at that
+ * threshold, CV_LANGS=<threshold> per language, CV_EXTRA=<.tsv> the lines of a candidate file that the corpus
+ * does not hold, scored by the head trained on every training line (how a head not trained on them decides
+ * them: test/fixtures/guard/intent-candidates/).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type HeadParams } from './train-guard-intent.js';
+import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type Example, type HeadParams } from './train-guard-intent.js';
 
 const FOLDS = 5;
 const GROUP = 6;
 const THRESHOLDS = [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9];
 
-const { examples, sha256 } = readCorpus();
-const data = await headData(examples, sha256, readConcepts());
+const corpus = readCorpus();
+// Lines of a candidate file (CV_EXTRA, the corpus's .tsv columns) that the corpus does not hold: never trained
+// on here, scored by the head trained on every training line, as the held-out file is.
+const known = new Set(corpus.examples.map((e) => e.text));
+const extra: Example[] = (process.env.CV_EXTRA ? readFileSync(process.env.CV_EXTRA, 'utf8').split('\n') : [])
+  .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+  .map((l) => {
+    const [label, lang, framing, text] = l.split('\t') as [string, string, string, string];
+    return { label, lang, framing, text: text.trim().replaceAll('\\n', '\n'), heldOut: false, file: 'extra' };
+  })
+  .filter((e) => !known.has(e.text));
+const examples = [...corpus.examples, ...extra];
+const data = await headData(examples, corpus.sha256, readConcepts());
 const within = new Map<string, number>();
 const fold = examples.map((e) => {
+  if (e.file === 'extra') return -2;
   if (e.heldOut) return -1;
   const n = within.get(e.file) ?? 0;
   within.set(e.file, n + 1);
@@ -74,9 +89,10 @@ for (const p of sets) {
     fold.forEach((g, i) => g === f && harm.set(i, 1 - worstScores(data, head, i)[0]!));
   }
   const full = fitHead(data, (i) => fold[i]! >= 0, p);
-  examples.forEach((e, i) => e.heldOut && harm.set(i, 1 - worstScores(data, full, i)[0]!));
+  fold.forEach((g, i) => g < 0 && harm.set(i, 1 - worstScores(data, full, i)[0]!));
   const cvIdx = fold.flatMap((g, i) => (g >= 0 ? [i] : []));
-  const hoIdx = fold.flatMap((g, i) => (g < 0 ? [i] : []));
+  const hoIdx = fold.flatMap((g, i) => (g === -1 ? [i] : []));
+  const exIdx = fold.flatMap((g, i) => (g === -2 ? [i] : []));
   console.log(`\n${JSON.stringify(p)}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   console.log('threshold   cv recall  cv fp%  (fp/benign)   held-out recall  fp%  (fp/benign)   mean recall  mean fp%');
   for (const t of THRESHOLDS) {
@@ -86,6 +102,14 @@ for (const p of sets) {
       `${t.toFixed(2).padStart(9)}   ${pct(cv.recall)}    ${pct(cv.fpr)}  (${cv.fp}/${cv.benign})      ${pct(ho.recall)}    ${pct(ho.fpr)}  (${ho.fp}/${ho.benign})    ${pct((cv.recall + ho.recall) / 2)}  ${pct((cv.fpr + ho.fpr) / 2)}`,
     );
   }
+  if (exIdx.length > 0)
+    console.log(
+      THRESHOLDS.map((t) => {
+        const r = rates(exIdx, harm, t);
+        return `${t}: ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`;
+      }).join(' | '),
+      `(${exIdx.length} lines of ${process.env.CV_EXTRA}, not trained on)`,
+    );
   // The folds without the lines of one file (CV_WITHOUT): figures comparable with a run before that file existed.
   if (process.env.CV_WITHOUT) {
     const idx = cvIdx.filter((i) => examples[i]!.file !== process.env.CV_WITHOUT);
@@ -97,17 +121,17 @@ for (const p of sets) {
       `(folds without ${process.env.CV_WITHOUT})`,
     );
   }
-  // The folds restricted to the lines listed in CV_BASE (texts, one a line, `\n` for line breaks): figures
-  // comparable between corpora that share those lines.
-  if (process.env.CV_BASE) {
-    const base = new Set(readFileSync(process.env.CV_BASE, 'utf8').split('\n'));
+  // The folds restricted to the lines listed in each CV_BASE file (texts, one a line, `\n` for line breaks):
+  // figures comparable between corpora that share those lines.
+  for (const file of process.env.CV_BASE?.split(',') ?? []) {
+    const base = new Set(readFileSync(file, 'utf8').split('\n'));
     const idx = cvIdx.filter((i) => base.has(examples[i]!.text.replaceAll('\n', '\\n')));
     console.log(
       THRESHOLDS.map((t) => {
         const r = rates(idx, harm, t);
         return `${t}: ${pct(r.recall)} / ${pct(r.fpr)}`;
       }).join(' | '),
-      `(folds, ${idx.length} lines of ${process.env.CV_BASE})`,
+      `(folds, ${idx.length} lines of ${file})`,
     );
   }
   // The lines the folds get wrong at threshold CV_MISSES, to see what the corpus lacks.
