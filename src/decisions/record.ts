@@ -11,7 +11,7 @@
  * of the RFC 8785 form of the record, so the receipt's leaf in the log commits to the record.
  */
 import { createHash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../canonical-json.js';
 import type { Decision, PolicyInput } from '../policy/engine.js';
 
 export const DECISION_PATH = 'admission/decision';
@@ -46,9 +46,7 @@ export interface DecisionRecord {
 
 /** The record's RFC 8785 (JCS) form: the bytes its hash is taken over. */
 function canonicalRecord(record: DecisionRecord): string {
-  const text = canonicalize(record);
-  if (text === undefined) throw new TypeError('decision record cannot be canonicalized');
-  return text;
+  return canonicalJson(record);
 }
 
 /** Hex SHA-256 of the record's canonical form: what the receipt carries as `decision.record.sha256`. */

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../canonical-json.js';
 import { policyData, type Runtime } from '../config/compile.js';
 import type { ConfigBundle } from '../config/load.js';
 import type { PolicyData } from '../policy/engine.js';
@@ -47,7 +47,7 @@ const SERVED_DOCUMENTS = { ...DECIDING_DOCUMENTS, firewall: 'firewall', complian
 
 /** The policy's `data` document as stored: canonical JSON, so its hash is the same wherever it is made. */
 export function dataDocument(data: PolicyData): { text: string; sha256: string } {
-  const text = canonicalize(data)!;
+  const text = canonicalJson(data);
   return { text, sha256: sha256(text) };
 }
 
