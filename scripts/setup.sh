@@ -101,22 +101,31 @@ build_regal() { # version workdir
   )
 }
 
-# A git-ignored Python virtual environment at test/<dir>/.venv with test/<dir>/requirements.txt installed
-# (pinned there). A stamp holding the requirements' hash makes it a no-op (and silent) once installed; a
-# changed pin reinstalls. `ensure_venv DIR PROGRAM WHAT`: PROGRAM is the venv's bin/ entry that must exist.
+# A Python virtual environment with test/<dir>/requirements.txt installed (pinned there), reached as
+# test/<dir>/.venv (git-ignored). It is built once per requirements hash beside the tools, in
+# ${PORTCULLIS_VENVS:-~/.cache/portcullis/venvs}/<dir>-<hash>, and linked from the clone, so a fresh clone on
+# a machine that has it (as CI's is) takes no pip install; a changed pin builds a new one. A stamp holding the
+# requirements' hash makes it a no-op (and silent) once there. `ensure_venv DIR PROGRAM WHAT`: PROGRAM is the
+# venv's bin/ entry that must exist.
+venvs_dir=${PORTCULLIS_VENVS:-$HOME/.cache/portcullis/venvs}
 ensure_venv() {
-  local dir=$1 program=$2 what=$3 root venv reqs stamp want
+  local dir=$1 program=$2 what=$3 root link venv reqs want
   root=$(cd "$scripts_dir/.." && pwd)
-  venv="$root/test/$dir/.venv"
+  link="$root/test/$dir/.venv"
   reqs="$root/test/$dir/requirements.txt"
-  stamp="$venv/.requirements.sha256"
   want=$(sha256sum "$reqs" | cut -d' ' -f1)
-  [ -x "$venv/bin/$program" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && return 0
-  command -v python3 >/dev/null 2>&1 || fail "python3 is needed for $what (apt-get install -y python3 python3-venv)"
-  say "installing $what into test/$dir/.venv (pip, pinned)"
-  [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
-  quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/$dir/requirements.txt failed"
-  echo "$want" >"$stamp"
+  [ -x "$link/bin/$program" ] && [ "$(cat "$link/.requirements.sha256" 2>/dev/null)" = "$want" ] && return 0
+  venv="$venvs_dir/$dir-${want:0:16}"
+  if ! { [ -x "$venv/bin/$program" ] && [ "$(cat "$venv/.requirements.sha256" 2>/dev/null)" = "$want" ]; }; then
+    command -v python3 >/dev/null 2>&1 || fail "python3 is needed for $what (apt-get install -y python3 python3-venv)"
+    say "installing $what into $venv (pip, pinned), linked as test/$dir/.venv"
+    mkdir -p "$venvs_dir"
+    [ -x "$venv/bin/python" ] || quietly python3 -m venv "$venv" || fail "python3 -m venv failed (apt-get install -y python3-venv)"
+    quietly "$venv/bin/pip" install --disable-pip-version-check -r "$reqs" || fail "pip install -r test/$dir/requirements.txt failed"
+    echo "$want" >"$venv/.requirements.sha256"
+  fi
+  rm -rf "$link"
+  ln -s "$venv" "$link"
 }
 
 build_stripe_mock() { # version workdir
