@@ -16,7 +16,7 @@ const tracked = execFileSync('git', ['ls-files'], { cwd: REPO, encoding: 'utf8' 
 
 describe('repository stands alone', () => {
   it('points at no document outside it and at no issue number', () => {
-    const outside = /(\.\.\/)?shared\/(spec|design)\/|architecture habit \d|\bissue #\d+/;
+    const outside = /(\.\.\/)?shared\/(spec|design)\/|architecture habit \d|\bissues? \(?#\d+|\(#\d+\)/i;
     const offenders: string[] = [];
     for (const file of tracked) {
       // A tracked symlink to a folder (the Helm chart's files/) is not a document.

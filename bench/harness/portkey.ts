@@ -6,7 +6,7 @@
  * One workaround, so that streaming works at all: Portkey appends its `x-portkey-*` headers to the
  * upstream's fetch Response, whose headers are immutable; with the @hono/node-server it now installs
  * (>= 1.19, required by its own @hono/node-ws) every streamed call fails with `TypeError: immutable`
- * (Portkey-AI/gateway#1389, #1550). As Portkey's proposed fix (#1551) does, upstream responses are
+ * (Portkey-AI/gateway#1389, #1550). As Portkey's proposed fix (Portkey-AI/gateway#1551) does, upstream responses are
  * re-wrapped here in a Response with a mutable copy of their headers: one small object per call.
  */
 import { createRequire } from 'node:module';

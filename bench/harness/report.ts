@@ -197,7 +197,7 @@ export function markdown(r: BenchResults): string {
   );
   lines.push('Rows:', '');
   for (const row of r.rows) lines.push(`- **${row.id} ${row.name}**: ${row.what}${row.status !== 'ok' ? ` — ${row.status}: ${row.reason}` : ''}`);
-  lines.push('', '## Issue #15 targets', '', ...targetsTable(r), '');
+  lines.push('', '## Performance targets', '', ...targetsTable(r), '');
   lines.push('## Budget', '', ...budgetTable(r), '');
   lines.push(
     '## Throughput and added latency',
@@ -284,7 +284,7 @@ export function readmeSection(r: BenchResults): string {
     '',
     ...summaryTable(r),
     '',
-    'Issue #15 targets (per core: one R3 worker against one R1 process; latency on `everysec`):',
+    'Performance targets (per core: one R3 worker against one R1 process; latency on `everysec`):',
     '',
     ...targetsTable(r),
     '',

@@ -102,8 +102,8 @@ describe('bench --quick', function () {
     expect(md).to.include('## R3 CPU profile under load');
     expect(md).to.include('## Several workers (PORTCULLIS_WORKERS)');
     expect(md).to.include('## Durability: R3 on `appendfsync always` and on `everysec`');
-    expect(md).to.include('## Issue #15 targets');
-    expect(md.split('## Issue #15 targets')[1]!.split('\n## ')[0]!.match(/^\| /gm), 'ten figures and the header').to.have.length(11);
+    expect(md).to.include('## Performance targets');
+    expect(md.split('## Performance targets')[1]!.split('\n## ')[0]!.match(/^\| /gm), 'ten figures and the header').to.have.length(11);
 
     expect({ latest: mtime(latest), readme: mtime(readme) }, 'bench/results and the README are left alone').to.deep.equal(before);
   });

@@ -1,5 +1,5 @@
 /**
- * Issue #17 finding 5: reformatting defeated redaction (47 of 61 variants reached the upstream). Each family
+ * An attack found in review: reformatting defeated redaction (47 of 61 variants reached the upstream). Each family
  * here - separators inside a key, confusables beyond the old table, encodings that were not decoded, AWS ids
  * in lower case, glued or grouped, private keys in disguise - is held to what a user would notice: nothing
  * of the key reaches the model. Where the whole disguise is one run it is masked exactly (the text around it

@@ -1,5 +1,5 @@
 /**
- * Issue #17 finding 5, as data: provider tokens of every shape the scanner knows (GitHub and npm tokens carry
+ * An attack found in review, as data: provider tokens of every shape the scanner knows (GitHub and npm tokens carry
  * a valid CRC32 checksum), and the reformattings that got 47 of 61 variants past the scanner - separators
  * inside a key, confusables beyond the old hand table, encodings that were not decoded, AWS ids in lower
  * case, glued or grouped, private keys in disguise - plus variants of our own. Nothing here is a real
