@@ -33,8 +33,8 @@ try {
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
   await services.start({
     name: 'tracing',
-    start: () => {
-      if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
+    start: async () => {
+      if (await startTracing()) log.info('tracing.started', { exporter: 'otlp' });
     },
     stop: () => stopTracing(),
   });
