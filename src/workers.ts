@@ -46,7 +46,8 @@ const EX_CONFIG = 78;
 
 /**
  * `PORTCULLIS_WORKERS`: unset or empty = 1, `auto` = the cores this process may use (os.availableParallelism:
- * the CPU affinity mask, so a container or `taskset` limited to 2 cores gets 2), else a whole number 1..256.
+ * the CPU affinity mask, so `taskset -c 0,1` or a container's cpuset of 2 cores gets 2; a CPU quota is not
+ * seen), else a whole number 1..256.
  */
 export function workerCount(env: Env): number {
   const raw = env['PORTCULLIS_WORKERS']?.trim();
