@@ -8,6 +8,10 @@
  *   npx tsx bench/memory.ts [--seconds 60] [--connections 32] [--gateway auto|worktree|head] [--compare]
  *                           [--snapshot] [--node-flags=--trace-gc]
  *
+ * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
+ * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
+ * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers).
+ *
  * `--compare` soaks HEAD and then the working tree, one after the other (memory, unlike CPU, hardly moves
  * with what else runs on the machine). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
  * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
@@ -23,7 +27,7 @@ import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { memoryOf, startServer } from './harness/processes.js';
 import { HZ, processTicks } from './harness/cpu-usage.js';
-import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,6 +67,31 @@ function heapSummary(file: string, top = 15): string[] {
   }
   const rows = [...by].sort((a, b) => b[1].size - a[1].size).slice(0, top);
   return [`heap ${mib(total / 2 ** 20)} in all`, ...rows.map(([k, e]) => `  ${mib(e.size / 2 ** 20).padStart(10)}  ${String(e.count).padStart(8)} × ${k}`)];
+}
+
+/** RSS by what holds it: /proc/<pid>/smaps by mapping, and V8's heap spaces from the gateway's /metrics. */
+async function breakdown(pid: number, adminUrl: string): Promise<string> {
+  const byMapping = new Map<string, number>();
+  let name = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) name = m[1]! || '[anonymous]';
+    else if (line.startsWith('Rss:')) byMapping.set(name, (byMapping.get(name) ?? 0) + Number(line.split(/\s+/)[1]) / 1024);
+  }
+  const total = [...byMapping.values()].reduce((a, b) => a + b, 0);
+  const binary = [...byMapping].filter(([k]) => k.endsWith('/node')).reduce((a, [, v]) => a + v, 0);
+  const anon = (byMapping.get('[anonymous]') ?? 0) + (byMapping.get('[heap]') ?? 0);
+  const text = await (await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+  const space = (kind: 'used' | 'total', s: string) =>
+    Number(new RegExp(`^portcullis_nodejs_heap_space_size_${kind}_bytes\\{space="${s}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+  const spaces = ['new', 'old', 'code', 'large_object'];
+  const v8Total = spaces.reduce((a, s) => a + space('total', s), 0);
+  const external = Number(/^portcullis_nodejs_external_memory_bytes (\S+)$/m.exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+  return [
+    `RSS ${mib(total)}: node binary ${mib(binary)}, other files ${mib(total - binary - anon)}, anonymous ${mib(anon)}`,
+    `    V8 heap ${mib(v8Total)} committed: ${spaces.map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
+    `    outside V8's heap (malloc arenas, WebAssembly memories, buffers; external ${mib(external)}): about ${mib(anon - v8Total)}`,
+  ].join('\n');
 }
 
 async function takeSnapshot(pid: number, dir: string, label: string): Promise<void> {
@@ -120,6 +149,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
   try {
     const pid = gw.server.pid;
     log(`${name}: gateway ${snapshot.source}, RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
+    log(`${name}: idle ${await breakdown(pid, gw.adminUrl)}`);
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'before the load');
     const samples: Array<{ t: number; rss: number }> = [];
     const started = performance.now();
@@ -153,6 +183,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
         .map((s) => s.rss.toFixed(0))
         .join(' ')}`,
     );
+    log(`${name}: after the load ${await breakdown(pid, gw.adminUrl)}`);
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'after the load');
   } finally {
     if (flags.some((f) => f.startsWith('--trace-gc'))) {

@@ -16,7 +16,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createClient } from 'redis';
@@ -96,6 +96,8 @@ interface Target {
 
 // --- start ---------------------------------------------------------------------------------------------
 
+/** The cores this machine gives the bench, read before it pins itself to one. */
+const machineCores = availableParallelism();
 const pin: Pinning = pinSelf(!args['no-pin']);
 log(`[${elapsed()}] ${pin.how}`);
 
@@ -528,35 +530,66 @@ async function main(): Promise<void> {
     notes.push(`The intent model's CPU figure is missing: ${(err as Error).message.split('\n')[0]}`);
   }
 
-  // --- R3 with 1 and 2 worker processes (PORTCULLIS_WORKERS) ----------------------------------------------
+  // --- R3 and R1 at 1, 2 and all cores (PORTCULLIS_WORKERS; R1 as as many node:cluster processes) ---------
 
   const workers: NonNullable<BenchResults['workers']> = [];
   if (r3) {
     const body = templates.get('small') ?? bodyTemplate(SCENARIOS[0]!);
-    for (const n of [1, 2]) {
+    const all = machineCores;
+    // 1 worker on the server core, as R3 runs; 2 on both cores (with the harness on one of them, on 2 cores);
+    // and `PORTCULLIS_WORKERS=auto` (one per core) unpinned, as production runs it. The bench pinned itself, and
+    // its children inherit that: "unpinned" is every core given back (taskset -c 0-N-1), with nothing reserved.
+    const counts = [
+      { n: 1, label: '1', pinned: true },
+      { n: 2, label: '2', pinned: true },
+      { n: all, label: `all (${all})`, pinned: false },
+    ];
+    for (const { n, label, pinned } of counts) {
+      const at: Pinning = pin;
+      const cores = !pinned || !at.enabled ? 'unpinned' : n > 1 ? `0-${n - 1} (shared with the harness)` : String(at.serverCore);
+      const taskset = pinned ? (n > 1 ? `0-${n - 1}` : undefined) : `0-${all - 1}`;
       try {
+        // R1 with as many processes, on the same cores.
+        const r1n = await startServer({
+          name: `R1 bare node:http + undici (${n} processes)`,
+          args: ['--import', 'tsx', join(REPO, 'bench/harness/bare-proxy.ts')],
+          env: { UPSTREAM: mockBase, PORT: '0', WORKERS: String(n) },
+          pin: at,
+          ...(taskset ? { cores: taskset } : {}),
+          ready: /listening (\d+)/,
+        });
+        let r1Result: LoadResult;
+        try {
+          const target = { url: `http://127.0.0.1:${r1n.port}/v1/chat/completions`, headers: {} };
+          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 2));
+          r1Result = await load(target, body, settings.saturationSec);
+        } finally {
+          await r1n.stop();
+        }
         const p = await startOnce({
           snapshot,
           mockBaseUrl: mockBase,
           redisUrl: redis.url,
-          pin,
-          workers: n,
-          name: `R3 portcullis (${n} worker${n > 1 ? 's' : ''})`,
+          pin: at,
+          workers: pinned ? n : 'auto',
+          ...(taskset ? { cores: taskset } : {}),
+          name: `R3 portcullis (${pinned ? n : 'auto'} worker${n > 1 ? 's' : ''})`,
         });
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
           // Warm-up long enough to spend the free allowance on every worker's JIT and the principal's day.
           await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
           const r = await load(target, body, settings.saturationSec);
-          const cores = pin.enabled ? (n > 1 ? `0-${n - 1} (shared with the harness)` : String(pin.serverCore)) : 'unpinned';
-          workers.push({ workers: n, cores, rps: r.rps, p50: r.latency.p50, errors: r.errors });
-          log(`[${elapsed()}] R3 with ${n} worker(s): ${Math.round(r.rps)} req/s, p50 ${r.latency.p50.toFixed(2)} ms${r.errors ? `, errors ${r.errors}` : ''}`);
+          workers.push({ workers: n, label, cores, rps: r.rps, p50: r.latency.p50, errors: r.errors, r1Rps: r1Result.rps, r1Errors: r1Result.errors });
+          log(
+            `[${elapsed()}] ${label} cores: R3 with ${n} worker(s) ${Math.round(r.rps)} req/s, p50 ${r.latency.p50.toFixed(2)} ms${r.errors ? `, errors ${r.errors}` : ''}; R1 with ${n} process(es) ${Math.round(r1Result.rps)} req/s`,
+          );
         } finally {
           await p.server.stop();
         }
       } catch (err) {
-        notes.push(`R3 with ${n} workers did not run: ${(err as Error).message.split('\n')[0]}`);
-        log(`[${elapsed()}] R3 with ${n} workers failed: ${(err as Error).message}`);
+        notes.push(`R3 and R1 at ${label} cores did not run: ${(err as Error).message.split('\n')[0]}`);
+        log(`[${elapsed()}] R3 and R1 at ${label} cores failed: ${(err as Error).message}`);
       }
     }
   }

@@ -33,8 +33,8 @@ try {
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
   await services.start({
     name: 'tracing',
-    start: () => {
-      if (startTracing()) log.info('tracing.started', { exporter: 'otlp' });
+    start: async () => {
+      if (await startTracing()) log.info('tracing.started', { exporter: 'otlp' });
     },
     stop: () => stopTracing(),
   });
@@ -47,7 +47,20 @@ try {
   if (local?.warning) process.stderr.write(`${local.warning}\n`);
   process.on('exit', () => void local?.stop());
   // PORTCULLIS_WORKERS > 1: this process only supervises the workers (src/workers.ts), which run what follows.
-  await superviseWorkers({ root, log });
+  // The supervisor is a part of the list: a stop stops the workers first, then the local data they used.
+  const workers = await services.start({ name: 'workers', start: () => superviseWorkers({ root, log }), stop: (w) => w?.stop() });
+  if (workers) {
+    // Once every worker is gone (stopped by a signal, or none could start: the code says which), what was
+    // started before them stops too, and the process exits with that code.
+    void workers.done.then((code) =>
+      services.stop().then(
+        () => process.exit(code),
+        () => process.exit(1),
+      ),
+    );
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void workers.stop(signal));
+    await new Promise<never>(() => undefined);
+  }
   // Imported only by a process that serves: a supervisor of several workers never gets here, and without
   // the gateway's modules (every host, the policy engine, Redis) it stays a fraction of a worker's RSS.
   const [{ startGateway }, { HOSTS }] = await Promise.all([import('./server.js'), import('./app/hosts.js')]);

@@ -304,7 +304,7 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
     return cancelled !== null;
   });
   // Stripe only when a key is configured; without one the billing routes that need it answer 503.
-  const stripe = stripeFromEnv(env);
+  const stripe = await stripeFromEnv(env);
   const deps: Deps = {
     store,
     holder,

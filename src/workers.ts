@@ -11,8 +11,11 @@
  * Why the memory store is refused with N > 1: each worker would hold its own store, so a token issued on one
  * would be unknown on the next and the money of one principal would be counted N times. Redis is shared.
  *
- * main.ts calls `superviseWorkers` first; in the primary of an N > 1 run it never returns (the process
- * exits when its workers have stopped), everywhere else it returns at once and main.ts serves.
+ * main.ts starts `superviseWorkers` as one part of its services list (src/app/services.ts), after the local
+ * data the workers use: in the primary of an N > 1 run it returns the running supervisor, whose stop (SIGINT or
+ * SIGTERM to the process, through the list) stops every worker gracefully and resolves once they are gone, so
+ * what was started before it (the local redis-server) stops after the workers, never under them. In a worker,
+ * or with one worker asked for, it returns null and main.ts serves.
  */
 import { newDataKey } from './data-key/keyring.js';
 import cluster, { type Worker } from 'node:cluster';
@@ -41,7 +44,11 @@ const RELOAD_ANSWER_MS = 25_000;
 /** The exit code main.ts uses for a configuration error (EX_CONFIG). */
 const EX_CONFIG = 78;
 
-/** `PORTCULLIS_WORKERS`: unset or empty = 1, `auto` = the cores this process may use, else a whole number 1..256. */
+/**
+ * `PORTCULLIS_WORKERS`: unset or empty = 1, `auto` = the cores this process may use (os.availableParallelism:
+ * the CPU affinity mask, so `taskset -c 0,1` or a container's cpuset of 2 cores gets 2; a CPU quota is not
+ * seen), else a whole number 1..256.
+ */
 export function workerCount(env: Env): number {
   const raw = env['PORTCULLIS_WORKERS']?.trim();
   if (!raw) return 1;
@@ -72,24 +79,34 @@ export interface SuperviseOptions {
   env?: Env;
 }
 
-/**
- * In a worker, or with one worker asked for: returns false, and the caller serves. In the primary with
- * N > 1: runs the workers and never returns. Throws ConfigError for a bad count or an unshared store.
- */
-export async function superviseWorkers(opts: SuperviseOptions): Promise<boolean> {
-  if (cluster.isWorker) return false;
-  const env = opts.env ?? process.env;
-  const count = workerCount(env);
-  if (count <= 1) return false;
-  checkWorkers(count, opts.root, env);
-  new Supervisor(count, opts.log, env).start();
-  // The supervisor ends the process itself (process.exit) once every worker has stopped.
-  return new Promise<never>(() => undefined);
+/** The running workers, as the primary process sees them. */
+export interface Workers {
+  /** Resolves with the process's exit code once every worker has stopped, for whatever reason. */
+  readonly done: Promise<number>;
+  /** Stops every worker gracefully (SIGTERM; SIGKILL past the grace); resolves as `done` does. */
+  stop(reason?: string): Promise<number>;
 }
 
-class Supervisor {
+/**
+ * In a worker, or with one worker asked for: returns null, and the caller serves. In the primary with N > 1:
+ * forks the workers and returns them. Throws ConfigError for a bad count or an unshared store.
+ */
+export function superviseWorkers(opts: SuperviseOptions): Workers | null {
+  if (cluster.isWorker) return null;
+  const env = opts.env ?? process.env;
+  const count = workerCount(env);
+  if (count <= 1) return null;
+  checkWorkers(count, opts.root, env);
+  const supervisor = new Supervisor(count, opts.log, env);
+  supervisor.start();
+  return supervisor;
+}
+
+class Supervisor implements Workers {
   readonly #count: number;
   readonly #log: Logger;
+  readonly done: Promise<number>;
+  #finish: (code: number) => void = () => undefined;
   readonly #workerEnv: Env;
   /** Listeners each worker (by cluster id) has bound: it serves once it has bound them all. */
   readonly #listening = new Map<number, number>();
@@ -111,6 +128,7 @@ class Supervisor {
   constructor(count: number, log: Logger, env: Env) {
     this.#count = count;
     this.#log = log;
+    this.done = new Promise((resolve) => (this.#finish = resolve));
     // One operator token for all workers: each would otherwise generate its own, and the one printed would
     // work on a single worker's connections only.
     this.#workerEnv = env['PORTCULLIS_ADMIN_TOKEN']
@@ -140,9 +158,8 @@ class Supervisor {
     cluster.on('message', (worker, message: unknown) => {
       if (isLinkMessage(message)) this.#answer(worker, message);
     });
+    // SIGINT and SIGTERM reach `stop` through main.ts's services list.
     process.on('SIGHUP', () => this.#broadcast('SIGHUP'));
-    process.once('SIGINT', () => this.#stop('SIGINT'));
-    process.once('SIGTERM', () => this.#stop('SIGTERM'));
     this.#log.info('gateway.workers', { count: this.#count });
   }
 
@@ -220,7 +237,7 @@ class Supervisor {
     this.#answering.delete(worker.id);
     if (this.#stopping) {
       if (code !== 0 && code !== null) this.#exitCode = 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
+      if (Object.keys(cluster.workers ?? {}).length === 0) this.#finish(this.#exitCode);
       return;
     }
     if (!serving && this.#served) {
@@ -247,17 +264,27 @@ class Supervisor {
     else setTimeout(() => this.#stopping || this.#fork(index), RESPAWN_DELAY_MS);
   }
 
+  stop(reason = 'stop'): Promise<number> {
+    this.#stop(reason);
+    return this.done;
+  }
+
   #stop(reason: string): void {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#log.info('gateway.stopping', { signal: reason, workers: Object.keys(cluster.workers ?? {}).length });
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(this.#exitCode);
+    if (Object.keys(cluster.workers ?? {}).length === 0) {
+      this.#finish(this.#exitCode);
+      return;
+    }
     // Each worker closes its listeners, lets its calls finish and closes the store (main.ts), then exits.
     this.#broadcast('SIGTERM');
-    setTimeout(() => {
+    const kill = setTimeout(() => {
       this.#log.error('gateway.workers_killed', { afterMs: STOP_GRACE_MS });
       this.#broadcast('SIGKILL');
-      process.exit(1);
-    }, STOP_GRACE_MS).unref();
+      this.#finish(1);
+    }, STOP_GRACE_MS);
+    kill.unref();
+    void this.done.then(() => clearTimeout(kill));
   }
 }

@@ -125,7 +125,9 @@ export interface PortcullisOptions {
   nodeFlags?: string[];
   name?: string;
   /** PORTCULLIS_WORKERS (default 1); with pinning on, N > 1 runs on every core (taskset -c 0-N-1). */
-  workers?: number;
+  workers?: number | 'auto';
+  /** With pinning on, the cores to run on (taskset -c), instead of the default above. */
+  cores?: string;
 }
 
 export async function startPortcullis(opts: PortcullisOptions): Promise<Portcullis> {
@@ -162,7 +164,7 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       PORTCULLIS_WORKERS: String(opts.workers ?? 1),
     },
     pin: opts.pin,
-    ...(opts.workers && opts.workers > 1 ? { cores: `0-${opts.workers - 1}` } : {}),
+    ...(opts.cores ? { cores: opts.cores } : typeof opts.workers === 'number' && opts.workers > 1 ? { cores: `0-${opts.workers - 1}` } : {}),
     ready: /admin API on (\S+)\n/,
   });
   try {

@@ -5,7 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AIM, FLOOR, issue15Targets, type BenchResults, type Derived } from './results.js';
+import { AIM, FLOOR, performanceTargets, type BenchResults, type Derived } from './results.js';
 
 const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
@@ -73,7 +73,7 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
 
 function targetsTable(r: BenchResults): string[] {
   const out = ['| figure | this run | target | |', '|---|--:|--:|:-:|'];
-  for (const t of issue15Targets(r)) out.push(`| ${t.figure} | ${t.shown} | ${t.target} | ${t.met === null ? '—' : t.met ? 'met' : '**missed**'} |`);
+  for (const t of performanceTargets(r)) out.push(`| ${t.figure} | ${t.shown} | ${t.target} | ${t.met === null ? '—' : t.met ? 'met' : '**missed**'} |`);
   return out;
 }
 
@@ -231,10 +231,21 @@ export function markdown(r: BenchResults): string {
     lines.push('');
   }
   if (r.workers?.length) {
-    lines.push('## Several workers (PORTCULLIS_WORKERS)', '', 'R3, small non-streaming, at saturation with N worker processes on one port (node:cluster).', '');
-    lines.push('| workers | cores | max req/s | × 1 worker | p50 (ms) | errors |', '|--:|---|--:|--:|--:|--:|');
+    lines.push(
+      '## Several workers (PORTCULLIS_WORKERS)',
+      '',
+      'Small non-streaming calls at saturation: R3 with N worker processes on one port, and R1 with N node:cluster processes on the same cores (1, 2, and one per core unpinned, as `PORTCULLIS_WORKERS=auto` runs).',
+      '',
+    );
+    lines.push(
+      '| cores | processes | pinned to | R3 max req/s | R3 × 1 worker | R1 max req/s | R3 / R1 | R3 p50 (ms) | errors (R3, R1) |',
+      '|---|--:|---|--:|--:|--:|--:|--:|--:|',
+    );
     const one = r.workers.find((w) => w.workers === 1)?.rps ?? Number.NaN;
-    for (const w of r.workers) lines.push(`| ${w.workers} | ${w.cores} | ${int(w.rps)} | ${ratio(w.rps / one)} | ${ms(w.p50)} | ${w.errors} |`);
+    for (const w of r.workers)
+      lines.push(
+        `| ${w.label ?? String(w.workers)} | ${w.workers} | ${w.cores} | ${int(w.rps)} | ${ratio(w.rps / one)} | ${w.r1Rps === undefined ? '—' : int(w.r1Rps)} | ${w.r1Rps ? ratio(w.rps / w.r1Rps) : '—'} | ${ms(w.p50)} | ${w.errors}, ${w.r1Errors ?? '—'} |`,
+      );
     lines.push('');
   }
   if (r.guardIntent?.length) {
@@ -275,7 +286,7 @@ export function readmeSection(r: BenchResults): string {
     'same inside Koa, **R3** portcullis on a real redis-server with the whole path (PAT lookup, policy decision,',
     "guardrail scan, reservation, job, forwarding, settlement, receipt), **R4** Portkey's open-source gateway and **R5**",
     'the LiteLLM proxy (installed by the bench into `bench/.venv`). Then R3 on an `appendfsync always` and an',
-    "`everysec` Redis with the disk's fsync time, R3 with 1 and 2 worker processes, and the guardrail scan of the",
+    "`everysec` Redis with the disk's fsync time, R3 and R1 at 1, 2 and all cores, and the guardrail scan of the",
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
     "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
     'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',

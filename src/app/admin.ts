@@ -130,8 +130,10 @@ export function createAdminApp(
   router.get('/config', (ctx) => {
     ctx.body = configDump(holder.current, holder.started);
   });
+  // `worker`: which process answered (its index under PORTCULLIS_WORKERS, 1 alone, and its pid), so an operator
+  // can see the workers a port spreads connections over.
   router.get('/runtime', (ctx) => {
-    ctx.body = { versions: holder.current.versions, store: store.kind };
+    ctx.body = { versions: holder.current.versions, store: store.kind, worker: { index: workerIndex(), pid: process.pid } };
   });
 
   app.use(singleExit(deps.log));

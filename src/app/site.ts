@@ -22,7 +22,7 @@ import { onFirstUse } from './on-first-use.js';
 import { buildSiteDocuments } from '../site/entry-points.js';
 import { holdsVersion, serveDocument, serveJson } from '../site/serve.js';
 import { clientAddress, hitAddress, limitPerAddress, MCP_LIMIT, STATIC_LIMIT } from '../ratelimit/middleware.js';
-import type { TextDocument } from '../site/entry-points.js';
+import type { SiteDocuments, TextDocument } from '../site/entry-points.js';
 import type { Context } from 'koa';
 
 /** `api`: the API host's app, whose routes the MCP tools run through in process (with the API listener's front). */
@@ -32,7 +32,10 @@ export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
   const apiCallback = api.callback();
   // koa answers its own errors (ctx.onerror), so the promise never rejects and nothing waits on it.
   const apiHandler = (req: IncomingMessage, res: ServerResponse): void => void apiCallback(req, res);
-  const documents = buildSiteDocuments(deps.origins);
+  // Built by the first request for one: every doc twice over (each alone and all in llms-full.txt) is a few MiB
+  // of heap that a worker nobody reads the docs from never needs.
+  let built: SiteDocuments | undefined;
+  const documents = () => (built ??= buildSiteDocuments(deps.origins));
   const bodyLimit = () => deps.holder.current.gateway.limits.bodyBytes;
 
   // The MCP server and the map (which names the SDK's protocol versions) are imported on first use.
@@ -74,11 +77,11 @@ export function createSiteApp(deps: Deps, front: Front, api: Koa): Koa {
     if (!holdsVersion(ctx, d.etag)) await hitAddress(ctx, deps.limiter, deps.holder, STATIC_LIMIT);
     serveDocument(ctx, d);
   };
-  router.get('/llms.txt', (ctx) => large(ctx, documents.llmsTxt));
-  router.get('/llms-full.txt', (ctx) => large(ctx, documents.llmsFullTxt));
-  router.get('/agent-quickstart.md', (ctx) => large(ctx, documents.quickstart));
+  router.get('/llms.txt', (ctx) => large(ctx, documents().llmsTxt));
+  router.get('/llms-full.txt', (ctx) => large(ctx, documents().llmsFullTxt));
+  router.get('/agent-quickstart.md', (ctx) => large(ctx, documents().quickstart));
   router.get('/docs/:name.md', async (ctx) => {
-    const d = documents.docs.get(ctx.params['name']!);
+    const d = documents().docs.get(ctx.params['name']!);
     if (d) await large(ctx, d);
   });
 

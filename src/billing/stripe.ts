@@ -8,7 +8,7 @@
  * `payment-processor-error` without its message (which can echo request data) — the log gets the
  * processor's error type and request id only.
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { GatewayError } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -18,9 +18,14 @@ export interface PaymentProcessor {
   webhookSecret: string | null;
 }
 
-export function stripeFromEnv(env: Record<string, string | undefined>): PaymentProcessor | null {
+/**
+ * The SDK (over 200 modules, several MiB of code and heap) is imported only when a key is set: a gateway
+ * without billing never loads it.
+ */
+export async function stripeFromEnv(env: Record<string, string | undefined>): Promise<PaymentProcessor | null> {
   const key = env['STRIPE_SECRET_KEY'];
   if (!key) return null;
+  const { default: Stripe } = await import('stripe');
   const base = env['STRIPE_API_BASE'];
   const where = base ? new URL(base) : null;
   const client = new Stripe(key, {

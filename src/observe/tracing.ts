@@ -12,10 +12,7 @@
  * never a principal, token or prompt. With tracing off these calls go to the API's no-op tracer.
  */
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Context as OtelContext, type Span } from '@opentelemetry/api';
-import { NodeTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-node';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 export const tracer = trace.getTracer('portcullis');
 
@@ -28,9 +25,24 @@ export function tracingWanted(env: Record<string, string | undefined>): boolean 
   return Boolean(env['OTEL_EXPORTER_OTLP_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
 }
 
-/** Registers the SDK when the environment asks for it; returns whether tracing is on. */
-export function startTracing(env: Record<string, string | undefined> = process.env): boolean {
+/**
+ * Registers the SDK when the environment asks for it; returns whether tracing is on. The SDK, its exporter
+ * and resources are imported here, not at the top: with tracing off (the default) a process never loads them
+ * (a few MiB of code and heap per worker); the API above is all the rest of the gateway calls.
+ */
+export async function startTracing(env: Record<string, string | undefined> = process.env): Promise<boolean> {
   if (provider || !tracingWanted(env)) return provider !== null;
+  const [
+    { NodeTracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { detectResources, envDetector, resourceFromAttributes },
+    { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator },
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/core'),
+  ]);
   const resource = resourceFromAttributes({ 'service.name': env['OTEL_SERVICE_NAME'] ?? 'portcullis' }).merge(detectResources({ detectors: [envDetector] }));
   provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
   provider.register({ propagator: new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }) });

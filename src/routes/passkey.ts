@@ -21,20 +21,20 @@
  */
 import type { Context } from 'koa';
 import { randomUUID } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { GatewayError } from '../errors.js';
 import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY, signInAnswer, startSession } from '../auth/caller.js';
 import { createPrincipal, principalId as makePrincipalId, requirePrincipal } from '../auth/principals.js';
 import type { Deps } from '../app/deps.js';
 import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
+
+/**
+ * @simplewebauthn/server and what it pulls in (X.509, ASN.1, CBOR: several MiB of code and heap) are loaded by
+ * the first passkey ceremony, not at start: most gateways' processes never see one.
+ */
+let webauthnModule: Promise<typeof import('@simplewebauthn/server')> | undefined;
+const webauthn = () => (webauthnModule ??= import('@simplewebauthn/server'));
 
 /** What these routes use of the gateway's parts, and nothing more. */
 export type PasskeyRouteDeps = Pick<Deps, 'challenges' | 'holder' | 'limiter' | 'now' | 'origins' | 'passkeys' | 'sessions' | 'store'>;
@@ -93,7 +93,9 @@ export function registerOptions(deps: PasskeyRouteDeps) {
     const principalId = caller?.principal.id ?? makePrincipalId(deps.holder.current.gateway.principalDomain, tenant);
     const username = caller?.principal.username ?? body.username ?? tenant;
     const existing = caller ? await deps.passkeys.list(caller.principal.id) : [];
-    const options = await generateRegistrationOptions({
+    const options = await (
+      await webauthn()
+    ).generateRegistrationOptions({
       rpName: cfg.rpName,
       rpID,
       userName: username,
@@ -124,7 +126,9 @@ export function registerVerify(deps: PasskeyRouteDeps) {
     const { rpID, origins } = relyingParty(deps);
     let verified;
     try {
-      verified = await verifyRegistrationResponse({
+      verified = await (
+        await webauthn()
+      ).verifyRegistrationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: origins,
@@ -167,7 +171,9 @@ export function loginOptions(deps: PasskeyRouteDeps) {
   return async function loginOptions(ctx: Context): Promise<void> {
     await jsonBody(ctx, deps.holder.current.gateway.limits.bodyBytes, 'passkeyLoginOptions');
     const cfg = deps.holder.current.gateway.passkeys;
-    const options = await generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'required', timeout: cfg.challengeMs });
+    const options = await (
+      await webauthn()
+    ).generateAuthenticationOptions({ rpID: relyingParty(deps).rpID, userVerification: 'required', timeout: cfg.challengeMs });
     await deps.challenges.put(LOGIN, options.challenge, { data: {}, expiresAt: deps.now() + cfg.challengeMs }, deps.now());
     ctx.set('cache-control', 'no-store');
     ctx.body = options;
@@ -184,7 +190,9 @@ export function loginVerify(deps: PasskeyRouteDeps) {
     const { rpID, origins } = relyingParty(deps);
     let verified;
     try {
-      verified = await verifyAuthenticationResponse({
+      verified = await (
+        await webauthn()
+      ).verifyAuthenticationResponse({
         response,
         expectedChallenge: challenge,
         expectedOrigin: origins,

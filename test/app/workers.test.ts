@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { appendFileSync, cpSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { request, Agent } from 'node:http';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { configRoot, editFile, FREE_PORTS, REPO } from '../helpers/gateway.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -120,6 +121,7 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
   let redis: RedisServer;
   let upstream: RecordingUpstream;
   const runs: Run[] = [];
+  const ownRedis: RedisServer[] = [];
 
   before(async () => {
     redis = await startRedisServer();
@@ -129,6 +131,7 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
     await upstream?.stop();
     await redis?.stop();
+    for (const r of ownRedis) await r.stop();
   });
 
   it('refuses the memory store with more than one worker, saying why', async () => {
@@ -140,12 +143,64 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(run.out()).to.not.include('serving the API');
   });
 
-  it('refuses a count that is not a whole number or "auto"', async () => {
-    const run = start({ PORTCULLIS_WORKERS: 'many', REDIS_URL: redis.url });
+  for (const bad of ['many', '0', '2.5', '257']) {
+    it(`refuses PORTCULLIS_WORKERS=${bad} at start, saying what it takes`, async () => {
+      const run = start({ PORTCULLIS_WORKERS: bad, REDIS_URL: redis.url });
+      runs.push(run);
+      const [code] = await once(run.child, 'exit');
+      expect(code).to.equal(78);
+      expect(run.err()).to.include(`PORTCULLIS_WORKERS must be a whole number from 1 to 256, or "auto" (one per core); it is "${bad}"`);
+      expect(run.out()).to.not.include('serving the API');
+    });
+  }
+
+  it('PORTCULLIS_WORKERS=auto on Redis runs one worker per core, and each worker serves calls on the shared ports', async () => {
+    const cores = availableParallelism();
+    // A Redis of its own: the demo principal of this start must not be counted by the tests after it.
+    const own = await startRedisServer();
+    ownRedis.push(own);
+    const run = start({
+      PORTCULLIS_WORKERS: 'auto',
+      REDIS_URL: own.url,
+      PORTCULLIS_ADMIN_TOKEN: 'workers-operator-token',
+      PORTCULLIS_ROUTE_SHARED_URL: upstream.baseUrl,
+      PORTCULLIS_ROUTE_DEDICATED_URL: upstream.baseUrl,
+    });
     runs.push(run);
+    await until('the banner', () => /admin API on \S+\n[\s\S]*operator token/.test(run.out()));
+    const [, apiUrl, adminUrl] = /serving the API on (\S+) and the admin API on (\S+)/.exec(run.out())!;
+    const pat = /demo PAT \(blue team\): (\S+)/.exec(run.out())![1]!;
+    // One worker per core (a single process serving itself on one core), each answering once ready.
+    const expected = cores > 1 ? cores : 0;
+    await until(`${cores} workers ready`, () => (run.err().match(/"event":"gateway.worker_ready"/g) ?? []).length === expected);
+    const workers = cores > 1 ? childrenOf(run.child.pid!) : [run.child.pid!];
+    expect(workers).to.have.length(cores);
+
+    // Chat calls on as many connections as twice the cores, at once: every worker holds some of them, and
+    // every call is answered.
+    const port = Number(new URL(apiUrl!).port);
+    const agent = new Agent({ keepAlive: true, maxSockets: 2 * cores });
+    const body = { model: 'shared-general-a', max_tokens: 16, messages: [{ role: 'user', content: 'Summarise CVE-2021-44228 for a patch note.' }] };
+    const answers = await Promise.all(
+      Array.from({ length: 2 * cores }, (_, i) => post(agent, `${apiUrl}/v1/chat/completions`, pat, { ...body, user: `auto${i}` })),
+    );
+    for (const a of answers) expect(a.status, JSON.stringify(a.body)).to.equal(200);
+    for (const pid of workers) expect(connectionsHeldBy(pid, port), `worker ${pid} holds some of the connections`).to.be.above(0);
+    agent.destroy();
+
+    // What an operator sees: GET /admin/runtime names the process that answered; new connections reach each worker.
+    const answered = new Set<number>();
+    for (let i = 0; i < 2 * cores; i++) {
+      const r = await getFresh(`${adminUrl}/admin/runtime`, 'workers-operator-token');
+      expect(r.status).to.equal(200);
+      answered.add((JSON.parse(r.text) as { worker: { pid: number } }).worker.pid);
+    }
+    expect([...answered].sort()).to.deep.equal([...workers].sort());
+
+    run.child.kill('SIGTERM');
     const [code] = await once(run.child, 'exit');
-    expect(code).to.equal(78);
-    expect(run.err()).to.include('PORTCULLIS_WORKERS must be a whole number from 1 to 256, or "auto"');
+    expect(code).to.equal(0);
+    for (const pid of workers) expect(() => process.kill(pid, 0), `worker ${pid} is gone`).to.throw();
   });
 
   it('serves one port from two workers on a shared Redis store, replaces a dead worker, and stops cleanly', async () => {
