@@ -10,7 +10,11 @@
 //!  - words.rs: the word stream of src/guard/words.ts (`WordStream.add`): word offsets, folded hashes,
 //!    leetspeak and spelled-out letters.
 //!  - normalise.rs: the canonical form of src/guard/normalise.ts, with the map back to the original.
+//!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
+//!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 
+mod keywords;
+mod laced;
 mod normalise;
 mod words;
 
@@ -27,6 +31,9 @@ extern "C" {
 pub(crate) struct State {
     input: Vec<u16>,
     words: words::Words,
+    keywords: keywords::Keywords,
+    laced: laced::Laced,
+    laced_limits: Vec<u32>,
     norm: normalise::Normalised,
     /// Per BMP code unit: 0 not asked yet, 1 word character, 2 not.
     word_class: Vec<u8>,
@@ -44,6 +51,9 @@ pub(crate) fn state() -> &'static mut State {
         s.get_or_insert_with(|| State {
             input: Vec::new(),
             words: words::Words::default(),
+            keywords: keywords::Keywords::default(),
+            laced: laced::Laced::default(),
+            laced_limits: Vec::new(),
             norm: normalise::Normalised::default(),
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
@@ -133,4 +143,54 @@ pub extern "C" fn normalise(units: u32) -> i32 {
 #[no_mangle]
 pub extern "C" fn normalised_column(column: u32) -> *const u8 {
     state().norm.column(column)
+}
+
+/// Takes the key-like words (the first `units` units of the input: the words, NUL-separated).
+#[no_mangle]
+pub extern "C" fn keywords_set(units: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    s.keywords.set(&text[..units as usize]);
+    s.input = text;
+}
+
+#[no_mangle]
+pub extern "C" fn keywords_starts() -> *const u8 {
+    state().keywords.starts()
+}
+
+/// Room for `count` joined lengths, one per laced prefix, in the order `laced_set` reads the prefixes.
+#[no_mangle]
+pub extern "C" fn laced_limits(count: u32) -> *mut u32 {
+    let s = state();
+    s.laced_limits.resize(count as usize, 0);
+    s.laced_limits.as_mut_ptr()
+}
+
+/// Takes the laced prefixes (the first `units` units of the input: NUL-separated) and their joined lengths.
+#[no_mangle]
+pub extern "C" fn laced_set(units: u32) {
+    let s = state();
+    s.laced.set(&s.input[..units as usize], &s.laced_limits);
+}
+
+#[no_mangle]
+pub extern "C" fn laced_starts() -> *const u8 {
+    state().laced.starts()
+}
+
+/// Both searches of the secret pass over the first `units` units of the input, written once: where the
+/// key-like words start (`keywords_starts`, returned count) and the laced candidates (`laced_count`,
+/// `laced_starts`).
+#[no_mangle]
+pub extern "C" fn secret_search(units: u32) -> u32 {
+    let s = state();
+    let t = &s.input[..units as usize];
+    s.laced.find(t);
+    s.keywords.find(t) as u32
+}
+
+#[no_mangle]
+pub extern "C" fn laced_count() -> u32 {
+    state().laced.count() as u32
 }

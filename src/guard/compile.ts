@@ -171,9 +171,11 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   }
   const lexical = new LexicalMatcher(lexicalSpecs);
   const intent = new IntentDetectors(intentSpecs);
+  const compiled = options.engine === 'typescript' ? undefined : compiledScanner();
   const union: SecretScanOptions = {
     kinds: new Set(secrets.flatMap((s) => [...s.kinds])),
     decoders: new Set(secrets.flatMap((s) => [...s.decoders])),
+    ...(compiled ? { passes: compiled } : {}),
   };
   const anyBoundaries = secrets.some((s) => s.boundaries);
   const redactors = secrets.filter((s) => s.action === 'redact');
@@ -181,7 +183,6 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   const external = [...(options.classifiers ?? [])];
   // The words of the request being scanned, reused from scan to scan (scan is synchronous; reset after each).
   const words = new WordStream();
-  const compiled = options.engine === 'typescript' ? undefined : compiledScanner();
   const normaliseText = compiled ? (text: string) => compiled.normalise(text) : normalise;
 
   /** Secrets in every slot, in original coordinates; split secrets appear once per slot they touch. */

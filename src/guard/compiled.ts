@@ -4,8 +4,10 @@
  * its sources). The TypeScript passes stay the reference: compileGuardrails({ engine: 'typescript' }) runs
  * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
  *
- * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`) and the
- * normalisation of non-ASCII text (normalise.ts `normalise`). The character classes and folds that depend on
+ * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the
+ * normalisation of non-ASCII text (normalise.ts `normalise`), and two searches of the secret pass: where
+ * key-like words start (generic.ts `keywordStarts`) and where a key laced with separators may start
+ * (laced.ts `lacedCandidates`). The character classes and folds that depend on
  * Unicode data are asked of the TypeScript side (`isWordUnit`, `foldCodePoint`) once per code point and
  * remembered by the module, so both engines read every character with the same Unicode tables.
  *
@@ -14,7 +16,10 @@
  * per process serves every compiled runtime: each call is synchronous and leaves nothing for the next.
  */
 import { readFileSync } from 'node:fs';
+import { KEYWORDS } from './generic.js';
+import { PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
+import type { SecretPasses } from './secrets.js';
 import { isWordUnit, type WordStream } from './words.js';
 
 /** Where the committed module is: scanner/build beside src/ (or dist/) at the repository root. */
@@ -42,12 +47,19 @@ interface Exports {
   words_column(column: number): number;
   normalise(units: number): number;
   normalised_column(column: number): number;
+  keywords_set(units: number): void;
+  keywords_starts(): number;
+  laced_limits(count: number): number;
+  laced_set(units: number): void;
+  secret_search(units: number): number;
+  laced_count(): number;
+  laced_starts(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
 
 /** The compiled passes, over one instance of the module. */
-export class CompiledScanner {
+export class CompiledScanner implements SecretPasses {
   private readonly x: Exports;
   private readonly foldAt: number;
 
@@ -64,13 +76,38 @@ export class CompiledScanner {
     };
     this.x = new WebAssembly.Instance(module, { env }).exports as Exports;
     this.foldAt = this.x.fold_buffer(FOLD_UNITS);
+    // The module's search reads ASCII words only (all of them are).
+    if (KEYWORDS.some((k) => !/^[\x21-\x7e][\x20-\x7e]*$/.test(k))) throw new Error('compiled scanner: a key-like word is not printable ASCII');
+    const keywords = KEYWORDS.join('\u0000');
+    this.write(keywords);
+    this.x.keywords_set(keywords.length);
+    if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
+    const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
+    new Uint32Array(this.x.memory.buffer, this.x.laced_limits(PREFIXES.length), PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    this.write(prefixes);
+    this.x.laced_set(prefixes.length);
   }
 
-  /** Writes `text`'s UTF-16 units into the module's input buffer. */
+  /** Writes `text`'s UTF-16 units into the module's input buffer (lone surrogates too, as they are). */
   private write(text: string): void {
     const at = this.x.input(text.length);
-    const units = new Uint16Array(this.x.memory.buffer, at, text.length);
-    for (let i = 0; i < text.length; i++) units[i] = text.charCodeAt(i);
+    Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
+  }
+
+  /**
+   * The secret pass's two searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
+   * key-like words start (generic.ts `keywordStarts`) and the laced-key candidates (laced.ts
+   * `lacedCandidates`). Copies: the module's memory is reused by the next call.
+   */
+  search(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array } {
+    const x = this.x;
+    this.write(text);
+    const keywords = x.secret_search(text.length);
+    const buffer = x.memory.buffer;
+    return {
+      keywordStarts: Array.from(new Int32Array(buffer, x.keywords_starts(), keywords)),
+      lacedCandidates: new Int32Array(buffer, x.laced_starts(), x.laced_count()).slice(),
+    };
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII. */

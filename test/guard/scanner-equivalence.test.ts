@@ -7,13 +7,15 @@
  * mappings that change length, partial and encoded keys, the rules' own terms disguised, very long runs),
  * both engines must give identical findings (rule, action, detector, place, via) and identical redactions
  * (so identical offsets), and the passes the module runs must agree unit for unit: the normalised text and
- * its map back to the original, and every word of the word stream.
+ * its map back to the original, where the key-like words start, where laced keys may start, and every word of the word stream.
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
+import { keywordStarts } from '../../src/guard/generic.js';
+import { lacedCandidates } from '../../src/guard/laced.js';
 import { fillStream } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
 import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
@@ -108,6 +110,18 @@ function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms:
       return k.slice(0, cut) + pick(separators) + k.slice(cut);
     },
     () => Buffer.from(pick(keys)).toString(pick(['base64', 'hex', 'base64url'] as const)),
+    () => {
+      // A key laced with separators: pieces of 1 to 8 characters, groups of 1 to 5 separator units between.
+      const k = pick(keys);
+      let out = '';
+      for (let i = 0; i < k.length;) {
+        const len = 1 + int(8);
+        out += k.slice(i, i + len);
+        i += len;
+        for (let g = 1 + int(5); g > 0; g--) out += pick(separators);
+      }
+      return out;
+    },
     () => pick(['the ', 'a ', 'key ', 'token: ', 'api_key=', 'password ', 'begin ', 'BEGIN ', '-----', 'sk-', 'AKIA', "don't ", 's@rin ', 'x ', 'I ', '123 ']),
   ];
   const out: string[] = [];
@@ -143,6 +157,14 @@ function samePasses(text: string, label: string): void {
   expect(b.text, `normalised text: ${label}`).to.equal(a.text);
   expect(b.starts && [...b.starts], `starts: ${label}`).to.deep.equal(a.starts && [...a.starts]);
   expect(b.ends && [...b.ends], `ends: ${label}`).to.deep.equal(a.ends && [...a.ends]);
+  for (const [t, which] of [
+    [a.text, 'normalised'],
+    [text, 'as written'],
+  ] as const) {
+    const { keywordStarts: starts, lacedCandidates: laced } = engine.search(t);
+    expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
+    expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
+  }
   const texts = [{ text: a.text }, { text }];
   const ts = new WordStream();
   fillStream(ts, texts);
@@ -209,7 +231,7 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);
   });
 
-  it('normalises and splits words unit for unit alike, on every text of the three corpora', () => {
+  it('normalises, finds key-like words and laced-key candidates, and splits words unit for unit alike, on every text of the three corpora', () => {
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
   });
 });
