@@ -19,7 +19,11 @@ pub(crate) struct Keywords {
 impl Keywords {
     /// Takes the words, NUL-separated, from `t`.
     pub(crate) fn set(&mut self, t: &[u16]) {
-        self.words = t.split(|&c| c == 0).filter(|w| !w.is_empty()).map(|w| w.to_vec()).collect();
+        self.words = t
+            .split(|&c| c == 0)
+            .filter(|w| !w.is_empty())
+            .map(|w| w.to_vec())
+            .collect();
         self.by_first = vec![Vec::new(); 128];
         self.pairs = vec![false; 128 * 128];
         self.single = vec![false; 128];

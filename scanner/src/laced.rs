@@ -32,7 +32,23 @@ fn is_alnum(c: u32) -> bool {
 /// laced.ts SEPARATOR: space, tab, CR, LF, * ` | > ~ . , ; : " '
 #[inline]
 fn is_separator_char(c: u32) -> bool {
-    matches!(c, 0x20 | 0x09 | 0x0d | 0x0a | 0x2a | 0x60 | 0x7c | 0x3e | 0x7e | 0x2e | 0x2c | 0x3b | 0x3a | 0x22 | 0x27)
+    matches!(
+        c,
+        0x20 | 0x09
+            | 0x0d
+            | 0x0a
+            | 0x2a
+            | 0x60
+            | 0x7c
+            | 0x3e
+            | 0x7e
+            | 0x2e
+            | 0x2c
+            | 0x3b
+            | 0x3a
+            | 0x22
+            | 0x27
+    )
 }
 
 /// laced.ts separatorAt: the length of the separator unit at `p`, or 0.
@@ -43,7 +59,11 @@ fn separator_at(t: &[u16], p: usize) -> usize {
     }
     if c == 0x5c {
         let n = at(t, p + 1);
-        return if n == 0x6e || n == 0x72 || n == 0x74 { 2 } else { 0 };
+        return if n == 0x6e || n == 0x72 || n == 0x74 {
+            2
+        } else {
+            0
+        };
     }
     if c == 0x3c && (at(t, p + 1) | 0x20) == 0x62 && (at(t, p + 2) | 0x20) == 0x72 {
         let mut q = p + 3;
@@ -107,7 +127,11 @@ fn anchor_separator(t: &[u16], p: usize) -> usize {
     }
     if c == 0x5c {
         let n = at(t, p + 1);
-        return if n == 0x6e || n == 0x72 || n == 0x74 { 2 } else { 0 };
+        return if n == 0x6e || n == 0x72 || n == 0x74 {
+            2
+        } else {
+            0
+        };
     }
     if c == 0x3c && at(t, p + 1) == 0x62 && at(t, p + 2) == 0x72 {
         let mut q = p + 3;
@@ -122,7 +146,9 @@ fn anchor_separator(t: &[u16], p: usize) -> usize {
     0
 }
 
-const LOWER_AWS: [&[u8; 3]; 12] = [b"kia", b"sia", b"bia", b"cca", b"gpa", b"ida", b"ipa", b"npa", b"nva", b"pka", b"roa", b"sca"];
+const LOWER_AWS: [&[u8; 3]; 12] = [
+    b"kia", b"sia", b"bia", b"cca", b"gpa", b"ida", b"ipa", b"npa", b"nva", b"pka", b"roa", b"sca",
+];
 
 /// Does the ANCHOR expression match at `q`? A token start, then the first two characters of a prefix with at
 /// most four separator units between them (no separator unit is a letter, so the greedy reading decides),
@@ -133,15 +159,19 @@ fn anchor_at(t: &[u16], q: usize) -> bool {
     }
     let c = t[q] as u32;
     if c == 0x61 {
-        return LOWER_AWS.iter().any(|w| w.iter().enumerate().all(|(k, &b)| at(t, q + 1 + k) == b as u32));
+        return LOWER_AWS.iter().any(|w| {
+            w.iter()
+                .enumerate()
+                .all(|(k, &b)| at(t, q + 1 + k) == b as u32)
+        });
     }
     let second: &[u8] = match c {
-        0x73 | 0x72 => b"k",   // s, r
-        0x67 => b"hl",         // g
-        0x6e => b"p",          // n
-        0x78 => b"o",          // x
-        0x68 => b"f",          // h
-        0x41 => b"IKSBCGNPR",  // A
+        0x73 | 0x72 => b"k",  // s, r
+        0x67 => b"hl",        // g
+        0x6e => b"p",         // n
+        0x78 => b"o",         // x
+        0x68 => b"f",         // h
+        0x41 => b"IKSBCGNPR", // A
         _ => return false,
     };
     let mut p = q + 1;
@@ -186,7 +216,11 @@ impl Laced {
             if first >= 128 {
                 continue; // the host hands over ASCII prefixes only
             }
-            let bare: Vec<u16> = x.iter().copied().filter(|&c| c != 0x2d && c != 0x5f).collect();
+            let bare: Vec<u16> = x
+                .iter()
+                .copied()
+                .filter(|&c| c != 0x2d && c != 0x5f)
+                .collect();
             let upper = x.iter().all(|&c| !(0x61..=0x7a).contains(&c));
             self.lead = self.lead.max(x.len());
             if x.len() > 1 {
@@ -195,7 +229,12 @@ impl Laced {
             if bare.len() > 1 {
                 self.second[first].push(bare[1]);
             }
-            self.by_first[first].push(Prefix { kept: x.to_vec(), bare, limit, upper });
+            self.by_first[first].push(Prefix {
+                kept: x.to_vec(),
+                bare,
+                limit,
+                upper,
+            });
         }
     }
 

@@ -73,7 +73,11 @@ impl State {
         let mut k = self.word_class[c as usize];
         if k == 0 {
             // SAFETY: a plain host function of one number.
-            k = if unsafe { word_class(c as u32) } != 0 { 1 } else { 2 };
+            k = if unsafe { word_class(c as u32) } != 0 {
+                1
+            } else {
+                2
+            };
             self.word_class[c as usize] = k;
         }
         k == 1

@@ -41,7 +41,11 @@ fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize)> {
     if s.folds.bmp.is_empty() {
         s.folds.bmp = vec![UNKNOWN; 65536];
     }
-    let cached = if cp < 0x10000 { s.folds.bmp[cp as usize] } else { s.folds.astral.get(&cp).copied().unwrap_or(UNKNOWN) };
+    let cached = if cp < 0x10000 {
+        s.folds.bmp[cp as usize]
+    } else {
+        s.folds.astral.get(&cp).copied().unwrap_or(UNKNOWN)
+    };
     if cached != UNKNOWN {
         return Some(((cached >> 8) as usize, (cached & 0xff) as usize));
     }
@@ -65,7 +69,9 @@ fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize)> {
 /// Normalises `t`: -1 when it is plain printable ASCII (its own normal form), -2 when a fold could not be
 /// read (the host normalises it), else the length of the normalised text (in `s.norm`).
 pub(crate) fn run(s: &mut State, t: &[u16]) -> i32 {
-    if t.iter().all(|&c| c == 0x09 || c == 0x0a || c == 0x0d || (0x20..=0x7e).contains(&c)) {
+    if t.iter()
+        .all(|&c| c == 0x09 || c == 0x0a || c == 0x0d || (0x20..=0x7e).contains(&c))
+    {
         return -1;
     }
     let mut out = core::mem::take(&mut s.norm);

@@ -47,7 +47,9 @@ fn spelled_gap(t: &[u16], from: usize, to: usize) -> bool {
     if to - from > 2 {
         return false;
     }
-    t[from..to].iter().all(|&c| matches!(c, 0x20 | 0x2e | 0x2d | 0x5f | 0x2a))
+    t[from..to]
+        .iter()
+        .all(|&c| matches!(c, 0x20 | 0x2e | 0x2d | 0x5f | 0x2a))
 }
 
 #[derive(Default)]
