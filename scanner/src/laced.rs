@@ -4,7 +4,7 @@
 //! done at each candidate (joining, matching the shapes) stays in TypeScript, which reads this list instead
 //! of running the expression. The two filters are pure functions of the text and the offset, and the
 //! expression's lookbehind puts every match at a token start, so a candidate dropped here changes nothing
-//! of the loop that reads the others.
+//! of the loop that reads the others. search.rs reads every offset once for this and keywords.rs.
 
 const MAX_GROUP: u32 = 4;
 /// Past the text: no unit compares equal to it.
@@ -20,7 +20,7 @@ fn at(t: &[u16], i: usize) -> u32 {
 }
 
 #[inline]
-fn is_token_code(c: u32) -> bool {
+pub(crate) fn is_token_code(c: u32) -> bool {
     matches!(c, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a | 0x2d | 0x5f)
 }
 
@@ -280,23 +280,18 @@ impl Laced {
         found
     }
 
-    /// The candidates in `t`, ascending; returns how many (in `starts`).
-    pub(crate) fn find(&mut self, t: &[u16]) -> usize {
+    /// Forgets the last search's candidates.
+    pub(crate) fn clear(&mut self) {
         self.starts.clear();
-        if self.by_first.is_empty() {
-            return 0;
+    }
+
+    /// At `q` (a token start whose unit is `A` or a lower-case letter, every first character ANCHOR names):
+    /// records `q` when it is a candidate.
+    #[inline]
+    pub(crate) fn check(&mut self, t: &[u16], q: usize) {
+        if !self.by_first.is_empty() && anchor_at(t, q) && self.prefix_at(t, q) {
+            self.starts.push(q as i32);
         }
-        for q in 0..t.len() {
-            let c = t[q];
-            // Every first character the expression names is a lower-case letter or `A`.
-            if !(c == 0x41 || (0x61..=0x7a).contains(&c)) {
-                continue;
-            }
-            if anchor_at(t, q) && self.prefix_at(t, q) {
-                self.starts.push(q as i32);
-            }
-        }
-        self.starts.len()
     }
 
     pub(crate) fn count(&self) -> usize {

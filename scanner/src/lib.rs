@@ -16,6 +16,7 @@
 mod keywords;
 mod laced;
 mod normalise;
+mod search;
 mod words;
 
 // What the host (TypeScript) decides for this module, so that both scanners read characters alike.
@@ -189,9 +190,8 @@ pub extern "C" fn laced_starts() -> *const u8 {
 #[no_mangle]
 pub extern "C" fn secret_search(units: u32) -> u32 {
     let s = state();
-    let t = &s.input[..units as usize];
-    s.laced.find(t);
-    s.keywords.find(t) as u32
+    search::run(s, units as usize);
+    s.keywords.count() as u32
 }
 
 #[no_mangle]
