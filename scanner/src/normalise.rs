@@ -36,8 +36,10 @@ impl Normalised {
     }
 }
 
-/// The fold of `cp` as (offset, length) in the pool, or None when the host could not hand it over.
-fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize)> {
+/// The fold of `cp` as (offset, length) in the pool and whether it stays there (a fold the full astral
+/// cache does not keep is the pool's tail, for the caller to drop), or None when the host could not hand it
+/// over.
+fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize, bool)> {
     if s.folds.bmp.is_empty() {
         s.folds.bmp = vec![UNKNOWN; 65536];
     }
@@ -47,7 +49,7 @@ fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize)> {
         s.folds.astral.get(&cp).copied().unwrap_or(UNKNOWN)
     };
     if cached != UNKNOWN {
-        return Some(((cached >> 8) as usize, (cached & 0xff) as usize));
+        return Some(((cached >> 8) as usize, (cached & 0xff) as usize, true));
     }
     // SAFETY: the host writes at most the fold buffer's length into it and touches nothing else here.
     let len = unsafe { crate::fold(cp) };
@@ -62,8 +64,10 @@ fn fold_of(s: &mut State, cp: u32) -> Option<(usize, usize)> {
         s.folds.bmp[cp as usize] = entry;
     } else if s.folds.astral.len() < ASTRAL_CACHE_MAX {
         s.folds.astral.insert(cp, entry);
+    } else {
+        return Some((off, len, false));
     }
-    Some((off, len))
+    Some((off, len, true))
 }
 
 /// Normalises `t`: -1 when it is plain printable ASCII (its own normal form), -2 when a fold could not be
@@ -97,7 +101,7 @@ pub(crate) fn run(s: &mut State, t: &[u16]) -> i32 {
             cp = 0x10000 + (((c as u32) - 0xd800) << 10) + ((t[i + 1] as u32) - 0xdc00);
         }
         let width = if cp > 0xffff { 2 } else { 1 };
-        let Some((off, len)) = fold_of(s, cp) else {
+        let Some((off, len, kept)) = fold_of(s, cp) else {
             ok = false;
             break;
         };
@@ -105,6 +109,9 @@ pub(crate) fn run(s: &mut State, t: &[u16]) -> i32 {
             out.units.push(s.folds.pool[off + k]);
             out.starts.push(i as i32);
             out.ends.push((i + width) as i32);
+        }
+        if !kept {
+            s.folds.pool.truncate(off);
         }
         i += width;
     }

@@ -4,10 +4,11 @@
  * test/fixtures/guard, whole, by line and in multi-message requests), the evasion corpus (every secret
  * sample under every evasion, encoding, separator, confusable and disguise of test/guard/helpers) and a
  * seeded fuzzed corpus (random Unicode with confusables, invisibles, separators, lone surrogates, case
- * mappings that change length, partial and encoded keys, the rules' own terms disguised, very long runs),
- * both engines must give identical findings (rule, action, detector, place, via) and identical redactions
- * (so identical offsets), and the passes the module runs must agree unit for unit: the normalised text and
- * its map back to the original, where the key-like words start, where laced keys may start, and every word of the word stream.
+ * mappings that change length, partial, laced and encoded keys, the rules' own terms disguised, very long
+ * runs, more distinct astral characters than a fold cache keeps), both engines must give identical
+ * findings (rule, action, detector, place, via) and identical redactions (so identical offsets), and the
+ * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
+ * where the key-like words start, where laced keys may start, and every word of the word stream.
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -134,6 +135,9 @@ function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms:
   // Very long runs: one character, one word, spelled-out letters, a base64 run, mixed scripts.
   out.push('a'.repeat(70_000), 's a r i n '.repeat(5000), 'é'.repeat(40_000), 'ѕk-'.repeat(10_000), Buffer.from('x'.repeat(60_000)).toString('base64'));
   out.push(Array.from({ length: 30_000 }, () => randomChar()).join(''), Array.from({ length: 20_000 }, () => pick(pieces)()).join(''));
+  // More distinct astral code points than either engine keeps folds of, then some of them again.
+  const astral = Array.from({ length: 70_000 }, (_, i) => String.fromCodePoint(0x20000 + i)).join('');
+  out.push(astral + astral.slice(0, 2000) + astral.slice(-2000));
   return out;
 }
 
