@@ -16,8 +16,8 @@
  * per process serves every compiled runtime: each call is synchronous and leaves nothing for the next.
  */
 import { readFileSync } from 'node:fs';
-import { KEYWORDS } from './generic.js';
-import { PREFIXES } from './laced.js';
+import { KEYWORDS, keywordStarts } from './generic.js';
+import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
 import type { SecretPasses } from './secrets.js';
 import { isWordUnit, type WordStream } from './words.js';
@@ -27,6 +27,12 @@ const MODULE_URL = new URL('../../scanner/build/scanner.wasm', import.meta.url);
 /** Units of the fold buffer: the longest fold (NFKC of U+FDFA) is 18. A longer one falls back to TypeScript. */
 const FOLD_UNITS = 64;
 const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
+/**
+ * From this many units on, a text is searched and normalised in the module: below it, the call and the
+ * copies cost more than the work (per text, both searches: 0.26 against 0.79 µs at 16 units, 2.95 against
+ * 2.15 µs at 256, 11.4 against 5.5 µs at 1,024).
+ */
+const IN_MODULE = 128;
 
 // Node's WebAssembly global: the project's libraries (ES2023, no DOM) do not declare it.
 interface WasmModule {
@@ -99,7 +105,14 @@ export class CompiledScanner implements SecretPasses {
    * key-like words start (generic.ts `keywordStarts`) and the laced-key candidates (laced.ts
    * `lacedCandidates`). Copies: the module's memory is reused by the next call.
    */
-  search(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array } {
+  search(text: string): { keywordStarts: number[]; lacedCandidates: ArrayLike<number> } {
+    // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over.
+    if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };
+    return this.searchInModule(text);
+  }
+
+  /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  searchInModule(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array } {
     const x = this.x;
     this.write(text);
     const keywords = x.secret_search(text.length);
@@ -110,8 +123,14 @@ export class CompiledScanner implements SecretPasses {
     };
   }
 
-  /** normalise.ts `normalise`, compiled for text that is not plain ASCII. */
+  /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */
   normalise(original: string): Normalised {
+    if (original.length < IN_MODULE) return normalise(original);
+    return this.normaliseInModule(original);
+  }
+
+  /** `normalise` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  normaliseInModule(original: string): Normalised {
     if (PLAIN_ASCII.test(original)) return { original, text: original, starts: null, ends: null };
     this.write(original);
     const length = this.x.normalise(original.length);

@@ -157,7 +157,7 @@ function sameFindings(req: ChatLike, label: string): void {
 function samePasses(text: string, label: string): void {
   const engine = compiledScanner();
   const a = normalise(text);
-  const b = engine.normalise(text);
+  const b = engine.normaliseInModule(text);
   expect(b.text, `normalised text: ${label}`).to.equal(a.text);
   expect(b.starts && [...b.starts], `starts: ${label}`).to.deep.equal(a.starts && [...a.starts]);
   expect(b.ends && [...b.ends], `ends: ${label}`).to.deep.equal(a.ends && [...a.ends]);
@@ -165,7 +165,7 @@ function samePasses(text: string, label: string): void {
     [a.text, 'normalised'],
     [text, 'as written'],
   ] as const) {
-    const { keywordStarts: starts, lacedCandidates: laced } = engine.search(t);
+    const { keywordStarts: starts, lacedCandidates: laced } = engine.searchInModule(t);
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
     expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
   }
