@@ -13,7 +13,9 @@
  *       # and of this one, loaded side by side and run alternately on each input, so that the load of a
  *       # shared machine falls on both alike; also says whether both give the same result
  *
- * MB/s is UTF-8 megabytes (10^6 bytes) of input per second, median of several runs after a warm-up.
+ * MB/s is UTF-8 megabytes (10^6 bytes) of input per second, median of several runs after a warm-up. Each
+ * input is measured with the gateway's engine (the compiled scanner) and with the TypeScript reference
+ * (`ts scan ms`, `referenceScanMs` in JSON).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +30,10 @@ const MAX_INPUT = 524_288;
 // profile), so the source figures overstate the scan a little. `npm run bench` passes its built snapshot.
 const built = process.argv.find((a) => a.startsWith('--built='))?.slice('--built='.length);
 const lib = (await import(built ? `${built.replace(/\/$/, '')}/dist/guard/index.js` : '../src/guard/index.js')) as typeof import('../src/guard/index.js');
-const guard = lib.compileGuardrails(lib.loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`));
+const doc = lib.loadGuardrailsDoc(`${ROOT}rules/guardrails.yaml`);
+// The gateway's engine (the compiled scanner, src/guard/compiled.ts) and the TypeScript reference beside it.
+const guard = lib.compileGuardrails(doc);
+const reference = lib.compileGuardrails(doc, { engine: 'typescript' });
 
 function fill(unit: string, length = MAX_INPUT): string {
   return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
@@ -120,18 +125,6 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)]!;
 }
 
-function measure(f: () => void): number {
-  f(); // warm-up
-  const times: number[] = [];
-  const deadline = performance.now() + 1500;
-  do {
-    const t = performance.now();
-    f();
-    times.push(performance.now() - t);
-  } while (times.length < 5 || (performance.now() < deadline && times.length < 50));
-  return median(times);
-}
-
 const json = process.argv.includes('--json');
 const against = process.argv.find((a) => a.startsWith('--against='))?.slice('--against='.length);
 const filter = process.argv.slice(2).find((a) => !a.startsWith('--'));
@@ -186,7 +179,7 @@ if (against) {
   process.exit(0);
 }
 
-const rows: string[][] = [['input', 'chars', 'MB', 'scan ms', 'scan MB/s', 'redact ms', 'redact MB/s']];
+const rows: string[][] = [['input', 'chars', 'MB', 'scan ms', 'scan MB/s', 'redact ms', 'redact MB/s', 'ts scan ms', 'ts redact ms']];
 for (const [name, build] of inputs) {
   if (filter && !filter.split(',').some((f) => name.includes(f))) continue;
   const req = build();
@@ -196,11 +189,17 @@ for (const [name, build] of inputs) {
     chars += m.content?.length ?? 0;
     bytes += Buffer.byteLength(m.content ?? '');
   }
-  const scanMs = measure(() => guard.scan(req));
-  const redactMs = measure(() => guard.redact(req));
+  const [scanMs, referenceScanMs] = measurePair(
+    () => guard.scan(req),
+    () => reference.scan(req),
+  );
+  const [redactMs, referenceRedactMs] = measurePair(
+    () => guard.redact(req),
+    () => reference.redact(req),
+  );
   const mb = bytes / 1e6;
   if (json) {
-    console.log(JSON.stringify({ input: name, chars, bytes, scanMs, redactMs }));
+    console.log(JSON.stringify({ input: name, chars, bytes, scanMs, redactMs, referenceScanMs, referenceRedactMs }));
     continue;
   }
   rows.push([
@@ -211,6 +210,8 @@ for (const [name, build] of inputs) {
     (mb / (scanMs / 1000)).toFixed(1),
     redactMs.toFixed(1),
     (mb / (redactMs / 1000)).toFixed(1),
+    referenceScanMs.toFixed(1),
+    referenceRedactMs.toFixed(1),
   ]);
 }
 if (json) process.exit(0);

@@ -20,6 +20,8 @@ import { startServer, type Pinning, type ServerProcess } from './processes.js';
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 // data/ (the knowledge evidence), docs/ and README.md (the site's generated entry points) are read at start.
 const SNAPSHOT_PATHS = ['src', 'policies', 'catalog', 'rules', 'config', 'data', 'docs', 'README.md', 'package.json', 'tsconfig.json', 'tsconfig.build.json'];
+// The compiled guardrail scanner (src/guard/compiled.ts loads it; built and committed, not built here).
+SNAPSHOT_PATHS.push('scanner/build');
 export const ADMIN_TOKEN = 'pcl_admin_bench_operator_token_0123456789';
 /** 1,000,000 USD in micro-USD: more than any bench run can spend. */
 const BENCH_CREDITS = 1_000_000_000_000;

@@ -20,6 +20,7 @@ import { applyMasks, type Span } from './mask.js';
 import { compilePattern, findPatternHits, type OperatorPattern } from './patterns.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
 import { boundaryPass, type Push } from './boundaries.js';
+import { compiledScanner } from './compiled.js';
 import { findSecrets, type SecretScanOptions } from './secrets.js';
 import { collectSlots, type Slot } from './slots.js';
 import {
@@ -42,6 +43,11 @@ export interface CompileGuardrailsOptions {
   classifiers?: readonly Classifier[];
   /** The multilingual intent model (model/intent-model.ts): when given, `classify` lets it decide the intent rules. */
   intentModel?: IntentModel;
+  /**
+   * Which engine runs the per-character passes (compiled.ts): 'compiled' (the default) the WebAssembly
+   * scanner, 'typescript' the reference it is tested against. Findings are the same.
+   */
+  engine?: 'compiled' | 'typescript';
 }
 
 interface SecretsDetector {
@@ -165,9 +171,11 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   }
   const lexical = new LexicalMatcher(lexicalSpecs);
   const intent = new IntentDetectors(intentSpecs);
+  const compiled = options.engine === 'typescript' ? undefined : compiledScanner();
   const union: SecretScanOptions = {
     kinds: new Set(secrets.flatMap((s) => [...s.kinds])),
     decoders: new Set(secrets.flatMap((s) => [...s.decoders])),
+    ...(compiled ? { passes: compiled } : {}),
   };
   const anyBoundaries = secrets.some((s) => s.boundaries);
   const redactors = secrets.filter((s) => s.action === 'redact');
@@ -175,6 +183,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   const external = [...(options.classifiers ?? [])];
   // The words of the request being scanned, reused from scan to scan (scan is synchronous; reset after each).
   const words = new WordStream();
+  const normaliseText = compiled ? (text: string) => compiled.normalise(text) : normalise;
 
   /** Secrets in every slot, in original coordinates; split secrets appear once per slot they touch. */
   function findSlotSecrets(slots: readonly Slot[], norm: readonly Normalised[]): SlotSecret[] {
@@ -249,7 +258,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
 
   function analyse(req: ChatLike) {
     const collected = collectSlots(req);
-    const norm = collected.slots.map((s) => normalise(s.text));
+    const norm = collected.slots.map((s) => normaliseText(s.text));
     const found = findSlotSecrets(collected.slots, norm);
     const patterned = findSlotPatterns(norm);
     return { collected, norm, found, patterned };
@@ -272,7 +281,8 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (lexicalSpecs.length > 0 || intent.size > 0) {
       // One tokenisation of the request for both word readers (it was half of a large request's scan).
       try {
-        fillStream(words, texts);
+        if (compiled) compiled.fillWords(words, texts);
+        else fillStream(words, texts);
         if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words));
         if (intent.size > 0) findings.push(...(first = intent.firstPass(texts, words)).findings);
       } finally {

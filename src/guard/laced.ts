@@ -84,7 +84,7 @@ export function nextPiece(text: string, p: number): number {
 }
 
 // Prefixes a laced secret can start with, and how many joined characters the longest shape after each needs.
-const PREFIXES: ReadonlyArray<readonly [string, number]> = [
+export const PREFIXES: ReadonlyArray<readonly [string, number]> = [
   ['sk', 256],
   ['rk_', 256],
   ['gh', 48],
@@ -303,8 +303,27 @@ function keyEnd(text: string, bounds: readonly number[], shape: LacedShape): num
   return end;
 }
 
-/** Secrets written with separators inside them, as spans of `text`. */
-export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[]): void {
+/**
+ * The token starts findLaced reads: where ANCHOR matches and prefixesAt finds a prefix, ascending. (ANCHOR's
+ * lookbehind puts every match at a token start, so a match prefixesAt rejects moves nothing in findLaced's
+ * loop: a list of the others, such as the compiled scanner's, reads the same.)
+ */
+export function lacedCandidates(text: string): number[] {
+  const out: number[] = [];
+  const re = ANCHOR;
+  re.lastIndex = 0;
+  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null;) {
+    re.lastIndex = a.index + 1;
+    if (prefixesAt(text, a.index)) out.push(a.index);
+  }
+  return out;
+}
+
+/**
+ * Secrets written with separators inside them, as spans of `text`. `candidates`, when given, lists the token
+ * starts to read (lacedCandidates, from another engine) instead of the search here.
+ */
+export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[], candidates?: ArrayLike<number>): void {
   const n = text.length;
   let p = 0;
   let longJoins = 0;
@@ -313,10 +332,19 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
   // and nothing called from this loop uses it.
   const re = ANCHOR;
   re.lastIndex = 0;
+  let k = 0; // the next of `candidates`
+  const next = (from: number): number => {
+    if (!candidates) {
+      re.lastIndex = from;
+      return re.exec(text)?.index ?? -1;
+    }
+    while (k < candidates.length && candidates[k]! < from) k++;
+    return k < candidates.length ? candidates[k++]! : -1;
+  };
   const byPrefix = shapesByPrefix(shapes);
-  for (let a: RegExpExecArray | null; (a = re.exec(text)) !== null;) {
-    const tokenStart = a.index;
-    re.lastIndex = tokenStart + 1;
+  let from = 0;
+  for (let tokenStart: number; (tokenStart = next(from)) >= 0;) {
+    from = tokenStart + 1;
     if (tokenStart < p) continue;
     p = tokenStart;
     while (p < n && isTokenCode(text.charCodeAt(p))) p++;
@@ -351,6 +379,6 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
       matchedEnd = Math.max(matchedEnd, end);
     }
     if (matchedEnd > p) p = matchedEnd;
-    re.lastIndex = Math.max(re.lastIndex, p);
+    from = Math.max(from, p);
   }
 }

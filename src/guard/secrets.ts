@@ -50,6 +50,18 @@ export interface SecretHit {
 export interface SecretScanOptions {
   kinds: ReadonlySet<SecretKind>;
   decoders: ReadonlySet<Decoder>;
+  /** Passes another engine runs instead of this module (the compiled scanner, compiled.ts); the same results. */
+  passes?: SecretPasses;
+}
+
+/** The secret pass's searches that the compiled scanner runs (compiled.ts), both in one reading of a text. */
+export interface SecretPasses {
+  search(text: string): {
+    /** generic.ts keywordStarts. */
+    keywordStarts: number[];
+    /** laced.ts lacedCandidates. */
+    lacedCandidates: ArrayLike<number>;
+  };
 }
 
 const MAX_DEPTH = 2;
@@ -184,7 +196,8 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
  * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
  * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
  */
-function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], prose = true): void {
+function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): void {
+  const kinds = opts.kinds;
   if (kinds.has('openai-key') && text.includes('sk-')) {
     const re = OPENAI;
     re.lastIndex = 0;
@@ -222,11 +235,12 @@ function findDirect(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHi
     }
   }
   if (!prose) return;
-  const starts = keywordStarts(text);
+  const searched = opts.passes?.search(text);
+  const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
   findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
-  findLaced(text, LACED, laced);
+  findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
 }
 
@@ -237,12 +251,12 @@ const RUNS = 2;
 const EVERYTHING = WHOLE | RUNS;
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
-  if (read & WHOLE) findDirect(text, opts.kinds, hits);
+  if (read & WHOLE) findDirect(text, opts, hits);
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
       const inner: SecretHit[] = [];
-      if (d.binary) findDirect(d.text, opts.kinds, inner, false);
+      if (d.binary) findDirect(d.text, opts, inner, false);
       else scan(normalise(d.text).text, opts, depth + 1, inner);
       if (inner.length > 0) {
         hits.push({ kind: inner[0]!.kind, start: run.start, end: run.end, via: d.via ?? run.via });
@@ -260,7 +274,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     // A decoded text read backwards: base64 or hex of a reversed key (one level, no further decoding).
     if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
       const inner: SecretHit[] = [];
-      findDirect(reversed(text), opts.kinds, inner);
+      findDirect(reversed(text), opts, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
     }
     return;
@@ -268,7 +282,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
   if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
     const inner: SecretHit[] = [];
-    scan(reversed(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    scan(reversed(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
   }
   if (opts.decoders.has('html-entities')) {
@@ -276,7 +290,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     const view = htmlDecodedView(text);
     if (view) {
       const inner: SecretHit[] = [];
-      findDirect(view.text, opts.kinds, inner);
+      findDirect(view.text, opts, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]!, via: 'html-entities' });
     }
   }
@@ -285,13 +299,13 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     const view = joinedView(text);
     if (view) {
       const inner: SecretHit[] = [];
-      findDirect(view.text, opts.kinds, inner);
+      findDirect(view.text, opts, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]! });
     }
   }
   if (opts.decoders.has('rot13') && mayHoldRot13(text)) {
     const inner: SecretHit[] = [];
-    scan(rot13(text), { kinds: opts.kinds, decoders: NO_DECODERS }, MAX_DEPTH, inner);
+    scan(rot13(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });
   }
 }

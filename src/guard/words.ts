@@ -29,7 +29,7 @@ export const PREFIX_LENGTH = 3;
 // Word characters beyond ASCII, decided once per code unit (letters and digits of every script).
 const nonAsciiClass = new Uint8Array(65536); // 0 unknown, 1 word, 2 not a word
 const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
-function isWordUnit(c: number): boolean {
+export function isWordUnit(c: number): boolean {
   if (c < 0x80) return (c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39);
   if (c >= 0xd800 && c <= 0xdfff) return false; // astral characters (emoji, symbols) separate words
   let k = nonAsciiClass[c]!;
@@ -64,6 +64,17 @@ const INITIAL_CAPACITY = 1024;
 // A stream grown past this many words (a request of several hundred kilobytes) is not kept for the next one.
 const RETAINED_CAPACITY = 1 << 16;
 
+/** The columns of a word stream: per word, what `add` records. */
+export interface WordColumns {
+  hash: Int32Array;
+  prefix: Int32Array;
+  length: Int32Array;
+  text: Int32Array;
+  start: Int32Array;
+  end: Int32Array;
+  flags: Uint8Array;
+}
+
 /** The words of one or more texts. Arrays grow as words are added. */
 export class WordStream {
   count = 0;
@@ -77,6 +88,7 @@ export class WordStream {
   private end!: Int32Array;
   private flags!: Uint8Array; // 1 leet-folded, 2 spelled-out letters
   private readonly sources: string[] = []; // the texts, lowercased
+  private own: WordColumns | undefined; // this stream's own columns while it holds adopted ones (adopt)
 
   constructor(capacity = INITIAL_CAPACITY) {
     this.allocate(capacity);
@@ -94,12 +106,29 @@ export class WordStream {
 
   /**
    * Forgets every word and text (a reused stream must not keep a request's text alive), keeping the arrays
-   * unless an unusually large request grew them.
+   * unless an unusually large request grew them. Adopted columns go back to their owner.
    */
   reset(): void {
     this.count = 0;
     this.sources.length = 0;
+    if (this.own) {
+      ({ hash: this.hash, prefix: this.prefix, length: this.length, text: this.text, start: this.start, end: this.end, flags: this.flags } = this.own);
+      this.own = undefined;
+    }
     if (this.hash.length > RETAINED_CAPACITY) this.allocate(INITIAL_CAPACITY);
+  }
+
+  /**
+   * Takes the words another tokeniser found in `sources` (the compiled scanner, compiled.ts: columns that
+   * are views of its memory, valid until its next pass) as if `add` had added each of them, in order, to
+   * this empty stream. `sources` are the texts lowercased, as `add` keeps them.
+   */
+  adopt(sources: readonly string[], count: number, columns: WordColumns): void {
+    if (this.count !== 0) throw new Error('WordStream.adopt: the stream is not empty');
+    this.sources.push(...sources);
+    this.count = count;
+    this.own ??= { hash: this.hash, prefix: this.prefix, length: this.length, text: this.text, start: this.start, end: this.end, flags: this.flags };
+    ({ hash: this.hash, prefix: this.prefix, length: this.length, text: this.text, start: this.start, end: this.end, flags: this.flags } = columns);
   }
 
   /**

@@ -1,0 +1,200 @@
+//! The guardrail scanner's per-character work, for src/guard/compiled.ts: a small hand ABI over one linear
+//! memory, no bindings runtime. TypeScript writes a text's UTF-16 units into the input buffer (`input`),
+//! calls a pass, and reads the results as typed-array views of this module's memory: offsets and ids, never
+//! strings. The TypeScript scanner (src/guard/) is the reference; every pass here reproduces one of its
+//! functions unit for unit, and test/guard/scanner-equivalence.test.ts holds the two to identical findings.
+//!
+//! One instance serves one compiled guardrails runtime, synchronously: its state is a single global.
+//!
+//! Passes:
+//!  - words.rs: the word stream of src/guard/words.ts (`WordStream.add`): word offsets, folded hashes,
+//!    leetspeak and spelled-out letters.
+//!  - normalise.rs: the canonical form of src/guard/normalise.ts, with the map back to the original.
+//!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
+//!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
+
+mod keywords;
+mod laced;
+mod normalise;
+mod search;
+mod words;
+
+// What the host (TypeScript) decides for this module, so that both scanners read characters alike.
+#[link(wasm_import_module = "env")]
+extern "C" {
+    // Is the BMP code unit `c` (non-ASCII, not a surrogate) a letter or digit (words.ts isWordUnit)?
+    fn word_class(c: u32) -> u32;
+    // Writes the folded form of non-ASCII code point `cp` (normalise.ts foldCodePoint) into the fold
+    // buffer (`fold_buffer`) and returns its length in UTF-16 units.
+    fn fold(cp: u32) -> u32;
+}
+
+pub(crate) struct State {
+    input: Vec<u16>,
+    words: words::Words,
+    keywords: keywords::Keywords,
+    laced: laced::Laced,
+    laced_limits: Vec<u32>,
+    norm: normalise::Normalised,
+    /// Per BMP code unit: 0 not asked yet, 1 word character, 2 not.
+    word_class: Vec<u8>,
+    folds: normalise::FoldCache,
+    fold_buffer: Vec<u16>,
+}
+
+static mut STATE: Option<State> = None;
+
+pub(crate) fn state() -> &'static mut State {
+    // SAFETY: wasm32-unknown-unknown runs one thread, and the host never re-enters an export while another
+    // runs (the imports do not call back into the module).
+    unsafe {
+        let s = &mut *core::ptr::addr_of_mut!(STATE);
+        s.get_or_insert_with(|| State {
+            input: Vec::new(),
+            words: words::Words::default(),
+            keywords: keywords::Keywords::default(),
+            laced: laced::Laced::default(),
+            laced_limits: Vec::new(),
+            norm: normalise::Normalised::default(),
+            word_class: vec![0; 65536],
+            folds: normalise::FoldCache::default(),
+            fold_buffer: vec![0; 64],
+        })
+    }
+}
+
+impl State {
+    pub(crate) fn is_word_unit(&mut self, c: u16) -> bool {
+        if c < 0x80 {
+            return (0x61..=0x7a).contains(&c) || (0x30..=0x39).contains(&c);
+        }
+        if (0xd800..=0xdfff).contains(&c) {
+            return false; // astral characters (emoji, symbols) separate words
+        }
+        let mut k = self.word_class[c as usize];
+        if k == 0 {
+            // SAFETY: a plain host function of one number.
+            k = if unsafe { word_class(c as u32) } != 0 {
+                1
+            } else {
+                2
+            };
+            self.word_class[c as usize] = k;
+        }
+        k == 1
+    }
+}
+
+/// Room for `units` UTF-16 units of input; returns where the host writes them.
+#[no_mangle]
+pub extern "C" fn input(units: u32) -> *mut u16 {
+    let s = state();
+    if s.input.len() < units as usize {
+        s.input.resize(units as usize, 0);
+    }
+    s.input.as_mut_ptr()
+}
+
+/// Where the host writes a fold (at most `units` units; grown on request).
+#[no_mangle]
+pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
+    let s = state();
+    if s.fold_buffer.len() < units as usize {
+        s.fold_buffer.resize(units as usize, 0);
+    }
+    s.fold_buffer.as_mut_ptr()
+}
+
+/// Forgets every word (the next `words_add` is text 0).
+#[no_mangle]
+pub extern "C" fn words_reset() {
+    state().words.reset();
+}
+
+/// Adds the words of the first `units` units of the input (a text already normalised and lowercased) as
+/// text number `source`.
+#[no_mangle]
+pub extern "C" fn words_add(units: u32, source: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    words::add(s, &text[..units as usize], source as i32);
+    s.input = text;
+}
+
+#[no_mangle]
+pub extern "C" fn words_count() -> u32 {
+    state().words.count() as u32
+}
+
+/// The address of one column of the word stream: 0 hash, 1 prefix, 2 length, 3 text, 4 start, 5 end
+/// (i32 each), 6 flags (u8).
+#[no_mangle]
+pub extern "C" fn words_column(column: u32) -> *const u8 {
+    state().words.column(column)
+}
+
+/// Normalises the first `units` units of the input; returns the length of the normalised text, or -1 when
+/// the text is plain printable ASCII (it is its own normal form: no text, no maps).
+#[no_mangle]
+pub extern "C" fn normalise(units: u32) -> i32 {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    let n = normalise::run(s, &text[..units as usize]);
+    s.input = text;
+    n
+}
+
+/// The address of one column of the last normalisation: 0 units (u16), 1 starts, 2 ends (i32).
+#[no_mangle]
+pub extern "C" fn normalised_column(column: u32) -> *const u8 {
+    state().norm.column(column)
+}
+
+/// Takes the key-like words (the first `units` units of the input: the words, NUL-separated).
+#[no_mangle]
+pub extern "C" fn keywords_set(units: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    s.keywords.set(&text[..units as usize]);
+    s.input = text;
+}
+
+#[no_mangle]
+pub extern "C" fn keywords_starts() -> *const u8 {
+    state().keywords.starts()
+}
+
+/// Room for `count` joined lengths, one per laced prefix, in the order `laced_set` reads the prefixes.
+#[no_mangle]
+pub extern "C" fn laced_limits(count: u32) -> *mut u32 {
+    let s = state();
+    s.laced_limits.resize(count as usize, 0);
+    s.laced_limits.as_mut_ptr()
+}
+
+/// Takes the laced prefixes (the first `units` units of the input: NUL-separated) and their joined lengths.
+#[no_mangle]
+pub extern "C" fn laced_set(units: u32) {
+    let s = state();
+    s.laced.set(&s.input[..units as usize], &s.laced_limits);
+}
+
+#[no_mangle]
+pub extern "C" fn laced_starts() -> *const u8 {
+    state().laced.starts()
+}
+
+/// Both searches of the secret pass over the first `units` units of the input, written once: where the
+/// key-like words start (`keywords_starts`, returned count) and the laced candidates (`laced_count`,
+/// `laced_starts`).
+#[no_mangle]
+pub extern "C" fn secret_search(units: u32) -> u32 {
+    let s = state();
+    search::run(s, units as usize);
+    s.keywords.count() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn laced_count() -> u32 {
+    state().laced.count() as u32
+}

@@ -1,0 +1,178 @@
+/**
+ * The compiled scanner: the guard's per-character passes run by a Rust crate compiled to WebAssembly
+ * (scanner/, built by scripts/scanner-build.mjs into scanner/build/scanner.wasm, committed with the hash of
+ * its sources). The TypeScript passes stay the reference: compileGuardrails({ engine: 'typescript' }) runs
+ * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
+ *
+ * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the
+ * normalisation of non-ASCII text (normalise.ts `normalise`), and two searches of the secret pass: where
+ * key-like words start (generic.ts `keywordStarts`) and where a key laced with separators may start
+ * (laced.ts `lacedCandidates`). The character classes and folds that depend on
+ * Unicode data are asked of the TypeScript side (`isWordUnit`, `foldCodePoint`) once per code point and
+ * remembered by the module, so both engines read every character with the same Unicode tables.
+ *
+ * The ABI (scanner/src/lib.rs): texts go in as UTF-16 units written into the module's input buffer; results
+ * come back as typed-array views of its memory (offsets and hashes), read before the next call. One instance
+ * per process serves every compiled runtime: each call is synchronous and leaves nothing for the next.
+ */
+import { readFileSync } from 'node:fs';
+import { KEYWORDS, keywordStarts } from './generic.js';
+import { lacedCandidates, PREFIXES } from './laced.js';
+import { foldCodePoint, normalise, type Normalised } from './normalise.js';
+import type { SecretPasses } from './secrets.js';
+import { isWordUnit, type WordStream } from './words.js';
+
+/** Where the committed module is: scanner/build beside src/ (or dist/) at the repository root. */
+const MODULE_URL = new URL('../../scanner/build/scanner.wasm', import.meta.url);
+/** Units of the fold buffer: the longest fold (NFKC of U+FDFA) is 18. A longer one falls back to TypeScript. */
+const FOLD_UNITS = 64;
+const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
+/**
+ * From this many units on, a text is searched and normalised in the module: below it, the call and the
+ * copies cost more than the work (per text, both searches: 0.26 against 0.79 µs at 16 units, 2.95 against
+ * 2.15 µs at 256, 11.4 against 5.5 µs at 1,024).
+ */
+const IN_MODULE = 128;
+
+// Node's WebAssembly global: the project's libraries (ES2023, no DOM) do not declare it.
+interface WasmModule {
+  readonly __wasmModule?: never;
+}
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: unknown };
+};
+
+interface Exports {
+  memory: { buffer: ArrayBuffer };
+  input(units: number): number;
+  fold_buffer(units: number): number;
+  words_reset(): void;
+  words_add(units: number, source: number): void;
+  words_count(): number;
+  words_column(column: number): number;
+  normalise(units: number): number;
+  normalised_column(column: number): number;
+  keywords_set(units: number): void;
+  keywords_starts(): number;
+  laced_limits(count: number): number;
+  laced_set(units: number): void;
+  secret_search(units: number): number;
+  laced_count(): number;
+  laced_starts(): number;
+}
+
+const utf16 = new TextDecoder('utf-16le');
+
+/** The compiled passes, over one instance of the module. */
+export class CompiledScanner implements SecretPasses {
+  private readonly x: Exports;
+  private readonly foldAt: number;
+
+  constructor(module: WasmModule) {
+    const env = {
+      word_class: (c: number) => (isWordUnit(c) ? 1 : 0),
+      fold: (cp: number) => {
+        const f = foldCodePoint(cp);
+        if (f.length > FOLD_UNITS) return -1;
+        const units = new Uint16Array(this.x.memory.buffer, this.foldAt, FOLD_UNITS);
+        for (let k = 0; k < f.length; k++) units[k] = f.charCodeAt(k);
+        return f.length;
+      },
+    };
+    this.x = new WebAssembly.Instance(module, { env }).exports as Exports;
+    this.foldAt = this.x.fold_buffer(FOLD_UNITS);
+    // The module's search reads ASCII words only (all of them are).
+    if (KEYWORDS.some((k) => !/^[\x21-\x7e][\x20-\x7e]*$/.test(k))) throw new Error('compiled scanner: a key-like word is not printable ASCII');
+    const keywords = KEYWORDS.join('\u0000');
+    this.write(keywords);
+    this.x.keywords_set(keywords.length);
+    if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
+    const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
+    new Uint32Array(this.x.memory.buffer, this.x.laced_limits(PREFIXES.length), PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    this.write(prefixes);
+    this.x.laced_set(prefixes.length);
+  }
+
+  /** Writes `text`'s UTF-16 units into the module's input buffer (lone surrogates too, as they are). */
+  private write(text: string): void {
+    const at = this.x.input(text.length);
+    Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
+  }
+
+  /**
+   * The secret pass's two searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
+   * key-like words start (generic.ts `keywordStarts`) and the laced-key candidates (laced.ts
+   * `lacedCandidates`). Copies: the module's memory is reused by the next call.
+   */
+  search(text: string): { keywordStarts: number[]; lacedCandidates: ArrayLike<number> } {
+    // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over.
+    if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };
+    return this.searchInModule(text);
+  }
+
+  /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  searchInModule(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array } {
+    const x = this.x;
+    this.write(text);
+    const keywords = x.secret_search(text.length);
+    const buffer = x.memory.buffer;
+    return {
+      keywordStarts: Array.from(new Int32Array(buffer, x.keywords_starts(), keywords)),
+      lacedCandidates: new Int32Array(buffer, x.laced_starts(), x.laced_count()).slice(),
+    };
+  }
+
+  /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */
+  normalise(original: string): Normalised {
+    if (original.length < IN_MODULE) return normalise(original);
+    return this.normaliseInModule(original);
+  }
+
+  /** `normalise` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  normaliseInModule(original: string): Normalised {
+    if (PLAIN_ASCII.test(original)) return { original, text: original, starts: null, ends: null };
+    this.write(original);
+    const length = this.x.normalise(original.length);
+    // -2: a fold longer than the module's buffer (none is, in today's Unicode): the reference reads it.
+    if (length < 0) return normalise(original);
+    const buffer = this.x.memory.buffer;
+    const text = utf16.decode(new Uint16Array(buffer, this.x.normalised_column(0), length));
+    const starts = new Int32Array(buffer, this.x.normalised_column(1), length).slice();
+    const ends = new Int32Array(buffer, this.x.normalised_column(2), length).slice();
+    return { original, text, starts, ends };
+  }
+
+  /** lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty `ws`. */
+  fillWords(ws: WordStream, texts: ReadonlyArray<{ text: string }>): void {
+    const x = this.x;
+    x.words_reset();
+    const sources: string[] = [];
+    texts.forEach((t, i) => {
+      const lower = t.text.toLowerCase();
+      sources.push(lower);
+      this.write(lower);
+      x.words_add(lower.length, i);
+    });
+    const count = x.words_count();
+    const buffer = x.memory.buffer;
+    const i32 = (column: number) => new Int32Array(buffer, x.words_column(column), count);
+    ws.adopt(sources, count, {
+      hash: i32(0),
+      prefix: i32(1),
+      length: i32(2),
+      text: i32(3),
+      start: i32(4),
+      end: i32(5),
+      flags: new Uint8Array(buffer, x.words_column(6), count),
+    });
+  }
+}
+
+let shared: CompiledScanner | undefined;
+
+/** The process's compiled scanner (the module is read and instantiated on first use). */
+export function compiledScanner(): CompiledScanner {
+  shared ??= new CompiledScanner(new WebAssembly.Module(readFileSync(MODULE_URL)));
+  return shared;
+}

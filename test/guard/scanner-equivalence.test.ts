@@ -1,0 +1,241 @@
+/**
+ * The compiled scanner (src/guard/compiled.ts, a Rust crate compiled to WebAssembly) against the TypeScript
+ * scanner it replaces, which stays the reference: over the whole guard corpus (every file under
+ * test/fixtures/guard, whole, by line and in multi-message requests), the evasion corpus (every secret
+ * sample under every evasion, encoding, separator, confusable and disguise of test/guard/helpers) and a
+ * seeded fuzzed corpus (random Unicode with confusables, invisibles, separators, lone surrogates, case
+ * mappings that change length, partial, laced and encoded keys, the rules' own terms disguised, very long
+ * runs, more distinct astral characters than a fold cache keeps), both engines must give identical
+ * findings (rule, action, detector, place, via) and identical redactions (so identical offsets), and the
+ * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
+ * where the key-like words start, where laced keys may start, and every word of the word stream.
+ */
+import { expect } from 'chai';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { compiledScanner } from '../../src/guard/compiled.js';
+import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
+import { keywordStarts } from '../../src/guard/generic.js';
+import { lacedCandidates } from '../../src/guard/laced.js';
+import { fillStream } from '../../src/guard/lexical.js';
+import { WordStream } from '../../src/guard/words.js';
+import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
+import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
+import { ENCODINGS, EVASIONS, rng, secretSamples } from './helpers/secrets.js';
+import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
+
+const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
+const reference = compileGuardrails(doc, { engine: 'typescript' });
+const compiled = compileGuardrails(doc);
+
+// ---- the corpora ------------------------------------------------------------------------------------
+
+function files(dir: string): string[] {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? files(path) : [path];
+    });
+}
+
+/** Every file of the guard corpus: whole, and each non-empty line. */
+function guardCorpus(): { wholes: string[]; lines: string[] } {
+  const wholes = files(FIXTURES_DIR).map((f) => readFileSync(f, 'utf8'));
+  const lines = [...new Set(wholes.flatMap((w) => w.split('\n')).filter((l) => l.trim() !== ''))];
+  return { wholes, lines };
+}
+
+/** Every secret sample under every evasion the guard's own tests use. */
+function evasionCorpus(): string[] {
+  const out: string[] = [];
+  const samples = [...secretSamples(), ...providerSamples()];
+  const disguises = { ...EVASIONS, ...ENCODINGS, ...SEPARATORS, ...CONFUSABLES, ...MORE_ENCODINGS };
+  for (const s of samples) {
+    out.push(s.value, `the key is ${s.value} - keep it safe`);
+    for (const f of Object.values(disguises)) out.push(f(s.value), `value: ${f(s.value)}\n`);
+    if (s.kind === 'aws-access-key-id') for (const f of Object.values(AWS_FORMS)) out.push(f(s.value));
+    if (s.kind === 'private-key') for (const f of Object.values(PEM_DISGUISES)) out.push(f(s.value));
+  }
+  for (const g of genericSamples()) out.push(g.text);
+  for (const v of shapeVariants()) out.push(v.text);
+  out.push(...LOOKALIKES);
+  return out;
+}
+
+/** The terms the rules file matches (lexical terms, near sets, intent topics). */
+function ruleTerms(d: GuardrailsDoc): string[] {
+  const terms: string[] = [];
+  for (const rule of d.rules) {
+    for (const det of rule.detectors as unknown as Array<Record<string, unknown>>) {
+      for (const t of (det.any as string[] | undefined) ?? []) terms.push(t);
+      for (const t of (det.topics as string[] | undefined) ?? []) terms.push(t);
+      for (const g of (det.near as Array<{ sets: Record<string, string[]> }> | undefined) ?? []) for (const set of Object.values(g.sets)) terms.push(...set);
+    }
+  }
+  return terms.map((t) => t.replace(/\*$/, 'ing'));
+}
+
+/** Seeded random texts built from the pieces evasions are made of. */
+function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms: readonly string[]): string[] {
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const int = (n: number) => Math.floor(r() * n);
+  const invisibles = ['\u200b', '\u200c', '\u200d', '\u2060', '\u00ad', '\ufeff', '\u202e', '\ufe0f', '\u{e0041}', '\u0000', '\u0007', '\u007f'];
+  const confusables = ['а', 'е', 'о', 'р', 'с', 'ѕ', 'к', 'І', 'Α', 'Κ', 'ο', 'ν', 'ｓ', 'ｋ', '－', '‐', '−', '𝐀', '𝐬', 'ﬁ', 'ﷺ', 'é', 'ñ', 'ß'];
+  const lengthChanging = ['İ', 'Σ', 'ΑΣ', 'ΑΣ ', 'ǅ', 'ẞ', 'ﬃ', 'ŉ'];
+  const separators = [' ', '  ', '\n', '\t', '-', '_', '.', '*', '`', '|', '<br>', '\\n', ',', ';', ':', '"', "'", '@', '$', '’', '/', '+', '='];
+  const scripts = [0x41, 0x61, 0xc0, 0x391, 0x410, 0x5d0, 0x627, 0x905, 0x3041, 0x4e00, 0xac00, 0x1f600, 0xd800, 0xdc00, 0x2000, 0xff10];
+  const randomChar = () => {
+    const base = pick(scripts);
+    const cp = base + int(base === 0xd800 || base === 0xdc00 ? 0x400 : 96);
+    return cp >= 0xd800 && cp <= 0xdfff ? String.fromCharCode(cp) : String.fromCodePoint(cp);
+  };
+  const leet = (s: string) =>
+    s.replace(/[aeiost]/g, (c) => (r() < 0.5 ? ({ a: '4', e: '3', i: '1', o: '0', s: '5', t: '7' } as Record<string, string>)[c]! : c));
+  const pieces: Array<() => string> = [
+    () => pick(invisibles),
+    () => pick(confusables),
+    () => pick(lengthChanging),
+    () => pick(separators),
+    () => randomChar(),
+    () => pick(terms),
+    () => leet(pick(terms)),
+    () => [...pick(terms)].join(pick([' ', '.', '-', '  ', ', '])),
+    () => pick(terms).toUpperCase(),
+    () => pick(keys),
+    () => pick(keys).slice(0, 3 + int(20)),
+    () => {
+      const k = pick(keys);
+      const cut = int(k.length);
+      return k.slice(0, cut) + pick(separators) + k.slice(cut);
+    },
+    () => Buffer.from(pick(keys)).toString(pick(['base64', 'hex', 'base64url'] as const)),
+    () => {
+      // A key laced with separators: pieces of 1 to 8 characters, groups of 1 to 5 separator units between.
+      const k = pick(keys);
+      let out = '';
+      for (let i = 0; i < k.length;) {
+        const len = 1 + int(8);
+        out += k.slice(i, i + len);
+        i += len;
+        for (let g = 1 + int(5); g > 0; g--) out += pick(separators);
+      }
+      return out;
+    },
+    () => pick(['the ', 'a ', 'key ', 'token: ', 'api_key=', 'password ', 'begin ', 'BEGIN ', '-----', 'sk-', 'AKIA', "don't ", 's@rin ', 'x ', 'I ', '123 ']),
+  ];
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let s = '';
+    const n = 1 + int(40);
+    for (let k = 0; k < n; k++) s += pick(pieces)();
+    out.push(s);
+  }
+  // Very long runs: one character, one word, spelled-out letters, a base64 run, mixed scripts.
+  out.push('a'.repeat(70_000), 's a r i n '.repeat(5000), 'é'.repeat(40_000), 'ѕk-'.repeat(10_000), Buffer.from('x'.repeat(60_000)).toString('base64'));
+  out.push(Array.from({ length: 30_000 }, () => randomChar()).join(''), Array.from({ length: 20_000 }, () => pick(pieces)()).join(''));
+  // More distinct astral code points than either engine keeps folds of, then some of them again.
+  const astral = Array.from({ length: 70_000 }, (_, i) => String.fromCodePoint(0x20000 + i)).join('');
+  out.push(astral + astral.slice(0, 2000) + astral.slice(-2000));
+  return out;
+}
+
+// ---- comparing ----------------------------------------------------------------------------------------
+
+const chat = (...contents: string[]): ChatLike => ({
+  messages: contents.map((content, i) => ({ role: i % 2 ? 'assistant' : 'user', content })),
+});
+
+/** Both engines' findings and redactions for `req`: equal, or the first difference. */
+function sameFindings(req: ChatLike, label: string): void {
+  expect(compiled.scan(req), `scan: ${label}`).to.deep.equal(reference.scan(req));
+  expect(compiled.redact(req), `redact: ${label}`).to.deep.equal(reference.redact(req));
+}
+
+/** The module's passes against the TypeScript ones, unit for unit. */
+function samePasses(text: string, label: string): void {
+  const engine = compiledScanner();
+  const a = normalise(text);
+  const b = engine.normaliseInModule(text);
+  expect(b.text, `normalised text: ${label}`).to.equal(a.text);
+  expect(b.starts && [...b.starts], `starts: ${label}`).to.deep.equal(a.starts && [...a.starts]);
+  expect(b.ends && [...b.ends], `ends: ${label}`).to.deep.equal(a.ends && [...a.ends]);
+  for (const [t, which] of [
+    [a.text, 'normalised'],
+    [text, 'as written'],
+  ] as const) {
+    const { keywordStarts: starts, lacedCandidates: laced } = engine.searchInModule(t);
+    expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
+    expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
+  }
+  const texts = [{ text: a.text }, { text }];
+  const ts = new WordStream();
+  fillStream(ts, texts);
+  const wasm = new WordStream();
+  engine.fillWords(wasm, texts);
+  expect(wasm.count, `word count: ${label}`).to.equal(ts.count);
+  for (let w = 0; w < ts.count; w++) {
+    const same =
+      wasm.hash[w] === ts.hash[w] &&
+      wasm.prefix[w] === ts.prefix[w] &&
+      wasm.length[w] === ts.length[w] &&
+      wasm.text[w] === ts.text[w] &&
+      wasm.start[w] === ts.start[w] &&
+      wasm.word(w) === ts.word(w);
+    if (!same) {
+      const row = (s: WordStream) => [s.hash[w], s.prefix[w], s.length[w], s.text[w], s.start[w], s.word(w)];
+      expect(row(wasm), `word ${w}: ${label}`).to.deep.equal(row(ts));
+    }
+  }
+  wasm.reset();
+}
+
+const short = (s: string) => JSON.stringify(s.length > 60 ? s.slice(0, 60) + '...' : s);
+
+describe('guard: the compiled scanner gives the reference scanner findings', function () {
+  this.timeout(600_000);
+  const { wholes, lines } = guardCorpus();
+  const evasions = evasionCorpus();
+  const keys = [...secretSamples(), ...providerSamples()].map((s) => s.value);
+  const fuzz = fuzzCorpus(1500, 20261127, keys, ruleTerms(doc));
+
+  it('reads corpora of a useful size', () => {
+    const chars = (xs: readonly string[]) => xs.reduce((n, x) => n + x.length, 0);
+    console.log(
+      `      guard corpus ${wholes.length} files (${chars(wholes)} chars), ${lines.length} lines; evasions ${evasions.length} texts (${chars(evasions)} chars); fuzzed ${fuzz.length} texts (${chars(fuzz)} chars)`,
+    );
+    expect(wholes.length).to.be.at.least(25);
+    expect(lines.length).to.be.greaterThan(3000);
+    expect(evasions.length).to.be.greaterThan(1000);
+    expect(fuzz.length).to.be.greaterThan(1500);
+  });
+
+  it('the guard corpus: every file whole, every line, files cut into messages of 7 lines', () => {
+    for (const w of wholes) sameFindings(chat(w), short(w));
+    for (const l of lines) sameFindings(chat(l), short(l));
+    for (const w of wholes) {
+      const all = w.split('\n');
+      const parts: string[] = [];
+      for (let i = 0; i < all.length; i += 7) parts.push(all.slice(i, i + 7).join('\n') + '\n');
+      sameFindings(chat(...parts.slice(0, 200)), `cut: ${short(w)}`);
+    }
+  });
+
+  it('the evasion corpus: every sample under every disguise, alone and split across two messages', () => {
+    for (const e of evasions) {
+      sameFindings(chat(e), short(e));
+      const cut = Math.floor(e.length / 2);
+      sameFindings(chat(e.slice(0, cut), e.slice(cut)), `split: ${short(e)}`);
+    }
+  });
+
+  it('the fuzzed corpus: alone, and as neighbouring messages', () => {
+    for (const f of fuzz) sameFindings(chat(f), short(f));
+    for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);
+  });
+
+  it('normalises, finds key-like words and laced-key candidates, and splits words unit for unit alike, on every text of the three corpora', () => {
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
+  });
+});
