@@ -72,11 +72,14 @@ class RequestRecord {
     const body = ctx.body as { error?: { code?: string } } | undefined;
     const code = body && typeof body === 'object' && 'error' in body ? (body.error?.code ?? '') : '';
     const seconds = (performance.now() - this.started) / 1000;
-    metrics.requests.inc({ host: listener, route, status: String(status), code });
+    metrics.requests.child(`${listener} ${route} ${status} ${code}`, { host: listener, route, status: String(status), code }).inc();
     metrics.requestSeconds.child(`${listener} ${route}`, { host: listener, route }).observe(seconds);
     if (code === 'store-unavailable') metrics.storeErrors.inc();
     const call = ctx.state.call as CallLike | undefined;
-    if (ADMITTING.has(route) && ctx.method === 'POST') metrics.admission.inc({ decision: code || (status < 400 ? 'admitted' : String(status)) });
+    if (ADMITTING.has(route) && ctx.method === 'POST') {
+      const decision = code || (status < 400 ? 'admitted' : String(status));
+      metrics.admission.child(decision, { decision }).inc();
+    }
     const g = call?.decision?.guardrails;
     if (g) for (const action of ['block', 'redact', 'flag'] as const) for (const rule of g[action] ?? []) metrics.guardrail.inc({ rule, action });
     const principalId = call?.identity?.principal?.id;
