@@ -11,6 +11,7 @@
  * set's child.
  */
 import { Counter, type LabelValues } from 'prom-client';
+import { labelKey } from './folded-histogram.js';
 
 /** One label set's running total. */
 export class FoldedCounterChild<L extends string> {
@@ -51,8 +52,8 @@ export class FoldedCounter<L extends string = string> extends Counter<L> {
     // prom-client's own increment, kept for the fold; the counter's `inc` counts through the children.
     this.#promInc = (this as unknown as { inc: PromInc }).inc.bind(this);
     const inc = (labels?: LabelValues<L> | number, value?: number): void => {
-      if (labels === undefined || typeof labels === 'number') this.child('', {} as LabelValues<L>).inc(labels);
-      else this.child(this.#names.map((n) => String((labels as Record<string, unknown>)[n] ?? '')).join('\u0000'), labels).inc(value);
+      if (labels === undefined || typeof labels === 'number') this.child('', {}).inc(labels);
+      else this.child(labelKey(this.#names, labels), labels).inc(value);
     };
     (this as unknown as { inc: typeof inc }).inc = inc;
   }

@@ -15,6 +15,16 @@
  */
 import { Histogram, type LabelValues } from 'prom-client';
 
+/** A label set's key among a metric's children: its values in label-name order. */
+export function labelKey(names: readonly string[], labels: object): string {
+  return names
+    .map((n) => {
+      const v = (labels as Record<string, string | number | undefined>)[n];
+      return v === undefined ? '' : String(v);
+    })
+    .join('\u0000');
+}
+
 /** One label set's running totals. */
 export class FoldedChild<L extends string> {
   readonly labels: LabelValues<L>;
@@ -54,7 +64,13 @@ export class FoldedHistogram<L extends string = string> extends Histogram<L> {
   readonly #bounds: Float64Array;
   readonly #names: string[];
 
-  constructor(config: { name: string; help: string; labelNames: readonly L[]; buckets: number[]; registers: NonNullable<ConstructorParameters<typeof Histogram>[0]['registers']> }) {
+  constructor(config: {
+    name: string;
+    help: string;
+    labelNames: readonly L[];
+    buckets: number[];
+    registers: NonNullable<ConstructorParameters<typeof Histogram>[0]['registers']>;
+  }) {
     super({
       ...config,
       labelNames: [...config.labelNames],
@@ -68,7 +84,7 @@ export class FoldedHistogram<L extends string = string> extends Histogram<L> {
     // prom-client's own observe (and startTimer, which calls it) counted through the label set's child
     // instead, so no observation can go around the fold: slower than a kept child, never lost.
     const observe = (labels: LabelValues<L> | number, value?: number): void => {
-      if (typeof labels === 'number') this.child('', {} as LabelValues<L>).observe(labels);
+      if (typeof labels === 'number') this.child('', {}).observe(labels);
       else this.labels(labels).observe(value!);
     };
     (this as unknown as { observe: typeof observe }).observe = observe;
@@ -97,7 +113,7 @@ export class FoldedHistogram<L extends string = string> extends Histogram<L> {
   override labels(...args: [Partial<Record<L, string | number>>] | string[]): { observe(value: number): void; startTimer(): () => number } {
     const given = args[0];
     const labels = (typeof given === 'object' ? given : Object.fromEntries(this.#names.map((n, i) => [n, args[i]]))) as LabelValues<L>;
-    const c = this.child(this.#names.map((n) => String((labels as Record<string, unknown>)[n] ?? '')).join('\u0000'), labels);
+    const c = this.child(labelKey(this.#names, labels), labels);
     return {
       observe: (value: number) => c.observe(value),
       startTimer: () => {

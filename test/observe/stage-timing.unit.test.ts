@@ -83,7 +83,14 @@ describe('stage timing observes each stage a call enters exactly once', () => {
     const after = await stageCounts();
     const sums = await stageSums();
     const grew = (s: string) => (after[s] ?? 0) - (before[s] ?? 0);
-    expect({ t_sync: grew('t_sync'), t_async: grew('t_async'), t_answer: grew('t_answer'), t_throw: grew('t_throw'), t_reject: grew('t_reject'), t_slow: grew('t_slow') }).to.deep.equal({
+    expect({
+      t_sync: grew('t_sync'),
+      t_async: grew('t_async'),
+      t_answer: grew('t_answer'),
+      t_throw: grew('t_throw'),
+      t_reject: grew('t_reject'),
+      t_slow: grew('t_slow'),
+    }).to.deep.equal({
       t_sync: 3,
       t_async: 2,
       t_answer: 1,
