@@ -24,6 +24,7 @@ import type { ValidCall } from '../openai/request.js';
 import type { UpstreamAnswer } from '../openai/answer.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { Verdict } from '../ratelimit/limiter.js';
+import type { DecisionRide } from '../decisions/store.js';
 
 export type CallState =
   | { at: 'admitting' }
@@ -61,6 +62,8 @@ export interface Call {
   decision?: Decision;
   /** The decision's record (src/decisions): its id and the SHA-256 the receipt commits to. */
   decisionRecord?: { id: string; sha256: string };
+  /** The decision record's write, when it rides in the reservation's script (taken by the meter stage). */
+  decisionRide?: DecisionRide;
   reservation?: Reservation;
   /** The request as it goes upstream: redacted, sampling parameters dropped, upstream model id. */
   forward?: Record<string, unknown>;

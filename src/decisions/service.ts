@@ -5,8 +5,11 @@
  * policy, if one is configured, the same question. `keep` stores the content of every version a runtime
  * decides with, when it goes live, so the version history can serve anything a record names.
  *
- * Storing never holds the call up: the write is sent at once (on the store's one connection, ahead of the
- * receipt's) and a failure is logged, never thrown into the call.
+ * Storing never holds the call up and never fails it: a failure is logged, never thrown into the call. The
+ * write is sent at once (on the store's one connection, ahead of the receipt's) — or, for a call that goes
+ * on to its reservation at once, when the store can have it written there (Redis on one primary), it rides
+ * in the reservation's own script (`call.decisionRide`, taken by the meter stage), written first and
+ * whatever the reservation's outcome: the same round trip as before, one command fewer.
  */
 import type { Runtime } from '../config/compile.js';
 import type { Logger } from '../log.js';
@@ -37,12 +40,18 @@ export class Decisions {
     this.#shadow = new Shadow(log);
   }
 
-  /** The admission stage took `call.decision` on `input`: record it, and ask the shadow. Never throws. */
-  record(call: Call, input: PolicyInput): void {
+  /**
+   * The admission stage took `call.decision` on `input`: record it, and ask the shadow. Never throws.
+   * `reserving`: the call goes on to its reservation at once (the meter stage follows synchronously), so
+   * the record may ride in it.
+   */
+  record(call: Call, input: PolicyInput, reserving = false): void {
     try {
       const record = this.#build(call, input, 'live');
       call.decisionRecord = { id: record.decision_id, sha256: recordSha256(record) };
-      this.#put(record, call.runtime);
+      const ride = reserving ? (this.store.ride?.(record, retentionMs(call.runtime), this.#now(), this.#log) ?? null) : null;
+      if (ride) call.decisionRide = ride;
+      else this.#put(record, call.runtime);
       if (call.runtime.gateway.policy?.shadow) void this.#shadowOf(call, input, record);
     } catch (err) {
       this.#log.warn('decisions.record.failed', { call: call.id, error: (err as Error).message });

@@ -7,6 +7,7 @@
  * then expire on their own. Versions are kept for good: a receipt may name one years later.
  */
 import type { DecisionRecord } from './record.js';
+import type { Logger } from '../log.js';
 
 /** One document version's content, as GET /v1/secure/history/<document>/<sha256> serves it. */
 export interface StoredVersion {
@@ -31,6 +32,11 @@ export interface DecisionStore {
   get(id: string): Promise<DecisionRecord | null>;
   /** Records timestamped in [fromMs, toMs), oldest first, at most `limit`; expired ones are gone. */
   list(fromMs: number, toMs: number, limit: number, now: number): Promise<DecisionRecord[]>;
+  /**
+   * The record's write to ride in the call's reservation (DecisionRide), when this store can have it
+   * written there; null (or absent) when it is written on its own with `put`.
+   */
+  ride?(record: DecisionRecord, retentionMs: number, now: number, log: Logger): DecisionRide | null;
   /** Stores a version's content under `<document> <sha256>`, once. */
   putVersion(v: StoredVersion): Promise<void>;
   getVersion(document: string, sha256: string): Promise<StoredVersion | null>;
@@ -38,6 +44,25 @@ export interface DecisionStore {
   noteReport(fingerprint: string, at: string): Promise<void>;
   /** When an impact report was produced for the candidate, or null. */
   reported(fingerprint: string): Promise<string | null>;
+}
+
+/**
+ * An admitted call's decision record, to be written in its reservation's own script (one command fewer per
+ * call) when the record's keys share the money's slot — on one primary, not on a cluster, where the
+ * decision family has a slot of its own. Built by the Redis store (`ride`); the ledger's reserve writes it
+ * first, whatever the reservation's outcome, and tells `failed` when it could not. A ledger that cannot
+ * carry it calls `alone`, which writes it as its own command, as a record that does not ride is written.
+ * Neither ever throws into the call.
+ */
+export interface DecisionRide {
+  /** The time index and the record's key. */
+  readonly keys: readonly [string, string];
+  /** The decision id, the record's JSON, its time (epoch ms), the retention (ms), now (epoch ms). */
+  readonly args: readonly [string, string, string, string, string];
+  /** The record was not stored (the script's part failed, or the script never ran): logged, never thrown. */
+  failed(reason: string): void;
+  /** Writes the record on its own (fire and forget), for a ledger that cannot carry it. */
+  alone(): void;
 }
 
 /** How many records one listing answers at most. */

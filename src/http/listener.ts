@@ -71,27 +71,79 @@ function clientErrorCode(err: NodeJS.ErrnoException): ErrorCode {
   return 'bad-request';
 }
 
+/** A request whose declared body is still arriving: what the body watch knows of it. */
+interface Watched {
+  req: IncomingMessage;
+  res: ServerResponse;
+  seen: number;
+  quietSince: number;
+  watch: BodyWatch;
+}
+
+const WATCHED = Symbol('body watch');
+
+/** The request's 'end' and 'close' listener, one function for every request: the watch is over. */
+function unwatch(this: IncomingMessage): void {
+  const w = (this as IncomingMessage & { [WATCHED]?: Watched })[WATCHED];
+  w?.watch.remove(w);
+}
+
 /**
  * Cuts a request whose declared body goes silent for `idleMs`. Progress is read from the socket's byte count,
  * so the body stream is never touched (it stays for the route to read). The request is answered 408 when no
- * answer has started, and its connection closed.
+ * answer has started, and its connection closed. One timer per listener looks at every request whose body
+ * is still arriving, every quarter of `idleMs` (a timer and its closures per request were a per-call cost).
  */
-function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, onCut: () => void): void {
-  if (req.complete) return;
-  const socket = req.socket;
-  let seen = socket.bytesRead;
-  let quietSince = Date.now();
-  const timer = setInterval(
-    () => {
-      if (req.complete || socket.destroyed) return clearInterval(timer);
-      if (socket.bytesRead !== seen) {
-        seen = socket.bytesRead;
-        quietSince = Date.now();
-        return;
+class BodyWatch {
+  readonly #watched = new Set<Watched>();
+  readonly #idleMs: number;
+  readonly #onCut: (req: IncomingMessage) => void;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(idleMs: number, onCut: (req: IncomingMessage) => void) {
+    this.#idleMs = idleMs;
+    this.#onCut = onCut;
+    this.#timer = setInterval(() => this.#sweep(), Math.max(50, Math.floor(idleMs / 4)));
+    this.#timer.unref();
+  }
+
+  add(req: IncomingMessage, res: ServerResponse): void {
+    if (req.complete) return;
+    const w: Watched = { req, res, seen: req.socket.bytesRead, quietSince: Date.now(), watch: this };
+    (req as IncomingMessage & { [WATCHED]?: Watched })[WATCHED] = w;
+    this.#watched.add(w);
+    // 'end' (the body was read) or 'close': either way the watch is over. Listening to 'end' does not start
+    // the body flowing; it stays for the route to read.
+    req.on('end', unwatch);
+    req.on('close', unwatch);
+  }
+
+  remove(w: Watched): void {
+    this.#watched.delete(w);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#watched.clear();
+  }
+
+  #sweep(): void {
+    const now = Date.now();
+    for (const w of this.#watched) {
+      const { req, res } = w;
+      const socket = req.socket;
+      if (req.complete || socket.destroyed) {
+        this.#watched.delete(w);
+        continue;
       }
-      if (Date.now() - quietSince < idleMs) return;
-      clearInterval(timer);
-      onCut();
+      if (socket.bytesRead !== w.seen) {
+        w.seen = socket.bytesRead;
+        w.quietSince = now;
+        continue;
+      }
+      if (now - w.quietSince < this.#idleMs) continue;
+      this.#watched.delete(w);
+      this.#onCut(req);
       if (!res.headersSent) {
         const body = JSON.stringify({ error: { code: 'request-timeout', message: ERRORS['request-timeout'].message } });
         res.writeHead(408, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
@@ -99,14 +151,15 @@ function watchBody(req: IncomingMessage, res: ServerResponse, idleMs: number, on
       } else {
         socket.destroy();
       }
-    },
-    Math.max(50, Math.floor(idleMs / 4)),
-  );
-  timer.unref();
-  // 'end' (the body was read) or 'close': either way the watch is over. Listening to 'end' does not start
-  // the body flowing; it stays for the route to read.
-  req.once('end', () => clearInterval(timer));
-  req.once('close', () => clearInterval(timer));
+    }
+  }
+}
+
+const ANSWERING = Symbol('answers under way');
+
+/** The response's 'finish' and 'close' listener: its answer is no longer under way on its connection. */
+function answered(this: ServerResponse): void {
+  (this as ServerResponse & { [ANSWERING]?: Set<ServerResponse> })[ANSWERING]?.delete(this);
 }
 
 /**
@@ -155,14 +208,16 @@ export function createListener(opts: ListenerOptions): Listener {
   // The answers under way on each connection: a client error on a connection whose answer has begun must not
   // write a second one into it (Node's own default handler makes the same check on its private fields).
   const answering = new WeakMap<Duplex, Set<ServerResponse>>();
-  server.on('request', (req, res) => {
+  const bodies = new BodyWatch(b.bodyIdleMs, (req) => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' }));
+  server.on('close', () => bodies.stop());
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     let open = answering.get(req.socket);
     if (!open) answering.set(req.socket, (open = new Set()));
     open.add(res);
-    const done = () => open.delete(res);
-    res.once('finish', done);
-    res.once('close', done);
-    watchBody(req, res, b.bodyIdleMs, () => quiet('debug', 'http.body_stalled', { listener, method: req.method ?? '' }));
+    (res as ServerResponse & { [ANSWERING]?: Set<ServerResponse> })[ANSWERING] = open;
+    res.on('finish', answered);
+    res.on('close', answered);
+    bodies.add(req, res);
   });
 
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {

@@ -38,7 +38,7 @@ export async function executeCall(deps: ExecuteDeps, call: Call, signal: AbortSi
   metrics.jobsRunning.inc();
   try {
     const result = await executeCallOnce(deps, call, signal, retries, ending);
-    metrics.jobsFinished.inc({ state: 'succeeded' });
+    metrics.jobsFinished.child('succeeded', { state: 'succeeded' }).inc();
     return result;
   } catch (err) {
     metrics.jobsFinished.inc({ state: err instanceof GatewayError && err.code === 'job-expired' ? 'expired' : 'failed' });

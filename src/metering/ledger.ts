@@ -15,6 +15,7 @@
 import type { JobRecord } from '../jobs/job.js';
 import type { CreateOutcome } from '../jobs/store.js';
 import type { Receipt } from '../store/store.js';
+import type { DecisionRide } from '../decisions/store.js';
 import type { Reservation, ReserveRequest, SettleInput, Settlement } from './money.js';
 
 /** A job opened in its call's reservation: created unless a live job has its id, or not at all when refused. */
@@ -40,9 +41,11 @@ export interface JobClosing {
 export interface Ledger {
   /**
    * Holds the worst case, or throws the GatewayError of the first limit it meets, having changed nothing.
-   * `job`, if given, is opened in the same write.
+   * `job`, if given, is opened in the same write. `decision`, if given, is the call's decision record: written
+   * in the same write when the ledger can (before the reservation is judged, whatever its outcome, never
+   * failing it), else on its own (`decision.alone()`).
    */
-  reserve(req: ReserveRequest, job?: JobOpening): Promise<Reservation>;
+  reserve(req: ReserveRequest, job?: JobOpening, decision?: DecisionRide): Promise<Reservation>;
   /**
    * Charges, releases the rest and writes the receipt `build` returns (and its log leaf) in one atomic write,
    * once per call id; a repeat returns the settlement stored the first time. `build` sees the settlement;

@@ -9,6 +9,7 @@ import type { MemoryJobStore } from '../jobs/memory-store.js';
 import type { Receipt, Store } from '../store/store.js';
 import { admission, decide, refusal, type Balance, type DayCounters } from './limits.js';
 import type { JobClosing, JobOpening } from './ledger.js';
+import type { DecisionRide } from '../decisions/store.js';
 import {
   consumption,
   quote,
@@ -125,7 +126,9 @@ export class MemoryMeter implements Meter {
     return n;
   }
 
-  async reserve(req: ReserveRequest, job?: JobOpening): Promise<Reservation> {
+  async reserve(req: ReserveRequest, job?: JobOpening, decision?: DecisionRide): Promise<Reservation> {
+    // No store of decision records here to write it in: it goes on its own.
+    decision?.alone();
     const now = this.#now();
     const day = utcDay(now);
     const a = admission(req);

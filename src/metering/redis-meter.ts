@@ -35,6 +35,8 @@
  */
 import type { RedisJobStore } from '../jobs/redis-store.js';
 import { JOB_LIB } from '../jobs/redis-store.js';
+import { DECISION_LIB } from '../decisions/redis-store.js';
+import type { DecisionRide } from '../decisions/store.js';
 import { RECEIPT_LIBS, receiptKeys } from '../receipts/redis-receipts.js';
 import { loadLua } from '../store/lua.js';
 import type { RedisStore } from '../store/redis.js';
@@ -64,7 +66,7 @@ import type { MeterOptions } from './memory-meter.js';
 
 // Each script is its own file, preceded by the libraries it calls: composed once, at load (store/lua.ts).
 const HOLD_LIB = 'lua/hold.lib.lua';
-const RESERVE = loadLua(import.meta.url, HOLD_LIB, 'lua/admission.lib.lua', JOB_LIB, 'lua/reserve.lua');
+const RESERVE = loadLua(import.meta.url, HOLD_LIB, 'lua/admission.lib.lua', JOB_LIB, DECISION_LIB, 'lua/reserve.lua');
 const SETTLE = loadLua(import.meta.url, HOLD_LIB, ...RECEIPT_LIBS, JOB_LIB, 'lua/settle.lua');
 const RELEASE = loadLua(import.meta.url, HOLD_LIB, 'lua/release.lua');
 const SWEEP = loadLua(import.meta.url, HOLD_LIB, 'lua/sweep.lua');
@@ -128,27 +130,44 @@ export class RedisMeter implements Meter {
     return `${this.#prefix}hold:${callId}`;
   }
 
-  async reserve(req: ReserveRequest, job?: JobOpening): Promise<Reservation> {
+  async reserve(req: ReserveRequest, job?: JobOpening, decision?: DecisionRide): Promise<Reservation> {
     const now = this.#now();
     const day = utcDay(now);
     const a = admission(req);
-    const hold = {
+    const hold: Record<string, unknown> = {
       callId: req.callId,
       principalId: req.principalId,
       day,
       ttlMs: req.ttlMs,
       useTtl: dayTtlSeconds(day, now),
       sweepLimit: 16,
-      ...(this.#ownClock ? { clock: now } : {}),
     };
+    if (this.#ownClock) hold['clock'] = now;
     const keys = [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`, this.#prefix];
-    const args = [JSON.stringify(a), JSON.stringify(hold)];
+    const args = ['', ''];
     if (job) {
       const jobs = this.#jobStore();
       keys.push(...jobs.keys(job.job.jobId));
       args.push(...jobs.openArgs(job.job, job.retentionMs));
     }
-    const r = named(await this.#store.runScript('meter.reserve', RESERVE, keys, args));
+    if (decision) {
+      // The call's decision record rides in this write (Lua indexes count from 1).
+      hold['dk'] = keys.length + 1;
+      hold['da'] = args.length + 1;
+      keys.push(...decision.keys);
+      args.push(...decision.args);
+    }
+    args[0] = JSON.stringify(a);
+    args[1] = JSON.stringify(hold);
+    let reply: unknown;
+    try {
+      reply = await this.#store.runScript('meter.reserve', RESERVE, keys, args);
+    } catch (err) {
+      decision?.failed((err as Error).name);
+      throw err;
+    }
+    const r = named(reply);
+    if (decision && r['decisionFailed'] !== undefined) decision.failed('script');
     if (r['kind'] === 'ceiling') throw refusal(req, a.costMicroUSD, day, { kind: 'ceiling', rungTokens: int(r['rungTokens']) });
     if (r['kind'] === 'credits') {
       const v = {

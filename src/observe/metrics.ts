@@ -5,10 +5,14 @@
  * table, stage names, upstream routes, catalog model ids, billing kinds, job states, guardrail rule ids —
  * never a principal, token, job id or path with an id in it.
  *
- * The event loop's lag and the heap come from prom-client's default collectors.
+ * The event loop's lag and the heap come from prom-client's default collectors. The histograms every call
+ * adds to (request, stage, upstream) count through bound children folded in when read (folded-histogram.ts),
+ * and so do its counters (requests, admission, tokens, charge, jobs finished; folded-counter.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Settlement } from '../metering/meter.js';
+import { FoldedHistogram } from './folded-histogram.js';
+import { FoldedCounter } from './folded-counter.js';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'portcullis_' });
@@ -16,33 +20,33 @@ collectDefaultMetrics({ register: registry, prefix: 'portcullis_' });
 const SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 840];
 
 export const metrics = {
-  requests: new Counter({
+  requests: new FoldedCounter({
     name: 'portcullis_http_requests_total',
     help: 'Requests answered, by listener, route pattern, status and error code (empty when none).',
     labelNames: ['host', 'route', 'status', 'code'] as const,
     registers: [registry],
   }),
-  requestSeconds: new Histogram({
+  requestSeconds: new FoldedHistogram({
     name: 'portcullis_http_request_duration_seconds',
     help: 'Time from a request arriving to its answer being finished, by listener and route pattern.',
     labelNames: ['host', 'route'] as const,
     buckets: SECONDS,
     registers: [registry],
   }),
-  admission: new Counter({
+  admission: new FoldedCounter({
     name: 'portcullis_admission_total',
     help: 'The admission decision of chat and job calls: "admitted", or the error code that refused them.',
     labelNames: ['decision'] as const,
     registers: [registry],
   }),
-  stageSeconds: new Histogram({
+  stageSeconds: new FoldedHistogram({
     name: 'portcullis_stage_duration_seconds',
     help: 'Time a pipeline stage spent before handing on (its own work, not the stages after it).',
     labelNames: ['stage'] as const,
     buckets: SECONDS,
     registers: [registry],
   }),
-  upstreamSeconds: new Histogram({
+  upstreamSeconds: new FoldedHistogram({
     name: 'portcullis_upstream_duration_seconds',
     help: 'Upstream call latency, by route, whatever its outcome.',
     labelNames: ['route'] as const,
@@ -55,13 +59,13 @@ export const metrics = {
     labelNames: ['route', 'code'] as const,
     registers: [registry],
   }),
-  tokens: new Counter({
+  tokens: new FoldedCounter({
     name: 'portcullis_tokens_total',
     help: 'Tokens settled, by model, billing (free/paid) and kind (prompt/completion/cached).',
     labelNames: ['model', 'billing', 'kind'] as const,
     registers: [registry],
   }),
-  chargedMicroUSD: new Counter({
+  chargedMicroUSD: new FoldedCounter({
     name: 'portcullis_charged_micro_usd_total',
     help: 'Micro-USD charged at settlement, by model and billing.',
     labelNames: ['model', 'billing'] as const,
@@ -72,7 +76,7 @@ export const metrics = {
     help: 'Jobs this process is running now.',
     registers: [registry],
   }),
-  jobsFinished: new Counter({
+  jobsFinished: new FoldedCounter({
     name: 'portcullis_jobs_finished_total',
     help: 'Jobs this process ran to an end, by state (succeeded, failed, expired).',
     labelNames: ['state'] as const,
@@ -208,8 +212,9 @@ export async function pingStore(ping: () => Promise<void>): Promise<boolean> {
 export function observeSettlement(model: string, s: Settlement): void {
   if (s.countedTokens === 0 && s.chargedMicroUSD === 0) return;
   const billing = s.billing;
-  metrics.tokens.inc({ model, billing, kind: 'prompt' }, s.usage.prompt_tokens - s.usage.cached_tokens);
-  metrics.tokens.inc({ model, billing, kind: 'cached' }, s.usage.cached_tokens);
-  metrics.tokens.inc({ model, billing, kind: 'completion' }, s.usage.completion_tokens);
-  metrics.chargedMicroUSD.inc({ model, billing }, s.chargedMicroUSD);
+  const key = `${model}\u0000${billing}`;
+  metrics.tokens.child(`${key}\u0000prompt`, { model, billing, kind: 'prompt' }).inc(s.usage.prompt_tokens - s.usage.cached_tokens);
+  metrics.tokens.child(`${key}\u0000cached`, { model, billing, kind: 'cached' }).inc(s.usage.cached_tokens);
+  metrics.tokens.child(`${key}\u0000completion`, { model, billing, kind: 'completion' }).inc(s.usage.completion_tokens);
+  metrics.chargedMicroUSD.child(key, { model, billing }).inc(s.chargedMicroUSD);
 }

@@ -32,10 +32,12 @@ export function admit(meter: Pick<Meter, 'record'>, refine?: RefineRefusal, deci
     const input = policyInput(call);
     const decision = call.runtime.policy.decide(input);
     call.decision = decision;
-    decisions?.record(call, input);
     call.model = call.runtime.models.get(call.valid!.request.model);
     const first = decision.denials[0];
-    if (!(first && first.step < 5) && !(decision.team === 'red' && refine)) return next();
+    const goesOn = !(first && first.step < 5) && !(decision.team === 'red' && refine);
+    // A call that goes on at once reaches the meter stage next: its record may ride in the reservation.
+    decisions?.record(call, input, goesOn);
+    if (goesOn) return next();
     return refuseOrRefine(meter, call, next, refine);
   };
 }

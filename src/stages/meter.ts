@@ -29,12 +29,22 @@ export function secondsToUtcMidnight(now: number): number {
 export function meter(meter: Meter, log: Logger, creating: JobCreation) {
   return async function meterStage(ctx: Context, next: Next): Promise<void> {
     const call = ctx.state.call as Call;
-    const req = reserveRequest(call);
-    // The call's job is created in the hold's own write — unless the guardrails are going to refuse the call.
-    const job = guardrailRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
+    // The decision record, when it rides in the reservation's write (src/decisions/service.ts).
+    const decision = call.decisionRide;
+    call.decisionRide = undefined;
+    let req: ReturnType<typeof reserveRequest>;
+    let job: JobRecord | null;
+    try {
+      req = reserveRequest(call);
+      // The call's job is created in the hold's own write — unless the guardrails are going to refuse the call.
+      job = guardrailRefusal(call) === null ? creating.engine.claim(jobRecord(call, creating.origin, provisionalReservation(req))) : null;
+    } catch (err) {
+      decision?.alone();
+      throw err;
+    }
     let outcome: CreateOutcome | undefined;
     try {
-      call.reservation = await meter.reserve(req, job ? creating.engine.opening(job, (o) => (outcome = o)) : undefined);
+      call.reservation = await meter.reserve(req, job ? creating.engine.opening(job, (o) => (outcome = o)) : undefined, decision);
     } catch (err) {
       if (err instanceof GatewayError) await writeReceipt(meter, call, 'refused', { code: err.code });
       // A daily limit resets at 00:00 UTC: say when, so a client stops retrying blindly (docs/decisions.md).

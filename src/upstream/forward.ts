@@ -15,7 +15,7 @@ import { errors as undiciErrors } from 'undici';
 import { GatewayError } from '../errors.js';
 import type { Origin } from './origin.js';
 import { metrics } from '../observe/metrics.js';
-import { clientSpan } from '../observe/tracing.js';
+import { clientSpan, tracingOn } from '../observe/tracing.js';
 
 /** Errors raised before a byte of the request reached the upstream: the only ones safe to retry. */
 function notStarted(err: unknown): boolean {
@@ -36,14 +36,16 @@ const MAX_RETRY_MS = 5_000;
  */
 export async function forwardChat<T>(origin: Origin, payload: string | Buffer, read: (json: unknown) => T, signal: AbortSignal, retries = 0): Promise<T> {
   const budgetEnds = Date.now() + origin.coldStartMs;
+  // The route's child of the histogram, counted without a timer closure (src/observe/folded-histogram.ts).
+  const latency = metrics.upstreamSeconds.child(origin.route, { route: origin.route });
   for (let attempt = 0; ; attempt++) {
-    const end = metrics.upstreamSeconds.startTimer({ route: origin.route });
+    const started = performance.now();
     try {
       const answer = await forwardOnce(origin, payload, read, signal);
-      end();
+      latency.observe((performance.now() - started) / 1000);
       return answer;
     } catch (err) {
-      end();
+      latency.observe((performance.now() - started) / 1000);
       metrics.upstreamErrors.inc({ route: origin.route, code: err instanceof GatewayError ? err.code : 'internal-error' });
       const cause = (err as { cause?: unknown }).cause;
       if (!notStarted(cause) || signal.aborted) throw err;
@@ -76,6 +78,8 @@ async function forwardOnce<T>(origin: Origin, body: string | Buffer, read: (json
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
   if (origin.authorization) headers['authorization'] = origin.authorization;
   // The upstream call is a client span when tracing is on; its traceparent goes upstream in `headers`.
+  // Off, there is no span to make (and no closure to make it with).
+  if (!tracingOn()) return read(await forwardTraced(origin, body, signal, headers));
   return clientSpan(origin.route, headers, async () => read(await forwardTraced(origin, body, signal, headers)));
 }
 

@@ -6,7 +6,8 @@
  */
 import { expect } from 'chai';
 import { startWorld, type World } from '../helpers/world.js';
-import { body } from '../helpers/billing.js';
+import { createClient } from 'redis';
+import { body, smallLimitsRoot } from '../helpers/billing.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 import { recordSha256, type DecisionRecord } from '../../src/decisions/record.js';
@@ -79,5 +80,61 @@ describe('decision records bound to receipts (real redis and upstream)', functio
     expect((listed.body.data as DecisionRecord[]).map((x) => x.decision_id)).to.include(record.decision_id);
     expect((await w.gw.admin('GET', '/decisions/dec_nothing')).body.error.code).to.equal('decision-not-found');
     expect((await w.gw.admin('GET', '/decisions?since=yesterday')).status).to.equal(400);
+  });
+});
+
+/** The commands a client sent to Redis while `act` ran, as MONITOR saw them (scripts' own commands left out). */
+async function sentDuring(redisUrl: string, act: () => Promise<unknown>): Promise<string[]> {
+  const monitor = createClient({ url: redisUrl });
+  const marker = createClient({ url: redisUrl });
+  await Promise.all([monitor.connect(), marker.connect()]);
+  const lines: string[] = [];
+  let sawEnd: () => void = () => undefined;
+  const ended = new Promise<void>((resolve) => (sawEnd = resolve));
+  try {
+    await monitor.monitor((line) => {
+      lines.push(String(line));
+      if (String(line).includes('records-test-end')) sawEnd();
+    });
+    await marker.echo('records-test-start');
+    await act();
+    await marker.echo('records-test-end');
+    await ended;
+  } finally {
+    await Promise.all([monitor.close(), marker.close()]);
+  }
+  const from = lines.findIndex((l) => l.includes('records-test-start'));
+  // A script's own commands are listed with "lua" where a client's address would be.
+  return lines.slice(from + 1, -1).filter((l) => !/\[\d+ lua\]/.test(l));
+}
+
+describe('decision records ride in the reservation on one primary (real redis and upstream)', function () {
+  this.timeout(60_000);
+  let w: World;
+  before(async () => {
+    // One free call a day, no credits: the second call is refused by the meter.
+    w = await startWorld({ root: smallLimitsRoot(1) });
+  });
+  after(() => w.stop());
+
+  it("writes an admitted call's record, and that of a call the meter refuses, in the reservation's own command", async () => {
+    // Another principal's call first, so the server knows the scripts (no NOSCRIPT resend in what is counted).
+    expect((await w.gw.chat((await w.gw.principal()).token, body())).status).to.equal(200);
+    const p = await w.gw.principal();
+    for (const expected of [200, 429]) {
+      let res: Awaited<ReturnType<typeof w.gw.chat>> | undefined;
+      const sent = await sentDuring(w.redis.url, async () => (res = await w.gw.chat(p.token, body())));
+      expect(res!.status).to.equal(expected);
+      const receipts = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
+      const receipt = receipts.find((r) => r['callId'] && sent.some((l) => l.includes(`hold:${r['callId']}`)))!;
+      const ref = receipt['decision'].record as { id: string; sha256: string };
+      // The record is stored and is the one the receipt commits to...
+      const record = (await w.gw.admin('GET', `/decisions/${ref.id}`)).body as DecisionRecord;
+      expect(recordSha256(record)).to.equal(ref.sha256);
+      // ...written by the one command that also holds the call's reservation: no command of its own.
+      const naming = sent.filter((l) => l.includes(`dec:r:${ref.id}"`));
+      expect(naming).to.have.length(1);
+      expect(naming[0]).to.include(`hold:${receipt['callId']}"`);
+    }
   });
 });

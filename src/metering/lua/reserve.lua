@@ -1,18 +1,30 @@
--- The ledger's reserve (after hold.lib.lua, admission.lib.lua and src/jobs/lua/job.lib.lua).
--- KEYS bill, use, hold, holds, money prefix[, job, job leases]
+-- The ledger's reserve (after hold.lib.lua, admission.lib.lua, src/jobs/lua/job.lib.lua and
+-- src/decisions/lua/put.lib.lua).
+-- KEYS bill, use, hold, holds, money prefix[, job, job leases][, decision index, decision record]
 -- ARGV admission (JSON, limits.ts Admission), the hold (JSON: callId, principalId, day, ttlMs, useTtl,
---      sweepLimit, clock when the gateway sends its own)[, then the job to open: open_job's doc, status,
---      owner, leaseMs, retention, jobId]
--- Sweeps a few expired holds, judges the call (decide), and holds it — opening its job in the same write.
+--      sweepLimit, clock when the gateway sends its own, dk/da when a decision record rides: the index of
+--      its first key and first argument)[, then the job to open: open_job's doc, status, owner, leaseMs,
+--      retention, jobId][, then the decision record: id, JSON, at, retention, now]
+-- Stores the admission decision's record first when one rides (whatever the reservation's outcome, and
+-- never failing it: a failed record write is answered as decisionFailed), then sweeps a few expired holds,
+-- judges the call (decide), and holds it — opening its job in the same write.
 -- Answers named fields: kind ('ok', 'held': reserved before, or a refusal's kind) and its verdict's fields,
 -- expiresAt, and when a job was given, jobCreated and job (the live job's fields when one had its id).
 local a, h = cjson.decode(ARGV[1]), cjson.decode(ARGV[2])
+local decision_failed = nil
+if h.dk then
+  local k, g = h.dk, h.da
+  if not pcall(put_decision, KEYS[k], KEYS[k + 1], ARGV[g], ARGV[g + 1], ARGV[g + 2], ARGV[g + 3], ARGV[g + 4]) then decision_failed = 1 end
+end
 local prefix = KEYS[5]
 local now = clock_ms(h.clock)
 local exp = now + h.ttlMs
 sweep(prefix, now, h.sweepLimit)
 local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
-if held[1] then return {'kind', 'held', 'billing', held[1], 'micro', tonumber(held[2]), 'expiresAt', tonumber(held[3])} end
+if held[1] then
+  return named({kind = 'held', billing = held[1], micro = tonumber(held[2]), expiresAt = tonumber(held[3]), decisionFailed = decision_failed},
+    {'kind', 'billing', 'micro', 'expiresAt', 'decisionFailed'})
+end
 local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
 local day = {
   freeUsed = tonumber(u[1] or 0), freeHeld = tonumber(u[2] or 0),
@@ -22,7 +34,8 @@ local v = decide(a, day, function()
   local b = redis.call('HMGET', KEYS[1], 'aiGranted', 'aiSpent', 'aiReserved')
   return {granted = tonumber(b[1] or 0), spent = tonumber(b[2] or 0), reserved = tonumber(b[3] or 0)}
 end)
-if v.kind ~= 'ok' then return named(v, {'kind', 'rungTokens', 'granted', 'available', 'freeCount'}) end
+v.decisionFailed = decision_failed
+if v.kind ~= 'ok' then return named(v, {'kind', 'rungTokens', 'granted', 'available', 'freeCount', 'decisionFailed'}) end
 if v.micro > 0 then redis.call('HINCRBY', KEYS[1], 'aiReserved', v.micro) end
 if v.freeHold > 0 then redis.call('HINCRBY', KEYS[2], 'freeHeld', v.freeHold) end
 if v.rungHold > 0 then redis.call('HINCRBY', KEYS[2], 'tokHeld', v.rungHold) end
@@ -30,9 +43,9 @@ if v.freeHold > 0 or v.rungHold > 0 then redis.call('EXPIRE', KEYS[2], h.useTtl)
 redis.call('HSET', KEYS[3], 'pid', h.principalId, 'day', h.day, 'micro', v.micro, 'tok', v.rungHold, 'free', v.freeHold, 'billing', v.billing, 'exp', exp)
 redis.call('ZADD', KEYS[4], exp, h.callId)
 v.expiresAt = exp
-if #KEYS > 5 then
+if (h.dk or #KEYS + 1) > 6 then
   local rsv = {billing = v.billing, micro = v.micro, expiresAt = exp, day = h.day}
   local opened = open_job(KEYS[6], KEYS[7], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], rsv)
   v.jobCreated, v.job = opened[1], opened[2]
 end
-return named(v, {'kind', 'billing', 'micro', 'expiresAt', 'jobCreated', 'job'})
+return named(v, {'kind', 'billing', 'micro', 'expiresAt', 'jobCreated', 'job', 'decisionFailed'})
