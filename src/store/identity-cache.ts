@@ -44,7 +44,13 @@ export const IDENTITY_CACHE_ENTRIES = 50_000;
 export const TRACKING_NAME = 'portcullis-identity';
 
 function makeSingle(options: RedisStoreOptions, entries: number) {
-  return createClient({ url: options.url, ...nodeOptions(options), name: TRACKING_NAME, RESP: 3, clientSideCache: { maxEntries: entries, evictPolicy: 'LRU' } });
+  return createClient({
+    url: options.url,
+    ...nodeOptions(options),
+    name: TRACKING_NAME,
+    RESP: 3,
+    clientSideCache: { maxEntries: entries, evictPolicy: 'LRU' },
+  });
 }
 
 function makeCluster(options: RedisStoreOptions, nodes: string[], entries: number) {

@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { createClient } from 'redis';
-import { TRACKING_NAME } from '../../src/store/identity-cache.js';
+import { killTrackingConnections } from '../helpers/identity-cache.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
@@ -20,25 +20,6 @@ import { until } from '../helpers/wait.js';
 
 const enc = encodeURIComponent;
 const RED = { model: 'red-whitehacker-a', max_tokens: 64, messages: [{ role: 'user', content: 'triage this' }] };
-
-/** Kills, on every node given, each connection an identity cache opened (CLIENT KILL by id). */
-async function killTrackingConnections(ports: number[]): Promise<number> {
-  let killed = 0;
-  for (const port of ports) {
-    const c = createClient({ url: `redis://127.0.0.1:${port}` });
-    c.on('error', () => undefined);
-    await c.connect();
-    try {
-      for (const line of String(await c.sendCommand(['CLIENT', 'LIST'])).split('\n')) {
-        const id = line.includes(`name=${TRACKING_NAME}`) ? /\bid=(\d+)/.exec(line)?.[1] : undefined;
-        if (id) killed += Number(await c.sendCommand(['CLIENT', 'KILL', 'ID', id]));
-      }
-    } finally {
-      c.destroy();
-    }
-  }
-  return killed;
-}
 
 for (const backend of ['one primary', 'a cluster'] as const) {
   describe(`two gateways on ${backend}, identity cached in each`, function () {
@@ -120,7 +101,10 @@ for (const backend of ['one primary', 'a cluster'] as const) {
       expect(next.status).to.equal(401);
       expect(next.body.error.code).to.equal('token-revoked');
       await Promise.all(inFlight);
-      expect(after.filter((r) => r.status !== 401 || r.code !== 'token-revoked'), 'calls started after the revocation returned').to.deep.equal([]);
+      expect(
+        after.filter((r) => r.status !== 401 || r.code !== 'token-revoked'),
+        'calls started after the revocation returned',
+      ).to.deep.equal([]);
     });
 
     it('serves a principal changed on A (a card rung granted) at B from the very next request', async () => {
@@ -164,7 +148,10 @@ for (const backend of ['one primary', 'a cluster'] as const) {
         },
         { what: 'gateway B to answer again after its tracking connection was killed' },
       );
-      expect(answers.filter((s) => s !== 503 && s !== 401), 'answers after the kill').to.deep.equal([]);
+      expect(
+        answers.filter((s) => s !== 503 && s !== 401),
+        'answers after the kill',
+      ).to.deep.equal([]);
       expect(refused.status).to.equal(401);
       expect(refused.body.error.code).to.equal('token-revoked');
     });
@@ -192,10 +179,16 @@ for (const backend of ['one primary', 'a cluster'] as const) {
           monitor.destroy();
           marker.destroy();
         }
-        const during = lines.slice(lines.findIndex((l) => l.includes('identity-start')) + 1, lines.findIndex((l) => l.includes('identity-end')));
+        const during = lines.slice(
+          lines.findIndex((l) => l.includes('identity-start')) + 1,
+          lines.findIndex((l) => l.includes('identity-end')),
+        );
         // The background load runs meanwhile, its tokens cached too: nothing anywhere reads an identity key.
         const sent = during.filter((l) => !/\[\d+ lua\]/.test(l));
-        expect(sent.filter((l) => /"evalsha_ro"|"pc:(th|t|p|ps|po|legacy-revoked)[:"]/i.test(l)), 'identity reads during the second call').to.deep.equal([]);
+        expect(
+          sent.filter((l) => /"evalsha_ro"|"pc:(th|t|p|ps|po|legacy-revoked)[:"]/i.test(l)),
+          'identity reads during the second call',
+        ).to.deep.equal([]);
         expect(sent.filter((l) => /"ping"$/i.test(l)).length, 'fences').to.be.at.least(1);
       });
     }

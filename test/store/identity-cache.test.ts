@@ -6,10 +6,9 @@
  * writing store's call returning is the event.
  */
 import { expect } from 'chai';
-import { createClient } from 'redis';
 import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
-import { TRACKING_NAME } from '../../src/store/identity-cache.js';
+import { killTrackingConnections } from '../helpers/identity-cache.js';
 import type { PrincipalRecord, TokenRecord } from '../../src/store/store.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
@@ -21,29 +20,16 @@ function fresh(): { principal: PrincipalRecord; token: TokenRecord } {
   const id = `did:web:portcullis.test:tenant:cache-${process.pid}-${n}`;
   return {
     principal: { id, username: `cache${n}`, createdAt: '2030-01-01T00:00:00.000Z', rung: null, aup: null, scopes: [] },
-    token: { id: `tok_cache_${process.pid}_${n}`, principalId: id, label: 'laptop', format: 'v2', hash: n.toString(16).padStart(64, 'c'), createdAt: '2030-01-01T00:00:00.000Z', revokedAt: null },
+    token: {
+      id: `tok_cache_${process.pid}_${n}`,
+      principalId: id,
+      label: 'laptop',
+      format: 'v2',
+      hash: n.toString(16).padStart(64, 'c'),
+      createdAt: '2030-01-01T00:00:00.000Z',
+      revokedAt: null,
+    },
   };
-}
-
-/** Kills, on every node given, each connection the identity cache opened (CLIENT KILL by id). */
-async function killTrackingConnections(ports: number[]): Promise<number> {
-  let killed = 0;
-  for (const port of ports) {
-    const c = createClient({ url: `redis://127.0.0.1:${port}` });
-    c.on('error', () => undefined);
-    await c.connect();
-    try {
-      const list = String(await c.sendCommand(['CLIENT', 'LIST']));
-      for (const line of list.split('\n')) {
-        if (!line.includes(`name=${TRACKING_NAME}`)) continue;
-        const id = /\bid=(\d+)/.exec(line)?.[1];
-        if (id) killed += Number(await c.sendCommand(['CLIENT', 'KILL', 'ID', id]));
-      }
-    } finally {
-      c.destroy();
-    }
-  }
-  return killed;
 }
 
 for (const backend of ['one primary', 'a cluster'] as const) {
