@@ -2,7 +2,7 @@
  * What a chat call costs in Redis, as seen on the wire (MONITOR): the commands the gateway itself sends for
  * one call (not those its scripts run), for a token's first call and for a call of a token already in use.
  * The budget is six commands in three round trips: the job lookup and the principal's rate-limit hit go
- * out together with the token lookup, the admission decision's record is written beside the reservation
+ * out together with the identity fence (the token is read from memory), the admission decision's record is written beside the reservation
  * (not waited for), the job is created in the reservation's script and ended in the settlement's. A token's first call sends as many, but its rate-limit hit and job lookup wait for the
  * token's principal (one more round trip).
  *

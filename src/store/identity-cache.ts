@@ -29,9 +29,11 @@
  * `p:<id>` {doc, rung, aup}, `po:<id>` scope order, `ps:<id>` scopes, `legacy-revoked`. Each is a plain
  * read command (GET, HMGET, LRANGE, HGETALL, EXISTS), which is what node-redis caches; a script's reply
  * is not cacheable. A token seen for the first time costs the fence and three round trips (hash -> token
- * -> principal); every later call of it, none but the fence.
+ * -> principal); every later call of it, none but the fence. On top of node-redis' cache of replies sits
+ * a small map of identities already decoded, by token hash, dropped whole on any invalidation or flush
+ * (CountedCache counts them): a steady identify is the fence and one map lookup, no decoding.
  */
-import { createClient, createCluster, ErrorReply } from 'redis';
+import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from 'redis';
 import { clusterOptions, DeadlineExceeded, errorMessage, nodeOptions, withDeadline, type RedisStoreOptions } from './connection.js';
 import { StoreUnavailable } from './errors.js';
 import type { Identity, PrincipalRecord } from './store.js';
@@ -43,37 +45,47 @@ export const IDENTITY_CACHE_ENTRIES = 50_000;
 /** The tracking connection's CLIENT SETNAME, so an operator can tell it apart in CLIENT LIST. */
 export const TRACKING_NAME = 'portcullis-identity';
 
-function makeSingle(options: RedisStoreOptions, entries: number) {
-  return createClient({
-    url: options.url,
-    ...nodeOptions(options),
-    name: TRACKING_NAME,
-    RESP: 3,
-    clientSideCache: { maxEntries: entries, evictPolicy: 'LRU' },
-  });
+/**
+ * node-redis' cache of replies, counting every invalidation and every flush (a push from Redis, a lost
+ * connection, a re-learnt slot map), so the decoded identities built on its replies can be dropped with
+ * them. The pooled variant, because a cluster needs one cache shared by its node connections; on one
+ * primary it behaves as the basic one (cleared on error and close).
+ */
+class CountedCache extends BasicPooledClientSideCache {
+  generation = 0;
+
+  override invalidate(key: RedisArgument | null): void {
+    this.generation += 1;
+    super.invalidate(key);
+  }
+
+  override clear(resetStats?: boolean): void {
+    this.generation += 1;
+    super.clear(resetStats);
+  }
 }
 
-function makeCluster(options: RedisStoreOptions, nodes: string[], entries: number) {
+function makeSingle(options: RedisStoreOptions, cache: CountedCache) {
+  return createClient({ url: options.url, ...nodeOptions(options), name: TRACKING_NAME, RESP: 3, clientSideCache: cache });
+}
+
+function makeCluster(options: RedisStoreOptions, nodes: string[], cache: CountedCache) {
   // One cache for every node's connection; node-redis clears all of it when any node's connection errors
   // or the slot map is re-learnt.
   const cluster = clusterOptions(options, nodes);
-  return createCluster({
-    ...cluster,
-    defaults: { ...cluster.defaults, name: TRACKING_NAME },
-    RESP: 3,
-    clientSideCache: { maxEntries: entries, evictPolicy: 'LRU' },
-  });
+  return createCluster({ ...cluster, defaults: { ...cluster.defaults, name: TRACKING_NAME }, RESP: 3, clientSideCache: cache });
 }
 
 type Single = ReturnType<typeof makeSingle>;
 type Cluster = ReturnType<typeof makeCluster>;
 type Tracking = Single | Cluster;
 
-function makeClient(options: RedisStoreOptions, entries: number): Tracking {
+function makeClient(options: RedisStoreOptions, entries: number): { client: Tracking; cache: CountedCache } {
+  const cache = new CountedCache({ maxEntries: entries, evictPolicy: 'LRU', recordStats: false });
   const nodes = options.clusterNodes ?? [];
-  const client = nodes.length > 0 ? makeCluster(options, nodes, entries) : makeSingle(options, entries);
+  const client = nodes.length > 0 ? makeCluster(options, nodes, cache) : makeSingle(options, cache);
   client.on('error', (err: Error) => options.onError?.(err));
-  return client;
+  return { client, cache };
 }
 
 /** Error replies that mean "not now" (a failover, a cut-off master, a loading replica), not a bug. */
@@ -81,6 +93,16 @@ const UNAVAILABLE_REPLY = /^(CLUSTERDOWN|TRYAGAIN|LOADING|MASTERDOWN|MOVED|ASK)\
 
 export class IdentityCache {
   #client: Tracking;
+  #cache: CountedCache;
+  /**
+   * Identities decoded from the cached replies, by token hash: a hit costs no decoding. Valid only while
+   * the cache they were read from has seen no invalidation or flush since (`#memoGeneration`); any one
+   * drops them all, since identity changes are rare and the replies stay cached beneath.
+   */
+  readonly #memo = new Map<string, Identity>();
+  #memoCache: CountedCache | null = null;
+  #memoGeneration = -1;
+  readonly #memoLimit: number;
   #closed = false;
   readonly #options: RedisStoreOptions;
   readonly #entries: number;
@@ -88,8 +110,10 @@ export class IdentityCache {
   readonly #p: string;
   readonly #timeoutMs: number;
 
-  private constructor(client: Tracking, options: RedisStoreOptions, prefix: string, entries: number) {
+  private constructor(client: Tracking, cache: CountedCache, options: RedisStoreOptions, prefix: string, entries: number) {
     this.#client = client;
+    this.#cache = cache;
+    this.#memoLimit = Math.max(1, Math.ceil(entries / 5));
     this.#options = options;
     this.#p = prefix;
     this.#entries = entries;
@@ -98,7 +122,7 @@ export class IdentityCache {
 
   /** Connects the tracking connection; rejects with StoreUnavailable when it cannot within the budget. */
   static async connect(options: RedisStoreOptions, prefix: string, entries = IDENTITY_CACHE_ENTRIES): Promise<IdentityCache> {
-    const client = makeClient(options, entries);
+    const { client, cache } = makeClient(options, entries);
     const budget = options.connectTimeoutMs ?? 3000;
     try {
       await withDeadline(
@@ -110,7 +134,7 @@ export class IdentityCache {
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
       throw new StoreUnavailable(`cannot reach redis for identity reads: ${why}`, { cause: err });
     }
-    return new IdentityCache(client, options, prefix, entries);
+    return new IdentityCache(client, cache, options, prefix, entries);
   }
 
   #key(namespace: string, id: string): string {
@@ -119,20 +143,44 @@ export class IdentityCache {
 
   /** Cached replies held now (for tests and the bench). */
   get size(): number {
-    return this.#client.clientSideCache?.size() ?? 0;
+    return this.#cache.size();
   }
 
   /** The token by its hash, with its principal and the legacy flag, after the fence. */
   identify(tokenHash: string): Promise<Identity | null> {
-    return this.#call('identify', async (c) => {
-      const id = await c.get(this.#key('th', tokenHash));
-      if (id === null) return null;
-      const [doc, principalId, revokedAt] = await c.hmGet(this.#key('t', String(id)), ['doc', 'principal', 'revokedAt']);
-      if (doc == null || principalId == null) return null;
-      const [principal, legacy] = await Promise.all([this.#principal(c, String(principalId)), c.exists(`${this.#p}legacy-revoked`)]);
-      if (principal === null) return null;
-      return { token: decodeToken(doc, revokedAt ?? null), principal, legacyRevoked: legacy === 1 };
+    return this.#call('identify', async (c, cache) => {
+      // After the fence: a generation that moved since the memo was filled means some record changed.
+      if (this.#memoCache !== cache || this.#memoGeneration !== cache.generation) {
+        this.#memo.clear();
+        this.#memoCache = cache;
+        this.#memoGeneration = cache.generation;
+      }
+      const known = this.#memo.get(tokenHash);
+      if (known) return structuredClone(known);
+      const generation = cache.generation;
+      const identity = await this.#identify(c, tokenHash);
+      // Kept only if nothing was invalidated while it was being read (else it may hold a stale part).
+      if (identity !== null && cache.generation === generation && this.#memoCache === cache) {
+        if (this.#memo.size >= this.#memoLimit) this.#memo.delete(this.#memo.keys().next().value!);
+        this.#memo.set(tokenHash, structuredClone(identity));
+      }
+      return identity;
     });
+  }
+
+  async #identify(c: Tracking, tokenHash: string): Promise<Identity | null> {
+    const id = await c.get(this.#key('th', tokenHash));
+    if (id === null) return null;
+    const [doc, principalId, revokedAt] = await c.hmGet(this.#key('t', String(id)), ['doc', 'principal', 'revokedAt']);
+    if (doc == null || principalId == null) return null;
+    const [principal, legacy] = await Promise.all([this.#principal(c, String(principalId)), c.exists(`${this.#p}legacy-revoked`)]);
+    if (principal === null) return null;
+    return { token: decodeToken(doc, revokedAt ?? null), principal, legacyRevoked: legacy === 1 };
+  }
+
+  /** Whether the tracking connection answers (the fence alone): part of the store's liveness. */
+  async ping(): Promise<void> {
+    await this.#call('ping', async () => undefined);
   }
 
   getPrincipal(id: string): Promise<PrincipalRecord | null> {
@@ -162,11 +210,12 @@ export class IdentityCache {
   }
 
   /** The fence, then `read`, under one deadline; a missed deadline replaces the connection (and the cache). */
-  async #call<T>(operation: string, read: (c: Tracking) => Promise<T>): Promise<T> {
+  async #call<T>(operation: string, read: (c: Tracking, cache: CountedCache) => Promise<T>): Promise<T> {
     const client = this.#client;
+    const cache = this.#cache;
     try {
       return await withDeadline(
-        this.#fence(client).then(() => read(client)),
+        this.#fence(client).then(() => read(client, cache)),
         this.#timeoutMs,
       );
     } catch (err) {
@@ -182,8 +231,9 @@ export class IdentityCache {
 
   #reset(stale: Tracking): void {
     if (this.#closed || stale !== this.#client) return;
-    const fresh = makeClient(this.#options, this.#entries);
+    const { client: fresh, cache } = makeClient(this.#options, this.#entries);
     this.#client = fresh;
+    this.#cache = cache;
     stale.destroy();
     fresh.connect().catch(() => {
       if ('masters' in fresh) setTimeout(() => this.#reset(fresh), 500).unref();

@@ -335,8 +335,12 @@ export class RedisStore implements Store, RedisRunner {
   }
 
   async ping(): Promise<void> {
-    // On a cluster, the master of the deployment's slot: the node every call of this store goes to.
-    await this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping()));
+    // On a cluster, the master of the deployment's slot: the node every call of this store goes to. And the
+    // identity cache's connection, which every identify needs: the store answers when both do.
+    await Promise.all([
+      this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping())),
+      this.#identityCache?.ping(),
+    ]);
   }
 
   async close(): Promise<void> {
