@@ -53,7 +53,7 @@ export interface TokenRecord {
   revokedAt: string | null;
 }
 
-/** What `identify` resolves a token hash to, in one store round trip. */
+/** What `identify` resolves a token hash to: from the Redis store's identity cache, or one script. */
 export interface Identity {
   token: TokenRecord;
   principal: PrincipalRecord;
