@@ -2,7 +2,8 @@
  * The identity cache (src/store/identity-cache.ts) against a real redis-server and a real three-master
  * cluster: two stores on one Redis stand for two gateways. A store that has a token and its principal
  * cached sees a change written through the other store on its very next read, whether that read was
- * already queued behind a burst of reads or came after its tracking connection was killed. No sleeps: the
+ * already queued behind a burst of reads, came after its tracking connection was killed, or after the
+ * identity slot's master died and its replica took over (it fails closed in between). No sleeps: the
  * writing store's call returning is the event.
  */
 import { expect } from 'chai';
@@ -143,3 +144,69 @@ for (const backend of ['one primary', 'a cluster'] as const) {
     });
   });
 }
+
+describe('identity cache through a failover of the identity master', function () {
+  this.timeout(120_000);
+  let cluster: RedisCluster;
+  let writer: RedisStore;
+  let reader: RedisStore;
+
+  before(async () => {
+    cluster = await startRedisCluster({ replicas: 1 });
+    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000 };
+    [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
+  });
+  after(async () => {
+    await Promise.all([writer?.close(), reader?.close()]);
+    await cluster?.stop();
+  });
+
+  /** What a call answers, or the error it failed with. */
+  async function outcome<T>(p: Promise<T>): Promise<T | Error> {
+    try {
+      return await p;
+    } catch (err) {
+      return err as Error;
+    }
+  }
+
+  it('fails closed while the master is gone, then sees a revocation made on the promoted replica', async () => {
+    const f = fresh();
+    await writer.createPrincipal(f.principal);
+    await writer.putToken(f.token);
+    expect((await reader.identify(f.token.hash))?.token.revokedAt).to.equal(null);
+    expect((await reader.identify(f.token.hash))?.token.revokedAt).to.equal(null);
+
+    const master = await cluster.masterOf('{pc:id}:');
+    const replica = await cluster.replicaOf(master);
+    // The replica must hold the token before its master dies (replication is asynchronous): as many keys.
+    const keys = async (port: number) => Number((await cluster.cli(port, 'DBSIZE')).trim());
+    await until(async () => (await keys(replica.port)) === (await keys(master.port)), { what: 'the replica to hold what its master holds' });
+    await master.kill('SIGKILL');
+    // While the slot has no master: never a cached answer, always StoreUnavailable.
+    const during = await outcome(reader.identify(f.token.hash));
+    expect(during).to.be.instanceOf(StoreUnavailable);
+    await cluster.waitForPromotion(replica.port);
+
+    // The revocation, made once the writer reaches the promoted master (a refused attempt changed nothing).
+    const revoked = await until(
+      async () => {
+        const r = await outcome(writer.revokeToken(f.token.id, '2030-01-06T00:00:00.000Z'));
+        return r instanceof StoreUnavailable ? null : r;
+      },
+      { what: 'the writer to reach the promoted master' },
+    );
+    expect(revoked).to.not.be.instanceOf(Error);
+    expect((revoked as TokenRecord | null)?.revokedAt).to.equal('2030-01-06T00:00:00.000Z');
+    const seen = await until(
+      async () => {
+        const r = await outcome(reader.identify(f.token.hash));
+        if (r instanceof StoreUnavailable) return null;
+        return { r };
+      },
+      { what: 'the reader to reach the promoted master' },
+    );
+    expect(seen.r).to.not.be.instanceOf(Error);
+    expect((seen.r as Awaited<ReturnType<RedisStore['identify']>>)?.token.revokedAt).to.equal('2030-01-06T00:00:00.000Z');
+  });
+});
