@@ -27,8 +27,10 @@
  *
  * Layout read (redis-identity.ts writes it): `th:<hash>` -> token id, `t:<id>` {doc, principal, revokedAt},
  * `p:<id>` {doc, rung, aup}, `po:<id>` scope order, `ps:<id>` scopes, `legacy-revoked`. Each is a plain
- * read command (GET, HMGET, LRANGE, HGETALL, EXISTS), which is what node-redis caches; a script's reply
- * is not cacheable. A token seen for the first time costs the fence and three round trips (hash -> token
+ * read command (GET, HMGET, LRANGE, HGETALL, EXISTS), which is what node-redis caches. Not the identify
+ * script: node-redis caches no script reply, and Redis 7.0 tracks for a script only the keys it is given
+ * in KEYS, while identify finds the token's and the principal's keys by reading the hash index, so a change
+ * to them would never be pushed. A token seen for the first time costs the fence and three round trips (hash -> token
  * -> principal); every later call of it, none but the fence. On top of node-redis' cache of replies sits
  * a small map of identities already decoded, by token hash, dropped whole on any invalidation or flush
  * (CountedCache counts them): a steady identify is the fence and one map lookup, no decoding.
