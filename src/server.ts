@@ -190,6 +190,7 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
               ...(cfg.store.prefix ? { keyPrefix: cfg.store.prefix } : {}),
               ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
               ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
+              ...(cfg.store.identityCacheEntries !== undefined ? { identityCacheEntries: cfg.store.identityCacheEntries } : {}),
               onReplicaShortfall: (confirmed: number, wanted: number) => {
                 metrics.replicaShortfalls.inc();
                 opts.log.warn('store.replicas.unconfirmed', {

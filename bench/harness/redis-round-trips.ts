@@ -2,8 +2,10 @@
  * What a chat call costs in Redis, as seen on the wire (MONITOR): the commands the gateway itself sends for
  * one call (not those its scripts run), for a token's first call and for a call of a token already in use.
  * The budget is five commands in three round trips: the job lookup and the principal's rate-limit hit go
- * out together with the token lookup, the admission decision's record is written in the reservation's
- * script (on one primary), the job is created in the reservation's script and ended in the settlement's. A token's first call sends as many, but its rate-limit hit and job lookup wait for the
+ * out together with the identity fence (the token and its principal are read from the process's cache), the
+ * admission decision's record is written in the reservation's script (on one primary), the job is created in
+ * the reservation's script and ended in the settlement's. A token's first call on an instance reads the token
+ * and its principal before its rate-limit hit and job lookup go out: a few more commands and round trips, once per
  * token's principal (one more round trip).
  *
  * This is a budget the bench reports, not a test: the way the store talks to Redis may change (other

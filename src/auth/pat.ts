@@ -7,7 +7,7 @@
  * Legacy v1 tokens are `pcl_v1_` + 40 hex characters, no checksum; they exist only to be revoked in bulk.
  *
  * Only SHA-256 of the whole token is stored. Tokens have ~190 bits of entropy, so a fast hash is the right
- * one: there is nothing to brute-force, and identify stays one hash plus one store round trip.
+ * one: there is nothing to brute-force, and identify stays one hash plus one store call.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { crc32 } from 'node:zlib';

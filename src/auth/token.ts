@@ -1,10 +1,13 @@
 /**
  * Resolving a bearer personal access token: checked for shape and checksum locally (a typo never costs a
- * store round trip), then resolved by its SHA-256 in one store call. Nothing about the token's state is
- * cached: a revocation written by any gateway instance is seen by the very next request.
+ * store round trip), then resolved by its SHA-256 in one store call. On Redis that call is served from the
+ * store's identity cache once the token has been seen (src/store/identity-cache.ts), and the cache never
+ * outlives a change: Redis pushes an invalidation for every record it holds, and a read waits for a fence
+ * that makes sure every push sent before the request arrived was applied. So a revocation written by any
+ * gateway instance is seen by the very next request here, as before.
  *
  * What is remembered is which principal each recently seen token belongs to: a token never changes hands,
- * so this is a fact, not a cache of state (revocation, rung, scopes are read from the store on every call).
+ * so this is a fact, not a cache of state (revocation, rung, scopes come from the store on every call).
  * It lets the chat path start a lookup that needs the principal id before the token's own lookup, so both
  * go to the store in one round trip (`knownPrincipal`, used by src/stages/look-ahead.ts). Bounded: the
  * oldest entry goes first.

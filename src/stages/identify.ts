@@ -1,7 +1,8 @@
 /**
  * identify (admission step 1): who is calling — a PAT or a session cookie, by the rules of auth/caller.ts
- * (a PAT resolved by auth/token.ts). Nothing about the token's or the session's state is cached: a
- * revocation or sign-out written by any gateway instance is seen by the very next request here. The caller
+ * (a PAT resolved by auth/token.ts). Token and principal records come from the store's identity cache on
+ * Redis (src/store/identity-cache.ts), which Redis keeps true: a revocation, a changed principal or a
+ * sign-out written by any gateway instance is seen by the very next request here. The caller
  * goes on `call.identity` (and `ctx.state.caller`).
  */
 import type { Context, Next } from 'koa';

@@ -30,6 +30,14 @@ const RedisStore = Strict(
           'Replicas that must hold a settlement, a grant or a checkpoint before it is answered (Redis WAIT). auto (default): 1 while the money master has a replica online, 0 on a lone primary.',
       }),
     ),
+    identityCacheEntries: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1000000,
+        description:
+          'Token and principal replies each process keeps, invalidated by Redis (CLIENT TRACKING, RESP3); default 50000. 0 turns the cache off: one identify script per call, for a Redis or proxy without tracking.',
+      }),
+    ),
     replicaAckTimeoutMs: Type.Optional(
       Type.Integer({
         minimum: 1,

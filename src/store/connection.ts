@@ -8,7 +8,7 @@ import { createClient, createCluster } from 'redis';
 import type { LuaScript } from './lua.js';
 
 /** What a node connection needs, whether it is the one primary or one node of a cluster. */
-function nodeOptions(options: RedisStoreOptions) {
+export function nodeOptions(options: RedisStoreOptions) {
   return {
     // Without this, commands issued while disconnected wait (forever) for a reconnect.
     disableOfflineQueue: true,
@@ -35,18 +35,23 @@ function makeSingle(options: RedisStoreOptions) {
  * takes over). Node credentials and TLS are the `url`'s, given to every discovered node as `defaults`.
  */
 function makeCluster(options: RedisStoreOptions, nodes: string[]) {
+  return createCluster(clusterOptions(options, nodes));
+}
+
+/** The cluster client's options: the root nodes, and every node's connection options as `defaults`. */
+export function clusterOptions(options: RedisStoreOptions, nodes: string[]) {
   const base = options.url ? new URL(options.url) : null;
   const scheme = base?.protocol === 'rediss:' ? 'rediss' : 'redis';
   const auth = base && base.username !== '' ? { username: decodeURIComponent(base.username) } : {};
   const password = base && base.password !== '' ? { password: decodeURIComponent(base.password) } : {};
   const { commandOptions, ...node } = nodeOptions(options);
-  return createCluster({
+  return {
     rootNodes: nodes.map((n) => ({ url: `${scheme}://${n}` })),
     defaults: { ...node, ...auth, ...password, ...(scheme === 'rediss' ? { socket: { ...node.socket, tls: true as const } } : {}) },
     // A cluster-level option (node-redis drops it from `defaults`): without it every command gets the
     // 5 s AbortSignal.timeout that nodeOptions turns off for one primary.
     commandOptions,
-  });
+  };
 }
 
 export function makeClient(options: RedisStoreOptions) {
@@ -125,6 +130,12 @@ export interface RedisStoreOptions {
   replicaAcks?: number | 'auto';
   /** How long a money write waits for its replicas. Default 1000 ms. */
   replicaAckTimeoutMs?: number;
+  /**
+   * Identity replies (tokens, principals) cached in this process with Redis' CLIENT TRACKING on a connection
+   * of their own (identity-cache.ts): at most this many, least recently used out first. 0 turns the cache
+   * off (every identify is one script on the main connection). Default 50,000.
+   */
+  identityCacheEntries?: number;
   /** Told when replicas did not confirm a money write in time. */
   onReplicaShortfall?: (confirmed: number, wanted: number) => void;
 }

@@ -2,7 +2,8 @@
  * Principals and tokens in Redis, under the identity family's prefix (`familyPrefix('id')`, redis.ts).
  * Every operation that reads or writes more than one key is one script (lua/), so it is atomic — `setRung`
  * and `putScope` cannot lose each other's update — and one round trip: `identify` resolves hash -> token ->
- * principal -> scopes -> legacy flag in one EVALSHA.
+ * principal -> scopes -> legacy flag in one EVALSHA. With the identity cache on (the default), identify and
+ * getPrincipal are served by identity-cache.ts instead, from the same keys; the writes stay here.
  *
  * Layout (under the identity prefix):
  *   p:<id>     hash  doc (principal JSON minus rung/aup/scopes), rung (JSON), aup (JSON)
@@ -150,7 +151,7 @@ function parseJson<T>(reply: unknown): T {
   return JSON.parse(asString(reply)) as T;
 }
 
-function decodePrincipal(reply: unknown): PrincipalRecord | null {
+export function decodePrincipal(reply: unknown): PrincipalRecord | null {
   if (reply === null) return null;
   const [doc, rung, aup, scopes] = asArray(reply);
   return {
@@ -164,7 +165,7 @@ function decodePrincipal(reply: unknown): PrincipalRecord | null {
   };
 }
 
-function decodeToken(doc: unknown, revokedAt: unknown): TokenRecord {
+export function decodeToken(doc: unknown, revokedAt: unknown): TokenRecord {
   return {
     ...parseJson<Omit<TokenRecord, 'revokedAt'>>(doc),
     revokedAt: revokedAt === null ? null : asString(revokedAt),

@@ -49,6 +49,7 @@ import {
 export type { RedisStoreOptions } from './connection.js';
 import { evalLua, type LuaEvaluator, type LuaScript } from './lua.js';
 import { RedisIdentity } from './redis-identity.js';
+import { IDENTITY_CACHE_ENTRIES, IdentityCache } from './identity-cache.js';
 import { RedisReceipts } from '../receipts/redis-receipts.js';
 import type { AupConsent, Identity, PrincipalRecord, Receipt, RungGrant, ScopeGrant, Store, TokenRecord } from './store.js';
 
@@ -62,6 +63,8 @@ export class RedisStore implements Store, RedisRunner {
   #closed = false;
   readonly #prefix: string;
   readonly #identity: RedisIdentity;
+  /** Identity reads, cached in this process and invalidated by Redis (identity-cache.ts); null when off. */
+  #identityCache: IdentityCache | null = null;
   readonly #receipts: RedisReceipts;
   /** The configured prefix without a trailing ':', the base of every family's hash tag on a cluster. */
   readonly #base: string;
@@ -151,6 +154,14 @@ export class RedisStore implements Store, RedisRunner {
       client.off('error', remember);
     }
     const store = new RedisStore(client, options);
+    if ((options.identityCacheEntries ?? IDENTITY_CACHE_ENTRIES) > 0) {
+      try {
+        store.#identityCache = await IdentityCache.connect(options, store.familyPrefix('id'), options.identityCacheEntries);
+      } catch (err) {
+        client.destroy();
+        throw err;
+      }
+    }
     if ((options.replicaAcks ?? 'auto') === 'auto') {
       await store.#lookForReplicas().catch(() => undefined);
       store.#replicaTimer = setInterval(() => void store.#lookForReplicas().catch(() => undefined), 10_000).unref();
@@ -271,7 +282,7 @@ export class RedisStore implements Store, RedisRunner {
   }
 
   getPrincipal(id: string): Promise<PrincipalRecord | null> {
-    return this.#identity.getPrincipal(id);
+    return this.#identityCache ? this.#identityCache.getPrincipal(id) : this.#identity.getPrincipal(id);
   }
 
   setRung(id: string, rung: RungGrant, aup: AupConsent | null): Promise<PrincipalRecord | null> {
@@ -287,7 +298,12 @@ export class RedisStore implements Store, RedisRunner {
   }
 
   identify(tokenHash: string): Promise<Identity | null> {
-    return this.#identity.identify(tokenHash);
+    return this.#identityCache ? this.#identityCache.identify(tokenHash) : this.#identity.identify(tokenHash);
+  }
+
+  /** Identity replies cached in this process now (0 with the cache off). */
+  get identityCacheSize(): number {
+    return this.#identityCache?.size ?? 0;
   }
 
   listPrincipals(cursor: string | null, limit: number): Promise<{ ids: string[]; next: string | null }> {
@@ -319,13 +335,18 @@ export class RedisStore implements Store, RedisRunner {
   }
 
   async ping(): Promise<void> {
-    // On a cluster, the master of the deployment's slot: the node every call of this store goes to.
-    await this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping()));
+    // On a cluster, the master of the deployment's slot: the node every call of this store goes to. And the
+    // identity cache's connection, which every identify needs: the store answers when both do.
+    await Promise.all([
+      this.#call<unknown>('ping', (c) => (isCluster(c) ? c.sendCommand(this.#prefix, true, ['PING']) : c.ping())),
+      this.#identityCache?.ping(),
+    ]);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#replicaTimer);
+    await this.#identityCache?.close();
     const client = this.#client;
     if (!client.isOpen) return;
     try {

@@ -6,7 +6,8 @@
  * default). One contract suite (`test/store/contract.test.ts`) runs against both, so the two cannot drift.
  *
  * Failure mode, decided once: the store is authoritative. When it cannot be reached, calls fail closed with
- * 503 `store-unavailable`; nothing is admitted on a guess and no cached token outlives a revocation.
+ * 503 `store-unavailable`; nothing is admitted on a guess and no cached token outlives a revocation (the
+ * Redis store's identity cache answers only after a round trip on the connection its invalidations use).
  */
 
 /** A scope the principal may work under: an id and the tasks it approves. */
@@ -52,7 +53,7 @@ export interface TokenRecord {
   revokedAt: string | null;
 }
 
-/** What `identify` resolves a token hash to, in one store round trip. */
+/** What `identify` resolves a token hash to: from the Redis store's identity cache, or one script. */
 export interface Identity {
   token: TokenRecord;
   principal: PrincipalRecord;
@@ -110,7 +111,10 @@ export interface Store {
    * Throws StoreConflict when the id or the hash is already stored: a put never overwrites (or un-revokes).
    */
   putToken(token: TokenRecord): Promise<void>;
-  /** One round trip: token by hash, its principal, and the legacy-revocation flag. Null when either is unknown. */
+  /**
+   * Token by hash, its principal, and the legacy-revocation flag; null when either is unknown. Always as
+   * fresh as a read made after the call began (the Redis store's cache waits for its fence: identity-cache.ts).
+   */
   identify(tokenHash: string): Promise<Identity | null>;
   /** The principal's tokens in creation order, revoked ones included; [] when none. */
   listTokens(principalId: string): Promise<TokenRecord[]>;

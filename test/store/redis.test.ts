@@ -1,5 +1,6 @@
 /**
- * What only the Redis store can show, against private redis-servers: `identify` is one command on the wire,
+ * What only the Redis store can show, against private redis-servers: a steady `identify` reads nothing but
+ * its fence on the wire (one command, one EVALSHA, with the identity cache off),
  * a lost script cache costs nothing, prefixes keep stores apart, acknowledged writes survive a SIGKILL, and
  * an unreachable or hung Redis fails calls fast with StoreUnavailable instead of hanging them. The shared
  * behaviour is in `contract.test.ts`.
@@ -101,39 +102,69 @@ describe('redis store', () => {
       await server?.stop();
     });
 
-    it('identifies a token with exactly one command (one EVALSHA), per MONITOR and INFO commandstats', async () => {
-      await store.identify(pat.hash); // warm the script cache so the measured call needs no NOSCRIPT retry
+    /** What the client sent between two markers, per MONITOR (a script's own commands left out), and INFO commandstats' change. */
+    async function onTheWire(act: () => Promise<unknown>): Promise<{ sent: string[]; delta: Record<string, number> }> {
       const monitor = await admin(server);
       const lines: string[] = [];
       let sawEnd: () => void = () => undefined;
       const seen = new Promise<void>((resolve) => (sawEnd = resolve));
       await monitor.monitor((line) => {
         lines.push(String(line));
-        if (String(line).includes('identify-end')) sawEnd();
+        if (String(line).includes('act-end')) sawEnd();
       });
       const before = await commandCalls(client);
-      await client.sendCommand(['ECHO', 'identify-start']);
-
-      const identity = await store.identify(pat.hash);
-
-      await client.sendCommand(['ECHO', 'identify-end']);
+      await client.sendCommand(['ECHO', 'act-start']);
+      await act();
+      await client.sendCommand(['ECHO', 'act-end']);
       const after = await commandCalls(client);
       await seen;
       monitor.destroy();
-
-      expect(identity?.principal.id).to.equal(PID);
-      const start = lines.findIndex((l) => l.includes('identify-start'));
-      const end = lines.findIndex((l) => l.includes('identify-end'));
+      const start = lines.findIndex((l) => l.includes('act-start'));
+      const end = lines.findIndex((l) => l.includes('act-end'));
       expect(start).to.be.greaterThan(-1);
       expect(end).to.be.greaterThan(start);
       // Commands a script runs show as "[0 lua]"; what the client sent shows with its address.
       const sent = lines.slice(start + 1, end).filter((l) => !/\[\d+ lua\]/.test(l));
-      expect(sent).to.have.length(1);
-      expect(sent[0]).to.match(/"evalsha_ro"/i);
+      const delta: Record<string, number> = {};
+      for (const [command, calls] of Object.entries(after)) if (calls !== (before[command] ?? 0)) delta[command] = calls - (before[command] ?? 0);
+      delete delta['echo'];
+      delete delta['info'];
+      return { sent, delta };
+    }
 
-      const scripted = ['eval', 'eval_ro', 'evalsha', 'evalsha_ro'];
-      const delta = scripted.map((c) => (after[c] ?? 0) - (before[c] ?? 0));
-      expect(delta.reduce((a, b) => a + b, 0)).to.equal(1);
+    it('reads a token from Redis once, then from its own cache: a steady identify reads no identity key, it only fences (MONITOR, INFO commandstats)', async () => {
+      const fresh = await RedisStore.connect({ url: server.url });
+      try {
+        const first = await onTheWire(async () => expect((await fresh.identify(pat.hash))?.principal.id).to.equal(PID));
+        // The fence, then hash -> token -> principal (+ scopes, order, legacy flag) as plain, cacheable reads.
+        expect(first.sent.some((l) => l.includes(`pc:th:${pat.hash}`))).to.equal(true);
+        expect(first.sent.some((l) => l.includes(`pc:p:${PID}`))).to.equal(true);
+
+        const second = await onTheWire(async () => {
+          const identity = await fresh.identify(pat.hash);
+          expect(identity?.principal).to.deep.equal(alice);
+          expect(identity?.token).to.deep.equal(pat);
+        });
+        expect(second.sent).to.have.length(1);
+        expect(second.sent[0]).to.match(/"ping"$/i);
+        expect(second.delta).to.deep.equal({ ping: 1 });
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    it('with the cache off, identifies a token with exactly one command (one EVALSHA)', async () => {
+      const uncached = await RedisStore.connect({ url: server.url, identityCacheEntries: 0 });
+      try {
+        await uncached.identify(pat.hash); // warm the script cache so the measured call needs no NOSCRIPT retry
+        const { sent, delta } = await onTheWire(async () => expect((await uncached.identify(pat.hash))?.principal.id).to.equal(PID));
+        expect(sent).to.have.length(1);
+        expect(sent[0]).to.match(/"evalsha_ro"/i);
+        const scripted = ['eval', 'eval_ro', 'evalsha', 'evalsha_ro'];
+        expect(scripted.reduce((n, c) => n + (delta[c] ?? 0), 0)).to.equal(1);
+      } finally {
+        await uncached.close();
+      }
     });
 
     it('re-sends a script Redis has forgotten (NOSCRIPT) without surfacing an error', async () => {
