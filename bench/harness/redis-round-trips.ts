@@ -6,7 +6,7 @@
  * admission decision's record is written in the reservation's script (on one primary), the job is created in
  * the reservation's script and ended in the settlement's. A token's first call on an instance reads the token
  * and its principal before its rate-limit hit and job lookup go out: a few more commands and round trips, once per
- * token's principal (one more round trip).
+ * token and instance.
  *
  * This is a budget the bench reports, not a test: the way the store talks to Redis may change (other
  * scripts, other key names) as long as the count holds. Left out, as no call's own: the job engine's batched
