@@ -16,11 +16,13 @@
  * file> the folds without that file's lines, CV_MISSES=<threshold> the fold lines wrongly decided at that
  * threshold, CV_LANGS=<threshold> per language, CV_EXTRA=<.tsv> the lines of a candidate file that the corpus
  * does not hold, scored by the head trained on every training line (how a head not trained on them decides
- * them: test/fixtures/guard/intent-candidates/).
+ * them: test/fixtures/guard/intent-candidates/), CV_DEV=<.tsv> the development set (never trained on, the set heads
+ * are chosen on with the folds: test/fixtures/guard/intent-dev/dev.tsv), DEV_MISSES=<threshold> its lines
+ * wrongly decided at that threshold.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstScores, type Example, type HeadParams } from './train-guard-intent.js';
+import { HEAD_PARAMS, fitHead, headData, readConcepts, readCorpus, worstReading, type Example, type HeadParams } from './train-guard-intent.js';
 
 const FOLDS = 5;
 const GROUP = 6;
@@ -37,11 +39,23 @@ const extra: Example[] = (process.env.CV_EXTRA ? readFileSync(process.env.CV_EXT
     return { label, lang, framing, text: text.trim().replaceAll('\\n', '\n'), heldOut: false, file: 'extra' };
   })
   .filter((e) => !known.has(e.text));
-const examples = [...corpus.examples, ...extra];
+// Lines of the development set (CV_DEV, test/fixtures/guard/intent-dev/dev.tsv): never trained on, scored
+// by the head trained on every training line, and reported on their own (the set heads are chosen on).
+const readTsv = (file: string, tag: string): Example[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#'))
+    .map((l) => {
+      const [label, lang, framing, text] = l.split('\t') as [string, string, string, string];
+      return { label, lang, framing, text: text.trim().replaceAll('\\n', '\n'), heldOut: false, file: tag };
+    });
+const dev = process.env.CV_DEV ? readTsv(process.env.CV_DEV, 'dev') : [];
+const examples = [...corpus.examples, ...extra, ...dev];
 const data = await headData(examples, corpus.sha256, readConcepts());
 const within = new Map<string, number>();
 const fold = examples.map((e) => {
   if (e.file === 'extra') return -2;
+  if (e.file === 'dev') return -3;
   if (e.heldOut) return -1;
   const n = within.get(e.file) ?? 0;
   within.set(e.file, n + 1);
@@ -85,14 +99,16 @@ for (const p of sets) {
   const started = Date.now();
   const harm = new Map<number, number>();
   for (let f = 0; f < FOLDS; f++) {
-    const head = fitHead(data, (i) => fold[i]! >= 0 && fold[i] !== f, p);
-    fold.forEach((g, i) => g === f && harm.set(i, 1 - worstScores(data, head, i)[0]!));
+    const use = (i: number) => fold[i]! >= 0 && fold[i] !== f;
+    const head = fitHead(data, use, p);
+    fold.forEach((g, i) => g === f && harm.set(i, worstReading(data, head, i).harm));
   }
   const full = fitHead(data, (i) => fold[i]! >= 0, p);
-  fold.forEach((g, i) => g < 0 && harm.set(i, 1 - worstScores(data, full, i)[0]!));
+  fold.forEach((g, i) => g < 0 && harm.set(i, worstReading(data, full, i).harm));
   const cvIdx = fold.flatMap((g, i) => (g >= 0 ? [i] : []));
   const hoIdx = fold.flatMap((g, i) => (g === -1 ? [i] : []));
   const exIdx = fold.flatMap((g, i) => (g === -2 ? [i] : []));
+  const devIdx = fold.flatMap((g, i) => (g === -3 ? [i] : []));
   console.log(`\n${JSON.stringify(p)}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   console.log('threshold   cv recall  cv fp%  (fp/benign)   held-out recall  fp%  (fp/benign)   mean recall  mean fp%');
   for (const t of THRESHOLDS) {
@@ -110,6 +126,23 @@ for (const p of sets) {
       }).join(' | '),
       `(${exIdx.length} lines of ${process.env.CV_EXTRA}, not trained on)`,
     );
+  if (devIdx.length > 0) {
+    console.log(
+      THRESHOLDS.map((t) => {
+        const r = rates(devIdx, harm, t);
+        return `${t}: ${r.tp}/${r.harmful} fp ${r.fp}/${r.benign}`;
+      }).join(' | '),
+      `(dev set, ${devIdx.length} lines, not trained on)`,
+    );
+    if (process.env.DEV_MISSES) {
+      const t = Number(process.env.DEV_MISSES);
+      for (const i of devIdx) {
+        const e = examples[i]!;
+        if ((e.label === 'benign') === harm.get(i)! >= t)
+          console.log(`  dev miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
+      }
+    }
+  }
   // The folds without the lines of one file (CV_WITHOUT): figures comparable with a run before that file existed.
   if (process.env.CV_WITHOUT) {
     const idx = cvIdx.filter((i) => examples[i]!.file !== process.env.CV_WITHOUT);

@@ -30,7 +30,7 @@ import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, ty
 import { normalise } from '../src/guard/normalise.js';
 import { encoderFiles } from '../src/guard/model/encoder.js';
 import { embedAll, headRows, softmaxScores, trainHead, trainMlpHead } from './intent-head.js';
-import type { IntentHeadDoc } from '../src/guard/model/head.js';
+import { IntentHead, Neighbours, type IntentHeadDoc } from '../src/guard/model/head.js';
 import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -46,6 +46,12 @@ export interface Example {
   framing: string;
   file: string;
 }
+
+/**
+ * Corpus files the model's head may be trained on but the word scorer is not (see main): the candidate
+ * files of test/fixtures/guard/intent-candidates/, when they are moved into the corpus.
+ */
+export const MODEL_ONLY = ['train-chatops.tsv', 'train-fresh.tsv', 'train-hard-benign.tsv'];
 
 export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried'];
 
@@ -196,11 +202,11 @@ export function evaluate(scorer: IntentScorer, examples: Example[], threshold: n
   };
 }
 
-/** The harm verdict of head probabilities: any class but benign, when benign falls below 1 - threshold. */
-export function headVerdict(p: Float64Array, threshold: number): string {
+/** The harm verdict of a reading: its most probable harm class when its harm (IntentHead.harm) reaches the threshold. */
+export function headVerdict(p: Float64Array, threshold: number, harm = 1 - p[0]!): string {
   let best = 1;
   for (let c = 2; c < CLASSES.length; c++) if (p[c]! > p[best]!) best = c;
-  return 1 - p[0]! >= threshold ? CLASSES[best]! : 'benign';
+  return harm >= threshold ? CLASSES[best]! : 'benign';
 }
 
 interface Tally {
@@ -249,15 +255,15 @@ export function breakdown(examples: readonly Example[], verdicts: readonly strin
 const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // The head's L2 (0.05), the weight of the harm classes (1.5) and the threshold (0.65, rules/guardrails.yaml
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
-// so with the figures): stronger regularisation or a higher threshold trades recall for fewer false
-// positives, and no value reached both targets. scripts/intent-cv.ts now measures such choices by
-// cross-validation over the training files instead; a hidden layer (hidden > 0) did not beat this head there.
+// so with the figures). scripts/intent-cv.ts now measures such choices on grouped folds and on the
+// development set (test/fixtures/guard/intent-dev/, never trained on) instead. Neither a hidden layer
+// (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted: docs/guardrails.md.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
 export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
-export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1 };
+export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1, mix: 1, k: 20, tau: 0.02 };
 
 /**
  * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
@@ -300,6 +306,11 @@ export interface HeadParams {
   hidden: number;
   epochs: number;
   seed: number;
+  /** Share of the regression in a reading's harm; below 1 the head also holds neighbours (head.ts). */
+  mix: number;
+  /** Neighbours read per reading, and the temperature of their similarity weights. */
+  k: number;
+  tau: number;
 }
 
 /**
@@ -342,19 +353,39 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams)
   };
   const fit = (rows: Array<{ x: Float64Array; y: number }>) => (p.hidden > 0 ? trainMlpHead(rows, opts) : trainHead(rows, opts));
   let head = fit(fixed);
+  const pick = (xs: Float64Array[]) => xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a));
   for (let round = 0; round < 2; round++) {
-    const picked = open.map(({ xs, y }) => ({ x: xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a)), y }));
+    const picked = open.map(({ xs, y }) => ({ x: pick(xs), y }));
     head = fit([...fixed, ...picked]);
+  }
+  if (p.mix < 1) {
+    // The neighbours: every benign reading, and each ask's reading the final head finds most harmful (the
+    // ask itself, not the report around it), once each.
+    const seen = new Set<Float64Array>();
+    const rows: Array<{ e: Float64Array; ask: boolean }> = [];
+    const add = (x: Float64Array, ask: boolean) => {
+      if (seen.has(x)) return;
+      seen.add(x);
+      rows.push({ e: x.subarray(0, head.dim), ask });
+    };
+    for (const r of fixed) add(r.x, r.y !== 0);
+    for (const o of open) add(pick(o.xs), true);
+    head.neighbours = Neighbours.encode(rows, { k: p.k, tau: p.tau, mix: p.mix, keep: ['csam'] });
   }
   return head;
 }
 
-/** Class probabilities of line i's most harmful reading: the one that decides, as the gateway decides. */
-export function worstScores(d: HeadData, head: IntentHeadDoc, i: number): Float64Array {
-  let worst: Float64Array | null = null;
+const runtimeHeads = new WeakMap<IntentHeadDoc, IntentHead>();
+/** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm). */
+export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: Float64Array; harm: number } {
+  let head = runtimeHeads.get(doc);
+  if (!head) runtimeHeads.set(doc, (head = new IntentHead(doc)));
+  let worst: { p: Float64Array; harm: number } | null = null;
   for (const r of d.readingSets[i]!) {
-    const p = softmaxScores(d.rowOf.get(r)!, head);
-    if (!worst || p[0]! < worst[0]!) worst = p;
+    const x = d.rowOf.get(r)!;
+    const p = softmaxScores(x, doc);
+    const harm = head.harm(p, x.subarray(0, doc.dim));
+    if (!worst || harm > worst.harm) worst = { p, harm };
   }
   return worst!;
 }
@@ -380,8 +411,10 @@ async function main(): Promise<void> {
   // turns are about the topic) taught it that English history and incident-plan prompts about CBRN lean
   // harmful (it then refused 3 held-out benign prompts instead of 2, and two defensive checks of
   // test/guard/intent-corpus.unit.test.ts).
+  // Nor on the files written for the model alone (MODEL_ONLY): trained on the candidate files, it refused 4
+  // held-out benign prompts instead of 2 (terse tickets about card testing and OTP codes read like asks).
   const { __bias, ...weights } = train(
-    trainSet.filter((e) => e.file !== 'train-framings.tsv' || e.lang === 'en'),
+    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file)),
     concepts,
   ) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
@@ -401,7 +434,10 @@ async function main(): Promise<void> {
   const head = fitHead(data, (i) => !examples[i]!.heldOut, HEAD_PARAMS);
   // Verdicts as the gateway gives them: the most harmful reading decides. Held-out lines are read as the
   // test reads them (one user message).
-  const verdicts = readingSets.map((_, i) => headVerdict(worstScores(data, head, i), HEAD_THRESHOLD));
+  const verdicts = readingSets.map((_, i) => {
+    const w = worstReading(data, head, i);
+    return headVerdict(w.p, HEAD_THRESHOLD, w.harm);
+  });
   head.evaluation = {
     threshold: HEAD_THRESHOLD,
     readingChars: READING_CHARS,

@@ -1,10 +1,11 @@
 /**
  * The intent head's arithmetic (src/guard/model/head.ts) without the encoder: the logistic form and the
  * optional hidden layer give the probabilities their weights say, and a head whose hidden layer does not fit
- * its inputs is refused when loaded rather than read wrongly.
+ * its inputs is refused when loaded rather than read wrongly; the neighbours' share of asks moves a
+ * reading's harm toward the training readings it is closest to.
  */
 import { expect } from 'chai';
-import { HEAD_FEATURES, IntentHead, softmaxScores, type IntentHeadDoc } from '../../src/guard/model/head.js';
+import { HEAD_FEATURES, IntentHead, Neighbours, softmaxScores, type IntentHeadDoc } from '../../src/guard/model/head.js';
 
 const base = (over: Partial<IntentHeadDoc>): IntentHeadDoc => ({
   features: HEAD_FEATURES,
@@ -76,5 +77,41 @@ describe('guard: intent head arithmetic', () => {
           }),
         ),
     ).to.throw(/do not agree with dim/);
+  });
+
+  it('neighbours: the harm mixes the regression with the weighted share of asks among the nearest training readings', () => {
+    const unit = (a: number) => [Math.cos(a), Math.sin(a)];
+    // Two asks near angle 0, two benign readings near angle pi/2.
+    const neighbours = Neighbours.encode(
+      [
+        { e: unit(0), ask: true },
+        { e: unit(0.1), ask: true },
+        { e: unit(Math.PI / 2), ask: false },
+        { e: unit(Math.PI / 2 - 0.1), ask: false },
+      ],
+      { k: 2, tau: 0.05, mix: 0.5, keep: [] },
+    );
+    const head = new IntentHead(base({ neighbours }));
+    const p = Float64Array.from([0.4, 0.6]);
+    // Near the asks: both neighbours are asks, harm = 0.5 * 0.6 + 0.5 * 1.
+    expect(head.harm(p, unit(0.05))).to.be.closeTo(0.8, 1e-9);
+    // Near the benign readings: 0.5 * 0.6 + 0.5 * 0.
+    expect(head.harm(p, unit(Math.PI / 2 - 0.05))).to.be.closeTo(0.3, 1e-9);
+    // Between them, nearer the asks: the closer neighbour weighs more (k = 2: one ask, one benign).
+    const mid = head.harm(p, unit(0.75));
+    expect(mid).to.be.above(0.55).and.below(0.8);
+    // A reading whose regression score cannot reach the floor whatever its neighbours is not compared.
+    expect(head.harm(Float64Array.from([0.9, 0.1]), unit(0.05), 0.7)).to.be.closeTo(0.05, 1e-9);
+    // A kept class (CSAM) is never pulled below the regression's score by benign neighbours.
+    const kept = new IntentHead(base({ classes: ['benign', 'csam'], neighbours: { ...neighbours, keep: ['csam'] } }));
+    expect(kept.harm(p, unit(Math.PI / 2 - 0.05))).to.be.closeTo(0.6, 1e-9);
+    expect(kept.harm(p, unit(0.05))).to.be.closeTo(0.8, 1e-9);
+    // Without neighbours the harm is the probability of not benign.
+    expect(new IntentHead(base({})).harm(p, unit(0))).to.be.closeTo(0.6, 1e-12);
+  });
+
+  it('refuses neighbours whose vectors do not fit the head', () => {
+    const neighbours = Neighbours.encode([{ e: [1, 0, 0], ask: true }], { k: 1, tau: 0.05, mix: 0.5, keep: [] });
+    expect(() => new IntentHead(base({ neighbours }))).to.throw(/neighbours do not agree/);
   });
 });

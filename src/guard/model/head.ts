@@ -5,6 +5,15 @@
  * `about-defend`, ...: the English word lists that were the whole model before, now a few inputs beside
  * the embedding). Features are standardised with the training set's mean and spread, stored in the head.
  *
+ * Beside the regression, the head may hold *neighbours*: the embeddings of the training readings (int8, one
+ * scale per vector) with whether each is an ask. A reading's harm is then mixed from the regression's
+ * probability of not benign and the weighted share of asks among its `k` most similar training readings
+ * (weights exp((similarity - best similarity) / tau)), except that a reading the regression reads as a
+ * `keep` class (CSAM) keeps at least the regression's score. A line of text close to a known benign line is
+ * pulled down even where the linear boundary leans harmful (a bank's warning that names the code it will
+ * never ask for), and an ask close to known asks is pulled up. scripts/intent-cv.ts measures it on the
+ * folds and on the development set; the committed head does not hold neighbours (docs/guardrails.md says why).
+ *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
  * refused when loaded, since its weights would read another embedding space.
@@ -36,7 +45,83 @@ export interface IntentHeadDoc {
   /** One row of weights per class, each of length dim + conceptNames.length (or the hidden units). */
   weights: number[][];
   bias: number[];
+  /** Training readings for the nearest-neighbour score (see above), when the head uses it. */
+  neighbours?: NeighboursDoc;
   evaluation?: unknown;
+}
+
+export interface NeighboursDoc {
+  k: number;
+  tau: number;
+  /** Share of the regression in the mixed harm (the rest is the neighbours' share of asks). */
+  mix: number;
+  /**
+   * Harm classes the neighbours never pull down: a reading whose most probable harm class is one of them
+   * keeps at least the regression's probability of not benign (CSAM is refused whatever its framing).
+   */
+  keep: string[];
+  /** 1 per ask, 0 per benign reading, in vector order. */
+  labels: number[];
+  /** Per vector, the factor that turns its int8 components back into the embedding's. */
+  scales: number[];
+  /** base64 of labels.length * dim int8 components. */
+  vectors: string;
+}
+
+/** int8 rows of unit embeddings, for the nearest-neighbour score. */
+export class Neighbours {
+  private readonly q: Int8Array;
+  constructor(
+    readonly doc: NeighboursDoc,
+    readonly dim: number,
+  ) {
+    const buf = Buffer.from(doc.vectors, 'base64');
+    this.q = new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    if (doc.scales.length !== doc.labels.length || this.q.length !== doc.labels.length * dim || !(doc.k >= 1) || !(doc.tau > 0) || !(doc.mix >= 0 && doc.mix <= 1))
+      throw new Error('intent head: neighbours do not agree with dim, or k, tau, mix out of range');
+  }
+
+  /** Weighted share of asks among the k training readings most similar (cosine) to `e`. */
+  askShare(e: ArrayLike<number>): number {
+    const { k, tau, labels, scales } = this.doc;
+    const d = this.dim;
+    const n = labels.length;
+    // The k best similarities, kept sorted (k is small).
+    const best: Array<{ s: number; y: number }> = [];
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      const off = i * d;
+      for (let j = 0; j < d; j++) s += this.q[off + j]! * e[j]!;
+      s *= scales[i]!;
+      if (best.length === k && s <= best[k - 1]!.s) continue;
+      let at = best.length;
+      while (at > 0 && best[at - 1]!.s < s) at--;
+      best.splice(at, 0, { s, y: labels[i]! });
+      if (best.length > k) best.pop();
+    }
+    let num = 0,
+      den = 0;
+    for (const x of best) {
+      const w = Math.exp((x.s - best[0]!.s) / tau);
+      num += w * x.y;
+      den += w;
+    }
+    return den === 0 ? 0 : num / den;
+  }
+
+  /** Quantises unit embeddings (one per row) and their labels into the head's form. */
+  static encode(rows: ReadonlyArray<{ e: ArrayLike<number>; ask: boolean }>, o: { k: number; tau: number; mix: number; keep: string[] }): NeighboursDoc {
+    const d = rows[0]?.e.length ?? 0;
+    const q = new Int8Array(rows.length * d);
+    const scales = rows.map((r, i) => {
+      let m = 0;
+      for (let j = 0; j < d; j++) m = Math.max(m, Math.abs(r.e[j]!));
+      const f = m === 0 ? 1 : 127 / m;
+      for (let j = 0; j < d; j++) q[i * d + j] = Math.round(r.e[j]! * f);
+      return Math.round((1 / f) * 1e9) / 1e9;
+    });
+    return { ...o, labels: rows.map((r) => (r.ask ? 1 : 0)), scales, vectors: Buffer.from(q.buffer).toString('base64') };
+  }
 }
 
 /** The raw feature vector of one reading: its embedding, then 0/1 per concept present in its words. */
@@ -65,6 +150,27 @@ export class IntentHead {
     }
     this.classes = doc.classes;
     this.concepts = new ConceptMap(doc.concepts);
+    this.neighbours = doc.neighbours ? new Neighbours(doc.neighbours, doc.dim) : undefined;
+  }
+
+  readonly neighbours: Neighbours | undefined;
+
+  /**
+   * The harm of a reading: the regression's probability of not benign (`p` from probabilities()), mixed
+   * with the neighbours' share of asks when the head has neighbours. Below `floor` the answer is only
+   * "below floor": a reading whose regression score cannot reach it whatever its neighbours is not
+   * compared with them (most readings of everyday traffic), so the cost stays that of the regression.
+   */
+  harm(p: Float64Array, embedding: ArrayLike<number>, floor = 0): number {
+    const h = 1 - p[0]!;
+    const nb = this.neighbours;
+    if (!nb) return h;
+    const mix = nb.doc.mix;
+    let top = 1;
+    for (let c = 2; c < p.length; c++) if (p[c]! > p[top]!) top = c;
+    const kept = nb.doc.keep.includes(this.classes[top]!) ? h : 0;
+    if (mix * h + (1 - mix) < floor) return Math.max(kept, mix * h);
+    return Math.max(kept, mix * h + (1 - mix) * nb.askShare(embedding));
   }
 
   input(embedding: Float32Array, words: readonly string[]): Float64Array {

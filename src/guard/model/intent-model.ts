@@ -10,7 +10,9 @@
  *    that names no harm topic, or one the word scorer finds plainly benign) never pays for the model.
  *
  * The verdict: for each reading (readings.ts: the whole of a short request; sentence windows over every
- * message of a long one; the last user turn on its own and in context), the head's probability that the reading is not benign; when
+ * message of a long one; the last user turn on its own and in context), the head's harm (head.ts: the
+ * probability that the reading is not benign, mixed with its nearest training readings' share of asks when the
+ * head holds neighbours); when
  * the highest reaches `threshold`, the call is refused under the rule of the most probable harm class (the
  * intent detector that names that class). A reading the encoder could not embed in time (the pool's bound
  * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
@@ -129,12 +131,14 @@ export class IntentModel {
     // when CSAM holds at least SECOND of the probability (a CSAM ask the head reads as partly fraud is still
     // refused as CSAM). Other second classes are not named: the receipt says what the ask most likely was.
     let worst: Float64Array | null = null;
+    let worstHarm = -1;
     readings.forEach((r, i) => {
       const p = this.head.probabilities(this.head.input(vectors[i]!, intentWords(normalise(r).text)));
-      if (!worst || p[0]! < worst[0]!) worst = p;
+      const harm = this.head.harm(p, vectors[i]!, this.doc.threshold);
+      if (harm > worstHarm) [worst, worstHarm] = [p, harm];
     });
     const p = worst as Float64Array | null;
-    if (!p || 1 - p[0]! < this.doc.threshold) return { read: true, findings: [] };
+    if (!p || worstHarm < this.doc.threshold) return { read: true, findings: [] };
     let best = 1;
     for (let c = 2; c < p.length; c++) if (p[c]! > p[best]!) best = c;
     const where = first.spots.length > 0 ? first.spots[first.spots.length - 1]!.where : lastNonEmpty(original);
