@@ -55,7 +55,8 @@ describe('guard: intent corpus', () => {
   it('refuses every English CSAM request it was trained on, whatever its framing, and no trust-and-safety prompt about CSAM', () => {
     // The word lists are English; every language, the held-out set and the files the word scorer is not
     // trained on (MODEL_ONLY) are the model's (test/guard/intent-model.test.ts, on both teams).
-    for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut && !MODEL_ONLY.includes(x.file))) expect(blockedBy(e.text), e.text).to.include('csam-block');
+    for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut && !MODEL_ONLY.includes(x.file)))
+      expect(blockedBy(e.text), e.text).to.include('csam-block');
     const tns = examples.filter(
       (x) => x.label === 'benign' && x.lang === 'en' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text),
     );

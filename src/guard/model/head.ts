@@ -77,7 +77,13 @@ export class Neighbours {
   ) {
     const buf = Buffer.from(doc.vectors, 'base64');
     this.q = new Int8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    if (doc.scales.length !== doc.labels.length || this.q.length !== doc.labels.length * dim || !(doc.k >= 1) || !(doc.tau > 0) || !(doc.mix >= 0 && doc.mix <= 1))
+    if (
+      doc.scales.length !== doc.labels.length ||
+      this.q.length !== doc.labels.length * dim ||
+      !(doc.k >= 1) ||
+      !(doc.tau > 0) ||
+      !(doc.mix >= 0 && doc.mix <= 1)
+    )
       throw new Error('intent head: neighbours do not agree with dim, or k, tau, mix out of range');
   }
 
