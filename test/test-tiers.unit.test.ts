@@ -1,8 +1,7 @@
 /**
- * CI (.ci/run) runs the suite as three tiers, side by side where it can: `test:core` (on both supported
- * Nodes), `test:heavy` and, alone at the end, `test:load`. Together they must be `npm test`'s suite, every
- * file once: what `test:core` leaves out is exactly what the other two run, so no file falls between tiers
- * and none runs twice on one Node.
+ * CI (.ci/run) runs the suite as two tiers side by side: `test:core` (on both supported Nodes) and
+ * `test:heavy`. Together they must be `npm test`'s suite, every file once: what `test:core` leaves out is
+ * exactly what `test:heavy` runs, so no file falls between tiers and none runs twice on one Node.
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
@@ -19,20 +18,17 @@ function mochaArgs(name: string): { specs: string[]; ignores: string[] } {
   return { specs, ignores };
 }
 
-describe('test tiers: core, heavy and load make up the whole suite', () => {
-  it('npm test runs every *.test.ts; test:core runs the same less exactly what test:heavy and test:load run', () => {
+describe('test tiers: core and heavy make up the whole suite', () => {
+  it('npm test runs every *.test.ts; test:core runs the same less exactly what test:heavy runs', () => {
     expect(mochaArgs('test')).to.deep.equal({ specs: ['test/**/*.test.ts'], ignores: [] });
     const core = mochaArgs('test:core');
     const heavy = mochaArgs('test:heavy');
-    const load = mochaArgs('test:load');
     expect(core.specs).to.deep.equal(['test/**/*.test.ts']);
     expect(heavy.ignores).to.deep.equal([]);
-    expect(load.ignores).to.deep.equal([]);
-    expect(load.specs).to.deep.equal(['test/app/mcp-load.test.ts']);
-    expect([...core.ignores].sort()).to.deep.equal([...heavy.specs, ...load.specs].sort());
+    expect([...core.ignores].sort()).to.deep.equal([...heavy.specs].sort());
   });
 
   it('every tier starts with the setup, as npm test does', () => {
-    for (const name of ['test', 'test:core', 'test:heavy', 'test:load']) expect(scripts[name], name).to.match(/^bash scripts\/setup\.sh && /);
+    for (const name of ['test', 'test:core', 'test:heavy']) expect(scripts[name], name).to.match(/^bash scripts\/setup\.sh && /);
   });
 });
