@@ -10,15 +10,18 @@
 // `--root DIR` (or PORTCULLIS_ROOT) builds the policies/ of another root, the one a gateway serves from;
 // without either it builds this repository's.
 //
-// `--print-hash` prints the current sources' hash and exits (the bundle test uses it to prove this
-// script and src/policy/source-hash.ts compute the same hash).
+// `--print-hash` prints the current sources' hash and exits.
+//
+// Which files are sources and how they are hashed is src/policy/source-hash.ts, the module the gateway
+// checks the manifest with: this plain-node script loads it through tsx (a dev dependency, as is opa), so
+// it runs on a fresh clone before anything is compiled, and the two can never disagree.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve, sep } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { tsImport } from 'tsx/esm/api';
 import { opaPath, requireTool } from './tools.mjs';
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -27,37 +30,7 @@ const root = rootFlag > 0 && process.argv[rootFlag + 1] ? resolve(process.argv[r
 const entrypoint = 'admission/decision';
 const outDir = join(root, 'policies', 'build');
 
-// Duplicated from src/policy/source-hash.ts (this script is plain node and cannot import TypeScript);
-// the bundle test runs both and fails if they ever disagree.
-/** Policy sources: repo-relative POSIX paths of the non-test .rego files under policies/, sorted. */
-export function policySources(repoRoot = root) {
-  const found = [];
-  const walk = (dir) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (entry.name !== 'build' && entry.name !== 'testdata') walk(path);
-      } else if (entry.name.endsWith('.rego') && !entry.name.endsWith('_test.rego')) {
-        found.push(relative(repoRoot, path).split(sep).join('/'));
-      }
-    }
-  };
-  walk(join(repoRoot, 'policies'));
-  return found.sort();
-}
-
-/** sha256 over each source's path and content, in path order, NUL-separated so no two inputs collide. */
-export function policySourceHash(repoRoot = root) {
-  const hash = createHash('sha256');
-  for (const path of policySources(repoRoot)) {
-    hash
-      .update(path)
-      .update('\0')
-      .update(readFileSync(join(repoRoot, path)))
-      .update('\0');
-  }
-  return hash.digest('hex');
-}
+const { policySources, policySourceHash } = await tsImport('../src/policy/source-hash.ts', import.meta.url);
 
 /** The bytes of one member of a .tar.gz (ustar; OPA's bundles use plain short names). */
 function extractFromTarGz(archive, wanted) {
@@ -80,14 +53,13 @@ function extractFromTarGz(archive, wanted) {
 
 /** Refuses a deny rule whose METADATA is incomplete or invalid, by file, line and rule (src/policy/deny-rules.ts). */
 export async function denyRuleProblems(at = root) {
-  const { tsImport } = await import('tsx/esm/api');
   const rules = await tsImport('../src/policy/deny-rules.ts', import.meta.url);
   return rules.denyRuleProblems(at);
 }
 
 async function build() {
   const opa = requireTool(opaPath);
-  const sources = policySources();
+  const sources = policySources(root);
   if (sources.length === 0) throw new Error('no policy sources under policies/');
   const problems = await denyRuleProblems();
   if (problems.length > 0) throw new Error(`refused, a deny rule's METADATA is incomplete or invalid:\n  ${problems.join('\n  ')}`);
@@ -106,7 +78,7 @@ async function build() {
     const wasm = extractFromTarGz(readFileSync(bundle), 'policy.wasm');
     mkdirSync(outDir, { recursive: true });
     writeFileSync(join(outDir, 'admission.wasm'), wasm);
-    const manifest = { opaVersion, entrypoint, sourceHash: policySourceHash(), sources };
+    const manifest = { opaVersion, entrypoint, sourceHash: policySourceHash(root), sources };
     writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
     console.log(`policies: built ${relative(root, outDir)}/admission.wasm (${wasm.length} bytes, opa ${opaVersion})`);
   } finally {
@@ -116,7 +88,7 @@ async function build() {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    if (process.argv.includes('--print-hash')) console.log(policySourceHash());
+    if (process.argv.includes('--print-hash')) console.log(policySourceHash(root));
     else await build();
   } catch (error) {
     console.error(`policies-build: ${error instanceof Error ? error.message : error}`);

@@ -3,8 +3,8 @@
  * policies/build/manifest.json. test/policy/bundle.test.ts compares the two so a Rego edit without a
  * rebuild fails the tests instead of silently serving the old wasm.
  *
- * scripts/policies-build.mjs carries the same two functions (it is plain node and cannot import
- * TypeScript); the bundle test runs both and fails if they disagree.
+ * scripts/policies-build.mjs loads this module (through tsx) rather than carrying its own copy, so the
+ * build and the check hash the same files the same way.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

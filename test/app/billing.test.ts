@@ -192,7 +192,8 @@ describe('billing and metering (real gateway, redis and upstream)', () => {
   it('serves a principal its own receipt with its inclusion proof, never another principal’s, and keeps no prompt text', async () => {
     const alice = await w.gw.principal();
     const bob = await w.gw.principal();
-    const asked = body();
+    // A prompt no receipt field could hold by chance (body()'s own is two characters, often found in a hash).
+    const asked = { ...body(), messages: [{ role: 'user', content: 'codeword quokka-vermilion, never to be kept' }] };
     const r = await w.gw.chat(alice.token, asked);
     const get = (token: string) => fetch(`${w.gw.apiUrl}/v1/receipts/${r.body.receiptId}`, { headers: { authorization: `Bearer ${token}` } });
     const own = await get(alice.token);

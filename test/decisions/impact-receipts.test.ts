@@ -8,37 +8,23 @@ import { expect } from 'chai';
 import { appendFileSync, cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { REPO, type TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
-import { buildPolicies } from '../policy/helpers.js';
-
-const EMBARGO = `
-# METADATA
-# title: Tenant embargoed
-# description: Tenants named under an embargo are refused every model.
-# custom:
-#   code: tenant-embargoed
-#   step: 1
-#   rank: 1
-deny contains denial(rego.metadata.rule(), "this tenant is under an embargo") if {
-	contains(input.principal.id, ":tenant:embargoed-")
-}
-`;
+import { buildPolicies, embargoRule } from '../policy/helpers.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 describe('policy impact names only receipts that exist (real upstream, opa)', function () {
   this.timeout(180_000);
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
   let env: Record<string, string>;
   let candidate: string;
   const receipts = new Set<string>();
 
   before(async () => {
-    upstream = await startRecordingUpstream();
-    gw = await startTestGateway({ upstreamUrl: upstream.baseUrl });
-    env = { PORTCULLIS_ADMIN_URL: gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: gw.adminToken, PORTCULLIS_API_URL: gw.apiUrl, PORTCULLIS_ROOT: gw.root };
+    d = await startDecisionGateway();
+    ({ gw, env } = d);
     const p = await gw.principal({ tenant: `embargoed-${process.pid}` });
     const same = { ...body(), messages: [{ role: 'user', content: 'the same request twice' }] };
     for (const b of [same, same, { ...body(), messages: [{ role: 'user', content: 'another call' }] }]) {
@@ -52,13 +38,10 @@ describe('policy impact names only receipts that exist (real upstream, opa)', fu
     // The candidate refuses that tenant at step 1: every one of its decisions would change.
     candidate = mkdtempSync(join(tmpdir(), 'candidate-'));
     cpSync(join(REPO, 'policies'), join(candidate, 'policies'), { recursive: true });
-    appendFileSync(join(candidate, 'policies/admission/admission.rego'), EMBARGO);
+    appendFileSync(join(candidate, 'policies/admission/admission.rego'), embargoRule(1, 1));
     await buildPolicies(candidate);
   });
-  after(async () => {
-    await gw?.close();
-    await upstream?.stop();
-  });
+  after(() => d?.stop());
 
   it('counts the two calls with receipts, names only their receipts, and the step-2 refusal apart', async () => {
     const r = await cli(['policy', 'impact', '--candidate', candidate, '--since', '1h', '--json'], env);

@@ -8,19 +8,19 @@ import { expect } from 'chai';
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { editFile, REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { editFile, REPO, type TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 import { principalHash } from '../../src/decisions/record.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const AWS = secretSamples().find((s) => s.name === 'aws AKIA')!.value;
 const blockSecrets = (t: string) => t.replace(/(- id: secret-hygiene\n\s+action: )redact/, '$1block');
 
 describe('policy impact of a changed rule (real upstream)', function () {
   this.timeout(180_000);
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
   let env: Record<string, string>;
   const flipped: string[] = [];
@@ -28,9 +28,8 @@ describe('policy impact of a changed rule (real upstream)', function () {
   let candidate: string;
 
   before(async () => {
-    upstream = await startRecordingUpstream();
-    gw = await startTestGateway({ upstreamUrl: upstream.baseUrl });
-    env = { PORTCULLIS_ADMIN_URL: gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: gw.adminToken, PORTCULLIS_API_URL: gw.apiUrl, PORTCULLIS_ROOT: gw.root };
+    d = await startDecisionGateway();
+    ({ gw, env } = d);
     const a = await gw.principal();
     const b = await gw.principal();
     principals.push(a.id, b.id);
@@ -54,10 +53,7 @@ describe('policy impact of a changed rule (real upstream)', function () {
     cpSync(join(REPO, 'rules'), join(candidate, 'rules'), { recursive: true });
     editFile(candidate, 'rules/guardrails.yaml', blockSecrets);
   });
-  after(async () => {
-    await gw?.close();
-    await upstream?.stop();
-  });
+  after(() => d?.stop());
 
   it('names exactly the calls the changed rule flips, as JSON', async () => {
     const r = await cli(['policy', 'impact', '--candidate', candidate, '--since', '1h', '--json'], env);

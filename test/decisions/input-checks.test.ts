@@ -8,25 +8,27 @@ import { expect } from 'chai';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startWorld, type World } from '../helpers/world.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 describe('decision routes and policy impact refuse odd input by name (real redis and upstream)', function () {
   this.timeout(120_000);
-  let w: World;
+  let d: DecisionGateway;
+  let gw: TestGateway;
   let env: Record<string, string>;
   before(async () => {
-    w = await startWorld();
-    env = { PORTCULLIS_ADMIN_URL: w.gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: w.gw.adminToken, PORTCULLIS_API_URL: w.gw.apiUrl, PORTCULLIS_ROOT: w.gw.root };
-    const p = await w.gw.principal();
-    for (let i = 0; i < 3; i++) expect((await w.gw.chat(p.token, { ...body(), messages: [{ role: 'user', content: `call ${i}` }] })).status).to.equal(200);
+    d = await startDecisionGateway({ redis: true });
+    ({ gw, env } = d);
+    const p = await gw.principal();
+    for (let i = 0; i < 3; i++) expect((await gw.chat(p.token, { ...body(), messages: [{ role: 'user', content: `call ${i}` }] })).status).to.equal(200);
   });
-  after(() => w.stop());
+  after(() => d?.stop());
 
   for (const route of ['/decisions?since=999999999d', '/policy/impact?since=999999999d', '/decisions?until=99999999999999h']) {
     it(`GET /admin${route} is 400 invalid-request`, async () => {
-      const r = await w.gw.admin('GET', route);
+      const r = await gw.admin('GET', route);
       expect(r.status).to.equal(400);
       expect(r.body.error.code).to.equal('invalid-request');
     });
@@ -57,18 +59,18 @@ describe('decision routes and policy impact refuse odd input by name (real redis
   });
 
   it('a listing cut by limit says so, and where to go on from', async () => {
-    const cut = await w.gw.admin('GET', '/decisions?since=1h&limit=2');
+    const cut = await gw.admin('GET', '/decisions?since=1h&limit=2');
     expect(cut.status).to.equal(200);
     expect(cut.body.data).to.have.length(2);
     expect(cut.body.truncated).to.equal(true);
     expect(cut.body.next).to.equal(cut.body.data[1].timestamp);
-    const whole = await w.gw.admin('GET', '/decisions?since=1h&limit=100');
+    const whole = await gw.admin('GET', '/decisions?since=1h&limit=100');
     expect(whole.body.data).to.have.length(3);
     expect(whole.body).to.include({ truncated: false, next: null });
   });
 
   it('an unknown receipt is decision-not-found', async () => {
-    const r = await w.gw.admin('GET', '/decisions/receipt/rcpt_nosuchcall');
+    const r = await gw.admin('GET', '/decisions/receipt/rcpt_nosuchcall');
     expect(r.status).to.equal(404);
     expect(r.body.error.code).to.equal('decision-not-found');
   });

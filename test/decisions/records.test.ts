@@ -5,47 +5,51 @@
  * findings and the request's sizes), and the receipt still proves against the log.
  */
 import { expect } from 'chai';
-import { startWorld, type World } from '../helpers/world.js';
 import { createClient } from 'redis';
+import type { TestGateway } from '../helpers/gateway.js';
+import { startWorld, type World } from '../helpers/world.js';
 import { body, smallLimitsRoot } from '../helpers/billing.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 import { recordSha256, type DecisionRecord } from '../../src/decisions/record.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
 import { verifyReceiptBundle } from '../../src/receipts/verify.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const AWS = secretSamples().find((s) => s.name === 'aws AKIA')!.value;
 
 describe('decision records bound to receipts (real redis and upstream)', function () {
   this.timeout(60_000);
-  let w: World;
+  let d: DecisionGateway;
+  let gw: TestGateway;
   before(async () => {
-    w = await startWorld();
+    d = await startDecisionGateway({ redis: true });
+    gw = d.gw;
   });
-  after(() => w.stop());
+  after(() => d?.stop());
 
   it('records each decision, and the receipt commits to the record by id and SHA-256', async () => {
-    const p = await w.gw.principal();
+    const p = await gw.principal();
     const prompt = `please review this config, it has ${AWS} inside, codeword zebra-quartz`;
-    const plain = await w.gw.chat(p.token, body());
-    const secret = await w.gw.chat(p.token, { ...body(), messages: [{ role: 'user', content: prompt }] });
+    const plain = await gw.chat(p.token, body());
+    const secret = await gw.chat(p.token, { ...body(), messages: [{ role: 'user', content: prompt }] });
     expect(plain.status).to.equal(200);
     expect(secret.status).to.equal(200);
-    const key = publicKeyFromPem(((await (await fetch(`${w.gw.apiUrl}/v1/secure`)).json()) as any).receiptLog.publicKeyPem);
+    const key = publicKeyFromPem(((await (await fetch(`${gw.apiUrl}/v1/secure`)).json()) as any).receiptLog.publicKeyPem);
 
     for (const [res, findings] of [
       [plain, []],
       [secret, ['secret-hygiene']],
     ] as const) {
-      const receipt = await provenReceipt(w.gw.apiUrl, p.token, res.body.receiptId);
+      const receipt = await provenReceipt(gw.apiUrl, p.token, res.body.receiptId);
       const ref = receipt['decision'].record as { id: string; sha256: string };
       expect(ref.id).to.equal(`dec_${receipt['callId']}`);
-      const got = await w.gw.admin('GET', `/decisions/${ref.id}`);
+      const got = await gw.admin('GET', `/decisions/${ref.id}`);
       expect(got.status).to.equal(200);
       const record = got.body as DecisionRecord;
       expect(recordSha256(record)).to.equal(ref.sha256);
       expect(record).to.include({ decision_id: ref.id, path: 'admission/decision', call_id: receipt['callId'] });
-      expect(record.bundles.admission.revision).to.equal(w.gw.holder.current.policy.sha256);
+      expect(record.bundles.admission.revision).to.equal(gw.holder.current.policy.sha256);
       expect(record.labels['kind']).to.equal('live');
       expect(record.erased).to.deep.equal(['/input/messages']);
       expect(record.input).to.deep.include({ model: 'shared-general-a', findings });
@@ -53,11 +57,11 @@ describe('decision records bound to receipts (real redis and upstream)', functio
       expect(record.result.allow).to.equal(receipt['decision'].allow);
       expect(record.versions).to.deep.equal(receipt['decision'].versions);
       expect(record.sizes.messages).to.equal(1);
-      expect(record.documents['policy']).to.equal(w.gw.holder.current.policy.sha256);
+      expect(record.documents['policy']).to.equal(gw.holder.current.policy.sha256);
       // The receipt, record and all, proves against the signed checkpoint.
       expect(verifyReceiptBundle(receipt, key).ok).to.equal(true);
     }
-    const secretRecord = (await w.gw.admin('GET', `/decisions/dec_${(await provenReceipt(w.gw.apiUrl, p.token, secret.body.receiptId))['callId']}`)).body;
+    const secretRecord = (await gw.admin('GET', `/decisions/dec_${(await provenReceipt(gw.apiUrl, p.token, secret.body.receiptId))['callId']}`)).body;
     expect(secretRecord.result.guardrails.redact).to.deep.equal(['secret-hygiene']);
     expect(secretRecord.sizes.inputChars).to.equal(prompt.length);
     // Never the prompt: neither the secret nor any word of the message.
@@ -65,21 +69,21 @@ describe('decision records bound to receipts (real redis and upstream)', functio
   });
 
   it('records a refused decision too, and lists the records of a period', async () => {
-    const p = await w.gw.principal();
-    const refused = await w.gw.chat(p.token, body('red-whitehacker-a'));
+    const p = await gw.principal();
+    const refused = await gw.chat(p.token, body('red-whitehacker-a'));
     expect(refused.status).to.equal(403);
-    const receipts = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
+    const receipts = (await gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
     const r = receipts.find((x) => x['outcome'] === 'refused')!;
-    const record = (await w.gw.admin('GET', `/decisions/${r['decision'].record.id}`)).body as DecisionRecord;
+    const record = (await gw.admin('GET', `/decisions/${r['decision'].record.id}`)).body as DecisionRecord;
     expect(recordSha256(record)).to.equal(r['decision'].record.sha256);
     expect(record.result.allow).to.equal(false);
     expect(record.result.denials.map((d) => d.code)).to.deep.equal(r['decision'].codes);
 
-    const listed = await w.gw.admin('GET', '/decisions?since=1h');
+    const listed = await gw.admin('GET', '/decisions?since=1h');
     expect(listed.status).to.equal(200);
     expect((listed.body.data as DecisionRecord[]).map((x) => x.decision_id)).to.include(record.decision_id);
-    expect((await w.gw.admin('GET', '/decisions/dec_nothing')).body.error.code).to.equal('decision-not-found');
-    expect((await w.gw.admin('GET', '/decisions?since=yesterday')).status).to.equal(400);
+    expect((await gw.admin('GET', '/decisions/dec_nothing')).body.error.code).to.equal('decision-not-found');
+    expect((await gw.admin('GET', '/decisions?since=yesterday')).status).to.equal(400);
   });
 });
 

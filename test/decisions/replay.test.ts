@@ -8,43 +8,26 @@ import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { editFile, type TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
-import { buildPolicies, policyRoot } from '../policy/helpers.js';
+import { buildPolicies, embargoRule, policyRoot } from '../policy/helpers.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const AWS = secretSamples().find((s) => s.name === 'aws AKIA')!.value;
 
-// A real change (not a comment): the rebuilt wasm, and so the policy version, differ.
-const EMBARGO = `
-# METADATA
-# title: Tenant embargoed
-# description: Tenants named under an embargo are refused every model.
-# custom:
-#   code: tenant-embargoed
-#   step: 3
-#   rank: 8
-deny contains denial(rego.metadata.rule(), "this tenant is under an embargo") if {
-	contains(input.principal.id, ":tenant:embargoed-")
-}
-`;
-
 describe('portcullis decision replay (real redis, upstream, opa)', function () {
   this.timeout(240_000);
-  let redis: RedisServer;
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
   const calls: Array<{ receiptId: string; policy: string; rules: string; token: string; outcome: string }> = [];
   let env: Record<string, string>;
 
   before(async () => {
-    [redis, upstream] = await Promise.all([startRedisServer(), startRecordingUpstream()]);
-    gw = await startTestGateway({ root: policyRoot(), upstreamUrl: upstream.baseUrl, redisUrl: redis.url });
-    env = { PORTCULLIS_ADMIN_URL: gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: gw.adminToken, PORTCULLIS_API_URL: gw.apiUrl };
+    d = await startDecisionGateway({ root: policyRoot(), redis: true });
+    ({ gw, env } = d);
     const run = async (p: { id: string; token: string }, b: unknown) => {
       const r = await gw.chat(p.token, b);
       let receiptId = r.body?.receiptId as string | undefined;
@@ -63,7 +46,7 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     };
     await round();
     // A second policy version: a new deny rule, rebuilt and reloaded.
-    appendFileSync(join(gw.root, 'policies/admission/admission.rego'), EMBARGO);
+    appendFileSync(join(gw.root, 'policies/admission/admission.rego'), embargoRule(3, 8));
     await buildPolicies(gw.root);
     expect((await gw.admin('POST', '/reload')).status).to.equal(200);
     await round();
@@ -74,10 +57,7 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     expect((await gw.admin('POST', '/reload')).status).to.equal(200);
     await round();
   });
-  after(async () => {
-    await gw?.close();
-    await Promise.all([upstream?.stop(), redis?.stop()]);
-  });
+  after(() => d?.stop());
 
   it('replays every receipt of the run to the same decision, across two policy versions and a rules reload', async () => {
     expect(new Set(calls.map((c) => c.policy)).size).to.equal(2);
@@ -129,7 +109,7 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
   });
 
   it('catches a tampered decision record and a tampered policy bundle in the store', async () => {
-    const redisClient = createClient({ url: redis.url });
+    const redisClient = createClient({ url: d.redis!.url });
     await redisClient.connect();
     try {
       // The record of an admitted call rewritten to a refusal: its hash no longer matches the receipt's.
@@ -166,7 +146,7 @@ describe('portcullis decision replay (real redis, upstream, opa)', function () {
     const field = `policy ${record.bundles.admission.revision}`;
     const served = (await (await fetch(`${gw.apiUrl}/v1/secure/history/policy/${record.bundles.admission.revision}`)).json()) as any;
     expect(served.sourceHash).to.be.a('string').and.equal(record.documents['policy-sources']);
-    const redisClient = createClient({ url: redis.url });
+    const redisClient = createClient({ url: d.redis!.url });
     await redisClient.connect();
     try {
       const orig = (await redisClient.hGet('pc:dec:v', field))!;

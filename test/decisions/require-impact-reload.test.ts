@@ -5,18 +5,18 @@
  * the same reload goes through.
  */
 import { expect } from 'chai';
-import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
+import { editFile, type TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { createLogger } from '../../src/log.js';
 import type { ReloadResult } from '../../src/config/reloader.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const blockPasskeys = (t: string) => t.replace(/(- id: pii-passkeys\n\s+action: )flag/, '$1block');
 const passkeyQuestion = () => ({ ...body(), messages: [{ role: 'user', content: 'where should a passkey live?' }] });
 
 describe('requireImpactReport holds the file watcher and SIGHUP too (real upstream)', function () {
   this.timeout(120_000);
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
   const logged: string[] = [];
   const action = () =>
@@ -24,15 +24,10 @@ describe('requireImpactReport holds the file watcher and SIGHUP too (real upstre
   const nextReload = () => new Promise<ReloadResult>((resolve) => gw.holder.onReload((result) => resolve(result)));
 
   before(async () => {
-    upstream = await startRecordingUpstream();
-    const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => `${t}\npolicy:\n  requireImpactReport: true\n`);
-    gw = await startTestGateway({ root, upstreamUrl: upstream.baseUrl, log: createLogger('info', (line) => void logged.push(line)) });
+    d = await startDecisionGateway({ policy: { requireImpactReport: true }, log: createLogger('info', (line) => void logged.push(line)) });
+    gw = d.gw;
   });
-  after(async () => {
-    await gw?.close();
-    await upstream?.stop();
-  });
+  after(() => d?.stop());
 
   it('the file watcher and SIGHUP refuse an unreported rule change, keep the live rules and log why', async () => {
     expect(action()).to.equal('flag');

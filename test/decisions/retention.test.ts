@@ -4,29 +4,24 @@
  * can no longer be replayed (`record found` fails, by name).
  */
 import { expect } from 'chai';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { configRoot, editFile, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import type { TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { cli } from '../helpers/cli.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const DAY = 86_400_000;
 
 describe('decision records: retention from config (memory store, moved clock)', function () {
   this.timeout(60_000);
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
   let clock = Date.now();
 
   before(async () => {
-    upstream = await startRecordingUpstream();
-    const root = configRoot();
-    editFile(root, 'config/gateway.yaml', (t) => `${t}\npolicy:\n  decisionRetentionDays: 2\n`);
-    gw = await startTestGateway({ root, upstreamUrl: upstream.baseUrl, now: () => clock });
+    d = await startDecisionGateway({ policy: { decisionRetentionDays: 2 }, now: () => clock });
+    gw = d.gw;
   });
-  after(async () => {
-    await gw?.close();
-    await upstream?.stop();
-  });
+  after(() => d?.stop());
 
   it('keeps a record for the configured days, then drops it', async () => {
     const p = await gw.principal();
@@ -41,8 +36,7 @@ describe('decision records: retention from config (memory store, moved clock)', 
     const gone = await gw.admin('GET', `/decisions/${id}`);
     expect(gone.status).to.equal(404);
     expect(gone.body.error.code).to.equal('decision-not-found');
-    const env = { PORTCULLIS_ADMIN_URL: gw.adminUrl, PORTCULLIS_ADMIN_TOKEN: gw.adminToken, PORTCULLIS_API_URL: gw.apiUrl };
-    const r = await cli(['decision', 'replay', first.body.receiptId], env);
+    const r = await cli(['decision', 'replay', first.body.receiptId], d.env);
     expect(r.code).to.equal(1);
     expect(r.stdout).to.include('FAIL record found').and.include('past its retention');
   });

@@ -7,12 +7,12 @@ import { expect } from 'chai';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
-import { configRoot, editFile, REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { configRoot, editFile, REPO, type TestGateway } from '../helpers/gateway.js';
 import { body } from '../helpers/billing.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 import type { DecisionRecord } from '../../src/decisions/record.js';
+import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
 const AWS = secretSamples().find((s) => s.name === 'aws AKIA')!.value;
 
@@ -33,21 +33,17 @@ async function shadowRecords(gw: TestGateway, n: number): Promise<DecisionRecord
 
 describe('shadow evaluation of a candidate policy on live traffic (real upstream)', function () {
   this.timeout(60_000);
-  let upstream: RecordingUpstream;
+  let d: DecisionGateway;
   let gw: TestGateway;
 
   before(async () => {
-    upstream = await startRecordingUpstream();
     const root = configRoot();
     cpSync(join(REPO, 'rules'), join(root, 'candidate/rules'), { recursive: true });
     editFile(root, 'candidate/rules/guardrails.yaml', (t) => t.replace(/(- id: secret-hygiene\n\s+action: )redact/, '$1block'));
-    editFile(root, 'config/gateway.yaml', (t) => `${t}\npolicy:\n  shadow: candidate\n`);
-    gw = await startTestGateway({ root, upstreamUrl: upstream.baseUrl });
+    d = await startDecisionGateway({ root, policy: { shadow: 'candidate' } });
+    gw = d.gw;
   });
-  after(async () => {
-    await gw?.close();
-    await upstream?.stop();
-  });
+  after(() => d?.stop());
 
   it('decides nothing, counts the disagreements and keeps them as shadow records', async () => {
     const [agree0, disagree0] = [await metric(gw, 'agree'), await metric(gw, 'disagree')];

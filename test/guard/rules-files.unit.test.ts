@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadDocument } from '../../src/config/documents.js';
 import { compileGuardrails, loadGuardrailsDoc, type GuardrailsDoc } from '../../src/guard/index.js';
+import { DECODERS, SECRET_KINDS } from '../../src/guard/types.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
 describe('guard: rules documents', () => {
@@ -33,28 +34,9 @@ describe('guard: rules documents', () => {
       id: 'credential-shapes',
       kind: 'secrets',
       description: 'Credential shapes by kind; see src/guard/secrets.ts for the exact shapes.',
-      kinds: [
-        'openai-key',
-        'aws-access-key-id',
-        'private-key',
-        'anthropic-key',
-        'github-token',
-        'gitlab-token',
-        'npm-token',
-        'pypi-token',
-        'slack-token',
-        'stripe-key',
-        'google-api-key',
-        'huggingface-token',
-        'sendgrid-key',
-        'generic-secret',
-        'url-password',
-        'connection-string',
-        'jwt',
-        'aws-secret-key',
-        'password',
-      ],
-      decode: ['base64', 'hex', 'percent', 'unicode-escape', 'base32', 'html-entities', 'octal-escape', 'char-codes', 'compressed', 'reversed', 'rot13'],
+      // Every kind the detector knows, in its order: the file names them all.
+      kinds: [...SECRET_KINDS],
+      decode: [...DECODERS],
       boundaries: true,
       mask: '[REDACTED:{kind}]',
     });

@@ -6,38 +6,12 @@
  *
  * `signedEvent` signs a webhook payload the way Stripe does, with the `stripe` package's test-header helper.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
 import Stripe from 'stripe';
-import { freePort } from './ports.js';
-import { REPO } from './gateway.js';
+import { pinnedTool, startToolServer } from './tool-server.js';
 
 export const WEBHOOK_SECRET = 'whsec_test_portcullis';
-
-function binary(): string {
-  const env = readFileSync(join(REPO, 'scripts/tools.env'), 'utf8');
-  const version = /^STRIPE_MOCK_VERSION=(\S+)/m.exec(env)?.[1];
-  const dir = process.env['PORTCULLIS_TOOLS'] || join(homedir(), '.cache', 'portcullis', 'tools');
-  const path = join(dir, `stripe-mock-${version}`, 'stripe-mock');
-  if (!existsSync(path)) throw new Error(`${path} is missing: run \`npm run setup\` (scripts/setup.sh builds stripe-mock)`);
-  return path;
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 export interface StripeMock {
   /** `http://127.0.0.1:<port>`, for STRIPE_API_BASE */
@@ -77,40 +51,25 @@ async function recorder(
 }
 
 export async function startStripeMock(opts: { record?: boolean } = {}): Promise<StripeMock> {
-  const bin = binary();
-  for (let attempt = 0; ; attempt++) {
-    const [port, tlsPort] = [await freePort(), await freePort()];
-    // Given an HTTP address only, stripe-mock also listens for HTTPS on its default port 12112 on every
-    // interface; a second private loopback port keeps parallel suites (and machines) apart.
-    const child: ChildProcess = spawn(bin, ['-http-addr', `127.0.0.1:${port}`, '-https-addr', `127.0.0.1:${tlsPort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    const keep = (c: Buffer) => void (log = (log + c.toString()).slice(-4000));
-    child.stdout!.on('data', keep);
-    child.stderr!.on('data', keep);
-    let exited = false;
-    child.once('exit', () => void (exited = true));
-    const deadline = Date.now() + 15_000;
-    while (!exited && Date.now() < deadline && !(await accepts(port))) await new Promise((r) => setTimeout(r, 50));
-    if (exited || Date.now() >= deadline) {
-      child.kill('SIGKILL');
-      if (attempt < 3 && /address already in use/.test(log)) continue;
-      throw new Error(`stripe-mock did not start:\n${log}`);
-    }
-    const rec = opts.record ? await recorder(`http://127.0.0.1:${port}`) : null;
-    const url = rec?.url ?? `http://127.0.0.1:${port}`;
-    return {
-      url,
-      env: { STRIPE_SECRET_KEY: 'sk_test_portcullis', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: url },
-      requests: () => [...(rec?.log ?? [])],
-      async stop() {
-        await rec?.close();
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        const gone = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await gone;
-      },
-    };
-  }
+  // Given an HTTP address only, stripe-mock also listens for HTTPS on its default port 12112 on every
+  // interface; a second private loopback port keeps parallel suites (and machines) apart.
+  const server = await startToolServer(
+    'stripe-mock',
+    pinnedTool('stripe-mock', 'STRIPE_MOCK_VERSION'),
+    ([port, tlsPort]) => ['-http-addr', `127.0.0.1:${port}`, '-https-addr', `127.0.0.1:${tlsPort}`],
+    { ports: 2 },
+  );
+  const rec = opts.record ? await recorder(`http://127.0.0.1:${server.ports[0]}`) : null;
+  const url = rec?.url ?? `http://127.0.0.1:${server.ports[0]}`;
+  return {
+    url,
+    env: { STRIPE_SECRET_KEY: 'sk_test_portcullis', STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET, STRIPE_API_BASE: url },
+    requests: () => [...(rec?.log ?? [])],
+    async stop() {
+      await rec?.close();
+      await server.stop();
+    },
+  };
 }
 
 const signer = new Stripe('sk_test_signer');

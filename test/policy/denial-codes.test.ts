@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { ERRORS, fromDenial, isErrorCode } from '../../src/errors.js';
 import { REPO } from '../helpers/gateway.js';
 import { startWorld, type World } from '../helpers/world.js';
-import { buildPolicies, opaTest, pinnedOpa, policyRoot } from './helpers.js';
+import { buildPolicies, embargoRule, opaTest, pinnedOpa, policyRoot } from './helpers.js';
 
 interface RuleAnnotation {
   path: Array<{ value: string }>;
@@ -25,20 +25,6 @@ function denyRules(root = REPO): RuleAnnotation[] {
   const all = (JSON.parse(out) as { annotations: RuleAnnotation[] }).annotations;
   return all.filter((a) => a.path.at(-1)?.value === 'deny');
 }
-
-// A rule an author adds: tenants under an embargo are refused, with a code the error table does not have.
-const EMBARGO_RULE = `
-# METADATA
-# title: Tenant embargoed
-# description: Tenants named under an embargo are refused every model.
-# custom:
-#   code: tenant-embargoed
-#   step: 3
-#   rank: 8
-deny contains denial(rego.metadata.rule(), "this tenant is under an embargo; contact the operator") if {
-	contains(input.principal.id, ":tenant:embargoed-")
-}
-`;
 
 const EMBARGO_TEST = `package admission_embargo_test
 
@@ -102,7 +88,7 @@ describe('policy: denial codes are data', () => {
     before(async () => {
       // The author's steps (docs/policy.md): write the rule and its test, run the tests, build, serve.
       root = policyRoot();
-      appendFileSync(join(root, 'policies/admission/admission.rego'), EMBARGO_RULE);
+      appendFileSync(join(root, 'policies/admission/admission.rego'), embargoRule(3, 8, 'this tenant is under an embargo; contact the operator'));
       writeFileSync(join(root, 'policies/admission/embargo_test.rego'), EMBARGO_TEST);
       expect(await opaTest(root)).to.match(/PASS: \d+\/\d+/);
       await buildPolicies(root);

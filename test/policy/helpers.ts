@@ -36,3 +36,22 @@ export async function opaTest(root: string): Promise<string> {
   const { stdout } = await promisify(execFile)(pinnedOpa(), ['test', '--ignore', 'build', 'policies'], { cwd: root });
   return stdout;
 }
+
+/**
+ * A deny rule an author adds (a real change, not a comment: the rebuilt wasm, and so the policy version,
+ * differ): tenants whose id holds `:tenant:embargoed-` are refused every model, at `step` with `rank`.
+ */
+export function embargoRule(step: number, rank: number, message = 'this tenant is under an embargo'): string {
+  return `
+# METADATA
+# title: Tenant embargoed
+# description: Tenants named under an embargo are refused every model.
+# custom:
+#   code: tenant-embargoed
+#   step: ${step}
+#   rank: ${rank}
+deny contains denial(rego.metadata.rule(), "${message}") if {
+	contains(input.principal.id, ":tenant:embargoed-")
+}
+`;
+}

@@ -13,21 +13,7 @@ import { expect } from 'chai';
 import type { ReloadRecord, ReloadResult } from '../../src/config/reloader.js';
 import { cli } from '../helpers/cli.js';
 import { REPO, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { buildPolicies, policyRoot } from './helpers.js';
-
-// A real change (not a comment): the rebuilt wasm, and so the policy version, differ.
-const NEW_RULE = `
-# METADATA
-# title: Tenant embargoed
-# description: Tenants named under an embargo are refused every model.
-# custom:
-#   code: tenant-embargoed
-#   step: 3
-#   rank: 8
-deny contains denial(rego.metadata.rule(), "this tenant is under an embargo") if {
-	contains(input.principal.id, ":tenant:embargoed-")
-}
-`;
+import { buildPolicies, embargoRule, policyRoot } from './helpers.js';
 
 const nextReload = (gw: TestGateway) =>
   new Promise<{ result: ReloadResult; record: ReloadRecord }>((resolve) => {
@@ -45,7 +31,7 @@ describe('policy: a reloadable input', function () {
     const gw = await startTestGateway({ root });
     try {
       const before = gw.holder.current.versions.policy;
-      appendFileSync(join(root, 'policies/admission/admission.rego'), NEW_RULE);
+      appendFileSync(join(root, 'policies/admission/admission.rego'), embargoRule(3, 8));
       const stale = await gw.admin('POST', '/reload');
       expect(stale.status).to.equal(422);
       expect(stale.body.error.code).to.equal('config-invalid');
@@ -69,7 +55,7 @@ describe('policy: a reloadable input', function () {
     try {
       const before = gw.holder.current.versions.policy;
       const refused = nextReload(gw);
-      appendFileSync(join(root, 'policies/admission/admission.rego'), NEW_RULE);
+      appendFileSync(join(root, 'policies/admission/admission.rego'), embargoRule(3, 8));
       const first = await refused;
       expect(first.result.ok).to.equal(false);
       expect(first.record.reason).to.equal('change in policies/');
@@ -89,7 +75,7 @@ describe('policy: a reloadable input', function () {
   it('`portcullis check` names a stale bundle offline', async () => {
     const root = policyRoot();
     expect((await cli(['check', '--root', root])).code).to.equal(0);
-    appendFileSync(join(root, 'policies/admission/admission.rego'), NEW_RULE);
+    appendFileSync(join(root, 'policies/admission/admission.rego'), embargoRule(3, 8));
     const stale = await cli(['check', '--root', root]);
     expect(stale.code).to.equal(1);
     expect(stale.stderr).to.include('policy bundle is stale');
@@ -109,7 +95,7 @@ describe('policy: a reloadable input', function () {
         (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
       );
     expect((await gate()).code, 'the shipped policy passes').to.equal(0);
-    appendFileSync(join(copy, 'policies/admission/admission.rego'), NEW_RULE);
+    appendFileSync(join(copy, 'policies/admission/admission.rego'), embargoRule(3, 8));
     const refused = await gate();
     expect(refused.code).to.equal(1);
     expect(refused.stderr).to.match(/admission\.rego:\d+ {2}deny rule tenant-embargoed is reached by no test/);
