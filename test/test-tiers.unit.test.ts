@@ -1,7 +1,8 @@
 /**
  * The suite has two tiers: `test:core` (which CI runs on both supported Nodes: on the older one beside
- * `npm test` on the newer) and `test:heavy` (browsers, other languages, clusters, containers). Together they must be `npm test`'s suite, every file once: what `test:core` leaves out is
- * exactly what `test:heavy` runs, so no file falls between tiers and none runs twice on one Node.
+ * `npm test` on the newer) and `test:heavy` (browsers, other languages, clusters, containers). Together
+ * they must be `npm test`'s suite, every file once: what `test:core` leaves out is exactly what
+ * `test:heavy` runs, so no file falls between tiers and none runs twice on one Node.
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
