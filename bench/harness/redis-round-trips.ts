@@ -13,7 +13,7 @@
  * writes (running marks, lease renewals), the receipt log signer's ticks, and the "last used" report of a
  * token (sent without waiting, at most once a minute per token).
  */
-import { createClient } from 'redis';
+import { commandsDuring } from '../../test/helpers/redis-monitor.js';
 
 /** The budget: commands the gateway sends to Redis for one call of a token in use. */
 export const ROUND_TRIP_BUDGET = { commands: 5, roundTrips: 3 };
@@ -30,31 +30,9 @@ export interface RoundTrips {
 
 /** The commands the gateway sent (not those its scripts ran) between two markers, lower-cased. */
 export async function sentDuring(redisUrl: string, act: () => Promise<unknown>): Promise<string[]> {
-  const monitor = createClient({ url: redisUrl });
-  const marker = createClient({ url: redisUrl });
-  await Promise.all([monitor.connect(), marker.connect()]);
-  const lines: string[] = [];
-  let sawEnd: () => void = () => undefined;
-  const ended = new Promise<void>((resolve) => (sawEnd = resolve));
-  try {
-    await monitor.monitor((line) => {
-      lines.push(String(line));
-      if (String(line).includes('act-end')) sawEnd();
-    });
-    await marker.sendCommand(['ECHO', 'act-start']);
-    await act();
-    await marker.sendCommand(['ECHO', 'act-end']);
-    await ended;
-  } finally {
-    monitor.destroy();
-    marker.destroy();
-  }
-  const from = lines.findIndex((l) => l.includes('act-start'));
-  const to = lines.findIndex((l) => l.includes('act-end'));
+  const lines = await commandsDuring(redisUrl, act);
   return (
     lines
-      .slice(from + 1, to)
-      .filter((l) => !/\[\d+ lua\]/.test(l))
       .map((l) => l.toLowerCase())
       // The engine's batched writes (running marks, lease renewals) are no call's own.
       .filter((l) => !/"pc:jlease" "\d+"/.test(l) || /pc:j:/.test(l))

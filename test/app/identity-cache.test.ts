@@ -7,7 +7,7 @@
  * reads no identity record from Redis.
  */
 import { expect } from 'chai';
-import { createClient } from 'redis';
+import { commandsDuring } from '../helpers/redis-monitor.js';
 import { killTrackingConnections } from '../helpers/identity-cache.js';
 import { RedisStore } from '../../src/store/redis.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -160,31 +160,10 @@ for (const backend of ['one primary', 'a cluster'] as const) {
       it("costs B no identity command on a token's second call: only the fence, per MONITOR", async () => {
         const p = await a.principal();
         await b.chat(p.token, body());
-        const monitor = createClient({ url: server!.url });
-        const marker = createClient({ url: server!.url });
-        await Promise.all([monitor.connect(), marker.connect()]);
-        const lines: string[] = [];
-        let sawEnd: () => void = () => undefined;
-        const ended = new Promise<void>((r) => (sawEnd = r));
-        try {
-          await monitor.monitor((line) => {
-            lines.push(String(line));
-            if (String(line).includes('identity-end')) sawEnd();
-          });
-          await marker.sendCommand(['ECHO', 'identity-start']);
+        const sent = await commandsDuring(server!.url, async () => {
           expect((await b.chat(p.token, body())).status).to.equal(200);
-          await marker.sendCommand(['ECHO', 'identity-end']);
-          await ended;
-        } finally {
-          monitor.destroy();
-          marker.destroy();
-        }
-        const during = lines.slice(
-          lines.findIndex((l) => l.includes('identity-start')) + 1,
-          lines.findIndex((l) => l.includes('identity-end')),
-        );
+        });
         // The background load runs meanwhile, its tokens cached too: nothing anywhere reads an identity key.
-        const sent = during.filter((l) => !/\[\d+ lua\]/.test(l));
         expect(
           sent.filter((l) => /"evalsha_ro"|"pc:(th|t|p|ps|po|legacy-revoked)[:"]/i.test(l)),
           'identity reads during the second call',

@@ -5,9 +5,9 @@
  * findings and the request's sizes), and the receipt still proves against the log.
  */
 import { expect } from 'chai';
-import { createClient } from 'redis';
 import type { TestGateway } from '../helpers/gateway.js';
 import { startWorld, type World } from '../helpers/world.js';
+import { commandsDuring } from '../helpers/redis-monitor.js';
 import { body, smallLimitsRoot } from '../helpers/billing.js';
 import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
@@ -87,31 +87,6 @@ describe('decision records bound to receipts (real redis and upstream)', functio
   });
 });
 
-/** The commands a client sent to Redis while `act` ran, as MONITOR saw them (scripts' own commands left out). */
-async function sentDuring(redisUrl: string, act: () => Promise<unknown>): Promise<string[]> {
-  const monitor = createClient({ url: redisUrl });
-  const marker = createClient({ url: redisUrl });
-  await Promise.all([monitor.connect(), marker.connect()]);
-  const lines: string[] = [];
-  let sawEnd: () => void = () => undefined;
-  const ended = new Promise<void>((resolve) => (sawEnd = resolve));
-  try {
-    await monitor.monitor((line) => {
-      lines.push(String(line));
-      if (String(line).includes('records-test-end')) sawEnd();
-    });
-    await marker.echo('records-test-start');
-    await act();
-    await marker.echo('records-test-end');
-    await ended;
-  } finally {
-    await Promise.all([monitor.close(), marker.close()]);
-  }
-  const from = lines.findIndex((l) => l.includes('records-test-start'));
-  // A script's own commands are listed with "lua" where a client's address would be.
-  return lines.slice(from + 1, -1).filter((l) => !/\[\d+ lua\]/.test(l));
-}
-
 describe('decision records ride in the reservation on one primary (real redis and upstream)', function () {
   this.timeout(60_000);
   let w: World;
@@ -127,7 +102,7 @@ describe('decision records ride in the reservation on one primary (real redis an
     const p = await w.gw.principal();
     for (const expected of [200, 429]) {
       let res: Awaited<ReturnType<typeof w.gw.chat>> | undefined;
-      const sent = await sentDuring(w.redis.url, async () => (res = await w.gw.chat(p.token, body())));
+      const sent = await commandsDuring(w.redis.url, async () => (res = await w.gw.chat(p.token, body())));
       expect(res!.status).to.equal(expected);
       const receipts = (await w.gw.admin('GET', `/principals/${encodeURIComponent(p.id)}/receipts`)).body.data as Array<Record<string, any>>;
       const receipt = receipts.find((r) => r['callId'] && sent.some((l) => l.includes(`hold:${r['callId']}`)))!;
