@@ -59,6 +59,9 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       let a = at(h.start);
       const b = at(h.end - 1);
       if (a === b) continue;
+      // A key found only because something glued to its front, when that something is the text before:
+      // joining put it there (`{"key": "sk-proj-…"}` read as `keysk-proj-…`), so it is no split key.
+      if (hit.glued && h.start > 0 && at(h.start - 1) !== a) continue;
       // Joining glues a text's tail to the next text's head (`...ok` + a base64 run). If the hit survives
       // without the earlier text, that tail was not part of the secret: leave it alone. (The later side
       // cannot be told apart from a genuinely split key and is masked: erring toward masking.) Binary

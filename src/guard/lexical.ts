@@ -15,6 +15,12 @@
  * hashes: for each word, follow the trie at most as many words as the longest term (a hash narrows, the
  * folded word confirms). Linear in the number of words; near groups are a sliding window over the hits.
  * Most words start no term, and a bit table of the root's hashes says so before any map is consulted.
+ *
+ * A multi-word term written with every word spelled out (`c h i l d p o r n`) arrives as one spelled-out
+ * word, `childporn`: the spelled-out letters carry no word breaks. So each multi-word term is also compiled
+ * as its words joined, in a second trie of one-word edges read only for spelled-out words. Words written
+ * whole never reach it, so a term's joined form that is an ordinary word (`the rapist`, `therapist`) does not
+ * fire on that word.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
@@ -101,6 +107,8 @@ const addToFilter = (filter: Uint32Array, h: number): void => {
 /** The compiled term lists of every lexical detector. */
 export class LexicalMatcher {
   private readonly root = new TrieNode();
+  /** Multi-word terms as one word (their words joined), for spelled-out words only. */
+  private readonly joined = new TrieNode();
   private readonly tags: Tag[] = [];
   private readonly nears: NearState[] = [];
   private maxWords = 1;
@@ -136,6 +144,11 @@ export class LexicalMatcher {
       node = prefixLast && i === words.length - 1 ? edgeTo(node.prefixes, hashWord(w.slice(0, MIN_PREFIX)), w) : edgeTo(node.exact, hashWord(w), w);
     });
     node.tags.push(this.tags.length);
+    if (words.length > 1) {
+      const one = words.join('');
+      const leaf = prefixLast ? edgeTo(this.joined.prefixes, hashWord(one.slice(0, MIN_PREFIX)), one) : edgeTo(this.joined.exact, hashWord(one), one);
+      leaf.tags.push(this.tags.length);
+    }
     this.tags.push(tag);
   }
 
@@ -221,6 +234,11 @@ export class LexicalMatcher {
       const prefix = length[i]! >= MIN_PREFIX;
       if (!inFilter(filter, h) && !(prefix && inFilter(filter, prefixHash[i]!))) continue;
       if (root.exact.has(h) || (prefix && root.prefixes.has(prefixHash[i]!))) walk(root, i, i);
+    }
+    // Spelled-out words (rare) are also read against the joined forms of multi-word terms: one word each.
+    const joined = this.joined;
+    if (!joined.leaf) {
+      for (let i = 0; i < count; i++) if (ws.spelled(i)) walk(joined, i, i);
     }
 
     const findings: Finding[] = [];

@@ -8,6 +8,12 @@
  * Every pattern is a literal prefix then bounded character classes, with a lookbehind so it starts at a
  * word boundary: linear time, a match is never retried from inside itself. A `must` string lets the scan
  * skip the pattern on texts that do not hold its prefix at all (one native `includes`).
+ *
+ * A shape marked `glued` is also found glued to letters or digits in front (`KEYghp_...`, `20xoxb-...`):
+ * its prefix is long or odd enough, and its body checked enough (a checksum, numeric ids then a long secret
+ * part, a fixed length), that a word ending in its first letters does not make one. The others (`sk_live_`
+ * after `disk`, `hf_`, `AIza`, `SG.`) keep the boundary. The search without the lookbehind stays linear: the
+ * work at each offset is bounded by the pattern's bounded repetitions.
  */
 import { crc32 } from 'node:zlib';
 import type { SecretKind } from './types.js';
@@ -21,6 +27,8 @@ export interface ProviderShape {
   laced?: readonly string[];
   /** Extra check on the matched text (a checksum, a mixed alphabet). */
   accept?: (match: string) => boolean;
+  /** Also found glued to letters or digits in front (see above); the hit starts at the prefix. */
+  glued?: true;
 }
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -54,11 +62,11 @@ const mixed = (s: string): boolean => /[A-Z]/.test(s) && /[a-z]/.test(s) && /[0-
 
 export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   // GitHub: ghp_ (classic PAT), gho_ (OAuth), ghu_ (user-to-server), ghs_ (server-to-server), ghr_ (refresh).
-  { kind: 'github-token', must: 'gh', laced: ['gh'], re: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4) },
+  { kind: 'github-token', must: 'gh', laced: ['gh'], re: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4), glued: true },
   // GitHub fine-grained PAT: github_pat_ + 22 + _ + 59 (no published checksum; the length and prefix are specific).
-  { kind: 'github-token', must: 'github_pat_', laced: ['gh'], re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])/g },
+  { kind: 'github-token', must: 'github_pat_', laced: ['gh'], re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])/g, glued: true },
   // npm: npm_ + 36, GitHub's format and checksum.
-  { kind: 'npm-token', must: 'npm_', laced: ['npm_'], re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4) },
+  { kind: 'npm-token', must: 'npm_', laced: ['npm_'], re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4), glued: true },
   // GitLab personal, project and group access tokens.
   {
     kind: 'gitlab-token',
@@ -68,7 +76,7 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
     accept: (m) => /[0-9]/.test(m.slice(6)) && /[A-Za-z]/.test(m.slice(6)),
   },
   // Slack bot, user, app-level, refresh and configuration tokens: xox? + numeric team/user ids + a secret part.
-  { kind: 'slack-token', must: 'xox', laced: ['xox'], re: /(?<![A-Za-z0-9])xox[abposre]-[0-9]{6,16}-[0-9A-Za-z-]{16,200}(?![A-Za-z0-9-])/g },
+  { kind: 'slack-token', must: 'xox', laced: ['xox'], re: /(?<![A-Za-z0-9])xox[abposre]-[0-9]{6,16}-[0-9A-Za-z-]{16,200}(?![A-Za-z0-9-])/g, glued: true },
   {
     kind: 'slack-token',
     must: 'hooks.slack.com/',
@@ -92,7 +100,7 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   // Google API keys.
   { kind: 'google-api-key', must: 'AIza', laced: ['AIza'], re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/g },
   // Anthropic API and admin keys.
-  { kind: 'anthropic-key', must: 'sk-ant-', laced: ['sk'], re: /(?<![A-Za-z0-9])sk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_-]{32,200}/g },
+  { kind: 'anthropic-key', must: 'sk-ant-', laced: ['sk'], re: /(?<![A-Za-z0-9])sk-ant-[a-z]{3,8}[0-9]{2}-[A-Za-z0-9_-]{32,200}/g, glued: true },
   // Hugging Face user access tokens.
   {
     kind: 'huggingface-token',
@@ -104,5 +112,19 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   // SendGrid API keys: SG. + 22 + . + 43.
   { kind: 'sendgrid-key', must: 'SG.', re: /(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g },
   // PyPI API tokens: a macaroon whose first bytes encode "pypi.org".
-  { kind: 'pypi-token', must: 'pypi-', re: /(?<![A-Za-z0-9])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}/g },
+  { kind: 'pypi-token', must: 'pypi-', re: /(?<![A-Za-z0-9])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}/g, glued: true },
 ];
+
+/**
+ * The pattern a scan runs for `shape` - for a `glued` shape, without the lookbehind - and, for a glued shape,
+ * the characters that lookbehind refused: a match after one of them is a glued one (made once per shape).
+ */
+const SCAN_RES = new Map<ProviderShape, { re: RegExp; glue?: RegExp }>(
+  PROVIDER_SHAPES.map((p) => {
+    if (!p.glued) return [p, { re: p.re }];
+    const behind = /^\(\?<!(\[[^\]]*\])\)/.exec(p.re.source);
+    if (!behind) throw new Error(`provider shape ${p.kind}: a glued shape starts with a lookbehind`);
+    return [p, { re: new RegExp(p.re.source.slice(behind[0].length), p.re.flags), glue: new RegExp(behind[1]!) }];
+  }),
+);
+export const scanRe = (shape: ProviderShape): { re: RegExp; glue?: RegExp } => SCAN_RES.get(shape)!;

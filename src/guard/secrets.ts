@@ -37,7 +37,7 @@ import { joinedView } from './joins.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
 import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
-import { base62Crc32Ok, PROVIDER_SHAPES } from './providers.js';
+import { base62Crc32Ok, PROVIDER_SHAPES, scanRe } from './providers.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
 export interface SecretHit {
@@ -45,6 +45,11 @@ export interface SecretHit {
   start: number;
   end: number;
   via?: Via;
+  /**
+   * Found glued to a letter or digit before it (`KEYsk-proj-…`), which a key at a word boundary is not. The
+   * boundary pass drops such a hit when that character is another text's: joining texts glues them.
+   */
+  glued?: true;
 }
 
 export interface SecretScanOptions {
@@ -70,6 +75,10 @@ const MAX_DEPTH = 2;
 // are shared, so each loop over their matches starts by rewinding them (the loops call nothing that uses them).
 const OPENAI = /(?<![A-Za-z0-9])sk-[A-Za-z0-9_-]{0,4096}/g;
 const OPENAI_SUBPREFIX = /^(?:proj|svcacct|admin)-/;
+// A project, service-account or admin key glued to letters or digits in front (`KEYsk-proj-...`, `20sk-proj-...`):
+// the sub-prefix is distinctive, and the body must read as random as a laced key's, so `task-proj-...` with
+// an identifier after it is not one. (A legacy `sk-` key glued in front is not looked for: `task-`, `disk-`.)
+const OPENAI_GLUED = /(?<=[A-Za-z0-9])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{0,4096}/g;
 const AWS_PREFIXES = 'AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|APKA|AROA|ASCA';
 // Digits glued on either side (`123AKIA...456`) do not hide an id; capitals before the digits (a longer
 // run of capitals and digits: a hash) do.
@@ -208,6 +217,13 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
       if (text.startsWith('ant-', m.index + 3)) continue;
       if (looksLikeOpenAIBody(text, m.index + 3, end)) hits.push({ kind: 'openai-key', start: m.index, end });
     }
+    const glued = OPENAI_GLUED;
+    glued.lastIndex = 0;
+    while ((m = glued.exec(text)) !== null) {
+      const end = m.index + m[0].length;
+      const body = m[0].slice(m[0].indexOf('-', 3) + 1).replace(/[-_]/g, '');
+      if (looksLikeOpenAIBody(text, m.index + 3, end) && looksRandom(body) && entropy(body) >= 3.5) hits.push({ kind: 'openai-key', start: m.index, end, glued: true });
+    }
   }
   if (kinds.has('aws-access-key-id')) {
     for (const [re, check] of [
@@ -227,11 +243,14 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   }
   for (const shape of PROVIDER_SHAPES) {
     if (!kinds.has(shape.kind) || !text.includes(shape.must)) continue;
-    const re = shape.re;
+    const { re, glue } = scanRe(shape);
     re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) {
-      if (!shape.accept || shape.accept(m[0])) hits.push({ kind: shape.kind, start: m.index, end: m.index + m[0].length });
+      if (shape.accept && !shape.accept(m[0])) continue;
+      const hit: SecretHit = { kind: shape.kind, start: m.index, end: m.index + m[0].length };
+      if (glue && m.index > 0 && glue.test(text[m.index - 1]!)) hit.glued = true;
+      hits.push(hit);
     }
   }
   if (!prose) return;

@@ -259,6 +259,11 @@ export class WordStream {
     this.count = first + 1;
   }
 
+  /** Is word `w` letters spelled out one by one and joined (`c h i l d`)? */
+  spelled(w: number): boolean {
+    return this.flags[w] === 2;
+  }
+
   /** The folded string of word `w`. */
   word(w: number): string {
     const t = this.sources[this.text[w]!]!;

@@ -102,6 +102,8 @@ function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms:
     () => pick(terms),
     () => leet(pick(terms)),
     () => [...pick(terms)].join(pick([' ', '.', '-', '  ', ', '])),
+    // Every word of a (multi-word) term spelled out in one run: the letters join into one word.
+    () => [...pick(terms).replace(/ /g, '')].join(pick([' ', '.', '-'])),
     () => pick(terms).toUpperCase(),
     () => pick(keys),
     () => pick(keys).slice(0, 3 + int(20)),

@@ -120,6 +120,59 @@ describe('guard: secret evasions', () => {
     }
   });
 
+  describe('keys glued to letters or digits in front', () => {
+    // Before, only a separator in front (`_`, `=`) let these be found: `KEYsk-proj-...` reached the model.
+    const GLUES: Record<string, string> = {
+      'a letter': 'a',
+      'a word': 'KEY',
+      digits: '20',
+      'a digit and a zero-width space': '2\u200b',
+      'a circled number (NFKC: 20)': '\u2473',
+    };
+    const glued = [
+      // Project, service-account and admin keys: a legacy `sk-` key glued in front is not looked for (`task-`).
+      ...base.filter((s) => ['openai project', 'openai service account', 'openai admin'].includes(s.name)),
+      ...providers.filter((p) => ['github-token', 'npm-token', 'slack-token', 'anthropic-key', 'pypi-token'].includes(p.kind) && !p.value.includes('hooks.slack.com')),
+    ];
+    for (const s of glued) {
+      for (const [what, glue] of Object.entries(GLUES)) {
+        it(`masks ${s.name} glued to ${what}, and only the key`, () => {
+          expect(redacted(glue + s.value)).to.equal(BEFORE + glue + mask(s.kind) + AFTER);
+        });
+      }
+    }
+    it('masks a glued key split across two messages in both halves', () => {
+      const k = base.find((x) => x.name === 'openai project')!.value;
+      const cut = 20;
+      const out = guardrails()
+        .redact({ messages: [user(`use KEY${k.slice(0, cut)}`), user(k.slice(cut))] })
+        .request.messages.map((m) => m.content);
+      expect(out).to.deep.equal([`use KEY${mask('openai-key')}`, mask('openai-key')]);
+    });
+    it('does not read a key as glued to the end of the text before it (JSON keys and values are separate texts)', () => {
+      // Read joined, `key` + the key + `pem` looks like a glued key running into the next text; it is not.
+      const k = base.find((x) => x.name === 'openai project')!.value;
+      const out = guardrails()
+        .redact({ messages: [user('the key'), user(k), user('pem')] })
+        .request.messages.map((m) => m.content);
+      expect(out).to.deep.equal(['the key', mask('openai-key'), 'pem']);
+    });
+    it('leaves identifiers after a word ending in a key prefix alone, and a glued token whose checksum fails', () => {
+      const github = providers.find((p) => p.name === 'github classic pat')!.value;
+      const brokenGithub = github.slice(0, -1) + (github.endsWith('A') ? 'B' : 'A');
+      for (const text of [
+        'task-proj-management-dashboard-2024',
+        // A body that sk-proj- alone would be masked for, but that does not read as random: words and a counter.
+        'ask-proj-AbcdefghijKLMNOP1234',
+        'mask-proj-config-AbcdefghijKLMNOPqrst1',
+        'risk-admin-escalation-path-for-tier2-incidents',
+        `KEY${brokenGithub}`,
+      ]) {
+        expect(redacted(text), text).to.equal(BEFORE + text + AFTER);
+      }
+    });
+  });
+
   describe('private keys in disguise', () => {
     const bodyLines = (s: SecretSample) => s.value.split('\n').filter((l) => /^[A-Za-z0-9+/=]{16,}$/.test(l));
     for (const [disguise, f] of Object.entries(PEM_DISGUISES)) {
