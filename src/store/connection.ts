@@ -98,6 +98,41 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> 
   }
 }
 
+/**
+ * The handshake command a server refused, read from a connection error: `HELLO` (a Redis before 6, or a proxy
+ * speaking only RESP2) or `CLIENT TRACKING` (a proxy without it, or `rename-command CLIENT ""`). node-redis
+ * reports a refused handshake as an 'error' event and reconnects, forever; the caller fails at once instead.
+ */
+export function refusedHandshake(err: unknown): 'HELLO 3' | 'CLIENT TRACKING' | null {
+  const message = errorMessage(err);
+  if (/unknown command .HELLO|NOPROTO/i.test(message)) return 'HELLO 3';
+  if (/unknown (command .CLIENT|subcommand .TRACKING)/i.test(message)) return 'CLIENT TRACKING';
+  return null;
+}
+
+/** Rejects with what `refusedHandshake` finds in the client's next such 'error' event; `stop` unhooks it. */
+export function onRefusal(client: { on(e: 'error', l: (err: Error) => void): unknown; off(e: 'error', l: (err: Error) => void): unknown }) {
+  let listener: ((err: Error) => void) | undefined;
+  const refused = new Promise<never>((_, reject) => {
+    listener = (err: Error) => {
+      const command = refusedHandshake(err);
+      if (command) reject(new HandshakeRefused(command, errorMessage(err)));
+    };
+    client.on('error', listener);
+  });
+  refused.catch(() => undefined);
+  return { refused, stop: () => client.off('error', listener!) };
+}
+
+export class HandshakeRefused extends Error {
+  constructor(
+    readonly command: 'HELLO 3' | 'CLIENT TRACKING',
+    readonly reply: string,
+  ) {
+    super(`redis refused ${command} (${reply})`);
+  }
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

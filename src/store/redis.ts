@@ -30,15 +30,17 @@
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
 import { ErrorReply } from 'redis';
-import { StoreUnavailable } from './errors.js';
+import { StoreRefused, StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {
   clusterPrefix,
   DeadlineExceeded,
   errorMessage,
+  HandshakeRefused,
   HASH_TAG,
   isCluster,
   makeClient,
+  onRefusal,
   tagBase,
   withDeadline,
   type Client,
@@ -140,18 +142,23 @@ export class RedisStore implements Store, RedisRunner {
       lastError = errorMessage(err);
     };
     client.on('error', remember);
+    const refusal = onRefusal(client);
     try {
-      await withDeadline(
-        client.connect().then(() => undefined),
-        budget,
-      );
+      await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
     } catch (err) {
       client.destroy();
+      if (err instanceof HandshakeRefused) {
+        throw new StoreRefused(
+          `redis refused HELLO 3 (${err.reply}): the gateway speaks RESP3 to Redis on every connection, so it needs Redis 6 or later, or a proxy that passes HELLO 3`,
+          { cause: err },
+        );
+      }
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
       const reason = lastError !== null && lastError !== why ? ` (${lastError})` : '';
       throw new StoreUnavailable(`cannot reach redis: ${why}${reason}`, { cause: err });
     } finally {
       client.off('error', remember);
+      refusal.stop();
     }
     const store = new RedisStore(client, options);
     if ((options.identityCacheEntries ?? IDENTITY_CACHE_ENTRIES) > 0) {
