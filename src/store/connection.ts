@@ -171,6 +171,11 @@ export interface RedisStoreOptions {
    * off (every identify is one script on the main connection). Default 50,000.
    */
   identityCacheEntries?: number;
+  /**
+   * Told when the identity cache's tracking connection is lost (the cache is dropped; identity reads fail
+   * closed until it is back) and when it is restored; `reason` is the connection error's message, no secret.
+   */
+  onIdentityTracking?: (event: 'lost' | 'restored', reason?: string) => void;
   /** Told when replicas did not confirm a money write in time. */
   onReplicaShortfall?: (confirmed: number, wanted: number) => void;
 }

@@ -115,6 +115,8 @@ export class IdentityCache {
   #memoGeneration = -1;
   readonly #memoLimit: number;
   #closed = false;
+  /** The tracking connection was reported lost and not yet restored (see #watch). */
+  #lost = false;
   readonly #options: RedisStoreOptions;
   readonly #entries: number;
   /** The identity family's prefix (redis-identity.ts). */
@@ -152,7 +154,36 @@ export class IdentityCache {
     } finally {
       refusal.stop();
     }
-    return new IdentityCache(client, cache, options, prefix, entries);
+    const identity = new IdentityCache(client, cache, options, prefix, entries);
+    identity.#watch(client);
+    return identity;
+  }
+
+  /**
+   * Tells the operator (onIdentityTracking) when the tracking connection goes and when it is back, once each
+   * per outage: a socket error or a missed fence deadline is "lost", the next ready connection "restored".
+   * On a cluster, any node's connection counts.
+   */
+  #watch(client: Tracking): void {
+    const report = this.#options.onIdentityTracking;
+    if (!report) return;
+    const lost = (err: unknown): void => {
+      if (this.#closed || this.#lost || client !== this.#client) return;
+      this.#lost = true;
+      report('lost', errorMessage(err));
+    };
+    const ready = (): void => {
+      if (this.#closed || !this.#lost || client !== this.#client) return;
+      this.#lost = false;
+      report('restored');
+    };
+    if ('masters' in client) {
+      client.on('node-error', lost);
+      client.on('node-ready', ready);
+    } else {
+      client.on('error', lost);
+      client.on('ready', ready);
+    }
   }
 
   #key(namespace: string, id: string): string {
@@ -250,8 +281,13 @@ export class IdentityCache {
   #reset(stale: Tracking): void {
     if (this.#closed || stale !== this.#client) return;
     const { client: fresh, cache } = makeClient(this.#options, this.#entries);
+    if (!this.#lost) {
+      this.#lost = true;
+      this.#options.onIdentityTracking?.('lost', `no reply within ${this.#timeoutMs} ms`);
+    }
     this.#client = fresh;
     this.#cache = cache;
+    this.#watch(fresh);
     stale.destroy();
     fresh.connect().catch(() => {
       if ('masters' in fresh) setTimeout(() => this.#reset(fresh), 500).unref();
