@@ -289,7 +289,9 @@ export class IdentityCache {
     this.#cache = cache;
     this.#watch(fresh);
     stale.destroy();
-    fresh.connect().catch(() => {
+    // As the store's own reset: a cluster connect stalled on a hung node is given up and tried afresh.
+    const connecting = 'masters' in fresh ? withDeadline(fresh.connect(), this.#options.connectTimeoutMs ?? 3000) : fresh.connect();
+    connecting.catch(() => {
       if ('masters' in fresh) setTimeout(() => this.#reset(fresh), 500).unref();
     });
   }

@@ -209,9 +209,13 @@ export class RedisStore implements Store, RedisRunner {
     const fresh = makeClient(this.#options);
     this.#client = fresh;
     stale.destroy();
-    fresh.connect().catch(() => {
+    // A cluster client's connect waits for every master's handshake: a hung node (a stopped process whose
+    // kernel still accepts connections) would hold it forever, failing every call until the node thaws, so
+    // it gets the connect budget, like the first connection.
+    const connecting = isCluster(fresh) ? withDeadline(fresh.connect(), this.#options.connectTimeoutMs ?? 3000) : fresh.connect();
+    connecting.catch(() => {
       // One primary's client retries by itself until destroyed (the error events already went to onError).
-      // A cluster client whose first discovery fails (every node refused) gives up for good: try a fresh
+      // A cluster client whose discovery fails (every node refused) or stalls gives up for good: try a fresh
       // one a little later, until one connects or the store is closed.
       if (isCluster(fresh)) setTimeout(() => this.#reset(fresh), RECONNECT_CLUSTER_MS).unref();
     });
