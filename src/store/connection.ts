@@ -133,6 +133,31 @@ export class HandshakeRefused extends Error {
   }
 }
 
+/**
+ * Connects a replacement cluster client within `ms`. A cluster client's connect waits for every master's
+ * handshake, so a hung node (a stopped process whose kernel still accepts connections) would hold it for
+ * as long as the node stays frozen. Past the budget the client is destroyed; and since node-redis carries
+ * on with a discovery already under way after a destroy (the node connections it then opens would
+ * reconnect forever), it is destroyed again once that connect settles, as it is when `wanted` says the
+ * client was replaced or the store closed meanwhile.
+ */
+export function connectWithin(client: { connect(): Promise<unknown>; destroy(): void }, ms: number, wanted: () => boolean): Promise<void> {
+  let abandoned = false;
+  const connecting = client.connect();
+  const settle = () => {
+    if (abandoned || !wanted()) client.destroy();
+  };
+  connecting.then(settle, settle);
+  return withDeadline(
+    connecting.then(() => undefined),
+    ms,
+  ).catch((err: unknown) => {
+    abandoned = true;
+    client.destroy();
+    throw err;
+  });
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -38,6 +38,7 @@
 import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from 'redis';
 import {
   clusterOptions,
+  connectWithin,
   DeadlineExceeded,
   errorMessage,
   HandshakeRefused,
@@ -290,7 +291,8 @@ export class IdentityCache {
     this.#watch(fresh);
     stale.destroy();
     // As the store's own reset: a cluster connect stalled on a hung node is given up and tried afresh.
-    const connecting = 'masters' in fresh ? withDeadline(fresh.connect(), this.#options.connectTimeoutMs ?? 3000) : fresh.connect();
+    const connecting =
+      'masters' in fresh ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh) : fresh.connect();
     connecting.catch(() => {
       if ('masters' in fresh) setTimeout(() => this.#reset(fresh), 500).unref();
     });

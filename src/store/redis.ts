@@ -34,6 +34,7 @@ import { StoreRefused, StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {
   clusterPrefix,
+  connectWithin,
   DeadlineExceeded,
   errorMessage,
   HandshakeRefused,
@@ -209,10 +210,10 @@ export class RedisStore implements Store, RedisRunner {
     const fresh = makeClient(this.#options);
     this.#client = fresh;
     stale.destroy();
-    // A cluster client's connect waits for every master's handshake: a hung node (a stopped process whose
-    // kernel still accepts connections) would hold it forever, failing every call until the node thaws, so
-    // it gets the connect budget, like the first connection.
-    const connecting = isCluster(fresh) ? withDeadline(fresh.connect(), this.#options.connectTimeoutMs ?? 3000) : fresh.connect();
+    // A cluster client's connect could stall on a hung node until it thaws: it gets the connect budget.
+    const connecting = isCluster(fresh)
+      ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh)
+      : fresh.connect();
     connecting.catch(() => {
       // One primary's client retries by itself until destroyed (the error events already went to onError).
       // A cluster client whose discovery fails (every node refused) or stalls gives up for good: try a fresh
