@@ -9,6 +9,7 @@ import { HOST_NAMES } from './config/types.js';
 import { createLogger, isLevel } from './log.js';
 import { ConfigError } from './config/documents.js';
 import { ListenError } from './http/listener.js';
+import { StoreRefused } from './store/errors.js';
 import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
@@ -132,6 +133,10 @@ try {
   if (err instanceof ConfigError) {
     process.stderr.write(`${err.message}\n`);
     process.exit(78); // EX_CONFIG
+  }
+  if (err instanceof StoreRefused) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78); // EX_CONFIG: a different Redis or store setting is the fix
   }
   if (err instanceof LocalDataError) {
     process.stderr.write(`${err.message}\n`);

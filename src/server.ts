@@ -191,6 +191,14 @@ async function assemble(opts: GatewayOptions, services: Services): Promise<Gatew
               ...(cfg.store.replicaAcks !== undefined ? { replicaAcks: cfg.store.replicaAcks } : {}),
               ...(cfg.store.replicaAckTimeoutMs ? { replicaAckTimeoutMs: cfg.store.replicaAckTimeoutMs } : {}),
               ...(cfg.store.identityCacheEntries !== undefined ? { identityCacheEntries: cfg.store.identityCacheEntries } : {}),
+              onIdentityTracking: (event: 'lost' | 'restored', reason?: string) => {
+                if (event === 'lost') {
+                  opts.log.warn('store.identity_tracking.lost', {
+                    reason,
+                    note: 'identity cache dropped; calls answer 503 store-unavailable until the tracking connection is back',
+                  });
+                } else opts.log.info('store.identity_tracking.restored', { note: 'tracking on again; identity records are read afresh' });
+              },
               onReplicaShortfall: (confirmed: number, wanted: number) => {
                 metrics.replicaShortfalls.inc();
                 opts.log.warn('store.replicas.unconfirmed', {

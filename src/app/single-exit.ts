@@ -37,13 +37,18 @@ export function singleExit(log: Logger) {
       if ((ctx.status === 405 || ctx.status === 501) && ctx.body === undefined) throw new GatewayError('method-not-allowed');
     } catch (err) {
       const e = asGatewayError(err);
-      if (e.code === 'internal-error' || e.code === 'store-unavailable') {
+      // The route pattern, never the path: a path holds ids (receipts, jobs, principals).
+      const route = (ctx.state.route as string | undefined) ?? (ctx as Context & { routerPath?: string }).routerPath ?? 'unmatched';
+      if (e.code === 'store-unavailable') {
+        // An outage, not a bug: our own message says which call and why (a deadline, a lost connection).
+        log.warn('request.store_unavailable', { route, reason: err instanceof StoreUnavailable ? err.message : e.code });
+      } else if (e.code === 'internal-error') {
         // The message of an unexpected error could quote input; log its name and where it was thrown only.
         const frames = (err as Error)?.stack
           ?.split('\n')
           .slice(1, 4)
           .map((f) => f.trim());
-        log.error('request.failed', { path: ctx.path, code: e.code, error: (err as Error)?.name, frames });
+        log.error('request.failed', { route, code: e.code, error: (err as Error)?.name, frames });
       }
       ctx.status = e.status;
       if (retryCannotHelp(e)) ctx.set('x-should-retry', 'false');

@@ -47,12 +47,43 @@ function validatorFor(schemaPath: string, given?: () => Record<string, unknown>)
   return validate;
 }
 
+/** A branch of a oneOf/anyOf refused on a constant property (`kind: memory` against the Redis branch). */
+const BRANCH_CONST = /^(.*\/(?:oneOf|anyOf))\/(\d+)\/properties\/[^/]+\/const$/;
+
+/**
+ * The errors of the branch the document chose, when a oneOf's branches are told apart by a constant
+ * (`store.kind`): the other branches' errors only say "not this kind" (`unknown key "url"`, `kind must be
+ * equal to constant`), so they and the oneOf's own summary go, provided some branch that passed the constant
+ * has errors of its own to show. A constant that matches no branch keeps every error.
+ */
+function chosenBranchErrors(errors: ErrorObject[]): ErrorObject[] {
+  const refused = new Map<string, Set<string>>(); // oneOf path -> branch indexes refused on a constant
+  for (const e of errors) {
+    const m = e.keyword === 'const' ? BRANCH_CONST.exec(e.schemaPath) : null;
+    if (m) refused.set(m[1]!, (refused.get(m[1]!) ?? new Set()).add(m[2]!));
+  }
+  let kept = errors;
+  for (const [parent, branches] of refused) {
+    const branchOf = (e: ErrorObject) => (e.schemaPath.startsWith(`${parent}/`) ? e.schemaPath.slice(parent.length + 1).split('/')[0] : undefined);
+    const chosenHasErrors = kept.some((e) => {
+      const b = branchOf(e);
+      return b !== undefined && !branches.has(b);
+    });
+    if (!chosenHasErrors) continue;
+    kept = kept.filter((e) => e.schemaPath !== parent && !branches.has(branchOf(e) ?? ''));
+  }
+  return kept;
+}
+
 /** Readable schema errors: `catalog/models.yaml: /models/2/team must be equal to one of the allowed values`. */
 export function describeSchemaErrors(file: string, errors: ErrorObject[] | null | undefined): string[] {
-  return (errors ?? []).map((e) => {
+  return chosenBranchErrors(errors ?? []).map((e) => {
     const at = e.instancePath || '/';
     if (e.keyword === 'additionalProperties') {
       return `${file}: ${at} has unknown key "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+    }
+    if (e.keyword === 'const') {
+      return `${file}: ${at} must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
     }
     if (e.keyword === 'enum') {
       return `${file}: ${at} must be one of ${JSON.stringify((e.params as { allowedValues: unknown[] }).allowedValues)}`;

@@ -98,6 +98,66 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> 
   }
 }
 
+/**
+ * The handshake command a server refused, read from a connection error: `HELLO` (a Redis before 6, or a proxy
+ * speaking only RESP2) or `CLIENT TRACKING` (a proxy without it, or `rename-command CLIENT ""`). node-redis
+ * reports a refused handshake as an 'error' event and reconnects, forever; the caller fails at once instead.
+ */
+export function refusedHandshake(err: unknown): 'HELLO 3' | 'CLIENT TRACKING' | null {
+  const message = errorMessage(err);
+  if (/unknown command .HELLO|NOPROTO/i.test(message)) return 'HELLO 3';
+  if (/unknown (command .CLIENT|subcommand .TRACKING)/i.test(message)) return 'CLIENT TRACKING';
+  return null;
+}
+
+/** Rejects with what `refusedHandshake` finds in the client's next such 'error' event; `stop` unhooks it. */
+export function onRefusal(client: { on(e: 'error', l: (err: Error) => void): unknown; off(e: 'error', l: (err: Error) => void): unknown }) {
+  let listener: ((err: Error) => void) | undefined;
+  const refused = new Promise<never>((_, reject) => {
+    listener = (err: Error) => {
+      const command = refusedHandshake(err);
+      if (command) reject(new HandshakeRefused(command, errorMessage(err)));
+    };
+    client.on('error', listener);
+  });
+  refused.catch(() => undefined);
+  return { refused, stop: () => client.off('error', listener!) };
+}
+
+export class HandshakeRefused extends Error {
+  constructor(
+    readonly command: 'HELLO 3' | 'CLIENT TRACKING',
+    readonly reply: string,
+  ) {
+    super(`redis refused ${command} (${reply})`);
+  }
+}
+
+/**
+ * Connects a replacement cluster client within `ms`. A cluster client's connect waits for every master's
+ * handshake, so a hung node (a stopped process whose kernel still accepts connections) would hold it for
+ * as long as the node stays frozen. Past the budget the client is destroyed; and since node-redis carries
+ * on with a discovery already under way after a destroy (the node connections it then opens would
+ * reconnect forever), it is destroyed again once that connect settles, as it is when `wanted` says the
+ * client was replaced or the store closed meanwhile.
+ */
+export function connectWithin(client: { connect(): Promise<unknown>; destroy(): void }, ms: number, wanted: () => boolean): Promise<void> {
+  let abandoned = false;
+  const connecting = client.connect();
+  const settle = () => {
+    if (abandoned || !wanted()) client.destroy();
+  };
+  connecting.then(settle, settle);
+  return withDeadline(
+    connecting.then(() => undefined),
+    ms,
+  ).catch((err: unknown) => {
+    abandoned = true;
+    client.destroy();
+    throw err;
+  });
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -136,6 +196,11 @@ export interface RedisStoreOptions {
    * off (every identify is one script on the main connection). Default 50,000.
    */
   identityCacheEntries?: number;
+  /**
+   * Told when the identity cache's tracking connection is lost (the cache is dropped; identity reads fail
+   * closed until it is back) and when it is restored; `reason` is the connection error's message, no secret.
+   */
+  onIdentityTracking?: (event: 'lost' | 'restored', reason?: string) => void;
   /** Told when replicas did not confirm a money write in time. */
   onReplicaShortfall?: (confirmed: number, wanted: number) => void;
 }

@@ -12,3 +12,15 @@ export class StoreUnavailable extends Error {
     this.name = 'StoreUnavailable';
   }
 }
+
+/**
+ * The store answered, but refuses something the gateway needs of it (HELLO 3 for RESP3, CLIENT TRACKING for
+ * the identity cache): no retry will help, only a different server or configuration. Startup exits on it with
+ * the one-line message, as on a configuration error.
+ */
+export class StoreRefused extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreRefused';
+  }
+}

@@ -36,8 +36,18 @@
  * (CountedCache counts them): a steady identify is the fence and one map lookup, no decoding.
  */
 import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from 'redis';
-import { clusterOptions, DeadlineExceeded, errorMessage, nodeOptions, withDeadline, type RedisStoreOptions } from './connection.js';
-import { StoreUnavailable } from './errors.js';
+import {
+  clusterOptions,
+  connectWithin,
+  DeadlineExceeded,
+  errorMessage,
+  HandshakeRefused,
+  nodeOptions,
+  onRefusal,
+  withDeadline,
+  type RedisStoreOptions,
+} from './connection.js';
+import { StoreRefused, StoreUnavailable } from './errors.js';
 import type { Identity, PrincipalRecord } from './store.js';
 import { decodePrincipal, decodeToken } from './redis-identity.js';
 
@@ -106,6 +116,8 @@ export class IdentityCache {
   #memoGeneration = -1;
   readonly #memoLimit: number;
   #closed = false;
+  /** The tracking connection was reported lost and not yet restored (see #watch). */
+  #lost = false;
   readonly #options: RedisStoreOptions;
   readonly #entries: number;
   /** The identity family's prefix (redis-identity.ts). */
@@ -126,17 +138,53 @@ export class IdentityCache {
   static async connect(options: RedisStoreOptions, prefix: string, entries = IDENTITY_CACHE_ENTRIES): Promise<IdentityCache> {
     const { client, cache } = makeClient(options, entries);
     const budget = options.connectTimeoutMs ?? 3000;
+    const refusal = onRefusal(client);
     try {
-      await withDeadline(
-        client.connect().then(() => undefined),
-        budget,
-      );
+      await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
     } catch (err) {
       client.destroy();
+      if (err instanceof HandshakeRefused) {
+        throw new StoreRefused(
+          `redis refused ${err.command} (${err.reply}) on the identity cache's connection, which needs RESP3 and CLIENT TRACKING; ` +
+            'set store.identityCacheEntries: 0 to run without the cache on this Redis or proxy',
+          { cause: err },
+        );
+      }
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
       throw new StoreUnavailable(`cannot reach redis for identity reads: ${why}`, { cause: err });
+    } finally {
+      refusal.stop();
     }
-    return new IdentityCache(client, cache, options, prefix, entries);
+    const identity = new IdentityCache(client, cache, options, prefix, entries);
+    identity.#watch(client);
+    return identity;
+  }
+
+  /**
+   * Tells the operator (onIdentityTracking) when the tracking connection goes and when it is back, once each
+   * per outage: a socket error or a missed fence deadline is "lost", the next ready connection "restored".
+   * On a cluster, any node's connection counts.
+   */
+  #watch(client: Tracking): void {
+    const report = this.#options.onIdentityTracking;
+    if (!report) return;
+    const lost = (err: unknown): void => {
+      if (this.#closed || this.#lost || client !== this.#client) return;
+      this.#lost = true;
+      report('lost', errorMessage(err));
+    };
+    const ready = (): void => {
+      if (this.#closed || !this.#lost || client !== this.#client) return;
+      this.#lost = false;
+      report('restored');
+    };
+    if ('masters' in client) {
+      client.on('node-error', lost);
+      client.on('node-ready', ready);
+    } else {
+      client.on('error', lost);
+      client.on('ready', ready);
+    }
   }
 
   #key(namespace: string, id: string): string {
@@ -234,10 +282,18 @@ export class IdentityCache {
   #reset(stale: Tracking): void {
     if (this.#closed || stale !== this.#client) return;
     const { client: fresh, cache } = makeClient(this.#options, this.#entries);
+    if (!this.#lost) {
+      this.#lost = true;
+      this.#options.onIdentityTracking?.('lost', `no reply within ${this.#timeoutMs} ms`);
+    }
     this.#client = fresh;
     this.#cache = cache;
+    this.#watch(fresh);
     stale.destroy();
-    fresh.connect().catch(() => {
+    // As the store's own reset: a cluster connect stalled on a hung node is given up and tried afresh.
+    const connecting =
+      'masters' in fresh ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh) : fresh.connect();
+    connecting.catch(() => {
       if ('masters' in fresh) setTimeout(() => this.#reset(fresh), 500).unref();
     });
   }

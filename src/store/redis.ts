@@ -30,15 +30,18 @@
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
 import { ErrorReply } from 'redis';
-import { StoreUnavailable } from './errors.js';
+import { StoreRefused, StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {
   clusterPrefix,
+  connectWithin,
   DeadlineExceeded,
   errorMessage,
+  HandshakeRefused,
   HASH_TAG,
   isCluster,
   makeClient,
+  onRefusal,
   tagBase,
   withDeadline,
   type Client,
@@ -140,18 +143,23 @@ export class RedisStore implements Store, RedisRunner {
       lastError = errorMessage(err);
     };
     client.on('error', remember);
+    const refusal = onRefusal(client);
     try {
-      await withDeadline(
-        client.connect().then(() => undefined),
-        budget,
-      );
+      await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
     } catch (err) {
       client.destroy();
+      if (err instanceof HandshakeRefused) {
+        throw new StoreRefused(
+          `redis refused HELLO 3 (${err.reply}): the gateway speaks RESP3 to Redis on every connection, so it needs Redis 6 or later, or a proxy that passes HELLO 3`,
+          { cause: err },
+        );
+      }
       const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
       const reason = lastError !== null && lastError !== why ? ` (${lastError})` : '';
       throw new StoreUnavailable(`cannot reach redis: ${why}${reason}`, { cause: err });
     } finally {
       client.off('error', remember);
+      refusal.stop();
     }
     const store = new RedisStore(client, options);
     if ((options.identityCacheEntries ?? IDENTITY_CACHE_ENTRIES) > 0) {
@@ -202,9 +210,13 @@ export class RedisStore implements Store, RedisRunner {
     const fresh = makeClient(this.#options);
     this.#client = fresh;
     stale.destroy();
-    fresh.connect().catch(() => {
+    // A cluster client's connect could stall on a hung node until it thaws: it gets the connect budget.
+    const connecting = isCluster(fresh)
+      ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh)
+      : fresh.connect();
+    connecting.catch(() => {
       // One primary's client retries by itself until destroyed (the error events already went to onError).
-      // A cluster client whose first discovery fails (every node refused) gives up for good: try a fresh
+      // A cluster client whose discovery fails (every node refused) or stalls gives up for good: try a fresh
       // one a little later, until one connects or the store is closed.
       if (isCluster(fresh)) setTimeout(() => this.#reset(fresh), RECONNECT_CLUSTER_MS).unref();
     });

@@ -56,6 +56,25 @@ describe('configuration', () => {
     expect(problemsOf(() => loadConfig(root, {}))).to.deep.include('catalog/models.yaml: /models/0/team must be one of ["blue","red"]');
   });
 
+  it("names only the chosen store kind's problems, not the other kinds' (a bad identityCacheEntries or replicaAcks on Redis)", () => {
+    const root = configRoot();
+    const store = (lines: string) => editFile(root, 'config/gateway.yaml', (t) => t.replace(/store:\n {2}kind: \w+(\n {2}.*)*\n/, `store:\n${lines}\n`));
+    store('  kind: redis\n  url: redis://127.0.0.1:6379\n  identityCacheEntries: -1\n  replicaAcks: abc');
+    expect(problemsOf(() => loadConfig(root, {}))).to.deep.equal([
+      'config/gateway.yaml: /store/replicaAcks must be integer',
+      'config/gateway.yaml: /store/replicaAcks must be "auto"',
+      'config/gateway.yaml: /store/replicaAcks must match exactly one schema in oneOf',
+      'config/gateway.yaml: /store/identityCacheEntries must be >= 0',
+    ]);
+    // A Redis-only key on the memory store is the memory kind's unknown key, nothing about Redis.
+    store('  kind: memory\n  identityCacheEntries: 10');
+    expect(problemsOf(() => loadConfig(root, {}))).to.deep.equal(['config/gateway.yaml: /store has unknown key "identityCacheEntries"']);
+    // A kind that is none of them keeps every branch's say, each constant named.
+    store('  kind: mongo');
+    const problems = problemsOf(() => loadConfig(root, {}));
+    expect(problems).to.include.members(['config/gateway.yaml: /store/kind must be "memory"', 'config/gateway.yaml: /store/kind must be "redis"']);
+  });
+
   it('rejects a file without version and a YAML syntax error', () => {
     const root = configRoot();
     editFile(root, 'rules/rungs.yaml', (t) => t.replace(/^version: .*$/m, ''));

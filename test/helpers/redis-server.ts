@@ -225,6 +225,8 @@ export interface RedisServerOptions {
   clusterNodeTimeoutMs?: number;
   /** Start it as a replica of the server on this port (`replicaof 127.0.0.1 <port>`). */
   replicaOf?: number;
+  /** More command-line settings, e.g. `['--rename-command', 'CLIENT', '']` for a server without CLIENT. */
+  args?: string[];
 }
 
 /** Starts a private redis-server and resolves once it answers PING. */
@@ -248,7 +250,7 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
             String(options.clusterNodeTimeoutMs),
           ];
     const replica = options.replicaOf === undefined ? [] : ['--replicaof', '127.0.0.1', String(options.replicaOf)];
-    const server = new ManagedRedisServer(await freePort(), dir, binary, [...cluster, ...replica]);
+    const server = new ManagedRedisServer(await freePort(), dir, binary, [...cluster, ...replica, ...(options.args ?? [])]);
     try {
       await server.start();
       return server;

@@ -210,3 +210,66 @@ describe('identity cache through a failover of the identity master', function ()
     expect((seen.r as Awaited<ReturnType<RedisStore['identify']>>)?.token.revokedAt).to.equal('2030-01-06T00:00:00.000Z');
   });
 });
+
+/**
+ * A master that hangs rather than dies (SIGSTOP: its kernel still accepts connections, nothing answers): its
+ * replica is promoted, and both the store's main connection and its identity cache must find the promoted
+ * master by themselves, while the old one is still frozen, not when it is thawed.
+ */
+describe('a hung (frozen, not dead) identity master, its replica promoted', function () {
+  this.timeout(120_000);
+  let cluster: RedisCluster;
+  let writer: RedisStore;
+  let reader: RedisStore;
+  let frozen: RedisServer | undefined;
+
+  before(async () => {
+    cluster = await startRedisCluster({ replicas: 1 });
+    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000, connectTimeoutMs: 1000 };
+    [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
+  });
+  after(async () => {
+    await frozen?.kill('SIGCONT');
+    await Promise.all([writer?.close(), reader?.close()]);
+    await cluster?.stop();
+  });
+
+  it('serves again from the promoted replica while the old master is still frozen, revocation included', async () => {
+    const f = fresh();
+    await writer.createPrincipal(f.principal);
+    await writer.putToken(f.token);
+    expect((await reader.identify(f.token.hash))?.token.revokedAt).to.equal(null);
+    const master = await cluster.masterOf('{pc:id}:');
+    const replica = await cluster.replicaOf(master);
+    const keys = async (port: number) => Number((await cluster.cli(port, 'DBSIZE')).trim());
+    await until(async () => (await keys(replica.port)) === (await keys(master.port)), { what: 'the replica to hold what its master holds' });
+    frozen = master;
+    await master.kill('SIGSTOP');
+    await cluster.waitForPromotion(replica.port);
+
+    const revoked = await until(
+      async () => {
+        try {
+          return { r: await writer.revokeToken(f.token.id, '2030-01-07T00:00:00.000Z') };
+        } catch (err) {
+          if (err instanceof StoreUnavailable) return null;
+          throw err;
+        }
+      },
+      { what: 'the writer to reach the promoted master while the old one is frozen' },
+    );
+    expect(revoked.r?.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
+    const seen = await until(
+      async () => {
+        try {
+          return { identity: await reader.identify(f.token.hash) };
+        } catch (err) {
+          if (err instanceof StoreUnavailable) return null;
+          throw err;
+        }
+      },
+      { what: 'the reader to reach the promoted master while the old one is frozen' },
+    );
+    expect(seen.identity?.token.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
+  });
+});
