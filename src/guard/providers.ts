@@ -62,11 +62,25 @@ const mixed = (s: string): boolean => /[A-Z]/.test(s) && /[a-z]/.test(s) && /[0-
 
 export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   // GitHub: ghp_ (classic PAT), gho_ (OAuth), ghu_ (user-to-server), ghs_ (server-to-server), ghr_ (refresh).
-  { kind: 'github-token', must: 'gh', laced: ['gh'], re: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4), glued: true },
+  {
+    kind: 'github-token',
+    must: 'gh',
+    laced: ['gh'],
+    re: /(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g,
+    accept: (m) => base62Crc32Ok(m, 4),
+    glued: true,
+  },
   // GitHub fine-grained PAT: github_pat_ + 22 + _ + 59 (no published checksum; the length and prefix are specific).
   { kind: 'github-token', must: 'github_pat_', laced: ['gh'], re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])/g, glued: true },
   // npm: npm_ + 36, GitHub's format and checksum.
-  { kind: 'npm-token', must: 'npm_', laced: ['npm_'], re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g, accept: (m) => base62Crc32Ok(m, 4), glued: true },
+  {
+    kind: 'npm-token',
+    must: 'npm_',
+    laced: ['npm_'],
+    re: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/g,
+    accept: (m) => base62Crc32Ok(m, 4),
+    glued: true,
+  },
   // GitLab personal, project and group access tokens.
   {
     kind: 'gitlab-token',

@@ -132,7 +132,9 @@ describe('guard: secret evasions', () => {
     const glued = [
       // Project, service-account and admin keys: a legacy `sk-` key glued in front is not looked for (`task-`).
       ...base.filter((s) => ['openai project', 'openai service account', 'openai admin'].includes(s.name)),
-      ...providers.filter((p) => ['github-token', 'npm-token', 'slack-token', 'anthropic-key', 'pypi-token'].includes(p.kind) && !p.value.includes('hooks.slack.com')),
+      ...providers.filter(
+        (p) => ['github-token', 'npm-token', 'slack-token', 'anthropic-key', 'pypi-token'].includes(p.kind) && !p.value.includes('hooks.slack.com'),
+      ),
     ];
     for (const s of glued) {
       for (const [what, glue] of Object.entries(GLUES)) {
