@@ -16,6 +16,21 @@ import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.j
 import { until } from '../helpers/wait.js';
 
 let n = 0;
+/** Waits until `act` stops failing with StoreUnavailable (a store failing closed), and gives its answer. */
+async function onceAvailable<T>(act: () => Promise<T>, what: string): Promise<{ value: T }> {
+  return until(
+    async () => {
+      try {
+        return { value: await act() };
+      } catch (err) {
+        if (err instanceof StoreUnavailable) return null;
+        throw err;
+      }
+    },
+    { what },
+  );
+}
+
 function fresh(): { principal: PrincipalRecord; token: TokenRecord } {
   n += 1;
   const id = `did:web:portcullis.test:tenant:cache-${process.pid}-${n}`;
@@ -129,18 +144,8 @@ for (const backend of ['one primary', 'a cluster'] as const) {
       // Made while (or before) the reader reconnects: its invalidation may never reach the old connection.
       await writer.revokeToken(f.token.id, '2030-01-05T00:00:00.000Z');
       // Until the reader's tracking connection is back its reads fail closed; after that they read Redis.
-      const seen = await until(
-        async () => {
-          try {
-            return { identity: await reader.identify(f.token.hash) };
-          } catch (err) {
-            if (err instanceof StoreUnavailable) return null;
-            throw err;
-          }
-        },
-        { what: 'the reader to answer again after its connection was killed' },
-      );
-      expect(seen.identity?.token.revokedAt).to.equal('2030-01-05T00:00:00.000Z');
+      const seen = await onceAvailable(async () => await reader.identify(f.token.hash), 'the reader to answer again after its connection was killed');
+      expect(seen.value?.token.revokedAt).to.equal('2030-01-05T00:00:00.000Z');
     });
   });
 }
@@ -247,29 +252,12 @@ describe('a hung (frozen, not dead) identity master, its replica promoted', func
     await master.kill('SIGSTOP');
     await cluster.waitForPromotion(replica.port);
 
-    const revoked = await until(
-      async () => {
-        try {
-          return { r: await writer.revokeToken(f.token.id, '2030-01-07T00:00:00.000Z') };
-        } catch (err) {
-          if (err instanceof StoreUnavailable) return null;
-          throw err;
-        }
-      },
-      { what: 'the writer to reach the promoted master while the old one is frozen' },
+    const revoked = await onceAvailable(
+      async () => await writer.revokeToken(f.token.id, '2030-01-07T00:00:00.000Z'),
+      'the writer to reach the promoted master while the old one is frozen',
     );
-    expect(revoked.r?.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
-    const seen = await until(
-      async () => {
-        try {
-          return { identity: await reader.identify(f.token.hash) };
-        } catch (err) {
-          if (err instanceof StoreUnavailable) return null;
-          throw err;
-        }
-      },
-      { what: 'the reader to reach the promoted master while the old one is frozen' },
-    );
-    expect(seen.identity?.token.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
+    expect(revoked.value?.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
+    const seen = await onceAvailable(async () => await reader.identify(f.token.hash), 'the reader to reach the promoted master while the old one is frozen');
+    expect(seen.value?.token.revokedAt).to.equal('2030-01-07T00:00:00.000Z');
   });
 });
