@@ -26,6 +26,7 @@ import { recoveryCancel, recoveryChallenge, recoveryComplete, recoverySetup, rec
 import { linkHint } from '../routes/link-hint.js';
 import { addWallet, removeMethod } from '../routes/account-methods.js';
 import { identityProviderCallback, identityProviderStart } from '../routes/identity-provider.js';
+import { putBackOnOutage } from '../challenges/ceremony.js';
 
 export function createAuthApp(deps: Deps, front: Front): Koa {
   const app = hostApp(front);
@@ -67,6 +68,7 @@ export function createAuthApp(deps: Deps, front: Front): Koa {
   router.post('/v1/session/end', endSession(deps));
   router.post('/v1/session/end-all', endAllSessions(deps));
   app.use(singleExit(deps.log));
+  app.use(putBackOnOutage(deps.challenges, deps.now));
   app.use(consoleCors(deps.origins.console));
   app.use(servePages({ '/sign-in': 'sign-in.html' }, deps.origins));
   app.use(async function sameOriginPosts(ctx, next) {

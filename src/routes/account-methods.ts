@@ -25,8 +25,10 @@ import { GatewayError } from '../errors.js';
 import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import { jsonBody } from '../auth/schemas.js';
 import type { Deps } from '../app/deps.js';
+import { requestChallenges } from '../challenges/ceremony.js';
 import { methodsOf } from '../wallet/accounts.js';
 import { signInMethods, walletDeps } from './wallet.js';
+import type { WalletDeps } from '../wallet/sign-in.js';
 
 /** What these routes use of the gateway's parts, and nothing more. */
 export type AccountMethodsDeps = Pick<Deps, 'challenges' | 'holder' | 'now' | 'origins' | 'passkeys' | 'sessions' | 'store' | 'walletAccounts'>;
@@ -50,14 +52,15 @@ async function methodCount(deps: Pick<Deps, 'passkeys' | 'walletAccounts'>, prin
 
 export function addWallet(deps: AccountMethodsDeps, kind: 'siwe' | 'cacao') {
   const w = walletDeps(deps);
+  const inRequest = (ctx: Context): WalletDeps => ({ ...w, challenges: requestChallenges(ctx, deps.challenges) });
   return async function addWallet(ctx: Context): Promise<void> {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const limit = deps.holder.current.gateway.limits.bodyBytes;
     const methods = await signInMethods();
     const proof =
       kind === 'siwe'
-        ? await methods.proveSiwe(w, await jsonBody<{ message: string; signature: Hex }>(ctx, limit, 'signedMessage'))
-        : await methods.proveCacao(w, await jsonBody<{ cacao: string }>(ctx, limit, 'cacaoSession'));
+        ? await methods.proveSiwe(inRequest(ctx), await jsonBody<{ message: string; signature: Hex }>(ctx, limit, 'signedMessage'))
+        : await methods.proveCacao(inRequest(ctx), await jsonBody<{ cacao: string }>(ctx, limit, 'cacaoSession'));
     const owner = (await deps.walletAccounts.owner(proof.key)) ?? (await deps.walletAccounts.link(proof.key, principal.id));
     if (owner !== principal.id) throw new GatewayError('wallet-linked-elsewhere');
     ctx.set('cache-control', 'no-store');

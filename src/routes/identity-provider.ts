@@ -17,6 +17,7 @@ import { GatewayError } from '../errors.js';
 import { resolveCaller, SESSION_ONLY } from '../auth/caller.js';
 import { jsonBody } from '../auth/schemas.js';
 import type { Deps } from '../app/deps.js';
+import { requestChallenges } from '../challenges/ceremony.js';
 
 /** What these routes use of the gateway's parts, and nothing more. */
 export type IdentityProviderDeps = Pick<Deps, 'challenges' | 'holder' | 'identityLinks' | 'now' | 'oidc' | 'origins' | 'sessions' | 'store'>;
@@ -66,7 +67,7 @@ export function identityProviderCallback(deps: IdentityProviderDeps) {
     const { principal } = await resolveCaller(ctx, deps, SESSION_ONLY);
     const oidc = provider(deps);
     const state = typeof ctx.query['state'] === 'string' ? ctx.query['state'] : '';
-    const held = state ? await deps.challenges.take<Pending>(KIND, state, deps.now()) : null;
+    const held = state ? await requestChallenges(ctx, deps.challenges).take<Pending>(KIND, state, deps.now()) : null;
     // Another session's state, or none: this browser did not start this link.
     if (!held || held.data.principalId !== principal.id) throw new GatewayError('challenge-invalid');
     const config = await oidc.configuration();

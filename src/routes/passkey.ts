@@ -27,6 +27,7 @@ import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY, signInAnswer, startSession } from '../auth/caller.js';
 import { createPrincipal, principalId as makePrincipalId, requirePrincipal } from '../auth/principals.js';
 import type { Deps } from '../app/deps.js';
+import { requestChallenges } from '../challenges/ceremony.js';
 import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
 /**
@@ -117,7 +118,7 @@ export function registerVerify(deps: PasskeyRouteDeps) {
     const response = await jsonBody<RegistrationResponseJSON>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'registrationResponse');
     const caller = await signedIn(ctx, deps);
     const challenge = challengeOf(response.response.clientDataJSON);
-    const held = await deps.challenges.take<RegisterChallenge>(REGISTER, challenge, deps.now());
+    const held = await requestChallenges(ctx, deps.challenges).take<RegisterChallenge>(REGISTER, challenge, deps.now());
     if (!held) throw new GatewayError('challenge-invalid');
     // A passkey for a signed-in principal is added only within that principal's session; and a ceremony begun
     // without one (a sign-up) is finished without one, so a session sent along is never silently replaced
@@ -184,7 +185,7 @@ export function loginVerify(deps: PasskeyRouteDeps) {
   return async function loginVerify(ctx: Context): Promise<void> {
     const response = await jsonBody<AuthenticationResponseJSON>(ctx, deps.holder.current.gateway.limits.bodyBytes, 'authenticationResponse');
     const challenge = challengeOf(response.response.clientDataJSON);
-    if (!(await deps.challenges.take(LOGIN, challenge, deps.now()))) throw new GatewayError('challenge-invalid');
+    if (!(await requestChallenges(ctx, deps.challenges).take(LOGIN, challenge, deps.now()))) throw new GatewayError('challenge-invalid');
     const passkey = await deps.passkeys.get(response.id);
     if (!passkey) throw new GatewayError('passkey-unknown');
     const { rpID, origins } = relyingParty(deps);

@@ -31,6 +31,7 @@ import { recoveryMessage, verifyRecoverySignature } from '../recovery/phrase.js'
 import { hashRecoverySecret, newRecoverySecret } from '../recovery/secret.js';
 import type { SessionRecord } from '../sessions/store.js';
 import type { Deps } from '../app/deps.js';
+import { requestChallenges } from '../challenges/ceremony.js';
 
 /** What these routes use of the gateway's parts, and nothing more. */
 export type RecoveryRouteDeps = Pick<Deps, 'challenges' | 'holder' | 'log' | 'now' | 'origins' | 'recovery' | 'sessions' | 'store'>;
@@ -49,8 +50,8 @@ async function anySession(ctx: Context, deps: RecoveryRouteDeps): Promise<Sessio
 }
 
 /** The proof that the phrase is held: a fresh challenge of ours, signed by the phrase's key. */
-async function provePhrase(deps: RecoveryRouteDeps, b: { publicKey: string; challenge: string; signature: string }) {
-  if (!(await deps.challenges.take(KIND, b.challenge, deps.now()))) throw new GatewayError('challenge-invalid');
+async function provePhrase(ctx: Context, deps: RecoveryRouteDeps, b: { publicKey: string; challenge: string; signature: string }) {
+  if (!(await requestChallenges(ctx, deps.challenges).take(KIND, b.challenge, deps.now()))) throw new GatewayError('challenge-invalid');
   const key = await deps.recovery.byPublicKey(b.publicKey);
   const signed = verifyRecoverySignature(b.publicKey, recoveryMessage(new URL(deps.origins.auth).origin, b.challenge), b.signature);
   if (!key || !signed) throw new GatewayError('recovery-rejected');
@@ -117,7 +118,7 @@ export function recoveryChallenge(deps: RecoveryRouteDeps) {
 export function recoveryStart(deps: RecoveryRouteDeps) {
   return async function recoveryStart(ctx: Context): Promise<void> {
     const b = await jsonBody<{ publicKey: string; challenge: string; signature: string; recoverySecret: string }>(ctx, limit(deps), 'recoveryStart');
-    const key = await provePhrase(deps, b);
+    const key = await provePhrase(ctx, deps, b);
     const now = deps.now();
     const recovery = {
       id: randomUUID(),
@@ -137,7 +138,7 @@ export function recoveryStart(deps: RecoveryRouteDeps) {
 export function recoveryComplete(deps: RecoveryRouteDeps) {
   return async function recoveryComplete(ctx: Context): Promise<void> {
     const b = await jsonBody<{ publicKey: string; challenge: string; signature: string }>(ctx, limit(deps), 'recoveryComplete');
-    const key = await provePhrase(deps, b);
+    const key = await provePhrase(ctx, deps, b);
     const pending = await deps.recovery.pending(key.principalId);
     if (!pending) throw new GatewayError('recovery-rejected');
     if (deps.now() < pending.completesAt)

@@ -22,6 +22,7 @@ import { jsonBody } from '../auth/schemas.js';
 import type { WalletDeps, WalletSignIn } from '../wallet/sign-in.js';
 import { signInAnswer, startSession } from '../auth/caller.js';
 import type { Deps } from '../app/deps.js';
+import { requestChallenges } from '../challenges/ceremony.js';
 import { hitAddress, SIGN_UP_LIMIT } from '../ratelimit/middleware.js';
 
 /** What these routes use of the gateway's parts, and nothing more. */
@@ -64,7 +65,12 @@ export function walletRoutes(deps: WalletRouteDeps) {
   };
   const limit = () => w.runtime().gateway.limits.bodyBytes;
   // A first sign-in makes an account: counted against the request's address (rateLimits.signUpsPerAddressHour).
-  const signUpAt = (ctx: Context): WalletDeps => ({ ...w, admitSignUp: () => hitAddress(ctx, deps.limiter, deps.holder, SIGN_UP_LIMIT) });
+  // Its nonce is taken through the request, so an outage later in the sign-in gives it back (challenges/ceremony.ts).
+  const signUpAt = (ctx: Context): WalletDeps => ({
+    ...w,
+    challenges: requestChallenges(ctx, deps.challenges),
+    admitSignUp: () => hitAddress(ctx, deps.limiter, deps.holder, SIGN_UP_LIMIT),
+  });
   return {
     siweNonce: async (ctx: Context): Promise<void> => {
       await jsonBody(ctx, limit(), 'empty');
