@@ -51,12 +51,11 @@ fn is_separator_char(c: u32) -> bool {
     )
 }
 
-/// laced.ts separatorAt: the length of the separator unit at `p`, or 0.
-fn separator_at(t: &[u16], p: usize) -> usize {
+/// A line break or tab written out at `p`, as both separator readings take it: a literal `\n`, `\r` or `\t`,
+/// or a `<br>`, `<br/>` or `<br />` tag (its `br` in any case when `any_case`, as laced.ts separatorAt reads
+/// it; lower case only in the ANCHOR expression). Its length, or 0.
+fn written_break(t: &[u16], p: usize, any_case: bool) -> usize {
     let c = at(t, p);
-    if is_separator_char(c) {
-        return 1;
-    }
     if c == 0x5c {
         let n = at(t, p + 1);
         return if n == 0x6e || n == 0x72 || n == 0x74 {
@@ -65,7 +64,8 @@ fn separator_at(t: &[u16], p: usize) -> usize {
             0
         };
     }
-    if c == 0x3c && (at(t, p + 1) | 0x20) == 0x62 && (at(t, p + 2) | 0x20) == 0x72 {
+    let fold = if any_case { 0x20 } else { 0 };
+    if c == 0x3c && (at(t, p + 1) | fold) == 0x62 && (at(t, p + 2) | fold) == 0x72 {
         let mut q = p + 3;
         if at(t, q) == 0x20 {
             q += 1;
@@ -76,6 +76,14 @@ fn separator_at(t: &[u16], p: usize) -> usize {
         return if at(t, q) == 0x3e { q + 1 - p } else { 0 };
     }
     0
+}
+
+/// laced.ts separatorAt: the length of the separator unit at `p`, or 0.
+fn separator_at(t: &[u16], p: usize) -> usize {
+    if is_separator_char(at(t, p)) {
+        return 1;
+    }
+    written_break(t, p, true)
 }
 
 /// laced.ts nextPiece: where the next piece starts after the token ending at `p`, or None.
@@ -125,25 +133,7 @@ fn anchor_separator(t: &[u16], p: usize) -> usize {
     if is_separator_char(c) || c == 0x5f || c == 0x2d {
         return 1;
     }
-    if c == 0x5c {
-        let n = at(t, p + 1);
-        return if n == 0x6e || n == 0x72 || n == 0x74 {
-            2
-        } else {
-            0
-        };
-    }
-    if c == 0x3c && at(t, p + 1) == 0x62 && at(t, p + 2) == 0x72 {
-        let mut q = p + 3;
-        if at(t, q) == 0x20 {
-            q += 1;
-        }
-        if at(t, q) == 0x2f {
-            q += 1;
-        }
-        return if at(t, q) == 0x3e { q + 1 - p } else { 0 };
-    }
-    0
+    written_break(t, p, false)
 }
 
 const LOWER_AWS: [&[u8; 3]; 12] = [

@@ -85,24 +85,24 @@ impl State {
     }
 }
 
+/// Grows `buffer` to at least `units` units (never shrinks it) and returns where the host writes them.
+fn room(buffer: &mut Vec<u16>, units: u32) -> *mut u16 {
+    if buffer.len() < units as usize {
+        buffer.resize(units as usize, 0);
+    }
+    buffer.as_mut_ptr()
+}
+
 /// Room for `units` UTF-16 units of input; returns where the host writes them.
 #[no_mangle]
 pub extern "C" fn input(units: u32) -> *mut u16 {
-    let s = state();
-    if s.input.len() < units as usize {
-        s.input.resize(units as usize, 0);
-    }
-    s.input.as_mut_ptr()
+    room(&mut state().input, units)
 }
 
 /// Where the host writes a fold (at most `units` units; grown on request).
 #[no_mangle]
 pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
-    let s = state();
-    if s.fold_buffer.len() < units as usize {
-        s.fold_buffer.resize(units as usize, 0);
-    }
-    s.fold_buffer.as_mut_ptr()
+    room(&mut state().fold_buffer, units)
 }
 
 /// Forgets every word (the next `words_add` is text 0).

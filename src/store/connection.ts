@@ -5,6 +5,7 @@
  * cluster slot. The store (redis.ts) owns the client's life: deadlines, replacement, closing.
  */
 import { createClient, createCluster } from 'redis';
+import { StoreRefused, StoreUnavailable } from './errors.js';
 import type { LuaScript } from './lua.js';
 
 /** What a node connection needs, whether it is the one primary or one node of a cluster. */
@@ -130,6 +131,31 @@ export class HandshakeRefused extends Error {
     readonly reply: string,
   ) {
     super(`redis refused ${command} (${reply})`);
+  }
+}
+
+/**
+ * A first connect: `client` connects within `budget` ms, or fails closed at once. A handshake the server
+ * refuses (`onRefusal`) would otherwise be retried by node-redis until the budget ran out and then look like
+ * an outage; it rejects with StoreRefused carrying `refused(err)`, the one line startup prints (exit 78). Any
+ * other failure (nothing listening, a frozen server past the budget) rejects with StoreUnavailable carrying
+ * `unavailable(why)`. On either, the client is destroyed.
+ */
+export async function connectOrRefuse(
+  client: { connect(): Promise<unknown>; destroy(): void } & Parameters<typeof onRefusal>[0],
+  budget: number,
+  message: { refused: (err: HandshakeRefused) => string; unavailable: (why: string) => string },
+): Promise<void> {
+  const refusal = onRefusal(client);
+  try {
+    await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
+  } catch (err) {
+    client.destroy();
+    if (err instanceof HandshakeRefused) throw new StoreRefused(message.refused(err), { cause: err });
+    const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
+    throw new StoreUnavailable(message.unavailable(why), { cause: err });
+  } finally {
+    refusal.stop();
   }
 }
 

@@ -38,16 +38,15 @@
 import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from 'redis';
 import {
   clusterOptions,
+  connectOrRefuse,
   connectWithin,
   DeadlineExceeded,
   errorMessage,
-  HandshakeRefused,
   nodeOptions,
-  onRefusal,
   withDeadline,
   type RedisStoreOptions,
 } from './connection.js';
-import { StoreRefused, StoreUnavailable } from './errors.js';
+import { StoreUnavailable } from './errors.js';
 import type { Identity, PrincipalRecord } from './store.js';
 import { decodePrincipal, decodeToken } from './redis-identity.js';
 
@@ -137,24 +136,12 @@ export class IdentityCache {
   /** Connects the tracking connection; rejects with StoreUnavailable when it cannot within the budget. */
   static async connect(options: RedisStoreOptions, prefix: string, entries = IDENTITY_CACHE_ENTRIES): Promise<IdentityCache> {
     const { client, cache } = makeClient(options, entries);
-    const budget = options.connectTimeoutMs ?? 3000;
-    const refusal = onRefusal(client);
-    try {
-      await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
-    } catch (err) {
-      client.destroy();
-      if (err instanceof HandshakeRefused) {
-        throw new StoreRefused(
-          `redis refused ${err.command} (${err.reply}) on the identity cache's connection, which needs RESP3 and CLIENT TRACKING; ` +
-            'set store.identityCacheEntries: 0 to run without the cache on this Redis or proxy',
-          { cause: err },
-        );
-      }
-      const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
-      throw new StoreUnavailable(`cannot reach redis for identity reads: ${why}`, { cause: err });
-    } finally {
-      refusal.stop();
-    }
+    await connectOrRefuse(client, options.connectTimeoutMs ?? 3000, {
+      refused: (err) =>
+        `redis refused ${err.command} (${err.reply}) on the identity cache's connection, which needs RESP3 and CLIENT TRACKING; ` +
+        'set store.identityCacheEntries: 0 to run without the cache on this Redis or proxy',
+      unavailable: (why) => `cannot reach redis for identity reads: ${why}`,
+    });
     const identity = new IdentityCache(client, cache, options, prefix, entries);
     identity.#watch(client);
     return identity;

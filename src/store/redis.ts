@@ -30,18 +30,17 @@
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
 import { ErrorReply } from 'redis';
-import { StoreRefused, StoreUnavailable } from './errors.js';
+import { StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {
   clusterPrefix,
+  connectOrRefuse,
   connectWithin,
   DeadlineExceeded,
   errorMessage,
-  HandshakeRefused,
   HASH_TAG,
   isCluster,
   makeClient,
-  onRefusal,
   tagBase,
   withDeadline,
   type Client,
@@ -134,32 +133,22 @@ export class RedisStore implements Store, RedisRunner {
    */
   static async connect(options: RedisStoreOptions): Promise<RedisStore> {
     const client = makeClient(options);
-    const budget = options.connectTimeoutMs ?? 3000;
     // The cluster client's own rejection only says no root node would do; the reason (refused, "cluster
     // support disabled", a bad password) came as an 'error' event, so the startup error carries the last one.
-    // Set by the listener below; typed wide so the check after the catch is not narrowed to its first value.
+    // Set by the listener below; typed wide so the check in the message below is not narrowed to its first value.
     let lastError = null as string | null;
     const remember = (err: Error): void => {
       lastError = errorMessage(err);
     };
     client.on('error', remember);
-    const refusal = onRefusal(client);
     try {
-      await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
-    } catch (err) {
-      client.destroy();
-      if (err instanceof HandshakeRefused) {
-        throw new StoreRefused(
+      await connectOrRefuse(client, options.connectTimeoutMs ?? 3000, {
+        refused: (err) =>
           `redis refused HELLO 3 (${err.reply}): the gateway speaks RESP3 to Redis on every connection, so it needs Redis 6 or later, or a proxy that passes HELLO 3`,
-          { cause: err },
-        );
-      }
-      const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
-      const reason = lastError !== null && lastError !== why ? ` (${lastError})` : '';
-      throw new StoreUnavailable(`cannot reach redis: ${why}${reason}`, { cause: err });
+        unavailable: (why) => `cannot reach redis: ${why}${lastError !== null && lastError !== why ? ` (${lastError})` : ''}`,
+      });
     } finally {
       client.off('error', remember);
-      refusal.stop();
     }
     const store = new RedisStore(client, options);
     if ((options.identityCacheEntries ?? IDENTITY_CACHE_ENTRIES) > 0) {

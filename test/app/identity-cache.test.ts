@@ -8,10 +8,8 @@
  */
 import { expect } from 'chai';
 import { commandsDuring } from '../helpers/redis-monitor.js';
-import { killTrackingConnections } from '../helpers/identity-cache.js';
+import { IDENTITY_BACKENDS, killTrackingConnections, startIdentityRedis, type IdentityRedis } from '../helpers/identity-cache.js';
 import { RedisStore } from '../../src/store/redis.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
-import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { startRecordingUpstream, type RecordingUpstream } from '../helpers/upstream.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { Browser } from '../helpers/browser.js';
@@ -21,30 +19,21 @@ import { until } from '../helpers/wait.js';
 const enc = encodeURIComponent;
 const RED = { model: 'red-whitehacker-a', max_tokens: 64, messages: [{ role: 'user', content: 'triage this' }] };
 
-for (const backend of ['one primary', 'a cluster'] as const) {
+for (const backend of IDENTITY_BACKENDS) {
   describe(`two gateways on ${backend}, identity cached in each`, function () {
     this.timeout(120_000);
-    let server: RedisServer | undefined;
-    let cluster: RedisCluster | undefined;
-    let ports: number[];
+    let redis: IdentityRedis | undefined;
     let upstream: RecordingUpstream;
     let a: TestGateway;
     let b: TestGateway;
     let stopLoad: () => Promise<number>;
 
     before(async () => {
-      if (backend === 'one primary') {
-        server = await startRedisServer();
-        ports = [server.port];
-      } else {
-        cluster = await startRedisCluster();
-        ports = cluster.servers.map((s) => s.port);
-      }
+      redis = await startIdentityRedis(backend);
       upstream = await startRecordingUpstream();
       await upstream.behave({ mode: 'echo', usage: { prompt_tokens: 10, completion_tokens: 20 } });
-      const env: Record<string, string> = cluster ? { REDIS_CLUSTER_NODES: cluster.seeds.join(',') } : {};
-      a = await startTestGateway({ upstreamUrl: upstream.baseUrl, ...(server ? { redisUrl: server.url } : {}), env });
-      b = await startTestGateway({ upstreamUrl: upstream.baseUrl, ...(server ? { redisUrl: server.url } : {}), env, root: a.root });
+      a = await startTestGateway({ upstreamUrl: upstream.baseUrl, ...redis.gateway });
+      b = await startTestGateway({ upstreamUrl: upstream.baseUrl, ...redis.gateway, root: a.root });
       // The load: other principals' calls, four at a time on each gateway, for the whole suite.
       const busy = await Promise.all([a.principal(), a.principal()]);
       let running = true;
@@ -65,7 +54,7 @@ for (const backend of ['one primary', 'a cluster'] as const) {
       const sent = await stopLoad?.();
       expect(sent, 'calls of the background load').to.be.greaterThan(0);
       await Promise.all([a?.close(), b?.close()]);
-      await Promise.all([upstream?.stop(), server?.stop(), cluster?.stop()]);
+      await Promise.all([upstream?.stop(), redis?.stop()]);
     });
 
     /** Calls B with the token until two answers match (the second from B's cache), and returns that status. */
@@ -136,7 +125,7 @@ for (const backend of ['one primary', 'a cluster'] as const) {
     it("still refuses a token revoked while B's tracking connections were killed (CLIENT KILL): never a 200 from a stale cache", async () => {
       const p = await a.principal();
       expect(await warm(p.token)).to.equal(200);
-      expect(await killTrackingConnections(ports)).to.be.at.least(1);
+      expect(await killTrackingConnections(redis!.ports)).to.be.at.least(1);
       expect((await a.admin('POST', `/tokens/${p.tokenId}/revoke`)).status).to.equal(200);
       // Until B's tracking connection is back its calls fail closed (503); then the token is refused.
       const answers: number[] = [];
@@ -160,7 +149,7 @@ for (const backend of ['one primary', 'a cluster'] as const) {
       it("costs B no identity command on a token's second call: only the fence, per MONITOR", async () => {
         const p = await a.principal();
         await b.chat(p.token, body());
-        const sent = await commandsDuring(server!.url, async () => {
+        const sent = await commandsDuring(redis!.server!.url, async () => {
           expect((await b.chat(p.token, body())).status).to.equal(200);
         });
         // The background load runs meanwhile, its tokens cached too: nothing anywhere reads an identity key.

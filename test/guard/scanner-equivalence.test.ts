@@ -85,6 +85,9 @@ function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms:
   const confusables = ['а', 'е', 'о', 'р', 'с', 'ѕ', 'к', 'І', 'Α', 'Κ', 'ο', 'ν', 'ｓ', 'ｋ', '－', '‐', '−', '𝐀', '𝐬', 'ﬁ', 'ﷺ', 'é', 'ñ', 'ß'];
   const lengthChanging = ['İ', 'Σ', 'ΑΣ', 'ΑΣ ', 'ǅ', 'ẞ', 'ﬃ', 'ŉ'];
   const separators = [' ', '  ', '\n', '\t', '-', '_', '.', '*', '`', '|', '<br>', '\\n', ',', ';', ':', '"', "'", '@', '$', '’', '/', '+', '='];
+  // Line breaks written out in more forms and cases: the separator reading takes `<BR>` and `<br />`, the
+  // anchor reading only a lower-case `<br>`.
+  separators.push('<BR>', '<br />', '<Br/>', '\\r', '\\t');
   const scripts = [0x41, 0x61, 0xc0, 0x391, 0x410, 0x5d0, 0x627, 0x905, 0x3041, 0x4e00, 0xac00, 0x1f600, 0xd800, 0xdc00, 0x2000, 0xff10];
   const randomChar = () => {
     const base = pick(scripts);

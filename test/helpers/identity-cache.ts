@@ -1,10 +1,57 @@
 /**
- * Reaching behind a gateway's identity cache (src/store/identity-cache.ts): its tracking connections are
+ * Reaching behind a gateway's identity cache (src/store/identity-cache.ts): the two Redis set-ups its tests
+ * run on (one primary, a three-master cluster), started alike; and its tracking connections, which are
  * named, so a test can find them in CLIENT LIST on any node and kill them, as a network fault or an
  * operator's CLIENT KILL would.
  */
 import { createClient } from 'redis';
 import { TRACKING_NAME } from '../../src/store/identity-cache.js';
+import type { RedisStoreOptions } from '../../src/store/connection.js';
+import { startRedisServer, type RedisServer } from './redis-server.js';
+import { startRedisCluster, type RedisCluster } from './redis-cluster.js';
+
+/** The Redis set-ups every identity-cache suite runs on: the cache tracks keys differently on each. */
+export const IDENTITY_BACKENDS = ['one primary', 'a cluster'] as const;
+export type IdentityBackend = (typeof IDENTITY_BACKENDS)[number];
+
+/** A started backend, and how a store or a test gateway reaches it. */
+export interface IdentityRedis {
+  /** The server, on one primary. */
+  readonly server: RedisServer | undefined;
+  /** The cluster (three masters, no replica), on a cluster. */
+  readonly cluster: RedisCluster | undefined;
+  /** Every node's port: where an identity cache may hold tracking connections. */
+  readonly ports: number[];
+  /** For RedisStore.connect. */
+  readonly store: RedisStoreOptions;
+  /** For startTestGateway: REDIS_URL on one primary, REDIS_CLUSTER_NODES on a cluster. */
+  readonly gateway: { redisUrl?: string; env: Record<string, string> };
+  stop(): Promise<void>;
+}
+
+/** Starts one redis-server, or a three-master cluster, as `backend` says. */
+export async function startIdentityRedis(backend: IdentityBackend): Promise<IdentityRedis> {
+  if (backend === 'one primary') {
+    const server = await startRedisServer();
+    return {
+      server,
+      cluster: undefined,
+      ports: [server.port],
+      store: { url: server.url },
+      gateway: { redisUrl: server.url, env: {} },
+      stop: () => server.stop(),
+    };
+  }
+  const cluster = await startRedisCluster();
+  return {
+    server: undefined,
+    cluster,
+    ports: cluster.servers.map((s) => s.port),
+    store: { clusterNodes: cluster.seeds },
+    gateway: { env: { REDIS_CLUSTER_NODES: cluster.seeds.join(',') } },
+    stop: () => cluster.stop(),
+  };
+}
 
 /** Kills, on every node given, each connection an identity cache opened (CLIENT KILL by id); returns how many. */
 export async function killTrackingConnections(ports: number[]): Promise<number> {

@@ -9,9 +9,9 @@
 import { expect } from 'chai';
 import { RedisStore } from '../../src/store/redis.js';
 import { StoreUnavailable } from '../../src/store/errors.js';
-import { killTrackingConnections } from '../helpers/identity-cache.js';
+import { IDENTITY_BACKENDS, killTrackingConnections, startIdentityRedis, type IdentityRedis } from '../helpers/identity-cache.js';
 import type { PrincipalRecord, TokenRecord } from '../../src/store/store.js';
-import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import type { RedisServer } from '../helpers/redis-server.js';
 import { startRedisCluster, type RedisCluster } from '../helpers/redis-cluster.js';
 import { until } from '../helpers/wait.js';
 
@@ -48,29 +48,20 @@ function fresh(): { principal: PrincipalRecord; token: TokenRecord } {
   };
 }
 
-for (const backend of ['one primary', 'a cluster'] as const) {
+for (const backend of IDENTITY_BACKENDS) {
   describe(`identity cache, two stores on ${backend}`, function () {
     this.timeout(90_000);
-    let server: RedisServer | undefined;
-    let cluster: RedisCluster | undefined;
+    let redis: IdentityRedis | undefined;
     let writer: RedisStore;
     let reader: RedisStore;
-    let ports: number[];
 
     before(async () => {
-      if (backend === 'one primary') {
-        server = await startRedisServer();
-        ports = [server.port];
-      } else {
-        cluster = await startRedisCluster();
-        ports = cluster.servers.map((s) => s.port);
-      }
-      const options = server ? { url: server.url } : { clusterNodes: cluster!.seeds };
-      [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
+      redis = await startIdentityRedis(backend);
+      [writer, reader] = await Promise.all([RedisStore.connect(redis.store), RedisStore.connect(redis.store)]);
     });
     after(async () => {
       await Promise.all([writer?.close(), reader?.close()]);
-      await Promise.all([server?.stop(), cluster?.stop()]);
+      await redis?.stop();
     });
 
     async function cached(): Promise<{ principal: PrincipalRecord; token: TokenRecord }> {
@@ -140,7 +131,7 @@ for (const backend of ['one primary', 'a cluster'] as const) {
 
     it('after its tracking connection is killed, a revocation made meanwhile is still seen (the cache was dropped)', async () => {
       const f = await cached();
-      expect(await killTrackingConnections(ports)).to.be.at.least(1);
+      expect(await killTrackingConnections(redis!.ports)).to.be.at.least(1);
       // Made while (or before) the reader reconnects: its invalidation may never reach the old connection.
       await writer.revokeToken(f.token.id, '2030-01-05T00:00:00.000Z');
       // Until the reader's tracking connection is back its reads fail closed; after that they read Redis.
