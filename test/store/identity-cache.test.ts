@@ -221,7 +221,7 @@ describe('a hung (frozen, not dead) identity master, its replica promoted', func
 
   before(async () => {
     cluster = await startRedisCluster({ replicas: 1 });
-    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000, connectTimeoutMs: 1000 };
+    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000, connectTimeoutMs: 3000 };
     [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
   });
   after(async () => {
