@@ -5,8 +5,8 @@
  *
  *   before  the previous per-receipt signature: the JSON copy, the RFC 8785 form, an Ed25519 signature,
  *           then the JSON the store writes
- *   after   the log's leaf: the JSON the store writes, read back, its RFC 8785 form and one SHA-256
- *           (store/redis.ts receiptKeys); Redis adds an INCR and a 64-byte SETRANGE to the same script
+ *   after   the log's leaf: its RFC 8785 form, which is also what the store writes, and one SHA-256
+ *           (receipts/redis-receipts.ts receiptKeys); Redis adds an INCR and a 64-byte SETRANGE to the same script
  *   signer  what the lease holder spends per leaf when it integrates (about one SHA-256 per leaf for the
  *           subtrees it closes) and per checkpoint (one signature, at most once per checkpointEveryMs)
  *
@@ -63,7 +63,7 @@ function before(r: Record<string, unknown>): string {
   return JSON.stringify({ ...plain, signature: { alg: 'Ed25519', keyId: '0123456789abcdef', value } });
 }
 
-/** This release's path (store/redis.ts receiptKeys): the stored JSON, and the leaf hash of what it reads back as. */
+/** This release's path (receipts/redis-receipts.ts receiptKeys): the canonical form, stored as it is, and its leaf hash. */
 function after(r: Record<string, unknown>): string {
   const { json, leaf } = storableReceipt(r);
   return json + leaf.toString('hex');
@@ -106,7 +106,7 @@ const checkpoint = measure(() => signCheckpoint({ origin: 'portcullis.localhost/
 const f = (us: number) => us.toFixed(1).padStart(7);
 process.stdout.write(`receipt cost per call, CPU µs (median of 7 × 2000, Node ${process.version})
   before (copy + RFC 8785 + Ed25519 sign + stored JSON) ${f(b)}
-  after  (stored JSON + read back + RFC 8785 + SHA-256)  ${f(a)}   (${(b / a).toFixed(1)}× less)
+  after  (RFC 8785, stored as it is, + SHA-256)          ${f(a)}   (${(b / a).toFixed(1)}× less)
     of which: Ed25519 sign alone ${f(signOnly)}, RFC 8785 + leaf SHA-256 ${f(hashOnly)}
   signer, per leaf integrated (lease holder only)        ${f(integrate)}
   signer, per checkpoint (at most 1 per checkpointEveryMs) ${f(checkpoint)}

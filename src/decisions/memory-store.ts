@@ -1,5 +1,5 @@
 /** Decision records and version contents in one process, beside the memory store: the Redis store's semantics, copied in and out. */
-import type { DecisionRecord } from './record.js';
+import { recordText, type DecisionRecord } from './record.js';
 import type { DecisionStore, StoredVersion } from './store.js';
 
 const copy = <T>(v: T): T => structuredClone(v);
@@ -12,7 +12,12 @@ export class MemoryDecisionStore implements DecisionStore {
   async put(record: DecisionRecord, retentionMs: number, now: number): Promise<void> {
     this.#sweep(now);
     if (this.#records.has(record.decision_id)) return;
-    this.#records.set(record.decision_id, { record: copy(record), at: Date.parse(record.timestamp), expiresAt: now + retentionMs });
+    // Kept as its canonical text reads back, as Redis keeps it: the same bytes answered from either store.
+    this.#records.set(record.decision_id, {
+      record: JSON.parse(recordText(record)) as DecisionRecord,
+      at: Date.parse(record.timestamp),
+      expiresAt: now + retentionMs,
+    });
   }
 
   async get(id: string): Promise<DecisionRecord | null> {

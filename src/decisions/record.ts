@@ -44,14 +44,26 @@ export interface DecisionRecord {
   shadow_of?: string;
 }
 
-/** The record's RFC 8785 (JCS) form: the bytes its hash is taken over. */
-function canonicalRecord(record: DecisionRecord): string {
-  return canonicalJson(record);
+/** Each record's canonical text, made once: a record is never changed after it is built (a shadow's is a copy). */
+const texts = new WeakMap<DecisionRecord, string>();
+
+/**
+ * The record's RFC 8785 (JCS) form: the bytes its hash is taken over, and the bytes the store writes (so a
+ * record is serialised once per call, and what the decision routes answer is what the receipt's hash
+ * commits to). Throws a TypeError on what RFC 8785 cannot express.
+ */
+export function recordText(record: DecisionRecord): string {
+  let text = texts.get(record);
+  if (text === undefined) {
+    text = canonicalJson(record);
+    texts.set(record, text);
+  }
+  return text;
 }
 
 /** Hex SHA-256 of the record's canonical form: what the receipt carries as `decision.record.sha256`. */
 export function recordSha256(record: DecisionRecord): string {
-  return createHash('sha256').update(canonicalRecord(record)).digest('hex');
+  return createHash('sha256').update(recordText(record)).digest('hex');
 }
 
 /** A principal as reports name it: the first 16 hex digits of the SHA-256 of its id. */

@@ -1,7 +1,7 @@
 /**
  * Decision records and version contents in Redis, beside the store's keys and on its connection.
  * Layout under familyPrefix('dec') (one slot on a cluster):
- *   dec:r:<decision id>  string  the record's JSON, expiring after the retention (PX)
+ *   dec:r:<decision id>  string  the record's canonical JSON (record.ts), expiring after the retention (PX)
  *   dec:t                zset    decision id -> timestamp (epoch ms); entries past the retention are trimmed
  *                                on each write, and one whose record expired is skipped when listing
  *   dec:v                hash    "<document> <sha256>" -> the version's JSON, written once (HSETNX)
@@ -12,12 +12,12 @@
  */
 import { loadLua, loadReadOnlyLua } from '../store/lua.js';
 import type { RedisStore } from '../store/redis.js';
-import type { DecisionRecord } from './record.js';
+import { recordText, type DecisionRecord } from './record.js';
 import type { DecisionRide, DecisionStore, StoredVersion } from './store.js';
 import type { Logger } from '../log.js';
 
 function putArgs(record: DecisionRecord, retentionMs: number, now: number): [string, string, string, string, string] {
-  return [record.decision_id, JSON.stringify(record), String(Date.parse(record.timestamp)), String(Math.max(1, Math.floor(retentionMs))), String(now)];
+  return [record.decision_id, recordText(record), String(Date.parse(record.timestamp)), String(Math.max(1, Math.floor(retentionMs))), String(now)];
 }
 
 /** A record riding in a reservation's script (store.ts DecisionRide). */

@@ -33,22 +33,24 @@ export function receiptLeafHash(receipt: Record<string, unknown>): Buffer {
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 /**
- * What the store writes for a receipt: its JSON, and the leaf hash of the receipt that JSON reads back as
- * (so a member JSON drops, such as an undefined one, cannot make the two differ). A string RFC 8785 refuses
- * (a lone surrogate, e.g. in a model name an upstream echoed) is stored with U+FFFD in its place rather than
- * failing the settlement; the common case pays nothing for the check.
+ * What the store writes for a receipt: its canonical form (the bytes its leaf hash is taken over, not a
+ * second JSON of it), and that leaf hash. The receipt is serialised once: the stored bytes ARE the leaf's
+ * bytes, and the log's `logIndex` is appended after them (lua/receipt.lib.lua), so what GET
+ * /v1/receipts/{id} answers starts with exactly the bytes that were hashed, the proof members after them.
+ * A string RFC 8785 refuses (a lone surrogate, e.g. in a model name an upstream echoed) is stored with
+ * U+FFFD in its place rather than failing the settlement; NaN or Infinity (never in a receipt the gateway
+ * builds) is stored as JSON writes it, null. The common case pays nothing for either check.
  */
 export function storableReceipt(receipt: Record<string, unknown>): { json: string; leaf: Buffer } {
-  let json = JSON.stringify(receipt);
+  let json: string;
   try {
-    // No JSON round trip first: for a receipt of plain values (strings, finite numbers, booleans, null, plain
-    // objects and arrays) RFC 8785 of the object is RFC 8785 of what its JSON reads back as — both drop
-    // undefined members, both call toJSON, both write null for an undefined array element, and -0 is "0" in
-    // both. What could differ (NaN, Infinity) cannot be canonicalised, and then the catch below takes the
-    // careful path, as does a lone surrogate. Reading the JSON back was a tenth of a receipt's cost.
-    return { json, leaf: receiptLeafHash(receipt) };
+    // RFC 8785 of the object is RFC 8785 of what its JSON reads back as for plain values (both drop undefined
+    // members, call toJSON, write null for an undefined array element, "0" for -0): no JSON round trip first.
+    json = canonicalJson(withoutProofs(receipt));
   } catch {
-    json = JSON.stringify(receipt, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
-    return { json, leaf: receiptLeafHash(JSON.parse(json) as Record<string, unknown>) };
+    const safe = JSON.stringify(receipt, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
+    json = canonicalJson(withoutProofs(JSON.parse(safe) as Record<string, unknown>));
   }
+  const bytes = Buffer.from(json, 'utf8');
+  return { json, leaf: leafHash(bytes) };
 }

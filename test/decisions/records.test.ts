@@ -2,9 +2,12 @@
  * Decision records through the public routes: every admission decision leaves one record (OPA's decision
  * log fields), its receipt names it by id and by the SHA-256 of its canonical form — so the receipt's leaf in
  * the log commits to it — the record holds the input the policy saw but never the prompt (only the guard's
- * findings and the request's sizes), and the receipt still proves against the log.
+ * findings and the request's sizes), and the receipt still proves against the log. Each is serialised once:
+ * the record's route answers the very bytes its SHA-256 is of, and a receipt's answer starts with the bytes
+ * its leaf hashes.
  */
 import { expect } from 'chai';
+import { createHash } from 'node:crypto';
 import type { TestGateway } from '../helpers/gateway.js';
 import { startWorld, type World } from '../helpers/world.js';
 import { commandsDuring } from '../helpers/redis-monitor.js';
@@ -13,6 +16,7 @@ import { provenReceipt } from '../helpers/receipts.js';
 import { secretSamples } from '../guard/helpers/secrets.js';
 import { recordSha256, type DecisionRecord } from '../../src/decisions/record.js';
 import { publicKeyFromPem } from '../../src/receipts/key.js';
+import { canonicalReceipt } from '../../src/receipts/canonical.js';
 import { verifyReceiptBundle } from '../../src/receipts/verify.js';
 import { startDecisionGateway, type DecisionGateway } from './helpers.js';
 
@@ -61,6 +65,17 @@ describe('decision records bound to receipts (real redis and upstream)', functio
       // The receipt, record and all, proves against the signed checkpoint.
       expect(verifyReceiptBundle(receipt, key).ok).to.equal(true);
     }
+    // Serialised once: the bytes answered are the bytes hashed. The record's route answers its canonical
+    // form itself, and a receipt is answered as its canonical form with the proof members after it.
+    const answered = await gw.chat(p.token, body());
+    const receipt = await provenReceipt(gw.apiUrl, p.token, answered.body.receiptId);
+    const ref = receipt['decision'].record as { id: string; sha256: string };
+    const recordBytes = await (await fetch(`${gw.adminUrl}/admin/decisions/${ref.id}`, { headers: { authorization: `Bearer ${gw.adminToken}` } })).text();
+    expect(createHash('sha256').update(recordBytes).digest('hex')).to.equal(ref.sha256);
+    const receiptBytes = await (await fetch(`${gw.apiUrl}/v1/receipts/${receipt['id']}`, { headers: { authorization: `Bearer ${p.token}` } })).text();
+    const hashed = canonicalReceipt(receipt).toString('utf8');
+    expect(receiptBytes.startsWith(`${hashed.slice(0, -1)},"logIndex":${receipt['logIndex']},`)).to.equal(true, receiptBytes);
+
     const secretRecord = (await gw.admin('GET', `/decisions/dec_${(await provenReceipt(gw.apiUrl, p.token, secret.body.receiptId))['callId']}`)).body;
     expect(secretRecord.result.guardrails.redact).to.deep.equal(['secret-hygiene']);
     expect(secretRecord.sizes.inputChars).to.equal(prompt.length);

@@ -29,6 +29,12 @@ describe('receipt leaf (RFC 8785 canonical receipt)', () => {
     expect(JSON.parse(odd.json).echoedModel).to.equal('model-\ufffd-x');
     expect(odd.leaf).to.deep.equal(receiptLeafHash(JSON.parse(odd.json)));
   });
+
+  it('stores the canonical form itself, so the stored bytes are the bytes the leaf hashes', () => {
+    const stored = storableReceipt({ z: 1, id: 'r', a: { y: [3, 'b'], b: null } });
+    expect(stored.json).to.equal('{"a":{"b":null,"y":[3,"b"]},"id":"r","z":1}');
+    expect(stored.leaf).to.deep.equal(leafHash(Buffer.from(stored.json, 'utf8')));
+  });
 });
 
 describe('receipt leaf: the fast canonical form is byte for byte canonicalize', () => {
@@ -79,7 +85,9 @@ describe('receipt leaf: the fast canonical form is byte for byte canonicalize', 
   for (const [i, receipt] of receipts.entries()) {
     it(`receipt ${i + 1}: the stored leaf hashes canonicalize's bytes`, () => {
       const { json, leaf } = storableReceipt(receipt);
-      expect(json).to.equal(JSON.stringify(receipt));
+      // Serialised once: the stored bytes are the canonical bytes the leaf hashes.
+      expect(json).to.equal(canonicalize(receipt));
+      expect(leaf).to.deep.equal(leafHash(Buffer.from(json, 'utf8')));
       expect(leaf).to.deep.equal(leafHash(Buffer.from(canonicalize(receipt)!, 'utf8')));
       expect(leaf).to.deep.equal(receiptLeafHash(JSON.parse(json) as Record<string, unknown>));
     });
@@ -89,7 +97,7 @@ describe('receipt leaf: the fast canonical form is byte for byte canonicalize', 
     const text = storableReceipt({ id: 'r', note: 'C:\\ud800\\path', n: 3 });
     expect(text.leaf).to.deep.equal(leafHash(Buffer.from(canonicalize({ id: 'r', note: 'C:\\ud800\\path', n: 3 })!, 'utf8')));
     const nan = storableReceipt({ id: 'r', n: Number.NaN, m: Number.POSITIVE_INFINITY });
-    expect(nan.json).to.equal('{"id":"r","n":null,"m":null}');
+    expect(nan.json).to.equal('{"id":"r","m":null,"n":null}');
     expect(nan.leaf).to.deep.equal(leafHash(Buffer.from('{"id":"r","m":null,"n":null}')));
   });
 });
