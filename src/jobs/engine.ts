@@ -172,6 +172,10 @@ export class JobEngine {
         this.#running.delete(job.jobId);
       }
     })();
+    // An async job's `done` has no waiter: when its end cannot be written nor read back (the store went down
+    // as it ended), the rejection must not end the process. Waiters still see it; the lease runs out and a
+    // sweeper fails the job and releases what it held.
+    done.catch(() => undefined);
     this.#running.set(job.jobId, { done, abort });
   }
 
@@ -249,16 +253,22 @@ export class JobEngine {
     const s = this.settings();
     let swept: JobRecord[];
     try {
-      swept = await this.jobs.sweep(now, 100, s.retentionMs);
+      swept = await this.jobs.sweep(now, 100, s.retentionMs, s.leaseMs);
     } catch (err) {
       this.log.warn('job.sweep.failed', { error: (err as Error).name });
       return 0;
     }
     for (const job of swept) {
       this.log.warn('job.interrupted', { jobId: job.jobId, owner: job.owner });
-      // Release what it held and write its receipt in one settlement; if its runner settled before dying,
-      // the receipt is there and this changes nothing.
-      await this.meter.settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now))).catch(() => undefined);
+      // Release what it held and write its receipt in one settlement; if its runner (or an earlier sweep)
+      // settled first, the receipt is there and this changes nothing. Only a settlement made is acknowledged:
+      // one lost to an outage is made by a later sweep.
+      try {
+        await this.meter.settle(job.reservation, NOTHING_REPORTED, (st) => interruptedReceipt(job, st, new Date(now)));
+        await this.jobs.sweepSettled(job);
+      } catch (err) {
+        this.log.warn('job.sweep.settle_failed', { jobId: job.jobId, error: (err as Error).name });
+      }
     }
     return swept.length;
   }

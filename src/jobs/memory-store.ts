@@ -10,6 +10,14 @@ const copy = <T>(v: T): T => structuredClone(v);
 export class MemoryJobStore implements JobStore {
   #jobs = new Map<string, { job: JobRecord; expiresAt: number }>();
   #keys = new Map<string, { entry: IdempotencyEntry; expiresAt: number }>();
+  /** Swept jobs whose settlement is not yet acknowledged: when a sweep returns each again, and which attempt. */
+  #unsettled = new Map<string, { dueAt: number; updatedAt: string }>();
+
+  /** The job as swept, while it is still that attempt (a job resent since is a new one under the same id). */
+  #swept(jobId: string, updatedAt: string): JobRecord | null {
+    const job = this.#live(jobId);
+    return job && job.status === 'failed' && job.updatedAt === updatedAt ? job : null;
+  }
 
   #live(jobId: string): JobRecord | null {
     const hit = this.#jobs.get(jobId);
@@ -68,9 +76,18 @@ export class MemoryJobStore implements JobStore {
     }
   }
 
-  async sweep(now: number, limit: number, retentionMs: number) {
+  async sweep(now: number, limit: number, retentionMs: number, retryMs: number) {
     const out: JobRecord[] = [];
+    for (const [id, { dueAt, updatedAt }] of this.#unsettled) {
+      const job = this.#swept(id, updatedAt);
+      if (!job) this.#unsettled.delete(id);
+      else if (dueAt <= now && out.length < limit) {
+        this.#unsettled.set(id, { dueAt: now + retryMs, updatedAt });
+        out.push(copy(job));
+      }
+    }
     for (const [id] of this.#jobs) {
+      if (out.length >= limit) break;
       const job = this.#live(id);
       if (!job || TERMINAL.has(job.status) || job.leaseUntil >= now) continue;
       const failed: JobRecord = {
@@ -80,10 +97,14 @@ export class MemoryJobStore implements JobStore {
         updatedAt: new Date(now).toISOString(),
       };
       this.#jobs.set(id, { job: failed, expiresAt: now + retentionMs });
+      this.#unsettled.set(id, { dueAt: now + retryMs, updatedAt: failed.updatedAt });
       out.push(copy(failed));
-      if (out.length >= limit) break;
     }
     return out;
+  }
+
+  async sweepSettled(job: JobRecord) {
+    if (this.#unsettled.get(job.jobId)?.updatedAt === job.updatedAt) this.#unsettled.delete(job.jobId);
   }
 
   async idempotencyBinding(principalId: string, key: string) {

@@ -32,6 +32,7 @@ const UPDATE = loadLua(import.meta.url, LIB, 'lua/update.lua');
 const RENEW = loadLua(import.meta.url, LIB, 'lua/renew.lua');
 const SWEEP = loadLua(import.meta.url, LIB, 'lua/sweep.lua');
 const MARK = loadLua(import.meta.url, 'lua/mark.lua');
+const SWEEP_SETTLED = loadLua(import.meta.url, 'lua/sweep-settled.lua');
 
 /** A job as stored: the doc, overlaid with the fields changed since and the hash's status. */
 function decode(reply: unknown): JobRecord | null {
@@ -148,14 +149,18 @@ export class RedisJobStore implements JobStore {
   }
 
   /** `now` only dates the failure; whether a lease ended is judged on the Redis server's clock. */
-  async sweep(now: number, limit: number, retentionMs: number) {
+  async sweep(now: number, limit: number, retentionMs: number, retryMs: number) {
     const reply = (await this.#store.runScript(
       'jobs.sweep',
       SWEEP,
       [this.#lease, this.#prefix],
-      [String(limit), String(retentionMs), JSON.stringify(INTERRUPTED), JSON.stringify(new Date(now).toISOString())],
+      [String(limit), String(retentionMs), JSON.stringify(INTERRUPTED), JSON.stringify(new Date(now).toISOString()), String(retryMs)],
     )) as unknown[];
     return reply.map((r) => decode(r)!);
+  }
+
+  async sweepSettled(job: JobRecord) {
+    await this.#store.runScript('jobs.sweep_settled', SWEEP_SETTLED, [this.#lease, this.#prefix], [job.jobId, JSON.stringify(job.updatedAt)]);
   }
 
   async idempotencyBinding(principalId: string, key: string) {

@@ -34,9 +34,13 @@ export interface JobStore {
   renew(owner: string, jobIds: string[], leaseUntil: number): Promise<void>;
   /**
    * Atomically fails every non-terminal job whose lease ended before `now` (code `job-interrupted`) and
-   * returns them, so the caller can release their reservations. At most `limit` a call.
+   * returns them, so the caller can release their reservations. At most `limit` a call. A swept job is
+   * returned again by the sweeps after `retryMs` until `sweepSettled` says its settlement was made: an outage
+   * between the two writes must not leave its reservation held and its receipt unwritten.
    */
-  sweep(now: number, limit: number, retentionMs: number): Promise<JobRecord[]>;
+  sweep(now: number, limit: number, retentionMs: number, retryMs: number): Promise<JobRecord[]>;
+  /** The settlement of a swept job (as `sweep` returned it) is made: no later sweep returns it. */
+  sweepSettled(job: JobRecord): Promise<void>;
   /** The binding of an idempotency key, if any; binds nothing (a request not yet admitted must not). */
   idempotencyBinding(principalId: string, key: string): Promise<IdempotencyEntry | null>;
   /** Binds an idempotency key to a body and a job, unless bound already: then returns the binding. */

@@ -10,6 +10,7 @@ import { configRoot, editFile, startTestGateway, type TestGateway } from '../hel
 import { spawnGateway } from '../helpers/process.js';
 import { streamBody } from '../../src/stages/respond.js';
 import { until as waitUntil } from '../helpers/wait.js';
+import { createLogger } from '../../src/log.js';
 
 /** A config root with short waits and leases, so timeouts and takeovers happen within a test. */
 function fastRoot(): string {
@@ -227,5 +228,74 @@ describe('jobs', () => {
     const retry = await submit(w.gw, p.token, body);
     expect(retry.body.jobId).to.equal(q.jobId);
     expect((await until(w.gw, p.token, q.jobId, 'succeeded')).body.content).to.equal('second attempt');
+  });
+});
+
+/**
+ * Redis lost while async jobs run: their upstream answers while the store is down, so neither their
+ * settlement nor their end can be written, and nobody waits on them (the callers have their 202). The
+ * gateway must go on serving (such a job's failure once ended the process), and once Redis is back each job
+ * is failed by a sweep with its receipt written and nothing left reserved.
+ */
+describe('jobs whose store goes down as they end', () => {
+  let w: World;
+  const lines: Array<Record<string, unknown>> = [];
+  // The gateway runs in this process: a rejection nobody handles would end a real one, so it is caught here
+  // (mocha itself only re-emits it) and the test fails on it.
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  before(async () => {
+    process.on('unhandledRejection', onUnhandled);
+    w = await startWorld({ root: fastRoot(), log: createLogger('info', (l) => void lines.push(JSON.parse(l) as Record<string, unknown>)) });
+  });
+  after(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await w.stop();
+  });
+
+  it('keeps the gateway serving, then fails each job with its receipt once Redis is back', async () => {
+    const p = await w.gw.principal({ rung: 'card' });
+    await w.upstream.behave({ mode: 'echo', delayMs: 1500 });
+    const submitted = await Promise.all(
+      [1, 2, 3].map(async (i) => {
+        const res = await fetch(`${w.gw.apiUrl}/v1/research/jobs`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${p.token}`, 'idempotency-key': randomUUID() },
+          body: JSON.stringify({
+            model: 'red-whitehacker-a',
+            task: 'code-review',
+            scopeId: 'owned',
+            max_tokens: 64,
+            messages: [{ role: 'user', content: `cut ${i}` }],
+          }),
+        });
+        expect(res.status).to.equal(202);
+        return (await res.json()) as { jobId: string; receiptId: string };
+      }),
+    );
+    await waitUntil(async () => (await w.upstream.requests()).length === 3, { what: 'the three upstream calls' });
+    await w.redis.kill('SIGKILL');
+    await waitUntil(() => lines.filter((l) => l['event'] === 'job.update.failed').length === 3, {
+      what: 'the three jobs to end with the store down',
+    });
+    await w.redis.restart();
+    for (const { jobId, receiptId } of submitted) {
+      const failed = await waitUntil(
+        async () => {
+          const res = await fetch(`${w.gw.apiUrl}/v1/research/job?jobId=${jobId}`, { headers: { authorization: `Bearer ${p.token}` } });
+          const job = (await res.json()) as { status: string; error?: { code: string } };
+          return job.status === 'failed' ? job : null;
+        },
+        { what: `job ${jobId} failed by a sweep` },
+      );
+      expect(failed.error?.code).to.equal('job-interrupted');
+      await waitUntil(async () => (await allReceipts(w)).some((r) => r['id'] === receiptId), { what: `the receipt of job ${jobId}` });
+    }
+    expect(
+      unhandled.map((r) => String(r)),
+      'rejections nobody handled',
+    ).to.deep.equal([]);
+    await w.upstream.behave({ mode: 'echo', content: 'still serving' });
+    expect((await w.gw.chat(p.token, { model: 'shared-general-a', max_tokens: 16, messages: [{ role: 'user', content: 'after' }] })).status).to.equal(200);
   });
 });

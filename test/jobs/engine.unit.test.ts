@@ -21,6 +21,7 @@ import type { Usage } from '../../src/metering/price.js';
 import { MemoryStore } from '../../src/store/memory.js';
 import type { Receipt } from '../../src/store/store.js';
 import { GatewayError } from '../../src/errors.js';
+import { StoreUnavailable } from '../../src/store/errors.js';
 import { silentLogger } from '../../src/log.js';
 import type { CreateOutcome } from '../../src/jobs/store.js';
 
@@ -47,10 +48,20 @@ function world() {
   const jobs = new MemoryJobStore();
   const meter = new MemoryMeter(store, { jobs });
   const clock = { t: Date.now() };
+  /** Settlements that fail as an outage would (StoreUnavailable), before any write: the next n. */
+  const outage = { settlements: 0 };
+  const settled: typeof meter = Object.create(meter, {
+    settle: {
+      value: (...a: Parameters<typeof meter.settle>) =>
+        outage.settlements > 0 && outage.settlements-- > 0
+          ? Promise.reject(new StoreUnavailable('redis meter.settle failed: The client is offline'))
+          : meter.settle(...a),
+    },
+  });
   const engine = (over: Partial<JobSettings> = {}) => {
     const e = new JobEngine(
       jobs,
-      meter,
+      settled,
       silentLogger,
       () => ({ ...SETTINGS, ...over }),
       () => clock.t,
@@ -58,7 +69,7 @@ function world() {
     engines.push(e);
     return e;
   };
-  return { store, jobs, meter, clock, engine };
+  return { store, jobs, meter, clock, engine, outage };
 }
 
 /** A call's reservation request; `paid` leaves no free allowance, so the call holds credits. */
@@ -420,6 +431,28 @@ describe('job engine', () => {
         chargedMicroUSD: 0,
       });
       expect(await b.sweep()).to.equal(0); // failed once
+    });
+
+    it("makes a swept job's settlement again when the store failed it: the reservation is released and the receipt written, once", async () => {
+      const w = world();
+      const [dead, b] = [w.engine(), w.engine()];
+      await grant(w);
+      const req = request({ paid: true });
+      const { job } = await open(w, dead, req);
+      w.clock.t += SETTINGS.leaseMs + 1;
+      w.outage.settlements = 1; // the store goes down between the job's failure and its settlement
+      expect(await b.sweep()).to.equal(1);
+      expect(await w.jobs.get(job.jobId)).to.nested.include({ 'error.code': 'job-interrupted' });
+      expect(await balance(w)).to.include({ reservedMicroUSD: HELD });
+      expect(await w.store.getReceipt(job.receiptId)).to.equal(null);
+
+      expect(await b.sweep()).to.equal(0); // not before the retry delay (one lease)
+      w.clock.t += SETTINGS.leaseMs + 1;
+      expect(await b.sweep()).to.equal(1);
+      expect(await balance(w)).to.include({ reservedMicroUSD: 0, spentMicroUSD: 0, availableMicroUSD: GRANTED });
+      expect(await w.store.getReceipt(job.receiptId)).to.deep.include({ outcome: 'failed', error: { code: 'job-interrupted' }, chargedMicroUSD: 0 });
+      w.clock.t += SETTINGS.leaseMs + 1;
+      expect(await b.sweep()).to.equal(0); // settled, acknowledged: never again
     });
 
     it('keeps what the sweep decided when the runner that lost its lease settles afterwards: no overwrite, no charge', async () => {

@@ -9,6 +9,7 @@ import { RedisJobStore } from '../../src/jobs/redis-store.js';
 import type { JobStore } from '../../src/jobs/store.js';
 import type { JobRecord } from '../../src/jobs/job.js';
 import { onRedis } from '../helpers/redis-contract.js';
+import { until } from '../helpers/wait.js';
 
 const RETAIN = 60_000;
 
@@ -88,13 +89,41 @@ function contract(name: string, make: () => Promise<JobStore>) {
       await s.createOrAttach(job('d3', { leaseUntil: now - 1 }), RETAIN);
       await s.renew('gw-1', ['d2'], now + 60_000);
       await s.update('d3', 'gw-1', { status: 'succeeded' }, RETAIN);
-      const swept = await s.sweep(now, 100, RETAIN);
+      const swept = await s.sweep(now, 100, RETAIN, 60_000);
       expect(swept.map((j) => j.jobId)).to.deep.equal(['d1']);
       expect(swept[0]!.reservation.reservedTokens).to.equal(10);
       expect((await s.get('d1'))!).to.deep.include({ status: 'failed', error: { code: 'job-interrupted', message: swept[0]!.error!.message } });
-      expect(await s.sweep(now, 100, RETAIN)).to.deep.equal([]);
+      expect(await s.sweep(now, 100, RETAIN, 60_000)).to.deep.equal([]);
       // The runner that lost its lease cannot write over the sweeper's verdict.
       expect(await s.update('d1', 'gw-1', { status: 'succeeded' }, RETAIN)).to.equal(null);
+    });
+
+    it('returns a swept job again, after the retry delay, until its settlement is acknowledged; then never', async () => {
+      const now = Date.now();
+      await s.createOrAttach(job('e1', { leaseUntil: now - 1 }), RETAIN);
+      const [first] = await s.sweep(now, 100, RETAIN, 1);
+      expect(first).to.deep.include({ jobId: 'e1', status: 'failed' });
+      // Its settlement was lost (the store went down between the two writes): a later sweep offers it again,
+      // unchanged.
+      const again = await until(async () => (await s.sweep(Date.now() + 5, 100, RETAIN, 1)).find((j) => j.jobId === 'e1') ?? null, {
+        what: 'the unsettled swept job to be offered again',
+      });
+      expect(again).to.deep.equal(first);
+      await s.sweepSettled(again);
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await s.sweep(Date.now() + 5, 100, RETAIN, 1)).to.deep.equal([]);
+    });
+
+    it('acknowledges only the swept attempt: a job resent since keeps its own lease, and is swept when it lapses', async () => {
+      const now = Date.now();
+      await s.createOrAttach(job('e2', { leaseUntil: now - 1 }), RETAIN);
+      const [swept] = await s.sweep(now, 100, RETAIN, 60_000);
+      expect((await s.createOrAttach(job('e2', { leaseUntil: Date.now() + 200 }), RETAIN)).created).to.equal(true);
+      await s.sweepSettled(swept!);
+      const resent = await until(async () => (await s.sweep(Date.now() + 300, 100, RETAIN, 60_000)).find((j) => j.jobId === 'e2') ?? null, {
+        what: 'the resent attempt swept once its own lease lapsed',
+      });
+      expect(resent.status).to.equal('failed');
     });
 
     it("marks the owner's queued jobs running, and nothing else", async () => {
