@@ -1,6 +1,7 @@
 //! The secret pass's searches in one reading of a text: at every offset, whether a key-like word starts
-//! there (keywords.rs) and whether a laced key may (laced.rs, only at token starts whose unit is `A` or a
-//! lower-case letter: every first character its expression names).
+//! there (keywords.rs), whether a laced key may (laced.rs, only at token starts whose unit is `A` or a
+//! lower-case letter: every first character its expression names), and whether a direct shape's literal
+//! prefix does (anchors.rs).
 
 use crate::laced::is_token_code;
 use crate::State;
@@ -8,6 +9,7 @@ use crate::State;
 pub(crate) fn run(s: &mut State, units: usize) {
     s.keywords.clear();
     s.laced.clear();
+    s.anchors.clear();
     let t = &s.input[..units];
     let n = t.len();
     let mut prev_token = false;
@@ -24,6 +26,7 @@ pub(crate) fn run(s: &mut State, units: usize) {
                 128
             };
             s.keywords.check(t, p, c, d);
+            s.anchors.check(t, p, c, d);
         }
         prev_token = is_token_code(c as u32);
     }
