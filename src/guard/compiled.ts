@@ -8,9 +8,11 @@
  * normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
  * one reading of a text: where key-like words start (generic.ts `keywordStarts`), where a key laced with
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
- * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes), so their expressions run only there. The character classes and folds that depend on
- * Unicode data are asked of the TypeScript side (`isWordUnit`, `foldCodePoint`) once per code point and
- * remembered by the module, so both engines read every character with the same Unicode tables.
+ * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or
+ * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
+ * natively. The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
+ * every character with the same Unicode tables.
  *
  * The ABI (scanner/src/lib.rs): texts go in as UTF-16 units written into the module's input buffer; results
  * come back as typed-array views of its memory (offsets and hashes), read before the next call. One instance

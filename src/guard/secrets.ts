@@ -29,7 +29,7 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
+import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, REVERSED, reversed, ROT13, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
 import { findCredentials } from './credentials.js';
@@ -93,27 +93,64 @@ const AWS_KEY_ID_LOWER = new RegExp(
 const hasDigit = (s: string): boolean => /[0-9]/.test(s);
 
 /**
- * The literal prefixes the direct shapes above start with, by group: every match of OPENAI and OPENAI_GLUED
- * starts at an `sk-` (group 0), of AWS_KEY_ID at an upper-case prefix (1), of AWS_KEY_ID_LOWER at a lower-case
- * one (2). Each of those expressions begins with a lookbehind, which V8 evaluates at every offset of the text
- * (the glued `sk-` search alone was a tenth of the secret pass on a large request); given where the prefixes
- * are (anchorStarts, or the compiled scanner's reading of it), each runs only there, sticky.
+ * The literals every match of a direct shape's expression starts with (after its lookbehind): a literal, or
+ * an alternation of literals then a literal (`(?:sk|rk)_live_`), read from the expression itself, so the
+ * anchors cannot drift from it. Throws for an expression of another form, or a literal shorter than two units
+ * (the compiled search looks literals up by their first two units).
  */
-export const ANCHOR_GROUPS: readonly (readonly string[])[] = [['sk-'], AWS_PREFIXES.split('|'), AWS_PREFIXES.toLowerCase().split('|')];
+export function leadingLiterals(re: RegExp): string[] {
+  let s = re.source.replace(/^\(\?<[!=]\[[^\]]*\]\)/, '');
+  let heads = [''];
+  const alt = /^\(\?:([A-Za-z0-9_|-]+)\)/.exec(s);
+  if (alt) {
+    heads = alt[1]!.split('|');
+    s = s.slice(alt[0].length);
+  }
+  const tail = /^(?:[A-Za-z0-9_-]|\\[./])*/.exec(s)![0].replace(/\\(.)/g, '$1');
+  const out = heads.map((h) => h + tail);
+  if (out.some((w) => w.length < 2)) throw new Error(`secret shape ${re.source}: no literal of two units or more to anchor on`);
+  return out;
+}
+
+/**
+ * The literal prefixes the direct shapes start with, by group: every match of OPENAI and OPENAI_GLUED
+ * starts at an `sk-` (group 0), of AWS_KEY_ID at an upper-case prefix (1), of AWS_KEY_ID_LOWER at a lower-case
+ * one (2), of the provider shape PROVIDER_SHAPES[i] at one of its own (3 + i). Most of those expressions begin
+ * with a lookbehind, which V8 evaluates at every offset of the text (the glued `sk-` search alone was a tenth
+ * of the secret pass on a large request), and each shape was gated by a native search for a literal of it (a
+ * dozen searches of each text read); given where the prefixes are (anchorStarts, or the compiled scanner's
+ * reading of it), each expression runs only there, sticky, and no text is searched for the literals. The
+ * last two groups are what a reversed and a ROT13 secret would hold (decoders.ts `mayHoldReversed`,
+ * `mayHoldRot13`: sixteen more native searches of each text), answered by the same reading.
+ */
+export const ANCHOR_GROUPS: readonly (readonly string[])[] = [
+  ['sk-'],
+  AWS_PREFIXES.split('|'),
+  AWS_PREFIXES.toLowerCase().split('|'),
+  ...PROVIDER_SHAPES.map((shape) => leadingLiterals(scanRe(shape).re)),
+  REVERSED,
+  ROT13,
+];
 const SK_ANCHOR = 0;
 const AWS_ANCHOR = 1;
 const AWS_LOWER_ANCHOR = 2;
-/** An anchor is `offset * 8 + group`. */
-export const ANCHOR_GROUP_BITS = 3;
+const PROVIDER_ANCHOR = 3;
+const REVERSED_ANCHOR = PROVIDER_ANCHOR + PROVIDER_SHAPES.length;
+const ROT13_ANCHOR = REVERSED_ANCHOR + 1;
+/** An anchor is `offset * 32 + group`. */
+export const ANCHOR_GROUP_BITS = 5;
+if (ANCHOR_GROUPS.length > 1 << ANCHOR_GROUP_BITS) throw new Error('secret shapes: more anchor groups than an anchor holds');
 
-/** Where the ANCHOR_GROUPS' literals start in `text`: `offset * 8 + group` of the first literal at each offset, ascending. */
+/**
+ * Where the ANCHOR_GROUPS' literals start in `text`: `offset * 32 + group`, once per offset and group where
+ * a literal of the group starts, ascending (by offset, then group).
+ */
 export function anchorStarts(text: string): number[] {
-  const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
-  const first = new Map<number, number>(); // offset -> index of the first literal there
-  literals.forEach(([w], k) => {
-    for (let p = text.indexOf(w); p >= 0; p = text.indexOf(w, p + 1)) if (!first.has(p) || first.get(p)! > k) first.set(p, k);
+  const found = new Set<number>();
+  ANCHOR_GROUPS.forEach((ws, g) => {
+    for (const w of ws) for (let p = text.indexOf(w); p >= 0; p = text.indexOf(w, p + 1)) found.add(p * (1 << ANCHOR_GROUP_BITS) + g);
   });
-  return [...first].sort((a, b) => a[0] - b[0]).map(([p, k]) => (p << ANCHOR_GROUP_BITS) | literals[k]![1]);
+  return [...found].sort((a, b) => a - b);
 }
 
 /**
@@ -159,6 +196,16 @@ const OPENAI_AT = stickyOf(OPENAI);
 const OPENAI_GLUED_AT = stickyOf(OPENAI_GLUED);
 const AWS_KEY_ID_AT = stickyOf(AWS_KEY_ID);
 const AWS_KEY_ID_LOWER_AT = stickyOf(AWS_KEY_ID_LOWER);
+const PROVIDERS_AT = PROVIDER_SHAPES.map((shape) => stickyOf(scanRe(shape).re));
+const anyUnit = (): boolean => true;
+
+/** The groups `anchors` hold, one bit each: a shape whose group has no anchor is not read for at all. */
+function groupsOf(anchors: ArrayLike<number>): number {
+  const mask = (1 << ANCHOR_GROUP_BITS) - 1;
+  let groups = 0;
+  for (let k = 0; k < anchors.length; k++) groups |= 1 << (anchors[k]! & mask);
+  return groups;
+}
 
 /**
  * A run of letters and digits that reads as random, not as words run together: it changes between upper
@@ -274,13 +321,16 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
 /**
  * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
  * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
+ * Returns the anchor groups the text holds (groupsOf), or -1 when it was not searched for them.
  */
-function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): void {
+function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): number {
   const kinds = opts.kinds;
   // The compiled scanner's one reading of the text (prose only: a binary decoding is short, and searched here).
   const searched = prose ? opts.passes?.search(text) : undefined;
   const anchors = searched?.anchors;
-  if (kinds.has('openai-key') && text.includes('sk-')) {
+  const groups = anchors ? groupsOf(anchors) : -1;
+  // Given anchors, a shape whose literal is not in the text has no anchor: no native search for it is needed.
+  if (kinds.has('openai-key') && (anchors ? groups & (1 << SK_ANCHOR) : text.includes('sk-'))) {
     eachMatch(
       text,
       OPENAI,
@@ -330,26 +380,29 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
     for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
     for (const b of findHeaderlessKeys(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
-  for (const shape of PROVIDER_SHAPES) {
-    if (!kinds.has(shape.kind) || !text.includes(shape.must)) continue;
+  PROVIDER_SHAPES.forEach((shape, i) => {
+    if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
     const { re, glue } = scanRe(shape);
-    re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      if (shape.accept && !shape.accept(m[0])) continue;
+    eachMatch(text, re, PROVIDERS_AT[i]!, anchors, PROVIDER_ANCHOR + i, anyUnit, (m) => {
+      if (shape.accept && !shape.accept(m[0])) return;
       const hit: SecretHit = { kind: shape.kind, start: m.index, end: m.index + m[0].length };
       if (glue && m.index > 0 && glue.test(text[m.index - 1]!)) hit.glued = true;
       hits.push(hit);
-    }
-  }
-  if (!prose) return;
+    });
+  });
+  if (!prose) return groups;
   const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
   findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
+  return groups;
 }
+
+/** May `text` hold a turned secret (decoders.ts mayHoldReversed / mayHoldRot13), from its anchor `groups` when known? */
+const mayHold = (text: string, groups: number, group: number, search: (text: string) => boolean): boolean =>
+  groups >= 0 ? (groups & (1 << group)) !== 0 : search(text);
 
 // What a top-level scan reads: the text itself and its whole-text readings (reversed, HTML-decoded, ROT13),
 // the encoded runs in it, or both. Inner scans (of a run's decoding) read everything.
@@ -358,7 +411,7 @@ const RUNS = 2;
 const EVERYTHING = WHOLE | RUNS;
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
-  if (read & WHOLE) findDirect(text, opts, hits);
+  const groups = read & WHOLE ? findDirect(text, opts, hits) : -1;
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
@@ -379,7 +432,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   const n = text.length;
   if (depth > 0) {
     // A decoded text read backwards: base64 or hex of a reversed key (one level, no further decoding).
-    if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+    if (opts.decoders.has('reversed') && mayHold(text, groups, REVERSED_ANCHOR, mayHoldReversed)) {
       const inner: SecretHit[] = [];
       findDirect(reversed(text), opts, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
@@ -387,7 +440,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     return;
   }
   // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
-  if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+  if (opts.decoders.has('reversed') && mayHold(text, groups, REVERSED_ANCHOR, mayHoldReversed)) {
     const inner: SecretHit[] = [];
     scan(reversed(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
@@ -410,7 +463,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]! });
     }
   }
-  if (opts.decoders.has('rot13') && mayHoldRot13(text)) {
+  if (opts.decoders.has('rot13') && mayHold(text, groups, ROT13_ANCHOR, mayHoldRot13)) {
     const inner: SecretHit[] = [];
     scan(rot13(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });
