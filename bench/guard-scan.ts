@@ -21,6 +21,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { ChatLike } from '../src/guard/index.js';
 import { reviewText } from './harness/bodies.js';
+import { EVASIONS, secretSamples } from '../test/guard/helpers/secrets.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const MAX_INPUT = 524_288;
@@ -51,17 +52,41 @@ function seeded(seed: number): () => number {
 const random = seeded(7);
 const randomBytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(random() * 256)));
 
-/** The clean corpus fixtures, repeated to the input limit and cut into messages of ~8 KiB. */
-function realistic(): ChatLike {
+function cleanCorpus(): string {
   const dir = `${ROOT}test/fixtures/guard/clean/`;
-  const corpus = readdirSync(dir)
+  return readdirSync(dir)
     .sort()
     .map((f) => readFileSync(dir + f, 'utf8'))
     .join('\n');
-  const text = fill(corpus + '\n');
+}
+
+/** `text` cut into messages of ~8 KiB, user and assistant in turn. */
+function messagesOf(text: string): ChatLike {
   const messages: ChatLike['messages'] = [];
   for (let i = 0; i < text.length; i += 8192) messages.push({ role: i % 16384 ? 'assistant' : 'user', content: text.slice(i, i + 8192) });
   return { messages };
+}
+
+/** The clean corpus fixtures, repeated to the input limit and cut into messages of ~8 KiB. */
+const realistic = (): ChatLike => messagesOf(fill(cleanCorpus() + '\n'));
+
+/**
+ * The clean corpus with one secret (the test samples, generated) under one of the Unicode evasions after
+ * every 20 lines, to the input limit, cut as `realistic`: the secret pass's detectors find something.
+ */
+function secretDense(): ChatLike {
+  const samples = secretSamples();
+  const evasions = Object.values(EVASIONS);
+  const lines = cleanCorpus().split('\n');
+  const parts: string[] = [];
+  let n = 0;
+  for (let i = 0; n < MAX_INPUT; i++) {
+    const line = lines[i % lines.length] + '\n';
+    const extra = i % 20 === 0 ? evasions[(i / 20) % evasions.length]!(samples[(i / 20) % samples.length]!.value) + '\n' : '';
+    parts.push(line + extra);
+    n += line.length + extra.length;
+  }
+  return messagesOf(parts.join('').slice(0, MAX_INPUT));
 }
 
 const one = (content: string): ChatLike => ({ messages: [{ role: 'user', content }] });
@@ -81,6 +106,7 @@ const dashes = '-'.repeat(5);
 
 const inputs: Array<[string, () => ChatLike]> = [
   ['realistic: clean corpus, 64 messages', realistic],
+  ['secret-dense: clean corpus with a disguised secret every 20 lines', secretDense],
   ['code review: system turn and user turn', codeReview],
   ['prose: one message of English words', () => one(fill('the quick brown fox reviews code for buffer overflows and triages reports. '))],
   [`sk- repeated`, () => one(fill(SK))],

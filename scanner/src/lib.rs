@@ -12,7 +12,9 @@
 //!  - normalise.rs: the canonical form of src/guard/normalise.ts, with the map back to the original.
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
+//!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
 
+mod anchors;
 mod keywords;
 mod laced;
 mod normalise;
@@ -35,6 +37,8 @@ pub(crate) struct State {
     keywords: keywords::Keywords,
     laced: laced::Laced,
     laced_limits: Vec<u32>,
+    anchors: anchors::Anchors,
+    anchor_groups: Vec<u32>,
     norm: normalise::Normalised,
     /// Per BMP code unit: 0 not asked yet, 1 word character, 2 not.
     word_class: Vec<u8>,
@@ -55,6 +59,8 @@ pub(crate) fn state() -> &'static mut State {
             keywords: keywords::Keywords::default(),
             laced: laced::Laced::default(),
             laced_limits: Vec::new(),
+            anchors: anchors::Anchors::default(),
+            anchor_groups: Vec::new(),
             norm: normalise::Normalised::default(),
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
@@ -184,9 +190,9 @@ pub extern "C" fn laced_starts() -> *const u8 {
     state().laced.starts()
 }
 
-/// Both searches of the secret pass over the first `units` units of the input, written once: where the
-/// key-like words start (`keywords_starts`, returned count) and the laced candidates (`laced_count`,
-/// `laced_starts`).
+/// The searches of the secret pass over the first `units` units of the input, written once: where the
+/// key-like words start (`keywords_starts`, returned count), the laced candidates (`laced_count`,
+/// `laced_starts`) and the direct shapes' anchors (`anchors_count`, `anchors_starts`).
 #[no_mangle]
 pub extern "C" fn secret_search(units: u32) -> u32 {
     let s = state();
@@ -197,4 +203,29 @@ pub extern "C" fn secret_search(units: u32) -> u32 {
 #[no_mangle]
 pub extern "C" fn laced_count() -> u32 {
     state().laced.count() as u32
+}
+
+/// Room for `count` group numbers, one per anchor literal, in the order `anchors_set` reads the literals.
+#[no_mangle]
+pub extern "C" fn anchors_groups(count: u32) -> *mut u32 {
+    let s = state();
+    s.anchor_groups.resize(count as usize, 0);
+    s.anchor_groups.as_mut_ptr()
+}
+
+/// Takes the anchor literals (the first `units` units of the input: NUL-separated) and their groups.
+#[no_mangle]
+pub extern "C" fn anchors_set(units: u32) {
+    let s = state();
+    s.anchors.set(&s.input[..units as usize], &s.anchor_groups);
+}
+
+#[no_mangle]
+pub extern "C" fn anchors_count() -> u32 {
+    state().anchors.count() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn anchors_starts() -> *const u8 {
+    state().anchors.starts()
 }

@@ -5,11 +5,14 @@
  * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
  *
  * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the
- * normalisation of non-ASCII text (normalise.ts `normalise`), and two searches of the secret pass: where
- * key-like words start (generic.ts `keywordStarts`) and where a key laced with separators may start
- * (laced.ts `lacedCandidates`). The character classes and folds that depend on
- * Unicode data are asked of the TypeScript side (`isWordUnit`, `foldCodePoint`) once per code point and
- * remembered by the module, so both engines read every character with the same Unicode tables.
+ * normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
+ * one reading of a text: where key-like words start (generic.ts `keywordStarts`), where a key laced with
+ * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
+ * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or
+ * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
+ * natively. The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
+ * every character with the same Unicode tables.
  *
  * The ABI (scanner/src/lib.rs): texts go in as UTF-16 units written into the module's input buffer; results
  * come back as typed-array views of its memory (offsets and hashes), read before the next call. One instance
@@ -19,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
-import type { SecretPasses } from './secrets.js';
+import { ANCHOR_GROUPS, type SecretPasses } from './secrets.js';
 import { isWordUnit, type WordStream } from './words.js';
 
 /** Where the committed module is: scanner/build beside src/ (or dist/) at the repository root. */
@@ -60,6 +63,10 @@ interface Exports {
   secret_search(units: number): number;
   laced_count(): number;
   laced_starts(): number;
+  anchors_groups(count: number): number;
+  anchors_set(units: number): void;
+  anchors_count(): number;
+  anchors_starts(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -92,6 +99,12 @@ export class CompiledScanner implements SecretPasses {
     new Uint32Array(this.x.memory.buffer, this.x.laced_limits(PREFIXES.length), PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
     this.write(prefixes);
     this.x.laced_set(prefixes.length);
+    const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
+    if (literals.some(([w]) => !/^[\x21-\x7e]{2,}$/.test(w))) throw new Error('compiled scanner: an anchor is not printable ASCII of two units or more');
+    new Uint32Array(this.x.memory.buffer, this.x.anchors_groups(literals.length), literals.length).set(literals.map(([, g]) => g));
+    const anchors = literals.map(([w]) => w).join('\u0000');
+    this.write(anchors);
+    this.x.anchors_set(anchors.length);
   }
 
   /** Writes `text`'s UTF-16 units into the module's input buffer (lone surrogates too, as they are). */
@@ -101,18 +114,20 @@ export class CompiledScanner implements SecretPasses {
   }
 
   /**
-   * The secret pass's two searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
-   * key-like words start (generic.ts `keywordStarts`) and the laced-key candidates (laced.ts
-   * `lacedCandidates`). Copies: the module's memory is reused by the next call.
+   * The secret pass's searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
+   * key-like words start (generic.ts `keywordStarts`), the laced-key candidates (laced.ts
+   * `lacedCandidates`) and where the direct shapes' prefixes start (secrets.ts `anchorStarts`). Copies: the
+   * module's memory is reused by the next call.
    */
-  search(text: string): { keywordStarts: number[]; lacedCandidates: ArrayLike<number> } {
-    // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over.
+  search(text: string): { keywordStarts: number[]; lacedCandidates: ArrayLike<number>; anchors?: ArrayLike<number> } {
+    // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over
+    // (and its direct shapes are searched by their own expressions).
     if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };
     return this.searchInModule(text);
   }
 
   /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
-  searchInModule(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array } {
+  searchInModule(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array; anchors: Int32Array } {
     const x = this.x;
     this.write(text);
     const keywords = x.secret_search(text.length);
@@ -120,6 +135,7 @@ export class CompiledScanner implements SecretPasses {
     return {
       keywordStarts: Array.from(new Int32Array(buffer, x.keywords_starts(), keywords)),
       lacedCandidates: new Int32Array(buffer, x.laced_starts(), x.laced_count()).slice(),
+      anchors: new Int32Array(buffer, x.anchors_starts(), x.anchors_count()).slice(),
     };
   }
 

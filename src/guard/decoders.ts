@@ -215,7 +215,7 @@ function fromUnits(units: Uint16Array): string {
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
 // The prefixes of the keys most often pasted (a few native searches per text: this runs on every text).
 const ANCHORS = ['sk-', 'BEGIN', 'AKIA', 'ASIA', 'ghp_', 'AIza', '_live_', '_test_'];
-const REVERSED = ANCHORS.map(reversed);
-const ROT13 = ANCHORS.map(rot13);
+export const REVERSED = ANCHORS.map(reversed);
+export const ROT13 = ANCHORS.map(rot13);
 export const mayHoldReversed = (text: string): boolean => REVERSED.some((a) => text.includes(a));
 export const mayHoldRot13 = (text: string): boolean => ROT13.some((a) => text.includes(a));

@@ -29,7 +29,7 @@
  * Linear time: each regex has one bounded repetition and a lookbehind anchor, and no alternation that can
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
-import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, reversed, rot13 } from './decoders.js';
+import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, REVERSED, reversed, ROT13, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
 import { findCredentials } from './credentials.js';
@@ -59,13 +59,15 @@ export interface SecretScanOptions {
   passes?: SecretPasses;
 }
 
-/** The secret pass's searches that the compiled scanner runs (compiled.ts), both in one reading of a text. */
+/** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
 export interface SecretPasses {
   search(text: string): {
     /** generic.ts keywordStarts. */
     keywordStarts: number[];
     /** laced.ts lacedCandidates. */
     lacedCandidates: ArrayLike<number>;
+    /** anchorStarts (absent: the direct shapes search the text with their own expressions). */
+    anchors?: ArrayLike<number>;
   };
 }
 
@@ -89,6 +91,121 @@ const AWS_KEY_ID_LOWER = new RegExp(
   'g',
 );
 const hasDigit = (s: string): boolean => /[0-9]/.test(s);
+
+/**
+ * The literals every match of a direct shape's expression starts with (after its lookbehind): a literal, or
+ * an alternation of literals then a literal (`(?:sk|rk)_live_`), read from the expression itself, so the
+ * anchors cannot drift from it. Throws for an expression of another form, or a literal shorter than two units
+ * (the compiled search looks literals up by their first two units).
+ */
+export function leadingLiterals(re: RegExp): string[] {
+  let s = re.source.replace(/^\(\?<[!=]\[[^\]]*\]\)/, '');
+  let heads = [''];
+  const alt = /^\(\?:([A-Za-z0-9_|-]+)\)/.exec(s);
+  if (alt) {
+    heads = alt[1]!.split('|');
+    s = s.slice(alt[0].length);
+  }
+  const tail = /^(?:[A-Za-z0-9_-]|\\[./])*/.exec(s)![0].replace(/\\(.)/g, '$1');
+  const out = heads.map((h) => h + tail);
+  if (out.some((w) => w.length < 2)) throw new Error(`secret shape ${re.source}: no literal of two units or more to anchor on`);
+  return out;
+}
+
+/**
+ * The literal prefixes the direct shapes start with, by group: every match of OPENAI and OPENAI_GLUED
+ * starts at an `sk-` (group 0), of AWS_KEY_ID at an upper-case prefix (1), of AWS_KEY_ID_LOWER at a lower-case
+ * one (2), of the provider shape PROVIDER_SHAPES[i] at one of its own (3 + i). Most of those expressions begin
+ * with a lookbehind, which V8 evaluates at every offset of the text (the glued `sk-` search alone was a tenth
+ * of the secret pass on a large request), and each shape was gated by a native search for a literal of it (a
+ * dozen searches of each text read); given where the prefixes are (anchorStarts, or the compiled scanner's
+ * reading of it), each expression runs only there, sticky, and no text is searched for the literals. The
+ * last two groups are what a reversed and a ROT13 secret would hold (decoders.ts `mayHoldReversed`,
+ * `mayHoldRot13`: sixteen more native searches of each text), answered by the same reading.
+ */
+export const ANCHOR_GROUPS: readonly (readonly string[])[] = [
+  ['sk-'],
+  AWS_PREFIXES.split('|'),
+  AWS_PREFIXES.toLowerCase().split('|'),
+  ...PROVIDER_SHAPES.map((shape) => leadingLiterals(scanRe(shape).re)),
+  REVERSED,
+  ROT13,
+];
+const SK_ANCHOR = 0;
+const AWS_ANCHOR = 1;
+const AWS_LOWER_ANCHOR = 2;
+const PROVIDER_ANCHOR = 3;
+const REVERSED_ANCHOR = PROVIDER_ANCHOR + PROVIDER_SHAPES.length;
+const ROT13_ANCHOR = REVERSED_ANCHOR + 1;
+/** An anchor is `offset * 32 + group`. */
+export const ANCHOR_GROUP_BITS = 5;
+if (ANCHOR_GROUPS.length > 1 << ANCHOR_GROUP_BITS) throw new Error('secret shapes: more anchor groups than an anchor holds');
+
+/**
+ * Where the ANCHOR_GROUPS' literals start in `text`: `offset * 32 + group`, once per offset and group where
+ * a literal of the group starts, ascending (by offset, then group).
+ */
+export function anchorStarts(text: string): number[] {
+  const found = new Set<number>();
+  ANCHOR_GROUPS.forEach((ws, g) => {
+    for (const w of ws) for (let p = text.indexOf(w); p >= 0; p = text.indexOf(w, p + 1)) found.add(p * (1 << ANCHOR_GROUP_BITS) + g);
+  });
+  return [...found].sort((a, b) => a - b);
+}
+
+/**
+ * Each match of global `re` in `text`, in order, to `fn`: by `re` itself, or - given `anchors` - by `sticky`
+ * (the same expression, sticky) at each anchor of `group` past the last match, which finds the same matches
+ * because every match of `re` starts at such an anchor and `re` resumes its search at the end of a match.
+ * `behind` is what `re`'s lookbehind asks of the unit before a match (NaN at the text's start), checked
+ * first: a call of `sticky` costs more than its failure (`sk-` repeated is 174,000 anchors).
+ */
+function eachMatch(
+  text: string,
+  re: RegExp,
+  sticky: RegExp,
+  anchors: ArrayLike<number> | undefined,
+  group: number,
+  behind: (c: number) => boolean,
+  fn: (m: RegExpExecArray) => void,
+): void {
+  let m: RegExpExecArray | null;
+  if (!anchors) {
+    re.lastIndex = 0;
+    while ((m = re.exec(text)) !== null) fn(m);
+    return;
+  }
+  let from = 0;
+  const mask = (1 << ANCHOR_GROUP_BITS) - 1;
+  for (let k = 0; k < anchors.length; k++) {
+    const a = anchors[k]!;
+    if ((a & mask) !== group) continue;
+    const p = a >> ANCHOR_GROUP_BITS;
+    if (p < from || !behind(text.charCodeAt(p - 1))) continue;
+    sticky.lastIndex = p;
+    if ((m = sticky.exec(text)) === null) continue;
+    from = p + m[0].length;
+    fn(m);
+  }
+}
+const stickyOf = (re: RegExp): RegExp => new RegExp(re.source, 'y');
+const isUpper = (c: number): boolean => c >= 0x41 && c <= 0x5a;
+const isLetter = (c: number): boolean => isUpper(c & ~0x20); // NaN & ~0x20 is 0
+const isAlnum = (c: number): boolean => isLetter(c) || (c >= 0x30 && c <= 0x39);
+const OPENAI_AT = stickyOf(OPENAI);
+const OPENAI_GLUED_AT = stickyOf(OPENAI_GLUED);
+const AWS_KEY_ID_AT = stickyOf(AWS_KEY_ID);
+const AWS_KEY_ID_LOWER_AT = stickyOf(AWS_KEY_ID_LOWER);
+const PROVIDERS_AT = PROVIDER_SHAPES.map((shape) => stickyOf(scanRe(shape).re));
+const anyUnit = (): boolean => true;
+
+/** The groups `anchors` hold, one bit each: a shape whose group has no anchor is not read for at all. */
+function groupsOf(anchors: ArrayLike<number>): number {
+  const mask = (1 << ANCHOR_GROUP_BITS) - 1;
+  let groups = 0;
+  for (let k = 0; k < anchors.length; k++) groups |= 1 << (anchors[k]! & mask);
+  return groups;
+}
 
 /**
  * A run of letters and digits that reads as random, not as words run together: it changes between upper
@@ -204,65 +321,88 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
 /**
  * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
  * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
+ * Returns the anchor groups the text holds (groupsOf), or -1 when it was not searched for them.
  */
-function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): void {
+function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): number {
   const kinds = opts.kinds;
-  if (kinds.has('openai-key') && text.includes('sk-')) {
-    const re = OPENAI;
-    re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      const end = m.index + m[0].length;
-      // `sk-ant-` is Anthropic's prefix: its own kind, below.
-      if (text.startsWith('ant-', m.index + 3)) continue;
-      if (looksLikeOpenAIBody(text, m.index + 3, end)) hits.push({ kind: 'openai-key', start: m.index, end });
-    }
-    const glued = OPENAI_GLUED;
-    glued.lastIndex = 0;
-    while ((m = glued.exec(text)) !== null) {
+  // The compiled scanner's one reading of the text (prose only: a binary decoding is short, and searched here).
+  const searched = prose ? opts.passes?.search(text) : undefined;
+  const anchors = searched?.anchors;
+  const groups = anchors ? groupsOf(anchors) : -1;
+  // Given anchors, a shape whose literal is not in the text has no anchor: no native search for it is needed.
+  if (kinds.has('openai-key') && (anchors ? groups & (1 << SK_ANCHOR) : text.includes('sk-'))) {
+    eachMatch(
+      text,
+      OPENAI,
+      OPENAI_AT,
+      anchors,
+      SK_ANCHOR,
+      (c) => !isAlnum(c),
+      (m) => {
+        const end = m.index + m[0].length;
+        // `sk-ant-` is Anthropic's prefix: its own kind, below.
+        if (text.startsWith('ant-', m.index + 3)) return;
+        if (looksLikeOpenAIBody(text, m.index + 3, end)) hits.push({ kind: 'openai-key', start: m.index, end });
+      },
+    );
+    eachMatch(text, OPENAI_GLUED, OPENAI_GLUED_AT, anchors, SK_ANCHOR, isAlnum, (m) => {
       const end = m.index + m[0].length;
       const body = m[0].slice(m[0].indexOf('-', 3) + 1).replace(/[-_]/g, '');
       if (looksLikeOpenAIBody(text, m.index + 3, end) && looksRandom(body) && entropy(body) >= 3.5)
         hits.push({ kind: 'openai-key', start: m.index, end, glued: true });
-    }
+    });
   }
   if (kinds.has('aws-access-key-id')) {
-    for (const [re, check] of [
-      [AWS_KEY_ID, null],
-      [AWS_KEY_ID_LOWER, hasDigit],
-    ] as const) {
-      re.lastIndex = 0;
-      let m: RegExpExecArray | null;
-      while ((m = re.exec(text)) !== null) {
-        if (!check || check(m[0])) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
-      }
-    }
+    eachMatch(
+      text,
+      AWS_KEY_ID,
+      AWS_KEY_ID_AT,
+      anchors,
+      AWS_ANCHOR,
+      (c) => !isUpper(c),
+      (m) => {
+        hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
+      },
+    );
+    eachMatch(
+      text,
+      AWS_KEY_ID_LOWER,
+      AWS_KEY_ID_LOWER_AT,
+      anchors,
+      AWS_LOWER_ANCHOR,
+      (c) => !isLetter(c),
+      (m) => {
+        if (hasDigit(m[0])) hits.push({ kind: 'aws-access-key-id', start: m.index, end: m.index + m[0].length });
+      },
+    );
   }
   if (kinds.has('private-key')) {
     for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
     for (const b of findHeaderlessKeys(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
-  for (const shape of PROVIDER_SHAPES) {
-    if (!kinds.has(shape.kind) || !text.includes(shape.must)) continue;
+  PROVIDER_SHAPES.forEach((shape, i) => {
+    if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
     const { re, glue } = scanRe(shape);
-    re.lastIndex = 0;
-    let m: RegExpExecArray | null;
-    while ((m = re.exec(text)) !== null) {
-      if (shape.accept && !shape.accept(m[0])) continue;
+    eachMatch(text, re, PROVIDERS_AT[i]!, anchors, PROVIDER_ANCHOR + i, anyUnit, (m) => {
+      if (shape.accept && !shape.accept(m[0])) return;
       const hit: SecretHit = { kind: shape.kind, start: m.index, end: m.index + m[0].length };
       if (glue && m.index > 0 && glue.test(text[m.index - 1]!)) hit.glued = true;
       hits.push(hit);
-    }
-  }
-  if (!prose) return;
-  const searched = opts.passes?.search(text);
+    });
+  });
+  if (!prose) return groups;
   const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
   findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
+  return groups;
 }
+
+/** May `text` hold a turned secret (decoders.ts mayHoldReversed / mayHoldRot13), from its anchor `groups` when known? */
+const mayHold = (text: string, groups: number, group: number, search: (text: string) => boolean): boolean =>
+  groups >= 0 ? (groups & (1 << group)) !== 0 : search(text);
 
 // What a top-level scan reads: the text itself and its whole-text readings (reversed, HTML-decoded, ROT13),
 // the encoded runs in it, or both. Inner scans (of a run's decoding) read everything.
@@ -271,7 +411,7 @@ const RUNS = 2;
 const EVERYTHING = WHOLE | RUNS;
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
-  if (read & WHOLE) findDirect(text, opts, hits);
+  const groups = read & WHOLE ? findDirect(text, opts, hits) : -1;
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
@@ -292,7 +432,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   const n = text.length;
   if (depth > 0) {
     // A decoded text read backwards: base64 or hex of a reversed key (one level, no further decoding).
-    if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+    if (opts.decoders.has('reversed') && mayHold(text, groups, REVERSED_ANCHOR, mayHoldReversed)) {
       const inner: SecretHit[] = [];
       findDirect(reversed(text), opts, inner);
       for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
@@ -300,7 +440,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     return;
   }
   // The whole text read backwards and in ROT13 - only when it holds what a turned secret would.
-  if (opts.decoders.has('reversed') && mayHoldReversed(text)) {
+  if (opts.decoders.has('reversed') && mayHold(text, groups, REVERSED_ANCHOR, mayHoldReversed)) {
     const inner: SecretHit[] = [];
     scan(reversed(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: n - h.end, end: n - h.start, via: 'reversed' });
@@ -323,7 +463,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
       for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]! });
     }
   }
-  if (opts.decoders.has('rot13') && mayHoldRot13(text)) {
+  if (opts.decoders.has('rot13') && mayHold(text, groups, ROT13_ANCHOR, mayHoldRot13)) {
     const inner: SecretHit[] = [];
     scan(rot13(text), { ...opts, decoders: NO_DECODERS }, MAX_DEPTH, inner);
     for (const h of inner) hits.push({ kind: h.kind, start: h.start, end: h.end, via: 'rot13' });

@@ -17,6 +17,7 @@ import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
+import { anchorStarts } from '../../src/guard/secrets.js';
 import { fillStream } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
 import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
@@ -170,9 +171,10 @@ function samePasses(text: string, label: string): void {
     [a.text, 'normalised'],
     [text, 'as written'],
   ] as const) {
-    const { keywordStarts: starts, lacedCandidates: laced } = engine.searchInModule(t);
+    const { keywordStarts: starts, lacedCandidates: laced, anchors } = engine.searchInModule(t);
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
     expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
+    expect([...anchors], `direct-shape anchors (${which}): ${label}`).to.deep.equal(anchorStarts(t));
   }
   const texts = [{ text: a.text }, { text }];
   const ts = new WordStream();
@@ -240,7 +242,7 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);
   });
 
-  it('normalises, finds key-like words and laced-key candidates, and splits words unit for unit alike, on every text of the three corpora', () => {
+  it('normalises, finds key-like words, laced-key candidates and direct-shape anchors, and splits words unit for unit alike, on every text of the three corpora', () => {
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
   });
 });
