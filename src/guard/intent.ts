@@ -93,8 +93,8 @@ export function requestFeatures(words: readonly string[], concepts: ConceptMap):
 // Scoring hashes features instead of building their strings (a request's windows hold thousands of words):
 // a feature's hash is made from its words' hashes the same way whether it comes from the model file (a
 // string such as `make ~ sarin`) or from a request. Two features sharing a hash share a weight: with
-// thousands of features in 2^32 it is rare (the labelled corpus has one such pair, a request's
-// `exactly ~ precursors` and the model's `can ~ of`) and only shifts a score slightly.
+// thousands of features in 2^32 it is rare but it happens (a request's `exactly ~ precursors` met the
+// model's `can ~ of` in the labelled corpus), and only shifts a score slightly.
 const hashString = (s: string): number => {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);

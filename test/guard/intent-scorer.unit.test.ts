@@ -3,8 +3,8 @@
  * into features and looks their weights up in a flat open-addressing table built once from the model file.
  * The model is defined on feature strings (`requestFeatures`: words, bigrams and skip-pairs of the words and
  * of their concepts), each with a row of weights, where features sharing a hash share one row (their
- * weights summed; the corpus holds such a pair: the request's `exactly ~ precursors` and the model's
- * `can ~ of`): the distinct hashes' rows are summed, scaled to unit length and put through a softmax.
+ * weights summed; it happens: a request's `exactly ~ precursors` met the model's `can ~ of` in the
+ * labelled corpus): the distinct hashes' rows are summed, scaled to unit length and put through a softmax.
  * Every text of the labelled corpus must score the same both ways, and a hand-made model checks the
  * table's edge cases (a feature the model lacks, a text with no feature, rows of the wrong length).
  */
