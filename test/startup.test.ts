@@ -1,16 +1,40 @@
 /**
  * Start-up as a newcomer meets it: the printed `export` line carries everything the CLI needs
  * (the admin URL too, and a working demo PAT); a port that is taken is one clear line on stderr, not a
- * stack trace; and `npm start` runs the gateway as the process it starts, so stopping it stops the gateway.
+ * stack trace; and `npm start` runs the gateway as the process it starts, so stopping it stops the gateway,
+ * with malloc's arenas capped at two (docs/operators.md, Memory).
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { configRoot, FREE_PORTS, REPO } from './helpers/gateway.js';
 import { spawnGateway } from './helpers/process.js';
 import { until, untilOutput } from './helpers/wait.js';
+
+/** The `node dist/main.js` process among `pid`'s descendants (Linux /proc), and its environment. */
+function gatewayEnvironment(pid: number): string[] {
+  const parentOf = new Map<number, number>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      // `pid (comm) state ppid ...`: comm may hold spaces, so read after its closing parenthesis.
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      parentOf.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const descends = (p: number): boolean => {
+    for (let q = parentOf.get(p); q !== undefined && q > 1; q = parentOf.get(q)) if (q === pid) return true;
+    return false;
+  };
+  const gateway = [...parentOf.keys()].find((p) => descends(p) && readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes('dist/main.js'));
+  expect(gateway, 'the gateway process under npm').to.be.a('number');
+  return readFileSync(`/proc/${gateway}/environ`, 'utf8').split('\0');
+}
 
 describe('starting portcullis', function () {
   this.timeout(120_000);
@@ -59,17 +83,16 @@ describe('starting portcullis', function () {
     }
   });
 
-  it('npm start runs the gateway as its own process: SIGTERM to npm stops the gateway', async () => {
-    const npm = spawn('npm', ['start', '--silent'], {
-      cwd: REPO,
-      env: { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+  it('npm start runs the gateway as its own process, with two malloc arenas: SIGTERM to npm stops the gateway', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' };
+    delete env['MALLOC_ARENA_MAX'];
+    const npm = spawn('npm', ['start', '--silent'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     npm.stdout.on('data', (c: Buffer) => (out += c.toString()));
     await untilOutput(npm, () => out, /admin API on \S+\n/, 'npm start');
     const api = /serving the API on (\S+)/.exec(out)![1]!;
     expect((await fetch(`${api}/healthz`)).status).to.equal(200);
+    expect(gatewayEnvironment(npm.pid!)).to.include('MALLOC_ARENA_MAX=2');
     npm.kill('SIGTERM');
     await once(npm, 'exit');
     // The gateway's port closes once it has stopped: until then a fetch still answers.

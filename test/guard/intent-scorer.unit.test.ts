@@ -1,0 +1,89 @@
+/**
+ * The intent scorer's fast path against its own definition. `IntentScorer.score` hashes a request's words
+ * into features and looks their weights up in a flat open-addressing table built once from the model file.
+ * The model is defined on feature strings (`requestFeatures`: words, bigrams and skip-pairs of the words and
+ * of their concepts), each with a row of weights, where features sharing a hash share one row (their
+ * weights summed; it happens: a request's `exactly ~ precursors` met the model's `can ~ of` in the
+ * labelled corpus): the distinct hashes' rows are summed, scaled to unit length and put through a softmax.
+ * Every text of the labelled corpus must score the same both ways, and a hand-made model checks the
+ * table's edge cases (a feature the model lacks, a text with no feature, rows of the wrong length).
+ */
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { readCorpus } from '../../scripts/train-guard-intent.js';
+import {
+  ConceptMap,
+  FEATURE_SET,
+  featureHash,
+  IntentScorer,
+  intentWords,
+  loadIntentScorer,
+  requestFeatures,
+  type IntentModelDoc,
+} from '../../src/guard/intent.js';
+import { RULES_DIR } from './helpers/guardrails.js';
+
+/** The model as written: feature strings, their hashes' rows in a plain Map, no table. */
+function reference(doc: IntentModelDoc): (words: readonly string[]) => number[] {
+  const rows = new Map<number, number[]>();
+  for (const [f, w] of Object.entries(doc.weights)) {
+    const h = featureHash(f);
+    const row = rows.get(h);
+    rows.set(h, row ? row.map((x, c) => x + w[c]!) : [...w]);
+  }
+  return (words) => referenceScore(doc, rows, words);
+}
+
+function referenceScore(doc: IntentModelDoc, rows: ReadonlyMap<number, readonly number[]>, words: readonly string[]): number[] {
+  const hashes = new Set([...requestFeatures(words, new ConceptMap(doc.concepts))].map(featureHash));
+  const z = [...doc.bias];
+  const scale = hashes.size > 0 ? 1 / Math.sqrt(hashes.size) : 0;
+  for (const h of hashes) {
+    const w = rows.get(h);
+    if (w) for (let c = 0; c < z.length; c++) z[c]! += w[c]! * scale;
+  }
+  const max = Math.max(...z);
+  const e = z.map((x) => Math.exp(x - max));
+  const sum = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / sum);
+}
+
+describe('guard: intent scorer', () => {
+  it('scores every text of the corpus as the model file defines it', () => {
+    const doc = JSON.parse(readFileSync(`${RULES_DIR}guardrails-intent.json`, 'utf8')) as IntentModelDoc;
+    const scorer = loadIntentScorer('guardrails-intent.json');
+    const referenceScore = reference(doc);
+    const { examples } = readCorpus();
+    expect(examples.length).to.be.greaterThan(400);
+    for (const { text } of examples) {
+      const words = intentWords(text);
+      const got = [...scorer.score(words)];
+      const want = referenceScore(words);
+      for (let c = 0; c < want.length; c++) expect(got[c], `${doc.classes[c]} of: ${text}`).to.be.closeTo(want[c]!, 1e-12);
+    }
+  });
+
+  it('reads a small model: known and unknown features, an empty text, rows of the wrong length', () => {
+    const doc: IntentModelDoc = {
+      features: FEATURE_SET,
+      corpusSha256: '',
+      concepts: { words: { brew: 'ask-make' }, prefixes: {} },
+      classes: ['benign', 'harmful'],
+      bias: [0.5, -0.5],
+      weights: { 'ask-make': [-1, 2], 'ask-make ~ sarin': [-2, 4], sarin: [0, 1.5], history: [3, -3] },
+    };
+    const scorer = new IntentScorer(doc);
+    const referenceScore = reference(doc);
+    for (const words of [['brew', 'some', 'sarin'], ['the', 'history', 'of', 'sarin'], ['nothing', 'known'], []]) {
+      const got = [...scorer.score(words)];
+      const want = referenceScore(words);
+      expect(got[0]).to.be.closeTo(want[0]!, 1e-15);
+      expect(got[1]).to.be.closeTo(want[1]!, 1e-15);
+    }
+    expect(scorer.score(['brew', 'some', 'sarin'])[1]).to.be.greaterThan(0.9);
+    expect(scorer.score(['the', 'history', 'of', 'sarin'])[0]).to.be.greaterThan(0.9);
+    // No known feature: the bias alone.
+    expect([...scorer.score(['nothing', 'known'])]).to.deep.equal(reference({ ...doc, weights: {} })([]));
+    expect(() => new IntentScorer({ ...doc, weights: { sarin: [1] } })).to.throw(/feature "sarin" has 1 weights/);
+  });
+});
