@@ -35,7 +35,9 @@ export class MemoryJobStore implements JobStore {
    */
   openNow(job: JobRecord, retentionMs: number): { created: boolean; job: JobRecord } {
     const current = this.#live(job.jobId);
-    if (current && current.status !== 'failed' && current.status !== 'expired') return { created: false, job: copy(current) };
+    // A swept job whose settlement is not yet made is not replaced: its reservation and receipt would be lost.
+    const unsettled = current && this.#swept(job.jobId, this.#unsettled.get(job.jobId)?.updatedAt ?? '');
+    if (current && ((current.status !== 'failed' && current.status !== 'expired') || unsettled)) return { created: false, job: copy(current) };
     this.#jobs.set(job.jobId, { job: copy(job), expiresAt: Date.now() + retentionMs });
     return { created: true, job: copy(job) };
   }

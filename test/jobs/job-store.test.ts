@@ -114,12 +114,16 @@ function contract(name: string, make: () => Promise<JobStore>) {
       expect(await s.sweep(Date.now() + 5, 100, RETAIN, 1)).to.deep.equal([]);
     });
 
-    it('acknowledges only the swept attempt: a job resent since keeps its own lease, and is swept when it lapses', async () => {
+    it('keeps a swept job whose settlement is pending from being replaced by a resend; once settled, a resend runs', async () => {
       const now = Date.now();
       await s.createOrAttach(job('e2', { leaseUntil: now - 1 }), RETAIN);
       const [swept] = await s.sweep(now, 100, RETAIN, 60_000);
-      expect((await s.createOrAttach(job('e2', { leaseUntil: Date.now() + 200 }), RETAIN)).created).to.equal(true);
+      const early = await s.createOrAttach(job('e2', { leaseUntil: Date.now() + 200 }), RETAIN);
+      expect(early.created).to.equal(false);
+      expect(early.job).to.deep.include({ status: 'failed', updatedAt: swept!.updatedAt });
       await s.sweepSettled(swept!);
+      expect((await s.createOrAttach(job('e2', { leaseUntil: Date.now() + 200 }), RETAIN)).created).to.equal(true);
+      await s.sweepSettled(swept!); // a late acknowledgement of the old attempt leaves the new one's lease
       const resent = await until(async () => (await s.sweep(Date.now() + 300, 100, RETAIN, 60_000)).find((j) => j.jobId === 'e2') ?? null, {
         what: 'the resent attempt swept once its own lease lapsed',
       });

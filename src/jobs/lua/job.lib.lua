@@ -9,10 +9,12 @@ end
 
 -- Creates the job unless a live one has its id. `rsv`, when the ledger opens the job, is what only its
 -- reserve decided about the job's reservation: {billing, micro, expiresAt, day}, kept as the field `rsv`.
--- Returns {1, false} when created, else {0, the live job's fields}.
+-- Returns {1, false} when created, else {0, the live job's fields}. A failed job still in the lease set was
+-- swept and its settlement is not yet made (sweep.lua): replacing it would lose its reservation and receipt
+-- for good, so until a sweep has settled it, it is answered like a live one.
 local function open_job(jk, lk, doc, status, owner, leaseMs, retention, jobId, rsv)
   local st = redis.call('HGET', jk, 'status')
-  if st and st ~= 'failed' and st ~= 'expired' then return {0, redis.call('HGETALL', jk)} end
+  if st and ((st ~= 'failed' and st ~= 'expired') or redis.call('ZSCORE', lk, jobId)) then return {0, redis.call('HGETALL', jk)} end
   redis.call('DEL', jk)
   redis.call('HSET', jk, 'status', status, 'owner', owner, 'doc', doc)
   if rsv then
