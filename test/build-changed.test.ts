@@ -60,6 +60,8 @@ describe('npm start builds only what changed', () => {
       string,
       string
     >;
-    expect(scripts['start']).to.equal('bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} exec node dist/main.js');
+    expect(scripts['start']).to.equal(
+      'bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} exec node dist/main.js',
+    );
   });
 });
