@@ -35,6 +35,8 @@ import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CORPUS = `${ROOT}test/fixtures/guard/intent/`;
+/** Training lines written by authors outside the team (who never saw the project), one file per author. */
+export const EXTERNAL = `${ROOT}test/fixtures/guard/intent-external/`;
 const OUT = `${ROOT}rules/guardrails-intent.json`;
 export const CLASSES = ['benign', 'cbrn', 'csam', 'fraud'];
 
@@ -53,16 +55,47 @@ export interface Example {
  */
 export const MODEL_ONLY = ['train-chatops.tsv', 'train-fresh.tsv', 'train-hard-benign.tsv'];
 
-export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried'];
+/**
+ * Files of test/fixtures/guard/intent-external/ the committed head is trained on (read as `external/<file>`;
+ * the head only, like MODEL_ONLY: the word scorer reads English words and concepts). Each is one author's:
+ * scripts/intent-cv.ts gives each its own fold, so the folds measure the head on an author it never read.
+ * A file there that is not listed is not trained on (intent-cv.ts can still score it: CV_AUTHORS, CV_EXTRA).
+ */
+export const EXTERNAL_TRAINED: string[] = [];
+
+/** Whether a corpus line comes from an external author's file (trained on by the head only). */
+export const isExternal = (e: { file: string }) => e.file.startsWith('external/');
+
+export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried', 'chatops'];
+
+/** The lines of a `.tsv` file of the corpus's columns (label, language, framing, text), tagged `file`. */
+export function readTsv(path: string, file: string): Example[] {
+  const examples: Example[] = [];
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '' || line.startsWith('#')) return;
+      const cols = line.split('\t');
+      if (cols.length !== 4) throw new Error(`${file}:${i + 1}: expected label, language, framing, text`);
+      const [label, lang, framing] = cols as [string, string, string];
+      if (!FRAMINGS.includes(framing)) throw new Error(`${file}:${i + 1}: unknown framing ${framing}`);
+      if (!CLASSES.includes(label)) throw new Error(`${file}:${i + 1}: unknown class ${label}`);
+      examples.push({ label, lang, framing, text: cols[3]!.trim().replaceAll('\\n', '\n'), heldOut: false, file });
+    });
+  return examples;
+}
 
 export function readCorpus(): { examples: Example[]; sha256: string } {
   const hash = createHash('sha256');
   const examples: Example[] = [];
-  for (const file of readdirSync(CORPUS)
+  const files = readdirSync(CORPUS)
     .filter((f) => f.endsWith('.txt') || f.endsWith('.tsv'))
-    .sort()) {
+    .sort()
+    .map((f) => ({ file: f, path: CORPUS + f }));
+  for (const f of EXTERNAL_TRAINED) files.push({ file: `external/${f}`, path: EXTERNAL + f });
+  for (const { file, path } of files) {
     const heldOut = file.startsWith('heldout');
-    const lines = readFileSync(CORPUS + file, 'utf8').split('\n');
+    const lines = readFileSync(path, 'utf8').split('\n');
     lines.forEach((line, i) => {
       if (line.trim() === '' || line.startsWith('#')) return;
       let label: string, lang: string, framing: string, text: string;
@@ -413,8 +446,9 @@ async function main(): Promise<void> {
   // test/guard/intent-corpus.unit.test.ts).
   // Nor on the files written for the model alone (MODEL_ONLY): trained on the candidate files, it refused 4
   // held-out benign prompts instead of 2 (terse tickets about card testing and OTP codes read like asks).
+  // Nor on the external authors' lines (EXTERNAL_TRAINED), most of them not in English.
   const { __bias, ...weights } = train(
-    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file)),
+    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file) && !isExternal(e)),
     concepts,
   ) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
