@@ -9,7 +9,9 @@
  * Corpus: one request per line. `benign.txt` is security work that mentions abuse topics, `harmful-<class>.txt`
  * are requests of that block class (cbrn, csam, fraud), all English and plain; the `.tsv` files carry
  * `label<TAB>language<TAB>framing<TAB>text` (framings: plain, roleplay, hypothetical, translation, slang,
- * multi-turn, buried; `\n` separates the turns of a multi-turn request). The held-out set is split by
+ * multi-turn, buried, chatops; `\n` separates the turns of a multi-turn request). Lines written by authors
+ * outside the team are in test/fixtures/guard/intent-external/, one file per author, trained on only when
+ * listed in EXTERNAL_TRAINED (none is: docs/guardrails.md). The held-out set is split by
  * author style and template, not by rows: `heldout*.tsv` was written apart from the training files, in
  * another voice and on other templates, and nothing trained here ever reads it. docs/guardrails.md reports
  * the figures measured on it (test/guard/intent-model.test.ts measures them again through the runtime).
@@ -290,7 +292,8 @@ const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
 // so with the figures). scripts/intent-cv.ts now measures such choices on grouped folds and on the
 // development set (test/fixtures/guard/intent-dev/, never trained on) instead. Neither a hidden layer
-// (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted: docs/guardrails.md.
+// (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted, nor a head trained
+// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5): docs/guardrails.md.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
