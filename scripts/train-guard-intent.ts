@@ -9,7 +9,9 @@
  * Corpus: one request per line. `benign.txt` is security work that mentions abuse topics, `harmful-<class>.txt`
  * are requests of that block class (cbrn, csam, fraud), all English and plain; the `.tsv` files carry
  * `label<TAB>language<TAB>framing<TAB>text` (framings: plain, roleplay, hypothetical, translation, slang,
- * multi-turn, buried; `\n` separates the turns of a multi-turn request). The held-out set is split by
+ * multi-turn, buried, chatops; `\n` separates the turns of a multi-turn request). Lines written by authors
+ * outside the team are in test/fixtures/guard/intent-external/, one file per author, trained on only when
+ * listed in EXTERNAL_TRAINED (none is: docs/guardrails.md). The held-out set is split by
  * author style and template, not by rows: `heldout*.tsv` was written apart from the training files, in
  * another voice and on other templates, and nothing trained here ever reads it. docs/guardrails.md reports
  * the figures measured on it (test/guard/intent-model.test.ts measures them again through the runtime).
@@ -35,6 +37,8 @@ import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const CORPUS = `${ROOT}test/fixtures/guard/intent/`;
+/** Training lines written by authors outside the team (who never saw the project), one file per author. */
+export const EXTERNAL = `${ROOT}test/fixtures/guard/intent-external/`;
 const OUT = `${ROOT}rules/guardrails-intent.json`;
 export const CLASSES = ['benign', 'cbrn', 'csam', 'fraud'];
 
@@ -53,16 +57,47 @@ export interface Example {
  */
 export const MODEL_ONLY = ['train-chatops.tsv', 'train-fresh.tsv', 'train-hard-benign.tsv'];
 
-export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried'];
+/**
+ * Files of test/fixtures/guard/intent-external/ the committed head is trained on (read as `external/<file>`;
+ * the head only, like MODEL_ONLY: the word scorer reads English words and concepts). Each is one author's:
+ * scripts/intent-cv.ts gives each its own fold, so the folds measure the head on an author it never read.
+ * A file there that is not listed is not trained on (intent-cv.ts can still score it: CV_AUTHORS, CV_EXTRA).
+ */
+export const EXTERNAL_TRAINED: string[] = [];
+
+/** Whether a corpus line comes from an external author's file (trained on by the head only). */
+export const isExternal = (e: { file: string }) => e.file.startsWith('external/');
+
+export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried', 'chatops'];
+
+/** The lines of a `.tsv` file of the corpus's columns (label, language, framing, text), tagged `file`. */
+export function readTsv(path: string, file: string): Example[] {
+  const examples: Example[] = [];
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .forEach((line, i) => {
+      if (line.trim() === '' || line.startsWith('#')) return;
+      const cols = line.split('\t');
+      if (cols.length !== 4) throw new Error(`${file}:${i + 1}: expected label, language, framing, text`);
+      const [label, lang, framing] = cols as [string, string, string];
+      if (!FRAMINGS.includes(framing)) throw new Error(`${file}:${i + 1}: unknown framing ${framing}`);
+      if (!CLASSES.includes(label)) throw new Error(`${file}:${i + 1}: unknown class ${label}`);
+      examples.push({ label, lang, framing, text: cols[3]!.trim().replaceAll('\\n', '\n'), heldOut: false, file });
+    });
+  return examples;
+}
 
 export function readCorpus(): { examples: Example[]; sha256: string } {
   const hash = createHash('sha256');
   const examples: Example[] = [];
-  for (const file of readdirSync(CORPUS)
+  const files = readdirSync(CORPUS)
     .filter((f) => f.endsWith('.txt') || f.endsWith('.tsv'))
-    .sort()) {
+    .sort()
+    .map((f) => ({ file: f, path: CORPUS + f }));
+  for (const f of EXTERNAL_TRAINED) files.push({ file: `external/${f}`, path: EXTERNAL + f });
+  for (const { file, path } of files) {
     const heldOut = file.startsWith('heldout');
-    const lines = readFileSync(CORPUS + file, 'utf8').split('\n');
+    const lines = readFileSync(path, 'utf8').split('\n');
     lines.forEach((line, i) => {
       if (line.trim() === '' || line.startsWith('#')) return;
       let label: string, lang: string, framing: string, text: string;
@@ -257,7 +292,8 @@ const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // intentModel.threshold) were chosen by comparing a few values on the held-out set (docs/guardrails.md says
 // so with the figures). scripts/intent-cv.ts now measures such choices on grouped folds and on the
 // development set (test/fixtures/guard/intent-dev/, never trained on) instead. Neither a hidden layer
-// (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted: docs/guardrails.md.
+// (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted, nor a head trained
+// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5): docs/guardrails.md.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
@@ -413,8 +449,9 @@ async function main(): Promise<void> {
   // test/guard/intent-corpus.unit.test.ts).
   // Nor on the files written for the model alone (MODEL_ONLY): trained on the candidate files, it refused 4
   // held-out benign prompts instead of 2 (terse tickets about card testing and OTP codes read like asks).
+  // Nor on the external authors' lines (EXTERNAL_TRAINED), most of them not in English.
   const { __bias, ...weights } = train(
-    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file)),
+    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file) && !isExternal(e)),
     concepts,
   ) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };

@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { MODEL_ONLY, readCorpus, type Example } from '../../scripts/train-guard-intent.js';
+import { isExternal, MODEL_ONLY, readCorpus, type Example } from '../../scripts/train-guard-intent.js';
 import { blockFindings, guardrails, RULES_DIR, user } from './helpers/guardrails.js';
 
 const blockedBy = (text: string) => [...new Set(blockFindings(guardrails().scan({ messages: [user(text)] })).map((f) => f.rule))];
@@ -54,8 +54,9 @@ describe('guard: intent corpus', () => {
 
   it('refuses every English CSAM request it was trained on, whatever its framing, and no trust-and-safety prompt about CSAM', () => {
     // The word lists are English; every language, the held-out set and the files the word scorer is not
-    // trained on (MODEL_ONLY) are the model's (test/guard/intent-model.test.ts, on both teams).
-    for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut && !MODEL_ONLY.includes(x.file)))
+    // trained on (MODEL_ONLY, the external authors' files) are the model's (test/guard/intent-model.test.ts,
+    // on both teams).
+    for (const e of examples.filter((x) => x.label === 'csam' && x.lang === 'en' && !x.heldOut && !MODEL_ONLY.includes(x.file) && !isExternal(x)))
       expect(blockedBy(e.text), e.text).to.include('csam-block');
     const tns = examples.filter(
       (x) => x.label === 'benign' && x.lang === 'en' && /csam|child sexual|child safety|child exploitation|grooming|ncmec/i.test(x.text),
