@@ -158,6 +158,8 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       PORTCULLIS_GRAPH_PORT: '0',
       PORTCULLIS_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTCULLIS_WATCH: '0',
+      // Two malloc arenas, as `npm start`, the image and the systemd unit start it (docs/operators.md "Memory").
+      MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2',
       PORTCULLIS_ROUTE_SHARED_URL: opts.mockBaseUrl,
       PORTCULLIS_ROUTE_DEDICATED_URL: opts.mockBaseUrl,
       REDIS_URL: opts.redisUrl,
