@@ -24,6 +24,19 @@ describe('wallet sign-in during a store outage', () => {
     await redis.stop();
   });
 
+  /** Sends the signed message until the store answers (503 until then): it must sign in, making the account. */
+  async function signsInOnceAnswered(message: string, signature: string, when: string): Promise<void> {
+    const after = await until(
+      async () => {
+        const r = await post(gw.urls.auth, '/v1/siwe/verify', { message, signature });
+        return r.status === 503 ? null : r;
+      },
+      { what: `the sign-in to be answered once ${when}` },
+    );
+    expect(after.status, JSON.stringify(after.body)).to.equal(200);
+    expect(after.body).to.include({ verified: true, created: true });
+  }
+
   it('answers 503 store-unavailable, sets no cookie, spends no nonce, and signs in once Redis is back', async () => {
     const auth = gw.urls.auth;
     const wallet = newWallet();
@@ -44,16 +57,7 @@ describe('wallet sign-in during a store outage', () => {
     expect(res.headers.getSetCookie()).to.deep.equal([]);
 
     await redis.restart();
-    // Refused (503) until the store answers again.
-    const after = await until(
-      async () => {
-        const r = await post(auth, '/v1/siwe/verify', { message, signature });
-        return r.status === 503 ? null : r;
-      },
-      { what: 'the sign-in to be answered once Redis is back' },
-    );
-    expect(after.status, JSON.stringify(after.body)).to.equal(200);
-    expect(after.body).to.include({ verified: true, created: true });
+    await signsInOnceAnswered(message, signature, 'Redis is back');
   });
 
   it('gives the nonce back when the store fails the sign-in after taking it: the same message signs in after', async () => {
@@ -71,15 +75,7 @@ describe('wallet sign-in during a store outage', () => {
       await release();
     }
     expect([cut.status, cut.body.error?.code]).to.deep.equal([503, 'store-unavailable']);
-    const after = await until(
-      async () => {
-        const r = await post(auth, '/v1/siwe/verify', { message, signature });
-        return r.status === 503 ? null : r;
-      },
-      { what: 'the sign-in to be answered once the identity cache is back' },
-    );
-    expect(after.status, JSON.stringify(after.body)).to.equal(200);
-    expect(after.body).to.include({ verified: true, created: true });
+    await signsInOnceAnswered(message, signature, 'the identity cache is back');
     // And it was spent by that sign-in: the same message again is refused.
     const again = await post(auth, '/v1/siwe/verify', { message, signature });
     expect([again.status, again.body.error?.code]).to.deep.equal([400, 'challenge-invalid']);
