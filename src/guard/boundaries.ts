@@ -3,14 +3,39 @@
  * a message and a tool result. The texts are joined in reading order with nothing between them and read
  * again around each boundary; a hit that starts in one text and ends in another is reported for every
  * text it touches, in that text's own coordinates, so each half is masked where it stands.
+ *
+ * Joining with nothing between makes a complete key followed by a text that starts with key characters read
+ * as one longer key (`sk-proj-…` + `region0` + `thanks1` …). So a split is of two texts: a hit reaches no
+ * further than the end of the text after the one it starts in, and an OpenAI key, whose `T3BlbkFJ` marker
+ * fixes where it ends, no further than that (splitReach). Without those bounds one key took every short text
+ * after it into its mask.
  */
 import type { Normalised } from './normalise.js';
 import { findSecrets, findSecretsAcross, type SecretHit, type SecretScanOptions } from './secrets.js';
+import type { SecretKind } from './types.js';
 
 export type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
 
 /** How far on each side of a text boundary the boundary pass reads (more than the longest key block). */
 const BOUNDARY_WINDOW = 32 * 1024;
+
+/** "OpenAI" in base64: every OpenAI key carries it, with as many characters after it as before it. */
+const OPENAI_MARKER = 'T3BlbkFJ';
+const OPENAI_BODY = /^sk-(?:(?:proj|svcacct|admin)-)?/;
+const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
+
+/**
+ * Where a plainly written OpenAI key that starts at `start` of `joined` and was read to `end` really ends:
+ * when its marker shows, as many characters after the marker as its body has before it. Any other hit keeps
+ * its end.
+ */
+function splitReach(kind: SecretKind, joined: string, start: number, end: number): number {
+  if (kind !== 'openai-key' || !KEY_CHARS.test(joined.slice(start, end))) return end;
+  const body = start + (OPENAI_BODY.exec(joined.slice(start, start + 11))?.[0].length ?? 0);
+  const marker = joined.indexOf(OPENAI_MARKER, body);
+  if (marker === -1 || marker + OPENAI_MARKER.length > end) return end;
+  return Math.min(end, marker + OPENAI_MARKER.length + (marker - body));
+}
 
 /**
  * The texts `order` joined with nothing between them, read around each boundary: a hit that starts in one
@@ -59,9 +84,6 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       let a = at(h.start);
       const b = at(h.end - 1);
       if (a === b) continue;
-      // A key found only because something glued to its front, when that something is the text before:
-      // joining put it there (`{"key": "sk-proj-…"}` read as `keysk-proj-…`), so it is no split key.
-      if (hit.glued && h.start > 0 && at(h.start - 1) !== a) continue;
       // Joining glues a text's tail to the next text's head (`...ok` + a base64 run). If the hit survives
       // without the earlier text, that tail was not part of the secret: leave it alone. (The later side
       // cannot be told apart from a genuinely split key and is masked: erring toward masking.) Binary
@@ -91,10 +113,14 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
         }
       }
       a = at(start);
-      if (a === b) continue;
-      for (let k = a; k <= b; k++) {
+      // A split is of two texts: the hit ends where the text after its first one does, at the latest.
+      const next = at(offsets[a]! + norm[order[a]!]!.text.length);
+      const end = Math.min(hit.via === undefined ? splitReach(h.kind, joined, start, h.end) : h.end, offsets[next]! + norm[order[next]!]!.text.length);
+      const last = at(end - 1);
+      if (a === last) continue;
+      for (let k = a; k <= last; k++) {
         const fromK = k === a ? start - offsets[k]! : 0;
-        const toK = k === b ? h.end - offsets[k]! : norm[order[k]!]!.text.length;
+        const toK = k === last ? end - offsets[k]! : norm[order[k]!]!.text.length;
         push(order[k]!, { kind: h.kind, via: 'split' }, fromK, toK);
       }
     }

@@ -199,8 +199,11 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     });
     if (anyBoundaries) {
       // Texts in the order the model reads them; and message contents alone, so that a secret split between
-      // a message and a tool result is joined even with the tool call's arguments between them.
-      const all = norm.map((_, i) => i);
+      // a message and a tool result is joined even with the tool call's arguments between them. Names, JSON
+      // keys and tool definitions are read alone, never joined: a key is not split into them, and joining
+      // them read a tool's schema (`parameters`, `type`, `object`) or the next call's name as more of the key
+      // before it, so masking broke the schema or refused the call.
+      const all = norm.map((_, i) => i).filter((i) => !slots[i]!.identifier && !slots[i]!.key && !slots[i]!.definition);
       boundaryPass(norm, all, union, push);
       const contents = all.filter((i) => slots[i]!.content);
       if (contents.length !== all.length) boundaryPass(norm, contents, union, push);

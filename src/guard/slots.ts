@@ -26,6 +26,10 @@ export interface Slot {
   content: boolean;
   /** A name the wire uses as a reference: scanned, never masked. */
   identifier?: boolean;
+  /** A key of a JSON object (tool-call arguments, tool definitions): masked like a value when it holds a secret. */
+  key?: boolean;
+  /** Part of a tool definition. */
+  definition?: boolean;
 }
 
 type Part =
@@ -49,7 +53,7 @@ function collectLeaves(v: unknown, where: string, out: Slot[]): void {
   else if (Array.isArray(v)) for (const x of v) collectLeaves(x, where, out);
   else if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
-      out.push({ where, text: k, content: false });
+      out.push({ where, text: k, content: false, key: true });
       collectLeaves(x, where, out);
     }
   }
@@ -130,6 +134,7 @@ export function collectSlots(req: ChatLike): Slots {
     }
     const first = slots.length;
     collectLeaves(value, `tools[${index}]`, slots);
+    for (let i = first; i < slots.length; i++) slots[i]!.definition = true;
     parts.push({ kind: 'tool', index, value, name, first, count: slots.length - first });
   });
   const choice = (req.tool_choice as { function?: { name?: unknown } } | undefined)?.function;

@@ -152,20 +152,28 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       expect(JSON.stringify(r)).not.to.contain(OPENAI);
     });
 
-    // A deliberate trade-off of the boundary pass (src/guard/boundaries.ts): a complete `sk-` key at the very
-    // end of one text cannot be told from the first half of a key split across texts when the next text starts
-    // with key characters, so the next text's first word is masked with it. It errs toward masking: no part of
-    // a key reaches the model, at the cost of a word of the neighbouring text (README, Guardrails).
-    it('errs toward masking when a complete key ends one text and the next starts with key characters', async () => {
-      const res = await chat({
-        messages: [
-          { role: 'user', content: `key ${OPENAI}` },
-          { role: 'user', content: 'region eu' },
-        ],
-      });
-      const messages = (await forwarded())['messages'] as Array<{ content: string }>;
-      expect(res.status).to.equal(200);
-      expect(messages.map((m) => m.content)).to.deep.equal(['key [REDACTED:openai-key]', '[REDACTED:openai-key] eu']);
+    // A deliberate trade-off of the boundary pass (src/guard/boundaries.ts): a complete key of unknown length
+    // at the very end of one text cannot be told from the first half of a key split across texts when the next
+    // text starts with key characters, so the next text's first word is masked with it. It errs toward
+    // masking: no part of a key reaches the model, at the cost of a word of the neighbouring text. An OpenAI
+    // key's marker fixes where it ends, so a real one takes nothing after it (docs/guardrails.md).
+    it('errs toward masking when a complete key of unknown length ends one text and the next starts with key characters', async () => {
+      const hex = samples.find((s) => s.name === 'sk- 32 hex')!.value;
+      for (const [key, second] of [
+        [hex, '[REDACTED:openai-key] eu'],
+        [OPENAI, 'region eu'],
+      ] as const) {
+        await w.upstream.reset();
+        const res = await chat({
+          messages: [
+            { role: 'user', content: `key ${key}` },
+            { role: 'user', content: 'region eu' },
+          ],
+        });
+        const messages = (await forwarded())['messages'] as Array<{ content: string }>;
+        expect(res.status).to.equal(200);
+        expect(messages.map((m) => m.content)).to.deep.equal(['key [REDACTED:openai-key]', second]);
+      }
     });
 
     it('masks a key split across two messages, in both halves', async () => {
@@ -179,6 +187,88 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const messages = (await forwarded())['messages'] as Array<{ content: string }>;
       expect(messages.map((m) => m.content)).to.deep.equal(['my key starts [REDACTED:openai-key]', '[REDACTED:openai-key] and that is all of it']);
+    });
+
+    // A real OpenAI key carries its marker (`T3BlbkFJ`) with as many characters after it as before: that
+    // fixes where it ends, so the texts after it are not read as more of it.
+    it('masks a real-shaped key and leaves the short turns after it alone; a key of unknown length takes one word at most', async () => {
+      const turns = Array.from({ length: 12 }, (_, i) => `${i % 2 ? 'thanks' : 'region'}${i}`);
+      const hex = samples.find((s) => s.name === 'sk- 32 hex')!.value;
+      for (const [key, first] of [
+        [OPENAI, turns[0]],
+        [hex, '[REDACTED:openai-key]'],
+      ] as const) {
+        await w.upstream.reset();
+        const res = await chat({ messages: [{ role: 'user', content: `my key is ${key}` }, ...turns.map((t) => ({ role: 'user', content: t }))] });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const messages = (await forwarded())['messages'] as Array<{ content: string }>;
+        expect(messages.map((m) => m.content)).to.deep.equal(['my key is [REDACTED:openai-key]', first, ...turns.slice(1)]);
+      }
+    });
+
+    it("masks a key in a tool's description without touching the tool's schema", async () => {
+      for (const key of [OPENAI, samples.find((s) => s.name === 'sk- 32 hex')!.value]) {
+        await w.upstream.reset();
+        const parameters = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
+        const res = await chat({
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'function', function: { name: 'lookup', description: `use key ${key}`, parameters } }],
+        });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const tool = ((await forwarded())['tools'] as any[])[0].function;
+        expect(tool).to.deep.equal({ name: 'lookup', description: 'use key [REDACTED:openai-key]', parameters });
+      }
+    });
+
+    it('masks a key at the end of a message followed by a tool round trip, and forwards the tool call as sent', async () => {
+      const res = await chat({
+        messages: [
+          { role: 'user', content: `use ${OPENAI}` },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+        ],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const messages = (await forwarded())['messages'] as Array<Record<string, any>>;
+      expect(messages[0]!['content']).to.equal('use [REDACTED:openai-key]');
+      expect(messages[1]!['tool_calls'][0].function).to.deep.equal({ name: 'weather', arguments: '{"city":"Oslo"}' });
+      expect(messages[2]!['content']).to.equal('sunny');
+
+      // A key of unknown length may take the next text's first word (the argument's value, the tool's
+      // answer), never the call's name.
+      await w.upstream.reset();
+      const hex = samples.find((s) => s.name === 'sk- 32 hex')!.value;
+      const again = await chat({
+        messages: [
+          { role: 'user', content: `use ${hex}` },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+        ],
+      });
+      expect(again.status, JSON.stringify(again.body)).to.equal(200);
+      const sent = (await forwarded())['messages'] as Array<Record<string, any>>;
+      expect(sent[0]!['content']).to.equal('use [REDACTED:openai-key]');
+      expect(sent[1]!['tool_calls'][0].function.name).to.equal('weather');
+    });
+
+    it("masks a key split across two values of a tool call's arguments, wherever it is cut", async () => {
+      for (const cut of [10, 20, 60, 100, 140]) {
+        await w.upstream.reset();
+        const args = JSON.stringify({ a: OPENAI.slice(0, cut), b: OPENAI.slice(cut) });
+        const res = await chat({
+          messages: [
+            { role: 'user', content: 'go' },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: args } }] },
+            { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+          ],
+        });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const sent = JSON.stringify(await forwarded());
+        expect(JSON.parse(JSON.parse(sent).messages[1].tool_calls[0].function.arguments), `cut at ${cut}`).to.deep.equal({
+          a: '[REDACTED:openai-key]',
+          b: '[REDACTED:openai-key]',
+        });
+      }
     });
 
     it('masks a base64-encoded key', async () => {
