@@ -129,16 +129,13 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
   { kind: 'pypi-token', must: 'pypi-', re: /(?<![A-Za-z0-9])pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,1000}/g, glued: true },
 ];
 
-/**
- * The pattern a scan runs for `shape` - for a `glued` shape, without the lookbehind - and, for a glued shape,
- * the characters that lookbehind refused: a match after one of them is a glued one (made once per shape).
- */
-const SCAN_RES = new Map<ProviderShape, { re: RegExp; glue?: RegExp }>(
+/** The pattern a scan runs for `shape`: for a `glued` shape, without the lookbehind (made once per shape). */
+const SCAN_RES = new Map<ProviderShape, { re: RegExp }>(
   PROVIDER_SHAPES.map((p) => {
     if (!p.glued) return [p, { re: p.re }];
     const behind = /^\(\?<!(\[[^\]]*\])\)/.exec(p.re.source);
     if (!behind) throw new Error(`provider shape ${p.kind}: a glued shape starts with a lookbehind`);
-    return [p, { re: new RegExp(p.re.source.slice(behind[0].length), p.re.flags), glue: new RegExp(behind[1]!) }];
+    return [p, { re: new RegExp(p.re.source.slice(behind[0].length), p.re.flags) }];
   }),
 );
-export const scanRe = (shape: ProviderShape): { re: RegExp; glue?: RegExp } => SCAN_RES.get(shape)!;
+export const scanRe = (shape: ProviderShape): { re: RegExp } => SCAN_RES.get(shape)!;

@@ -45,11 +45,6 @@ export interface SecretHit {
   start: number;
   end: number;
   via?: Via;
-  /**
-   * Found glued to a letter or digit before it (`KEYsk-proj-…`), which a key at a word boundary is not. The
-   * boundary pass drops such a hit when that character is another text's: joining texts glues them.
-   */
-  glued?: true;
 }
 
 export interface SecretScanOptions {
@@ -349,7 +344,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
       const end = m.index + m[0].length;
       const body = m[0].slice(m[0].indexOf('-', 3) + 1).replace(/[-_]/g, '');
       if (looksLikeOpenAIBody(text, m.index + 3, end) && looksRandom(body) && entropy(body) >= 3.5)
-        hits.push({ kind: 'openai-key', start: m.index, end, glued: true });
+        hits.push({ kind: 'openai-key', start: m.index, end });
     });
   }
   if (kinds.has('aws-access-key-id')) {
@@ -382,12 +377,10 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   }
   PROVIDER_SHAPES.forEach((shape, i) => {
     if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
-    const { re, glue } = scanRe(shape);
+    const { re } = scanRe(shape);
     eachMatch(text, re, PROVIDERS_AT[i]!, anchors, PROVIDER_ANCHOR + i, anyUnit, (m) => {
       if (shape.accept && !shape.accept(m[0])) return;
-      const hit: SecretHit = { kind: shape.kind, start: m.index, end: m.index + m[0].length };
-      if (glue && m.index > 0 && glue.test(text[m.index - 1]!)) hit.glued = true;
-      hits.push(hit);
+      hits.push({ kind: shape.kind, start: m.index, end: m.index + m[0].length });
     });
   });
   if (!prose) return groups;
