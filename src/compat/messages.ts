@@ -55,7 +55,13 @@ function joinParts(parts: ContentPart[], at: string, assistant: boolean): { text
   parts.forEach((p, k) => {
     if (p.type === 'text' && typeof p.text === 'string') text.push(p.text);
     else if (assistant && p.type === 'refusal' && typeof p.refusal === 'string') refusal.push(p.refusal);
-    else {
+    else if (p.type === 'text' || (assistant && p.type === 'refusal')) {
+      // The right kind of part, without its string: say so, not that the part is not text.
+      const field = p.type === 'text' ? 'text' : 'refusal';
+      throw new GatewayError('invalid-messages', `${at}.content[${k}].${field} is missing: a "${p.type}" part needs a string "${field}"`, {
+        param: `${at}.content[${k}].${field}`,
+      });
+    } else {
       throw new GatewayError('invalid-messages', `${at}.content[${k}] is a "${p.type}" part; content is text only (no images, audio or files)`, {
         param: `${at}.content[${k}].type`,
       });
