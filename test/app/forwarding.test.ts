@@ -150,6 +150,13 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
       expect(msgs[1]!['tool_calls'][0].function.arguments).to.equal('{"n":12345678901234567890,"s":"A"}');
     });
 
+    it('keeps them when a secret beside them is masked and the arguments are rebuilt around the mask', async () => {
+      const res = await chat({ tools, messages: turnWithCall({ arguments: `{"key":"${OPENAI}","id":12345678901234567890,"f":1.10}` }) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const msgs = (await w.upstream.requests())[0]!.body['messages'] as Array<Record<string, any>>;
+      expect(msgs[1]!['tool_calls'][0].function.arguments).to.equal('{"key":"[REDACTED:openai-key]","id":12345678901234567890,"f":1.10}');
+    });
+
     it('bounds the depth as before: numbers do not count as a level', async () => {
       const at64 = `${'['.repeat(64)}1${']'.repeat(64)}`;
       const ok = await chat({ tools, messages: turnWithCall({ arguments: at64 }) });
