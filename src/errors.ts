@@ -11,6 +11,8 @@ export const ERRORS = {
   'invalid-json': { status: 400, message: 'the body is not valid JSON' },
   'invalid-request': { status: 400, message: 'the request does not match the expected shape' },
   'invalid-messages': { status: 400, message: 'messages break the conversation rules' },
+  'unknown-tool-call-id': { status: 400, message: "a tool result's tool_call_id names no call of an earlier assistant turn" },
+  'unknown-tool-choice': { status: 400, message: 'tool_choice names a function that is not in tools' },
   'too-many-turns': { status: 400, message: 'the conversation has more turns than the model allows' },
   'too-many-tools': { status: 400, message: 'the request defines more tools than the model allows' },
   'input-too-large': { status: 400, message: 'the input is longer than the model allows' },

@@ -6,6 +6,7 @@
  * so is each tool call's `arguments` once parsed (a string that holds JSON is nesting too).
  */
 import { GatewayError } from '../errors.js';
+import { isRawNumber } from './json-numbers.js';
 
 /** Deeper than any tool schema or argument object a client writes by hand; far below any stack limit. */
 export const MAX_DEPTH = 64;
@@ -16,11 +17,12 @@ export function jsonDepth(value: unknown, limit = MAX_DEPTH): number {
   const stack: Array<[unknown, number]> = [[value, 0]];
   while (stack.length > 0) {
     const [v, d] = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
+    // A number kept as its source text (json-numbers.ts) is an object only in form: a leaf, like any number.
+    if (v === null || typeof v !== 'object' || isRawNumber(v)) continue;
     const depth = d + 1;
     if (depth > deepest) deepest = depth;
     if (deepest > limit) return deepest;
-    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object') stack.push([x, depth]);
+    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object' && !isRawNumber(x)) stack.push([x, depth]);
   }
   return deepest;
 }

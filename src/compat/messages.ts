@@ -9,7 +9,8 @@
  *   only;
  * - a tool call's `arguments` that hold JSON are parsed, bounded in depth and re-serialised: what the
  *   guardrails read and what goes upstream are then the same bytes, so a duplicate key or an escape cannot
- *   show the scanner one value and the model another.
+ *   show the scanner one value and the model another. Numbers keep their source text (json-numbers.ts):
+ *   the upstream gets `12345678901234567890` or `1.10` as the client wrote it, not a double's rounding.
  *
  * - fields clients keep on a replayed assistant message that are not conversation are dropped, never
  *   forwarded: `annotations` (citations of OpenAI's answer), `provider_specific_fields`, `reasoning_content`
@@ -20,6 +21,7 @@
  */
 import { GatewayError } from '../errors.js';
 import { checkDepth } from './depth.js';
+import { parseKeepingNumbers } from './json-numbers.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -53,7 +55,13 @@ function joinParts(parts: ContentPart[], at: string, assistant: boolean): { text
   parts.forEach((p, k) => {
     if (p.type === 'text' && typeof p.text === 'string') text.push(p.text);
     else if (assistant && p.type === 'refusal' && typeof p.refusal === 'string') refusal.push(p.refusal);
-    else {
+    else if (p.type === 'text' || (assistant && p.type === 'refusal')) {
+      // The right kind of part, without its string: say so, not that the part is not text.
+      const field = p.type === 'text' ? 'text' : 'refusal';
+      throw new GatewayError('invalid-messages', `${at}.content[${k}].${field} is missing: a "${p.type}" part needs a string "${field}"`, {
+        param: `${at}.content[${k}].${field}`,
+      });
+    } else {
       throw new GatewayError('invalid-messages', `${at}.content[${k}] is a "${p.type}" part; content is text only (no images, audio or files)`, {
         param: `${at}.content[${k}].type`,
       });
@@ -68,9 +76,13 @@ export function canonicalArguments(args: string, at: string): string {
   if (!(t.startsWith('{') || t.startsWith('[') || t.startsWith('"'))) return args;
   let value: unknown;
   try {
-    value = JSON.parse(args);
-  } catch {
-    return args;
+    value = parseKeepingNumbers(args);
+  } catch (err) {
+    if (err instanceof SyntaxError) return args;
+    // The reviver walks recursively: thousands of levels overflow the stack (a RangeError) where the plain
+    // parse does not. Such JSON is past the bound: the plain parse measures it and refuses it.
+    checkDepth(JSON.parse(args), at, at);
+    throw err;
   }
   checkDepth(value, at, at);
   return JSON.stringify(value);

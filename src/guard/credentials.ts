@@ -41,7 +41,11 @@ export function isPlaceholder(value: string): boolean {
 // `@`s costs a bounded number of steps per `://`.
 // Matched from the scheme's start, found by searching for `://` (a pattern tried at every word would cost a
 // scheme's worth of steps per word).
-const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?#'"`<>]{1,256})@(?=[A-Za-z0-9[])/y;
+// A password may hold `'` (an RFC 3986 sub-delimiter) and `#` (not legal unescaped, but no more so than the
+// `@` taken above, and written so in configs), except that a URL opened by `'` ends at the next `'`: in
+// `['http://host:8080','admin@example.org']` the quote closes the URL, it is not in a password.
+const URL_CREDENTIAL = /[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?"`<>]{1,256})@(?=[A-Za-z0-9[])/y;
+const URL_CREDENTIAL_IN_QUOTES = /[A-Za-z][A-Za-z0-9+.-]{1,24}:\/\/[^\s:@/?#'"`<>]{0,128}:([^\s/?'"`<>]{1,256})@(?=[A-Za-z0-9[])/y;
 const isSchemeCode = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2e || c === 0x2d;
 
@@ -51,11 +55,11 @@ const URL_QUERY = /(?:password|passwd|pwd|pass|client_secret|access_token|api_?k
 const isParamCode = (c: number): boolean => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
 
 function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly number[], anchors: Anchors): void {
-  const re = URL_CREDENTIAL;
   for (const at of anchors.url) {
     let start = at;
     while (start > 0 && at - start < 25 && isSchemeCode(text.charCodeAt(start - 1))) start--;
     if (start > 0 && isSchemeCode(text.charCodeAt(start - 1))) continue;
+    const re = start > 0 && text.charCodeAt(start - 1) === 0x27 ? URL_CREDENTIAL_IN_QUOTES : URL_CREDENTIAL;
     re.lastIndex = start;
     const m = re.exec(text);
     if (!m) continue;

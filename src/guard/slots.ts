@@ -17,6 +17,7 @@
  * stage answers 400 `secret-in-identifier`). `role` and tool-call ids are not slots.
  */
 import type { ChatLike } from './types.js';
+import { isRawNumber, parseKeepingNumbers } from '../compat/json-numbers.js';
 
 export interface Slot {
   /** Location named in findings. */
@@ -50,6 +51,7 @@ export interface Slots {
 
 function collectLeaves(v: unknown, where: string, out: Slot[]): void {
   if (typeof v === 'string') out.push({ where, text: v, content: false });
+  else if (isRawNumber(v)) return;
   else if (Array.isArray(v)) for (const x of v) collectLeaves(x, where, out);
   else if (v !== null && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
@@ -61,6 +63,8 @@ function collectLeaves(v: unknown, where: string, out: Slot[]): void {
 
 function rebuildLeaves(v: unknown, next: () => string): unknown {
   if (typeof v === 'string') return next();
+  // A number kept as its source text (src/compat/json-numbers.ts) goes back as it came.
+  if (isRawNumber(v)) return v;
   if (Array.isArray(v)) return v.map((x) => rebuildLeaves(x, next));
   if (v !== null && typeof v === 'object') {
     const o: Record<string, unknown> = {};
@@ -80,7 +84,8 @@ function parseJsonContainer(s: string): unknown {
   const t = s.trimStart();
   if (!t.startsWith('{') && !t.startsWith('[') && !t.startsWith('"')) return undefined;
   try {
-    return JSON.parse(s) as unknown;
+    // Numbers as written, so arguments rebuilt around a mask keep them (src/compat/json-numbers.ts).
+    return parseKeepingNumbers(s);
   } catch {
     return undefined;
   }

@@ -52,12 +52,13 @@ async function executeCallOnce(deps: ExecuteDeps, call: Call, signal: AbortSigna
   try {
     // The route's origins in turn, then the fallback model's route if the route has one (src/upstream/route.ts).
     const { answer, model } = await forwardWithFallback(call, signal, retries);
-    call.answer = answer;
+    // Masked before anything keeps it: the receipt (its echoed model, on a mismatch too), the job result
+    // and so an idempotent replay all read call.answer. The echo rule reads the model as it came.
+    const guard = call.runtime.guard;
+    call.answer = mapAnswerText(answer, (text) => guard.maskOutput(text).text);
     if (!echoMatches(model.echo, model.upstreamModel, answer)) {
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }
-    const guard = call.runtime.guard;
-    call.answer = mapAnswerText(answer, (text) => guard.maskOutput(text).text);
     // The job's end rides in the settlement's write: one durable write for the answer, charge and receipt.
     // The result built for it is the one returned, unless the settlement stored earlier (a repeat) differs.
     let built: { s: Settlement; result: JobResult } | undefined;

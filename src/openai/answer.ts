@@ -5,6 +5,14 @@
  * failure path charges at the worst case reserved: the upstream ran and we cannot tell for how much, so the
  * bound the principal agreed to is charged rather than nothing (failing open would let a broken or hostile
  * upstream serve free). Error messages never carry the upstream's text, which may echo the prompt.
+ *
+ * Only what the gateway serves is read, in the shapes OpenAI documents, so that every string kept is one
+ * `mapAnswerText` masks: `content` is text or null (an array of text parts, as some compatible servers
+ * send, is joined; anything else is 502 `upstream-error` rather than an empty answer); a legacy
+ * `function_call` (OpenAI's form before tool calls) is read as the one tool call it is; `finish_reason` is
+ * one of OpenAI's values (`function_call` read as `tool_calls`), and any other value, or none, is what
+ * the message shows: `tool_calls` when it has tool calls, else `stop`. An unknown string is not relayed:
+ * it is a free-form field the client would read unmasked.
  */
 import { GatewayError } from '../errors.js';
 import type { Usage } from '../metering/price.js';
@@ -26,6 +34,9 @@ export interface UpstreamAnswer {
   system_fingerprint?: string;
   reasoningTokens?: number;
 }
+
+/** The finish reasons OpenAI answers with; the legacy `function_call` is read as `tool_calls`. */
+const FINISH_REASONS = new Set(['stop', 'length', 'tool_calls', 'content_filter']);
 
 const nonNegInt = (v: unknown): number => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -54,6 +65,30 @@ function readUsage(raw: unknown): Usage {
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: cached };
 }
 
+/** Text content: a string, null (none), or an array of text parts joined; anything else is malformed. */
+function readContent(raw: unknown, at: string, bad: (why: string) => GatewayError): string | null {
+  if (typeof raw === 'string') return raw;
+  if (raw === null || raw === undefined) return null;
+  const parts = Array.isArray(raw) ? (raw as Array<{ type?: unknown; text?: unknown } | null>) : undefined;
+  if (parts?.every((p) => typeof p === 'object' && p !== null && p.type === 'text' && typeof p.text === 'string')) {
+    return parts.map((p) => p!.text as string).join('');
+  }
+  throw bad(`${at} is neither text nor null`);
+}
+
+/** A legacy `function_call` ({name, arguments}) as the one tool call it stands for; none when absent. */
+function legacyCall(raw: unknown): unknown[] | undefined {
+  if (raw === null || typeof raw !== 'object') return undefined;
+  return [{ function: raw }];
+}
+
+/** One of OpenAI's finish reasons; otherwise what the message shows (see above). */
+function finishReason(raw: unknown, message: AnswerMessage): string {
+  if (raw === 'function_call') return 'tool_calls';
+  if (typeof raw === 'string' && FINISH_REASONS.has(raw)) return raw;
+  return message.tool_calls ? 'tool_calls' : 'stop';
+}
+
 /** Reads the parts of an OpenAI chat.completion the gateway serves; anything malformed is an upstream error. */
 export function normaliseAnswer(json: unknown): UpstreamAnswer {
   const bad = (why: string) => new GatewayError('upstream-error', `the upstream answer is malformed: ${why}`);
@@ -64,22 +99,22 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
     const choice = c as Record<string, unknown> | null;
     const m = choice?.['message'] as Record<string, unknown> | undefined;
     if (!m || typeof m !== 'object') throw bad(`choices[${index}] has no message`);
-    const content = typeof m['content'] === 'string' ? m['content'] : null;
-    const message: AnswerMessage = { role: 'assistant', content };
-    if (Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0) {
-      message.tool_calls = (m['tool_calls'] as Array<Record<string, unknown>>).map((tc, k) => {
+    const message: AnswerMessage = { role: 'assistant', content: readContent(m['content'], `choices[${index}].message.content`, bad) };
+    const calls = Array.isArray(m['tool_calls']) && m['tool_calls'].length > 0 ? (m['tool_calls'] as unknown[]) : legacyCall(m['function_call']);
+    if (calls) {
+      message.tool_calls = calls.map((raw, k) => {
+        const tc = raw as Record<string, unknown> | null;
         const fn = tc?.['function'] as Record<string, unknown> | undefined;
         if (typeof fn?.['name'] !== 'string') throw bad(`choices[${index}].message.tool_calls[${k}] has no function name`);
         return {
-          id: typeof tc['id'] === 'string' ? tc['id'] : `call_${index}_${k}`,
+          id: typeof tc!['id'] === 'string' ? tc!['id'] : `call_${index}_${k}`,
           type: 'function' as const,
           function: { name: fn['name'], arguments: typeof fn['arguments'] === 'string' ? fn['arguments'] : JSON.stringify(fn['arguments'] ?? {}) },
         };
       });
     }
     if (typeof m['refusal'] === 'string') message.refusal = m['refusal'];
-    const finish = typeof choice?.['finish_reason'] === 'string' ? choice['finish_reason'] : message.tool_calls ? 'tool_calls' : 'stop';
-    return { index, message, finish_reason: finish };
+    return { index, message, finish_reason: finishReason(choice?.['finish_reason'], message) };
   });
   const completionDetails = ((j['usage'] as Record<string, unknown> | undefined)?.['completion_tokens_details'] ?? {}) as Record<string, unknown>;
   const reasoning = completionDetails['reasoning_tokens'];
@@ -95,12 +130,18 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
 }
 
 /**
- * The answer with `map` applied to every string of it the client reads: content, refusal, and each tool
- * call's id, name and arguments (the guardrails mask secrets in the model's own output this way).
+ * The answer with `map` applied to every string of it the client reads or the gateway keeps: `model`,
+ * `system_fingerprint`, content, refusal, and each tool call's id, name and arguments (the guardrails mask
+ * secrets in the model's own output this way). The rest is not free text: `finish_reason` is one of a fixed
+ * set (normaliseAnswer). The upstream's `id` is never served (the gateway names the completion), but is
+ * masked too, so that nothing unmasked is kept on the call.
  */
 export function mapAnswerText(answer: UpstreamAnswer, map: (text: string) => string): UpstreamAnswer {
   return {
     ...answer,
+    id: map(answer.id),
+    model: map(answer.model),
+    ...(answer.system_fingerprint !== undefined ? { system_fingerprint: map(answer.system_fingerprint) } : {}),
     choices: answer.choices.map((c) => ({
       ...c,
       message: {

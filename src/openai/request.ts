@@ -8,7 +8,11 @@
  * The input limit counts every forwarded string (src/compat/forwarded.ts), not only message contents.
  *
  * Conversation rules: content is text (no images, audio or attachments); one leading system turn only;
- * tool results are role `tool` with `tool_call_id`; an assistant turn has content, tool calls or a refusal.
+ * tool results are role `tool` with `tool_call_id`, which names a call an earlier assistant turn made (400
+ * `unknown-tool-call-id`, as OpenAI refuses a tool result that answers no call); an assistant turn has
+ * content, tool calls or a refusal. A `tool_choice` naming a function names one of `tools` (400
+ * `unknown-tool-choice`). Neither message repeats the id or name: ids are never scanned, and either could
+ * be a pasted secret.
  */
 import { GatewayError } from '../errors.js';
 import type { ModelLimits } from '../config/types.js';
@@ -62,6 +66,8 @@ function widestLimits(runtime: Runtime): ModelLimits {
 }
 
 function checkConversation(messages: ChatMessage[]): void {
+  // The ids of the calls made so far: a tool result answers one of them.
+  const called = new Set<string>();
   messages.forEach((m, i) => {
     const at = `messages[${i}]`;
     if (m.role === 'system' && i !== 0)
@@ -81,7 +87,23 @@ function checkConversation(messages: ChatMessage[]): void {
       throw new GatewayError('invalid-messages', `${at}: a tool result needs tool_call_id`, { param: `${at}.tool_call_id` });
     if (m.role !== 'tool' && m.tool_call_id !== undefined)
       throw new GatewayError('invalid-messages', `${at}: only tool turns carry tool_call_id`, { param: `${at}.tool_call_id` });
+    if (m.role === 'tool' && !called.has(m.tool_call_id!)) {
+      throw new GatewayError('unknown-tool-call-id', `${at}.tool_call_id names no call of an earlier assistant turn's tool_calls`, {
+        param: `${at}.tool_call_id`,
+      });
+    }
+    for (const tc of m.tool_calls ?? []) called.add(tc.id);
   });
+}
+
+/** A tool_choice naming a function must name one of the request's tools. */
+function checkToolChoice(req: ChatRequest): void {
+  const choice = req.tool_choice as { function?: { name?: unknown } } | string | null | undefined;
+  if (choice === null || typeof choice !== 'object') return;
+  const name = choice.function?.name;
+  if (!(req.tools ?? []).some((t) => t.function.name === name)) {
+    throw new GatewayError('unknown-tool-choice', 'tool_choice.function.name names no function of tools', { param: 'tool_choice.function.name' });
+  }
 }
 
 /** The first schema error as the client would name it (and as `param`, where OpenAI clients read it). */
@@ -142,6 +164,7 @@ export function validateChat(body: unknown, runtime: Runtime): ValidCall {
   if ((req.tools?.length ?? 0) > limits.tools)
     throw new GatewayError('too-many-tools', `at most ${limits.tools} tools; got ${req.tools!.length}`, { param: 'tools' });
   checkConversation(req.messages);
+  checkToolChoice(req);
   const requested = req.max_completion_tokens ?? req.max_tokens ?? undefined;
   if (req.max_tokens != null && req.max_completion_tokens != null && req.max_tokens !== req.max_completion_tokens) {
     throw new GatewayError('invalid-request', 'max_tokens and max_completion_tokens disagree; send one', { param: 'max_completion_tokens' });

@@ -144,6 +144,81 @@ describe('chat completions: bad input', () => {
     });
   }
 
+  describe('tool results, tool choices and text parts that do not add up', () => {
+    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] };
+    const tools = [{ type: 'function', function: { name: 'f' } }];
+    const refused: Array<[string, Record<string, unknown>, string, string, string]> = [
+      [
+        'a tool result whose tool_call_id matches no call',
+        {
+          messages: [
+            { role: 'user', content: 'go' },
+            { role: 'tool', tool_call_id: 'nope-secretish', content: 'x' },
+          ],
+        },
+        'unknown-tool-call-id',
+        'messages[1].tool_call_id',
+        'nope-secretish',
+      ],
+      [
+        'a tool result naming a call another id than the one made',
+        { tools, messages: [{ role: 'user', content: 'go' }, call, { role: 'tool', tool_call_id: 'c2', content: 'x' }] },
+        'unknown-tool-call-id',
+        'messages[2].tool_call_id',
+        'c2',
+      ],
+      [
+        'a tool result before the call it answers',
+        { tools, messages: [{ role: 'user', content: 'go' }, { role: 'tool', tool_call_id: 'c1', content: 'x' }, call] },
+        'unknown-tool-call-id',
+        'messages[1].tool_call_id',
+        'c1"',
+      ],
+      [
+        'a tool_choice naming a function not in tools',
+        { tools, tool_choice: { type: 'function', function: { name: 'g-undefined' } }, messages: [{ role: 'user', content: 'x' }] },
+        'unknown-tool-choice',
+        'tool_choice.function.name',
+        'g-undefined',
+      ],
+      [
+        'a tool_choice naming a function with no tools at all',
+        { tool_choice: { type: 'function', function: { name: 'g-undefined' } }, messages: [{ role: 'user', content: 'x' }] },
+        'unknown-tool-choice',
+        'tool_choice.function.name',
+        'g-undefined',
+      ],
+      [
+        'a text part without text',
+        { messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+        'invalid-messages',
+        'messages[0].content[0].text',
+        'no images',
+      ],
+    ];
+    for (const [name, body, code, param, unsaid] of refused) {
+      it(`answers ${name} with 400 ${code}, naming ${param}, and forwards nothing`, async () => {
+        const res = await w.gw.chat(token, { ...ok, ...body });
+        expect(res.status, JSON.stringify(res.body)).to.equal(400);
+        expect(res.body.error.code).to.equal(code);
+        expect(res.body.error.param).to.equal(param);
+        expect(res.body.error.message).to.contain(param).and.not.contain(unsaid);
+        expect(await w.upstream.requests()).to.have.length(0);
+      });
+    }
+
+    it('forwards a tool result that answers a call an earlier turn made, and a tool_choice naming a tool', async () => {
+      const res = await w.gw.chat(token, {
+        ...ok,
+        tools,
+        tool_choice: { type: 'function', function: { name: 'f' } },
+        messages: [{ role: 'user', content: 'go' }, call, { role: 'tool', tool_call_id: 'c1', content: 'x' }, { role: 'user', content: 'and?' }],
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(await w.upstream.requests()).to.have.length(1);
+    });
+  });
+
   it('names the offending field in the message', async () => {
     const res = await w.gw.chat(token, {
       ...ok,

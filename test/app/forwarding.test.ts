@@ -128,6 +128,45 @@ describe('forwarding: every forwarded byte scanned, counted and masked (recordin
     });
   });
 
+  describe("a tool call's arguments keep their numbers as written", () => {
+    for (const args of [
+      '{"id":12345678901234567890,"f":1.10,"z":-0}',
+      '{"e":1e400}',
+      '{"big":9007199254740993,"list":[1,2.50,-1E-7]}',
+      '[0.1000000000000000055511151231257827,{"n":100000000000000000000000000000}]',
+    ]) {
+      it(`forwards ${args} byte for byte`, async () => {
+        const res = await chat({ tools, messages: turnWithCall({ arguments: args }) });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const msgs = (await w.upstream.requests())[0]!.body['messages'] as Array<Record<string, any>>;
+        expect(msgs[1]!['tool_calls'][0].function.arguments).to.equal(args);
+      });
+    }
+
+    it('still re-serialises around the numbers: whitespace and escapes normalised, the last duplicate kept', async () => {
+      const res = await chat({ tools, messages: turnWithCall({ arguments: '{ "n" : 1.50 , "s":"\\u0041", "n" : 12345678901234567890 }' }) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const msgs = (await w.upstream.requests())[0]!.body['messages'] as Array<Record<string, any>>;
+      expect(msgs[1]!['tool_calls'][0].function.arguments).to.equal('{"n":12345678901234567890,"s":"A"}');
+    });
+
+    it('keeps them when a secret beside them is masked and the arguments are rebuilt around the mask', async () => {
+      const res = await chat({ tools, messages: turnWithCall({ arguments: `{"key":"${OPENAI}","id":12345678901234567890,"f":1.10}` }) });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const msgs = (await w.upstream.requests())[0]!.body['messages'] as Array<Record<string, any>>;
+      expect(msgs[1]!['tool_calls'][0].function.arguments).to.equal('{"key":"[REDACTED:openai-key]","id":12345678901234567890,"f":1.10}');
+    });
+
+    it('bounds the depth as before: numbers do not count as a level', async () => {
+      const at64 = `${'['.repeat(64)}1${']'.repeat(64)}`;
+      const ok = await chat({ tools, messages: turnWithCall({ arguments: at64 }) });
+      expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
+      const deep = await chat({ tools, messages: turnWithCall({ arguments: `[${at64}]` }) });
+      expect(deep.status).to.equal(400);
+      expect(deep.body.error.code).to.equal('nesting-too-deep');
+    });
+  });
+
   describe('finding 3: input in fields that were not counted', () => {
     it('counts a refusal toward the input limit: 524,289 characters there is 400 input-too-large, nothing forwarded', async () => {
       const res = await chat({

@@ -271,6 +271,22 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       }
     });
 
+    it("masks a URL password holding ' or #, and only the password", async () => {
+      const urls: Array<[string, string]> = [
+        ["postgres://app:3UjU5Jr0vTL8a8'@db.internal:5432/prod", "3UjU5Jr0vTL8a8'"],
+        ["https://bob:3UjU5Jr0vTL8a8'@github.com/org/repo.git", "3UjU5Jr0vTL8a8'"],
+        ['mysql+pymysql://app:IV5Cv3lmjqSiMO!#@db/x', 'IV5Cv3lmjqSiMO!#'],
+        ["postgres://app:pa'ss9Qm2xLr@[2001:db8::1]:5432/x", "pa'ss9Qm2xLr"],
+      ];
+      for (const [url, password] of urls) {
+        await w.upstream.reset();
+        const res = await chat({ messages: [{ role: 'user', content: `config: ${url} end` }] });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const messages = (await forwarded())['messages'] as Array<{ content: string }>;
+        expect(messages[0]!.content).to.equal(`config: ${url.replace(password, '[REDACTED:url-password]')} end`);
+      }
+    });
+
     it('masks a base64-encoded key', async () => {
       const encoded = Buffer.from(`export AWS_ACCESS_KEY_ID=${AWS}\n`).toString('base64');
       const res = await chat({ messages: [{ role: 'user', content: `decode this: ${encoded} please` }] });

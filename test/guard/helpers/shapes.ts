@@ -168,6 +168,11 @@ export function shapeVariants(): ShapeVariant[] {
   add('database url', 'in prose', `connect with mysql://root:${WEAK_PASSWORD}@127.0.0.1:3306/shop and run the migration`, WEAK_PASSWORD, 'url-password');
   add('database url', 'JDBC password in the query', `jdbc:postgresql://db:5432/app?user=app&password=${WEAK_PASSWORD}&ssl=true`, WEAK_PASSWORD, 'password');
   add('database url', 'upper-case scheme', `POSTGRES://app:${DB_PASSWORD}@db/app`, DB_PASSWORD, 'url-password');
+  // Quotes and `#` in the password: `'` is a legal sub-delimiter, `#` is written unescaped like `@`.
+  add('database url', "a ' in the password", `config: postgres://app:${DB_PASSWORD}'x@db.internal:5432/prod end`, `${DB_PASSWORD}'x`, 'url-password');
+  add('database url', 'a # in the password', `mysql+pymysql://app:${DB_PASSWORD}!#@db/x`, `${DB_PASSWORD}!#`, 'url-password');
+  add('database url', "a ' in the password, IPv6 host", `postgres://app:pa'${DB_PASSWORD}@[2001:db8::1]:5432/x`, `pa'${DB_PASSWORD}`, 'url-password');
+  add('database url', "a ' in a git remote's password", `git clone https://bob:${DB_PASSWORD}'#@github.com/org/repo.git`, `${DB_PASSWORD}'#`, 'url-password');
   // Connection strings.
   add(
     'connection string',
@@ -294,6 +299,8 @@ export const LOOKALIKES = [
   'redis://:%s@%s:%d/0',
   'amqp://guest:guest@localhost:5672/',
   'see https://user:pass@example.com for the syntax',
+  "urls = ['http://localhost:8080','admin@example.org']",
+  "hosts=('https://cache:6379','ops@example.org')",
   'DefaultEndpointsProtocol=https;AccountName=devstoreaccount1;AccountKey=<your-account-key>;',
   'Server=myServer;Database=myDb;User Id=myUser;Password=myPassword;',
   'Server=db;Uid=app;Pwd=${DB_PASSWORD};',
