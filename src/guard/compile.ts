@@ -380,6 +380,12 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return masked === 0 ? { text, masked } : { text: request.messages[0]!.tool_calls[0]!.function.arguments, masked };
   }
 
+  function maskMessage<M extends ChatLike['messages'][number]>(message: M): M {
+    if (!anyRedacting) return message;
+    const { request, masked } = redact({ messages: [message] });
+    return masked === 0 ? message : request.messages[0]!;
+  }
+
   async function classify(req: ChatLike, context: { team?: 'red' | 'blue' } = {}): Promise<ScanResult> {
     const base = await scanWithModel(req, context.team ?? 'red');
     if (external.length === 0) return base;
@@ -401,5 +407,5 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return failures.length > 0 ? { ...out, failures } : out;
   }
 
-  return Object.freeze({ version: doc.version, scan, classify, redact, maskOutput });
+  return Object.freeze({ version: doc.version, scan, classify, redact, maskOutput, maskMessage });
 }

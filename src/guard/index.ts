@@ -1,7 +1,7 @@
 /**
  * Guardrails: detectors that read a chat request and report findings, and the filter that masks secrets.
  * Compiled once from `rules/guardrails.yaml` (compileGuardrails), used per request through the Guardrails
- * interface: `scan` (findings), `redact` (a masked copy), `maskOutput` (the upstream's answer).
+ * interface: `scan` (findings), `redact` (a masked copy), `maskOutput` and `maskMessage` (the upstream's answer).
  *
  * Mask format: `[REDACTED:<kind>]`, kind a secret kind (types.ts SECRET_KINDS) or an operator pattern's name
  * (the template is the `mask` of the secrets detector or of the pattern in the rules file).

@@ -109,6 +109,12 @@ export interface Guardrails {
   redact<T extends ChatLike>(req: T): { request: T; masked: number };
   /** Masks secrets in text the upstream produced (answer content or tool-call arguments). */
   maskOutput(text: string): { text: string; masked: number };
+  /**
+   * One message of the upstream's answer with its secrets masked, its texts read as a request's are (content,
+   * refusal, each tool call's name and arguments, in order, joined where a key may be split); names are
+   * masked too, as the answer's are. The input is never mutated.
+   */
+  maskMessage<M extends ChatLike['messages'][number]>(message: M): M;
 }
 
 // ---- rules/guardrails.yaml as plain data -------------------------------------------------------------

@@ -6,7 +6,7 @@
  * call the one shared way (src/call/end.ts).
  */
 import { GatewayError } from '../errors.js';
-import { normaliseAnswer, mapAnswerText, type UpstreamAnswer } from '../openai/answer.js';
+import { maskAnswer, normaliseAnswer, type UpstreamAnswer } from '../openai/answer.js';
 import { jobResult } from '../openai/completion.js';
 import { upstreamPayload } from '../compat/forwarded.js';
 import { forwardRoute, mayFailOver } from '../upstream/route.js';
@@ -55,7 +55,7 @@ async function executeCallOnce(deps: ExecuteDeps, call: Call, signal: AbortSigna
     // Masked before anything keeps it: the receipt (its echoed model, on a mismatch too), the job result
     // and so an idempotent replay all read call.answer. The echo rule reads the model as it came.
     const guard = call.runtime.guard;
-    call.answer = mapAnswerText(answer, (text) => guard.maskOutput(text).text);
+    call.answer = maskAnswer(answer, { text: (text) => guard.maskOutput(text).text, message: (m) => guard.maskMessage(m) });
     if (!echoMatches(model.echo, model.upstreamModel, answer)) {
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }

@@ -7,7 +7,7 @@
  * upstream serve free). Error messages never carry the upstream's text, which may echo the prompt.
  *
  * Only what the gateway serves is read, in the shapes OpenAI documents, so that every string kept is one
- * `mapAnswerText` masks: `content` is text or null (an array of text parts, as some compatible servers
+ * `maskAnswer` masks: `content` is text or null (an array of text parts, as some compatible servers
  * send, is joined; anything else is 502 `upstream-error` rather than an empty answer); a legacy
  * `function_call` (OpenAI's form before tool calls) is read as the one tool call it is; `finish_reason` is
  * one of OpenAI's values (`function_call` read as `tool_calls`), and any other value, or none, is what
@@ -129,35 +129,30 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
   };
 }
 
+/** What masks an answer: one text on its own, and one message's texts read together. */
+export interface AnswerMasks {
+  text(text: string): string;
+  /** Content, refusal, and each tool call's name and arguments, read in that order as one conversation. */
+  message(message: AnswerMessage): AnswerMessage;
+}
+
 /**
- * The answer with `map` applied to every string of it the client reads or the gateway keeps: `model`,
- * `system_fingerprint`, content, refusal, and each tool call's id, name and arguments (the guardrails mask
- * secrets in the model's own output this way). The rest is not free text: `finish_reason` is one of a fixed
- * set (normaliseAnswer). The upstream's `id` is never served (the gateway names the completion), but is
- * masked too, so that nothing unmasked is kept on the call.
+ * The answer masked in every string the client reads or the gateway keeps: each message's texts together
+ * (so a key split between the content and a tool call's arguments, or over two calls, is masked in both
+ * parts, as in a request), and `model`, `system_fingerprint` and each tool call's id on their own. The rest
+ * is not free text: `finish_reason` is one of a fixed set (normaliseAnswer). The upstream's `id` is never
+ * served (the gateway names the completion), but is masked too, so that nothing unmasked is kept on the call.
  */
-export function mapAnswerText(answer: UpstreamAnswer, map: (text: string) => string): UpstreamAnswer {
+export function maskAnswer(answer: UpstreamAnswer, masks: AnswerMasks): UpstreamAnswer {
   return {
     ...answer,
-    id: map(answer.id),
-    model: map(answer.model),
-    ...(answer.system_fingerprint !== undefined ? { system_fingerprint: map(answer.system_fingerprint) } : {}),
-    choices: answer.choices.map((c) => ({
-      ...c,
-      message: {
-        ...c.message,
-        content: c.message.content === null ? null : map(c.message.content),
-        ...(typeof c.message.refusal === 'string' ? { refusal: map(c.message.refusal) } : {}),
-        ...(c.message.tool_calls
-          ? {
-              tool_calls: c.message.tool_calls.map((tc) => ({
-                ...tc,
-                id: map(tc.id),
-                function: { ...tc.function, name: map(tc.function.name), arguments: map(tc.function.arguments) },
-              })),
-            }
-          : {}),
-      },
-    })),
+    id: masks.text(answer.id),
+    model: masks.text(answer.model),
+    ...(answer.system_fingerprint !== undefined ? { system_fingerprint: masks.text(answer.system_fingerprint) } : {}),
+    choices: answer.choices.map((c) => {
+      const message = masks.message(c.message);
+      const calls = message.tool_calls;
+      return { ...c, message: calls ? { ...message, tool_calls: calls.map((tc) => ({ ...tc, id: masks.text(tc.id) })) } : message };
+    }),
   };
 }

@@ -174,4 +174,34 @@ describe('the upstream answer: every string masked, served and stored (recording
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body.choices[0].message.content).to.equal('one two');
   });
+
+  it('masks a key the answer splits between its content and a tool call, or over two tool calls, in every part', async () => {
+    const call = (id: string, args: string) => ({ id, type: 'function', function: { name: 'lookup', arguments: args } });
+    const layouts: Array<[string, Record<string, unknown>]> = [
+      ['content, then arguments', { content: `the key is ${KEY.slice(0, 60)}`, tool_calls: [call('c1', JSON.stringify({ rest: KEY.slice(60) }))] }],
+      [
+        'two tool calls',
+        { content: null, tool_calls: [call('c1', JSON.stringify({ a: KEY.slice(0, 80) })), call('c2', JSON.stringify({ b: KEY.slice(80) }))] },
+      ],
+      ['two values of one call', { content: null, tool_calls: [call('c1', JSON.stringify({ a: KEY.slice(0, 80), b: KEY.slice(80) }))] }],
+    ];
+    for (const [layout, message] of layouts) {
+      await w.upstream.reset();
+      await w.upstream.behave({ mode: 'echo', raw: answer(message, {}, { finish_reason: 'tool_calls' }) });
+      for (const stream of [false, true]) {
+        const res = await chat(stream ? { stream: true } : {});
+        expect(res.status, `${layout}: ${JSON.stringify(res.body)}`).to.equal(200);
+        const served = stream ? String(res.body) : JSON.stringify(res.body);
+        for (const part of [KEY.slice(0, 60), KEY.slice(60), KEY.slice(80)]) expect(served, layout).not.to.contain(part.slice(-12));
+        expect(served, layout).to.contain(MASK.slice(1, -1));
+      }
+      if (layout === 'content, then arguments') {
+        const plain = await chat({});
+        expect(plain.body.choices[0].message.content).to.equal(`the key is ${MASK}`);
+        expect(JSON.parse(plain.body.choices[0].message.tool_calls[0].function.arguments)).to.deep.equal({ rest: MASK });
+        expect(plain.body.choices[0].message.tool_calls[0].function.name).to.equal('lookup');
+      }
+    }
+    expect(await everythingStored(w)).not.to.contain(KEY.slice(-12));
+  });
 });
