@@ -126,12 +126,12 @@ process.on('exit', () => {
 });
 
 /**
- * A rejection nobody handled, as an error that says so: the reason's own message and stack, the reason as
- * `cause`.
+ * A rejection nobody handled, as an error that says so: the reason's own message (and `note`) and stack,
+ * the reason as `cause`.
  */
-export function unhandledRejectionError(reason: unknown): Error {
+export function unhandledRejectionError(reason: unknown, note = ''): Error {
   const what = reason instanceof Error ? reason : new Error(String(reason));
-  const err = new Error(`Unhandled promise rejection (it would end a gateway): ${what.message}`, { cause: reason });
+  const err = new Error(`Unhandled promise rejection (it would end a gateway): ${what.message}${note}`, { cause: reason });
   err.stack = `${err.name}: ${err.message}\n  the rejected error's stack:\n${what.stack ?? '(none)'}`;
   return err;
 }
@@ -189,13 +189,9 @@ Mocha.Runnable.prototype.run = function (this: Mocha.Runnable, callback: (err?: 
         }
         callback(err);
       } else if (before.length) {
-        const leak = unhandledRejectionError(before[0]!.reason);
-        leak.message += ` (it surfaced after "${before[0]!.after}" ended, before this started)`;
-        callback(leak);
+        callback(unhandledRejectionError(before[0]!.reason, ` (it surfaced after "${before[0]!.after}" ended, before this started)`));
       } else if (reasons.length) {
-        const leak = unhandledRejectionError(reasons[0]);
-        if (reasons.length > 1) leak.message += ` (and ${reasons.length - 1} more)`;
-        callback(leak);
+        callback(unhandledRejectionError(reasons[0], reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : ''));
       } else {
         callback();
       }
