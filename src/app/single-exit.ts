@@ -5,13 +5,12 @@
  */
 import type { Context, Next } from 'koa';
 import { GatewayError, toWire } from '../errors.js';
-import { StoreUnavailable } from '../store/errors.js';
+import { StoreUnavailable, storeGatewayError } from '../store/errors.js';
 import type { Logger } from '../log.js';
 
 export function asGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  if (err instanceof StoreUnavailable) return new GatewayError('store-unavailable');
-  return new GatewayError('internal-error');
+  return storeGatewayError(err) ?? new GatewayError('internal-error');
 }
 
 /**

@@ -12,8 +12,7 @@
  * again, as after any expiry. A request that takes nothing pays nothing: the note is made on the first take.
  */
 import type { Context, Next } from 'koa';
-import { GatewayError } from '../errors.js';
-import { StoreUnavailable } from '../store/errors.js';
+import { isStoreOutage } from '../store/errors.js';
 import type { ChallengeStore, StoredChallenge } from './store.js';
 
 interface Taken {
@@ -37,10 +36,6 @@ export function requestChallenges(ctx: Context, store: ChallengeStore): Challeng
   };
 }
 
-function isOutage(err: unknown): boolean {
-  return err instanceof StoreUnavailable || (err instanceof GatewayError && err.code === 'store-unavailable');
-}
-
 /** Puts back what a request took when it failed on the store; the request's answer is unchanged (503). */
 export function putBackOnOutage(store: ChallengeStore, now: () => number) {
   return async function putBackOnOutage(ctx: Context, next: Next): Promise<void> {
@@ -48,7 +43,7 @@ export function putBackOnOutage(store: ChallengeStore, now: () => number) {
       await next();
     } catch (err) {
       const taken = (ctx.state as WithTaken)[TAKEN];
-      if (taken && isOutage(err)) {
+      if (taken && isStoreOutage(err)) {
         const at = now();
         for (const { kind, key, challenge } of taken) {
           if (at >= challenge.expiresAt) continue;

@@ -56,10 +56,12 @@ class Thread {
 
   constructor(onReply: (t: Thread, r: Reply) => void, onExit: (t: Thread) => void) {
     this.worker = startWorker();
-    this.worker.unref();
     this.worker.on('message', (r: Reply) => onReply(this, r));
     this.worker.on('error', () => onExit(this));
     this.worker.on('exit', () => onExit(this));
+    // After the listeners: adding a 'message' listener refs the worker's port again, and a thread then kept
+    // the process up (a stopped gateway's, a test run's) until its idle end.
+    this.worker.unref();
   }
 }
 

@@ -9,6 +9,15 @@
  * and on exit, whatever is still alive goes the same way, and the end of the run names it: a suite that
  * leaves a child behind is a suite to fix.
  *
+ * Unhandled rejections: mocha listens for them only to re-emit them, so a rejection nobody handles would pass
+ * unseen, while the same rejection ends a real gateway (Node's default `--unhandled-rejections=throw`), and
+ * gateways run inside the test process. Each one is recorded against the test or hook running when it
+ * surfaced, which fails at its end with the reason and its stack (mocha's `Runnable#run` is wrapped for this, so
+ * the failure is its own, a test's body is not cut short, and a failing test does not skip the rest as a
+ * failing root hook would). One that surfaces between two of them fails the next, saying after which it
+ * came; one after the last fails the run, and one after the run ends the process. Uncaught exceptions mocha
+ * fails tests on by itself.
+ *
  * Handles: the run does not force its own exit. Once every suite is done, if the process is still up a few
  * seconds later, the handles that keep it up (sockets, servers, timers, children) are printed and the run
  * exits 1: a leaked handle fails the run rather than hanging it.
@@ -17,6 +26,7 @@ import childProcess, { type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
+import Mocha from 'mocha';
 
 interface Tracked {
   child: ChildProcess;
@@ -115,6 +125,80 @@ process.on('exit', () => {
   killAll();
 });
 
+/**
+ * A rejection nobody handled, as an error that says so: the reason's own message (and `note`) and stack,
+ * the reason as `cause`.
+ */
+export function unhandledRejectionError(reason: unknown, note = ''): Error {
+  const what = reason instanceof Error ? reason : new Error(String(reason));
+  const err = new Error(`Unhandled promise rejection (it would end a gateway): ${what.message}${note}`, { cause: reason });
+  err.stack = `${err.name}: ${err.message}\n  the rejected error's stack:\n${what.stack ?? '(none)'}`;
+  return err;
+}
+
+/** The test or hook running now, and the rejections nobody handled meanwhile. */
+let running: Mocha.Runnable | null = null;
+const leaked = new Map<Mocha.Runnable, unknown[]>();
+/** Rejections that surfaced between two runnables, each with the title of the one that ended before. */
+let between: Array<{ reason: unknown; after: string }> = [];
+let lastEnded = 'the start of the run';
+let runEnded = false;
+
+/** Mocha's listener re-emits each rejection to the others, so this one hears each twice. */
+const seen = new WeakSet<Promise<unknown>>();
+process.on('unhandledRejection', (reason, promise) => {
+  if (seen.has(promise)) return;
+  seen.add(promise);
+  // Mocha's own errors (a `done` called twice) it forwards to its uncaught handler itself.
+  const code = (reason as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && code.startsWith('ERR_MOCHA_')) return;
+  if (running) {
+    leaked.set(running, [...(leaked.get(running) ?? []), reason]);
+    return;
+  }
+  if (!runEnded) {
+    between.push({ reason, after: lastEnded });
+    return;
+  }
+  // Thrown from the listener, it leaves Node's rejection processing as an uncaught exception.
+  throw unhandledRejectionError(reason);
+});
+
+/**
+ * Every test and hook reports its end through the callback its `run` is given (a pass, a failure, a timeout,
+ * an uncaught error alike); that callback is deferred one turn of the event loop, so a rejection from the
+ * runnable's last tick surfaces while it is still the running one (Node reports them once the microtasks
+ * drain), and a runnable that would pass fails instead with what went unhandled.
+ */
+const originalRun = Mocha.Runnable.prototype.run;
+Mocha.Runnable.prototype.run = function (this: Mocha.Runnable, callback: (err?: unknown) => void) {
+  // eslint-disable-next-line @typescript-eslint/no-this-alias -- the runnable is what a rejection is recorded against
+  running = this;
+  const before = between;
+  between = [];
+  return originalRun.call(this, (err?: unknown) => {
+    setImmediate(() => {
+      if (running === this) running = null;
+      lastEnded = this.fullTitle();
+      const reasons = leaked.get(this) ?? [];
+      leaked.delete(this);
+      if (err) {
+        // One that failed otherwise (a timeout) still names what went unhandled while it ran.
+        for (const reason of [...before.map((b) => b.reason), ...reasons]) {
+          process.stderr.write(`    [hooks] ${unhandledRejectionError(reason).stack}\n`);
+        }
+        callback(err);
+      } else if (before.length) {
+        callback(unhandledRejectionError(before[0]!.reason, ` (it surfaced after "${before[0]!.after}" ended, before this started)`));
+      } else if (reasons.length) {
+        callback(unhandledRejectionError(reasons[0], reasons.length > 1 ? ` (and ${reasons.length - 1} more)` : ''));
+      } else {
+        callback();
+      }
+    });
+  });
+};
+
 /** How long after the last suite the process may take to close on its own. */
 const CLOSE_GRACE_MS = 10_000;
 
@@ -155,6 +239,16 @@ export const mochaHooks = {
 
 /** After every suite and every root `after` hook (a shared cluster stops in one). */
 export function mochaGlobalTeardown(): void {
+  runEnded = true;
+  if (between.length) {
+    for (const { reason, after } of between) {
+      process.stderr.write(`[hooks] after "${after}" ended, the run's last: ${unhandledRejectionError(reason).stack}\n`);
+    }
+    process.exitCode = 1;
+    process.on('exit', () => {
+      process.exitCode = 1;
+    });
+  }
   const left = killAll();
   for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
   // The run is not forced to exit (.mocharc.json has no `exit`): what still holds the process is a leak to name.
