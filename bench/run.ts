@@ -6,6 +6,8 @@
  *   npm run bench                       full run (~8 min on 2 cores): bench/results/latest.{json,md}, README
  *   npm run bench -- --quick            a smoke run of a few seconds into a temp dir (no README, no speed checks)
  *   options: --out DIR  --no-pin  --no-readme  --gateway auto|worktree|head  --rows R0,R1,R3  --soak SEC
+ *            --node auto|current|22|24  (the Node the Node rows run on: by default the newest supported line
+ *                       scripts/node.sh has unpacked, as production runs Node 24; bench/harness/node-runtime.ts)
  *            --scenarios small,small-stream,large,large-stream  (a partial run: R0 and R1 always run)
  *            --rewrite  (no run: rewrite latest.md, and the README unless --no-readme, from latest.json,
  *                       the soak's verdict derived again from its samples)
@@ -32,6 +34,7 @@ import { updateReadme, writeResults } from './harness/report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { measureFsync } from './harness/fsync.js';
 import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
+import { chooseNode } from './harness/node-runtime.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -45,6 +48,7 @@ const { values: args } = parseArgs({
     soak: { type: 'string' },
     scenarios: { type: 'string' },
     rewrite: { type: 'boolean', default: false },
+    node: { type: 'string', default: 'auto' },
   },
 });
 const quick = args.quick;
@@ -100,6 +104,10 @@ interface Target {
 const machineCores = availableParallelism();
 const pin: Pinning = pinSelf(!args['no-pin']);
 log(`[${elapsed()}] ${pin.how}`);
+/** The Node every Node row (R1, R2, R3, R4) and the guard's measurements run on; the harness runs on this one. */
+const serverNode = args.rewrite ? null : chooseNode(REPO, args.node);
+const nodeBin = serverNode?.path ?? process.execPath;
+if (serverNode) log(`[${elapsed()}] servers under test on Node ${serverNode.version} (${serverNode.how}); harness on Node ${process.version}`);
 
 const cleanups: Array<() => Promise<void> | void> = [];
 async function cleanup(): Promise<void> {
@@ -151,6 +159,7 @@ async function main(): Promise<void> {
   const proxyRow = async (id: RowId, name: string, what: string, script: string): Promise<Target> => {
     const server = await startServer({
       name: `${id} ${name}`,
+      command: nodeBin,
       args: ['--import', 'tsx', join(REPO, script)],
       env: { UPSTREAM: mockBase, PORT: '0' },
       pin,
@@ -171,6 +180,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       const server = await startServer({
         name: 'R4 Portkey',
+        command: nodeBin,
         args: ['--import', 'tsx', join(REPO, 'bench/harness/portkey.ts'), `--port=${port}`, '--headless'],
         env: { NODE_ENV: 'production' },
         pin,
@@ -233,7 +243,7 @@ async function main(): Promise<void> {
 
   let r3: Portcullis | null = null;
   if (wantedRows.has('R3')) {
-    r3 = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin });
+    r3 = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, node: nodeBin });
     cleanups.push(() => r3!.server.stop());
     ownPids.add(r3.server.pid);
     targets.push({
@@ -454,7 +464,14 @@ async function main(): Promise<void> {
         }
         const rsPid = findRedisPid(rs.port);
         if (rsPid) ownPids.add(rsPid);
-        const p = await startOnce({ snapshot, mockBaseUrl: mockBase, redisUrl: rs.url, pin, name: `R3 portcullis (appendfsync ${appendfsync})` });
+        const p = await startOnce({
+          snapshot,
+          mockBaseUrl: mockBase,
+          redisUrl: rs.url,
+          pin,
+          node: nodeBin,
+          name: `R3 portcullis (appendfsync ${appendfsync})`,
+        });
         ownPids.add(p.server.pid);
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` }, pid: p.server.pid };
@@ -499,7 +516,7 @@ async function main(): Promise<void> {
   try {
     // The snapshot R3 runs, built: the scan's own code as the gateway runs it.
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', `--built=${snapshot.dir}`, 'realistic,code review'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+    const out = execFileSync(pin.enabled ? 'taskset' : nodeBin, pin.enabled ? ['-c', String(pin.serverCore), nodeBin, ...argv] : argv, {
       cwd: REPO,
       encoding: 'utf8',
       timeout: 120_000,
@@ -516,7 +533,7 @@ async function main(): Promise<void> {
   const guardIntent: NonNullable<BenchResults['guardIntent']> = [];
   try {
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-intent.ts'), '--json'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+    const out = execFileSync(pin.enabled ? 'taskset' : nodeBin, pin.enabled ? ['-c', String(pin.serverCore), nodeBin, ...argv] : argv, {
       cwd: REPO,
       encoding: 'utf8',
       timeout: 300_000,
@@ -552,6 +569,7 @@ async function main(): Promise<void> {
         // R1 with as many processes, on the same cores.
         const r1n = await startServer({
           name: `R1 bare node:http + undici (${n} processes)`,
+          command: nodeBin,
           args: ['--import', 'tsx', join(REPO, 'bench/harness/bare-proxy.ts')],
           env: { UPSTREAM: mockBase, PORT: '0', WORKERS: String(n) },
           pin: at,
@@ -571,6 +589,7 @@ async function main(): Promise<void> {
           mockBaseUrl: mockBase,
           redisUrl: redis.url,
           pin: at,
+          node: nodeBin,
           workers: pinned ? n : 'auto',
           ...(taskset ? { cores: taskset } : {}),
           name: `R3 portcullis (${pinned ? n : 'auto'} worker${n > 1 ? 's' : ''})`,
@@ -608,6 +627,7 @@ async function main(): Promise<void> {
           mockBaseUrl: mockBase,
           redisUrl: redis.url,
           pin,
+          node: nodeBin,
           nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
           name: 'R3 portcullis (--cpu-prof)',
         });
@@ -711,6 +731,7 @@ async function main(): Promise<void> {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
       node: process.versions.node,
+      ...(serverNode ? { serverNode: { version: serverNode.version.replace(/^v/, ''), how: serverNode.how } } : {}),
       platform: `${process.platform} ${process.arch}`,
       pinning: pin,
     },

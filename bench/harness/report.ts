@@ -177,12 +177,19 @@ function memorySection(r: BenchResults): string[] {
   return lines;
 }
 
+/** Which Node ran what: the servers under test (R1-R4) may run on another Node than the harness. */
+function nodes(r: BenchResults): string {
+  const s = r.machine.serverNode;
+  if (!s || s.version === r.machine.node) return `Node ${s?.version ?? r.machine.node}${s ? ' (servers under test and harness)' : ''}`;
+  return `servers under test (R1–R4) on Node ${s.version}, harness on Node ${r.machine.node}`;
+}
+
 export function markdown(r: BenchResults): string {
   const lines: string[] = [];
   lines.push(`# portcullis benchmark (${r.mode})`, '');
   lines.push(
     `Run ${r.startedAt} in ${Math.round(r.elapsedSec)} s by \`npm run bench${r.mode === 'quick' ? ' -- --quick' : ''}\`. ` +
-      `${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, ${r.machine.platform}. Gateway: ${r.gateway.source}, store ${r.gateway.store}.` +
+      `${r.machine.cpus} × ${r.machine.cpuModel}, ${nodes(r)}, ${r.machine.platform}. Gateway: ${r.gateway.source}, store ${r.gateway.store}.` +
       (r.gateway.note ? ` Note: ${r.gateway.note}.` : ''),
     '',
   );
@@ -291,7 +298,7 @@ export function readmeSection(r: BenchResults): string {
     "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
     'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',
     '',
-    `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
+    `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, ${nodes(r)}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
     '',
     ...summaryTable(r),
     '',

@@ -81,7 +81,16 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   elapsedSec: number;
-  machine: { cpus: number; cpuModel: string; node: string; platform: string; pinning: Pinning };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    /** The Node running the harness (the load generator, the mock). */
+    node: string;
+    /** The Node the servers under test (R1-R4) ran on, when the run says (bench/harness/node-runtime.ts). */
+    serverNode?: { version: string; how: string };
+    platform: string;
+    pinning: Pinning;
+  };
   gateway: { source: string; note: string | null; store: string };
   settings: { connections: number; warmupSec: number; saturationSec: number; rateSec: number; loadFractions: number[]; profileSec: number; soakSec: number };
   rows: RowInfo[];
