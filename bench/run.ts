@@ -26,7 +26,7 @@ import { startRedisServer, type RedisServer } from '../test/helpers/redis-server
 import { BENCH_MODEL, bodyTemplate, oneBody, type BodySpec, type BodyTemplate } from './harness/bodies.js';
 import { runLoad, type LoadResult } from './harness/load.js';
 import { httpAnswers, memoryOf, pinSelf, startServer, type Pinning, type ServerProcess } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 import { CpuWatch, findRedisPid, HZ, processTicks, type Contention } from './harness/cpu-usage.js';
 import { derive, ROW_IDS, type BenchResults, type RowId, type RowInfo, type ScenarioResults, type SoakResult } from './harness/results.js';
@@ -35,6 +35,7 @@ import { freePort } from '../test/helpers/ports.js';
 import { measureFsync } from './harness/fsync.js';
 import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
 import { chooseNode } from './harness/node-runtime.js';
+import { describeContext, watchWindow } from './harness/window-context.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -415,7 +416,9 @@ async function main(): Promise<void> {
     if (r3sat && r3t && r3sat.rps > 2) {
       const targetRps = Math.max(1, Math.round(r3sat.rps / 2));
       const a = await measure(r0, body, settings.rateSec, targetRps);
+      const watching = await watchWindow({ adminUrl: r3!.adminUrl, adminToken: ADMIN_TOKEN }, redis.url);
       const b = await measure(r3t, body, settings.rateSec, targetRps);
+      const context = await watching.end();
       res.r3Own = {
         targetRps,
         R0: a,
@@ -423,9 +426,10 @@ async function main(): Promise<void> {
         p50Added: b.latency.p50 - a.latency.p50,
         p90Added: b.latency.p90 - a.latency.p90,
         p99Added: b.latency.p99 - a.latency.p99,
+        context,
       };
       log(
-        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms, p99 added ${res.r3Own.p99Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
       );
     }
     results.push(res);
@@ -483,7 +487,9 @@ async function main(): Promise<void> {
           const redisCpu = rsPid ? perReq(processTicks(rsPid) - redis0) : Number.NaN;
           const targetRps = Math.max(1, Math.round(sat.rps / 2));
           const a = await measure(r0, body, settings.rateSec, targetRps);
+          const watching = await watchWindow({ adminUrl: p.adminUrl, adminToken: ADMIN_TOKEN }, rs.url);
           const b = await measure(target, body, settings.rateSec, targetRps);
+          const context = await watching.end();
           durability.runs.push({
             appendfsync,
             rps: sat.rps,
@@ -494,9 +500,10 @@ async function main(): Promise<void> {
             p50Added: b.latency.p50 - a.latency.p50,
             p99Added: b.latency.p99 - a.latency.p99,
             errors: sat.errors + b.errors,
+            context,
           });
           log(
-            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
           );
         } finally {
           await p.server.stop();

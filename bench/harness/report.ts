@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AIM, FLOOR, performanceTargets, type BenchResults, type Derived } from './results.js';
+import { describeContext } from './window-context.js';
 
 const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
@@ -60,7 +61,8 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     const o = s.r3Own;
     lines.push(
       '',
-      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms.`,
+      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms.` +
+        (o.context ? ` During that window: ${describeContext(o.context)}.` : ''),
     );
   }
   if (errs.length) lines.push('', `Errors: ${errs.join('; ')}.`);
@@ -234,6 +236,15 @@ export function markdown(r: BenchResults): string {
       lines.push(
         `| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`,
       );
+    }
+    const during = d.runs.filter((x) => x.context);
+    if (during.length) {
+      lines.push(
+        '',
+        "During each fixed-rate window (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it):",
+        '',
+      );
+      for (const x of during) lines.push(`- ${x.appendfsync}: ${describeContext(x.context!)}`);
     }
     lines.push('');
   }
