@@ -307,6 +307,8 @@ export function readmeSection(r: BenchResults): string {
     "`everysec` Redis with the disk's fsync time, R3 and R1 at 1, 2 and all cores, and the guardrail scan of the",
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
     "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
+    'The Node rows (R1, R2, R3, R4) run on the newest supported Node that `scripts/node.sh` has unpacked (Node 24, what',
+    'the image and the unit run; `--node current|22|24` chooses), whatever Node runs the bench itself.',
     'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',
     '',
     `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, ${nodes(r)}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
