@@ -35,7 +35,7 @@ import { freePort } from '../test/helpers/ports.js';
 import { measureFsync } from './harness/fsync.js';
 import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
 import { chooseNode } from './harness/node-runtime.js';
-import { describeContext, watchWindow } from './harness/window-context.js';
+import { describeContext, rewriteAofFirst, watchWindow } from './harness/window-context.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -415,6 +415,7 @@ async function main(): Promise<void> {
     const r3t = live().find((t) => t.info.id === 'R3');
     if (r3sat && r3t && r3sat.rps > 2) {
       const targetRps = Math.max(1, Math.round(r3sat.rps / 2));
+      await rewriteAofFirst(redis.url);
       const a = await measure(r0, body, settings.rateSec, targetRps);
       const watching = await watchWindow({ adminUrl: r3!.adminUrl, adminToken: ADMIN_TOKEN }, redis.url);
       const b = await measure(r3t, body, settings.rateSec, targetRps);
@@ -486,6 +487,7 @@ async function main(): Promise<void> {
           const perReq = (ticks: number) => (sat.ok > 0 ? (ticks * (1000 / HZ)) / sat.ok : Number.NaN);
           const redisCpu = rsPid ? perReq(processTicks(rsPid) - redis0) : Number.NaN;
           const targetRps = Math.max(1, Math.round(sat.rps / 2));
+          await rewriteAofFirst(rs.url);
           const a = await measure(r0, body, settings.rateSec, targetRps);
           const watching = await watchWindow({ adminUrl: p.adminUrl, adminToken: ADMIN_TOKEN }, rs.url);
           const b = await measure(target, body, settings.rateSec, targetRps);

@@ -14,11 +14,11 @@
  * what overlapped it, and each window's p99 with and without them.
  *
  *   npx tsx bench/tail.ts [--windows 6] [--seconds 3] [--appendfsync everysec|always] [--node auto|current|22|24]
- *                         [--no-pin] [--gateway auto|worktree|head] [--fill-mib N] [--rewrite-at W]
+ *                         [--no-pin] [--gateway auto|worktree|head] [--fill-mib N] [--rewrite-at W,...]
  *
  * `--fill-mib N` first writes N MiB of filler keys (what `npm run bench` has put in its Redis by the time it
- * measures: about 5.8 KiB a call); `--rewrite-at W` starts an AOF rewrite (BGREWRITEAOF, what Redis starts by
- * itself each time the AOF doubles: auto-aof-rewrite-percentage 100, min-size 64 MiB) as window W begins:
+ * measures: about 5.8 KiB a call); `--rewrite-at W[,W...]` starts an AOF rewrite (BGREWRITEAOF, what Redis starts by
+ * itself each time the AOF doubles: auto-aof-rewrite-percentage 100, min-size 64 MiB) as each window W begins:
  * a controlled before/after of what a rewrite does to the tail.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -142,6 +142,8 @@ const poller = (async () => {
   }
 })();
 
+/** The windows at whose start an AOF rewrite is started (`--rewrite-at 2,4,6`). */
+const rewriteAt = new Set(args['rewrite-at'].split(',').map(Number));
 const body = bodyTemplate({ size: 'small', stream: false });
 const connections = Number(args.connections);
 const r3 = { url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections };
@@ -155,7 +157,7 @@ try {
   for (let i = 0; i < Number(args.windows); i++) {
     const a = await runLoad({ ...r0, durationSec: Number(args.seconds), rate });
     const answers: Array<[number, number]> = [];
-    if (i + 1 === Number(args['rewrite-at'])) await rc.bgRewriteAof();
+    if (rewriteAt.has(i + 1)) await rc.bgRewriteAof();
     const from = performance.timeOrigin + performance.now();
     await runLoad({ ...r3, durationSec: Number(args.seconds), rate, onAnswer: (at, ms) => answers.push([at, ms]) });
     windows.push({ from, to: performance.timeOrigin + performance.now(), answers, r0p50: a.latency.p50, r0p99: a.latency.p99 });

@@ -241,7 +241,7 @@ export function markdown(r: BenchResults): string {
     if (during.length) {
       lines.push(
         '',
-        "During each fixed-rate window (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it):",
+        "During each fixed-rate window (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it; Redis' AOF is rewritten just before, so that no rewrite child shares the harness core during the window: what one does is measured apart, bench/tail.ts):",
         '',
       );
       for (const x of during) lines.push(`- ${x.appendfsync}: ${describeContext(x.context!)}`);

@@ -62,6 +62,32 @@ async function redisInfo(redisUrl: string): Promise<string> {
 
 const num = (info: string, key: string) => Number(new RegExp(`^${key}:(\\S+)`, 'm').exec(info)?.[1] ?? Number.NaN);
 
+/**
+ * Rewrites Redis' AOF now and waits until the rewrite is over (at most `capMs`): a p99 window that follows
+ * starts on a fresh AOF base, which must double before Redis starts the next rewrite by itself, so no rewrite
+ * child runs during the window. On the bench's two cores that child shares the harness core with Redis, the
+ * load generator and the mock, and with a rewrite running R3's p50 and p99 at half load rose several-fold
+ * (`bench/tail.ts --rewrite-at`, bench/README.md): a figure of the harness, not of the gateway. Returns the
+ * milliseconds waited.
+ */
+export async function rewriteAofFirst(redisUrl: string, capMs = 60_000): Promise<number> {
+  const c = createClient({ url: redisUrl });
+  await c.connect();
+  const t0 = performance.now();
+  try {
+    // Already rewriting (Redis then refuses a second) is as good: it is waited for below.
+    await c.bgRewriteAof().catch(() => undefined);
+    while (performance.now() - t0 < capMs) {
+      const info = await c.info('persistence');
+      if (num(info, 'aof_rewrite_in_progress') === 0 && num(info, 'aof_rewrite_scheduled') === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return performance.now() - t0;
+  } finally {
+    await c.quit();
+  }
+}
+
 /** Reads the starting point; `end()` after the window gives what happened in between. */
 export async function watchWindow(gw: { adminUrl: string; adminToken: string }, redisUrl: string): Promise<{ end(): Promise<WindowContext> }> {
   const info0 = await redisInfo(redisUrl);
