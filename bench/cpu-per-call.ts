@@ -7,11 +7,16 @@
  *
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
  *                                [--gateway auto|worktree|head] [--compare] [--workers N]
+ *                                [--node auto|current|22|24] [--nodes current,24] [--row R3|R1|R2]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
  * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
- * the supervisor and its workers).
+ * the supervisor and its workers). `--node` picks the Node the gateway runs on (bench/harness/node-runtime.ts;
+ * `auto`, the default, is the newest supported line unpacked here, as `npm run bench` runs it); `--nodes a,b`
+ * runs the same gateway on each of those Nodes side by side, rounds interleaved, as `--compare` does for code.
+ * `--row R1` (or R2) measures the bench's bare forwarder (or its Koa forwarder) instead of the gateway: with
+ * `--nodes`, what a Node release does to the floor every ratio is taken against.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,10 +25,11 @@ import { parseArgs } from 'node:util';
 import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
-import { startServer } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { startServer, type ServerProcess } from './harness/processes.js';
+import { buildSnapshot, REPO, startPortcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
 import { summariseProfile } from './harness/cpu-profile.js';
+import { chooseNode, type NodeRuntime } from './harness/node-runtime.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,6 +42,9 @@ const { values: args } = parseArgs({
     gateway: { type: 'string', default: 'auto' },
     compare: { type: 'boolean', default: false },
     workers: { type: 'string', default: '1' },
+    node: { type: 'string', default: 'auto' },
+    nodes: { type: 'string' },
+    row: { type: 'string', default: 'R3' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -69,14 +78,30 @@ const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.s
 interface Side {
   name: string;
   snapshot: Snapshot;
-  gw: Portcullis;
+  /** The server under test: the gateway, or with --row R1/R2 the bench's forwarder (no token). */
+  gw: { server: ServerProcess; apiUrl: string; token: string };
   profDir: string;
   rounds: Array<{ gw: number; redis: number; rps: number }>;
 }
 
-async function side(name: string, choice: SourceChoice): Promise<Side> {
-  const snapshot = await buildSnapshot(choice, log);
+async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRuntime): Promise<Side> {
+  const snapshot = typeof choice === 'string' ? await buildSnapshot(choice, log) : choice;
   const profDir = mkdtempSync(join(tmpdir(), 'portcullis-cpu-per-call-'));
+  const flags = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  if (args.row !== 'R3') {
+    const script = { R1: 'bench/harness/bare-proxy.ts', R2: 'bench/harness/koa-proxy.ts' }[args.row];
+    if (!script) throw new Error(`--row takes R1, R2 or R3, not ${args.row}`);
+    const server = await startServer({
+      name: `${args.row} (${name})`,
+      command: node.path,
+      args: [...flags, '--import', 'tsx', join(REPO, script)],
+      env: { UPSTREAM: `http://127.0.0.1:${mock.port}/v1`, PORT: '0' },
+      pin: noPin,
+      ready: /listening (\d+)/,
+    });
+    log(`${name}: ${args.row} on Node ${node.version} (${node.how})`);
+    return { name, snapshot, gw: { server, apiUrl: `http://127.0.0.1:${server.port}`, token: 'none' }, profDir, rounds: [] };
+  }
   const gw = await startPortcullis({
     snapshot,
     mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
@@ -84,17 +109,34 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
     pin: noPin,
     name: `portcullis (${name})`,
     workers: Number(args.workers),
-    ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
+    node: node.path,
+    nodeFlags: flags,
   });
-  log(`${name}: gateway ${snapshot.source}`);
+  log(`${name}: gateway ${snapshot.source} on Node ${node.version} (${node.how})`);
   return { name, snapshot, gw, profDir, rounds: [] };
 }
 
 // --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
 // machine does meanwhile weighs on both alike.
-const sides: Side[] = args.compare
-  ? [await side('before (HEAD)', 'head'), await side('after (working tree)', 'worktree')]
-  : [await side('gateway', args.gateway as SourceChoice)];
+// --nodes: one gateway build on each Node, likewise interleaved.
+async function sidesToRun(): Promise<Side[]> {
+  if (args.nodes) {
+    const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
+    const nodes = args.nodes.split(',');
+    const out: Side[] = [];
+    for (const [i, n] of nodes.entries()) {
+      const node = chooseNode(REPO, n);
+      // The sides share one build: the last one stopped removes it.
+      out.push(await side(`Node ${node.version}`, i === nodes.length - 1 ? snapshot : { ...snapshot, remove: () => undefined }, node));
+    }
+    return out;
+  }
+  const node = chooseNode(REPO, args.node);
+  return args.compare
+    ? [await side('before (HEAD)', 'head', node), await side('after (working tree)', 'worktree', node)]
+    : [await side('gateway', args.gateway as SourceChoice, node)];
+}
+const sides = await sidesToRun();
 try {
   const target = (s: Side) => ({
     url: `${s.gw.apiUrl}/v1/chat/completions`,

@@ -6,6 +6,8 @@
  *   npm run bench                       full run (~8 min on 2 cores): bench/results/latest.{json,md}, README
  *   npm run bench -- --quick            a smoke run of a few seconds into a temp dir (no README, no speed checks)
  *   options: --out DIR  --no-pin  --no-readme  --gateway auto|worktree|head  --rows R0,R1,R3  --soak SEC
+ *            --node auto|current|22|24  (the Node the Node rows run on: by default the newest supported line
+ *                       scripts/node.sh has unpacked, as production runs Node 24; bench/harness/node-runtime.ts)
  *            --scenarios small,small-stream,large,large-stream  (a partial run: R0 and R1 always run)
  *            --rewrite  (no run: rewrite latest.md, and the README unless --no-readme, from latest.json,
  *                       the soak's verdict derived again from its samples)
@@ -24,7 +26,7 @@ import { startRedisServer, type RedisServer } from '../test/helpers/redis-server
 import { BENCH_MODEL, bodyTemplate, oneBody, type BodySpec, type BodyTemplate } from './harness/bodies.js';
 import { runLoad, type LoadResult } from './harness/load.js';
 import { httpAnswers, memoryOf, pinSelf, startServer, type Pinning, type ServerProcess } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 import { CpuWatch, findRedisPid, HZ, processTicks, type Contention } from './harness/cpu-usage.js';
 import { derive, ROW_IDS, type BenchResults, type RowId, type RowInfo, type ScenarioResults, type SoakResult } from './harness/results.js';
@@ -32,6 +34,8 @@ import { updateReadme, writeResults } from './harness/report.js';
 import { freePort } from '../test/helpers/ports.js';
 import { measureFsync } from './harness/fsync.js';
 import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
+import { chooseNode } from './harness/node-runtime.js';
+import { describeContext, rewriteAofFirst, watchWindow } from './harness/window-context.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -45,6 +49,7 @@ const { values: args } = parseArgs({
     soak: { type: 'string' },
     scenarios: { type: 'string' },
     rewrite: { type: 'boolean', default: false },
+    node: { type: 'string', default: 'auto' },
   },
 });
 const quick = args.quick;
@@ -100,6 +105,10 @@ interface Target {
 const machineCores = availableParallelism();
 const pin: Pinning = pinSelf(!args['no-pin']);
 log(`[${elapsed()}] ${pin.how}`);
+/** The Node every Node row (R1, R2, R3, R4) and the guard's measurements run on; the harness runs on this one. */
+const serverNode = args.rewrite ? null : chooseNode(REPO, args.node);
+const nodeBin = serverNode?.path ?? process.execPath;
+if (serverNode) log(`[${elapsed()}] servers under test on Node ${serverNode.version} (${serverNode.how}); harness on Node ${process.version}`);
 
 const cleanups: Array<() => Promise<void> | void> = [];
 async function cleanup(): Promise<void> {
@@ -151,6 +160,7 @@ async function main(): Promise<void> {
   const proxyRow = async (id: RowId, name: string, what: string, script: string): Promise<Target> => {
     const server = await startServer({
       name: `${id} ${name}`,
+      command: nodeBin,
       args: ['--import', 'tsx', join(REPO, script)],
       env: { UPSTREAM: mockBase, PORT: '0' },
       pin,
@@ -171,6 +181,7 @@ async function main(): Promise<void> {
       const port = await freePort();
       const server = await startServer({
         name: 'R4 Portkey',
+        command: nodeBin,
         args: ['--import', 'tsx', join(REPO, 'bench/harness/portkey.ts'), `--port=${port}`, '--headless'],
         env: { NODE_ENV: 'production' },
         pin,
@@ -233,7 +244,7 @@ async function main(): Promise<void> {
 
   let r3: Portcullis | null = null;
   if (wantedRows.has('R3')) {
-    r3 = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin });
+    r3 = await startPortcullis({ snapshot, mockBaseUrl: mockBase, redisUrl: redis.url, pin, node: nodeBin });
     cleanups.push(() => r3!.server.stop());
     ownPids.add(r3.server.pid);
     targets.push({
@@ -404,8 +415,11 @@ async function main(): Promise<void> {
     const r3t = live().find((t) => t.info.id === 'R3');
     if (r3sat && r3t && r3sat.rps > 2) {
       const targetRps = Math.max(1, Math.round(r3sat.rps / 2));
+      await rewriteAofFirst(redis.url);
       const a = await measure(r0, body, settings.rateSec, targetRps);
+      const watching = await watchWindow({ adminUrl: r3!.adminUrl, adminToken: ADMIN_TOKEN }, redis.url);
       const b = await measure(r3t, body, settings.rateSec, targetRps);
+      const context = await watching.end();
       res.r3Own = {
         targetRps,
         R0: a,
@@ -413,9 +427,10 @@ async function main(): Promise<void> {
         p50Added: b.latency.p50 - a.latency.p50,
         p90Added: b.latency.p90 - a.latency.p90,
         p99Added: b.latency.p99 - a.latency.p99,
+        context,
       };
       log(
-        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms, p99 added ${res.r3Own.p99Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
       );
     }
     results.push(res);
@@ -454,7 +469,14 @@ async function main(): Promise<void> {
         }
         const rsPid = findRedisPid(rs.port);
         if (rsPid) ownPids.add(rsPid);
-        const p = await startOnce({ snapshot, mockBaseUrl: mockBase, redisUrl: rs.url, pin, name: `R3 portcullis (appendfsync ${appendfsync})` });
+        const p = await startOnce({
+          snapshot,
+          mockBaseUrl: mockBase,
+          redisUrl: rs.url,
+          pin,
+          node: nodeBin,
+          name: `R3 portcullis (appendfsync ${appendfsync})`,
+        });
         ownPids.add(p.server.pid);
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` }, pid: p.server.pid };
@@ -465,8 +487,11 @@ async function main(): Promise<void> {
           const perReq = (ticks: number) => (sat.ok > 0 ? (ticks * (1000 / HZ)) / sat.ok : Number.NaN);
           const redisCpu = rsPid ? perReq(processTicks(rsPid) - redis0) : Number.NaN;
           const targetRps = Math.max(1, Math.round(sat.rps / 2));
+          await rewriteAofFirst(rs.url);
           const a = await measure(r0, body, settings.rateSec, targetRps);
+          const watching = await watchWindow({ adminUrl: p.adminUrl, adminToken: ADMIN_TOKEN }, rs.url);
           const b = await measure(target, body, settings.rateSec, targetRps);
+          const context = await watching.end();
           durability.runs.push({
             appendfsync,
             rps: sat.rps,
@@ -477,9 +502,10 @@ async function main(): Promise<void> {
             p50Added: b.latency.p50 - a.latency.p50,
             p99Added: b.latency.p99 - a.latency.p99,
             errors: sat.errors + b.errors,
+            context,
           });
           log(
-            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}`,
+            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
           );
         } finally {
           await p.server.stop();
@@ -499,7 +525,7 @@ async function main(): Promise<void> {
   try {
     // The snapshot R3 runs, built: the scan's own code as the gateway runs it.
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-scan.ts'), '--json', `--built=${snapshot.dir}`, 'realistic,code review'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+    const out = execFileSync(pin.enabled ? 'taskset' : nodeBin, pin.enabled ? ['-c', String(pin.serverCore), nodeBin, ...argv] : argv, {
       cwd: REPO,
       encoding: 'utf8',
       timeout: 120_000,
@@ -516,7 +542,7 @@ async function main(): Promise<void> {
   const guardIntent: NonNullable<BenchResults['guardIntent']> = [];
   try {
     const argv = ['--import', 'tsx', join(REPO, 'bench/guard-intent.ts'), '--json'];
-    const out = execFileSync(pin.enabled ? 'taskset' : process.execPath, pin.enabled ? ['-c', String(pin.serverCore), process.execPath, ...argv] : argv, {
+    const out = execFileSync(pin.enabled ? 'taskset' : nodeBin, pin.enabled ? ['-c', String(pin.serverCore), nodeBin, ...argv] : argv, {
       cwd: REPO,
       encoding: 'utf8',
       timeout: 300_000,
@@ -552,6 +578,7 @@ async function main(): Promise<void> {
         // R1 with as many processes, on the same cores.
         const r1n = await startServer({
           name: `R1 bare node:http + undici (${n} processes)`,
+          command: nodeBin,
           args: ['--import', 'tsx', join(REPO, 'bench/harness/bare-proxy.ts')],
           env: { UPSTREAM: mockBase, PORT: '0', WORKERS: String(n) },
           pin: at,
@@ -571,6 +598,7 @@ async function main(): Promise<void> {
           mockBaseUrl: mockBase,
           redisUrl: redis.url,
           pin: at,
+          node: nodeBin,
           workers: pinned ? n : 'auto',
           ...(taskset ? { cores: taskset } : {}),
           name: `R3 portcullis (${pinned ? n : 'auto'} worker${n > 1 ? 's' : ''})`,
@@ -608,6 +636,7 @@ async function main(): Promise<void> {
           mockBaseUrl: mockBase,
           redisUrl: redis.url,
           pin,
+          node: nodeBin,
           nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
           name: 'R3 portcullis (--cpu-prof)',
         });
@@ -711,6 +740,7 @@ async function main(): Promise<void> {
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model.trim() ?? 'unknown',
       node: process.versions.node,
+      ...(serverNode ? { serverNode: { version: serverNode.version.replace(/^v/, ''), how: serverNode.how } } : {}),
       platform: `${process.platform} ${process.arch}`,
       pinning: pin,
     },

@@ -38,6 +38,8 @@ export interface LoadSpec {
   minAnswers?: number;
   /** How long an extended window may last in all, seconds (default 60). */
   capSec?: number;
+  /** Called for every counted 2xx answer: when it came (ms since the epoch) and its latency (ms). */
+  onAnswer?: (atMs: number, latencyMs: number) => void;
 }
 
 export interface Percentiles {
@@ -230,6 +232,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       if (statusCode >= 200 && statusCode < 300) {
         ok++;
         latencies.push(responseTime);
+        spec.onAnswer?.(performance.timeOrigin + performance.now(), responseTime);
       } else {
         errors++;
         statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

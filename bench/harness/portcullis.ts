@@ -125,6 +125,8 @@ export interface PortcullisOptions {
   pin: Pinning;
   /** Extra node flags, e.g. --cpu-prof. */
   nodeFlags?: string[];
+  /** The `node` binary to run it on (bench/harness/node-runtime.ts; default: the Node running the bench). */
+  node?: string;
   name?: string;
   /** PORTCULLIS_WORKERS (default 1); with pinning on, N > 1 runs on every core (taskset -c 0-N-1). */
   workers?: number | 'auto';
@@ -145,6 +147,7 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
   );
   const server = await startServer({
     name: opts.name ?? 'R3 portcullis',
+    ...(opts.node ? { command: opts.node } : {}),
     args: [...(opts.nodeFlags ?? []), join(root, 'dist/main.js')],
     cwd: root,
     env: {

@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AIM, FLOOR, performanceTargets, type BenchResults, type Derived } from './results.js';
+import { describeContext } from './window-context.js';
 
 const int = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
 const ratio = (x: number) => (Number.isFinite(x) ? `${x.toFixed(2)}×` : '—');
@@ -60,7 +61,8 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     const o = s.r3Own;
     lines.push(
       '',
-      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms.`,
+      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms.` +
+        (o.context ? ` During that window: ${describeContext(o.context)}.` : ''),
     );
   }
   if (errs.length) lines.push('', `Errors: ${errs.join('; ')}.`);
@@ -177,12 +179,19 @@ function memorySection(r: BenchResults): string[] {
   return lines;
 }
 
+/** Which Node ran what: the servers under test (R1-R4) may run on another Node than the harness. */
+function nodes(r: BenchResults): string {
+  const s = r.machine.serverNode;
+  if (!s || s.version === r.machine.node) return `Node ${s?.version ?? r.machine.node}${s ? ' (servers under test and harness)' : ''}`;
+  return `servers under test (R1–R4) on Node ${s.version}, harness on Node ${r.machine.node}`;
+}
+
 export function markdown(r: BenchResults): string {
   const lines: string[] = [];
   lines.push(`# portcullis benchmark (${r.mode})`, '');
   lines.push(
     `Run ${r.startedAt} in ${Math.round(r.elapsedSec)} s by \`npm run bench${r.mode === 'quick' ? ' -- --quick' : ''}\`. ` +
-      `${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, ${r.machine.platform}. Gateway: ${r.gateway.source}, store ${r.gateway.store}.` +
+      `${r.machine.cpus} × ${r.machine.cpuModel}, ${nodes(r)}, ${r.machine.platform}. Gateway: ${r.gateway.source}, store ${r.gateway.store}.` +
       (r.gateway.note ? ` Note: ${r.gateway.note}.` : ''),
     '',
   );
@@ -227,6 +236,15 @@ export function markdown(r: BenchResults): string {
       lines.push(
         `| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`,
       );
+    }
+    const during = d.runs.filter((x) => x.context);
+    if (during.length) {
+      lines.push(
+        '',
+        "During each fixed-rate window (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it; Redis' AOF is rewritten just before, so that no rewrite child shares the harness core during the window: what one does is measured apart, bench/tail.ts):",
+        '',
+      );
+      for (const x of during) lines.push(`- ${x.appendfsync}: ${describeContext(x.context!)}`);
     }
     lines.push('');
   }
@@ -289,9 +307,12 @@ export function readmeSection(r: BenchResults): string {
     "`everysec` Redis with the disk's fsync time, R3 and R1 at 1, 2 and all cores, and the guardrail scan of the",
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
     "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
+    "The Node rows (R1, R2, R3, R4) and the guard's scan and intent figures run on the newest supported Node that",
+    '`scripts/node.sh` has unpacked (Node 24, what the image and the unit run; `--node current|22|24` chooses),',
+    'whatever Node runs the bench itself.',
     'Full tables, the R3 CPU profile and memory: [results/latest.md](results/latest.md) (raw: `latest.json`).',
     '',
-    `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, Node ${r.machine.node}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
+    `Latest run: ${r.startedAt.slice(0, 10)}, ${r.machine.cpus} × ${r.machine.cpuModel}, ${nodes(r)}, gateway ${r.gateway.source}; ${r.machine.pinning.how}.`,
     '',
     ...summaryTable(r),
     '',

@@ -8,6 +8,7 @@ import type { LoadResult, Percentiles } from './load.js';
 import type { Pinning } from './processes.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { RoundTrips } from './redis-round-trips.js';
+import type { WindowContext } from './window-context.js';
 
 export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4', 'R5'] as const;
 export type RowId = (typeof ROW_IDS)[number];
@@ -33,7 +34,16 @@ export interface ScenarioResults {
    * R3 at half of its own maximum, with R0 at the same rate: its added latency where it is not overloaded
    * (the fixed rates above are R1's, which R3 may not reach).
    */
-  r3Own?: { targetRps: number; R3: LoadResult; R0: LoadResult; p50Added: number; p90Added: number; p99Added: number };
+  r3Own?: {
+    targetRps: number;
+    R3: LoadResult;
+    R0: LoadResult;
+    p50Added: number;
+    p90Added: number;
+    p99Added: number;
+    /** What happened in the gateway and Redis during R3's window (bench/harness/window-context.ts). */
+    context?: WindowContext;
+  };
 }
 
 export interface Derived {
@@ -81,7 +91,16 @@ export interface BenchResults {
   startedAt: string;
   finishedAt: string;
   elapsedSec: number;
-  machine: { cpus: number; cpuModel: string; node: string; platform: string; pinning: Pinning };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    /** The Node running the harness (the load generator, the mock). */
+    node: string;
+    /** The Node the servers under test (R1-R4) ran on, when the run says (bench/harness/node-runtime.ts). */
+    serverNode?: { version: string; how: string };
+    platform: string;
+    pinning: Pinning;
+  };
   gateway: { source: string; note: string | null; store: string };
   settings: { connections: number; warmupSec: number; saturationSec: number; rateSec: number; loadFractions: number[]; profileSec: number; soakSec: number };
   rows: RowInfo[];
@@ -109,6 +128,8 @@ export interface BenchResults {
       p50Added: number;
       p99Added: number;
       errors: number;
+      /** What happened in the gateway and Redis during the fixed-rate window. */
+      context?: WindowContext;
     }>;
   };
   /** The guardrail scan of the largest admitted input (524,288 characters), bench/guard-scan.ts. */

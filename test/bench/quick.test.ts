@@ -51,6 +51,8 @@ describe('bench --quick', function () {
     const r = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8')) as BenchResults;
     expect(r.schema).to.equal('portcullis-bench/1');
     expect(r.mode).to.equal('quick');
+    // The servers under test run on a supported Node (22 or 24: the bench's own may be older), and it says which.
+    expect(r.machine.serverNode?.version, 'the Node of the servers under test').to.match(/^(22|24)\./);
     expect(r.rows.map((x) => x.id)).to.deep.equal(['R0', 'R1', 'R2', 'R3', 'R4', 'R5']);
     for (const row of r.rows) {
       // The peers are optional (Portkey from npm, LiteLLM from PyPI): a skipped one says why.
@@ -93,7 +95,11 @@ describe('bench --quick', function () {
     for (const x of r.durability!.runs) {
       expect(x.rps, `R3 on ${x.appendfsync}`).to.be.above(0);
       expect(x.errors, `R3 on ${x.appendfsync}: errors`).to.equal(0);
+      // What happened during its p99 window; the AOF was rewritten just before it, so no rewrite began in it.
+      expect(x.context?.redisForks, `R3 on ${x.appendfsync}: Redis forks during its p99 window`).to.equal(0);
+      expect(x.context?.gcOver10ms, `R3 on ${x.appendfsync}: its GC pauses`).to.be.an('object');
     }
+    for (const s of r.scenarios.filter((x) => x.r3Own)) expect(s.r3Own!.context, `${s.id}: what happened during R3's own p99 window`).to.be.an('object');
     expect(r.guardScan!.length, 'the guardrail scan figure').to.be.above(0);
     for (const g of r.guardScan!) expect(g.chars).to.equal(524_288);
     expect(Number.isFinite(r.memory.r3PeakRssMiB)).to.equal(true);
@@ -105,6 +111,8 @@ describe('bench --quick', function () {
     expect(md).to.include('## R3 CPU profile under load');
     expect(md).to.include('## Several workers (PORTCULLIS_WORKERS)');
     expect(md).to.include('## Durability: R3 on `appendfsync always` and on `everysec`');
+    expect(md).to.include('During each fixed-rate window');
+    expect(md).to.match(/, servers under test \(R1–R4\) on Node (22|24)\.|Node (22|24)\.\S+ \(servers under test and harness\)/);
     expect(md).to.include('## Performance targets');
     expect(md.split('## Performance targets')[1]!.split('\n## ')[0]!.match(/^\| /gm), 'seven figures and the header').to.have.length(8);
 

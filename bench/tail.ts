@@ -1,0 +1,229 @@
+/**
+ * Where R3's p99 at half its own maximum comes from. `npm run bench` reports one p99 per 3-second window;
+ * this repeats that window (the same rows, pinning, connections and pacing as the bench's durability step:
+ * a fresh Redis on `appendfsync everysec`, a fresh gateway, 4 s of warm-up, 4 s at saturation, R0 at half
+ * of that, then R3 at it) several times, and records beside every answer what could have held it up:
+ *
+ * - in the gateway, the mock and this process (the load generator): each garbage collection and each time
+ *   the event loop ran late by more than 4 ms (bench/harness/tail-monitor.mjs, preloaded; this process
+ *   records its own);
+ * - in Redis, every 100 ms: a PING's round trip, forks (AOF rewrites), `aof_delayed_fsync`, and whether a
+ *   rewrite is in progress.
+ *
+ * It then groups the slow answers (over 3× the window's p50 and 10 ms) into episodes and prints, for each,
+ * what overlapped it, and each window's p99 with and without them.
+ *
+ *   npx tsx bench/tail.ts [--windows 6] [--seconds 3] [--appendfsync everysec|always] [--node auto|current|22|24]
+ *                         [--no-pin] [--gateway auto|worktree|head] [--fill-mib N] [--rewrite-at W,...]
+ *
+ * `--fill-mib N` first writes N MiB of filler keys (what `npm run bench` has put in its Redis by the time it
+ * measures: about 5.8 KiB a call); `--rewrite-at W[,W...]` starts an AOF rewrite (BGREWRITEAOF, what Redis starts by
+ * itself each time the AOF doubles: auto-aof-rewrite-percentage 100, min-size 64 MiB) as each window W begins:
+ * a controlled before/after of what a rewrite does to the tail.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { createClient } from 'redis';
+import { startRedisServer } from '../test/helpers/redis-server.js';
+import { bodyTemplate } from './harness/bodies.js';
+import { runLoad, summarise } from './harness/load.js';
+import { pinSelf, startServer } from './harness/processes.js';
+import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { chooseNode } from './harness/node-runtime.js';
+
+const { values: args } = parseArgs({
+  options: {
+    windows: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '3' },
+    appendfsync: { type: 'string', default: 'everysec' },
+    node: { type: 'string', default: 'auto' },
+    'no-pin': { type: 'boolean', default: false },
+    gateway: { type: 'string', default: 'auto' },
+    connections: { type: 'string', default: '32' },
+    'fill-mib': { type: 'string', default: '0' },
+    'rewrite-at': { type: 'string', default: '0' },
+  },
+});
+const log = (s: string) => process.stdout.write(`${s}\n`);
+const pin = pinSelf(!args['no-pin']);
+const harnessPin = { ...pin, enabled: false };
+const node = chooseNode(REPO, args.node);
+const monitorDir = mkdtempSync(join(tmpdir(), 'portcullis-tail-'));
+process.env['TAIL_MONITOR_DIR'] = monitorDir;
+const monitor = join(REPO, 'bench/harness/tail-monitor.mjs');
+
+interface Event {
+  t: 'gc' | 'late';
+  kind?: string;
+  at: number;
+  ms: number;
+  who: string;
+}
+const own: Event[] = [];
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) {
+    const kind = (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+    own.push({
+      t: 'gc',
+      kind: kind === constants.NODE_PERFORMANCE_GC_MAJOR ? 'major' : kind === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : String(kind),
+      at: performance.timeOrigin + e.startTime,
+      ms: e.duration,
+      who: 'harness',
+    });
+  }
+}).observe({ entryTypes: ['gc'] });
+let last = performance.now();
+const lateTimer = setInterval(() => {
+  const now = performance.now();
+  if (now - last - 2 > 4) own.push({ t: 'late', at: performance.timeOrigin + last + 2, ms: now - last - 2, who: 'harness' });
+  last = now;
+}, 2);
+
+const mock = await startServer({
+  name: 'mock upstream',
+  args: ['--import', monitor, '--import', 'tsx', join(REPO, 'bench/harness/mock-upstream.ts')],
+  pin: harnessPin,
+  ready: /listening (\d+)/,
+});
+const redis = await startRedisServer();
+const rc = createClient({ url: redis.url });
+await rc.connect();
+if (args.appendfsync !== 'always') await rc.configSet('appendfsync', args.appendfsync);
+for (let done = 0, i = 0; done < Number(args['fill-mib']) * 1048576;) {
+  const batch = rc.multi();
+  for (let j = 0; j < 500; j++, i++) batch.set(`filler:${i}`, 'x'.repeat(4000));
+  await batch.execAsPipeline();
+  done += 500 * 4000;
+}
+const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
+const gw = await startPortcullis({
+  snapshot,
+  mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
+  redisUrl: redis.url,
+  pin,
+  node: node.path,
+  nodeFlags: ['--import', monitor],
+  name: 'R3 portcullis (tail)',
+});
+const who = (pid: number) => (pid === gw.server.pid ? 'gateway' : pid === mock.pid ? 'mock' : `pid ${pid}`);
+log(`gateway ${snapshot.source} on Node ${node.version}; ${pin.how}; appendfsync ${args.appendfsync}`);
+
+interface RedisSample {
+  at: number;
+  pingMs: number;
+  forks: number;
+  forkUs: number;
+  rewriting: boolean;
+  delayedFsync: number;
+  aofMiB: number;
+}
+const redisSamples: RedisSample[] = [];
+const num = (info: string, key: string) => Number(new RegExp(`^${key}:(\\S+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+let polling = true;
+const poller = (async () => {
+  while (polling) {
+    const t0 = performance.now();
+    await rc.ping();
+    const pingMs = performance.now() - t0;
+    const info = await rc.info();
+    redisSamples.push({
+      at: performance.timeOrigin + t0,
+      pingMs,
+      forks: num(info, 'total_forks'),
+      forkUs: num(info, 'latest_fork_usec'),
+      rewriting: num(info, 'aof_rewrite_in_progress') === 1,
+      delayedFsync: num(info, 'aof_delayed_fsync'),
+      aofMiB: num(info, 'aof_current_size') / 1048576,
+    });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+})();
+
+/** The windows at whose start an AOF rewrite is started (`--rewrite-at 2,4,6`). */
+const rewriteAt = new Set(args['rewrite-at'].split(',').map(Number));
+const body = bodyTemplate({ size: 'small', stream: false });
+const connections = Number(args.connections);
+const r3 = { url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections };
+const r0 = { url: `http://127.0.0.1:${mock.port}/v1/chat/completions`, headers: {}, body, connections };
+try {
+  await runLoad({ ...r3, durationSec: 4 });
+  const sat = await runLoad({ ...r3, durationSec: 4, minAnswers: 1 });
+  const rate = Math.max(1, Math.round(sat.rps / 2));
+  log(`saturation ${Math.round(sat.rps)} req/s; windows at ${rate} req/s`);
+  const windows: Array<{ from: number; to: number; answers: Array<[number, number]>; r0p50: number; r0p99: number }> = [];
+  for (let i = 0; i < Number(args.windows); i++) {
+    const a = await runLoad({ ...r0, durationSec: Number(args.seconds), rate });
+    const answers: Array<[number, number]> = [];
+    if (rewriteAt.has(i + 1)) await rc.bgRewriteAof();
+    const from = performance.timeOrigin + performance.now();
+    await runLoad({ ...r3, durationSec: Number(args.seconds), rate, onAnswer: (at, ms) => answers.push([at, ms]) });
+    windows.push({ from, to: performance.timeOrigin + performance.now(), answers, r0p50: a.latency.p50, r0p99: a.latency.p99 });
+  }
+  polling = false;
+  await poller;
+  await gw.server.stop();
+  await mock.stop();
+  clearInterval(lateTimer);
+
+  const events: Event[] = [...own];
+  for (const f of readdirSync(monitorDir)) {
+    const pid = Number(f.replace('.jsonl', ''));
+    for (const line of readFileSync(join(monitorDir, f), 'utf8').split('\n'))
+      if (line) events.push({ ...(JSON.parse(line) as Omit<Event, 'who'>), who: who(pid) });
+  }
+  const describe = (e: Event) => `${e.who} ${e.t === 'gc' ? `GC ${e.kind}` : 'loop late'} ${e.ms.toFixed(1)} ms`;
+  const fmt = (x: number) => x.toFixed(2);
+  for (const [i, w] of windows.entries()) {
+    const lat = Float64Array.from(w.answers.map((a) => a[1]));
+    const p = summarise(lat);
+    const slowOver = Math.max(10, 3 * p.p50);
+    // Episodes: slow answers whose completions lie within 100 ms of each other.
+    const slow = w.answers.filter((a) => a[1] > slowOver).sort((a, b) => a[0] - b[0]);
+    const episodes: Array<{ from: number; to: number; n: number; max: number }> = [];
+    for (const [at, ms] of slow) {
+      const e = episodes.at(-1);
+      if (e && at - e.to < 100) {
+        e.to = at;
+        e.n++;
+        e.max = Math.max(e.max, ms);
+      } else episodes.push({ from: at - ms, to: at, n: 1, max: ms });
+    }
+    const inEpisode = (a: [number, number]) => episodes.some((e) => a[0] >= e.from && a[0] <= e.to + 1);
+    const rest = summarise(Float64Array.from(w.answers.filter((a) => !inEpisode(a)).map((a) => a[1])));
+    const rs = redisSamples.filter((s) => s.at >= w.from - 200 && s.at <= w.to);
+    const forks = rs.length ? rs.at(-1)!.forks - rs[0]!.forks : 0;
+    const rewriteMs = rs.filter((s) => s.rewriting).length * 100;
+    log(
+      `window ${i + 1}: ${w.answers.length} answers, p50 ${fmt(p.p50)} p99 ${fmt(p.p99)} max ${fmt(p.max)} ms (R0 p50 ${fmt(w.r0p50)}, p99 ${fmt(w.r0p99)}); ` +
+        `${episodes.length} slow episode(s); without them p99 ${fmt(rest.p99)} ms; Redis: ${forks} fork(s)${rewriteMs ? `, rewriting for ~${rewriteMs} ms` : ''}, ping max ${fmt(Math.max(0, ...rs.map((s) => s.pingMs)))} ms, AOF ${fmt(rs.at(-1)?.aofMiB ?? 0)} MiB`,
+    );
+    for (const e of episodes) {
+      const near = events.filter((x) => x.at + x.ms >= e.from - 20 && x.at <= e.to).filter((x) => x.t === 'late' || x.kind === 'major' || x.ms >= 2);
+      const redisNear = rs.filter((s) => s.at >= e.from - 100 && s.at <= e.to);
+      const rewriting = redisNear.some((s) => s.rewriting);
+      log(
+        `  ${new Date(e.from).toISOString().slice(11, 23)} +${(e.to - e.from).toFixed(0)} ms: ${e.n} answers over ${fmt(slowOver)} ms (max ${fmt(e.max)}); ` +
+          `${near.map(describe).join(', ') || 'no GC or late loop in any process'}; Redis ping max ${fmt(Math.max(0, ...redisNear.map((s) => s.pingMs)))} ms${rewriting ? ', AOF rewrite in progress' : ''}`,
+      );
+    }
+  }
+  const all = events.filter((e) => e.t === 'gc' && e.kind === 'major');
+  log(`major GCs over the windows: ${all.map((e) => `${e.who} ${e.ms.toFixed(1)} ms`).join(', ') || 'none'}`);
+  const last = redisSamples.at(-1);
+  if (last)
+    log(
+      `Redis at the end: ${last.forks} forks (last ${(last.forkUs / 1000).toFixed(1)} ms), aof_delayed_fsync ${last.delayedFsync}, AOF ${fmt(last.aofMiB)} MiB`,
+    );
+} finally {
+  polling = false;
+  await gw.server.stop();
+  snapshot.remove();
+  await mock.stop();
+  await rc.quit().catch(() => undefined);
+  await redis.stop();
+  rmSync(monitorDir, { recursive: true, force: true });
+  clearInterval(lateTimer);
+}

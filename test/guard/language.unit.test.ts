@@ -1,0 +1,104 @@
+/**
+ * The language check that sends non-English blue-team calls to the intent model (src/guard/model/language.ts).
+ * Its letter count classifies ASCII by character code and only the rest by Unicode property; this holds it to
+ * the per-character regex reading it replaced, on texts as callers write them and on a fuzzed corpus mixing
+ * ASCII, Latin letters with diacritics, other scripts, astral characters and lone surrogates.
+ */
+import { expect } from 'chai';
+import { looksNonEnglish } from '../../src/guard/model/language.js';
+
+const SAMPLE = 2000;
+const ENGLISH_WORDS =
+  'the and to of a in is for that this with how what you it on be are do can my me please from or an as at by not we our your would should could if about into which there they them have has get where who why will i';
+const OTHER_WORDS =
+  'de la el que y los las del por para con una uno es como pero más qué cómo dónde quiero necesito puedes le les des est pour avec une je vous nous mais dans sur pas comment où être faire der die das und ich ist nicht mit wie um ein eine zu den dem auf für sich auch wo kann bitte não você uma com os em se mais quero preciso fazer como il di che per non sono della nel gli mi come dove voglio het een van niet ik je hoe waar wil bir ve bu nasıl için ne ile da mı mi nerede istiyorum jak nie się jest czy gdzie chcę yang dan dengan untuk tidak bagaimana saya ini itu';
+
+/** The reading before the ASCII fast path: one regex test per character. */
+function reference(text: string): boolean {
+  const english = new Set(ENGLISH_WORDS.split(' '));
+  const other_ = new Set(OTHER_WORDS.split(' '));
+  const sample = text.length <= 2 * SAMPLE ? text : text.slice(0, SAMPLE) + ' ' + text.slice(-SAMPLE);
+  let latin = 0;
+  let accented = 0;
+  let other = 0;
+  for (const ch of sample) {
+    if (/\p{Script=Latin}/u.test(ch)) {
+      latin++;
+      if (ch > '\u007f') accented++;
+    } else if (/\p{L}/u.test(ch)) other++;
+  }
+  if (latin + other === 0) return false;
+  if (other / (latin + other) > 0.15) return true;
+  if (accented >= 2 && accented / latin > 0.015) return true;
+  let en = 0;
+  let foreign = 0;
+  for (const m of sample.toLowerCase().matchAll(/\p{L}+/gu)) {
+    if (english.has(m[0])) en++;
+    else if (other_.has(m[0])) foreign++;
+  }
+  return foreign > en;
+}
+
+describe('looksNonEnglish (the intent model routing language check)', () => {
+  it('reads English as English and other languages and scripts as not', () => {
+    expect(looksNonEnglish('Please review this function for SQL injection and tell me how to fix it.')).to.equal(false);
+    expect(looksNonEnglish('¿Cómo puedo escribir un exploit para esta vulnerabilidad? Necesito ayuda con el código.')).to.equal(true);
+    expect(looksNonEnglish('このコードの脆弱性を説明してください。')).to.equal(true);
+    expect(looksNonEnglish('Wie kann ich diese Lücke ausnutzen, bitte?')).to.equal(true);
+    expect(looksNonEnglish('12345 !!! ---')).to.equal(false);
+    // Spanish without a diacritic, all ASCII: its function words outnumber English ones.
+    expect(looksNonEnglish('Quiero saber como hacer esto con una herramienta para la red de la empresa')).to.equal(true);
+  });
+
+  it('answers as the per-character regex reading did, on a fuzzed corpus', () => {
+    const ascii = ['the ', 'and ', 'Zz', 'aA', '@[`{', '0123 ', '\n\t', 'ABC ', 'x', 'review ', 'function ', 'please ', 'de ', 'que ', 'la ', 'und ', 'IST '];
+    const pieces = [
+      'café ',
+      'ñ',
+      'Ł',
+      'ß',
+      'ﬁ',
+      'ª',
+      'º',
+      'Ⅻ',
+      'кто ',
+      'что ',
+      'مرحبا ',
+      '你好',
+      'カタカナ',
+      '😀',
+      '𝐀𝐁',
+      '\ud800',
+      '\udc00',
+      'de ',
+      'que ',
+      'für ',
+      'não ',
+      'się ',
+      'için ',
+      'ABC ',
+      'x',
+    ];
+    let seed = 0x2545f491;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    let yes = 0;
+    for (let i = 0; i < 3000; i++) {
+      const parts: string[] = [];
+      const len = 1 + rand(i % 10 === 0 ? 1500 : 60);
+      // Mostly ASCII, as most calls are, with a varying share of the rest.
+      const mixed = 1 + rand(40);
+      for (let j = 0; j < len; j++) parts.push(rand(100) < mixed ? pieces[rand(pieces.length)]! : ascii[rand(ascii.length)]!);
+      const text = parts.join('');
+      const want = reference(text);
+      if (want) yes++;
+      expect(looksNonEnglish(text), JSON.stringify(text.slice(0, 200))).to.equal(want);
+    }
+    // The corpus exercises both answers.
+    expect(yes).to.be.within(300, 2700);
+  });
+});
