@@ -6,11 +6,12 @@
  * of the measured window and prints its top functions (mapped back to src/*.ts).
  *
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
- *                                [--gateway auto|worktree|head] [--compare] [--workers N]
+ *                                [--gateway auto|worktree|head] [--compare] [--workers N] [--after-env 'K=V ...']
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
- * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
+ * on a machine others are using; `--after-env` gives the working tree's gateway more environment (with a clean
+ * tree: the same code with and without a setting, such as another malloc through LD_PRELOAD). `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
  * the supervisor and its workers).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { startServer } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { buildSnapshot, parseEnv, REPO, startPortcullis, type Portcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 
@@ -36,6 +37,7 @@ const { values: args } = parseArgs({
     gateway: { type: 'string', default: 'auto' },
     compare: { type: 'boolean', default: false },
     workers: { type: 'string', default: '1' },
+    'after-env': { type: 'string', default: '' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -84,6 +86,7 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
     pin: noPin,
     name: `portcullis (${name})`,
     workers: Number(args.workers),
+    ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
     ...(args.profile ? { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] } : {}),
   });
   log(`${name}: gateway ${snapshot.source}`);

@@ -6,7 +6,7 @@
  * quarter / max / end and the peak (VmHWM), the soak's figures.
  *
  *   npx tsx bench/memory.ts [--seconds 60] [--connections 32] [--gateway auto|worktree|head] [--compare]
- *                           [--snapshot] [--node-flags=--trace-gc] [--before 20]
+ *                           [--snapshot] [--node-flags=--trace-gc] [--before 20] [--after-env 'K=V ...']
  *
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
@@ -16,7 +16,8 @@
  * soak: their scans grow the scanner's WebAssembly memory and the heap, which the soak alone never shows.
  *
  * `--compare` soaks HEAD and then the working tree, one after the other (memory, unlike CPU, hardly moves
- * with what else runs on the machine). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
+ * with what else runs on the machine); `--after-env` gives the second more environment (with a clean tree: the
+ * same code with and without a setting, e.g. `--after-env 'LD_PRELOAD=libjemalloc.so.2'`). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
  * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
  * constructor / kind, the largest first.
  */
@@ -30,7 +31,7 @@ import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { memoryOf, startServer } from './harness/processes.js';
 import { HZ, processTicks } from './harness/cpu-usage.js';
-import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, parseEnv, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     snapshot: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
     before: { type: 'string', default: '0' },
+    'after-env': { type: 'string', default: '' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -191,6 +193,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     redisUrl: redis.url,
     pin: noPin,
     name: `portcullis (${name})`,
+    ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
     nodeFlags: [...flags, ...(args.snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : [])],
   });
   // --trace-gc lines, kept apart from the gateway's logs (which the harness keeps only the tail of).
