@@ -135,10 +135,15 @@ export class CompiledScanner implements SecretPasses {
     if (this.renewing || this.x.memory.buffer.byteLength <= RETAINED_MEMORY) return;
     this.renewing = true;
     setImmediate(() => {
-      // Every field of a freshly built scanner (its instance, its buffers' offsets, whatever setup the
-      // constructor does): its imports reach its own fields, which are these same values.
-      Object.assign(this, new CompiledScanner(this.module));
-      this.renewing = false;
+      try {
+        // Every field of a freshly built scanner (its instance, its buffers' offsets, whatever setup the
+        // constructor does): its imports reach its own fields, which are these same values.
+        Object.assign(this, new CompiledScanner(this.module));
+      } catch {
+        // No memory for a fresh instance: the grown one still works, and the next large call tries again.
+      } finally {
+        this.renewing = false;
+      }
     });
   }
 
