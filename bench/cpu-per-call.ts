@@ -6,7 +6,7 @@
  * of the measured window and prints its top functions (mapped back to src/*.ts).
  *
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
- *                                [--gateway auto|worktree|head] [--compare] [--workers N]
+ *                                [--gateway auto|worktree|head] [--compare] [--workers N] [--after-env 'K=V ...']
  *                                [--node auto|current|22|24] [--nodes current,24] [--row R3|R1|R2]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
@@ -15,6 +15,8 @@
  * the supervisor and its workers). `--node` picks the Node the gateway runs on (bench/harness/node-runtime.ts;
  * `auto`, the default, is the newest supported line unpacked here, as `npm run bench` runs it); `--nodes a,b`
  * runs the same gateway on each of those Nodes side by side, rounds interleaved, as `--compare` does for code.
+ * `--after-env 'K=V ...'` gives the working tree's gateway more environment under `--compare` (with a clean tree:
+ * the same code with and without a setting, such as another malloc through LD_PRELOAD).
  * `--row R1` (or R2) measures the bench's bare forwarder (or its Koa forwarder) instead of the gateway: with
  * `--nodes`, what a Node release does to the floor every ratio is taken against.
  */
@@ -26,7 +28,7 @@ import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { startServer, type ServerProcess } from './harness/processes.js';
-import { buildSnapshot, REPO, startPortcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
+import { buildSnapshot, parseEnv, REPO, startPortcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
 import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 import { chooseNode, type NodeRuntime } from './harness/node-runtime.js';
@@ -45,6 +47,7 @@ const { values: args } = parseArgs({
     node: { type: 'string', default: 'auto' },
     nodes: { type: 'string' },
     row: { type: 'string', default: 'R3' },
+    'after-env': { type: 'string', default: '' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -111,6 +114,7 @@ async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRun
     workers: Number(args.workers),
     node: node.path,
     nodeFlags: flags,
+    ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
   });
   log(`${name}: gateway ${snapshot.source} on Node ${node.version} (${node.how})`);
   return { name, snapshot, gw, profDir, rounds: [] };

@@ -6,14 +6,18 @@
  * quarter / max / end and the peak (VmHWM), the soak's figures.
  *
  *   npx tsx bench/memory.ts [--seconds 60] [--connections 32] [--gateway auto|worktree|head] [--compare]
- *                           [--snapshot] [--node-flags=--trace-gc]
+ *                           [--snapshot] [--node-flags=--trace-gc] [--before 20] [--after-env 'K=V ...']
  *
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
  * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers).
  *
+ * `--before SEC` first loads it with 100 KB calls (half the time streaming), as the full bench does before its
+ * soak: their scans grow the scanner's WebAssembly memory and the heap, which the soak alone never shows.
+ *
  * `--compare` soaks HEAD and then the working tree, one after the other (memory, unlike CPU, hardly moves
- * with what else runs on the machine). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
+ * with what else runs on the machine); `--after-env` gives the second more environment (with a clean tree: the
+ * same code with and without a setting, e.g. `--after-env 'LD_PRELOAD=libjemalloc.so.2'`). `--snapshot` writes a V8 heap snapshot of the idle gateway before the
  * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
  * constructor / kind, the largest first.
  */
@@ -27,7 +31,7 @@ import { bodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
 import { memoryOf, startServer } from './harness/processes.js';
 import { HZ, processTicks } from './harness/cpu-usage.js';
-import { ADMIN_TOKEN, buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
+import { ADMIN_TOKEN, buildSnapshot, parseEnv, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -37,6 +41,8 @@ const { values: args } = parseArgs({
     compare: { type: 'boolean', default: false },
     snapshot: { type: 'boolean', default: false },
     'node-flags': { type: 'string', default: '' },
+    before: { type: 'string', default: '0' },
+    'after-env': { type: 'string', default: '' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -69,28 +75,80 @@ function heapSummary(file: string, top = 15): string[] {
   return [`heap ${mib(total / 2 ** 20)} in all`, ...rows.map(([k, e]) => `  ${mib(e.size / 2 ** 20).padStart(10)}  ${String(e.count).padStart(8)} × ${k}`)];
 }
 
+interface Mapping {
+  start: bigint;
+  end: bigint;
+  perms: string;
+  name: string;
+  rssKiB: number;
+}
+
+function mappings(pid: number): Mapping[] {
+  const out: Mapping[] = [];
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (m) out.push({ start: BigInt(`0x${m[1]!}`), end: BigInt(`0x${m[2]!}`), perms: m[3]!, name: m[4]! || '[anonymous]', rssKiB: 0 });
+    else if (line.startsWith('Rss:')) out.at(-1)!.rssKiB = Number(line.split(/\s+/)[1]);
+  }
+  return out;
+}
+
+const GiB = 2n ** 30n;
+const MiB = 2n ** 20n;
+
+/**
+ * The anonymous memory by what reserved it, told apart by the shape of the reservation: a WebAssembly memory
+ * is an accessible mapping at the start of a reservation of several GiB (V8's guard regions: the scanner's
+ * and each policy bundle's), a glibc malloc arena one of 64 MiB (`[heap]` is the main arena), a thread's
+ * stack 8 MiB behind a guard page; the rest is V8's heap and code, and what Node and the addons map.
+ */
+function anonymousByKind(maps: Mapping[]): { wasm: number[]; mainArena: number; arenas: number; stacks: number; other: number } {
+  const r = { wasm: [] as number[], mainArena: 0, arenas: 0, stacks: 0, other: 0 };
+  for (let i = 0; i < maps.length; i++) {
+    const m = maps[i]!;
+    if (m.name === '[heap]') {
+      r.mainArena += m.rssKiB / 1024;
+      continue;
+    }
+    if (m.name !== '[anonymous]' || m.rssKiB === 0) continue;
+    // The reservation: this mapping and the inaccessible anonymous ones right after it.
+    let end = m.end;
+    for (let j = i + 1; j < maps.length && maps[j]!.start === end && maps[j]!.name === '[anonymous]' && maps[j]!.perms.startsWith('---'); j++)
+      end = maps[j]!.end;
+    const size = end - m.start;
+    const guardBefore = i > 0 && maps[i - 1]!.end === m.start && maps[i - 1]!.perms.startsWith('---') && maps[i - 1]!.end - maps[i - 1]!.start <= 64n * 1024n;
+    if (size >= 4n * GiB) r.wasm.push(m.rssKiB / 1024);
+    else if (size === 64n * MiB || (size < 64n * MiB && m.start % (64n * MiB) === 0n && end % (64n * MiB) === 0n)) r.arenas += m.rssKiB / 1024;
+    else if (guardBefore && m.end - m.start >= 1n * MiB && m.end - m.start <= 8n * MiB + 64n * 1024n) r.stacks += m.rssKiB / 1024;
+    else r.other += m.rssKiB / 1024;
+  }
+  return r;
+}
+
 /** RSS by what holds it: /proc/<pid>/smaps by mapping, and V8's heap spaces from the gateway's /metrics. */
 async function breakdown(pid: number, adminUrl: string): Promise<string> {
-  const byMapping = new Map<string, number>();
-  let name = '';
-  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-    const m = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
-    if (m) name = m[1]! || '[anonymous]';
-    else if (line.startsWith('Rss:')) byMapping.set(name, (byMapping.get(name) ?? 0) + Number(line.split(/\s+/)[1]) / 1024);
-  }
-  const total = [...byMapping.values()].reduce((a, b) => a + b, 0);
-  const binary = [...byMapping].filter(([k]) => k.endsWith('/node')).reduce((a, [, v]) => a + v, 0);
-  const anon = (byMapping.get('[anonymous]') ?? 0) + (byMapping.get('[heap]') ?? 0);
+  const maps = mappings(pid);
+  const sum = (ms: Mapping[]) => ms.reduce((a, m) => a + m.rssKiB, 0) / 1024;
+  const total = sum(maps);
+  const binary = sum(maps.filter((m) => m.name.endsWith('/node')));
+  const anonMaps = maps.filter((m) => m.name === '[anonymous]' || m.name === '[heap]');
+  const anon = sum(anonMaps);
+  const files = new Map<string, number>();
+  for (const m of maps) if (m.name.startsWith('/') && !m.name.endsWith('/node')) files.set(m.name, (files.get(m.name) ?? 0) + m.rssKiB / 1024);
+  const bigFiles = [...files].filter(([, v]) => v >= 1).sort((a, b) => b[1] - a[1]);
+  const kinds = anonymousByKind(maps);
   const text = await (await fetch(`${adminUrl}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
   const space = (kind: 'used' | 'total', s: string) =>
     Number(new RegExp(`^portcullis_nodejs_heap_space_size_${kind}_bytes\\{space="${s}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
   const spaces = ['new', 'old', 'code', 'large_object'];
   const v8Total = spaces.reduce((a, s) => a + space('total', s), 0);
   const external = Number(/^portcullis_nodejs_external_memory_bytes (\S+)$/m.exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
+  const wasm = kinds.wasm.filter((w) => w >= 0.05).sort((a, b) => b - a);
   return [
-    `RSS ${mib(total)}: node binary ${mib(binary)}, other files ${mib(total - binary - anon)}, anonymous ${mib(anon)}`,
+    `RSS ${mib(total)}: node binary ${mib(binary)}, other files ${mib(total - binary - anon)}${bigFiles.length ? ` (${bigFiles.map(([k, v]) => `${k.split('/').pop()} ${v.toFixed(1)}`).join(', ')})` : ''}, anonymous ${mib(anon)}`,
     `    V8 heap ${mib(v8Total)} committed: ${spaces.map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
-    `    outside V8's heap (malloc arenas, WebAssembly memories, buffers; external ${mib(external)}): about ${mib(anon - v8Total)}`,
+    `    outside V8's heap (external ${mib(external)}): about ${mib(anon - v8Total)}`,
+    `    anonymous by reservation: WebAssembly memories ${mib(wasm.reduce((a, b) => a + b, 0))} (${kinds.wasm.length}: ${wasm.map((w) => w.toFixed(1)).join(', ')} MiB), malloc ${mib(kinds.mainArena + kinds.arenas)} (main arena ${mib(kinds.mainArena)}, the others ${mib(kinds.arenas)}), thread stacks ${mib(kinds.stacks)}, V8 and the rest ${mib(kinds.other)}`,
   ].join('\n');
 }
 
@@ -123,6 +181,7 @@ const mock = await startServer({
 const redis = await startRedisServer();
 const body = bodyTemplate({ size: 'small', stream: false });
 const seconds = Number(args.seconds);
+const before = Number(args.before);
 
 async function soak(choice: SourceChoice, name: string): Promise<void> {
   const snapshot = await buildSnapshot(choice, log);
@@ -134,6 +193,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     redisUrl: redis.url,
     pin: noPin,
     name: `portcullis (${name})`,
+    ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
     nodeFlags: [...flags, ...(args.snapshot ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapDir}`] : [])],
   });
   // --trace-gc lines, kept apart from the gateway's logs (which the harness keeps only the tail of).
@@ -148,8 +208,22 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
   );
   try {
     const pid = gw.server.pid;
-    log(`${name}: gateway ${snapshot.source}, RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
+    log(`${name}: gateway ${snapshot.source} (pid ${pid}), RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
     log(`${name}: idle ${await breakdown(pid, gw.adminUrl)}`);
+    if (before > 0) {
+      // The full bench's order: the 100 KB scenarios (their scans grow the scanner's memory and the heap) before the soak.
+      for (const stream of [false, true]) {
+        const r = await runLoad({
+          url: `${gw.apiUrl}/v1/chat/completions`,
+          headers: { authorization: `Bearer ${gw.token}` },
+          body: bodyTemplate({ size: 'large', stream }),
+          connections: Number(args.connections),
+          durationSec: before / 2,
+        });
+        log(`${name}: 100 KB calls${stream ? ', streaming' : ''}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${before / 2} s`);
+      }
+      log(`${name}: after the 100 KB calls ${await breakdown(pid, gw.adminUrl)}`);
+    }
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'before the load');
     const samples: Array<{ t: number; rss: number }> = [];
     const started = performance.now();

@@ -132,6 +132,18 @@ export interface PortcullisOptions {
   workers?: number | 'auto';
   /** With pinning on, the cores to run on (taskset -c), instead of the default above. */
   cores?: string;
+  /** More environment for the gateway (an allocator or malloc setting to compare, e.g. LD_PRELOAD). */
+  env?: Record<string, string>;
+}
+
+/** `K=V K2=V2` (the --after-env option of bench/memory.ts and bench/cpu-per-call.ts) as an environment. */
+export function parseEnv(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
 export async function startPortcullis(opts: PortcullisOptions): Promise<Portcullis> {
@@ -169,6 +181,7 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       LOG_LEVEL: 'info',
       NODE_ENV: 'production',
       PORTCULLIS_WORKERS: String(opts.workers ?? 1),
+      ...opts.env,
     },
     pin: opts.pin,
     ...(opts.cores ? { cores: opts.cores } : typeof opts.workers === 'number' && opts.workers > 1 ? { cores: `0-${opts.workers - 1}` } : {}),

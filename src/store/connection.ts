@@ -4,7 +4,7 @@
  * deadline bounds every call, reply included), plus the hash-tag rules that keep a family's keys in one
  * cluster slot. The store (redis.ts) owns the client's life: deadlines, replacement, closing.
  */
-import { createClient, createCluster } from 'redis';
+import { createClient, createCluster } from '@redis/client';
 import { StoreRefused, StoreUnavailable } from './errors.js';
 import type { LuaScript } from './lua.js';
 

@@ -35,7 +35,7 @@
  * a small map of identities already decoded, by token hash, dropped whole on any invalidation or flush
  * (CountedCache counts them): a steady identify is the fence and one map lookup, no decoding.
  */
-import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from 'redis';
+import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from '@redis/client';
 import {
   clusterOptions,
   connectOrRefuse,

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
-import { ErrorReply } from 'redis';
+import { ErrorReply } from '@redis/client';
 
 export interface LuaScript {
   /** The script's own file name, for errors. */

@@ -29,7 +29,7 @@
  * silently gone, a call rejects when its deadline passes and the connection is replaced. Startup fails
  * with `StoreUnavailable` when no connection is ready within the connect budget.
  */
-import { ErrorReply } from 'redis';
+import { ErrorReply } from '@redis/client';
 import { StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {

@@ -1,7 +1,8 @@
 /**
  * What a call does not use is not loaded at start (docs/operators.md, Memory): a gateway started as an operator
  * starts it (src/main.ts in its own process) without a Stripe key and without tracing has loaded neither the
- * Stripe SDK, nor the OpenTelemetry SDK, nor the WebAuthn library; the first passkey ceremony loads the latter
+ * Stripe SDK, nor the OpenTelemetry SDK, nor the WebAuthn library, nor the Redis modules beyond the client (about
+ * 1 MiB of heap the store never uses); the first passkey ceremony loads the WebAuthn library
  * and answers as always. What was loaded is read through Node's module hooks (test/helpers/loaded-modules.mjs).
  */
 import { expect } from 'chai';
@@ -49,6 +50,9 @@ describe('modules a call does not use are loaded on first use', function () {
     expect(has(atStart, '/node_modules/stripe/'), 'the Stripe SDK').to.equal(false);
     expect(has(atStart, '/node_modules/@opentelemetry/sdk-trace-node/'), 'the OpenTelemetry SDK').to.equal(false);
     expect(has(atStart, '/node_modules/@simplewebauthn/server/'), 'the WebAuthn library').to.equal(false);
+    // The store speaks plain Redis: the client alone, not the `redis` package's JSON, search, time-series and Bloom modules.
+    expect(has(atStart, '/node_modules/@redis/client/'), 'the Redis client').to.equal(true);
+    for (const m of ['json', 'search', 'time-series', 'bloom']) expect(has(atStart, `/node_modules/@redis/${m}/`), `@redis/${m}`).to.equal(false);
 
     const line = /^\s+auth:\s+(\S+)(?: \(listening on (\S+)\))?/m.exec(out)!;
     const origin = line[1]!;
