@@ -28,9 +28,15 @@
  * threshold, CV_CLASS_T=<threshold> per-class thresholds (one for the lines whose most probable harm class is
  * cbrn, csam, fraud) chosen on the folds to catch the most asks without more false positives than that one
  * threshold, and on the development set the same way, each printed with its figures on the other.
+ * CV_CHOOSE=<.tsv> the choice set (written by an author outside the team, never trained on, used only to
+ * choose a head: test/fixtures/guard/intent-choice/choice.tsv), scored by the head trained on every training
+ * line, per threshold and per class; CV_JSON=<file> appends one JSON line per parameter set with every
+ * figure above per threshold (scripts/intent-choose.ts reads them to apply a rule set down beforehand), and
+ * CV_HEADS=<dir> writes there the head trained on every training line of each parameter set (named in the
+ * JSON line), so a set written later is scored by the same heads without training them again.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import {
   CLASSES,
@@ -65,15 +71,21 @@ const extra = extraFiles.flatMap((f) => fresh(readTsv(f, `extra:${f}`)));
 // Lines of the development set (CV_DEV, test/fixtures/guard/intent-dev/dev.tsv): never trained on, scored
 // by the head trained on every training line, and reported on their own (the set heads are chosen on).
 const dev = process.env.CV_DEV ? readTsv(process.env.CV_DEV, 'dev') : [];
-const examples = [...corpus.examples, ...authors, ...train, ...extra, ...dev];
+// Lines of the choice set (CV_CHOOSE): never trained on, scored like the development set, reported per class.
+const choose = process.env.CV_CHOOSE ? readTsv(process.env.CV_CHOOSE, 'choose') : [];
+const trainedTexts = new Set([...corpus.examples.filter((e) => !e.heldOut), ...authors, ...train].map((e) => e.text));
+const overlap = choose.filter((e) => trainedTexts.has(e.text)).length;
+if (overlap > 0) console.log(`note: ${overlap} lines of the choice set are also training lines`);
+const examples = [...corpus.examples, ...authors, ...train, ...extra, ...dev, ...choose];
 const data = await headData(examples, corpus.sha256, readConcepts());
 const within = new Map<string, number>();
 // Fold of each line: 0..FOLDS-1 for the team's lines (grouped), FOLDS + n for the n-th external author;
-// negative for lines never trained on (-1 held-out file, -2 CV_EXTRA, -3 development set).
+// negative for lines never trained on (-1 held-out file, -2 CV_EXTRA, -3 development set, -4 choice set).
 const authorFiles = [...new Set(examples.filter(isExternal).map((e) => e.file))];
 const fold = examples.map((e) => {
   if (e.file.startsWith('extra:')) return -2;
   if (e.file === 'dev') return -3;
+  if (e.file === 'choose') return -4;
   if (e.heldOut) return -1;
   if (isExternal(e)) return FOLDS + authorFiles.indexOf(e.file);
   const n = within.get(e.file) ?? 0;
@@ -142,6 +154,7 @@ for (const p of sets) {
   const hoIdx = fold.flatMap((g, i) => (g === -1 ? [i] : []));
   const exIdx = fold.flatMap((g, i) => (g === -2 ? [i] : []));
   const devIdx = fold.flatMap((g, i) => (g === -3 ? [i] : []));
+  const chooseIdx = fold.flatMap((g, i) => (g === -4 ? [i] : []));
   console.log(`\n${JSON.stringify(p)}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   const counts = (idx: number[], t: Threshold) => {
     const r = rates(idx, harm, t);
@@ -175,6 +188,54 @@ for (const p of sets) {
           console.log(`  dev miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
       }
     }
+  }
+  if (chooseIdx.length > 0) {
+    console.log(`choice set, ${chooseIdx.length} lines, not trained on (asks caught per class; benign refused):`);
+    for (const t of THRESHOLDS) {
+      const perClass = CLASSES.slice(1).map((c) => {
+        const r = rates(
+          chooseIdx.filter((i) => examples[i]!.label === c),
+          harm,
+          t,
+        );
+        return `${c} ${r.tp}/${r.harmful}`;
+      });
+      const r = rates(chooseIdx, harm, t);
+      console.log(`${t.toFixed(2).padStart(9)}   ${counts(chooseIdx, t)}  (recall ${pct(r.recall)} %, fp ${pct(r.fpr)} %)  ${perClass.join('  ')}`);
+    }
+  }
+  if (process.env.CV_JSON) {
+    // Every figure per threshold, for scripts/intent-choose.ts.
+    const fig = (idx: number[]) =>
+      Object.fromEntries(
+        THRESHOLDS.map((t) => {
+          const r = rates(idx, harm, t);
+          return [t, { tp: r.tp, harmful: r.harmful, fp: r.fp, benign: r.benign }];
+        }),
+      );
+    let head = '';
+    if (process.env.CV_HEADS) {
+      mkdirSync(process.env.CV_HEADS, { recursive: true });
+      const key = createHash('sha256')
+        .update(JSON.stringify([p, process.env.CV_AUTHORS ?? '', process.env.CV_TRAIN ?? '']))
+        .digest('hex');
+      head = `${process.env.CV_HEADS}/${key.slice(0, 16)}.json`;
+      writeFileSync(head, JSON.stringify(full));
+    }
+    const record = {
+      params: p,
+      head,
+      env: Object.fromEntries(['CV_AUTHORS', 'CV_TRAIN', 'CV_DEV', 'CV_CHOOSE'].map((k) => [k, process.env[k] ?? ''])),
+      folds: fig(cvIdx),
+      baseFolds: fig(baseIdx),
+      heldOut: fig(hoIdx),
+      authors: Object.fromEntries(authorFiles.map((file, n) => [file, fig(fold.flatMap((g, i) => (g === FOLDS + n ? [i] : [])))])),
+      extra: Object.fromEntries(extraFiles.map((f) => [f, fig(exIdx.filter((i) => examples[i]!.file === `extra:${f}`))])),
+      dev: fig(devIdx),
+      choose: fig(chooseIdx),
+      chooseClass: Object.fromEntries(CLASSES.slice(1).map((c) => [c, fig(chooseIdx.filter((i) => examples[i]!.label === c))])),
+    };
+    appendFileSync(process.env.CV_JSON, JSON.stringify(record) + '\n');
   }
   // Per-class thresholds (CV_CLASS_T=<t>): on one set, the triple that catches the most asks with no more false
   // positives than the single threshold t (ties: fewer false positives, then the triple nearest t); printed
