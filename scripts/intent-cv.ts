@@ -33,7 +33,8 @@
  * line, per threshold and per class; CV_JSON=<file> appends one JSON line per parameter set with every
  * figure above per threshold (scripts/intent-choose.ts reads them to apply a rule set down beforehand), and
  * CV_HEADS=<dir> writes there the head trained on every training line of each parameter set (named in the
- * JSON line), so a set written later is scored by the same heads without training them again.
+ * JSON line), so a set written later is scored by the same heads without training them again. CV_NO_FOLDS=1
+ * skips the team's folds (every other figure stays).
  */
 import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -129,6 +130,7 @@ function rates(idx: number[], harm: Map<number, number>, t: Threshold): Rates {
 }
 const pct = (x: number) => (100 * x).toFixed(1).padStart(5);
 
+const regressions = new Map<string, ReturnType<typeof fitHead>>();
 const sets = process.argv.slice(2).map((a) => ({ ...HEAD_PARAMS, ...(JSON.parse(a) as Partial<HeadParams>) }));
 if (sets.length === 0) sets.push(HEAD_PARAMS);
 for (const p of sets) {
@@ -141,15 +143,25 @@ for (const p of sets) {
     harm.set(i, w.harm);
     klass.set(i, CLASSES[best]!);
   };
+  // The regressions already trained (the same lines and parameters, neighbours aside), by fold.
+  const fit = (f: number | 'all', use: (i: number) => boolean) => {
+    const key = JSON.stringify([f, { ...p, mix: 1, k: 0, tau: 0 }]);
+    let regression = regressions.get(key);
+    if (!regression) regressions.set(key, (regression = fitHead(data, use, { ...p, mix: 1 })));
+    return p.mix < 1 ? fitHead(data, use, p, regression) : regression;
+  };
+  // CV_NO_FOLDS=1: the external authors' folds only (the team's folds are the slowest part, and a choice made on
+  // the choice set, the authors and the development set does not read them).
   for (const f of foldIds) {
+    if (process.env.CV_NO_FOLDS && f < FOLDS) continue;
     const use = (i: number) => fold[i]! >= 0 && fold[i] !== f;
-    const head = fitHead(data, use, p);
+    const head = fit(f, use);
     fold.forEach((g, i) => g === f && score(i, head));
   }
-  const full = fitHead(data, (i) => fold[i]! >= 0, p);
+  const full = fit('all', (i) => fold[i]! >= 0);
   fold.forEach((g, i) => g < 0 && score(i, full));
   // The folds of the team's lines (grouped); each external author's lines, scored by heads that never read them.
-  const cvIdx = fold.flatMap((g, i) => (g >= 0 && g < FOLDS ? [i] : []));
+  const cvIdx = process.env.CV_NO_FOLDS ? [] : fold.flatMap((g, i) => (g >= 0 && g < FOLDS ? [i] : []));
   const baseIdx = cvIdx.filter((i) => corpus.examples.includes(examples[i]!));
   const hoIdx = fold.flatMap((g, i) => (g === -1 ? [i] : []));
   const exIdx = fold.flatMap((g, i) => (g === -2 ? [i] : []));

@@ -361,7 +361,7 @@ export interface HeadParams {
  * of the defensive text around it, it raised the held-out false positives from 3 to between 6 and 11 of
  * 130 at every L2 and weight tried.
  */
-export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams): IntentHeadDoc {
+export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams, regression?: IntentHeadDoc): IntentHeadDoc {
   const fixed: Array<{ x: Float64Array; y: number }> = [];
   const open: Array<{ xs: Float64Array[]; y: number }> = [];
   // A reading that occurs word for word in a benign line (the filler of a buried ask) is not the ask.
@@ -388,9 +388,11 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams)
     seed: p.seed,
   };
   const fit = (rows: Array<{ x: Float64Array; y: number }>) => (p.hidden > 0 ? trainMlpHead(rows, opts) : trainHead(rows, opts));
-  let head = fit(fixed);
+  // `regression`: this head as trained with the same lines and parameters but without neighbours (the
+  // regression does not depend on them), so a search over neighbours' settings trains it once.
+  let head = regression ? structuredClone(regression) : fit(fixed);
   const pick = (xs: Float64Array[]) => xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a));
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < (regression ? 0 : 2); round++) {
     const picked = open.map(({ xs, y }) => ({ x: pick(xs), y }));
     head = fit([...fixed, ...picked]);
   }
