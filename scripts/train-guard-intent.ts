@@ -293,7 +293,9 @@ const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // so with the figures). scripts/intent-cv.ts now measures such choices on grouped folds and on the
 // development set (test/fixtures/guard/intent-dev/, never trained on) instead. Neither a hidden layer
 // (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted, nor a head trained
-// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5): docs/guardrails.md.
+// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5), nor the same lines with
+// harmWeight 1.5 and threshold 0.55, chosen on a third author's choice set (scripts/intent-choose.ts):
+// docs/guardrails.md.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
