@@ -28,9 +28,16 @@
  * threshold, CV_CLASS_T=<threshold> per-class thresholds (one for the lines whose most probable harm class is
  * cbrn, csam, fraud) chosen on the folds to catch the most asks without more false positives than that one
  * threshold, and on the development set the same way, each printed with its figures on the other.
+ * CV_CHOOSE=<.tsv> the choice set (written by an author outside the team, never trained on, used only to
+ * choose a head: test/fixtures/guard/intent-choice/choice.tsv), scored by the head trained on every training
+ * line, per threshold and per class; CV_JSON=<file> appends one JSON line per parameter set with every
+ * figure above per threshold (scripts/intent-choose.ts reads them to apply a rule set down beforehand), and
+ * CV_HEADS=<dir> writes there the head trained on every training line of each parameter set (named in the
+ * JSON line), so a set written later is scored by the same heads without training them again. CV_NO_FOLDS=1
+ * skips the team's folds (every other figure stays).
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import {
   CLASSES,
@@ -65,15 +72,21 @@ const extra = extraFiles.flatMap((f) => fresh(readTsv(f, `extra:${f}`)));
 // Lines of the development set (CV_DEV, test/fixtures/guard/intent-dev/dev.tsv): never trained on, scored
 // by the head trained on every training line, and reported on their own (the set heads are chosen on).
 const dev = process.env.CV_DEV ? readTsv(process.env.CV_DEV, 'dev') : [];
-const examples = [...corpus.examples, ...authors, ...train, ...extra, ...dev];
+// Lines of the choice set (CV_CHOOSE): never trained on, scored like the development set, reported per class.
+const choose = process.env.CV_CHOOSE ? readTsv(process.env.CV_CHOOSE, 'choose') : [];
+const trainedTexts = new Set([...corpus.examples.filter((e) => !e.heldOut), ...authors, ...train].map((e) => e.text));
+const overlap = choose.filter((e) => trainedTexts.has(e.text)).length;
+if (overlap > 0) console.log(`note: ${overlap} lines of the choice set are also training lines`);
+const examples = [...corpus.examples, ...authors, ...train, ...extra, ...dev, ...choose];
 const data = await headData(examples, corpus.sha256, readConcepts());
 const within = new Map<string, number>();
 // Fold of each line: 0..FOLDS-1 for the team's lines (grouped), FOLDS + n for the n-th external author;
-// negative for lines never trained on (-1 held-out file, -2 CV_EXTRA, -3 development set).
+// negative for lines never trained on (-1 held-out file, -2 CV_EXTRA, -3 development set, -4 choice set).
 const authorFiles = [...new Set(examples.filter(isExternal).map((e) => e.file))];
 const fold = examples.map((e) => {
   if (e.file.startsWith('extra:')) return -2;
   if (e.file === 'dev') return -3;
+  if (e.file === 'choose') return -4;
   if (e.heldOut) return -1;
   if (isExternal(e)) return FOLDS + authorFiles.indexOf(e.file);
   const n = within.get(e.file) ?? 0;
@@ -117,6 +130,7 @@ function rates(idx: number[], harm: Map<number, number>, t: Threshold): Rates {
 }
 const pct = (x: number) => (100 * x).toFixed(1).padStart(5);
 
+const regressions = new Map<string, ReturnType<typeof fitHead>>();
 const sets = process.argv.slice(2).map((a) => ({ ...HEAD_PARAMS, ...(JSON.parse(a) as Partial<HeadParams>) }));
 if (sets.length === 0) sets.push(HEAD_PARAMS);
 for (const p of sets) {
@@ -129,19 +143,30 @@ for (const p of sets) {
     harm.set(i, w.harm);
     klass.set(i, CLASSES[best]!);
   };
+  // The regressions already trained (the same lines and parameters, neighbours aside), by fold.
+  const fit = (f: number | 'all', use: (i: number) => boolean) => {
+    const key = JSON.stringify([f, { ...p, mix: 1, k: 0, tau: 0 }]);
+    let regression = regressions.get(key);
+    if (!regression) regressions.set(key, (regression = fitHead(data, use, { ...p, mix: 1 })));
+    return p.mix < 1 ? fitHead(data, use, p, regression) : regression;
+  };
+  // CV_NO_FOLDS=1: the external authors' folds only (the team's folds are the slowest part, and a choice made on
+  // the choice set, the authors and the development set does not read them).
   for (const f of foldIds) {
+    if (process.env.CV_NO_FOLDS && f < FOLDS) continue;
     const use = (i: number) => fold[i]! >= 0 && fold[i] !== f;
-    const head = fitHead(data, use, p);
+    const head = fit(f, use);
     fold.forEach((g, i) => g === f && score(i, head));
   }
-  const full = fitHead(data, (i) => fold[i]! >= 0, p);
+  const full = fit('all', (i) => fold[i]! >= 0);
   fold.forEach((g, i) => g < 0 && score(i, full));
   // The folds of the team's lines (grouped); each external author's lines, scored by heads that never read them.
-  const cvIdx = fold.flatMap((g, i) => (g >= 0 && g < FOLDS ? [i] : []));
+  const cvIdx = process.env.CV_NO_FOLDS ? [] : fold.flatMap((g, i) => (g >= 0 && g < FOLDS ? [i] : []));
   const baseIdx = cvIdx.filter((i) => corpus.examples.includes(examples[i]!));
   const hoIdx = fold.flatMap((g, i) => (g === -1 ? [i] : []));
   const exIdx = fold.flatMap((g, i) => (g === -2 ? [i] : []));
   const devIdx = fold.flatMap((g, i) => (g === -3 ? [i] : []));
+  const chooseIdx = fold.flatMap((g, i) => (g === -4 ? [i] : []));
   console.log(`\n${JSON.stringify(p)}  (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   const counts = (idx: number[], t: Threshold) => {
     const r = rates(idx, harm, t);
@@ -175,6 +200,54 @@ for (const p of sets) {
           console.log(`  dev miss ${e.label} ${e.lang} ${e.framing} ${harm.get(i)!.toFixed(2)}: ${e.text.slice(0, 150).replaceAll('\n', ' / ')}`);
       }
     }
+  }
+  if (chooseIdx.length > 0) {
+    console.log(`choice set, ${chooseIdx.length} lines, not trained on (asks caught per class; benign refused):`);
+    for (const t of THRESHOLDS) {
+      const perClass = CLASSES.slice(1).map((c) => {
+        const r = rates(
+          chooseIdx.filter((i) => examples[i]!.label === c),
+          harm,
+          t,
+        );
+        return `${c} ${r.tp}/${r.harmful}`;
+      });
+      const r = rates(chooseIdx, harm, t);
+      console.log(`${t.toFixed(2).padStart(9)}   ${counts(chooseIdx, t)}  (recall ${pct(r.recall)} %, fp ${pct(r.fpr)} %)  ${perClass.join('  ')}`);
+    }
+  }
+  if (process.env.CV_JSON) {
+    // Every figure per threshold, for scripts/intent-choose.ts.
+    const fig = (idx: number[]) =>
+      Object.fromEntries(
+        THRESHOLDS.map((t) => {
+          const r = rates(idx, harm, t);
+          return [t, { tp: r.tp, harmful: r.harmful, fp: r.fp, benign: r.benign }];
+        }),
+      );
+    let head = '';
+    if (process.env.CV_HEADS) {
+      mkdirSync(process.env.CV_HEADS, { recursive: true });
+      const key = createHash('sha256')
+        .update(JSON.stringify([p, process.env.CV_AUTHORS ?? '', process.env.CV_TRAIN ?? '']))
+        .digest('hex');
+      head = `${process.env.CV_HEADS}/${key.slice(0, 16)}.json`;
+      writeFileSync(head, JSON.stringify(full));
+    }
+    const record = {
+      params: p,
+      head,
+      env: Object.fromEntries(['CV_AUTHORS', 'CV_TRAIN', 'CV_DEV', 'CV_CHOOSE'].map((k) => [k, process.env[k] ?? ''])),
+      folds: fig(cvIdx),
+      baseFolds: fig(baseIdx),
+      heldOut: fig(hoIdx),
+      authors: Object.fromEntries(authorFiles.map((file, n) => [file, fig(fold.flatMap((g, i) => (g === FOLDS + n ? [i] : [])))])),
+      extra: Object.fromEntries(extraFiles.map((f) => [f, fig(exIdx.filter((i) => examples[i]!.file === `extra:${f}`))])),
+      dev: fig(devIdx),
+      choose: fig(chooseIdx),
+      chooseClass: Object.fromEntries(CLASSES.slice(1).map((c) => [c, fig(chooseIdx.filter((i) => examples[i]!.label === c))])),
+    };
+    appendFileSync(process.env.CV_JSON, JSON.stringify(record) + '\n');
   }
   // Per-class thresholds (CV_CLASS_T=<t>): on one set, the triple that catches the most asks with no more false
   // positives than the single threshold t (ties: fewer false positives, then the triple nearest t); printed

@@ -293,7 +293,9 @@ const HEAD_OUT = `${ROOT}rules/guardrails-intent-head.json`;
 // so with the figures). scripts/intent-cv.ts now measures such choices on grouped folds and on the
 // development set (test/fixtures/guard/intent-dev/, never trained on) instead. Neither a hidden layer
 // (hidden > 0) nor neighbours (mix < 1, head.ts) with the candidate lines was adopted, nor a head trained
-// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5): docs/guardrails.md.
+// with the external authors' lines (neighbours, harmWeight 1, threshold 0.5), nor the same lines with
+// harmWeight 1.5 and threshold 0.55, chosen on a third author's choice set (scripts/intent-choose.ts):
+// docs/guardrails.md.
 /** Characters of a reading, as the gateway's default (rules/guardrails.yaml intentModel.readingChars). */
 export const READING_CHARS = 600;
 /** Readings per call, as the gateway's default (rules/guardrails.yaml intentModel.maxReadings). */
@@ -361,7 +363,7 @@ export interface HeadParams {
  * of the defensive text around it, it raised the held-out false positives from 3 to between 6 and 11 of
  * 130 at every L2 and weight tried.
  */
-export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams): IntentHeadDoc {
+export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams, regression?: IntentHeadDoc): IntentHeadDoc {
   const fixed: Array<{ x: Float64Array; y: number }> = [];
   const open: Array<{ xs: Float64Array[]; y: number }> = [];
   // A reading that occurs word for word in a benign line (the filler of a buried ask) is not the ask.
@@ -388,9 +390,11 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams)
     seed: p.seed,
   };
   const fit = (rows: Array<{ x: Float64Array; y: number }>) => (p.hidden > 0 ? trainMlpHead(rows, opts) : trainHead(rows, opts));
-  let head = fit(fixed);
+  // `regression`: this head as trained with the same lines and parameters but without neighbours (the
+  // regression does not depend on them), so a search over neighbours' settings trains it once.
+  let head = regression ? structuredClone(regression) : fit(fixed);
   const pick = (xs: Float64Array[]) => xs.reduce((a, b) => (softmaxScores(b, head)[0]! < softmaxScores(a, head)[0]! ? b : a));
-  for (let round = 0; round < 2; round++) {
+  for (let round = 0; round < (regression ? 0 : 2); round++) {
     const picked = open.map(({ xs, y }) => ({ x: pick(xs), y }));
     head = fit([...fixed, ...picked]);
   }

@@ -92,12 +92,23 @@ export function requestFeatures(words: readonly string[], concepts: ConceptMap):
 
 // Scoring hashes features instead of building their strings (a request's windows hold thousands of words):
 // a feature's hash is made from its words' hashes the same way whether it comes from the model file (a
-// string such as `make ~ sarin`) or from a request. Two features sharing a hash share a weight: with
-// thousands of features in 2^32 it is rare but it happens (a request's `exactly ~ precursors` met the
-// model's `can ~ of` in the labelled corpus), and only shifts a score slightly.
+// string such as `make ~ sarin`) or from a request. The hash has 53 bits (two independent 32-bit hashes of
+// each word, a JavaScript number holds the pair exactly): with 32 bits, the corpus's ~225,000 distinct
+// request features against the model's ~16,000 gave one collision, as the birthday bound predicts (a
+// request's `exactly ~ precursors` read the model's weights of `can ~ of`); with 53 the expected count is
+// under one in a million.
 const hashString = (s: string): number => {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+};
+/** A second word hash, of another construction than hashString, for the feature hash's high bits. */
+const hashString2 = (s: string): number => {
+  let h = 0x9747b28c ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    h = Math.imul(h ^ s.charCodeAt(i), 0x5bd1e995);
+    h ^= h >>> 15;
+  }
   return h >>> 0;
 };
 const mix = (kind: number, a: number, b = 0): number => {
@@ -105,6 +116,15 @@ const mix = (kind: number, a: number, b = 0): number => {
   h = Math.imul(h ^ (h >>> 15) ^ b, 0x85ebca6b);
   return (h ^ (h >>> 13)) >>> 0;
 };
+const mix2 = (kind: number, a: number, b = 0): number => {
+  let h = Math.imul(kind ^ a, 0xcc9e2d51);
+  h = Math.imul(h ^ (h >>> 16) ^ b, 0x1b873593);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+};
+const HIGH = 2 ** 21;
+/** The feature's 53-bit hash: 21 bits of mix2 over the second word hashes above 32 of mix over the first. */
+const key = (kind: number, a1: number, a2: number, b1 = 0, b2 = 0): number => (mix2(kind, a2, b2) % HIGH) * 2 ** 32 + mix(kind, a1, b1);
 const UNI = 1;
 const BI = 2;
 const SKIP_PAIR = 3;
@@ -112,20 +132,22 @@ const SKIP_PAIR = 3;
 /** The hash of a feature string of intentFeatures (`w`, `a b`, `a ~ b`). */
 export function featureHash(f: string): number {
   const skip = f.indexOf(' ~ ');
-  if (skip >= 0) return mix(SKIP_PAIR, hashString(f.slice(0, skip)), hashString(f.slice(skip + 3)));
+  if (skip >= 0) return pairKey(SKIP_PAIR, f.slice(0, skip), f.slice(skip + 3));
   const space = f.indexOf(' ');
-  if (space >= 0) return mix(BI, hashString(f.slice(0, space)), hashString(f.slice(space + 1)));
-  return mix(UNI, hashString(f));
+  if (space >= 0) return pairKey(BI, f.slice(0, space), f.slice(space + 1));
+  return key(UNI, hashString(f), hashString2(f));
 }
+const pairKey = (kind: number, a: string, b: string) => key(kind, hashString(a), hashString2(a), hashString(b), hashString2(b));
 
-/** The hashes of intentFeatures(tokens), added to `out`. */
-function addFeatureHashes(hashes: readonly number[], out: Set<number>): void {
-  const n = hashes.length;
+/** The hashes of intentFeatures(tokens), given as each token's two word hashes, added to `out`. */
+function addFeatureHashes(h1: readonly number[], h2: readonly number[], out: Set<number>): void {
+  const n = h1.length;
   for (let i = 0; i < n; i++) {
-    const w = hashes[i]!;
-    out.add(mix(UNI, w));
-    if (i + 1 < n) out.add(mix(BI, w, hashes[i + 1]));
-    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(mix(SKIP_PAIR, w, hashes[i + k]));
+    const a1 = h1[i]!;
+    const a2 = h2[i]!;
+    out.add(key(UNI, a1, a2));
+    if (i + 1 < n) out.add(key(BI, a1, a2, h1[i + 1], h2[i + 1]));
+    for (let k = 2; k <= SKIP + 1 && i + k < n; k++) out.add(key(SKIP_PAIR, a1, a2, h1[i + k], h2[i + k]));
   }
 }
 
@@ -137,7 +159,8 @@ export class IntentScorer {
   // at most half full) over flat typed arrays rather than a Map of ~16,000 four-number Float64Arrays:
   // the same lookups in about a quarter of the heap, and three objects for the collector to trace instead
   // of ~50,000 (each typed array is an object, a buffer and a backing store).
-  private readonly keys: Uint32Array;
+  /** The 53-bit feature hash of each slot (exact in a double). */
+  private readonly keys: Float64Array;
   /** Row number + 1 of each slot (0: empty). */
   private readonly rowOf: Int32Array;
   private readonly mask: number;
@@ -156,7 +179,7 @@ export class IntentScorer {
     const features = Object.entries(doc.weights);
     let size = 16;
     while (size < features.length * 2) size *= 2;
-    this.keys = new Uint32Array(size);
+    this.keys = new Float64Array(size);
     this.rowOf = new Int32Array(size);
     this.mask = size - 1;
     const table = new Float64Array(features.length * k);
@@ -164,7 +187,7 @@ export class IntentScorer {
     for (const [f, w] of features) {
       if (w.length !== k) throw new Error(`intent model: feature "${f}" has ${w.length} weights`);
       const h = featureHash(f);
-      let i = h & this.mask;
+      let i = (h % 2 ** 32) & this.mask;
       while (this.rowOf[i] !== 0 && this.keys[i] !== h) i = (i + 1) & this.mask;
       if (this.rowOf[i] === 0) {
         this.keys[i] = h;
@@ -179,7 +202,7 @@ export class IntentScorer {
 
   /** Where a feature's weights start in `table`, or -1 when the model has none. */
   private rowStart(h: number): number {
-    for (let i = h & this.mask; ; i = (i + 1) & this.mask) {
+    for (let i = (h % 2 ** 32) & this.mask; ; i = (i + 1) & this.mask) {
       const r = this.rowOf[i]!;
       if (r === 0) return -1;
       if (this.keys[i] === h) return (r - 1) * this.classes.length;
@@ -190,15 +213,21 @@ export class IntentScorer {
   score(words: readonly string[]): Float64Array {
     const k = this.classes.length;
     const z = Float64Array.from(this.bias);
-    const memo = new Map<string, number>();
-    const hashOf = (t: string) => {
-      let h = memo.get(t);
-      if (h === undefined) memo.set(t, (h = hashString(t)));
-      return h;
+    const memo = new Map<string, [number, number]>();
+    const hashesOf = (ts: readonly string[]): [number[], number[]] => {
+      const h1: number[] = [];
+      const h2: number[] = [];
+      for (const t of ts) {
+        let h = memo.get(t);
+        if (h === undefined) memo.set(t, (h = [hashString(t), hashString2(t)]));
+        h1.push(h[0]);
+        h2.push(h[1]);
+      }
+      return [h1, h2];
     };
     const feats = new Set<number>();
-    addFeatureHashes(words.map(hashOf), feats);
-    addFeatureHashes(this.concepts.read(words).map(hashOf), feats);
+    addFeatureHashes(...hashesOf(words), feats);
+    addFeatureHashes(...hashesOf(this.concepts.read(words)), feats);
     if (feats.size > 0) {
       const scale = 1 / Math.sqrt(feats.size);
       const table = this.table;

@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { isExternal, MODEL_ONLY, readCorpus, type Example } from '../../scripts/train-guard-intent.js';
+import { EXTERNAL, isExternal, MODEL_ONLY, readCorpus, readTsv, type Example } from '../../scripts/train-guard-intent.js';
 import { blockFindings, guardrails, RULES_DIR, user } from './helpers/guardrails.js';
 
 const blockedBy = (text: string) => [...new Set(blockFindings(guardrails().scan({ messages: [user(text)] })).map((f) => f.rule))];
@@ -34,6 +34,13 @@ describe('guard: intent corpus', () => {
     expect(examples.filter((e) => e.label === 'benign').length).to.be.at.least(300);
     expect(examples.filter((e) => e.label !== 'benign').length).to.be.at.least(150);
     for (const c of ['cbrn', 'csam', 'fraud']) expect(examples.filter((e) => e.label === c).length, c).to.be.at.least(30);
+  });
+
+  it('never trains on the choice set (test/fixtures/guard/intent-choice/, used only to choose the head)', () => {
+    const choice = readTsv(`${EXTERNAL}../intent-choice/choice.tsv`, 'choice.tsv');
+    expect(choice.length).to.equal(421);
+    const trained = new Set(examples.filter((e) => !e.heldOut).map((e) => e.text));
+    expect(choice.filter((e) => trained.has(e.text)).map((e) => e.text)).to.deep.equal([]);
   });
 
   it('ships a model trained on exactly this corpus (npx tsx scripts/train-guard-intent.ts)', () => {
