@@ -57,18 +57,26 @@ export interface SecretScanOptions {
   decoders: ReadonlySet<Decoder>;
   /** Passes another engine runs instead of this module (the compiled scanner, compiled.ts); the same results. */
   passes?: SecretPasses;
+  /**
+   * Where findSecrets keeps each text's search (`passes`), so that the boundary pass reads again only the
+   * stretches around the cuts between texts instead of searching the joined texts whole (boundaries.ts).
+   */
+  searched?: Map<string, Searched>;
+}
+
+/** What SecretPasses.search finds in a text. */
+export interface Searched {
+  /** generic.ts keywordStarts. */
+  keywordStarts: number[];
+  /** laced.ts lacedCandidates. */
+  lacedCandidates: ArrayLike<number>;
+  /** anchorStarts (absent: the direct shapes search the text with their own expressions). */
+  anchors?: ArrayLike<number>;
 }
 
 /** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
 export interface SecretPasses {
-  search(text: string): {
-    /** generic.ts keywordStarts. */
-    keywordStarts: number[];
-    /** laced.ts lacedCandidates. */
-    lacedCandidates: ArrayLike<number>;
-    /** anchorStarts (absent: the direct shapes search the text with their own expressions). */
-    anchors?: ArrayLike<number>;
-  };
+  search(text: string): Searched;
 }
 
 const MAX_DEPTH = 2;
@@ -472,9 +480,28 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
 
 const NO_DECODERS: ReadonlySet<Decoder> = new Set();
 
-/** Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order. */
+/** `passes`, except that the search of `text` is `searched()` (called once, when first asked). */
+export function answering(passes: SecretPasses, text: string, searched: () => Searched): SecretPasses {
+  let kept: Searched | undefined;
+  return {
+    search: (t) => (t === text ? (kept ??= searched()) : passes.search(t)),
+  };
+}
+
+/**
+ * Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order.
+ * With `opts.searched`, the text's search is kept there (for the boundary pass).
+ */
 export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] {
   const hits: SecretHit[] = [];
+  if (opts.searched && opts.passes && !opts.searched.has(text)) {
+    const searched = opts.passes.search(text);
+    opts.searched.set(text, searched);
+    const passes = opts.passes;
+    // The text's own reading answers from the kept search (its decodings are searched as before).
+    scan(text, { ...opts, passes: answering(passes, text, () => searched) }, 0, hits);
+    return hits;
+  }
   scan(text, opts, 0, hits);
   return hits;
 }

@@ -18,6 +18,7 @@ import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type Gu
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
+import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
 import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
@@ -198,6 +199,35 @@ function samePasses(text: string, label: string): void {
   wasm.reset();
 }
 
+/**
+ * The boundary pass's search of texts joined (boundaries.ts stitchedSearch: the texts' own searches and the
+ * stretches around the cuts searched again) against the reference searches of the joined text, for the whole
+ * of it and for a stretch that starts and ends inside texts.
+ */
+function sameStitched(texts: readonly string[], label: string): void {
+  const engine = compiledScanner();
+  const joined = texts.join('');
+  const own = texts.map((t) => engine.search(t));
+  for (const [from, to] of [
+    [0, joined.length],
+    [Math.floor(joined.length / 3), Math.floor((2 * joined.length) / 3)],
+  ] as const) {
+    const region = joined.slice(from, to);
+    const parts: Part[] = [];
+    let off = 0;
+    texts.forEach((text, i) => {
+      const at = Math.max(off, from);
+      const end = Math.min(off + text.length, to);
+      if (at < end) parts.push({ at: at - from, text, from: at - off, to: end - off, searched: own[i] });
+      off += text.length;
+    });
+    const s = stitchedSearch(region, parts, (w) => engine.search(w));
+    expect(s.keywordStarts, `stitched keyword starts [${from}, ${to}): ${label}`).to.deep.equal(keywordStarts(region));
+    expect(Array.from(s.lacedCandidates), `stitched laced candidates [${from}, ${to}): ${label}`).to.deep.equal(lacedCandidates(region));
+    expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
+  }
+}
+
 const short = (s: string) => JSON.stringify(s.length > 60 ? s.slice(0, 60) + '...' : s);
 
 describe('guard: the compiled scanner gives the reference scanner findings', function () {
@@ -244,5 +274,20 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
 
   it('normalises, finds key-like words, laced-key candidates and direct-shape anchors, and splits words unit for unit alike, on every text of the three corpora', () => {
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
+  });
+
+
+  it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {
+    for (const w of wholes) {
+      const all = w.split('\n');
+      const parts: string[] = [];
+      for (let i = 0; i < all.length; i += 7) parts.push(all.slice(i, i + 7).join('\n') + '\n');
+      sameStitched(parts.slice(0, 200), `cut: ${short(w)}`);
+    }
+    for (const e of evasions) {
+      const cut = Math.floor(e.length / 2);
+      sameStitched([e.slice(0, cut), e.slice(cut)], `split: ${short(e)}`);
+    }
+    for (let i = 0; i + 3 <= fuzz.length; i += 3) sameStitched([fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!], `messages ${i}..${i + 2}`);
   });
 });
