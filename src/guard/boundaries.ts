@@ -7,9 +7,24 @@
 import { KEYWORDS } from './generic.js';
 import { isTokenCode } from './laced.js';
 import type { Normalised } from './normalise.js';
-import { ANCHOR_GROUP_BITS, ANCHOR_GROUPS, anchorStarts, answering, findSecrets, findSecretsAcross, type Searched, type SecretHit, type SecretScanOptions } from './secrets.js';
+import {
+  ANCHOR_GROUP_BITS,
+  ANCHOR_GROUPS,
+  anchorStarts,
+  findSecrets,
+  findSecretsAcross,
+  type Searched,
+  type SecretHit,
+  type SecretScanOptions,
+} from './secrets.js';
 
 export type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
+
+/**
+ * From this many units on, a whole reading of joined texts is searched from the texts' own searches
+ * (stitchedSearch); below it, searching the joined text costs less than finding the stretches to search.
+ */
+const STITCH_FROM = 16 * 1024;
 
 /** How far on each side of a text boundary the boundary pass reads (more than the longest key block). */
 const BOUNDARY_WINDOW = 32 * 1024;
@@ -57,7 +72,7 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
     const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
     let opts = union;
     const passes = union.passes;
-    if (passes && searched) {
+    if (passes && searched && region.length >= STITCH_FROM) {
       // A whole reading of the region is searched from the texts' own searches and the stretches around the cuts.
       const parts: Part[] = [];
       order.forEach((i, k) => {
@@ -65,7 +80,7 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
         const end = Math.min(offsets[k]! + norm[i]!.text.length, to);
         if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched.get(norm[i]!.text) });
       });
-      opts = { ...union, passes: answering(passes, region, () => stitchedSearch(region, parts, (w) => passes.search(w))) };
+      opts = { ...union, kept: { text: region, make: () => stitchedSearch(region, parts, (w) => passes.search(w)) } };
     }
     for (const hit of findSecretsAcross(
       region,
@@ -151,21 +166,24 @@ const isQuiet = (c: number): boolean => c < 128 && QUIET[c] === 1;
  */
 export function stitchedSearch(region: string, parts: readonly Part[], search: (text: string) => Searched): Searched {
   const n = region.length;
-  const lastQuietBefore = (p: number): number => {
-    while (p > 0 && !isQuiet(region.charCodeAt(p - 1))) p--;
-    return p - 1;
-  };
-  const firstQuietFrom = (p: number): number => {
-    while (p < n && !isQuiet(region.charCodeAt(p))) p++;
-    return p;
-  };
   // The offsets searched again, [from, to), merged: around each part's start, around the region's end, and
-  // over every part without a kept search (with its anchors).
+  // over every part without a kept search (with its anchors). Each unit is looked at about once: the walk
+  // back stops at the last stretch, and the walk on is remembered (texts without a quiet unit are common:
+  // base64, a key block).
   const again: Array<[number, number]> = [];
+  let walked = -1; // from where the last walk on started
+  let quiet = -1; // and the quiet unit (or n) it found
   const add = (a: number, b: number) => {
-    const from = lastQuietBefore(a) + 1;
-    const to = firstQuietFrom(b);
     const last = again[again.length - 1];
+    const floor = last ? last[1] : 0;
+    let from = a;
+    while (from > floor && !isQuiet(region.charCodeAt(from - 1))) from--;
+    if (b < walked || b > quiet) {
+      walked = b;
+      quiet = b;
+      while (quiet < n && !isQuiet(region.charCodeAt(quiet))) quiet++;
+    }
+    const to = quiet;
     if (last && from <= last[1]) last[1] = Math.max(last[1], to);
     else again.push([from, to]);
   };
