@@ -13,11 +13,14 @@
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 //!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
+//!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
+//!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
 mod anchors;
 mod keywords;
 mod laced;
 mod normalise;
+mod runs;
 mod search;
 mod words;
 
@@ -228,4 +231,28 @@ pub extern "C" fn anchors_count() -> u32 {
 #[no_mangle]
 pub extern "C" fn anchors_starts() -> *const u8 {
     state().anchors.starts()
+}
+
+/// The encoded runs' finds (runs.rs), kept apart from `State`: (kind, start, end) each.
+static mut RUNS: Vec<i32> = Vec::new();
+
+/// Finds the encoded runs in the first `units` units of the input (`kinds`: 1 base64, 2 hex, 4 base32);
+/// returns how many numbers `encoded_runs_found` holds (three per run).
+#[no_mangle]
+pub extern "C" fn encoded_runs(units: u32, kinds: u32) -> u32 {
+    let o = runs::Options {
+        base64: kinds & 1 != 0,
+        hex: kinds & 2 != 0,
+        base32: kinds & 4 != 0,
+    };
+    // SAFETY: one thread, no re-entry (see `state`).
+    let out = unsafe { &mut *core::ptr::addr_of_mut!(RUNS) };
+    runs::run(&state().input[..units as usize], &o, out);
+    out.len() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn encoded_runs_found() -> *const i32 {
+    // SAFETY: as in `encoded_runs`.
+    unsafe { (*core::ptr::addr_of!(RUNS)).as_ptr() }
 }

@@ -10,11 +10,28 @@
  * fixes where it ends, no further than that (splitReach). Without those bounds one key took every short text
  * after it into its mask.
  */
+import { KEYWORDS } from './generic.js';
+import { isTokenCode } from './laced.js';
 import type { Normalised } from './normalise.js';
-import { findSecrets, findSecretsAcross, type SecretHit, type SecretScanOptions } from './secrets.js';
+import {
+  ANCHOR_GROUP_BITS,
+  ANCHOR_GROUPS,
+  anchorStarts,
+  findSecrets,
+  findSecretsAcross,
+  type Searched,
+  type SecretHit,
+  type SecretScanOptions,
+} from './secrets.js';
 import type { SecretKind } from './types.js';
 
 export type Push = (slot: number, hit: Omit<SecretHit, 'start' | 'end'>, start: number, end: number) => void;
+
+/**
+ * From this many units on, a whole reading of joined texts is searched from the texts' own searches
+ * (stitchedSearch); below it, searching the joined text costs less than finding the stretches to search.
+ */
+const STITCH_FROM = 16 * 1024;
 
 /** How far on each side of a text boundary the boundary pass reads (more than the longest key block). */
 const BOUNDARY_WINDOW = 32 * 1024;
@@ -45,8 +62,11 @@ function splitReach(kind: SecretKind, joined: string, start: number, end: number
  * part (the first text's part, by the per-text pass). Of a window, usually only the few words around the
  * boundary a secret could be made of are read (findSecretsAcross).
  */
-export function boundaryPass(norm: readonly Normalised[], order: readonly number[], union: SecretScanOptions, push: Push): void {
+export function boundaryPass(norm: readonly Normalised[], order: readonly number[], options: SecretScanOptions, push: Push): void {
   if (order.length < 2) return;
+  // The texts' searches, kept by the per-text pass, serve the reading of the joined texts; the readings below
+  // keep none of their own.
+  const { searched, ...union } = options;
   const offsets: number[] = [];
   let joined = '';
   for (const i of order) {
@@ -75,10 +95,22 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
   }
   for (const { from, to, cuts } of regions) {
     const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
+    let opts = union;
+    const passes = union.passes;
+    if (passes && searched && region.length >= STITCH_FROM) {
+      // A whole reading of the region is searched from the texts' own searches and the stretches around the cuts.
+      const parts: Part[] = [];
+      order.forEach((i, k) => {
+        const at = Math.max(offsets[k]!, from);
+        const end = Math.min(offsets[k]! + norm[i]!.text.length, to);
+        if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched.get(norm[i]!.text) });
+      });
+      opts = { ...union, kept: { text: region, make: () => stitchedSearch(region, parts, (w) => passes.search(w)) } };
+    }
     for (const hit of findSecretsAcross(
       region,
       cuts.map((c) => c - from),
-      union,
+      opts,
     )) {
       const h = { kind: hit.kind, start: hit.start + from, end: hit.end + from };
       let a = at(h.start);
@@ -125,4 +157,100 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       }
     }
   }
+}
+
+/** A stretch of a text in a joined reading: text[from, to) at offset `at`, with the text's own search if kept. */
+export interface Part {
+  at: number;
+  text: string;
+  from: number;
+  to: number;
+  searched: Searched | undefined;
+}
+
+/**
+ * Units no search of SecretPasses reads across: no key-like word or anchor literal holds one, and none is a
+ * token character or a separator a laced key's prefix is read across (laced.ts). A search result at an offset
+ * depends only on the unit before it (the laced anchor's lookbehind) and the units from it up to the next
+ * such unit; so between two of them, a text's own search and the joined texts' agree.
+ */
+const QUIET = new Uint8Array(128);
+{
+  const literals = [...KEYWORDS, ...ANCHOR_GROUPS.flat()].join('');
+  for (const ch of '!#$%&()?@[]^{}') {
+    const c = ch.charCodeAt(0);
+    if (isTokenCode(c) || literals.includes(ch) || ' \t\r\n*`|>~.,;:"\'<\\'.includes(ch)) continue;
+    QUIET[c] = 1;
+  }
+}
+const isQuiet = (c: number): boolean => c < 128 && QUIET[c] === 1;
+
+/**
+ * What `search` finds in `region`, made of `parts` (in order, covering it), from the parts' own searches:
+ * only the stretches around the places where the parts meet (and the region's ends, and parts without a kept
+ * search) are searched again, each from the last quiet unit before it to the first one after it.
+ */
+export function stitchedSearch(region: string, parts: readonly Part[], search: (text: string) => Searched): Searched {
+  const n = region.length;
+  // The offsets searched again, [from, to), merged: around each part's start, around the region's end, and
+  // over every part without a kept search (with its anchors). Each unit is looked at about once: the walk
+  // back stops at the last stretch, and the walk on is remembered (texts without a quiet unit are common:
+  // base64, a key block).
+  const again: Array<[number, number]> = [];
+  let walked = -1; // from where the last walk on started
+  let quiet = -1; // and the quiet unit (or n) it found
+  const add = (a: number, b: number) => {
+    const last = again[again.length - 1];
+    const floor = last ? last[1] : 0;
+    let from = a;
+    while (from > floor && !isQuiet(region.charCodeAt(from - 1))) from--;
+    if (b < walked || b > quiet) {
+      walked = b;
+      quiet = b;
+      while (quiet < n && !isQuiet(region.charCodeAt(quiet))) quiet++;
+    }
+    const to = quiet;
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else again.push([from, to]);
+  };
+  for (const part of parts) add(part.at, part.searched?.anchors ? part.at : part.at + part.to - part.from);
+  add(n, n);
+  const keywords: number[] = [];
+  const laced: number[] = [];
+  const anchors: number[] = [];
+  const shift = 1 << ANCHOR_GROUP_BITS;
+  /** Results of `s` (a search of text[base, ...)) at offsets [from, to) of the text, moved by `by`. */
+  const take = (s: Searched, from: number, to: number, by: number) => {
+    for (const p of s.keywordStarts) if (p >= from && p < to) keywords.push(p + by);
+    const l = s.lacedCandidates;
+    for (let k = 0; k < l.length; k++) if (l[k]! >= from && l[k]! < to) laced.push(l[k]! + by);
+    const a = s.anchors!;
+    for (let k = 0; k < a.length; k++) {
+      const p = a[k]! >> ANCHOR_GROUP_BITS;
+      if (p >= from && p < to) anchors.push(a[k]! + by * shift);
+    }
+  };
+  let k = 0; // the part the next kept stretch is in
+  let pos = 0;
+  const kept = (to: number) => {
+    // [pos, to) lies in one part (every part's start is in a stretch searched again, or starts a kept one).
+    if (pos >= to) return;
+    while (parts[k]!.at + parts[k]!.to - parts[k]!.from <= pos) k++;
+    const part = parts[k]!;
+    const by = part.at - part.from;
+    take(part.searched!, pos - by, to - by, by);
+  };
+  for (const [from, to] of again) {
+    kept(from);
+    // With the quiet units on each side: the one before is what the laced anchor's lookbehind reads at the
+    // stretch's first offset, the one after ends every reading in the stretch, as in the region.
+    const a = Math.max(0, from - 1);
+    const b = Math.min(n, to + 1);
+    const text = region.slice(a, b);
+    const s = search(text);
+    take({ ...s, anchors: s.anchors ?? anchorStarts(text) }, from - a, to - a, a);
+    pos = to;
+  }
+  kept(n);
+  return { keywordStarts: keywords, lacedCandidates: laced, anchors };
 }

@@ -194,8 +194,10 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       const [s, e] = originalSpan(norm[slot]!, start, end);
       out.push({ slot, kind: hit.kind, start: s, end: e, ...(hit.via ? { via: hit.via } : {}) });
     };
+    // The texts' searches are kept for the boundary pass, which reads the texts joined.
+    const opts: SecretScanOptions = anyBoundaries && norm.length > 1 && union.passes ? { ...union, searched: new Map() } : union;
     norm.forEach((n, slot) => {
-      for (const h of findSecrets(n.text, union)) push(slot, h, h.start, h.end);
+      for (const h of findSecrets(n.text, opts)) push(slot, h, h.start, h.end);
     });
     if (anyBoundaries) {
       // Texts in the order the model reads them; and message contents alone, so that a secret split between
@@ -204,9 +206,9 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       // them read a tool's schema (`parameters`, `type`, `object`) or the next call's name as more of the key
       // before it, so masking broke the schema or refused the call.
       const all = norm.map((_, i) => i).filter((i) => !slots[i]!.identifier && !slots[i]!.key && !slots[i]!.definition);
-      boundaryPass(norm, all, union, push);
+      boundaryPass(norm, all, opts, push);
       const contents = all.filter((i) => slots[i]!.content);
-      if (contents.length !== all.length) boundaryPass(norm, contents, union, push);
+      if (contents.length !== all.length) boundaryPass(norm, contents, opts, push);
     }
     return out;
   }

@@ -10,7 +10,7 @@
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
  * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or
  * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
- * natively. The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * natively; and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
  * every character with the same Unicode tables.
  *
@@ -79,6 +79,8 @@ interface Exports {
   anchors_set(units: number): void;
   anchors_count(): number;
   anchors_starts(): number;
+  encoded_runs(units: number, kinds: number): number;
+  encoded_runs_found(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -156,14 +158,19 @@ export class CompiledScanner implements SecretPasses {
   /**
    * The secret pass's searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
    * key-like words start (generic.ts `keywordStarts`), the laced-key candidates (laced.ts
-   * `lacedCandidates`) and where the direct shapes' prefixes start (secrets.ts `anchorStarts`). Copies: the
-   * module's memory is reused by the next call.
+   * `lacedCandidates`) and where the direct shapes' prefixes start (secrets.ts `anchorStarts`); with `runs`
+   * (encodings.ts `runKinds`), the encoded runs too (`runs` below), from the same copy of the text. Copies:
+   * the module's memory is reused by the next call.
    */
-  search(text: string): { keywordStarts: number[]; lacedCandidates: ArrayLike<number>; anchors?: ArrayLike<number> } {
+  search(text: string, runs = 0): { keywordStarts: number[]; lacedCandidates: ArrayLike<number>; anchors?: ArrayLike<number>; runs?: Int32Array } {
     // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over
     // (and its direct shapes are searched by their own expressions).
     if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };
-    return this.searchInModule(text);
+    if (runs === 0) return this.searchInModule(text);
+    // The encoded runs (`runs`) of the text just written, without writing it again.
+    const searched = this.searchInModule(text);
+    const count = this.x.encoded_runs(text.length, runs);
+    return { ...searched, runs: new Int32Array(this.x.memory.buffer, this.x.encoded_runs_found(), count).slice() };
   }
 
   /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
@@ -179,6 +186,23 @@ export class CompiledScanner implements SecretPasses {
     };
     this.bound();
     return found;
+  }
+
+  /**
+   * Where encodings.ts `scanRuns` finds base64, hex and base32 runs and hex byte lists in `text`: (kind,
+   * start, end) each, for encodings.ts to decode; null for a short text (as for `search`: found there).
+   */
+  runs(text: string, base64: boolean, hex: boolean, base32: boolean): Int32Array | null {
+    if (text.length < IN_MODULE) return null;
+    return this.runsInModule(text, base64, hex, base32);
+  }
+
+  /** `runs` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  runsInModule(text: string, base64: boolean, hex: boolean, base32: boolean): Int32Array {
+    const x = this.x;
+    this.write(text);
+    const count = x.encoded_runs(text.length, (base64 ? 1 : 0) | (hex ? 2 : 0) | (base32 ? 4 : 0));
+    return new Int32Array(x.memory.buffer, x.encoded_runs_found(), count).slice();
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */

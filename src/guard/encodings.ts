@@ -328,7 +328,7 @@ function stretchEnd(text: string, start: number, at: number, flag: number, enoug
  * over; the others are walked by scanRun. Where skips keep failing (base64, hex, long stretches of list
  * characters) they are tried ever less often, so that text is read little more than once.
  */
-function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): void {
+export function scanRuns(text: string, base64: boolean, hex: boolean, base32: boolean, found: Found): void {
   const n = text.length;
   let i = 0;
   let nextSkip = 0;
@@ -352,7 +352,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boole
     let end = i + 1;
     while (end < n && end - i < MIN_BASE64 && is(text.charCodeAt(end), B64)) end++;
     if (end - i < MIN_BASE64 && !(hex && mayStartHexList(text, i, end))) i = end;
-    else i = scanRun(text, i, base64, hex, compressed, base32, onRun);
+    else i = scanRun(text, i, base64, hex, base32, found);
   }
 }
 
@@ -360,7 +360,7 @@ function scanRuns(text: string, base64: boolean, hex: boolean, compressed: boole
  * The run of base64-alphabet characters at `start`, with the padding and MIME line breaks base64 may carry:
  * reports the base64 run, the hex runs inside it or the hex byte list it starts, and returns where it ends.
  */
-function scanRun(text: string, start: number, base64: boolean, hex: boolean, compressed: boolean, base32: boolean, onRun: (run: EncodedRun) => void): number {
+function scanRun(text: string, start: number, base64: boolean, hex: boolean, base32: boolean, found: Found): number {
   const n = text.length;
   let i = start;
   let flags = 0;
@@ -375,18 +375,17 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
       if ((k & B64) === 0) break;
       flags |= k;
       if ((k & HEX) === 0) {
-        if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(text, hexStart, i, onRun);
+        if (hex && i - hexStart >= MIN_HEX_DIGITS) found(HEX_RUN, hexStart, i);
         hexStart = i + 1;
       }
     }
-    if (hex && i - hexStart >= MIN_HEX_DIGITS) emitHex(text, hexStart, i, onRun);
+    if (hex && i - hexStart >= MIN_HEX_DIGITS) found(HEX_RUN, hexStart, i);
     const line = i - lineStart;
     count += line;
     if (hex && (line === 2 || line === 4) && i < n) {
       const list = hexPairsAt(text, lineStart);
       if (list) {
-        const decodings = decodeHex(list.digits);
-        if (decodings.length > 0) onRun({ start: lineStart, end: list.end, via: 'hex', decodings });
+        found(HEX_LIST, lineStart, list.end);
         i = list.end;
         count = 0; // a byte list is not base64
         break;
@@ -414,28 +413,53 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, com
     i - start - count <= 6 &&
     ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0) &&
     /[2-7]/.test(text.slice(start, Math.min(i, start + 64)))
-  ) {
-    const decoded = decodeBase32(text.slice(start, i));
-    if (decoded.length >= MIN_DECODED) {
-      const d = bytesToText(decoded);
-      // Base32 pads with up to six `=`; the run above took at most two.
-      let end = i;
-      while (end < text.length && end - i < 4 && text.charCodeAt(end) === 0x3d) end++;
-      if (d) onRun({ start, end, via: 'base32', decodings: [d] });
-    }
-  }
+  )
+    found(BASE32_RUN, start, i);
   // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.
-  if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) {
-    const decodings = decodeBase64Run(text, start, i, compressed);
-    if (decodings.length > 0) onRun({ start, end: i, via: 'base64', decodings });
-  }
+  if (base64 && count >= MIN_BASE64 && (flags & UPPER) !== 0 && (flags & LOWER) !== 0 && (flags & NOT_HEX) !== 0) found(BASE64_RUN, start, i);
   return i === start ? i + 1 : i;
 }
 
-/** Reports the hex run text[s, e) when it decodes to something (a function of its own, not a closure per run). */
-function emitHex(text: string, s: number, e: number, onRun: (run: EncodedRun) => void): void {
-  const decodings = decodeHex(text.slice(s, e));
-  if (decodings.length > 0) onRun({ start: s, end: e, via: 'hex', decodings });
+/**
+ * What scanRuns finds, in order: a hex run text[start, end), a hex byte list, a base32 run (without the
+ * padding past two `=`), a base64 run. The finding is all per-character work; `decodeFound` decodes one.
+ */
+export type Found = (kind: number, start: number, end: number) => void;
+export const HEX_RUN = 0;
+export const HEX_LIST = 1;
+export const BASE32_RUN = 2;
+export const BASE64_RUN = 3;
+
+/** Decodes what scanRuns found at text[start, end) and reports it to `onRun` when it decodes to something. */
+function decodeFound(text: string, kind: number, start: number, end: number, compressed: boolean, onRun: (run: EncodedRun) => void): void {
+  if (kind === HEX_RUN || kind === HEX_LIST) {
+    const decodings = decodeHex(kind === HEX_RUN ? text.slice(start, end) : hexPairsAt(text, start)!.digits);
+    if (decodings.length > 0) onRun({ start, end, via: 'hex', decodings });
+  } else if (kind === BASE32_RUN) {
+    const decoded = decodeBase32(text.slice(start, end));
+    if (decoded.length >= MIN_DECODED) {
+      const d = bytesToText(decoded);
+      // Base32 pads with up to six `=`; the run above took at most two.
+      const i = end;
+      while (end < text.length && end - i < 4 && text.charCodeAt(end) === 0x3d) end++;
+      if (d) onRun({ start, end, via: 'base32', decodings: [d] });
+    }
+  } else {
+    const decodings = decodeBase64Run(text, start, end, compressed);
+    if (decodings.length > 0) onRun({ start, end, via: 'base64', decodings });
+  }
+}
+
+/** The scanRuns kinds `decoders` ask for, as RunFinder takes them: 1 base64, 2 hex, 4 base32. */
+export const runKinds = (decoders: ReadonlySet<Decoder>): number =>
+  (decoders.has('base64') ? 1 : 0) | (decoders.has('hex') ? 2 : 0) | (decoders.has('base32') ? 4 : 0);
+
+/**
+ * The runs scanRuns finds in `text` (as another engine gives them: kind, start, end, flat), or null when no
+ * other engine finds them.
+ */
+export interface RunFinder {
+  runs?(text: string, base64: boolean, hex: boolean, base32: boolean): ArrayLike<number> | null;
 }
 
 function hexValue(code: number): number {
@@ -587,10 +611,23 @@ function decodeEscapeRun(text: string, start: number, end: number, { percent, he
   return decodings.length > 0 ? { start, end, via: via!, decodings } : null;
 }
 
-/** Calls `onRun` for every encoded run in `text` that the enabled decoders can decode. */
-export function forEachEncodedRun(text: string, decoders: ReadonlySet<Decoder>, onRun: (run: EncodedRun) => void): void {
+/**
+ * Calls `onRun` for every encoded run in `text` that the enabled decoders can decode; base64, hex and base32
+ * runs as `found` (what `finder` found already) or `finder` gives them (the compiled scanner), else as scanRuns
+ * finds them.
+ */
+export function forEachEncodedRun(
+  text: string,
+  decoders: ReadonlySet<Decoder>,
+  onRun: (run: EncodedRun) => void,
+  finder?: RunFinder,
+  found?: ArrayLike<number>,
+): void {
   if (decoders.has('base64') || decoders.has('hex') || decoders.has('base32')) {
-    scanRuns(text, decoders.has('base64'), decoders.has('hex'), decoders.has('compressed'), decoders.has('base32'), onRun);
+    const [base64, hex, base32, compressed] = [decoders.has('base64'), decoders.has('hex'), decoders.has('base32'), decoders.has('compressed')];
+    const runs = found ?? finder?.runs?.(text, base64, hex, base32);
+    if (runs) for (let k = 0; k < runs.length; k += 3) decodeFound(text, runs[k]!, runs[k + 1]!, runs[k + 2]!, compressed, onRun);
+    else scanRuns(text, base64, hex, base32, (kind, start, end) => decodeFound(text, kind, start, end, compressed, onRun));
   }
   const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };
   if (kinds.percent || kinds.hex || kinds.unicode) scanEscapes(text, kinds, onRun);

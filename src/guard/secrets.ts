@@ -30,7 +30,7 @@
  * match the same text two ways; a match is never retried from inside itself. Post-filters are single passes.
  */
 import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, REVERSED, reversed, ROT13, rot13 } from './decoders.js';
-import { forEachEncodedRun, mayBeInRun, type EncodedRun } from './encodings.js';
+import { forEachEncodedRun, mayBeInRun, runKinds, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
 import { findCredentials } from './credentials.js';
 import { joinedView } from './joins.js';
@@ -52,18 +52,40 @@ export interface SecretScanOptions {
   decoders: ReadonlySet<Decoder>;
   /** Passes another engine runs instead of this module (the compiled scanner, compiled.ts); the same results. */
   passes?: SecretPasses;
+  /**
+   * Where findSecrets keeps each text's search (`passes`), so that the boundary pass reads again only the
+   * stretches around the cuts between texts instead of searching the joined texts whole (boundaries.ts).
+   */
+  searched?: Map<string, Searched>;
+  /** The search of one text made already, or how to make it (asked instead of `passes` for that text). */
+  kept?: Kept;
+}
+
+/** A text's search, made (`searched`) or to be made once when first asked (`make`). */
+export interface Kept {
+  text: string;
+  searched?: Searched;
+  make?: () => Searched;
+}
+
+/** What SecretPasses.search finds in a text. */
+export interface Searched {
+  /** generic.ts keywordStarts. */
+  keywordStarts: number[];
+  /** laced.ts lacedCandidates. */
+  lacedCandidates: ArrayLike<number>;
+  /** anchorStarts (absent: the direct shapes search the text with their own expressions). */
+  anchors?: ArrayLike<number>;
+  /** What `runs` finds, when asked for with the search (absent: asked of `runs` or found by encodings.ts). */
+  runs?: ArrayLike<number>;
 }
 
 /** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
 export interface SecretPasses {
-  search(text: string): {
-    /** generic.ts keywordStarts. */
-    keywordStarts: number[];
-    /** laced.ts lacedCandidates. */
-    lacedCandidates: ArrayLike<number>;
-    /** anchorStarts (absent: the direct shapes search the text with their own expressions). */
-    anchors?: ArrayLike<number>;
-  };
+  /** With `runs` (encodings.ts runKinds, not 0): the text's encoded runs too, in the same reading. */
+  search(text: string, runs?: number): Searched;
+  /** encodings.ts RunFinder: the base64, hex and base32 runs in a text (null: found by encodings.ts). */
+  runs?(text: string, base64: boolean, hex: boolean, base32: boolean): ArrayLike<number> | null;
 }
 
 const MAX_DEPTH = 2;
@@ -318,10 +340,13 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
  * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
  * Returns the anchor groups the text holds (groupsOf), or -1 when it was not searched for them.
  */
-function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true): number {
+function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true, runs = 0, found?: { runs?: ArrayLike<number> }): number {
   const kinds = opts.kinds;
-  // The compiled scanner's one reading of the text (prose only: a binary decoding is short, and searched here).
-  const searched = prose ? opts.passes?.search(text) : undefined;
+  // The compiled scanner's one reading of the text (prose only: a binary decoding is short, and searched here),
+  // with the encoded runs when the caller reads them next.
+  const kept = opts.kept;
+  const searched = !prose ? undefined : kept && kept.text === text ? (kept.searched ??= kept.make!()) : opts.passes?.search(text, runs);
+  if (found && searched?.runs) found.runs = searched.runs;
   const anchors = searched?.anchors;
   const groups = anchors ? groupsOf(anchors) : -1;
   // Given anchors, a shape whose literal is not in the text has no anchor: no native search for it is needed.
@@ -404,7 +429,9 @@ const RUNS = 2;
 const EVERYTHING = WHOLE | RUNS;
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
-  const groups = read & WHOLE ? findDirect(text, opts, hits) : -1;
+  const runs = read & RUNS && depth < MAX_DEPTH ? runKinds(opts.decoders) : 0;
+  const found: { runs?: ArrayLike<number> } = {};
+  const groups = read & WHOLE ? findDirect(text, opts, hits, true, runs, found) : -1;
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
     for (const d of run.decodings) {
@@ -418,7 +445,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     }
   };
   if (read & RUNS) {
-    forEachEncodedRun(text, opts.decoders, onRun);
+    forEachEncodedRun(text, opts.decoders, onRun, opts.passes, found.runs);
     forEachExtraRun(text, opts.decoders, onRun);
   }
   if (!(read & WHOLE)) return;
@@ -465,9 +492,19 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
 
 const NO_DECODERS: ReadonlySet<Decoder> = new Set();
 
-/** Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order. */
+/**
+ * Every secret in `text` (already normalised), as spans of `text`, possibly overlapping, in no set order.
+ * With `opts.searched`, the text's search is kept there (for the boundary pass).
+ */
 export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] {
   const hits: SecretHit[] = [];
+  if (opts.searched && opts.passes && !opts.searched.has(text)) {
+    const searched = opts.passes.search(text, runKinds(opts.decoders));
+    opts.searched.set(text, searched);
+    // The text's own reading answers from the kept search (its decodings are searched as before).
+    scan(text, { ...opts, kept: { text, searched } }, 0, hits);
+    return hits;
+  }
   scan(text, opts, 0, hits);
   return hits;
 }

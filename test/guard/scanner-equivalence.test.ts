@@ -18,6 +18,8 @@ import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type Gu
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
+import { scanRuns } from '../../src/guard/encodings.js';
+import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
 import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
@@ -159,6 +161,23 @@ function sameFindings(req: ChatLike, label: string): void {
   expect(compiled.redact(req), `redact: ${label}`).to.deep.equal(reference.redact(req));
 }
 
+/** The encoded runs (kind, start, end) the module finds in `text`, against encodings.ts scanRuns, for each decoder set. */
+function sameRuns(text: string, label: string): void {
+  const engine = compiledScanner();
+  for (const [base64, hex, base32] of [
+    [true, true, true],
+    [true, false, false],
+    [false, true, false],
+    [false, false, true],
+  ] as const) {
+    const ts: number[] = [];
+    scanRuns(text, base64, hex, base32, (kind, start, end) => ts.push(kind, start, end));
+    const wasm = engine.runsInModule(text, base64, hex, base32);
+    if (wasm.length !== ts.length || wasm.some((x, k) => x !== ts[k]))
+      expect(Array.from(wasm), `encoded runs (base64 ${base64}, hex ${hex}, base32 ${base32}): ${label}`).to.deep.equal(ts);
+  }
+}
+
 /** The module's passes against the TypeScript ones, unit for unit. */
 function samePasses(text: string, label: string): void {
   const engine = compiledScanner();
@@ -175,6 +194,7 @@ function samePasses(text: string, label: string): void {
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
     expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
     expect([...anchors], `direct-shape anchors (${which}): ${label}`).to.deep.equal(anchorStarts(t));
+    sameRuns(t, `${which}: ${label}`);
   }
   const texts = [{ text: a.text }, { text }];
   const ts = new WordStream();
@@ -196,6 +216,53 @@ function samePasses(text: string, label: string): void {
     }
   }
   wasm.reset();
+}
+
+/**
+ * The boundary pass's search of texts joined (boundaries.ts stitchedSearch: the texts' own searches and the
+ * stretches around the cuts searched again) against the reference searches of the joined text, for the whole
+ * of it and for a stretch that starts and ends inside texts.
+ */
+function sameStitched(texts: readonly string[], label: string): void {
+  const engine = compiledScanner();
+  const joined = texts.join('');
+  const own = texts.map((t) => engine.search(t));
+  for (const [from, to] of [
+    [0, joined.length],
+    [Math.floor(joined.length / 3), Math.floor((2 * joined.length) / 3)],
+  ] as const) {
+    const region = joined.slice(from, to);
+    const parts: Part[] = [];
+    let off = 0;
+    texts.forEach((text, i) => {
+      const at = Math.max(off, from);
+      const end = Math.min(off + text.length, to);
+      if (at < end) parts.push({ at: at - from, text, from: at - off, to: end - off, searched: own[i] });
+      off += text.length;
+    });
+    const s = stitchedSearch(region, parts, (w) => engine.search(w));
+    expect(s.keywordStarts, `stitched keyword starts [${from}, ${to}): ${label}`).to.deep.equal(keywordStarts(region));
+    expect(Array.from(s.lacedCandidates), `stitched laced candidates [${from}, ${to}): ${label}`).to.deep.equal(lacedCandidates(region));
+    expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
+  }
+}
+
+/** RFC 4648 base32 of `s` (upper case, no padding). */
+function base32Of(s: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const b of Buffer.from(s)) {
+    value = (value << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += alphabet[(value << (5 - bits)) & 31];
+  return out;
 }
 
 const short = (s: string) => JSON.stringify(s.length > 60 ? s.slice(0, 60) + '...' : s);
@@ -244,5 +311,38 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
 
   it('normalises, finds key-like words, laced-key candidates and direct-shape anchors, and splits words unit for unit alike, on every text of the three corpora', () => {
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
+  });
+
+  it('finds the encoded runs alike in long encoded inputs: wrapped base64, byte lists, base32, runs glued to prose', () => {
+    const r = rng(7);
+    const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(r() * 256)));
+    const texts = [
+      bytes(30_000).toString('base64'),
+      bytes(30_000).toString('base64').replace(/.{76}/g, '$&\r\n'),
+      bytes(30_000).toString('base64').replace(/.{64}/g, '$&\n'),
+      bytes(20_000).toString('hex'),
+      'de ad be ef '.repeat(4000),
+      '0xde, 0xad, 0xbe, 0xef, '.repeat(3000),
+      'de:ad:be:ef:'.repeat(3000),
+      keys.map((k) => 'x' + Buffer.from(k).toString('base64') + '== and ' + Buffer.from(k).toString('hex') + ' then ').join(''),
+      keys.map((k) => (base32Of(k) + '====== ').repeat(3)).join('\n'),
+      keys.map((k) => [...Buffer.from(k)].map((b) => b.toString(16).padStart(2, '0')).join(' ') + '.\n').join(''),
+    ];
+    for (const t of texts) sameRuns(t, short(t));
+    for (const t of texts) for (let cut = 1; cut < 200; cut += 37) sameRuns(t.slice(cut, cut + 5000), `slice ${cut}: ${short(t)}`);
+  });
+
+  it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {
+    for (const w of wholes) {
+      const all = w.split('\n');
+      const parts: string[] = [];
+      for (let i = 0; i < all.length; i += 7) parts.push(all.slice(i, i + 7).join('\n') + '\n');
+      sameStitched(parts.slice(0, 200), `cut: ${short(w)}`);
+    }
+    for (const e of evasions) {
+      const cut = Math.floor(e.length / 2);
+      sameStitched([e.slice(0, cut), e.slice(cut)], `split: ${short(e)}`);
+    }
+    for (let i = 0; i + 3 <= fuzz.length; i += 3) sameStitched([fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!], `messages ${i}..${i + 2}`);
   });
 });
