@@ -21,27 +21,26 @@
  * Linear: two passes over each text, then one native search per term and reading.
  */
 
-// Letter classes: what each character reads as (absent: squeezed out).
-const LETTER_CLASS = new Map<number, number>();
-const cls = (chars: string, to: string) => {
-  for (const ch of chars) LETTER_CLASS.set(ch.codePointAt(0)!, to.charCodeAt(0));
+// What each code unit reads as (0: squeezed out), and what the symbols that stand for letters read as (the
+// first reading only): flat tables, as every unit of every text is read twice.
+const LETTERS = new Uint16Array(65536);
+const SYMBOLS = new Uint16Array(65536);
+const set = (table: Uint16Array, chars: string, to: string) => {
+  for (const ch of chars) table[ch.charCodeAt(0)] = to.charCodeAt(0);
 };
-cls('il1', 'i');
-cls('oa04', 'o');
-cls('s5', 's');
-cls('e3', 'e');
-cls('t7', 't');
-// Symbols that stand for letters (the first reading only).
-const SYMBOL_CLASS = new Map<number, number>();
-const sym = (chars: string, to: string) => {
-  for (const ch of chars) SYMBOL_CLASS.set(ch.codePointAt(0)!, to.charCodeAt(0));
-};
-sym('!|¡', 'i');
-sym('@°', 'o');
-sym('$', 's');
-sym('#', 'h');
-sym('(<', 'c');
-// Symbols that read as one letter together (before the single symbols).
+for (let c = 0x30; c <= 0x39; c++) LETTERS[c] = c;
+for (let c = 0x61; c <= 0x7a; c++) LETTERS[c] = c;
+set(LETTERS, 'il1', 'i');
+set(LETTERS, 'oa04', 'o');
+set(LETTERS, 's5', 's');
+set(LETTERS, 'e3', 'e');
+set(LETTERS, 't7', 't');
+set(SYMBOLS, '!|¡', 'i');
+set(SYMBOLS, '@°', 'o');
+set(SYMBOLS, '$', 's');
+set(SYMBOLS, '#', 'h');
+set(SYMBOLS, '(<', 'c');
+// Symbols that read as one letter together (before the single symbols), by their first unit.
 const DIGRAPHS: ReadonlyArray<readonly [string, number]> = [
   ['()', 0x6f],
   ['[]', 0x6f],
@@ -49,17 +48,37 @@ const DIGRAPHS: ReadonlyArray<readonly [string, number]> = [
   ['|-|', 0x68],
   ['|\\|', 0x6e],
 ];
+const DIGRAPH_FIRST = new Uint8Array(128);
+for (const [d] of DIGRAPHS) DIGRAPH_FIRST[d.charCodeAt(0)] = 1;
 
-const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
-const isWordChar = (t: string, i: number): boolean => i >= 0 && i < t.length && LETTER_OR_DIGIT.test(t[i]!);
+// Letters and digits of any script make words (0 unknown, 1 word, 2 not); other BMP letters read as themselves.
+const WORD = new Uint8Array(65536);
+const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
+function isWordUnit(u: number): boolean {
+  if (u < 0x80) return (u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || (u >= 0x41 && u <= 0x5a);
+  if (u >= 0xd800 && u <= 0xdfff) return false;
+  let k = WORD[u]!;
+  if (k === 0) {
+    WORD[u] = k = LETTER_OR_DIGIT.test(String.fromCharCode(u)) ? 1 : 2;
+    if (k === 1 && LETTERS[u] === 0) LETTERS[u] = u;
+  }
+  return k === 1;
+}
+const isWordChar = (t: string, i: number): boolean => i >= 0 && i < t.length && isWordUnit(t.charCodeAt(i));
 
 interface Reading {
   text: string;
-  /** Per squeezed unit: 1 when its character starts a word (no letter or digit before it), 2 when it ends one. */
-  edges: Uint8Array;
-  /** Per squeezed unit, the offset of its character in the text. */
+  /** Per squeezed unit, the offset of its character (or symbols) in the text. */
   from: Int32Array;
+  /** Per squeezed unit, the offset just past it. */
+  to: Int32Array;
 }
+
+// The readings' columns, reused from text to text (matching is synchronous; a reading is read before the next
+// is made): allocating and zeroing them for each text cost more than filling them.
+let UNITS = new Uint16Array(1024);
+let FROM = new Int32Array(1024);
+let TO = new Int32Array(1024);
 
 // Ordinary words that hold a term's words joined: the legal name of the material in Italian, Spanish,
 // Portuguese and French (`materiale pedopornografico`, `pédopornographie`), which reporting and moderation
@@ -69,37 +88,43 @@ const ORDINARY_WORDS = ['pedopornogra'];
 /** The squeezed reading of `t` (lowercased), symbols read as letters or squeezed out. */
 function squeeze(t: string, symbols: boolean): Reading {
   const n = t.length;
-  const units = new Uint16Array(n);
-  const edges = new Uint8Array(n);
-  const from = new Int32Array(n);
+  if (UNITS.length < n) {
+    UNITS = new Uint16Array(n);
+    FROM = new Int32Array(n);
+    TO = new Int32Array(n);
+  }
+  const units = UNITS;
+  const from = FROM;
+  const to = TO;
   let m = 0;
   for (let i = 0; i < n;) {
-    let c = -1;
+    let c = 0;
     let width = 1;
     const u = t.charCodeAt(i);
     if (symbols) {
-      for (const [d, v] of DIGRAPHS) {
-        if (u === d.charCodeAt(0) && t.startsWith(d, i)) {
-          c = v;
-          width = d.length;
-          break;
+      if (u < 0x80 && DIGRAPH_FIRST[u] === 1) {
+        for (const [d, v] of DIGRAPHS) {
+          if (t.startsWith(d, i)) {
+            c = v;
+            width = d.length;
+            break;
+          }
         }
       }
-      if (c < 0) c = SYMBOL_CLASS.get(u) ?? -1;
+      if (c === 0) c = SYMBOLS[u]!;
     }
-    if (c < 0) c = LETTER_CLASS.get(u) ?? -1;
-    if (c < 0 && ((u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || (u >= 0x80 && LETTER_OR_DIGIT.test(t[i]!)))) c = u;
-    if (c >= 0) {
+    if (c === 0) c = LETTERS[u]! || (u >= 0x80 && isWordUnit(u) ? LETTERS[u]! : 0);
+    if (c !== 0) {
       units[m] = c;
-      edges[m] = (isWordChar(t, i - 1) ? 0 : 1) | (isWordChar(t, i + width) ? 0 : 2);
       from[m] = i;
+      to[m] = i + width;
       m++;
     }
     i += width;
   }
   let text = '';
   for (let k = 0; k < m; k += 8192) text += String.fromCharCode.apply(null, units.subarray(k, Math.min(m, k + 8192)) as unknown as number[]);
-  return { text, edges: edges.subarray(0, m), from: from.subarray(0, m) };
+  return { text, from, to };
 }
 
 /** A term as the squeezed reading spells it (the letters of its words joined, as classes). */
@@ -135,9 +160,10 @@ function found(t: string, r: Reading, term: SqueezedTerm): boolean {
   const w = term.text;
   if (w.length === 0) return false;
   for (let k = r.text.indexOf(w); k >= 0; k = r.text.indexOf(w, k + 1)) {
-    if ((r.edges[k]! & 1) === 0) continue;
-    if (!term.prefix && (r.edges[k + w.length - 1]! & 2) === 0) continue;
-    if (ORDINARY_WORDS.some((o) => t.startsWith(o, r.from[k]!))) continue;
+    const start = r.from[k]!;
+    if (isWordChar(t, start - 1)) continue;
+    if (!term.prefix && isWordChar(t, r.to[k + w.length - 1]!)) continue;
+    if (ORDINARY_WORDS.some((o) => t.startsWith(o, start))) continue;
     return true;
   }
   return false;
