@@ -171,7 +171,7 @@ fn anchor_at(t: &[u16], q: usize) -> bool {
     }
     let second: &[u8] = match c {
         0x73 | 0x72 => b"k",  // s, r
-        0x67 => b"hl",        // g
+        0x67 => b"hli",       // g
         0x6e => b"p",         // n
         0x78 => b"o",         // x
         0x68 => b"f",         // h

@@ -247,7 +247,7 @@ const SHORT_FIRST = new Set(PREFIXES.filter(([, limit]) => limit <= 24).map(([x]
 // loop would; each candidate is then checked in full (prefixesAt).
 const SEP = String.raw`(?:<br ?\/?>|\\[nrt]|[ \t\r\n*|>~.,;:"'_\x60/\\+^=#()[\]<-]){0,4}`;
 const ANCHOR = new RegExp(
-  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
+  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hli]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
   'g',
 );
 
