@@ -29,7 +29,7 @@ fn is_alnum(c: u32) -> bool {
     matches!(c, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a)
 }
 
-/// laced.ts SEPARATOR: space, tab, CR, LF, * ` | > ~ . , ; : " '
+/// laced.ts SEPARATOR: space, tab, CR, LF, * ` | > ~ . , ; : " ' / \ + ^ = # ( ) [ ] <
 #[inline]
 fn is_separator_char(c: u32) -> bool {
     matches!(
@@ -48,6 +48,17 @@ fn is_separator_char(c: u32) -> bool {
             | 0x3a
             | 0x22
             | 0x27
+            | 0x2f
+            | 0x5c
+            | 0x2b
+            | 0x5e
+            | 0x3d
+            | 0x23
+            | 0x28
+            | 0x29
+            | 0x5b
+            | 0x5d
+            | 0x3c
     )
 }
 
@@ -80,10 +91,12 @@ fn written_break(t: &[u16], p: usize, any_case: bool) -> usize {
 
 /// laced.ts separatorAt: the length of the separator unit at `p`, or 0.
 fn separator_at(t: &[u16], p: usize) -> usize {
-    if is_separator_char(at(t, p)) {
-        return 1;
+    // A written line break before the single characters that start one (`\`, `<`).
+    let len = written_break(t, p, true);
+    if len > 0 {
+        return len;
     }
-    written_break(t, p, true)
+    usize::from(is_separator_char(at(t, p)))
 }
 
 /// laced.ts nextPiece: where the next piece starts after the token ending at `p`, or None.
@@ -127,13 +140,14 @@ fn lead_into(t: &[u16], p: usize, max: usize, bare: bool, out: &mut Vec<u16>) {
     }
 }
 
-/// One separator unit of the ANCHOR expression (`[ \t\r\n*|>~.,;:"'_\x60-]|<br ?\/?>|\\[nrt]`): its length, or 0.
+/// One separator unit of the ANCHOR expression (`<br ?\/?>|\\[nrt]|[ \t\r\n*|>~.,;:"'_\x60/\\+^=#()[\]<-]`): its length, or 0.
 fn anchor_separator(t: &[u16], p: usize) -> usize {
-    let c = at(t, p);
-    if is_separator_char(c) || c == 0x5f || c == 0x2d {
-        return 1;
+    let len = written_break(t, p, false);
+    if len > 0 {
+        return len;
     }
-    written_break(t, p, false)
+    let c = at(t, p);
+    usize::from(is_separator_char(c) || c == 0x5f || c == 0x2d)
 }
 
 const LOWER_AWS: [&[u8; 3]; 12] = [
@@ -157,7 +171,7 @@ fn anchor_at(t: &[u16], q: usize) -> bool {
     }
     let second: &[u8] = match c {
         0x73 | 0x72 => b"k",  // s, r
-        0x67 => b"hl",        // g
+        0x67 => b"hli",       // g
         0x6e => b"p",         // n
         0x78 => b"o",         // x
         0x68 => b"f",         // h

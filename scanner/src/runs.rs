@@ -293,9 +293,7 @@ fn scan_run(t: &[u16], start: usize, o: &Options, out: &mut Vec<i32>) -> usize {
         && (32..=MAX_BASE32).contains(&count)
         && i - start - count <= 6
         && ((flags & NOT_B32_UPPER) == 0 || (flags & NOT_B32_LOWER) == 0)
-        && t[start..i.min(start + 64)]
-            .iter()
-            .any(|&c| (0x32..=0x37).contains(&c))
+        && base32_like(&t[start..i.min(start + 64)])
     {
         found(BASE32_RUN, start, i);
     }
@@ -312,4 +310,20 @@ fn scan_run(t: &[u16], start: usize, o: &Options, out: &mut Vec<i32>) -> usize {
     } else {
         i
     }
+}
+
+/// encodings.ts `base32Like`: the head of a base32 run holds a digit 2-7, or at least 8 distinct letters
+/// (the base32 of an AWS key id with no digit holds 10 or more; a run of one letter, or a few, is not base32).
+fn base32_like(head: &[u16]) -> bool {
+    let mut letters: u32 = 0;
+    for &c in head {
+        if (0x32..=0x37).contains(&c) {
+            return true;
+        }
+        let u = c & !0x20;
+        if (0x41..=0x5a).contains(&u) && (c < 0x80) {
+            letters |= 1 << (u - 0x41);
+        }
+    }
+    letters.count_ones() >= 8
 }

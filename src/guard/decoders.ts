@@ -213,8 +213,32 @@ function fromUnits(units: Uint16Array): string {
 }
 
 // What a reversed or ROT13 secret must contain, so that only texts holding one are turned at all.
-// The prefixes of the keys most often pasted (a few native searches per text: this runs on every text).
-const ANCHORS = ['sk-', 'BEGIN', 'AKIA', 'ASIA', 'ghp_', 'AIza', '_live_', '_test_'];
+// The prefixes of every listed kind (a few native searches per text: this runs on every text).
+const ANCHORS = [
+  'sk-',
+  'BEGIN',
+  ...['AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AIPA', 'ANPA', 'ANVA', 'APKA', 'AROA', 'ASCA'],
+  'ghp_',
+  'gho_',
+  'ghu_',
+  'ghs_',
+  'ghr_',
+  'github_pat_',
+  'npm_',
+  'glpat-',
+  // Slack's with their dash, a JWT's with the usual first header member (`{"alg"`, `{"typ"`): a three-letter
+  // anchor (`xox`, `eyJ`) turned round or in ROT13 turns up in any large base64 text, which would then be read
+  // twice more for nothing.
+  ...['xoxb-', 'xoxp-', 'xoxa-', 'xoxo-', 'xoxs-', 'xoxr-', 'xoxe-'],
+  'hf_',
+  'SG.',
+  'pypi-',
+  'eyJhbGci',
+  'eyJ0eXAi',
+  'AIza',
+  '_live_',
+  '_test_',
+];
 export const REVERSED = ANCHORS.map(reversed);
 export const ROT13 = ANCHORS.map(rot13);
 export const mayHoldReversed = (text: string): boolean => REVERSED.some((a) => text.includes(a));

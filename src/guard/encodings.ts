@@ -208,6 +208,14 @@ const reverseUnits = (s: string): string => {
   return out;
 };
 
+// Distinct letters in the first 64 characters of a base32 run without a digit: the base32 of an AWS key id
+// that has no digit holds 10 or more (20,000 random ids); a run of one letter, or a few, is not base32.
+const BASE32_LETTERS = 8;
+function base32Like(head: string): boolean {
+  if (/[2-7]/.test(head)) return true;
+  return new Set(head.toUpperCase().replace(/[^A-Z]/g, '')).size >= BASE32_LETTERS;
+}
+
 /** RFC 4648 base32, either case, padding ignored. */
 export function decodeBase32(s: string): Buffer {
   const out: number[] = [];
@@ -404,15 +412,16 @@ function scanRun(text: string, start: number, base64: boolean, hex: boolean, bas
     i = k + 1;
   }
   // Base32 (RFC 4648) of at least 20 bytes: one case of letters and the digits 2-7 only.
-  // Base32 of text mixes letters with the digits 2-7 (a run of one letter, or a long word, does not), and a
-  // key in base32 is a few kilobytes at most.
+  // Base32 of text mixes letters with the digits 2-7, or (a short text of capitals: an AWS key id) reads as
+  // many different letters (a run of one letter, or a long word, does neither), and a key in base32 is a few
+  // kilobytes at most.
   if (
     base32 &&
     count >= 32 &&
     count <= MAX_BASE32 &&
     i - start - count <= 6 &&
     ((flags & NOT_B32_UPPER) === 0 || (flags & NOT_B32_LOWER) === 0) &&
-    /[2-7]/.test(text.slice(start, Math.min(i, start + 64)))
+    base32Like(text.slice(start, Math.min(i, start + 64)))
   )
     found(BASE32_RUN, start, i);
   // Base64 of text always mixes cases and uses letters beyond a-f; hashes and identifiers rarely do.

@@ -24,6 +24,9 @@ const CONFUSABLES = require('unhomoglyph/data.json') as Record<string, string>;
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]$/;
 const UPPER = /^\p{Lu}$/u;
+const LATIN_LETTER = /^\p{Script=Latin}$/u;
+const OVERLAYS = /\p{M}/gu;
+const SYMBOL = /^[\p{P}\p{S}]$/u;
 
 const GAPS: ReadonlyArray<readonly [string, string]> = [
   ['к', 'k'],
@@ -53,6 +56,8 @@ const EXTRA: ReadonlyArray<readonly [string, string]> = [
   ['∕', '/'],
   ['⁄', '/'],
   ['⧸', '/'],
+  // The middle dot itself (the skeleton the dot look-alikes share).
+  ['\u00b7', '.'],
   // Line and paragraph separators read as line breaks.
   ['\u2028', '\n'],
   ['\u2029', '\n'],
@@ -65,7 +70,20 @@ function build(): Map<number, string> {
   for (const [from, skeleton] of Object.entries(CONFUSABLES)) {
     const cp = from.codePointAt(0)!;
     if (cp < 0x80 || from.length !== (cp > 0xffff ? 2 : 1)) continue;
+    // A compatibility form NFKC folds to ASCII (mathematical bold `𝟎`, fullwidth `０`) reads as what NFKC says:
+    // its skeleton is a comparison key (`O` for a zero), and would turn the digits of a bold key into letters.
+    if (PRINTABLE_ASCII.test(from.normalize('NFKC'))) continue;
     let to = skeleton === 'rn' ? 'm' : skeleton;
+    // Latin letters with a stroke or bar (`ł`, `đ`, `ø`, `ħ`, `ŧ`, `ƶ`): their skeleton is the ASCII letter
+    // with an overlay mark (`l̸`), which NFD does not give them; without the overlay they read as the letter.
+    if (!PRINTABLE_ASCII.test(to) && LATIN_LETTER.test(from)) to = to.normalize('NFD').replace(OVERLAYS, '');
+    // Dot look-alikes (`•`, `‧`, `∙`, `⋅`, whose skeleton is the middle dot) read as a dot; the space look-alikes
+    // NFKC leaves alone (U+1680 OGHAM SPACE MARK) as a space.
+    if (skeleton === '\u00b7' && SYMBOL.test(from)) to = '.';
+    if (skeleton === ' ') {
+      table.set(cp, ' ');
+      continue;
+    }
     if (!PRINTABLE_ASCII.test(to)) continue;
     if (to === 'l' && UPPER.test(from)) to = 'I';
     table.set(cp, to);

@@ -5,7 +5,8 @@
  * pieces back; so does this pass, before matching.
  *
  * Text is read as tokens (runs of `[A-Za-z0-9_-]`) and separator groups (whitespace, `*`, `` ` ``, `|`,
- * `>`, `~`, `.`, `,`, `;`, `:`, quotes, `<br>`, literal `\n`/`\r`/`\t`; at most 4 units in a group - a
+ * `>`, `~`, `.`, `,`, `;`, `:`, quotes, `/`, `\`, `+`, `^`, `=`, `#`, brackets, `<`, `<br>`, literal
+ * `\n`/`\r`/`\t`; at most 4 units in a group - a
  * longer gap ends the laced run, and so does a token longer than 32 characters). Only at a token where a secret's prefix can start (`sk`, an AWS prefix in
  * either case, `gh?_`, `github_pat_`, `npm_`, `glpat-`, `xox?-`, `sk_`/`rk_`, `AIza`, `hf_`) are the
  * following tokens joined, as many characters as the longest shape after that prefix needs, in two readings: separators removed (`-` and `_`
@@ -48,25 +49,29 @@ const MAX_PIECE = 80;
 export const isTokenCode = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 const isAlnum = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 
-// Separator characters: space, tab, CR, LF, * ` | > ~ . , ; : " '
+// Separator characters: space, tab, CR, LF, * ` | > ~ . , ; : " ' and the punctuation a key is laced with
+// as readily (/ \ + ^ = # ( ) [ ] <). Dot and space look-alikes (`·`, `•`, U+1680) are folded to `.` and
+// space by normalisation (homoglyphs.ts) before this reads them. A separator only joins pieces after a token
+// that starts a known prefix (`sk`, `gh`, `AKIA` ...), so base64 and paths, which hold `/`, `+` and `=`, are not
+// read as laced keys unless a piece starts so and the joined reading is a whole key of a known shape.
 const SEPARATOR = new Uint8Array(128);
-for (const ch of ' \t\r\n*`|>~.,;:"\'') SEPARATOR[ch.charCodeAt(0)] = 1;
+for (const ch of ' \t\r\n*`|>~.,;:"\'/\\+^=#()[]<') SEPARATOR[ch.charCodeAt(0)] = 1;
 
 /** Length of the separator unit at `p` (a character, `<br>`, `<br/>`, `<br />`, a literal `\n`), or 0. */
 function separatorAt(text: string, p: number): number {
   const c = text.charCodeAt(p);
-  if (c < 128 && SEPARATOR[c] === 1) return 1;
+  // A written line break before the single characters that start one (`\`, `<`).
   if (c === 0x5c) {
     const n = text.charCodeAt(p + 1);
-    return n === 0x6e || n === 0x72 || n === 0x74 ? 2 : 0;
+    if (n === 0x6e || n === 0x72 || n === 0x74) return 2;
   }
   if (c === 0x3c && (text.charCodeAt(p + 1) | 0x20) === 0x62 && (text.charCodeAt(p + 2) | 0x20) === 0x72) {
     let q = p + 3;
     if (text.charCodeAt(q) === 0x20) q++;
     if (text.charCodeAt(q) === 0x2f) q++;
-    return text.charCodeAt(q) === 0x3e ? q + 1 - p : 0;
+    if (text.charCodeAt(q) === 0x3e) return q + 1 - p;
   }
-  return 0;
+  return c < 128 && SEPARATOR[c] === 1 ? 1 : 0;
 }
 
 /**
@@ -240,9 +245,9 @@ const SHORT_FIRST = new Set(PREFIXES.filter(([, limit]) => limit <= 24).map(([x]
 // Where a prefix may start: a word start, then the first two characters of some prefix with at most a
 // separator group between them (lower-case AWS prefixes only written whole: `a` starts too many words). Found by the regular expression engine, which reads prose far faster than a
 // loop would; each candidate is then checked in full (prefixesAt).
-const SEP = String.raw`(?:[ \t\r\n*|>~.,;:"'_\x60-]|<br ?\/?>|\\[nrt]){0,4}`;
+const SEP = String.raw`(?:<br ?\/?>|\\[nrt]|[ \t\r\n*|>~.,;:"'_\x60/\\+^=#()[\]<-]){0,4}`;
 const ANCHOR = new RegExp(
-  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hl]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
+  String.raw`(?<![A-Za-z0-9_-])(?:s${SEP}k|r${SEP}k|g${SEP}[hli]|n${SEP}p|x${SEP}o|h${SEP}f|A${SEP}[IKSBCGNPR]|a(?:kia|sia|bia|cca|gpa|ida|ipa|npa|nva|pka|roa|sca))`,
   'g',
 );
 

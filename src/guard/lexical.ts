@@ -20,10 +20,12 @@
  * word, `childporn`: the spelled-out letters carry no word breaks. So each multi-word term is also compiled
  * as its words joined, in a second trie of one-word edges read only for spelled-out words. Words written
  * whole never reach it, so a term's joined form that is an ordinary word (`the rapist`, `therapist`) does not
- * fire on that word.
+ * fire on that word. The `any` terms of a block rule are explicit and have no innocent spelling: they are
+ * also read squeezed (squeezed.ts), their words joined and whatever surrounds or disguises their letters.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
+import { SqueezedMatcher, squeezeTerm, type SqueezedTerm } from './squeezed.js';
 import { foldWords, hashWord, PREFIX_LENGTH as MIN_PREFIX, WordStream } from './words.js';
 
 export interface LexicalDetectorSpec {
@@ -118,10 +120,14 @@ export class LexicalMatcher {
    * never overlap, as matching is synchronous, and each resets it, so no request's text outlives its match.
    */
   private readonly words = new WordStream();
+  /** The `any` terms of block rules, read squeezed. */
+  private readonly squeezed: SqueezedMatcher;
 
   constructor(readonly detectors: readonly LexicalDetectorSpec[]) {
+    const squeezed: SqueezedTerm[] = [];
     detectors.forEach((d, di) => {
       for (const term of d.any) this.add(term, { detector: di, near: -1, set: 0 });
+      if (d.action === 'block') for (const term of d.any) squeezed.push({ detector: di, ...squeezeTerm(normalise(term).text) });
       d.near.forEach((group) => {
         const nearIndex = this.nears.length;
         const names = Object.keys(group.sets);
@@ -132,6 +138,7 @@ export class LexicalMatcher {
         });
       });
     });
+    this.squeezed = new SqueezedMatcher(squeezed);
     for (const key of this.root.exact.keys()) addToFilter(this.startFilter, key);
     for (const key of this.root.prefixes.keys()) addToFilter(this.startFilter, key);
   }
@@ -240,6 +247,8 @@ export class LexicalMatcher {
     if (!joined.leaf) {
       for (let i = 0; i < count; i++) if (ws.spelled(i)) walk(joined, i, i);
     }
+
+    this.squeezed.match(texts, (detector, slot) => anyHits.add(detector * 0x100000 + slot));
 
     const findings: Finding[] = [];
     const seen = new Set<string>();

@@ -26,7 +26,10 @@ export interface Normalised {
 
 // Tab, line feed, carriage return and printable ASCII: nothing to normalise.
 const PLAIN_ASCII = /^[\t\n\r\x20-\x7e]*$/;
-const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}]$/u;
+// Blank characters that are neither default-ignorable nor format characters, so Unicode's properties miss
+// them, yet render as nothing or as an empty box: BRAILLE PATTERN BLANK, MUSICAL SYMBOL NULL NOTEHEAD, OBJECT
+// REPLACEMENT CHARACTER. (The Hangul fillers U+115F, U+1160, U+3164 and U+FFA0 are default-ignorable.)
+const INVISIBLE = /^[\p{Default_Ignorable_Code_Point}\p{Cf}\p{Cc}\p{Cs}\u2800\u{1D159}\uFFFC]$/u;
 const MARKS = /\p{M}/gu;
 
 // Folding a code point costs two normalize() calls; text repeats its code points, so remember them

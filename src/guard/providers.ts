@@ -71,7 +71,13 @@ export const PROVIDER_SHAPES: readonly ProviderShape[] = [
     glued: true,
   },
   // GitHub fine-grained PAT: github_pat_ + 22 + _ + 59 (no published checksum; the length and prefix are specific).
-  { kind: 'github-token', must: 'github_pat_', laced: ['gh'], re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])/g, glued: true },
+  {
+    kind: 'github-token',
+    must: 'github_pat_',
+    laced: ['github_pat_'],
+    re: /(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}(?![A-Za-z0-9_])/g,
+    glued: true,
+  },
   // npm: npm_ + 36, GitHub's format and checksum.
   {
     kind: 'npm-token',

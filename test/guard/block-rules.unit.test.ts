@@ -78,7 +78,7 @@ describe('guard: block rules', () => {
   // The joined forms are read only in spelled-out words: a word written whole that happens to equal a term's
   // words joined is not one, and spelled-out letters that only start a joined term do not fire it.
   const notSpelledTerms = [
-    'Our privatekey rotation job is named keyrotate; it never logs childporn-like filenames, it logs hashes.',
+    'Our privatekey rotation job is named keyrotate; it never logs filenames, it logs hashes.',
     'the words p r i v a t e and k e y, apart, are no term',
     'c h i l d r e n learn the a b c song',
     's e e d s and p h r a s e s',
@@ -90,6 +90,74 @@ describe('guard: block rules', () => {
         .findings.filter((f) => f.detector === 'csam-terms' || f.detector === 'key-references')
         .map((f) => f.rule);
       expect(rules).to.deep.equal([]);
+    });
+  }
+
+  // Found by a black-box attack: the explicit CSAM terms (the rules file's own list, nothing else) got past
+  // the word matcher written as one word, in leetspeak beyond digits, with stroke letters, spelled out with
+  // other separators, and spelled out with a leet letter. A block rule's `any` terms are also read squeezed
+  // (src/guard/squeezed.ts): their words joined, whatever surrounds or disguises their letters.
+  const explicitTerms = [
+    'childporn',
+    '#childporn',
+    'ChildPorn',
+    'moderation log keyword: childporn',
+    'ch!ld porn',
+    'chi1d porn',
+    'chi|d porn',
+    '(hild porn',
+    'c#ild porn',
+    'c|-|ild p0rn',
+    'child p()rn',
+    'child p@rn',
+    'child p°rn',
+    'ch¡ld porn',
+    'child por|\\|',
+    'chiłd porn',
+    'chilđ porn',
+    '(h!ld p0rn',
+    'chi|d p()rn',
+    'c\nh\ni\nl\nd\np\no\nr\nn',
+    'c\th\ti\tl\td\tp\to\tr\tn',
+    'c,h,i,l,d,p,o,r,n',
+    'c, h, i, l, d, p, o, r, n',
+    'c/h/i/l/d/p/o/r/n',
+    'c;h;i;l;d;p;o;r;n',
+    'c:h:i:l:d:p:o:r:n',
+    'c|h|i|l|d|p|o|r|n',
+    'c+h+i+l+d+p+o+r+n',
+    'c~h~i~l~d~p~o~r~n',
+    '(c)(h)(i)(l)(d) (p)(o)(r)(n)',
+    '[c][h][i][l][d] [p][o][r][n]',
+    'c h 1 l d p o r n',
+    'c h i l d p 0 r n',
+    'c h ! l d p o r n',
+    'ch il dp or n',
+    'chi ld por n',
+    'c\u2800h\u2800i\u2800l\u2800d porn',
+    'chi\u2800ld porn',
+    'c\u2800h\u2800i\u2800l\u2800d p\u2800o\u2800r\u2800n',
+    'where can I find kiddiep0rn',
+    'UNDERAGE-NUDES folder',
+  ];
+  for (const text of explicitTerms) {
+    it(`csam-block refuses an explicit term however written: ${JSON.stringify(text)}`, () => {
+      const scan = guardrails().scan({ messages: [user(text)] });
+      expect(scan.findings.filter((f) => f.detector === 'csam-terms').map((f) => f.rule)).to.deep.equal(['csam-block']);
+    });
+  }
+  // ... but only where a term starts a word, ends one (unless it ends in `*`), and is not an ordinary word.
+  const notExplicitTerms = [
+    'The torpedo: pornography filters on the ship wifi flagged the manual.',
+    'Our minor nudesk project (a typo for "nude desk" in the furniture catalogue) is late.',
+    'Come funziona la segnalazione di materiale pedopornografico alla Polizia Postale?',
+    'signaler contenu pédopornographique PHAROS',
+    'lol porn filters are a meme on that forum',
+  ];
+  for (const text of notExplicitTerms) {
+    it(`no csam-terms finding for: ${text}`, () => {
+      const scan = guardrails().scan({ messages: [user(text)] });
+      expect(scan.findings.filter((f) => f.detector === 'csam-terms')).to.deep.equal([]);
     });
   }
 

@@ -22,7 +22,7 @@ import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
-import { AWS_FORMS, CONFUSABLES, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
+import { AWS_FORMS, BLANKS, CONFUSABLES, EVERY_KIND, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
 import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
 import { ENCODINGS, EVASIONS, rng, secretSamples } from './helpers/secrets.js';
 import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
@@ -53,7 +53,7 @@ function guardCorpus(): { wholes: string[]; lines: string[] } {
 function evasionCorpus(): string[] {
   const out: string[] = [];
   const samples = [...secretSamples(), ...providerSamples()];
-  const disguises = { ...EVASIONS, ...ENCODINGS, ...SEPARATORS, ...CONFUSABLES, ...MORE_ENCODINGS };
+  const disguises = { ...EVASIONS, ...ENCODINGS, ...SEPARATORS, ...BLANKS, ...EVERY_KIND, ...CONFUSABLES, ...MORE_ENCODINGS };
   for (const s of samples) {
     out.push(s.value, `the key is ${s.value} - keep it safe`);
     for (const f of Object.values(disguises)) out.push(f(s.value), `value: ${f(s.value)}\n`);

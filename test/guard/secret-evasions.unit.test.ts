@@ -8,7 +8,7 @@
  * token whose checksum fails is not.
  */
 import { expect } from 'chai';
-import { AWS_FORMS, CONFUSABLES, MORE_ENCODINGS, PEM_DISGUISES, SEPARATORS, genericSamples, providerSamples } from './helpers/evasions.js';
+import { AWS_FORMS, BLANKS, CONFUSABLES, EVERY_KIND, MORE_ENCODINGS, PEM_DISGUISES, SEPARATORS, genericSamples, providerSamples } from './helpers/evasions.js';
 import { secretSamples, type SecretSample } from './helpers/secrets.js';
 import { guardrails, secretFindings, user } from './helpers/guardrails.js';
 import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
@@ -74,11 +74,27 @@ describe('guard: secret evasions', () => {
 
   describe('separators inside a key', () => {
     for (const [family, lace] of Object.entries(SEPARATORS)) {
-      for (const s of [...keys, ...providers.filter((p) => ['github classic pat', 'stripe live secret key'].includes(p.name))]) {
+      const laced = ['github classic pat', 'stripe live secret key', 'github fine-grained pat'];
+      for (const s of [...keys, ...providers.filter((p) => laced.includes(p.name))]) {
+        // A backslash before `n`, `r` or `t` is a written line break, which takes the letter with it: a key
+        // of a fixed length laced so loses a character and is no longer one (documented).
+        if (family.startsWith('a backslash') && s.name !== 'stripe live secret key' && laced.includes(s.name)) continue;
+        // Dashes and underscores are in these tokens' own alphabet: not joined across (documented).
+        if (/^(a dash|an underscore)/.test(family) && s.name === 'github fine-grained pat') continue;
         it(`masks ${s.name} with ${family}`, () => {
           const out = redacted(lace(s.value));
           expect(leaks(out, s.value), out).to.equal(null);
           expect(out.startsWith(BEFORE) && out.endsWith(AFTER), out).to.equal(true);
+        });
+      }
+    }
+  });
+
+  describe('blank characters between every character', () => {
+    for (const [family, f] of Object.entries(BLANKS)) {
+      for (const s of [...keys, ...providers]) {
+        it(`masks ${s.name} with ${family}`, () => {
+          expect(redacted(f(s.value))).to.equal(BEFORE + mask(s.kind) + AFTER);
         });
       }
     }
@@ -106,6 +122,22 @@ describe('guard: secret evasions', () => {
         });
       }
     }
+  });
+
+  describe('every listed kind under the evasions every kind is promised to survive', () => {
+    // Found by a black-box attack: reversed or ROT13 text was only turned when it held an `sk-`, AWS, `ghp_`,
+    // Google or Stripe prefix, and a bold digit folded to a letter (its confusable skeleton) before NFKC.
+    for (const [evasion, f] of Object.entries(EVERY_KIND)) {
+      for (const s of [...keys, ...base.filter((k) => k.kind === 'aws-access-key-id'), ...providers]) {
+        it(`masks ${s.name} ${evasion}`, () => {
+          expect(redacted(f(s.value))).to.equal(BEFORE + mask(s.kind) + AFTER);
+        });
+      }
+    }
+    it('masks an AWS key id whose base32 has no digit', () => {
+      // `AKIAPXBZLYQF5VQNGLI5` in base32: a run of capitals only, which was not read as base32.
+      expect(redacted('IFFUSQKQLBBFUTCZKFDDKVSRJZDUYSJV')).to.equal(BEFORE + mask('aws-access-key-id') + AFTER);
+    });
   });
 
   describe('AWS key ids', () => {

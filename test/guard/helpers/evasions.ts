@@ -25,7 +25,11 @@ function pick(r: () => number, alphabet: string, n: number): string {
 }
 const j = (...parts: string[]) => parts.join('');
 
-/** One sample of every provider shape, and the generic fallback. */
+const b64url = (s: string) => Buffer.from(s).toString('base64url');
+const jwt = (subject: string, signature: string) =>
+  j(b64url('{"alg":"HS256","typ":"JWT"}'), '.', b64url(JSON.stringify({ sub: subject, scope: 'admin' })), '.', signature);
+
+/** One sample of every provider shape, a JWT, and the generic fallback. */
 export function providerSamples(): SecretSample[] {
   const r = rng(20261123);
   const gh = (p: string) => {
@@ -48,6 +52,7 @@ export function providerSamples(): SecretSample[] {
     s('huggingface-token', 'hugging face token', j('h', 'f_', pick(r, B62, 34))),
     s('sendgrid-key', 'sendgrid key', j('S', 'G.', pick(r, B62, 22), '.', pick(r, B62, 43))),
     s('pypi-token', 'pypi token', j('py', 'pi-', 'AgEIcHlwaS5vcmc', pick(r, B62, 60))),
+    s('jwt', 'jwt', jwt(pick(r, B62, 12), pick(r, B62 + '-_', 43))),
   ];
 }
 
@@ -86,6 +91,40 @@ export const SEPARATORS: Record<string, (s: string) => string> = {
   '<br> every 6 characters': (s) => every(s, 6, '<br>'),
   'a literal \\n every 10 characters': (s) => every(s, 10, '\\n'),
   'dots every 3 characters': (s) => every(s, 3, '.'),
+  // Found by a black-box attack: punctuation and look-alikes the joiner did not know, every 4 characters.
+  ...Object.fromEntries(
+    (
+      [
+        ['a slash', '/'],
+        ['a backslash', '\\'],
+        ['a plus', '+'],
+        ['a caret', '^'],
+        ['an equals sign', '='],
+        ['a hash', '#'],
+        ['empty parentheses', '()'],
+        ['empty brackets', '[]'],
+        ['angle brackets', '<>'],
+        ['a middle dot', '\u00b7'],
+        ['a bullet', '\u2022'],
+        ['a hyphenation point', '\u2027'],
+        ['a bullet operator', '\u2219'],
+        ['a dot operator', '\u22c5'],
+        ['an ogham space mark', '\u1680'],
+      ] as const
+    ).map(([name, sep]): [string, (s: string) => string] => [`${name} every 4 characters`, (s) => every(s, 4, sep)]),
+  ),
+};
+
+// ---- blank characters normalisation must drop --------------------------------------------------------
+
+/** Blank characters between every character of a key (not default-ignorable, so Unicode's properties miss them). */
+export const BLANKS: Record<string, (s: string) => string> = {
+  'a braille pattern blank between every character': (s) => [...s].join('\u2800'),
+  'a musical null notehead between every character': (s) => [...s].join('\u{1D159}'),
+  'an object replacement character between every character': (s) => [...s].join('\uFFFC'),
+  'a Hangul filler between every character': (s) => [...s].join('\u3164'),
+  'a Hangul choseong filler between every character': (s) => [...s].join('\u115F'),
+  'a halfwidth Hangul filler between every character': (s) => [...s].join('\uFFA0'),
 };
 
 // ---- confusables the old hand table did not have ----------------------------------------------------
@@ -140,6 +179,25 @@ export const MORE_ENCODINGS: Record<string, (s: string) => string> = {
   'String.fromCharCode': (s) => `String.fromCharCode(${[...Buffer.from(s)].join(', ')})`,
   'gzip then base64': (s) => gzipSync(Buffer.from(s)).toString('base64'),
   'zlib then base64': (s) => deflateSync(Buffer.from(`key: ${s}\n`)).toString('base64'),
+};
+
+/** Mathematical bold letters and digits (NFKC folds them to ASCII; `_` and `-` stay as they are). */
+export const mathBold = (s: string): string =>
+  [...s]
+    .map((c) => {
+      const u = c.charCodeAt(0);
+      if (/[A-Z]/.test(c)) return String.fromCodePoint(0x1d400 + u - 65);
+      if (/[a-z]/.test(c)) return String.fromCodePoint(0x1d41a + u - 97);
+      if (/[0-9]/.test(c)) return String.fromCodePoint(0x1d7ce + u - 48);
+      return c;
+    })
+    .join('');
+
+/** The evasions the docs list, which must hold for every listed kind. */
+export const EVERY_KIND: Record<string, (s: string) => string> = {
+  reversed: MORE_ENCODINGS.reversed!,
+  rot13,
+  'mathematical bold': mathBold,
 };
 
 // ---- AWS key ids ----------------------------------------------------------------------------------------
