@@ -72,7 +72,10 @@ export class IntentDetectors {
       if (!(spec.threshold > 0 && spec.threshold <= 1)) throw new Error(`rule ${spec.rule}: detector ${spec.id}: threshold must be in (0, 1]`);
       return { spec, scorer, classIndex };
     });
-    this.topics = new LexicalMatcher(specs.map((s) => ({ rule: s.rule, action: s.action, id: s.id, any: s.topics, near: [] })));
+    this.topics = new LexicalMatcher(
+      specs.map((s) => ({ rule: s.rule, action: s.action, id: s.id, any: s.topics, near: [] })),
+      { squeeze: false },
+    );
   }
 
   get size(): number {

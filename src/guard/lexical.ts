@@ -123,11 +123,19 @@ export class LexicalMatcher {
   /** The `any` terms of block rules, read squeezed. */
   private readonly squeezed: SqueezedMatcher;
 
-  constructor(readonly detectors: readonly LexicalDetectorSpec[]) {
+  /**
+   * `squeeze`: the block rules' explicit terms are also read squeezed. The lexical rules' matcher does; the
+   * intent detectors' topic prefilter does not (its topics are words whose every occurrence is no harm, and
+   * squeezing hundreds of them cost four times the rest of a large request's scan).
+   */
+  constructor(
+    readonly detectors: readonly LexicalDetectorSpec[],
+    { squeeze = true }: { squeeze?: boolean } = {},
+  ) {
     const squeezed: SqueezedTerm[] = [];
     detectors.forEach((d, di) => {
       for (const term of d.any) this.add(term, { detector: di, near: -1, set: 0 });
-      if (d.action === 'block') for (const term of d.any) squeezed.push({ detector: di, ...squeezeTerm(normalise(term).text) });
+      if (squeeze && d.action === 'block') for (const term of d.any) squeezed.push({ detector: di, ...squeezeTerm(normalise(term).text) });
       d.near.forEach((group) => {
         const nearIndex = this.nears.length;
         const names = Object.keys(group.sets);
