@@ -368,8 +368,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
     eachMatch(text, OPENAI_GLUED, OPENAI_GLUED_AT, anchors, SK_ANCHOR, isAlnum, (m) => {
       const end = m.index + m[0].length;
       const body = m[0].slice(m[0].indexOf('-', 3) + 1).replace(/[-_]/g, '');
-      if (looksLikeOpenAIBody(text, m.index + 3, end) && looksRandom(body) && entropy(body) >= 3.5)
-        hits.push({ kind: 'openai-key', start: m.index, end });
+      if (looksLikeOpenAIBody(text, m.index + 3, end) && looksRandom(body) && entropy(body) >= 3.5) hits.push({ kind: 'openai-key', start: m.index, end });
     });
   }
   if (kinds.has('aws-access-key-id')) {
