@@ -225,33 +225,26 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
     });
 
     it('masks a key at the end of a message followed by a tool round trip, and forwards the tool call as sent', async () => {
-      const res = await chat({
-        messages: [
-          { role: 'user', content: `use ${OPENAI}` },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
-          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
-        ],
-      });
-      expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      const messages = (await forwarded())['messages'] as Array<Record<string, any>>;
-      expect(messages[0]!['content']).to.equal('use [REDACTED:openai-key]');
+      const roundTrip = async (key: string) => {
+        await w.upstream.reset();
+        const res = await chat({
+          messages: [
+            { role: 'user', content: `use ${key}` },
+            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+            { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
+          ],
+        });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        const messages = (await forwarded())['messages'] as Array<Record<string, any>>;
+        expect(messages[0]!['content']).to.equal('use [REDACTED:openai-key]');
+        return messages;
+      };
+      const messages = await roundTrip(OPENAI);
       expect(messages[1]!['tool_calls'][0].function).to.deep.equal({ name: 'weather', arguments: '{"city":"Oslo"}' });
       expect(messages[2]!['content']).to.equal('sunny');
-
       // A key of unknown length may take the next text's first word (the argument's value, the tool's
       // answer), never the call's name.
-      await w.upstream.reset();
-      const hex = samples.find((s) => s.name === 'sk- 32 hex')!.value;
-      const again = await chat({
-        messages: [
-          { role: 'user', content: `use ${hex}` },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
-          { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
-        ],
-      });
-      expect(again.status, JSON.stringify(again.body)).to.equal(200);
-      const sent = (await forwarded())['messages'] as Array<Record<string, any>>;
-      expect(sent[0]!['content']).to.equal('use [REDACTED:openai-key]');
+      const sent = await roundTrip(samples.find((s) => s.name === 'sk- 32 hex')!.value);
       expect(sent[1]!['tool_calls'][0].function.name).to.equal('weather');
     });
 
