@@ -39,19 +39,29 @@ const BOUNDARY_WINDOW = 32 * 1024;
 /** "OpenAI" in base64: every OpenAI key carries it, with as many characters after it as before it. */
 const OPENAI_MARKER = 'T3BlbkFJ';
 const OPENAI_BODY = /^sk-(?:(?:proj|svcacct|admin)-)?/;
-const KEY_CHARS = /^[A-Za-z0-9_-]*$/;
+const isKeyChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 
 /**
- * Where a plainly written OpenAI key that starts at `start` of `joined` and was read to `end` really ends:
- * when its marker shows, as many characters after the marker as its body has before it. Any other hit keeps
- * its end.
+ * Where an OpenAI key that starts at `start` of `joined` and was read to `end` really ends: when its marker
+ * shows, as many key characters after the marker as its body has before it. The key's characters are
+ * counted, not the text's, so a key laced with separators (`sk-… T3BlbkFJ …`) ends where its last piece does
+ * and takes no word after it. Any other hit keeps its end.
  */
 function splitReach(kind: SecretKind, joined: string, start: number, end: number): number {
-  if (kind !== 'openai-key' || !KEY_CHARS.test(joined.slice(start, end))) return end;
-  const body = start + (OPENAI_BODY.exec(joined.slice(start, start + 11))?.[0].length ?? 0);
-  const marker = joined.indexOf(OPENAI_MARKER, body);
-  if (marker === -1 || marker + OPENAI_MARKER.length > end) return end;
-  return Math.min(end, marker + OPENAI_MARKER.length + (marker - body));
+  if (kind !== 'openai-key') return end;
+  // The key's own characters, and where each is.
+  let key = '';
+  const at: number[] = [];
+  for (let i = start; i < end; i++) {
+    if (!isKeyChar(joined.charCodeAt(i))) continue;
+    key += joined[i];
+    at.push(i);
+  }
+  const body = OPENAI_BODY.exec(key)?.[0].length ?? 0;
+  const marker = key.indexOf(OPENAI_MARKER, body);
+  if (marker === -1) return end;
+  const last = marker + OPENAI_MARKER.length + (marker - body);
+  return last >= key.length ? end : at[last - 1]! + 1;
 }
 
 /**

@@ -549,15 +549,20 @@ function findSecretsInStretches(text: string, cuts: readonly number[], opts: Sec
   const starts: number[] = []; // where each stretch starts in `text`
   const at: number[] = []; // and in `joined`
   let joined = '';
-  let end = 0;
-  for (const cut of cuts) {
-    // A cut up to the last stretch's end is in it or next to it; a character no hit holds on either side of
-    // a cut means no hit crosses it.
-    if (cut <= end || cut >= n || !mayBeInRun(text.charCodeAt(cut - 1)) || !mayBeInRun(text.charCodeAt(cut))) continue;
+  for (let c = 0; c < cuts.length; c++) {
+    const cut = cuts[c]!;
+    // A character no hit holds on either side of a cut means no hit crosses it.
+    if (cut >= n || !mayBeInRun(text.charCodeAt(cut - 1)) || !mayBeInRun(text.charCodeAt(cut))) continue;
+    // A split is of two texts: a stretch reaches back no further than the cut before and on no further than
+    // the cut after, so the text before does not glue to a key's first part (`go` + `AIza…` read as
+    // `goAIza…`, which no key starts) and the text after is not read as more of it. Neighbouring stretches
+    // share the text between their cuts.
+    const from = c > 0 ? cuts[c - 1]! : 0;
+    const to = c + 1 < cuts.length ? cuts[c + 1]! : n;
     let start = cut - 1;
-    while (start > 0 && mayBeInRun(text.charCodeAt(start - 1))) start--;
-    end = cut + 1;
-    while (end < n && mayBeInRun(text.charCodeAt(end))) end++;
+    while (start > from && mayBeInRun(text.charCodeAt(start - 1))) start--;
+    let end = cut + 1;
+    while (end < to && mayBeInRun(text.charCodeAt(end))) end++;
     if (start === 0 && end === n) return find(text);
     if (joined !== '') joined += STRETCH_SEPARATOR;
     starts.push(start);

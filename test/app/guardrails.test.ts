@@ -248,23 +248,55 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       expect(sent[1]!['tool_calls'][0].function.name).to.equal('weather');
     });
 
-    it("masks a key split across two values of a tool call's arguments, wherever it is cut", async () => {
-      for (const cut of [10, 20, 60, 100, 140]) {
+    it("masks a key split across two values of a tool call's arguments, wherever it is cut and whatever its kind", async () => {
+      // The kinds whose shape needs a word boundary before the prefix: the text before (`go`) must not glue on.
+      const names = ['openai project', 'openai legacy', 'google api key', 'stripe live secret key', 'hugging face token', 'gitlab pat'];
+      const keys = [...samples, ...providerSamples()].filter((s) => names.includes(s.name));
+      expect(keys).to.have.length(names.length);
+      for (const { name, value, kind } of keys) {
+        for (const cut of [5, 10, 20, Math.floor(value.length / 2), value.length - 12]) {
+          await w.upstream.reset();
+          const args = JSON.stringify({ a: value.slice(0, cut), b: value.slice(cut) });
+          const res = await chat({
+            messages: [
+              { role: 'user', content: 'go' },
+              { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: args } }] },
+              { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+            ],
+          });
+          expect(res.status, JSON.stringify(res.body)).to.equal(200);
+          const sent = (await forwarded())['messages'] as Array<Record<string, any>>;
+          expect(JSON.parse(sent[1]!['tool_calls'][0].function.arguments), `${name} cut at ${cut}`).to.deep.equal({
+            a: `[REDACTED:${kind}]`,
+            b: `[REDACTED:${kind}]`,
+          });
+          expect(sent[0]!['content']).to.equal('go');
+          expect(sent[2]!['content']).to.equal('ok');
+        }
+      }
+    });
+
+    it('takes nothing after a whole legacy OpenAI key (its marker says where it ends), in the next message, argument or tool result', async () => {
+      const legacy = samples.find((s) => s.name === 'openai legacy')!.value;
+      for (const next of ['Paris2024x', 'region', 'sunny 21C']) {
         await w.upstream.reset();
-        const args = JSON.stringify({ a: OPENAI.slice(0, cut), b: OPENAI.slice(cut) });
         const res = await chat({
           messages: [
-            { role: 'user', content: 'go' },
-            { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: args } }] },
-            { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+            { role: 'user', content: `use ${legacy}` },
+            {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: JSON.stringify({ city: next }) } }],
+            },
+            { role: 'tool', tool_call_id: 'c1', content: next },
+            { role: 'user', content: next },
           ],
         });
         expect(res.status, JSON.stringify(res.body)).to.equal(200);
-        const sent = JSON.stringify(await forwarded());
-        expect(JSON.parse(JSON.parse(sent).messages[1].tool_calls[0].function.arguments), `cut at ${cut}`).to.deep.equal({
-          a: '[REDACTED:openai-key]',
-          b: '[REDACTED:openai-key]',
-        });
+        const sent = (await forwarded())['messages'] as Array<Record<string, any>>;
+        expect(sent[0]!['content']).to.equal('use [REDACTED:openai-key]');
+        expect(JSON.parse(sent[1]!['tool_calls'][0].function.arguments), next).to.deep.equal({ city: next });
+        expect([sent[2]!['content'], sent[3]!['content']], next).to.deep.equal([next, next]);
       }
     });
 
