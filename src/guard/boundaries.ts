@@ -39,7 +39,6 @@ const BOUNDARY_WINDOW = 32 * 1024;
 /** "OpenAI" in base64: every OpenAI key carries it, with as many characters after it as before it. */
 const OPENAI_MARKER = 'T3BlbkFJ';
 const OPENAI_BODY = /^sk-(?:(?:proj|svcacct|admin)-)?/;
-const isKeyChar = (c: number): boolean => (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2d || c === 0x5f;
 
 /**
  * Where an OpenAI key that starts at `start` of `joined` and was read to `end` really ends: when its marker
@@ -53,7 +52,7 @@ function splitReach(kind: SecretKind, joined: string, start: number, end: number
   let key = '';
   const at: number[] = [];
   for (let i = start; i < end; i++) {
-    if (!isKeyChar(joined.charCodeAt(i))) continue;
+    if (!isTokenCode(joined.charCodeAt(i))) continue;
     key += joined[i];
     at.push(i);
   }

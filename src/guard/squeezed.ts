@@ -20,6 +20,7 @@
  *
  * Linear: two passes over each text, then one native search per term and reading.
  */
+import { isWordUnit } from './words.js';
 
 // What each code unit reads as (0: squeezed out), and what the symbols that stand for letters read as (the
 // first reading only): flat tables, as every unit of every text is read twice.
@@ -51,19 +52,6 @@ const DIGRAPHS: ReadonlyArray<readonly [string, number]> = [
 const DIGRAPH_FIRST = new Uint8Array(128);
 for (const [d] of DIGRAPHS) DIGRAPH_FIRST[d.charCodeAt(0)] = 1;
 
-// Letters and digits of any script make words (0 unknown, 1 word, 2 not); other BMP letters read as themselves.
-const WORD = new Uint8Array(65536);
-const LETTER_OR_DIGIT = /^[\p{L}\p{N}]$/u;
-function isWordUnit(u: number): boolean {
-  if (u < 0x80) return (u >= 0x61 && u <= 0x7a) || (u >= 0x30 && u <= 0x39) || (u >= 0x41 && u <= 0x5a);
-  if (u >= 0xd800 && u <= 0xdfff) return false;
-  let k = WORD[u]!;
-  if (k === 0) {
-    WORD[u] = k = LETTER_OR_DIGIT.test(String.fromCharCode(u)) ? 1 : 2;
-    if (k === 1 && LETTERS[u] === 0) LETTERS[u] = u;
-  }
-  return k === 1;
-}
 const isWordChar = (t: string, i: number): boolean => i >= 0 && i < t.length && isWordUnit(t.charCodeAt(i));
 
 interface Reading {
@@ -113,7 +101,8 @@ function squeeze(t: string, symbols: boolean): Reading {
       }
       if (c === 0) c = SYMBOLS[u]!;
     }
-    if (c === 0) c = LETTERS[u]! || (u >= 0x80 && isWordUnit(u) ? LETTERS[u]! : 0);
+    // Letters and digits of other scripts (words.ts isWordUnit) read as themselves.
+    if (c === 0) c = LETTERS[u]! || (u >= 0x80 && isWordUnit(u) ? u : 0);
     if (c !== 0) {
       units[m] = c;
       from[m] = i;
