@@ -70,7 +70,9 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
   });
 
   it('answers as the per-character regex reading did, on a fuzzed corpus', () => {
-    const ascii = ['the ', 'and ', 'Zz', 'aA', '@[`{', '0123 ', '\n\t', 'ABC ', 'x', 'review ', 'function ', 'please ', 'de ', 'que ', 'la ', 'und ', 'IST ', '7', '_'];
+    const ascii = ['the ', 'and ', 'Zz', 'aA', '@[`{', '0123 ', '\n\t', 'ABC ', 'x', 'review ', 'function ', 'please ', 'de ', 'que ', 'la ', 'und ', 'IST '];
+    // A digit or an underscore makes the letters around it part of a token, not a word.
+    ascii.push('7', '_');
     const pieces = [
       'café ',
       'ñ',

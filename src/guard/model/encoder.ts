@@ -41,7 +41,8 @@ export function sha256OfFile(path: string): string {
   const chunk = Buffer.allocUnsafe(HASH_CHUNK);
   const fd = openSync(path, 'r');
   try {
-    for (let n; (n = readSync(fd, chunk, 0, HASH_CHUNK, null)) > 0; ) hash.update(chunk.subarray(0, n));
+    let n: number;
+    while ((n = readSync(fd, chunk, 0, HASH_CHUNK, null)) > 0) hash.update(chunk.subarray(0, n));
   } finally {
     closeSync(fd);
   }
