@@ -7,6 +7,8 @@
  * Latin script, the share of Latin letters with diacritics, and whether common function words of other
  * languages outnumber English ones. Linear in the sample, no allocation per word beyond the regex match.
  */
+import { codePointAt } from '../normalise.js';
+
 const SAMPLE = 2000;
 
 const ENGLISH = new Set(
@@ -49,7 +51,7 @@ export function looksNonEnglish(text: string): boolean {
       continue;
     }
     ascii = false;
-    const cp = sample.codePointAt(i)!;
+    const cp = codePointAt(sample, i);
     if (cp > 0xffff) i++;
     const ch = String.fromCodePoint(cp);
     if (LATIN.test(ch)) {
