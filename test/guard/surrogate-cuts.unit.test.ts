@@ -82,8 +82,32 @@ describe('guard: a text cut inside a surrogate pair reads the same on every call
   it('a bold key split inside a pair: both halves masked, and the same from both engines on every call', () => {
     const { request, masked } = reference.redact(split());
     expect(masked).to.equal(2);
-    for (const m of request.messages) expect(m.content).to.include('[REDACTED:openai-key]');
+    expect(request.messages.map((m) => m.content)).to.deep.equal(['[REDACTED:openai-key]', '[REDACTED:openai-key]']);
     sameEveryCall('fresh');
+  });
+
+  it('every OpenAI key form in bold, split inside a pair before and after its marker: masked whole, the cut character too', () => {
+    for (const raw of secretSamples().filter((x) => x.kind === 'openai-key')) {
+      const k = bold(raw.value);
+      const marker = k.indexOf(bold('T3BlbkFJ'));
+      for (const near of [Math.floor(k.length / 3), Math.floor(k.length / 2), marker + 20, k.length - 12]) {
+        let c = near;
+        while (!/[\ud800-\udbff]/.test(k[c - 1]!)) c++;
+        const req: ChatLike = {
+          messages: [
+            { role: 'user', content: `the key: ${k.slice(0, c)}` },
+            { role: 'assistant', content: k.slice(c) },
+          ],
+        };
+        for (const [name, engine] of [
+          ['reference', reference],
+          ['compiled', compiled],
+        ] as const) {
+          const out = engine.redact(req).request.messages.map((m) => m.content);
+          expect(out, `${name}: ${raw.value.slice(0, 12)}... cut at ${c}`).to.deep.equal(['the key: [REDACTED:openai-key]', '[REDACTED:openai-key]']);
+        }
+      }
+    }
   });
 
   it('the same after a scan that grew the module memory past its bound and the fresh instance that follows', async () => {
