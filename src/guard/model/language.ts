@@ -13,6 +13,8 @@
  * short function words of other languages (`de`, `il`, `je`, `ne`, `y`) often enough that a blue-team line
  * of such pieces read as "not English", was sent to the intent model, and was refused.
  */
+import { codePointAt } from '../normalise.js';
+
 const SAMPLE = 2000;
 
 const ENGLISH = new Set(
@@ -58,7 +60,7 @@ export function looksNonEnglish(text: string): boolean {
       continue;
     }
     ascii = false;
-    const cp = sample.codePointAt(i)!;
+    const cp = codePointAt(sample, i);
     if (cp > 0xffff) i++;
     const ch = String.fromCodePoint(cp);
     if (LATIN.test(ch)) {
