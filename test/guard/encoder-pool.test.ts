@@ -52,7 +52,7 @@ describe('guard: the encoder pool around its workers', function () {
   before(() => (dir = mkdtempSync(join(tmpdir(), 'portcullis-encoder-'))));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('embeds, then holds nothing (no worker port) and the process ends by itself', async () => {
+  it('holds the process while it embeds, then holds nothing (no worker port) and the process ends by itself', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(REPO, 'test/fixtures/guard/encoder-pool-call.ts')], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -74,30 +74,11 @@ export class EncoderPool {
       if (m.error !== undefined) job.reject(new ClassifierError('error'));
       else job.resolve(m.vectors!);
       this.pump();
+      this.hold();
     });
     const lost = () => {
-      const i = this.slots.indexOf(slot);
-      if (i < 0) return;
-      const job = slot.job;
-      slot.job = undefined;
-      if (job) {
-        clearTimeout(job.timer);
-        job.reject(new ClassifierError('error'));
-      }
-      if (this.closed) return;
-      if (!slot.ready) {
-        // It died before it could load the engine: starting another at once would only die again, in a
-        // loop. Drop it; the next call starts the pool afresh, and waiting calls fail now.
-        this.slots.splice(i, 1);
-        if (this.slots.length === 0) {
-          for (const w of this.waiting.splice(0)) {
-            clearTimeout(w.timer);
-            w.reject(new ClassifierError('error'));
-          }
-        }
-        return;
-      }
-      this.slots[i] = this.spawn();
+      this.replace(slot);
+      this.hold();
     };
     worker.on('error', lost);
     worker.on('exit', lost);
@@ -105,6 +86,44 @@ export class EncoderPool {
     // thread kept the process up after its last call (a stopped gateway, a script, a test run never ended).
     worker.unref();
     return slot;
+  }
+
+  /** A worker died: its job fails, and a fresh worker takes its place (unless it never started). */
+  private replace(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i < 0) return;
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) {
+      clearTimeout(job.timer);
+      job.reject(new ClassifierError('error'));
+    }
+    if (this.closed) return;
+    if (!slot.ready) {
+      // It died before it could load the engine: starting another at once would only die again, in a
+      // loop. Drop it; the next call starts the pool afresh, and waiting calls fail now.
+      this.slots.splice(i, 1);
+      if (this.slots.length === 0) {
+        for (const w of this.waiting.splice(0)) {
+          clearTimeout(w.timer);
+          w.reject(new ClassifierError('error'));
+        }
+      }
+      return;
+    }
+    this.slots[i] = this.spawn();
+  }
+
+  /**
+   * The workers hold the process up while a job waits or runs, and not when idle: a script that awaits an
+   * embedding must not end with it unanswered, and a stopped gateway must not be kept up by idle threads.
+   */
+  private hold(): void {
+    const busy = this.waiting.length > 0 || this.slots.some((s) => s.job !== undefined);
+    for (const s of this.slots) {
+      if (busy) s.worker.ref();
+      else s.worker.unref();
+    }
   }
 
   private pump(): void {
@@ -137,6 +156,7 @@ export class EncoderPool {
       job.timer.unref();
       this.waiting.push(job);
       this.pump();
+      this.hold();
     });
   }
 
@@ -153,6 +173,7 @@ export class EncoderPool {
       void slot.worker.terminate();
     }
     job.reject(new ClassifierError('timeout'));
+    this.hold();
   }
 
   async close(): Promise<void> {
