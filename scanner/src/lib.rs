@@ -13,6 +13,8 @@
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 //!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
+//!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
+//!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits.
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
@@ -22,6 +24,7 @@ mod laced;
 mod normalise;
 mod runs;
 mod search;
+mod squeezed;
 mod words;
 
 // What the host (TypeScript) decides for this module, so that both scanners read characters alike.
@@ -47,6 +50,11 @@ pub(crate) struct State {
     word_class: Vec<u8>,
     folds: normalise::FoldCache,
     fold_buffer: Vec<u16>,
+    /// The texts of the word stream (as `words_add_kept` read them, one after another) and where each
+    /// starts: the squeezed reading reads them after the words are cut, without another copy.
+    word_texts: Vec<u16>,
+    word_bases: Vec<usize>,
+    squeezed: squeezed::Squeezed,
 }
 
 static mut STATE: Option<State> = None;
@@ -68,6 +76,9 @@ pub(crate) fn state() -> &'static mut State {
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
             fold_buffer: vec![0; 64],
+            word_texts: Vec::new(),
+            word_bases: Vec::new(),
+            squeezed: squeezed::Squeezed::default(),
         })
     }
 }
@@ -117,7 +128,10 @@ pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
 /// Forgets every word (the next `words_add` is text 0).
 #[no_mangle]
 pub extern "C" fn words_reset() {
-    state().words.reset();
+    let s = state();
+    s.words.reset();
+    s.word_texts.clear();
+    s.word_bases.clear();
 }
 
 /// Adds the words of the first `units` units of the input (a text already normalised and lowercased) as
@@ -128,6 +142,53 @@ pub extern "C" fn words_add(units: u32, source: u32) {
     let text = core::mem::take(&mut s.input);
     words::add(s, &text[..units as usize], source as i32);
     s.input = text;
+}
+
+/// Room for the next text of the word stream, `units` units, kept after `words_add_kept` for the squeezed
+/// reading; returns where the host writes them.
+#[no_mangle]
+pub extern "C" fn words_input(units: u32) -> *mut u16 {
+    let s = state();
+    let at = s.word_texts.len();
+    s.word_texts.resize(at + units as usize, 0);
+    // SAFETY: `at` is within the buffer just grown.
+    unsafe { s.word_texts.as_mut_ptr().add(at) }
+}
+
+/// As `words_add`, for the text just written at `words_input` (its last `units` units), which stays.
+#[no_mangle]
+pub extern "C" fn words_add_kept(units: u32, source: u32) {
+    let s = state();
+    let texts = core::mem::take(&mut s.word_texts);
+    let at = texts.len() - units as usize;
+    s.word_bases.resize(source as usize, at);
+    s.word_bases.push(at);
+    words::add(s, &texts[at..], source as i32);
+    s.word_texts = texts;
+}
+
+/// Takes the squeezed reading's tables and terms (the first `units` units of the input, as squeezed.rs
+/// `set` reads them).
+#[no_mangle]
+pub extern "C" fn squeezed_set(units: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    s.squeezed.set(&text[..units as usize]);
+    s.input = text;
+}
+
+/// The squeezed terms' hits in the texts of the word stream; returns how many numbers `squeezed_hits`
+/// holds (two per hit: term, text).
+#[no_mangle]
+pub extern "C" fn squeezed_match() -> u32 {
+    let s = state();
+    squeezed::run(s);
+    s.squeezed.hits.len() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn squeezed_hits() -> *const i32 {
+    state().squeezed.hits.as_ptr()
 }
 
 #[no_mangle]

@@ -286,9 +286,11 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (lexicalSpecs.length > 0 || intent.size > 0) {
       // One tokenisation of the request for both word readers (it was half of a large request's scan).
       try {
-        if (compiled) compiled.fillWords(words, texts);
+        // Compiled, the squeezed reading of the block terms runs in the module, on the copy it cuts words from.
+        let squeezed: Int32Array | undefined;
+        if (compiled) squeezed = compiled.fillWords(words, texts, lexicalSpecs.length > 0 ? lexical.squeezed : undefined);
         else fillStream(words, texts);
-        if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words));
+        if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words, squeezed));
         if (intent.size > 0) findings.push(...(first = intent.firstPass(texts, words)).findings);
       } finally {
         words.reset();

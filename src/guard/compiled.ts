@@ -4,7 +4,8 @@
  * its sources). The TypeScript passes stay the reference: compileGuardrails({ engine: 'typescript' }) runs
  * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
  *
- * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the
+ * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the squeezed
+ * reading of the block rules' explicit terms over the same texts (squeezed.ts `SqueezedMatcher`), the
  * normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
  * one reading of a text: where key-like words start (generic.ts `keywordStarts`), where a key laced with
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
@@ -29,6 +30,7 @@ import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
 import { ANCHOR_GROUPS, type SecretPasses } from './secrets.js';
+import { describe as describeSqueezed, type SqueezedMatcher } from './squeezed.js';
 import { isWordUnit, type WordStream } from './words.js';
 
 /** Where the committed module is: scanner/build beside src/ (or dist/) at the repository root. */
@@ -64,6 +66,11 @@ interface Exports {
   fold_buffer(units: number): number;
   words_reset(): void;
   words_add(units: number, source: number): void;
+  words_input(units: number): number;
+  words_add_kept(units: number, source: number): void;
+  squeezed_set(units: number): void;
+  squeezed_match(): number;
+  squeezed_hits(): number;
   words_count(): number;
   words_column(column: number): number;
   normalise(units: number): number;
@@ -91,6 +98,11 @@ export class CompiledScanner implements SecretPasses {
   private readonly foldAt: number;
   private readonly module: WasmModule;
   private renewing = false;
+  /**
+   * The squeezed matcher whose tables and terms the module holds (one at a time: a process runs one rules
+   * file, and another is handed over when it is used, as after a reload).
+   */
+  private squeezedLoaded: SqueezedMatcher | undefined = undefined;
 
   constructor(module: WasmModule) {
     this.module = module;
@@ -226,17 +238,38 @@ export class CompiledScanner implements SecretPasses {
     return { original, text, starts, ends };
   }
 
-  /** lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty `ws`. */
-  fillWords(ws: WordStream, texts: ReadonlyArray<{ text: string }>): void {
+  /**
+   * lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty
+   * `ws`. With `squeezed`, also that matcher's squeezed reading of the same texts, read in the module from
+   * the copy the words were cut from: its hits (squeezed.ts `SqueezedMatcher.hits`: term, text), copied.
+   *
+   * Everything the module does for this call is done before `ws` takes views of its memory: a later call
+   * that grew the memory would leave those views empty (the first request's words were lost so, when
+   * handing over the squeezed tables grew it).
+   */
+  fillWords(ws: WordStream, texts: ReadonlyArray<{ text: string }>, squeezed?: SqueezedMatcher): Int32Array | undefined {
     const x = this.x;
+    if (squeezed && squeezed.terms.length > 0 && this.squeezedLoaded !== squeezed) {
+      const d = describeSqueezed(squeezed.terms);
+      new Uint16Array(x.memory.buffer, x.input(d.length), d.length).set(d);
+      x.squeezed_set(d.length);
+      this.squeezedLoaded = squeezed;
+    }
     x.words_reset();
     const sources: string[] = [];
     texts.forEach((t, i) => {
       const lower = t.text.toLowerCase();
       sources.push(lower);
-      this.write(lower);
-      x.words_add(lower.length, i);
+      const at = x.words_input(lower.length); // may grow the memory: its buffer is read after
+      Buffer.from(x.memory.buffer, at, lower.length * 2).write(lower, 0, 'utf16le');
+      x.words_add_kept(lower.length, i);
     });
+    let hits: Int32Array | undefined;
+    if (squeezed && squeezed.terms.length === 0) hits = new Int32Array(0);
+    else if (squeezed) {
+      const found = x.squeezed_match(); // may grow the memory: its buffer is read after
+      hits = new Int32Array(x.memory.buffer, x.squeezed_hits(), found).slice();
+    }
     const count = x.words_count();
     const buffer = x.memory.buffer;
     const i32 = (column: number) => new Int32Array(buffer, x.words_column(column), count);
@@ -250,6 +283,7 @@ export class CompiledScanner implements SecretPasses {
       flags: new Uint8Array(buffer, x.words_column(6), count),
     });
     this.bound();
+    return hits;
   }
 }
 

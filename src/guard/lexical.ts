@@ -21,7 +21,9 @@
  * as its words joined, in a second trie of one-word edges read only for spelled-out words. Words written
  * whole never reach it, so a term's joined form that is an ordinary word (`the rapist`, `therapist`) does not
  * fire on that word. The `any` terms of a block rule are explicit and have no innocent spelling: they are
- * also read squeezed (squeezed.ts), their words joined and whatever surrounds or disguises their letters.
+ * also read squeezed (squeezed.ts), their words joined and whatever surrounds or disguises their letters;
+ * with the compiled scanner that reading runs in the module (compiled.ts `squeezedHits`) and its hits are
+ * handed to `matchStream`.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
@@ -121,7 +123,7 @@ export class LexicalMatcher {
    */
   private readonly words = new WordStream();
   /** The `any` terms of block rules, read squeezed. */
-  private readonly squeezed: SqueezedMatcher;
+  readonly squeezed: SqueezedMatcher;
 
   /**
    * `squeeze`: the block rules' explicit terms are also read squeezed. The lexical rules' matcher does; the
@@ -179,10 +181,12 @@ export class LexicalMatcher {
 
   /**
    * As `match`, on a stream that already holds the words of `texts` (fillStream): several matchers read one
-   * tokenisation of a request instead of one each. The stream is left as it was given.
+   * tokenisation of a request instead of one each. The stream is left as it was given. `squeezedHits`,
+   * when given, are the squeezed reading's hits in `texts` found by the compiled scanner (the numbers
+   * `this.squeezed.hits` returns), read instead of reading the texts squeezed here.
    */
-  matchStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Finding[] {
-    return this.matchWords(texts, ws);
+  matchStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream, squeezedHits?: ArrayLike<number>): Finding[] {
+    return this.matchWords(texts, ws, undefined, squeezedHits);
   }
 
   /** Where `any` terms start: detector id, text index and offset in that text (for readers that need context). */
@@ -206,6 +210,7 @@ export class LexicalMatcher {
     texts: ReadonlyArray<{ where: string; text: string }>,
     ws: WordStream,
     spots?: Array<{ detector: number; text: number; offset: number }>,
+    squeezedHits?: ArrayLike<number>,
   ): Finding[] {
     const slotOf = ws.text;
 
@@ -256,7 +261,9 @@ export class LexicalMatcher {
       for (let i = 0; i < count; i++) if (ws.spelled(i)) walk(joined, i, i);
     }
 
-    this.squeezed.match(texts, (detector, slot) => anyHits.add(detector * 0x100000 + slot));
+    const squeezed = squeezedHits ?? this.squeezed.hits(texts);
+    const terms = this.squeezed.terms;
+    for (let k = 0; k + 1 < squeezed.length; k += 2) anyHits.add(terms[squeezed[k]!]!.detector * 0x100000 + squeezed[k + 1]!);
 
     const findings: Finding[] = [];
     const seen = new Set<string>();
