@@ -29,8 +29,14 @@ pub(crate) struct Squeezed {
     /// with it.
     digraphs: Vec<(Vec<u16>, u16)>,
     digraph_first: Vec<bool>,
-    /// Per ASCII unit: is it a letter or digit (words.ts isWordUnit)?
+    /// Per ASCII unit: is it a letter or digit (words.ts isWordUnit)? Does some term start with its class,
+    /// in the other reading, and in the symbols reading (for a unit that starts no digraph)?
     ascii_word: Vec<bool>,
+    plain_first: Vec<bool>,
+    symbols_first: Vec<bool>,
+    /// Per ASCII first class: one bit per ASCII class some term that starts with it has second (all bits
+    /// when one has no ASCII second class).
+    second: Vec<u128>,
     ordinary: Vec<Vec<u16>>,
     /// The terms as classes, and whether each is a prefix (ends in `*`).
     terms: Vec<(Vec<u16>, bool)>,
@@ -103,6 +109,30 @@ impl Squeezed {
             }
             self.terms.push((w, prefix));
         }
+        self.second = vec![0; 128];
+        for (w, _) in &self.terms {
+            if let Some(&c) = w.first().filter(|&&c| c < 128) {
+                self.second[c as usize] |= match w.get(1) {
+                    Some(&b) if b < 128 => 1u128 << b,
+                    _ => u128::MAX,
+                };
+            }
+        }
+        let first = |c: u16| {
+            c != 0
+                && if c < 128 {
+                    !self.by_first[c as usize].is_empty()
+                } else {
+                    self.by_other.iter().any(|&(f, _)| f == c)
+                }
+        };
+        self.plain_first = (0..128).map(|u| first(self.letters[u])).collect();
+        self.symbols_first = (0..128)
+            .map(|u| {
+                let c = self.symbols[u];
+                first(if c != 0 { c } else { self.letters[u] })
+            })
+            .collect();
     }
 
     fn has_terms(&self) -> bool {
@@ -203,6 +233,20 @@ fn found_at(
         .any(|o| crate::search::starts_with(t, i, o))
 }
 
+/// Does the unit after `i` (a unit of one code unit whose class is `c`, ASCII) rule out every term that starts
+/// with `c`? It does when it is an ASCII letter or digit (so the reading's next class unit in both readings)
+/// whose class no such term has second: most words that start with a term's first letter, at one look.
+#[inline(always)]
+fn second_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
+    match t.get(i + 1) {
+        Some(&v) if v < 128 && q.ascii_word[v as usize] => {
+            let b = q.letters[v as usize];
+            b < 128 && q.second[c as usize] & (1u128 << b) == 0
+        }
+        _ => false,
+    }
+}
+
 /// Looks at the terms whose first class is `c`, in one reading, at unit `i` (of `width` units): marks those
 /// found there in `found`.
 #[allow(clippy::too_many_arguments)]
@@ -261,8 +305,39 @@ fn find(s: &mut State, q: &Squeezed, t: &[u16], found: &mut [Vec<bool>; 2]) {
     let mut after_word = false; // does the unit before `i` make words?
     while i < n {
         let u = t[i];
-        if after_word && u < 128 && q.ascii_word[u as usize] {
-            // A unit of its own in both readings (no digraph holds a letter or digit), and no term starts here.
+        if u < 128 {
+            // ASCII (most units): what matters is read from per-unit tables, class_at only at a digraph's start.
+            let a = u as usize;
+            let word = q.ascii_word[a];
+            if after_word && word {
+                // A unit of its own in both readings (no digraph holds a letter or digit), and no term starts here.
+                i += 1;
+                continue;
+            }
+            symbols_at = symbols_at.max(i);
+            if !after_word && q.plain_first[a] && !second_rules_out(q, t, i, q.letters[a]) {
+                try_at(s, q, t, i, q.letters[a], 1, false, &mut ahead, found_plain);
+            }
+            if symbols_at == i {
+                if q.digraph_first[a] {
+                    let (c, width) = class_at(s, q, t, i, true);
+                    if c != 0 && !after_word {
+                        try_at(s, q, t, i, c, width, true, &mut ahead, found_symbols);
+                    }
+                    symbols_at += width;
+                } else {
+                    if !after_word && q.symbols_first[a] {
+                        let c = if q.symbols[a] != 0 {
+                            q.symbols[a]
+                        } else {
+                            q.letters[a]
+                        };
+                        try_at(s, q, t, i, c, 1, true, &mut ahead, found_symbols);
+                    }
+                    symbols_at += 1;
+                }
+            }
+            after_word = word;
             i += 1;
             continue;
         }
