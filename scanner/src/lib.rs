@@ -13,6 +13,8 @@
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 //!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
+//!  - lexicon.rs: the lexical detectors' and the intent topics' term lists matched on the word stream
+//!    (src/guard/lexical.ts `LexicalMatcher` `hits`), both in one pass over the words.
 //!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
 //!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits.
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
@@ -21,6 +23,7 @@
 mod anchors;
 mod keywords;
 mod laced;
+mod lexicon;
 mod normalise;
 mod runs;
 mod search;
@@ -55,6 +58,10 @@ pub(crate) struct State {
     word_texts: Vec<u16>,
     word_bases: Vec<usize>,
     squeezed: squeezed::Squeezed,
+    /// The term lists `lexicon_set` took, by slot (0 the lexical detectors, 1 the intent topics), and the
+    /// last `lexicon_match`'s hits.
+    lexicons: [Option<lexicon::Lexicon>; 2],
+    lexicon_hits: [Vec<i32>; 2],
 }
 
 static mut STATE: Option<State> = None;
@@ -79,6 +86,8 @@ pub(crate) fn state() -> &'static mut State {
             word_texts: Vec::new(),
             word_bases: Vec::new(),
             squeezed: squeezed::Squeezed::default(),
+            lexicons: [None, None],
+            lexicon_hits: [Vec::new(), Vec::new()],
         })
     }
 }
@@ -184,6 +193,38 @@ pub extern "C" fn squeezed_match() -> u32 {
     let s = state();
     squeezed::run(s);
     s.squeezed.hits.len() as u32
+}
+
+/// Takes the term list of slot `slot` (0 or 1; the first `units` units of the input, as lexicon.rs
+/// `from_terms` reads them), replacing the one it held.
+#[no_mangle]
+pub extern "C" fn lexicon_set(slot: u32, units: u32) {
+    let s = state();
+    let lx = lexicon::Lexicon::from_terms(&s.input[..units as usize]);
+    s.lexicons[slot as usize & 1] = Some(lx);
+}
+
+/// Matches the term lists of the slots `read` names (bit 0 slot 0, bit 1 slot 1) on the word stream, in
+/// one pass; slot k's hits are `lexicon_hits(k)`, `lexicon_hit_count(k)` triples (tag, first word, last
+/// word).
+#[no_mangle]
+pub extern "C" fn lexicon_match(read: u32) {
+    let s = state();
+    let lexicons = core::mem::take(&mut s.lexicons);
+    let mut outs = core::mem::take(&mut s.lexicon_hits);
+    lexicon::run(s, &lexicons, read, &mut outs);
+    s.lexicons = lexicons;
+    s.lexicon_hits = outs;
+}
+
+#[no_mangle]
+pub extern "C" fn lexicon_hit_count(k: u32) -> u32 {
+    (state().lexicon_hits[k as usize & 1].len() / 3) as u32
+}
+
+#[no_mangle]
+pub extern "C" fn lexicon_hits(k: u32) -> *const i32 {
+    state().lexicon_hits[k as usize & 1].as_ptr()
 }
 
 #[no_mangle]
