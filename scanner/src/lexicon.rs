@@ -1,5 +1,5 @@
 //! The term lists of src/guard/lexical.ts (`LexicalMatcher`) matched on the word stream (words.rs), unit
-//! for unit as `matchWords` walks them: a word trie keyed by word hashes (whole words, and the first three
+//! for unit as `hits` walks them: a word trie keyed by word hashes (whole words, and the first three
 //! letters of a prefix term), shared by every detector of one matcher, and a second trie of multi-word
 //! terms written as one word, read only for spelled-out words. What a walk finds goes back to TypeScript as
 //! triples (tag, first word, last word) in the order the reference records them; which detector, near

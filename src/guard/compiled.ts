@@ -4,9 +4,9 @@
  * its sources). The TypeScript passes stay the reference: compileGuardrails({ engine: 'typescript' }) runs
  * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
  *
- * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the squeezed
- * reading of the block rules' explicit terms over the same texts (squeezed.ts `SqueezedMatcher`), the
- * normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
+ * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the walk of
+ * their term lists over it (lexical.ts `hits`), the squeezed reading of the block rules' explicit terms over
+ * the same texts (squeezed.ts `SqueezedMatcher`), all in one call (`readWords`), the normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
  * one reading of a text: where key-like words start (generic.ts `keywordStarts`), where a key laced with
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
  * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or

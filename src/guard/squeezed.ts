@@ -20,7 +20,7 @@
  *
  * Linear: two passes over each text, then one native search per term and reading.
  *
- * The compiled scanner (compiled.ts `squeezedHits`, scanner/src/squeezed.rs) reads the same way from the
+ * The compiled scanner (compiled.ts `readWords`, scanner/src/squeezed.rs) reads the same way from the
  * same tables (`describe`), over the texts it already holds for the word stream; `hits` here stays the
  * reference it is tested against.
  */
