@@ -34,6 +34,8 @@ pub(crate) struct Squeezed {
     ascii_word: Vec<bool>,
     plain_first: Vec<bool>,
     symbols_first: Vec<bool>,
+    /// The same per ASCII unit in one byte (WORD, PLAIN_FIRST, SYMBOLS_FIRST, DIGRAPH_FIRST), for the walk.
+    ascii: Vec<u8>,
     /// Per ASCII first class: one bit per ASCII class some term that starts with it has second (all bits
     /// when one has no ASCII second class).
     second: Vec<u128>,
@@ -47,6 +49,11 @@ pub(crate) struct Squeezed {
     found: [Vec<bool>; 2],
     pub(crate) hits: Vec<i32>,
 }
+
+const WORD: u8 = 1;
+const PLAIN_FIRST: u8 = 2;
+const SYMBOLS_FIRST: u8 = 4;
+const DIGRAPH_FIRST: u8 = 8;
 
 /// Reads the next number of the host's description.
 fn next(d: &[u16], at: &mut usize) -> u16 {
@@ -131,6 +138,14 @@ impl Squeezed {
             .map(|u| {
                 let c = self.symbols[u];
                 first(if c != 0 { c } else { self.letters[u] })
+            })
+            .collect();
+        self.ascii = (0..128)
+            .map(|u| {
+                ((self.ascii_word[u] as u8) * WORD)
+                    | ((self.plain_first[u] as u8) * PLAIN_FIRST)
+                    | ((self.symbols_first[u] as u8) * SYMBOLS_FIRST)
+                    | ((self.digraph_first[u] as u8) * DIGRAPH_FIRST)
             })
             .collect();
     }
@@ -303,36 +318,45 @@ fn find(s: &mut State, q: &Squeezed, t: &[u16], found: &mut [Vec<bool>; 2]) {
     let mut i = 0;
     let mut symbols_at = 0; // where the symbols reading's next unit starts (i, unless i is inside a digraph)
     let mut after_word = false; // does the unit before `i` make words?
+    let ascii: &[u8; 128] = q.ascii[..128].try_into().expect("the tables are set");
     while i < n {
+        if after_word {
+            // Letters and digits inside a word: each a unit of its own in both readings (no digraph holds
+            // one), and no term starts there.
+            while i < n && t[i] < 128 && ascii[t[i] as usize] & WORD != 0 {
+                i += 1;
+            }
+            if i == n {
+                break;
+            }
+        }
         let u = t[i];
         if u < 128 {
             // ASCII (most units): what matters is read from per-unit tables, class_at only at a digraph's start.
             let a = u as usize;
-            let word = q.ascii_word[a];
-            if after_word && word {
-                // A unit of its own in both readings (no digraph holds a letter or digit), and no term starts here.
-                i += 1;
-                continue;
-            }
+            let flags = ascii[a];
+            let word = flags & WORD != 0;
             symbols_at = symbols_at.max(i);
-            if !after_word && q.plain_first[a] && !second_rules_out(q, t, i, q.letters[a]) {
+            if !after_word && flags & PLAIN_FIRST != 0 && !second_rules_out(q, t, i, q.letters[a]) {
                 try_at(s, q, t, i, q.letters[a], 1, false, &mut ahead, found_plain);
             }
             if symbols_at == i {
-                if q.digraph_first[a] {
+                if flags & DIGRAPH_FIRST != 0 {
                     let (c, width) = class_at(s, q, t, i, true);
                     if c != 0 && !after_word {
                         try_at(s, q, t, i, c, width, true, &mut ahead, found_symbols);
                     }
                     symbols_at += width;
                 } else {
-                    if !after_word && q.symbols_first[a] {
+                    if !after_word && flags & SYMBOLS_FIRST != 0 {
                         let c = if q.symbols[a] != 0 {
                             q.symbols[a]
                         } else {
                             q.letters[a]
                         };
-                        try_at(s, q, t, i, c, 1, true, &mut ahead, found_symbols);
+                        if !second_rules_out(q, t, i, c) {
+                            try_at(s, q, t, i, c, 1, true, &mut ahead, found_symbols);
+                        }
                     }
                     symbols_at += 1;
                 }
