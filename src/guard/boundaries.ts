@@ -12,7 +12,7 @@
  */
 import { KEYWORDS } from './generic.js';
 import { isTokenCode } from './laced.js';
-import type { Normalised } from './normalise.js';
+import { foldCodePoint, type Normalised } from './normalise.js';
 import {
   ANCHOR_GROUP_BITS,
   ANCHOR_GROUPS,
@@ -46,12 +46,22 @@ const OPENAI_BODY = /^sk-(?:(?:proj|svcacct|admin)-)?/;
  * counted, not the text's, so a key laced with separators (`sk-… T3BlbkFJ …`) ends where its last piece does
  * and takes no word after it. Any other hit keeps its end.
  */
-function splitReach(kind: SecretKind, joined: string, start: number, end: number): number {
+function splitReach(kind: SecretKind, joined: string, start: number, end: number, cutPairs: ReadonlyMap<number, string>): number {
   if (kind !== 'openai-key') return end;
-  // The key's own characters, and where each is.
+  // The key's own characters, and where each is. A character cut in two by a boundary (cutPairs: its fold,
+  // at the boundary's offset) is in neither text's reading, yet is one of the key's: counted, at the unit
+  // before the cut.
   let key = '';
   const at: number[] = [];
   for (let i = start; i < end; i++) {
+    const cut = i > start ? cutPairs.get(i) : undefined;
+    if (cut !== undefined) {
+      for (let k = 0; k < cut.length; k++) {
+        if (!isTokenCode(cut.charCodeAt(k))) continue;
+        key += cut[k];
+        at.push(i - 1);
+      }
+    }
     if (!isTokenCode(joined.charCodeAt(i))) continue;
     key += joined[i];
     at.push(i);
@@ -78,10 +88,21 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
   const { searched, ...union } = options;
   const offsets: number[] = [];
   let joined = '';
-  for (const i of order) {
+  // Where a boundary cuts a surrogate pair in two (a text ending with its high half, the next starting with
+  // its low half): the joined offset of the boundary, and the fold of the character cut (neither half is
+  // read: a lone surrogate normalises to nothing).
+  const cutPairs = new Map<number, string>();
+  order.forEach((i, k) => {
+    if (k > 0) {
+      const before = norm[order[k - 1]!]!.original;
+      const high = before.charCodeAt(before.length - 1);
+      const low = norm[i]!.original.charCodeAt(0);
+      if (high >= 0xd800 && high <= 0xdbff && low >= 0xdc00 && low <= 0xdfff)
+        cutPairs.set(joined.length, foldCodePoint(0x10000 + ((high - 0xd800) << 10) + (low - 0xdc00)));
+    }
     offsets.push(joined.length);
     joined += norm[i]!.text;
-  }
+  });
   const at = (pos: number): number => {
     let lo = 0;
     let hi = offsets.length - 1;
@@ -156,7 +177,10 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       a = at(start);
       // A split is of two texts: the hit ends where the text after its first one does, at the latest.
       const next = at(offsets[a]! + norm[order[a]!]!.text.length);
-      const end = Math.min(hit.via === undefined ? splitReach(h.kind, joined, start, h.end) : h.end, offsets[next]! + norm[order[next]!]!.text.length);
+      const end = Math.min(
+        hit.via === undefined ? splitReach(h.kind, joined, start, h.end, cutPairs) : h.end,
+        offsets[next]! + norm[order[next]!]!.text.length,
+      );
       const last = at(end - 1);
       if (a === last) continue;
       for (let k = a; k <= last; k++) {

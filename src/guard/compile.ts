@@ -191,7 +191,16 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (union.kinds.size === 0) return out;
     const push: Push = (slot, hit, start, end) => {
       if (end <= start) return;
-      const [s, e] = originalSpan(norm[slot]!, start, end);
+      const n = norm[slot]!;
+      let [s, e] = originalSpan(n, start, end);
+      if (hit.via === 'split') {
+        // A split's part that runs to its text's end (from its start) also takes the lone half of a surrogate
+        // pair the boundary cut there: half of one of the key's characters, which normalises to nothing.
+        const last = n.original.charCodeAt(n.original.length - 1);
+        if (end === n.text.length && e === n.original.length - 1 && last >= 0xd800 && last <= 0xdbff) e++;
+        const first = n.original.charCodeAt(0);
+        if (start === 0 && s === 1 && first >= 0xdc00 && first <= 0xdfff) s = 0;
+      }
       out.push({ slot, kind: hit.kind, start: s, end: e, ...(hit.via ? { via: hit.via } : {}) });
     };
     // The texts' searches are kept for the boundary pass, which reads the texts joined.

@@ -67,6 +67,21 @@ export function foldCodePoint(cp: number): string {
   return f;
 }
 
+/**
+ * The code point at unit `i` of `s`: a surrogate pair read whole, any other unit (a lone surrogate too) as it
+ * is. Not `String.prototype.codePointAt`: on Node 24 (V8 13.6), once the calling function is optimised,
+ * `codePointAt` at the last unit of a sliced string (`slice`/`substring` of 13 units or more, a view of its
+ * parent) pairs a trailing high surrogate with the parent's next unit, a character the string does not hold.
+ * A message cut inside a surrogate pair is such a string, and what it normalised to then depended on what
+ * the process had run before.
+ */
+export function codePointAt(s: string, i: number): number {
+  const c = s.charCodeAt(i);
+  if (c < 0xd800 || c > 0xdbff || i + 1 >= s.length) return c;
+  const d = s.charCodeAt(i + 1);
+  return d >= 0xdc00 && d <= 0xdfff ? 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00) : c;
+}
+
 const utf16 = new TextDecoder('utf-16le');
 
 export function normalise(original: string): Normalised {
@@ -91,7 +106,7 @@ export function normalise(original: string): Normalised {
       i++;
       continue;
     }
-    const cp = c >= 0xd800 && c <= 0xdbff ? original.codePointAt(i)! : c;
+    const cp = c >= 0xd800 && c <= 0xdbff ? codePointAt(original, i) : c;
     const width = cp > 0xffff ? 2 : 1;
     const f = foldCodePoint(cp);
     for (let k = 0; k < f.length; k++) {

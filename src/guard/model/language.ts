@@ -6,7 +6,15 @@
  * Three signals, read over at most the first and last SAMPLE characters: the share of letters outside the
  * Latin script, the share of Latin letters with diacritics, and whether common function words of other
  * languages outnumber English ones. Linear in the sample, no allocation per word beyond the regex match.
+ *
+ * A word is a token of letters only: a token with a digit or an underscore in it (an identifier, a hash,
+ * a line of random token pieces such as `4uyam + yq9lj + obbj7v37`) is no language's word, and the letter
+ * runs between its digits are not words either. Counted as words, those runs (`yq`, `lj`, `ned`) met the
+ * short function words of other languages (`de`, `il`, `je`, `ne`, `y`) often enough that a blue-team line
+ * of such pieces read as "not English", was sent to the intent model, and was refused.
  */
+import { codePointAt } from '../normalise.js';
+
 const SAMPLE = 2000;
 
 const ENGLISH = new Set(
@@ -31,6 +39,9 @@ const OTHER = new Set(
 );
 
 const LATIN = /\p{Script=Latin}/u;
+/** A token: a run of letters, digits and underscores; a word when it holds neither digit nor underscore. */
+const TOKEN = /[\p{L}\p{N}_]+/gu;
+const NOT_A_WORD = /[\p{N}_]/u;
 const LETTER = /\p{L}/u;
 
 /** True when the text reads as something other than English. */
@@ -49,7 +60,7 @@ export function looksNonEnglish(text: string): boolean {
       continue;
     }
     ascii = false;
-    const cp = sample.codePointAt(i)!;
+    const cp = codePointAt(sample, i);
     if (cp > 0xffff) i++;
     const ch = String.fromCodePoint(cp);
     if (LATIN.test(ch)) {
@@ -66,23 +77,33 @@ export function looksNonEnglish(text: string): boolean {
   let foreign = 0;
   const lower = sample.toLowerCase();
   if (ascii) {
-    // All ASCII: the words (runs of letters) are the runs of a-z, cut by code, no regex match per word.
+    // All ASCII: the tokens are the runs of a-z, 0-9 and _, cut by code, no regex match per word; a token
+    // is a word when it holds letters only.
     let start = -1;
+    let letters = true;
     for (let i = 0; i <= lower.length; i++) {
       const c = i < lower.length ? lower.charCodeAt(i) : 0;
-      if (c >= 0x61 && c <= 0x7a) {
-        if (start < 0) start = i;
+      const letter = c >= 0x61 && c <= 0x7a;
+      if (letter || (c >= 0x30 && c <= 0x39) || c === 0x5f) {
+        if (start < 0) {
+          start = i;
+          letters = true;
+        }
+        if (!letter) letters = false;
       } else if (start >= 0) {
-        const w = lower.slice(start, i);
-        if (ENGLISH.has(w)) en++;
-        else if (OTHER.has(w)) foreign++;
+        if (letters) {
+          const w = lower.slice(start, i);
+          if (ENGLISH.has(w)) en++;
+          else if (OTHER.has(w)) foreign++;
+        }
         start = -1;
       }
     }
     return foreign > en;
   }
-  for (const m of lower.matchAll(/\p{L}+/gu)) {
+  for (const m of lower.matchAll(TOKEN)) {
     const w = m[0];
+    if (NOT_A_WORD.test(w)) continue;
     if (ENGLISH.has(w)) en++;
     else if (OTHER.has(w)) foreign++;
   }

@@ -5,8 +5,9 @@
  *  - a job not answered within `timeoutMs` of being submitted (waiting included) is rejected
  *    (ClassifierError `timeout`); if it was running, its worker is ended and a fresh one started, so a
  *    runaway text cannot keep a core busy after its caller has moved on.
- * Workers start on first use. What a rejection means for the call is the caller's fail mode
- * (intent-model.ts).
+ * Workers start on first use and never keep the process alive. A worker that dies (mid-job or idle) fails
+ * its job at once (`error`) and, once it had loaded the engine, is replaced. What a rejection means for the
+ * call is the caller's fail mode (intent-model.ts).
  */
 import { Worker } from 'node:worker_threads';
 import { ClassifierError } from '../types.js';
@@ -59,7 +60,6 @@ export class EncoderPool {
 
   private spawn(): Slot {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { addon: this.files.addon, weights: this.files.weights } });
-    worker.unref();
     const slot: Slot = { worker, ready: false };
     worker.on('message', (m: { ready?: true; id?: number; vectors?: Float32Array[]; error?: string }) => {
       if (m.ready) {
@@ -101,6 +101,9 @@ export class EncoderPool {
     };
     worker.on('error', lost);
     worker.on('exit', lost);
+    // After the listeners: adding a 'message' listener refs the worker's port again, so unref'd first the
+    // thread kept the process up after its last call (a stopped gateway, a script, a test run never ended).
+    worker.unref();
     return slot;
   }
 
