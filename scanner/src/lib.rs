@@ -13,15 +13,21 @@
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 //!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
+//!  - lexicon.rs: the lexical detectors' and the intent topics' term lists matched on the word stream
+//!    (src/guard/lexical.ts `LexicalMatcher` `hits`), both in one pass over the words.
+//!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
+//!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits.
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
 mod anchors;
 mod keywords;
 mod laced;
+mod lexicon;
 mod normalise;
 mod runs;
 mod search;
+mod squeezed;
 mod words;
 
 // What the host (TypeScript) decides for this module, so that both scanners read characters alike.
@@ -47,6 +53,15 @@ pub(crate) struct State {
     word_class: Vec<u8>,
     folds: normalise::FoldCache,
     fold_buffer: Vec<u16>,
+    /// The texts of the word stream (as `words_add_kept` read them, one after another) and where each
+    /// starts: the squeezed reading reads them after the words are cut, without another copy.
+    word_texts: Vec<u16>,
+    word_bases: Vec<usize>,
+    squeezed: squeezed::Squeezed,
+    /// The term lists `lexicon_set` took, by slot (0 the lexical detectors, 1 the intent topics), and the
+    /// last `lexicon_match`'s hits.
+    lexicons: [Option<lexicon::Lexicon>; 2],
+    lexicon_hits: [Vec<i32>; 2],
 }
 
 static mut STATE: Option<State> = None;
@@ -68,6 +83,11 @@ pub(crate) fn state() -> &'static mut State {
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
             fold_buffer: vec![0; 64],
+            word_texts: Vec::new(),
+            word_bases: Vec::new(),
+            squeezed: squeezed::Squeezed::default(),
+            lexicons: [None, None],
+            lexicon_hits: [Vec::new(), Vec::new()],
         })
     }
 }
@@ -117,7 +137,10 @@ pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
 /// Forgets every word (the next `words_add` is text 0).
 #[no_mangle]
 pub extern "C" fn words_reset() {
-    state().words.reset();
+    let s = state();
+    s.words.reset();
+    s.word_texts.clear();
+    s.word_bases.clear();
 }
 
 /// Adds the words of the first `units` units of the input (a text already normalised and lowercased) as
@@ -128,6 +151,85 @@ pub extern "C" fn words_add(units: u32, source: u32) {
     let text = core::mem::take(&mut s.input);
     words::add(s, &text[..units as usize], source as i32);
     s.input = text;
+}
+
+/// Room for the next text of the word stream, `units` units, kept after `words_add_kept` for the squeezed
+/// reading; returns where the host writes them.
+#[no_mangle]
+pub extern "C" fn words_input(units: u32) -> *mut u16 {
+    let s = state();
+    let at = s.word_texts.len();
+    s.word_texts.resize(at + units as usize, 0);
+    // SAFETY: `at` is within the buffer just grown.
+    unsafe { s.word_texts.as_mut_ptr().add(at) }
+}
+
+/// As `words_add`, for the text just written at `words_input` (its last `units` units), which stays.
+#[no_mangle]
+pub extern "C" fn words_add_kept(units: u32, source: u32) {
+    let s = state();
+    let texts = core::mem::take(&mut s.word_texts);
+    let at = texts.len() - units as usize;
+    s.word_bases.resize(source as usize, at);
+    s.word_bases.push(at);
+    words::add(s, &texts[at..], source as i32);
+    s.word_texts = texts;
+}
+
+/// Takes the squeezed reading's tables and terms (the first `units` units of the input, as squeezed.rs
+/// `set` reads them).
+#[no_mangle]
+pub extern "C" fn squeezed_set(units: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    s.squeezed.set(&text[..units as usize]);
+    s.input = text;
+}
+
+/// The squeezed terms' hits in the texts of the word stream; returns how many numbers `squeezed_hits`
+/// holds (two per hit: term, text).
+#[no_mangle]
+pub extern "C" fn squeezed_match() -> u32 {
+    let s = state();
+    squeezed::run(s);
+    s.squeezed.hits.len() as u32
+}
+
+/// Takes the term list of slot `slot` (0 or 1; the first `units` units of the input, as lexicon.rs
+/// `from_terms` reads them), replacing the one it held.
+#[no_mangle]
+pub extern "C" fn lexicon_set(slot: u32, units: u32) {
+    let s = state();
+    let lx = lexicon::Lexicon::from_terms(&s.input[..units as usize]);
+    s.lexicons[slot as usize & 1] = Some(lx);
+}
+
+/// Matches the term lists of the slots `read` names (bit 0 slot 0, bit 1 slot 1) on the word stream, in
+/// one pass; slot k's hits are `lexicon_hits(k)`, `lexicon_hit_count(k)` triples (tag, first word, last
+/// word).
+#[no_mangle]
+pub extern "C" fn lexicon_match(read: u32) {
+    let s = state();
+    let lexicons = core::mem::take(&mut s.lexicons);
+    let mut outs = core::mem::take(&mut s.lexicon_hits);
+    lexicon::run(s, &lexicons, read, &mut outs);
+    s.lexicons = lexicons;
+    s.lexicon_hits = outs;
+}
+
+#[no_mangle]
+pub extern "C" fn lexicon_hit_count(k: u32) -> u32 {
+    (state().lexicon_hits[k as usize & 1].len() / 3) as u32
+}
+
+#[no_mangle]
+pub extern "C" fn lexicon_hits(k: u32) -> *const i32 {
+    state().lexicon_hits[k as usize & 1].as_ptr()
+}
+
+#[no_mangle]
+pub extern "C" fn squeezed_hits() -> *const i32 {
+    state().squeezed.hits.as_ptr()
 }
 
 #[no_mangle]

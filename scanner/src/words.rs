@@ -54,13 +54,13 @@ fn spelled_gap(t: &[u16], from: usize, to: usize) -> bool {
 
 #[derive(Default)]
 pub(crate) struct Words {
-    hash: Vec<i32>,
-    prefix: Vec<i32>,
-    length: Vec<i32>,
-    text: Vec<i32>,
-    start: Vec<i32>,
-    end: Vec<i32>,
-    flags: Vec<u8>,
+    pub(crate) hash: Vec<i32>,
+    pub(crate) prefix: Vec<i32>,
+    pub(crate) length: Vec<i32>,
+    pub(crate) text: Vec<i32>,
+    pub(crate) start: Vec<i32>,
+    pub(crate) end: Vec<i32>,
+    pub(crate) flags: Vec<u8>,
 }
 
 impl Words {
@@ -102,7 +102,7 @@ impl Words {
 }
 
 /// Word character `c` of a word with `flags` as it folds, or -1 when it folds to nothing.
-fn fold_unit(s: &mut State, c: u16, flags: u8) -> i32 {
+pub(crate) fn fold_unit(s: &mut State, c: u16, flags: u8) -> i32 {
     if s.is_word_unit(c) {
         return if flags == 1 { leet(c) as i32 } else { c as i32 };
     }

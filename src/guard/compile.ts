@@ -295,10 +295,14 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     if (lexicalSpecs.length > 0 || intent.size > 0) {
       // One tokenisation of the request for both word readers (it was half of a large request's scan).
       try {
-        if (compiled) compiled.fillWords(words, texts);
-        else fillStream(words, texts);
-        if (lexicalSpecs.length > 0) findings.push(...lexical.matchStream(texts, words));
-        if (intent.size > 0) findings.push(...(first = intent.firstPass(texts, words)).findings);
+        // Compiled: the words, both term lists' hits and the squeezed reading of the block terms in one call
+        // to the module; the findings are built from them here, as from the reference's.
+        const lexicalOn = lexicalSpecs.length > 0 ? lexical : undefined;
+        const topicsOn = intent.size > 0 ? intent.topics : undefined;
+        const found = compiled?.readWords(words, texts, { lexical: lexicalOn, topics: topicsOn, squeezed: lexicalOn?.squeezed });
+        if (!compiled) fillStream(words, texts);
+        if (lexicalOn) findings.push(...lexicalOn.matchStream(texts, words, found && { words: found.lexical, squeezed: found.squeezed }));
+        if (topicsOn) findings.push(...(first = intent.firstPass(texts, words, found?.topics)).findings);
       } finally {
         words.reset();
       }

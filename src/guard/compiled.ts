@@ -4,8 +4,9 @@
  * its sources). The TypeScript passes stay the reference: compileGuardrails({ engine: 'typescript' }) runs
  * them alone, and test/guard/scanner-equivalence.test.ts requires identical findings from both engines.
  *
- * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the
- * normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
+ * What runs compiled: the word stream the lexical and intent matchers read (words.ts `add`), the walk of
+ * their term lists over it (lexical.ts `hits`), the squeezed reading of the block rules' explicit terms over
+ * the same texts (squeezed.ts `SqueezedMatcher`), all in one call (`readWords`), the normalisation of non-ASCII text (normalise.ts `normalise`), and three searches of the secret pass, in
  * one reading of a text: where key-like words start (generic.ts `keywordStarts`), where a key laced with
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
  * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or
@@ -29,6 +30,8 @@ import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
 import { ANCHOR_GROUPS, type SecretPasses } from './secrets.js';
+import { describe as describeSqueezed, type SqueezedMatcher } from './squeezed.js';
+import type { LexicalMatcher } from './lexical.js';
 import { isWordUnit, type WordStream } from './words.js';
 
 /** Where the committed module is: scanner/build beside src/ (or dist/) at the repository root. */
@@ -64,6 +67,15 @@ interface Exports {
   fold_buffer(units: number): number;
   words_reset(): void;
   words_add(units: number, source: number): void;
+  words_input(units: number): number;
+  words_add_kept(units: number, source: number): void;
+  squeezed_set(units: number): void;
+  squeezed_match(): number;
+  squeezed_hits(): number;
+  lexicon_set(slot: number, units: number): void;
+  lexicon_match(read: number): void;
+  lexicon_hit_count(k: number): number;
+  lexicon_hits(k: number): number;
   words_count(): number;
   words_column(column: number): number;
   normalise(units: number): number;
@@ -91,6 +103,13 @@ export class CompiledScanner implements SecretPasses {
   private readonly foldAt: number;
   private readonly module: WasmModule;
   private renewing = false;
+  /**
+   * The squeezed matcher whose tables and terms the module holds (one at a time: a process runs one rules
+   * file, and another is handed over when it is used, as after a reload).
+   */
+  private squeezedLoaded: SqueezedMatcher | undefined = undefined;
+  /** Likewise the term lists the module's two lexicon slots hold (0 the lexical detectors, 1 the intent topics). */
+  private lexiconsLoaded: Array<LexicalMatcher | undefined> = [undefined, undefined];
 
   constructor(module: WasmModule) {
     this.module = module;
@@ -228,15 +247,55 @@ export class CompiledScanner implements SecretPasses {
 
   /** lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty `ws`. */
   fillWords(ws: WordStream, texts: ReadonlyArray<{ text: string }>): void {
+    this.readWords(ws, texts, {});
+  }
+
+  /**
+   * `fillWords`, and in the same call what the matchers given read on those words, in the module: the term
+   * lists' hits of `lexical` and `topics` (lexical.ts `hits`: tag, first word, last word; both in one pass
+   * over the words) and the squeezed reading of `squeezed` (squeezed.ts `SqueezedMatcher.hits`: term, text;
+   * read in the copy the words were cut from). Each copied; undefined for a matcher not given.
+   *
+   * Everything the module does for this call is done before `ws` takes views of its memory: a later call
+   * that grew the memory would leave those views empty (the first request's words were lost so, when
+   * handing over the squeezed tables grew it).
+   */
+  readWords(
+    ws: WordStream,
+    texts: ReadonlyArray<{ text: string }>,
+    { lexical, topics, squeezed }: { lexical?: LexicalMatcher; topics?: LexicalMatcher; squeezed?: SqueezedMatcher },
+  ): { lexical?: Int32Array; topics?: Int32Array; squeezed?: Int32Array } {
     const x = this.x;
+    if (squeezed && squeezed.terms.length > 0 && this.squeezedLoaded !== squeezed) {
+      const d = describeSqueezed(squeezed.terms);
+      new Uint16Array(x.memory.buffer, x.input(d.length), d.length).set(d);
+      x.squeezed_set(d.length);
+      this.squeezedLoaded = squeezed;
+    }
+    [lexical, topics].forEach((m, slot) => {
+      if (m && this.lexiconsLoaded[slot] !== m) this.loadLexicon(slot, m);
+    });
     x.words_reset();
     const sources: string[] = [];
     texts.forEach((t, i) => {
       const lower = t.text.toLowerCase();
       sources.push(lower);
-      this.write(lower);
-      x.words_add(lower.length, i);
+      const at = x.words_input(lower.length); // may grow the memory: its buffer is read after
+      Buffer.from(x.memory.buffer, at, lower.length * 2).write(lower, 0, 'utf16le');
+      x.words_add_kept(lower.length, i);
     });
+    const out: { lexical?: Int32Array; topics?: Int32Array; squeezed?: Int32Array } = {};
+    if (squeezed && squeezed.terms.length === 0) out.squeezed = new Int32Array(0);
+    else if (squeezed) {
+      const found = x.squeezed_match(); // may grow the memory: its buffer is read after
+      out.squeezed = new Int32Array(x.memory.buffer, x.squeezed_hits(), found).slice();
+    }
+    if (lexical || topics) {
+      x.lexicon_match((lexical ? 1 : 0) | (topics ? 2 : 0)); // may grow the memory too
+      const hits = (k: number) => new Int32Array(x.memory.buffer, x.lexicon_hits(k), x.lexicon_hit_count(k) * 3).slice();
+      if (lexical) out.lexical = hits(0);
+      if (topics) out.topics = hits(1);
+    }
     const count = x.words_count();
     const buffer = x.memory.buffer;
     const i32 = (column: number) => new Int32Array(buffer, x.words_column(column), count);
@@ -250,6 +309,24 @@ export class CompiledScanner implements SecretPasses {
       flags: new Uint8Array(buffer, x.words_column(6), count),
     });
     this.bound();
+    return out;
+  }
+
+  /** Hands `matcher`'s terms (lexical.ts `terms`) to lexicon slot `slot`, as lexicon.rs `from_terms` reads them. */
+  private loadLexicon(slot: number, matcher: LexicalMatcher): void {
+    const units: number[] = [];
+    for (const { words, prefixLast, tag } of matcher.terms) {
+      if (tag > 0xffff || words.length > 0xffff || words.some((w) => w.length > 0xffff))
+        throw new Error('compiled scanner: a term list too large for the module');
+      units.push(words.length, prefixLast ? 1 : 0, tag);
+      for (const w of words) {
+        units.push(w.length);
+        for (let k = 0; k < w.length; k++) units.push(w.charCodeAt(k));
+      }
+    }
+    new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
+    this.x.lexicon_set(slot, units.length);
+    this.lexiconsLoaded[slot] = matcher;
   }
 }
 

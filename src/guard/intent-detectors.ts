@@ -61,7 +61,8 @@ function around(text: string, offsets: readonly number[]): string {
 
 export class IntentDetectors {
   private readonly compiled: Compiled[];
-  private readonly topics: LexicalMatcher;
+  /** The topic terms of every detector, one lexical matcher (its hits may come from the compiled scanner). */
+  readonly topics: LexicalMatcher;
 
   constructor(specs: readonly IntentDetectorSpec[]) {
     this.compiled = specs.map((spec) => {
@@ -93,12 +94,13 @@ export class IntentDetectors {
   /**
    * `match` with what the intent model needs to know of the first pass: where the topic terms are (text
    * index and offset in the normalised text) and the highest probability any detector's class reached
-   * (0 when no topic term occurs), whether or not it crossed the detector's threshold.
+   * (0 when no topic term occurs), whether or not it crossed the detector's threshold. `topicHits`, with `ws`:
+   * the topic matcher's hits on it, found by the compiled scanner (lexical.ts `matchStream`).
    */
-  firstPass(texts: ReadonlyArray<{ where: string; text: string }>, ws?: WordStream): FirstPass {
+  firstPass(texts: ReadonlyArray<{ where: string; text: string }>, ws?: WordStream, topicHits?: ArrayLike<number>): FirstPass {
     const none: FirstPass = { findings: [], spots: [], top: 0 };
     if (this.compiled.length === 0) return none;
-    const spots = ws ? this.topics.spotsStream(texts, ws) : this.topics.spots(texts);
+    const spots = ws ? this.topics.spotsStream(texts, ws, topicHits ? { words: topicHits } : undefined) : this.topics.spots(texts);
     if (spots.length === 0) return none;
     // What each text contributes: the whole of a short text, the windows around topic terms of a long one.
     const offsets = new Map<number, number[]>();

@@ -21,12 +21,24 @@
  * as its words joined, in a second trie of one-word edges read only for spelled-out words. Words written
  * whole never reach it, so a term's joined form that is an ordinary word (`the rapist`, `therapist`) does not
  * fire on that word. The `any` terms of a block rule are explicit and have no innocent spelling: they are
- * also read squeezed (squeezed.ts), their words joined and whatever surrounds or disguises their letters.
+ * also read squeezed (squeezed.ts), their words joined and whatever surrounds or disguises their letters;
+ * with the compiled scanner that reading runs in the module and its hits are handed to `matchStream`.
+ *
+ * The walk yields hits (term, first word, last word: `hits`); the findings are built from them. With the
+ * compiled scanner (compiled.ts `readWords`) the walk runs in the module instead, over the word stream it
+ * cut, from the same terms (`terms`), for the lexical detectors and the intent topics in one pass; the
+ * findings are built here from its hits alike, and the walk here stays the reference it is tested against.
  */
 import type { Action, Classifier, ClassifierText, Finding, NearDoc } from './types.js';
 import { normalise } from './normalise.js';
 import { SqueezedMatcher, squeezeTerm, type SqueezedTerm } from './squeezed.js';
 import { foldWords, hashWord, PREFIX_LENGTH as MIN_PREFIX, WordStream } from './words.js';
+
+/** What the compiled scanner found for one matcher (compiled.ts `readWords`): see `matchStream`. */
+export interface CompiledHits {
+  words?: ArrayLike<number>;
+  squeezed?: ArrayLike<number>;
+}
 
 export interface LexicalDetectorSpec {
   rule: string;
@@ -112,6 +124,7 @@ export class LexicalMatcher {
   /** Multi-word terms as one word (their words joined), for spelled-out words only. */
   private readonly joined = new TrieNode();
   private readonly tags: Tag[] = [];
+  private readonly compiledTerms: Array<{ words: string[]; prefixLast: boolean; tag: number }> = [];
   private readonly nears: NearState[] = [];
   private maxWords = 1;
   private readonly startFilter = new Uint32Array((1 << FILTER_BITS) / 32);
@@ -121,7 +134,7 @@ export class LexicalMatcher {
    */
   private readonly words = new WordStream();
   /** The `any` terms of block rules, read squeezed. */
-  private readonly squeezed: SqueezedMatcher;
+  readonly squeezed: SqueezedMatcher;
 
   /**
    * `squeeze`: the block rules' explicit terms are also read squeezed. The lexical rules' matcher does; the
@@ -159,6 +172,7 @@ export class LexicalMatcher {
       node = prefixLast && i === words.length - 1 ? edgeTo(node.prefixes, hashWord(w.slice(0, MIN_PREFIX)), w) : edgeTo(node.exact, hashWord(w), w);
     });
     node.tags.push(this.tags.length);
+    this.compiledTerms.push({ words, prefixLast, tag: this.tags.length });
     if (words.length > 1) {
       const one = words.join('');
       const leaf = prefixLast ? edgeTo(this.joined.prefixes, hashWord(one.slice(0, MIN_PREFIX)), one) : edgeTo(this.joined.exact, hashWord(one), one);
@@ -179,10 +193,13 @@ export class LexicalMatcher {
 
   /**
    * As `match`, on a stream that already holds the words of `texts` (fillStream): several matchers read one
-   * tokenisation of a request instead of one each. The stream is left as it was given.
+   * tokenisation of a request instead of one each. The stream is left as it was given. `found`, when
+   * given, holds what the compiled scanner found for this matcher in `texts` and `ws`: the term lists' hits
+   * (the numbers `hits` returns) and the squeezed reading's (the numbers `this.squeezed.hits` returns),
+   * read instead of walking and squeezing here.
    */
-  matchStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Finding[] {
-    return this.matchWords(texts, ws);
+  matchStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream, found?: CompiledHits): Finding[] {
+    return this.matchWords(texts, ws, undefined, found);
   }
 
   /** Where `any` terms start: detector id, text index and offset in that text (for readers that need context). */
@@ -195,35 +212,26 @@ export class LexicalMatcher {
     }
   }
 
-  /** As `spots`, on a stream that already holds the words of `texts` (fillStream). */
-  spotsStream(texts: ReadonlyArray<{ where: string; text: string }>, ws: WordStream): Array<{ detector: string; text: number; offset: number }> {
+  /** As `spots`, on a stream that already holds the words of `texts` (fillStream); `found` as for `matchStream`. */
+  spotsStream(
+    texts: ReadonlyArray<{ where: string; text: string }>,
+    ws: WordStream,
+    found?: CompiledHits,
+  ): Array<{ detector: string; text: number; offset: number }> {
     const out: Array<{ detector: number; text: number; offset: number }> = [];
-    this.matchWords(texts, ws, out);
+    this.matchWords(texts, ws, out, found);
     return out.map((s) => ({ ...s, detector: this.detectors[s.detector]!.id }));
   }
 
-  private matchWords(
-    texts: ReadonlyArray<{ where: string; text: string }>,
-    ws: WordStream,
-    spots?: Array<{ detector: number; text: number; offset: number }>,
-  ): Finding[] {
-    const slotOf = ws.text;
-
-    const anyHits = new Set<number>(); // detector * 2^20 + slot
-    // Per near group: the word positions where a term of some set starts, in order.
-    const events = this.nears.map(() => ({ pos: [] as number[], set: [] as number[] }));
+  /**
+   * Where terms occur in `ws`: per hit, three numbers - the tag (a term of a detector's `any` list or of a
+   * near group's set), the word the term starts at and the word it ends at - in the order of the walk below.
+   * The compiled scanner (scanner/src/lexicon.rs) finds the same hits in the same order from `terms`.
+   */
+  hits(ws: WordStream): number[] {
+    const out: number[] = [];
     const record = (tagIds: readonly number[], start: number, end: number) => {
-      for (const id of tagIds) {
-        const tag = this.tags[id]!;
-        if (tag.near < 0) {
-          anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
-          spots?.push({ detector: tag.detector, text: slotOf[start]!, offset: ws.start[start]! });
-        } else {
-          const e = events[tag.near]!;
-          e.pos.push(start);
-          e.set.push(tag.set);
-        }
-      }
+      for (const id of tagIds) out.push(id, start, end);
     };
     const walk = (node: TrieNode, j: number, start: number): void => {
       if (j >= ws.count || j - start >= this.maxWords) return;
@@ -255,8 +263,46 @@ export class LexicalMatcher {
     if (!joined.leaf) {
       for (let i = 0; i < count; i++) if (ws.spelled(i)) walk(joined, i, i);
     }
+    return out;
+  }
 
-    this.squeezed.match(texts, (detector, slot) => anyHits.add(detector * 0x100000 + slot));
+  /**
+   * The terms as compiled, in the order they were added: each term's folded words, whether its last word is
+   * a prefix, and its tag (what `hits` reports). The compiled scanner builds its own tries from these.
+   */
+  get terms(): ReadonlyArray<{ words: readonly string[]; prefixLast: boolean; tag: number }> {
+    return this.compiledTerms;
+  }
+
+  private matchWords(
+    texts: ReadonlyArray<{ where: string; text: string }>,
+    ws: WordStream,
+    spots?: Array<{ detector: number; text: number; offset: number }>,
+    found?: CompiledHits,
+  ): Finding[] {
+    const slotOf = ws.text;
+    const hits = found?.words ?? this.hits(ws);
+
+    const anyHits = new Set<number>(); // detector * 2^20 + slot
+    // Per near group: the word positions where a term of some set starts, in order.
+    const events = this.nears.map(() => ({ pos: [] as number[], set: [] as number[] }));
+    for (let k = 0; k + 2 < hits.length; k += 3) {
+      const tag = this.tags[hits[k]!]!;
+      const start = hits[k + 1]!;
+      const end = hits[k + 2]!;
+      if (tag.near < 0) {
+        anyHits.add(tag.detector * 0x100000 + slotOf[end]!);
+        spots?.push({ detector: tag.detector, text: slotOf[start]!, offset: ws.start[start]! });
+      } else {
+        const e = events[tag.near]!;
+        e.pos.push(start);
+        e.set.push(tag.set);
+      }
+    }
+
+    const squeezed = found?.squeezed ?? this.squeezed.hits(texts);
+    const terms = this.squeezed.terms;
+    for (let k = 0; k + 1 < squeezed.length; k += 2) anyHits.add(terms[squeezed[k]!]!.detector * 0x100000 + squeezed[k + 1]!);
 
     const findings: Finding[] = [];
     const seen = new Set<string>();

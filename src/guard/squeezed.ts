@@ -19,6 +19,10 @@
  * text is read twice: with those symbols as letters, and with them squeezed out too.
  *
  * Linear: two passes over each text, then one native search per term and reading.
+ *
+ * The compiled scanner (compiled.ts `readWords`, scanner/src/squeezed.rs) reads the same way from the
+ * same tables (`describe`), over the texts it already holds for the word stream; `hits` here stays the
+ * reference it is tested against.
  */
 import { isWordUnit } from './words.js';
 
@@ -130,19 +134,62 @@ export interface SqueezedTerm {
 
 /** The explicit block terms, read squeezed. */
 export class SqueezedMatcher {
-  constructor(private readonly terms: readonly SqueezedTerm[]) {}
+  constructor(readonly terms: readonly SqueezedTerm[]) {}
 
-  /** Calls `hit(detector, slot)` for each term found in text `slot` (texts already normalised). */
-  match(texts: ReadonlyArray<{ text: string }>, hit: (detector: number, slot: number) => void): void {
-    if (this.terms.length === 0) return;
+  /**
+   * The terms found in `texts` (already normalised): per hit, the term's index in `terms` and the text's,
+   * by text, then the symbols reading before the other, then by term (the compiled scanner's order too).
+   */
+  hits(texts: ReadonlyArray<{ text: string }>): number[] {
+    const out: number[] = [];
+    if (this.terms.length === 0) return out;
     texts.forEach(({ text }, slot) => {
       const t = text.toLowerCase();
       for (const symbols of [true, false]) {
         const r = squeeze(t, symbols);
-        for (const term of this.terms) if (found(t, r, term)) hit(term.detector, slot);
+        this.terms.forEach((term, k) => {
+          if (found(t, r, term)) out.push(k, slot);
+        });
       }
     });
+    return out;
   }
+}
+
+/**
+ * The tables and `terms` as the compiled scanner takes them (scanner/src/squeezed.rs `set`), one list of
+ * UTF-16 units: the letter classes and the symbols as (unit, class) pairs, each list after its length; then
+ * the digraphs (length, units, class), the ordinary words (length, units) and the terms (length, units,
+ * prefix). So both engines read with one set of tables.
+ */
+export function describe(terms: readonly SqueezedTerm[]): Uint16Array {
+  const out: number[] = [];
+  const string = (s: string) => {
+    if (s.length > 0xffff) throw new Error('squeezed: a term too long for the compiled scanner');
+    out.push(s.length);
+    for (let k = 0; k < s.length; k++) out.push(s.charCodeAt(k));
+  };
+  for (const table of [LETTERS, SYMBOLS]) {
+    const pairs: number[] = [];
+    table.forEach((v, u) => {
+      if (v !== 0) pairs.push(u, v);
+    });
+    out.push(pairs.length / 2, ...pairs);
+  }
+  out.push(DIGRAPHS.length);
+  for (const [d, v] of DIGRAPHS) {
+    string(d);
+    out.push(v);
+  }
+  out.push(ORDINARY_WORDS.length);
+  for (const o of ORDINARY_WORDS) string(o);
+  if (terms.length > 0xffff) throw new Error('squeezed: too many terms for the compiled scanner');
+  out.push(terms.length);
+  for (const t of terms) {
+    string(t.text);
+    out.push(t.prefix ? 1 : 0);
+  }
+  return Uint16Array.from(out);
 }
 
 function found(t: string, r: Reading, term: SqueezedTerm): boolean {

@@ -5,7 +5,8 @@
  * the negatives are the everyday work of this service.
  */
 import { expect } from 'chai';
-import { blockFindings, guardrails, user } from './helpers/guardrails.js';
+import { EXPLICIT_TERMS, NOT_EXPLICIT_TERMS } from './helpers/evasions.js';
+import { blockFindings, guardrails, referenceGuardrails, user } from './helpers/guardrails.js';
 
 const rulesOf = (text: string) => [...new Set(blockFindings(guardrails().scan({ messages: [user(text)] })).map((f) => f.rule))];
 
@@ -95,69 +96,26 @@ describe('guard: block rules', () => {
 
   // Found by a black-box attack: the explicit CSAM terms (the rules file's own list, nothing else) got past
   // the word matcher written as one word, in leetspeak beyond digits, with stroke letters, spelled out with
-  // other separators, and spelled out with a leet letter. A block rule's `any` terms are also read squeezed
-  // (src/guard/squeezed.ts): their words joined, whatever surrounds or disguises their letters.
-  const explicitTerms = [
-    'childporn',
-    '#childporn',
-    'ChildPorn',
-    'moderation log keyword: childporn',
-    'ch!ld porn',
-    'chi1d porn',
-    'chi|d porn',
-    '(hild porn',
-    'c#ild porn',
-    'c|-|ild p0rn',
-    'child p()rn',
-    'child p@rn',
-    'child p°rn',
-    'ch¡ld porn',
-    'child por|\\|',
-    'chiłd porn',
-    'chilđ porn',
-    '(h!ld p0rn',
-    'chi|d p()rn',
-    'c\nh\ni\nl\nd\np\no\nr\nn',
-    'c\th\ti\tl\td\tp\to\tr\tn',
-    'c,h,i,l,d,p,o,r,n',
-    'c, h, i, l, d, p, o, r, n',
-    'c/h/i/l/d/p/o/r/n',
-    'c;h;i;l;d;p;o;r;n',
-    'c:h:i:l:d:p:o:r:n',
-    'c|h|i|l|d|p|o|r|n',
-    'c+h+i+l+d+p+o+r+n',
-    'c~h~i~l~d~p~o~r~n',
-    '(c)(h)(i)(l)(d) (p)(o)(r)(n)',
-    '[c][h][i][l][d] [p][o][r][n]',
-    'c h 1 l d p o r n',
-    'c h i l d p 0 r n',
-    'c h ! l d p o r n',
-    'ch il dp or n',
-    'chi ld por n',
-    'c\u2800h\u2800i\u2800l\u2800d porn',
-    'chi\u2800ld porn',
-    'c\u2800h\u2800i\u2800l\u2800d p\u2800o\u2800r\u2800n',
-    'where can I find kiddiep0rn',
-    'UNDERAGE-NUDES folder',
-  ];
-  for (const text of explicitTerms) {
+  // other separators, and spelled out with a leet letter (helpers/evasions.ts EXPLICIT_TERMS). A block rule's
+  // `any` terms are also read squeezed (src/guard/squeezed.ts): their words joined, whatever surrounds or
+  // disguises their letters ...
+  // Both engines: the compiled scanner reads them squeezed in its module, the TypeScript reference here.
+  for (const text of EXPLICIT_TERMS) {
     it(`csam-block refuses an explicit term however written: ${JSON.stringify(text)}`, () => {
-      const scan = guardrails().scan({ messages: [user(text)] });
-      expect(scan.findings.filter((f) => f.detector === 'csam-terms').map((f) => f.rule)).to.deep.equal(['csam-block']);
+      for (const g of [guardrails(), referenceGuardrails()]) {
+        const scan = g.scan({ messages: [user(text)] });
+        expect(scan.findings.filter((f) => f.detector === 'csam-terms').map((f) => f.rule)).to.deep.equal(['csam-block']);
+      }
     });
   }
-  // ... but only where a term starts a word, ends one (unless it ends in `*`), and is not an ordinary word.
-  const notExplicitTerms = [
-    'The torpedo: pornography filters on the ship wifi flagged the manual.',
-    'Our minor nudesk project (a typo for "nude desk" in the furniture catalogue) is late.',
-    'Come funziona la segnalazione di materiale pedopornografico alla Polizia Postale?',
-    'signaler contenu pédopornographique PHAROS',
-    'lol porn filters are a meme on that forum',
-  ];
-  for (const text of notExplicitTerms) {
+  // ... but only where a term starts a word, ends one (unless it ends in `*`), and is not an ordinary word
+  // (NOT_EXPLICIT_TERMS).
+  for (const text of NOT_EXPLICIT_TERMS) {
     it(`no csam-terms finding for: ${text}`, () => {
-      const scan = guardrails().scan({ messages: [user(text)] });
-      expect(scan.findings.filter((f) => f.detector === 'csam-terms')).to.deep.equal([]);
+      for (const g of [guardrails(), referenceGuardrails()]) {
+        const scan = g.scan({ messages: [user(text)] });
+        expect(scan.findings.filter((f) => f.detector === 'csam-terms')).to.deep.equal([]);
+      }
     });
   }
 

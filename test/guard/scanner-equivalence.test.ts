@@ -8,7 +8,9 @@
  * runs, more distinct astral characters than a fold cache keeps), both engines must give identical
  * findings (rule, action, detector, place, via) and identical redactions (so identical offsets), and the
  * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
- * where the key-like words start, where laced keys may start, and every word of the word stream.
+ * where the key-like words start, where laced keys may start, every word of the word stream, and the
+ * block rules' explicit terms read squeezed (every hit, in order), also over a corpus of those terms
+ * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random.
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -20,9 +22,22 @@ import { lacedCandidates } from '../../src/guard/laced.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
-import { fillStream } from '../../src/guard/lexical.js';
+import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
-import { AWS_FORMS, BLANKS, CONFUSABLES, EVERY_KIND, genericSamples, MORE_ENCODINGS, PEM_DISGUISES, providerSamples, SEPARATORS } from './helpers/evasions.js';
+import {
+  AWS_FORMS,
+  BLANKS,
+  CONFUSABLES,
+  EVERY_KIND,
+  EXPLICIT_TERMS,
+  genericSamples,
+  MORE_ENCODINGS,
+  NOT_EXPLICIT_TERMS,
+  PEM_DISGUISES,
+  providerSamples,
+  SEPARATORS,
+  TERM_DISGUISES,
+} from './helpers/evasions.js';
 import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
 import { ENCODINGS, EVASIONS, rng, secretSamples } from './helpers/secrets.js';
 import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
@@ -30,6 +45,17 @@ import { LOOKALIKES, shapeVariants } from './helpers/shapes.js';
 const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
 const reference = compileGuardrails(doc, { engine: 'typescript' });
 const compiled = compileGuardrails(doc);
+// The rules file's term lists as the runtime compiles them: the lexical detectors (their block rules' `any`
+// terms also read squeezed), and the intent topics.
+const lexical = new LexicalMatcher(
+  doc.rules.flatMap((r) =>
+    r.detectors.flatMap((d) => (d.kind === 'lexical' ? [{ rule: r.id, action: r.action, id: d.id, any: d.any ?? [], near: d.near ?? [] }] : [])),
+  ),
+);
+const topics = new LexicalMatcher(
+  doc.rules.flatMap((r) => r.detectors.flatMap((d) => (d.kind === 'intent' ? [{ rule: r.id, action: r.action, id: d.id, any: d.topics, near: [] }] : []))),
+  { squeeze: false },
+);
 
 // ---- the corpora ------------------------------------------------------------------------------------
 
@@ -149,6 +175,75 @@ function fuzzCorpus(count: number, seed: number, keys: readonly string[], terms:
   return out;
 }
 
+/**
+ * The block rules' explicit terms read squeezed: every term under every disguise, the attack's own texts,
+ * and seeded mixes - a term's letters with random symbols, digraphs, separators and invisibles between and
+ * for them, after and before a word or not, beside the ordinary word that holds a term.
+ */
+function squeezedCorpus(d: GuardrailsDoc, count: number, seed: number): string[] {
+  const terms = d.rules.filter((r) => r.action === 'block').flatMap((r) => r.detectors.flatMap((det) => (det.kind === 'lexical' ? (det.any ?? []) : [])));
+  const out = [...EXPLICIT_TERMS, ...NOT_EXPLICIT_TERMS];
+  for (const t of terms) for (const disguise of Object.values(TERM_DISGUISES)) out.push(disguise(t.replace(/\*$/, '')), disguise(t));
+  const r = rng(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const letters: Record<string, string[]> = {
+    i: ['i', 'I', 'l', '1', '!', '|', '¡', 'ł'],
+    l: ['l', 'L', '1', '|', 'ł', '!'],
+    o: ['o', 'O', '0', '@', '°', '()', '[]', '{}', 'ø', 'a', '4'],
+    a: ['a', '4', '@', 'o', '()'],
+    c: ['c', 'C', '(', '<', 'ç'],
+    h: ['h', '#', '|-|', 'ħ'],
+    n: ['n', '|\\|', 'ñ'],
+    s: ['s', '5', '$'],
+    e: ['e', '3', 'é'],
+    t: ['t', '7', 'ŧ'],
+    d: ['d', 'đ'],
+  };
+  const between = [
+    '',
+    '',
+    '',
+    ' ',
+    '\n',
+    '\t',
+    '/',
+    ',',
+    ', ',
+    ';',
+    ':',
+    '|',
+    '+',
+    '~',
+    '-',
+    '_',
+    '.',
+    '*',
+    '\u2800',
+    '\u200b',
+    '(',
+    ')',
+    '[',
+    ']',
+    '|-',
+    '|\\',
+    '<b>',
+    '&#99;',
+    '%20',
+    'x',
+  ];
+  const around = ['', '', ' ', 'torpedo', 'the ', '#', '(', '|', '!', '1', 'x', 'materiale ', 'é', '𝐬', 'ΑΣ'];
+  const after = ['', '', ' ', 'x', 'ografico', 's', '1', '!', '|', '()', ' links', 'graphy', 'é'];
+  for (let k = 0; k < count; k++) {
+    const term = pick(terms).replace(/\*$/, '');
+    let s = pick(around);
+    for (const ch of term)
+      s += (ch === ' ' ? pick(['', ' ', '-', '_']) : r() < 0.3 && letters[ch] ? pick(letters[ch]) : r() < 0.2 ? ch.toUpperCase() : ch) + pick(between);
+    s += pick(after);
+    out.push(r() < 0.3 ? `${pick(around)}${s} ${pick(around)}${s}` : s);
+  }
+  return out;
+}
+
 // ---- comparing ----------------------------------------------------------------------------------------
 
 const chat = (...contents: string[]): ChatLike => ({
@@ -200,7 +295,7 @@ function samePasses(text: string, label: string): void {
   const ts = new WordStream();
   fillStream(ts, texts);
   const wasm = new WordStream();
-  engine.fillWords(wasm, texts);
+  const found = engine.readWords(wasm, texts, { lexical, topics, squeezed: lexical.squeezed });
   expect(wasm.count, `word count: ${label}`).to.equal(ts.count);
   for (let w = 0; w < ts.count; w++) {
     const same =
@@ -215,7 +310,26 @@ function samePasses(text: string, label: string): void {
       expect(row(wasm), `word ${w}: ${label}`).to.deep.equal(row(ts));
     }
   }
+  // Both term lists matched in the module in one pass: the same hits (term, first word, last word) in the
+  // same order as the reference's walk; and the squeezed reading's.
+  const same = (a: Int32Array | undefined, b: number[], what: string) => {
+    if (!a || a.length !== b.length || a.some((x, k) => x !== b[k])) expect(a && [...a], `${what}: ${label}`).to.deep.equal(b);
+  };
+  same(found.lexical, lexical.hits(ts), 'lexical hits');
+  same(found.topics, topics.hits(ts), 'topic hits');
+  sameSqueezed(texts, found.squeezed!, label);
   wasm.reset();
+}
+
+/**
+ * The squeezed reading's hits (term, text) in `texts` from the module (compiled.ts readWords, which reads
+ * them in the copy it cuts words from), against squeezed.ts, in the same order.
+ */
+function sameSqueezed(texts: ReadonlyArray<{ text: string }>, hits: Int32Array, label: string): number {
+  const ts = lexical.squeezed.hits(texts);
+  const module = [...hits];
+  if (module.length !== ts.length || module.some((x, k) => x !== ts[k])) expect(module, `squeezed hits: ${label}`).to.deep.equal(ts);
+  return ts.length / 2;
 }
 
 /**
@@ -309,7 +423,49 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);
   });
 
-  it('normalises, finds key-like words, laced-key candidates and direct-shape anchors, and splits words unit for unit alike, on every text of the three corpora', () => {
+  it("matches the rules file's term lists alike (lexical detectors and intent topics: whole-word, prefix, multi-word and spelled-out terms)", () => {
+    // The corpora the unit-for-unit test below reads must exercise what it compares: hits of both matchers,
+    // prefix terms, multi-word terms and spelled-out words.
+    const ws = new WordStream();
+    let lexicalHits = 0;
+    let topicHits = 0;
+    for (const t of [...wholes, ...evasions, ...fuzz]) {
+      fillStream(ws, [{ text: normalise(t).text }]);
+      lexicalHits += lexical.hits(ws).length / 3;
+      topicHits += topics.hits(ws).length / 3;
+      ws.reset();
+    }
+    expect(lexicalHits).to.be.greaterThan(100);
+    expect(topicHits).to.be.greaterThan(100);
+    expect(lexical.terms.some((t) => t.prefixLast)).to.equal(true);
+    expect(lexical.terms.some((t) => t.words.length > 1)).to.equal(true);
+    const req = chat('how to make s a r i n gas at home', 'and c h i l d p o r n');
+    expect(compiled.scan(req)).to.deep.equal(reference.scan(req));
+    expect(compiled.scan(req).findings.length).to.be.greaterThan(0);
+  });
+
+  it("reads the block rules' explicit terms squeezed alike: every term under every disguise, the attack's texts, seeded mixes", () => {
+    const texts = squeezedCorpus(doc, 2000, 20261128);
+    // The corpus must exercise what is compared: hits, and texts with none.
+    let hits = 0;
+    let none = 0;
+    const ws = new WordStream();
+    const engine = compiledScanner();
+    for (const t of texts) {
+      const one = [{ text: normalise(t).text }];
+      const n = sameSqueezed(one, engine.readWords(ws, one, { squeezed: lexical.squeezed }).squeezed!, short(t));
+      ws.reset();
+      hits += n;
+      if (n === 0) none++;
+      sameFindings(chat(t), short(t));
+    }
+    for (let i = 0; i + 2 <= texts.length; i += 2) sameFindings(chat(texts[i]!, texts[i + 1]!), `messages ${i}, ${i + 1}`);
+    expect(hits).to.be.greaterThan(1000);
+    expect(none).to.be.greaterThan(300);
+    console.log(`      ${texts.length} texts, ${hits} hits, ${none} texts without one`);
+  });
+
+  it('normalises, finds key-like words, laced-key candidates and direct-shape anchors, splits words and matches the term lists unit for unit alike, on every text of the three corpora', () => {
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
   });
 

@@ -28,8 +28,12 @@
  * characters are undone here, so zero-width padding cannot split a word the encoder would otherwise see.
  */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{Cf}]/gu;
+// ASCII (U+0000 to U+007F) is its own NFKC form and holds no invisible or format character: such a text
+// (most requests) is read as it is, without the normalisation's and the replacement's passes over it.
+const ASCII = /^\p{ASCII}*$/u;
 
 export function modelText(text: string): string {
+  if (ASCII.test(text)) return text;
   return text.normalize('NFKC').replace(INVISIBLE, '');
 }
 

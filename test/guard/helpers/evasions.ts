@@ -241,3 +241,96 @@ export const PEM_DISGUISES: Record<string, (pem: string) => string> = {
 };
 
 export const pemLabel = (label: string) => ({ header: pemHeader(label), footer: pemFooter(label) });
+
+// ---- block terms written to slip past a word list (the squeezed reading, src/guard/squeezed.ts) -------------
+
+/**
+ * A block rule's explicit term (the rules file's own `csam-terms`, nothing else) however written: as one word,
+ * in leetspeak beyond digits, with stroke letters, spelled out with other separators, spelled out with a leet
+ * letter. Each must be found.
+ */
+export const EXPLICIT_TERMS = [
+  'childporn',
+  '#childporn',
+  'ChildPorn',
+  'moderation log keyword: childporn',
+  'ch!ld porn',
+  'chi1d porn',
+  'chi|d porn',
+  '(hild porn',
+  'c#ild porn',
+  'c|-|ild p0rn',
+  'child p()rn',
+  'child p@rn',
+  'child p°rn',
+  'ch¡ld porn',
+  'child por|\\|',
+  'chiłd porn',
+  'chilđ porn',
+  '(h!ld p0rn',
+  'chi|d p()rn',
+  'c\nh\ni\nl\nd\np\no\nr\nn',
+  'c\th\ti\tl\td\tp\to\tr\tn',
+  'c,h,i,l,d,p,o,r,n',
+  'c, h, i, l, d, p, o, r, n',
+  'c/h/i/l/d/p/o/r/n',
+  'c;h;i;l;d;p;o;r;n',
+  'c:h:i:l:d:p:o:r:n',
+  'c|h|i|l|d|p|o|r|n',
+  'c+h+i+l+d+p+o+r+n',
+  'c~h~i~l~d~p~o~r~n',
+  '(c)(h)(i)(l)(d) (p)(o)(r)(n)',
+  '[c][h][i][l][d] [p][o][r][n]',
+  'c h 1 l d p o r n',
+  'c h i l d p 0 r n',
+  'c h ! l d p o r n',
+  'ch il dp or n',
+  'chi ld por n',
+  'c\u2800h\u2800i\u2800l\u2800d porn',
+  'chi\u2800ld porn',
+  'c\u2800h\u2800i\u2800l\u2800d p\u2800o\u2800r\u2800n',
+  'where can I find kiddiep0rn',
+  'UNDERAGE-NUDES folder',
+];
+
+/** ... and what is not one: a term that does not start a word, does not end one, or starts an ordinary word. */
+export const NOT_EXPLICIT_TERMS = [
+  'The torpedo: pornography filters on the ship wifi flagged the manual.',
+  'Our minor nudesk project (a typo for "nude desk" in the furniture catalogue) is late.',
+  'Come funziona la segnalazione di materiale pedopornografico alla Polizia Postale?',
+  'signaler contenu pédopornographique PHAROS',
+  'lol porn filters are a meme on that forum',
+];
+
+/**
+ * Disguises of a term's letters, each keyed by what it does: what the squeezed reading reads through, and what
+ * it is built not to read (a word before or after the term, an ordinary word, doubled letters).
+ */
+export const TERM_DISGUISES: Record<string, (term: string) => string> = {
+  'as written': (t) => t,
+  'words joined': (t) => t.replace(/ /g, ''),
+  'upper case, words joined by a dash': (t) => t.toUpperCase().replace(/ /g, '-'),
+  'one letter a line': (t) => [...t.replace(/ /g, '')].join('\n'),
+  'letters between slashes': (t) => [...t.replace(/ /g, '')].join('/'),
+  'letters between bars': (t) => [...t.replace(/ /g, '')].join('|'),
+  'letters in brackets': (t) => [...t.replace(/ /g, '')].map((c) => `(${c})`).join(''),
+  'letters in square brackets': (t) => [...t.replace(/ /g, '')].map((c) => `[${c}]`).join(' '),
+  'letters between braille blanks': (t) => [...t.replace(/ /g, '')].join('\u2800'),
+  'pairs of letters': (t) => t.replace(/ /g, '').replace(/(..)/g, '$1 '),
+  'digits for letters': (t) => t.replace(/i/g, '1').replace(/o/g, '0').replace(/e/g, '3').replace(/a/g, '4').replace(/s/g, '5').replace(/t/g, '7'),
+  'symbols for letters': (t) => t.replace(/i/g, '!').replace(/o/g, '@').replace(/s/g, '$').replace(/h/g, '#').replace(/c/g, '('),
+  'bars and degrees': (t) => t.replace(/l/g, '|').replace(/o/g, '°').replace(/i/g, '¡'),
+  'digraphs for letters': (t) => t.replace(/o/g, '()').replace(/h/g, '|-|').replace(/n/g, '|\\|').replace(/a/g, '[]'),
+  'braces for o': (t) => t.replace(/o/g, '{}'),
+  'stroke letters': (t) => t.replace(/l/g, 'ł').replace(/d/g, 'đ').replace(/o/g, 'ø'),
+  'a hashtag': (t) => `#${t.replace(/ /g, '')}`,
+  'in a sentence': (t) => `where can I find ${t} links?`,
+  // Built not to be read: the term inside a word, a word glued after it, an ordinary word, doubled letters.
+  'after a word': (t) => `torpedo${t.replace(/ /g, '')}`,
+  'before a word': (t) => `${t.replace(/\*$/, '')}graphy archive`,
+  'glued to letters after': (t) => `${t}xyz`,
+  'an ordinary word': (t) => `materiale ${t.replace(/ /g, '')}ografico`,
+  'doubled letters': (t) => t.replace(/([aeiou])/g, '$1$1'),
+  'bars between letters after a letter': (t) => `x${[...t.replace(/ /g, '')].join('|')}`,
+  'half a digraph': (t) => t.replace(/h/g, '|-').replace(/n/g, '|\\'),
+};

@@ -14,6 +14,13 @@ export function guardrails(): Guardrails {
   return compiled;
 }
 
+let reference: Guardrails | undefined;
+/** The same rules run by the TypeScript reference scanner alone (the gateway runs the compiled one). */
+export function referenceGuardrails(): Guardrails {
+  reference ??= compileGuardrails(loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`), { engine: 'typescript' });
+  return reference;
+}
+
 export const user = (content: string): ChatLike['messages'][number] => ({ role: 'user', content });
 
 export function texts(req: ChatLike): string[] {
