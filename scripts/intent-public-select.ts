@@ -5,7 +5,10 @@
  * any row was scored, and it is applied here as explicit lists of source ids per label, so the selection is
  * read and replayed, not guessed by a pattern.
  *
- *   npx tsx scripts/intent-public-select.ts <dir with the source files named as in SOURCES>
+ *   npx tsx scripts/intent-public-select.ts <dir with the source files, named as the README names them>
+ *
+ * Also writes train.tsv and eval.tsv beside it, the split a candidate head may be trained on and the part it
+ * is measured on (README "Training split").
  *
  * Rows not listed are out of scope (violence, drugs, conventional weapons, hacking, generic scams, ...) and
  * are not vendored. XSTest's prompts labelled safe are all benign: they are the false-positive test.
@@ -173,7 +176,24 @@ const rows = out.filter((r) => {
   return seen.has(k) ? false : (seen.add(k), true);
 });
 writeFileSync('test/fixtures/guard/public/public.jsonl', rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+// The training split (README "Training split"): by source and template, so no evaluation row is a trained
+// row in other words or another language.
+const TRAIN_SOURCES = new Set(['advbench', 'strongreject']);
+const TRAIN_MULTIJAIL = new Set(['12', '179', '219']);
+const TRAIN_SAFE_KINDS = new Set(['homonyms', 'safe_targets']);
+const trained = (r: Row) =>
+  r.label === 'benign'
+    ? TRAIN_SAFE_KINDS.has(r.category)
+    : TRAIN_SOURCES.has(r.source) || (r.source === 'multijail' && TRAIN_MULTIJAIL.has(r.id.split('-')[1]!));
+const tsv = (part: Row[]) => part.map((r) => [r.label, r.lang, 'plain', r.messages[0]!.content.replace(/\s+/g, ' ')].join('\t')).join('\n') + '\n';
+writeFileSync('test/fixtures/guard/public/train.tsv', tsv(rows.filter(trained)));
+writeFileSync('test/fixtures/guard/public/eval.tsv', tsv(rows.filter((r) => !trained(r))));
 const count = (f: (r: Row) => boolean) => rows.filter(f).length;
 for (const s of [...new Set(rows.map((r) => r.source))])
   console.log(s, ['benign', 'cbrn', 'csam', 'fraud'].map((l) => `${l} ${count((r) => r.source === s && r.label === l)}`).join(', '));
 console.log('rows', rows.length, 'dropped as duplicates', out.length - rows.length);
+for (const [name, part] of [
+  ['train', rows.filter(trained)],
+  ['eval', rows.filter((r) => !trained(r))],
+] as const)
+  console.log(name, ['benign', 'cbrn', 'csam', 'fraud'].map((l) => `${l} ${part.filter((r) => r.label === l).length}`).join(', '));
