@@ -43,6 +43,14 @@ describe('guard: intent corpus', () => {
     expect(choice.filter((e) => trained.has(e.text)).map((e) => e.text)).to.deep.equal([]);
   });
 
+  it('never trains on the public rows (test/fixtures/guard/public/): the committed head is measured on them, train.tsv included', () => {
+    const evaluation = readTsv(`${EXTERNAL}../public/eval.tsv`, 'eval.tsv');
+    const publicTrain = readTsv(`${EXTERNAL}../public/train.tsv`, 'train.tsv');
+    expect([evaluation.length, publicTrain.length]).to.deep.equal([288, 141]);
+    const trained = new Set(examples.filter((e) => !e.heldOut).map((e) => e.text));
+    expect([...evaluation, ...publicTrain].filter((e) => trained.has(e.text)).map((e) => e.text)).to.deep.equal([]);
+  });
+
   it('ships a model trained on exactly this corpus (npx tsx scripts/train-guard-intent.ts)', () => {
     const model = JSON.parse(readFileSync(`${RULES_DIR}guardrails-intent.json`, 'utf8')) as { corpusSha256: string };
     expect(model.corpusSha256).to.equal(sha256);
