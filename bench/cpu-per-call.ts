@@ -28,6 +28,9 @@
  * `cores=0-1` is the whole machine, as unpinned), so pinned and unpinned run side by side too.
  * `--scenarios a,b` measures each of those bodies (small, small-stream, large, large-stream) in every round, in
  * that order, on the same processes, instead of --size/--stream.
+ * `--rate N` loads at N calls a second instead of at saturation: at saturation the CPU per call falls with the
+ * rate (more calls share each turn of the event loop), so on a busy machine, where each side reaches a
+ * different rate, a fixed rate that every side holds compares like with like.
  * With --nodes, --compare or --flags the order of the sides turns by one each round, so that none always
  * runs first.
  */
@@ -62,6 +65,7 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     flags: { type: 'string', multiple: true },
     scenarios: { type: 'string' },
+    rate: { type: 'string' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -215,7 +219,7 @@ try {
         const g0 = treeTicks(s.gw.server.pid);
         const t0 = threadTicks(s.gw.server.pid);
         const r0 = redisPid ? processTicks(redisPid) : 0;
-        const r = await runLoad({ ...target(s, c.body), durationSec: Number(args.seconds), minAnswers: 1 });
+        const r = await runLoad({ ...target(s, c.body), durationSec: Number(args.seconds), ...(args.rate ? { rate: Number(args.rate) } : { minAnswers: 1 }) });
         const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
         const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
         s.rounds.push({ scenario: c.id, gw: g, redis: rd, rps: r.rps });
@@ -224,7 +228,7 @@ try {
         s.threads.set(c.id, threads);
         s.answers.set(c.id, (s.answers.get(c.id) ?? 0) + r.ok);
         log(
-          `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy), ${r.errors} errors`,
+          `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy)${r.overloaded ? ' OVERLOADED' : ''}, ${r.errors} errors`,
         );
       }
     }
