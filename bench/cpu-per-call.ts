@@ -9,6 +9,7 @@
  *                                [--gateway auto|worktree|head] [--compare] [--workers N] [--after-env 'K=V ...']
  *                                [--node auto|current|22|24] [--nodes current,24] [--row R3|R1|R2]
  *                                [--pin] [--flags='--a --b' --flags=''] [--scenarios small,small-stream]
+ *                                [--rate N] [--warmup 20]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
@@ -28,6 +29,8 @@
  * `cores=0-1` is the whole machine, as unpinned), so pinned and unpinned run side by side too.
  * `--scenarios a,b` measures each of those bodies (small, small-stream, large, large-stream) in every round, in
  * that order, on the same processes, instead of --size/--stream.
+ * `--warmup SEC` (default 20) loads each side before the rounds: V8 goes on compiling the gateway's path for
+ * about half a minute of load, and rounds taken before that measure the compiler too.
  * `--rate N` loads at N calls a second instead of at saturation: at saturation the CPU per call falls with the
  * rate (more calls share each turn of the event loop), so on a busy machine, where each side reaches a
  * different rate, a fixed rate that every side holds compares like with like.
@@ -66,6 +69,7 @@ const { values: args } = parseArgs({
     flags: { type: 'string', multiple: true },
     scenarios: { type: 'string' },
     rate: { type: 'string' },
+    warmup: { type: 'string', default: '20' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -211,7 +215,8 @@ try {
     connections: Number(args.connections),
   });
   log(`${scenarios.map((c) => c.id).join(', ')}; warming up`);
-  for (const s of sides) for (const c of scenarios) await runLoad({ ...target(s, c.body), durationSec: 4 / scenarios.length });
+  // A gateway keeps compiling its path for about half a minute of load (bench/README.md, "2026-11-27, late").
+  for (const s of sides) for (const c of scenarios) await runLoad({ ...target(s, c.body), durationSec: Number(args.warmup) / scenarios.length });
   const from = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < Number(args.rounds); i++) {
     for (const s of [...sides.slice(i % sides.length), ...sides.slice(0, i % sides.length)]) {

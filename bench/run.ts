@@ -375,13 +375,14 @@ async function main(): Promise<void> {
   };
   // Every row is warmed up first on large and small bodies: the JIT optimises what runs hot, and R3's
   // principal spends its free allowance (1,000 calls) here, so the matrix measures the paid path throughout.
-  // Small last: the matrix starts with small calls, and right after 100 KB calls R3 re-optimises much of its
-  // path for small ones (V8 throws away code that large bodies broke and compiles it again, on the one core
-  // it is pinned to), which cost the first small window about a quarter more CPU a call (bench/README.md).
+  // Small last, and long: the matrix starts with small calls, and R3 keeps compiling its path for about half
+  // a minute of load (V8's compiler threads on the one core it is pinned to, and code not yet optimised
+  // meanwhile): after 5 s its first small window cost 1.15 ms a call where the later streaming one, the
+  // same path warm, cost 0.66 (bench/README.md, "2026-11-27, late").
   for (const t of live()) {
     for (const [id, seconds] of [
       ['large', quick ? 0.2 : 2],
-      ['small', quick ? 0.3 : 5],
+      ['small', quick ? 0.3 : 20],
     ] as const) {
       await load(t, templates.get(id) ?? bodyTemplate(SCENARIOS.find((x) => x.id === id)!), seconds);
     }
