@@ -8,6 +8,8 @@
  *   npx tsx bench/cpu-per-call.ts [--size small|large] [--stream] [--seconds 8] [--rounds 3] [--profile]
  *                                [--gateway auto|worktree|head] [--compare] [--workers N] [--after-env 'K=V ...']
  *                                [--node auto|current|22|24] [--nodes current,24] [--row R3|R1|R2]
+ *                                [--pin] [--flags='--a --b' --flags=''] [--scenarios small,small-stream]
+ *                                [--rate N] [--warmup 20]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
@@ -19,17 +21,32 @@
  * the same code with and without a setting, such as another malloc through LD_PRELOAD).
  * `--row R1` (or R2) measures the bench's bare forwarder (or its Koa forwarder) instead of the gateway: with
  * `--nodes`, what a Node release does to the floor every ratio is taken against.
+ * `--pin` pins as `npm run bench` does (bench/harness/processes.ts): this process, the mock and Redis on core 0,
+ * the server under test on core 1 (with --workers N > 1, on cores 0..N-1).
+ * `--flags='...'`, given more than once, runs one build under each set of node flags side by side, rounds
+ * interleaved (`--flags=''` is the gateway as it starts by itself): what a V8 setting does to the same code.
+ * A word `cores=LIST` in a set is not a node flag: with --pin, that side runs on those cores (taskset -c LIST;
+ * `cores=0-1` is the whole machine, as unpinned), so pinned and unpinned run side by side too.
+ * `--scenarios a,b` measures each of those bodies (small, small-stream, large, large-stream) in every round, in
+ * that order, on the same processes, instead of --size/--stream.
+ * `--warmup SEC` (default 20) loads each side before the rounds: V8 goes on compiling the gateway's path for
+ * about half a minute of load, and rounds taken before that measure the compiler too.
+ * `--rate N` loads at N calls a second instead of at saturation: at saturation the CPU per call falls with the
+ * rate (more calls share each turn of the event loop), so on a busy machine, where each side reaches a
+ * different rate, a fixed rate that every side holds compares like with like.
+ * With --nodes, --compare or --flags the order of the sides turns by one each round, so that none always
+ * runs first.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedisServer } from '../test/helpers/redis-server.js';
-import { bodyTemplate } from './harness/bodies.js';
+import { bodyTemplate, type BodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
-import { startServer, type ServerProcess } from './harness/processes.js';
+import { memoryOf, pinSelf, startServer, type Pinning, type ServerProcess } from './harness/processes.js';
 import { buildSnapshot, parseEnv, REPO, startPortcullis, type Snapshot, type SourceChoice } from './harness/portcullis.js';
-import { findRedisPid, HZ, processTicks } from './harness/cpu-usage.js';
+import { findRedisPid, HZ, processTicks, threadTicks } from './harness/cpu-usage.js';
 import { summariseProfile } from './harness/cpu-profile.js';
 import { chooseNode, type NodeRuntime } from './harness/node-runtime.js';
 
@@ -48,10 +65,18 @@ const { values: args } = parseArgs({
     nodes: { type: 'string' },
     row: { type: 'string', default: 'R3' },
     'after-env': { type: 'string', default: '' },
+    pin: { type: 'boolean', default: false },
+    flags: { type: 'string', multiple: true },
+    scenarios: { type: 'string' },
+    rate: { type: 'string' },
+    warmup: { type: 'string', default: '20' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
 const log = (s: string) => process.stdout.write(`${s}\n`);
+/** With --pin, before anything is spawned: what this process starts from now on inherits core 0. */
+const serverPin: Pinning = args.pin ? pinSelf(true) : noPin;
+if (args.pin) log(serverPin.how);
 
 const mock = await startServer({
   name: 'mock upstream',
@@ -76,7 +101,22 @@ function treeTicks(pid: number): number {
   return ticks;
 }
 const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
+/** `--scenarios small,small-stream` measures each in every round, in that order, as `npm run bench` names them. */
+const scenarios = (args.scenarios?.split(',') ?? [`${args.size}${args.stream ? '-stream' : ''}`]).map((id) => {
+  const m = /^(small|large)(-stream)?$/.exec(id);
+  if (!m) throw new Error(`--scenarios takes small, small-stream, large, large-stream, not ${id}`);
+  return { id, body: bodyTemplate({ size: m[1] as 'small' | 'large', stream: m[2] !== undefined }) };
+});
+// A scenario named twice (`large,small,small-stream,small`: small after large, and after small-stream) is
+// reported once per place, as small#1 and small#2.
+const named = new Map<string, number>();
+for (const c of scenarios) named.set(c.id, (named.get(c.id) ?? 0) + 1);
+const placed = new Map<string, number>();
+for (const c of scenarios) {
+  if (named.get(c.id)! < 2) continue;
+  placed.set(c.id, (placed.get(c.id) ?? 0) + 1);
+  c.id = `${c.id}#${placed.get(c.id)}`;
+}
 
 interface Side {
   name: string;
@@ -84,13 +124,16 @@ interface Side {
   /** The server under test: the gateway, or with --row R1/R2 the bench's forwarder (no token). */
   gw: { server: ServerProcess; apiUrl: string; token: string };
   profDir: string;
-  rounds: Array<{ gw: number; redis: number; rps: number }>;
+  rounds: Array<{ scenario: string; gw: number; redis: number; rps: number }>;
+  /** Per scenario: CPU ticks by thread name, added up over the rounds, and the answers they served. */
+  threads: Map<string, Map<string, number>>;
+  answers: Map<string, number>;
 }
 
-async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRuntime): Promise<Side> {
+async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRuntime, nodeFlags: string[] = [], cores?: string): Promise<Side> {
   const snapshot = typeof choice === 'string' ? await buildSnapshot(choice, log) : choice;
   const profDir = mkdtempSync(join(tmpdir(), 'portcullis-cpu-per-call-'));
-  const flags = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const flags = [...nodeFlags, ...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])];
   if (args.row !== 'R3') {
     const script = { R1: 'bench/harness/bare-proxy.ts', R2: 'bench/harness/koa-proxy.ts' }[args.row];
     if (!script) throw new Error(`--row takes R1, R2 or R3, not ${args.row}`);
@@ -99,31 +142,54 @@ async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRun
       command: node.path,
       args: [...flags, '--import', 'tsx', join(REPO, script)],
       env: { UPSTREAM: `http://127.0.0.1:${mock.port}/v1`, PORT: '0' },
-      pin: noPin,
+      pin: serverPin,
       ready: /listening (\d+)/,
     });
     log(`${name}: ${args.row} on Node ${node.version} (${node.how})`);
-    return { name, snapshot, gw: { server, apiUrl: `http://127.0.0.1:${server.port}`, token: 'none' }, profDir, rounds: [] };
+    return {
+      name,
+      snapshot,
+      gw: { server, apiUrl: `http://127.0.0.1:${server.port}`, token: 'none' },
+      profDir,
+      rounds: [],
+      threads: new Map(),
+      answers: new Map(),
+    };
   }
   const gw = await startPortcullis({
     snapshot,
     mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
     redisUrl: redis.url,
-    pin: noPin,
+    pin: serverPin,
     name: `portcullis (${name})`,
     workers: Number(args.workers),
+    ...(cores ? { cores } : {}),
     node: node.path,
     nodeFlags: flags,
     ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
   });
   log(`${name}: gateway ${snapshot.source} on Node ${node.version} (${node.how})`);
-  return { name, snapshot, gw, profDir, rounds: [] };
+  return { name, snapshot, gw, profDir, rounds: [], threads: new Map(), answers: new Map() };
 }
 
 // --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
 // machine does meanwhile weighs on both alike.
 // --nodes: one gateway build on each Node, likewise interleaved.
 async function sidesToRun(): Promise<Side[]> {
+  if (args.flags) {
+    const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
+    const node = chooseNode(REPO, args.node);
+    const out: Side[] = [];
+    for (const [i, f] of args.flags.entries()) {
+      const words = f.split(/\s+/).filter(Boolean);
+      const flags = words.filter((w) => !w.startsWith('cores='));
+      const cores = words.find((w) => w.startsWith('cores='))?.slice('cores='.length);
+      const last = i === args.flags.length - 1;
+      const name = words.length ? words.join(' ') : 'no flags';
+      out.push(await side(name, last ? snapshot : { ...snapshot, remove: () => undefined }, node, flags, cores));
+    }
+    return out;
+  }
   if (args.nodes) {
     const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
     const nodes = args.nodes.split(',');
@@ -142,31 +208,60 @@ async function sidesToRun(): Promise<Side[]> {
 }
 const sides = await sidesToRun();
 try {
-  const target = (s: Side) => ({
+  const target = (s: Side, body: BodyTemplate) => ({
     url: `${s.gw.apiUrl}/v1/chat/completions`,
     headers: { authorization: `Bearer ${s.gw.token}` },
     body,
     connections: Number(args.connections),
   });
-  log(`${args.size}${args.stream ? ', streaming' : ''}; warming up`);
-  for (const s of sides) await runLoad({ ...target(s), durationSec: 4 });
+  log(`${scenarios.map((c) => c.id).join(', ')}; warming up`);
+  // A gateway keeps compiling its path for about half a minute of load (bench/README.md, "2026-11-27, late").
+  // `--warmup 0 --rounds 1 --scenarios small,large,small,...` measures a cold gateway window after window.
+  if (Number(args.warmup) > 0) {
+    for (const s of sides) for (const c of scenarios) await runLoad({ ...target(s, c.body), durationSec: Number(args.warmup) / scenarios.length });
+  }
   const from = Number(process.hrtime.bigint() / 1000n);
   for (let i = 0; i < Number(args.rounds); i++) {
-    for (const s of sides) {
-      const g0 = treeTicks(s.gw.server.pid);
-      const r0 = redisPid ? processTicks(redisPid) : 0;
-      const r = await runLoad({ ...target(s), durationSec: Number(args.seconds), minAnswers: 1 });
-      const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
-      const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
-      s.rounds.push({ gw: g, redis: rd, rps: r.rps });
-      log(`  round ${i + 1} ${s.name}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s, ${r.errors} errors`);
+    for (const s of [...sides.slice(i % sides.length), ...sides.slice(0, i % sides.length)]) {
+      for (const c of scenarios) {
+        const g0 = treeTicks(s.gw.server.pid);
+        const t0 = threadTicks(s.gw.server.pid);
+        const r0 = redisPid ? processTicks(redisPid) : 0;
+        const r = await runLoad({ ...target(s, c.body), durationSec: Number(args.seconds), ...(args.rate ? { rate: Number(args.rate) } : { minAnswers: 1 }) });
+        const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
+        const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
+        s.rounds.push({ scenario: c.id, gw: g, redis: rd, rps: r.rps });
+        const threads = s.threads.get(c.id) ?? new Map<string, number>();
+        for (const [name, ticks] of threadTicks(s.gw.server.pid)) threads.set(name, (threads.get(name) ?? 0) + ticks - (t0.get(name) ?? 0));
+        s.threads.set(c.id, threads);
+        s.answers.set(c.id, (s.answers.get(c.id) ?? 0) + r.ok);
+        log(
+          `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy)${r.overloaded ? ' OVERLOADED' : ''}, ${r.errors} errors`,
+        );
+      }
     }
   }
   const to = Number(process.hrtime.bigint() / 1000n);
+  log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   for (const s of sides) {
-    log(
-      `median ${s.name}: ${median(s.rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (+ ${median(s.rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(s.rounds.map((r) => r.rps)))} req/s`,
-    );
+    for (const c of scenarios) {
+      const rounds = s.rounds.filter((r) => r.scenario === c.id);
+      log(
+        `median ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${median(rounds.map((r) => r.gw)).toFixed(3)} ms gateway CPU per call (least ${Math.min(...rounds.map((r) => r.gw)).toFixed(3)}) (+ ${median(rounds.map((r) => r.redis)).toFixed(3)} redis), ${Math.round(median(rounds.map((r) => r.rps)))} req/s`,
+      );
+    }
+    log(`  ${s.name}: RSS at the end ${memoryOf(s.gw.server.pid)?.rssMiB.toFixed(0) ?? '?'} MiB`);
+    for (const c of scenarios) {
+      const parts = [...(s.threads.get(c.id) ?? [])].filter(([, t]) => t > 0).sort((a, b) => b[1] - a[1]);
+      const n = s.answers.get(c.id) ?? 1;
+      log(
+        `  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} by thread (all rounds): ${parts.map(([name, t]) => `${name} ${((t * (1000 / HZ)) / n).toFixed(3)}`).join(', ')} ms per call`,
+      );
+    }
   }
   if (args.profile) {
     for (const s of sides) {

@@ -201,7 +201,7 @@ export function markdown(r: BenchResults): string {
     '',
   );
   lines.push(
-    `Load: autocannon, ${r.settings.connections} keep-alive connections, every request body different (a nonce). Every row is first warmed up on small and large bodies (which also spends R3's free allowance, so the matrix measures its paid path). Per scenario and row: ${r.settings.warmupSec} s warm-up, ${r.settings.saturationSec} s at saturation, then ${r.settings.rateSec} s at each fixed rate (${r.settings.loadFractions.map((f) => `${f * 100} %`).join(', ')} of R1's maximum, evenly paced), rows interleaved.`,
+    `Load: autocannon, ${r.settings.connections} keep-alive connections, every request body different (a nonce). Every row is first warmed up on large and then small bodies, 20 s of small ones in a full run, since R3 goes on compiling its path for about half a minute of load (this also spends R3's free allowance, so the matrix measures its paid path). Per scenario and row: ${r.settings.warmupSec} s warm-up, ${r.settings.saturationSec} s at saturation, then ${r.settings.rateSec} s at each fixed rate (${r.settings.loadFractions.map((f) => `${f * 100} %`).join(', ')} of R1's maximum, evenly paced), rows interleaved.`,
     '',
   );
   lines.push('Rows:', '');
