@@ -68,6 +68,24 @@ export const EXTERNAL_TRAINED: string[] = [];
 /** Whether a corpus line comes from an external author's file (trained on by the head only). */
 export const isExternal = (e: { file: string }) => e.file.startsWith('external/');
 
+/**
+ * Public everyday requests (test/fixtures/guard/public-benign/, README.md there): the training part's files
+ * (`train-*.tsv`, all benign, many languages) the head is trained on, read as `public-benign/<file>` (the head
+ * only, like EXTERNAL_TRAINED). The committed head is not trained on them: `INTENT_PUBLIC_BENIGN=1` lists
+ * every `train-*.tsv` there and trains the candidate docs/guardrails.md measures, which refused almost no
+ * everyday request but caught 4 to 11 fewer asks on every set, and was not adopted. The `eval-*.tsv` files
+ * there are never trained on.
+ */
+const PUBLIC_BENIGN = `${ROOT}test/fixtures/guard/public-benign/`;
+const PUBLIC_BENIGN_TRAINED: string[] = process.env.INTENT_PUBLIC_BENIGN
+  ? readdirSync(PUBLIC_BENIGN)
+      .filter((f) => f.startsWith('train-') && f.endsWith('.tsv'))
+      .sort()
+  : [];
+
+/** Whether a corpus line comes from the public everyday requests (trained on by the head only). */
+const isPublicBenign = (e: { file: string }) => e.file.startsWith('public-benign/');
+
 export const FRAMINGS = ['plain', 'roleplay', 'hypothetical', 'translation', 'slang', 'multi-turn', 'buried', 'chatops'];
 
 /** The lines of a `.tsv` file of the corpus's columns (label, language, framing, text), tagged `file`. */
@@ -95,6 +113,7 @@ export function readCorpus(): { examples: Example[]; sha256: string } {
     .sort()
     .map((f) => ({ file: f, path: CORPUS + f }));
   for (const f of EXTERNAL_TRAINED) files.push({ file: `external/${f}`, path: EXTERNAL + f });
+  for (const f of PUBLIC_BENIGN_TRAINED) files.push({ file: `public-benign/${f}`, path: PUBLIC_BENIGN + f });
   for (const { file, path } of files) {
     const heldOut = file.startsWith('heldout');
     const lines = readFileSync(path, 'utf8').split('\n');
@@ -453,9 +472,10 @@ async function main(): Promise<void> {
   // test/guard/intent-corpus.unit.test.ts).
   // Nor on the files written for the model alone (MODEL_ONLY): trained on the candidate files, it refused 4
   // held-out benign prompts instead of 2 (terse tickets about card testing and OTP codes read like asks).
-  // Nor on the external authors' lines (EXTERNAL_TRAINED), most of them not in English.
+  // Nor on the external authors' lines (EXTERNAL_TRAINED), most of them not in English, nor on the public
+  // everyday requests (PUBLIC_BENIGN_TRAINED): the first pass reads only text that names a harm topic.
   const { __bias, ...weights } = train(
-    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file) && !isExternal(e)),
+    trainSet.filter((e) => (e.file !== 'train-framings.tsv' || e.lang === 'en') && !MODEL_ONLY.includes(e.file) && !isExternal(e) && !isPublicBenign(e)),
     concepts,
   ) as Record<string, number[]> & { __bias: number[] };
   const doc: IntentModelDoc = { features: FEATURE_SET, corpusSha256: sha256, concepts, classes: CLASSES, bias: __bias, weights };
