@@ -29,7 +29,20 @@ describe('test tiers: core and heavy make up the whole suite', () => {
     expect([...core.ignores].sort()).to.deep.equal([...heavy.specs].sort());
   });
 
+  it("test:evals is part of the heavy tier, and CI's first lane leaves out exactly what its second runs with it", () => {
+    const evals = mochaArgs('test:evals');
+    expect(evals.ignores).to.deep.equal([]);
+    expect(mochaArgs('test:heavy').specs).to.include.members(evals.specs);
+    const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
+    const glob = /^evals='([^']+)'$/m.exec(ci)?.[1];
+    expect(glob, ".ci/run's evals glob").to.be.a('string');
+    const [head, alternatives, tail] = /^(.*)\{([^}]+)\}(.*)$/.exec(glob!)!.slice(1) as [string, string, string];
+    expect(alternatives.split(',').map((a) => `${head}${a}${tail}`)).to.have.members(evals.specs);
+    expect(ci).to.match(/npm test -- --ignore "\$evals"/);
+    expect(ci).to.match(/npm run test:evals/);
+  });
+
   it('every tier starts with the setup, as npm test does', () => {
-    for (const name of ['test', 'test:core', 'test:heavy']) expect(scripts[name], name).to.match(/^bash scripts\/setup\.sh && /);
+    for (const name of ['test', 'test:core', 'test:heavy', 'test:evals']) expect(scripts[name], name).to.match(/^bash scripts\/setup\.sh && /);
   });
 });
