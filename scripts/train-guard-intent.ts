@@ -321,6 +321,8 @@ export const READING_CHARS = 600;
 export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
 export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1, mix: 1, k: 20, tau: 0.02 };
+/** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D). */
+const TRAIN_PARAMS: HeadParams = process.env.INTENT_HARM_WEIGHT ? { ...HEAD_PARAMS, harmWeight: Number(process.env.INTENT_HARM_WEIGHT) } : HEAD_PARAMS;
 
 /**
  * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
@@ -492,7 +494,7 @@ async function main(): Promise<void> {
   // The head over the encoder's embeddings (fitHead), trained on what the gateway reads (readings.ts).
   const data = await headData(examples, sha256, concepts);
   const { readingSets } = data;
-  const head = fitHead(data, (i) => !examples[i]!.heldOut, HEAD_PARAMS);
+  const head = fitHead(data, (i) => !examples[i]!.heldOut, TRAIN_PARAMS);
   // Verdicts as the gateway gives them: the most harmful reading decides. Held-out lines are read as the
   // test reads them (one user message).
   const verdicts = readingSets.map((_, i) => {
