@@ -134,23 +134,13 @@ pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
     room(&mut state().fold_buffer, units)
 }
 
-/// Forgets every word (the next `words_add` is text 0).
+/// Forgets every word (the next `words_add_kept` is text 0).
 #[no_mangle]
 pub extern "C" fn words_reset() {
     let s = state();
     s.words.reset();
     s.word_texts.clear();
     s.word_bases.clear();
-}
-
-/// Adds the words of the first `units` units of the input (a text already normalised and lowercased) as
-/// text number `source`.
-#[no_mangle]
-pub extern "C" fn words_add(units: u32, source: u32) {
-    let s = state();
-    let text = core::mem::take(&mut s.input);
-    words::add(s, &text[..units as usize], source as i32);
-    s.input = text;
 }
 
 /// Room for the next text of the word stream, `units` units, kept after `words_add_kept` for the squeezed
@@ -164,7 +154,8 @@ pub extern "C" fn words_input(units: u32) -> *mut u16 {
     unsafe { s.word_texts.as_mut_ptr().add(at) }
 }
 
-/// As `words_add`, for the text just written at `words_input` (its last `units` units), which stays.
+/// Adds the words of the text just written at `words_input` (its last `units` units: already normalised and
+/// lowercased) as text number `source`; the text stays, for the squeezed reading.
 #[no_mangle]
 pub extern "C" fn words_add_kept(units: u32, source: u32) {
     let s = state();

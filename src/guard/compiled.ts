@@ -66,7 +66,6 @@ interface Exports {
   input(units: number): number;
   fold_buffer(units: number): number;
   words_reset(): void;
-  words_add(units: number, source: number): void;
   words_input(units: number): number;
   words_add_kept(units: number, source: number): void;
   squeezed_set(units: number): void;
@@ -168,10 +167,17 @@ export class CompiledScanner implements SecretPasses {
     });
   }
 
-  /** Writes `text`'s UTF-16 units into the module's input buffer (lone surrogates too, as they are). */
-  private write(text: string): void {
-    const at = this.x.input(text.length);
+  /**
+   * Writes `text`'s UTF-16 units (lone surrogates too, as they are) at `at`, by default the module's input
+   * buffer. `at` is taken before the memory's buffer is read: reserving the room may grow the memory.
+   */
+  private write(text: string, at = this.x.input(text.length)): void {
     Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
+  }
+
+  /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
+  private writeUnits(units: ArrayLike<number>): void {
+    new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
   }
 
   /**
@@ -245,13 +251,9 @@ export class CompiledScanner implements SecretPasses {
     return { original, text, starts, ends };
   }
 
-  /** lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty `ws`. */
-  fillWords(ws: WordStream, texts: ReadonlyArray<{ text: string }>): void {
-    this.readWords(ws, texts, {});
-  }
-
   /**
-   * `fillWords`, and in the same call what the matchers given read on those words, in the module: the term
+   * lexical.ts `fillStream`, compiled: the words of `texts` (already normalised), in order, into the empty
+   * `ws`; and in the same call what the matchers given read on those words, in the module: the term
    * lists' hits of `lexical` and `topics` (lexical.ts `hits`: tag, first word, last word; both in one pass
    * over the words) and the squeezed reading of `squeezed` (squeezed.ts `SqueezedMatcher.hits`: term, text;
    * read in the copy the words were cut from). Each copied; undefined for a matcher not given.
@@ -268,7 +270,7 @@ export class CompiledScanner implements SecretPasses {
     const x = this.x;
     if (squeezed && squeezed.terms.length > 0 && this.squeezedLoaded !== squeezed) {
       const d = describeSqueezed(squeezed.terms);
-      new Uint16Array(x.memory.buffer, x.input(d.length), d.length).set(d);
+      this.writeUnits(d);
       x.squeezed_set(d.length);
       this.squeezedLoaded = squeezed;
     }
@@ -280,8 +282,7 @@ export class CompiledScanner implements SecretPasses {
     texts.forEach((t, i) => {
       const lower = t.text.toLowerCase();
       sources.push(lower);
-      const at = x.words_input(lower.length); // may grow the memory: its buffer is read after
-      Buffer.from(x.memory.buffer, at, lower.length * 2).write(lower, 0, 'utf16le');
+      this.write(lower, x.words_input(lower.length));
       x.words_add_kept(lower.length, i);
     });
     const out: { lexical?: Int32Array; topics?: Int32Array; squeezed?: Int32Array } = {};
@@ -324,7 +325,7 @@ export class CompiledScanner implements SecretPasses {
         for (let k = 0; k < w.length; k++) units.push(w.charCodeAt(k));
       }
     }
-    new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
+    this.writeUnits(units);
     this.x.lexicon_set(slot, units.length);
     this.lexiconsLoaded[slot] = matcher;
   }

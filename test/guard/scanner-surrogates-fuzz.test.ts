@@ -127,7 +127,7 @@ function samePasses(t: string, label: string): void {
   const ws = new WordStream();
   fillStream(ws, texts);
   const wasm = new WordStream();
-  engine.fillWords(wasm, texts);
+  engine.readWords(wasm, texts, {});
   expect(wasm.count, `word count: ${label}`).to.equal(ws.count);
   for (let w = 0; w < ws.count; w++) {
     if (wasm.hash[w] !== ws.hash[w] || wasm.start[w] !== ws.start[w] || wasm.length[w] !== ws.length[w] || wasm.word(w) !== ws.word(w))
