@@ -30,12 +30,16 @@ export interface Contention {
   steal: number;
 }
 
+/** utime + stime (fields 14 and 15) of a /proc `stat` line, a process's or a thread's, in clock ticks. */
+function statTicks(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
 /** CPU time (user + system, all threads) a process has used, in clock ticks of 10 ms. */
 export function processTicks(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15)
+    return statTicks(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return 0;
   }
@@ -58,8 +62,7 @@ export function threadTicks(pid: number): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + Number(fields[11]) + Number(fields[12]));
+      out.set(name, (out.get(name) ?? 0) + statTicks(stat));
     } catch {
       // the thread ended meanwhile
     }
