@@ -16,12 +16,17 @@ import { createHash } from 'node:crypto';
 
 export const HASH_BYTES = 32;
 
-export function leafHash(leaf: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(0)).update(leaf).digest();
+const LEAF_PREFIX = Buffer.of(0);
+const NODE_PREFIX = Buffer.of(1);
+
+/** The leaf hash of bytes, or of a text's UTF-8 bytes (hashed as they are encoded, without a copy first). */
+export function leafHash(leaf: Uint8Array | string): Buffer {
+  const h = createHash('sha256').update(LEAF_PREFIX);
+  return (typeof leaf === 'string' ? h.update(leaf, 'utf8') : h.update(leaf)).digest();
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(1)).update(left).update(right).digest();
+  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
 }
 
 /** The hash of the empty tree: SHA-256 of nothing. */
