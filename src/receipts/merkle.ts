@@ -12,17 +12,20 @@
  *
  * Sizes and indices are plain numbers (exact below 2^53); halving uses arithmetic, not 32-bit bit operators.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 
 export const HASH_BYTES = 32;
 
 const LEAF_PREFIX = Buffer.of(0);
 const NODE_PREFIX = Buffer.of(1);
 
-/** The leaf hash of bytes, or of a text's UTF-8 bytes (hashed as they are encoded, without a copy first). */
+/**
+ * The leaf hash of bytes, or of a text's UTF-8 bytes: a text is hashed in one call behind the prefix's
+ * one byte (U+0000 is the byte 0x00 in UTF-8), with no Hash object and no copy of its bytes first.
+ */
 export function leafHash(leaf: Uint8Array | string): Buffer {
-  const h = createHash('sha256').update(LEAF_PREFIX);
-  return (typeof leaf === 'string' ? h.update(leaf, 'utf8') : h.update(leaf)).digest();
+  if (typeof leaf === 'string') return oneShotHash('sha256', `\u0000${leaf}`, 'buffer');
+  return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
