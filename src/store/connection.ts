@@ -166,9 +166,9 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
         list.remove(waiting);
         resolve(value);
       },
-      (err: unknown) => {
+      (err: Error) => {
         list.remove(waiting);
-        reject(err as Error);
+        reject(err);
       },
     );
   });

@@ -52,7 +52,9 @@ describe('store deadlines', () => {
     await new Promise((r) => setImmediate(r));
     answer(2);
     expect(await p).to.equal(2);
-    expect(await outcome(withDeadline(never(), 30))).to.have.property('err').that.is.instanceOf(DeadlineExceeded);
+    expect(await outcome(withDeadline(never(), 30)))
+      .to.have.property('err')
+      .that.is.instanceOf(DeadlineExceeded);
   });
 
   it('clears its timer once every command of a length has answered', async () => {
