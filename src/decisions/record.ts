@@ -10,7 +10,7 @@
  * input) and the request's sizes are kept. A receipt carries `decision.record: {id, sha256}`, the SHA-256
  * of the RFC 8785 form of the record, so the receipt's leaf in the log commits to the record.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.js';
 import type { Decision, PolicyInput } from '../policy/engine.js';
 
@@ -63,7 +63,7 @@ export function recordText(record: DecisionRecord): string {
 
 /** Hex SHA-256 of the record's canonical form: what the receipt carries as `decision.record.sha256`. */
 export function recordSha256(record: DecisionRecord): string {
-  return createHash('sha256').update(recordText(record)).digest('hex');
+  return oneShotHash('sha256', recordText(record), 'hex');
 }
 
 /** A principal as reports name it: the first 16 hex digits of the SHA-256 of its id. */

@@ -6,7 +6,8 @@
  * call the one shared way (src/call/end.ts).
  */
 import { GatewayError } from '../errors.js';
-import { maskAnswer, normaliseAnswer, type UpstreamAnswer } from '../openai/answer.js';
+import { maskAnswer, normaliseAnswer, type AnswerMasks, type UpstreamAnswer } from '../openai/answer.js';
+import type { Guardrails } from '../guard/types.js';
 import { jobResult } from '../openai/completion.js';
 import { upstreamPayload } from '../compat/forwarded.js';
 import { forwardRoute, mayFailOver } from '../upstream/route.js';
@@ -26,6 +27,39 @@ import { metrics, upstreamMetrics } from '../observe/metrics.js';
 /** The job's result for the call's answer and settlement. The receipt id is built here too: the result rides in the settlement's write, before call.receiptId is set. */
 function resultOf(call: Call, s: Settlement): JobResult {
   return jobResult({ callId: call.id, answer: call.answer!, settlement: s, receiptId: call.receiptId ?? newReceiptId(call.id) });
+}
+
+/** How long a text `answerMasks` may remember as clean, and how many it remembers per guard. */
+const REMEMBERED_CHARS = 200;
+const REMEMBERED_TEXTS = 256;
+const masksOf = new WeakMap<Guardrails, AnswerMasks>();
+
+/**
+ * The masks of one runtime's guard, made once per guard (no closures per call). `text` reads the short
+ * names an answer carries on their own (`model`, `system_fingerprint`, tool call ids): an upstream names
+ * the same model call after call, and the guard is a pure function of its compiled rules and the text, so
+ * a short text found clean is remembered (bounded, the oldest first) and not scanned again. A text that
+ * needed a mask is not remembered: no credential is kept past its call.
+ */
+function answerMasks(guard: Guardrails): AnswerMasks {
+  let masks = masksOf.get(guard);
+  if (masks) return masks;
+  const clean = new Set<string>();
+  masks = {
+    text(text: string): string {
+      if (text.length > REMEMBERED_CHARS) return guard.maskOutput(text).text;
+      if (clean.has(text)) return text;
+      const masked = guard.maskOutput(text);
+      if (masked.masked === 0) {
+        if (clean.size >= REMEMBERED_TEXTS) clean.delete(clean.values().next().value!);
+        clean.add(text);
+      }
+      return masked.text;
+    },
+    message: (m) => guard.maskMessage(m),
+  };
+  masksOf.set(guard, masks);
+  return masks;
 }
 
 /** What a job's runner needs: the meter (settlement and receipt) and the logger. */
@@ -54,8 +88,7 @@ async function executeCallOnce(deps: ExecuteDeps, call: Call, signal: AbortSigna
     const { answer, model } = await forwardWithFallback(call, signal, retries);
     // Masked before anything keeps it: the receipt (its echoed model, on a mismatch too), the job result
     // and so an idempotent replay all read call.answer. The echo rule reads the model as it came.
-    const guard = call.runtime.guard;
-    call.answer = maskAnswer(answer, { text: (text) => guard.maskOutput(text).text, message: (m) => guard.maskMessage(m) });
+    call.answer = maskAnswer(answer, answerMasks(call.runtime.guard));
     if (!echoMatches(model.echo, model.upstreamModel, answer)) {
       throw new GatewayError('upstream-model-mismatch', `route ${model.route} answered for a model other than the one routed for ${model.id}`);
     }

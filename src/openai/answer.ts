@@ -25,7 +25,6 @@ export interface AnswerMessage {
 }
 
 export interface UpstreamAnswer {
-  id: string;
   created: number;
   model: string;
   choices: Array<{ index: number; message: AnswerMessage; finish_reason: string }>;
@@ -121,7 +120,6 @@ export function normaliseAnswer(json: unknown): UpstreamAnswer {
   return {
     ...(typeof j['system_fingerprint'] === 'string' ? { system_fingerprint: j['system_fingerprint'] } : {}),
     ...(typeof reasoning === 'number' && Number.isSafeInteger(reasoning) && reasoning >= 0 ? { reasoningTokens: reasoning } : {}),
-    id: typeof j['id'] === 'string' ? j['id'] : '',
     created: nonNegInt(j['created']) || Math.floor(Date.now() / 1000),
     model: typeof j['model'] === 'string' ? j['model'] : '',
     choices,
@@ -140,13 +138,13 @@ export interface AnswerMasks {
  * The answer masked in every string the client reads or the gateway keeps: each message's texts together
  * (so a key split between the content and a tool call's arguments, or over two calls, is masked in both
  * parts, as in a request), and `model`, `system_fingerprint` and each tool call's id on their own. The rest
- * is not free text: `finish_reason` is one of a fixed set (normaliseAnswer). The upstream's `id` is never
- * served (the gateway names the completion), but is masked too, so that nothing unmasked is kept on the call.
+ * is not free text: `finish_reason` is one of a fixed set (normaliseAnswer). The upstream's own completion
+ * id is not read at all (the gateway names the completion `chatcmpl-<call id>`), so there is nothing of it
+ * to mask or keep.
  */
 export function maskAnswer(answer: UpstreamAnswer, masks: AnswerMasks): UpstreamAnswer {
   return {
     ...answer,
-    id: masks.text(answer.id),
     model: masks.text(answer.model),
     ...(answer.system_fingerprint !== undefined ? { system_fingerprint: masks.text(answer.system_fingerprint) } : {}),
     choices: answer.choices.map((c) => {

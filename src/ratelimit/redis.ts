@@ -12,6 +12,22 @@ import { decide, windows, type RateLimiter, type Verdict } from './limiter.js';
 
 const HIT = loadLua(import.meta.url, 'lua/hit.lua');
 
+/** Recent subjects' key tags: a principal or an address is limited again and again, and its tag never changes. */
+const tags = new Map<string, string>();
+const REMEMBERED_TAGS = 10_000;
+
+function subjectTag(name: string, subject: string): string {
+  const id = `${name}\u0000${subject}`;
+  let tag = tags.get(id);
+  if (tag === undefined) {
+    tag = createHash('sha256').update(id).digest('base64url').slice(0, 22);
+    // Bounded: the oldest entry goes first.
+    if (tags.size >= REMEMBERED_TAGS) tags.delete(tags.keys().next().value!);
+    tags.set(id, tag);
+  }
+  return tag;
+}
+
 export class RedisRateLimiter implements RateLimiter {
   readonly #store: RedisStore;
   readonly #now: () => number;
@@ -23,7 +39,7 @@ export class RedisRateLimiter implements RateLimiter {
 
   async hit(name: string, subject: string, limit: number, windowMs: number, cost = 1): Promise<Verdict> {
     const { current, elapsedMs } = windows(this.#now(), windowMs);
-    const tag = createHash('sha256').update(`${name}\u0000${subject}`).digest('base64url').slice(0, 22);
+    const tag = subjectTag(name, subject);
     // One subject's two windows share a slot; on a cluster, subjects spread over every slot (store/redis.ts).
     const prefix = this.#store.principalPrefix('rl', tag);
     const key = (w: number) => `${prefix}rl:${tag}:${windowMs}:${w}`;

@@ -51,6 +51,5 @@ export function storableReceipt(receipt: Record<string, unknown>): { json: strin
     const safe = JSON.stringify(receipt, (_k, v: unknown) => (typeof v === 'string' ? v.replace(LONE_SURROGATE, '\ufffd') : v));
     json = canonicalJson(withoutProofs(JSON.parse(safe) as Record<string, unknown>));
   }
-  const bytes = Buffer.from(json, 'utf8');
-  return { json, leaf: leafHash(bytes) };
+  return { json, leaf: leafHash(json) };
 }

@@ -12,16 +12,24 @@
  *
  * Sizes and indices are plain numbers (exact below 2^53); halving uses arithmetic, not 32-bit bit operators.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 
 export const HASH_BYTES = 32;
 
-export function leafHash(leaf: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(0)).update(leaf).digest();
+const LEAF_PREFIX = Buffer.of(0);
+const NODE_PREFIX = Buffer.of(1);
+
+/**
+ * The leaf hash of bytes, or of a text's UTF-8 bytes: a text is hashed in one call behind the prefix's
+ * one byte (U+0000 is the byte 0x00 in UTF-8), with no Hash object and no copy of its bytes first.
+ */
+export function leafHash(leaf: Uint8Array | string): Buffer {
+  if (typeof leaf === 'string') return oneShotHash('sha256', `\u0000${leaf}`, 'buffer');
+  return createHash('sha256').update(LEAF_PREFIX).update(leaf).digest();
 }
 
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(1)).update(left).update(right).digest();
+  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
 }
 
 /** The hash of the empty tree: SHA-256 of nothing. */

@@ -19,7 +19,8 @@ import type { Logger } from '../log.js';
 import type { ReviewStore } from '../reviews/store.js';
 
 export function guard(log: Logger, reviews: ReviewStore) {
-  return async function guard(ctx: Context, next: Next): Promise<void> {
+  // Not async: only a flagged call waits (for its review entry); every other call goes on in the same tick.
+  return function guard(ctx: Context, next: Next): Promise<void> {
     const call = ctx.state.call as Call;
     const actions = call.decision!.guardrails;
     const refused = guardrailRefusal(call);
@@ -36,9 +37,14 @@ export function guard(log: Logger, reviews: ReviewStore) {
     if (actions.redact.length > 0) request = call.runtime.guard.redact(request).request;
     if (actions.flag.length > 0) {
       log.info('guardrail.flagged', { callId: call.id, rules: actions.flag });
-      await reviews.record(reviewEntry(call, actions.flag, new Date()));
+      return reviews.record(reviewEntry(call, actions.flag, new Date())).then(() => forward(call, request, next));
     }
-    call.forward = upstreamRequest(request, call.valid!.maxTokens, call.model!.upstreamModel);
-    await next();
+    return forward(call, request, next);
   };
+}
+
+/** The upstream body, built from the (redacted) request; then the next stage. */
+function forward(call: Call, request: ChatRequest, next: Next): Promise<void> {
+  call.forward = upstreamRequest(request, call.valid!.maxTokens, call.model!.upstreamModel);
+  return next();
 }

@@ -41,7 +41,8 @@ export function attach(jobs: JobStore) {
 }
 
 export function run(deps: ExecuteDeps & { meter: Meter }, engine: JobEngine) {
-  return async function run(ctx: Context, next: Next): Promise<void> {
+  // Not async: handing a created job to the engine does no I/O; only the lost race waits (for the release).
+  return function run(ctx: Context, next: Next): Promise<void> {
     const call = ctx.state.call as Call;
     const state = call.state;
     if (state.at !== 'reserved' || (state.job === null && state.rival === null)) throw new GatewayError('internal-error');
@@ -51,12 +52,14 @@ export function run(deps: ExecuteDeps & { meter: Meter }, engine: JobEngine) {
       const runner: JobRun = (signal, ending) => executeCall(deps, call, signal, settings.upstreamRetries, ending);
       engine.runCreated(state.job, runner);
       call.state = { at: 'handed-over', job: state.job };
-    } else {
-      // An identical request won the race to create the job: attach to it and give back what we reserved.
-      await deps.meter.release(call.reservation!);
-      call.state = { at: 'handed-over', job: state.rival! };
+      return next();
     }
-    await next();
+    // An identical request won the race to create the job: attach to it and give back what we reserved.
+    const rival = state.rival!;
+    return deps.meter.release(call.reservation!).then(() => {
+      call.state = { at: 'handed-over', job: rival };
+      return next();
+    });
   };
 }
 

@@ -12,7 +12,8 @@ import { streamBody } from '../openai/completion.js';
 export { streamBody };
 
 export function respond() {
-  return async function respond(ctx: Context, next: Next): Promise<void> {
+  // Not async: no I/O here, and every answered call passes through it.
+  return function respond(ctx: Context, next: Next): Promise<void> {
     const call = ctx.state.call as Call;
     const completion = callJob(call)!.result!.completion;
     if (call.valid!.stream) {
@@ -22,6 +23,6 @@ export function respond() {
     } else {
       ctx.body = completion;
     }
-    await next();
+    return next();
   };
 }

@@ -86,17 +86,92 @@ export function tagBase(prefix: string): string {
 
 export class DeadlineExceeded extends Error {}
 
-/** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
-export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(`no answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
+/** One call waiting under a deadline: its place in its length's list, and how to fail it. */
+interface Waiting {
+  at: number;
+  reject: (err: Error) => void;
+  prev: Waiting | null;
+  next: Waiting | null;
+}
+
+/**
+ * The calls waiting under deadlines of one length, oldest first. All deadlines of a length end in the
+ * order they began, so one timer, set for the oldest, serves them all: a call that settles leaves the list
+ * (O(1)), and the timer, when it fires, fails what is due and is set again for the oldest left. Every store
+ * command runs under a deadline (several a chat call); a timer and a `Promise.race` of their own for each
+ * was most of what a deadline cost.
+ */
+class DeadlineList {
+  readonly #ms: number;
+  #first: Waiting | null = null;
+  #last: Waiting | null = null;
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(ms: number) {
+    this.#ms = ms;
   }
+
+  add(reject: (err: Error) => void): Waiting {
+    const w: Waiting = { at: performance.now() + this.#ms, reject, prev: this.#last, next: null };
+    if (this.#last) this.#last.next = w;
+    else this.#first = w;
+    this.#last = w;
+    this.#timer ??= setTimeout(() => this.#due(), this.#ms);
+    return w;
+  }
+
+  remove(w: Waiting): void {
+    if (w.prev) w.prev.next = w.next;
+    else if (this.#first === w) this.#first = w.next;
+    else return; // already removed (failed by its deadline)
+    if (w.next) w.next.prev = w.prev;
+    else this.#last = w.prev;
+    w.prev = w.next = null;
+    // Nothing left to wait for: no timer keeps the process up.
+    if (this.#first === null && this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+  }
+
+  #due(): void {
+    this.#timer = null;
+    const now = performance.now();
+    // A timer may fire up to a millisecond early by this clock: what is due within it is due now.
+    while (this.#first && this.#first.at <= now + 1) {
+      const w = this.#first;
+      this.remove(w);
+      w.reject(new DeadlineExceeded(`no answer within ${this.#ms} ms`));
+    }
+    if (this.#first) this.#timer = setTimeout(() => this.#due(), Math.max(1, Math.ceil(this.#first.at - now)));
+  }
+}
+
+/** The lists of the lengths in use: a few (the command, bulk and connect deadlines); past that, one list a call. */
+const deadlineLists = new Map<number, DeadlineList>();
+const MAX_LISTS = 32;
+
+/** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
+export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let deadlines = deadlineLists.get(ms);
+  if (!deadlines) {
+    deadlines = new DeadlineList(ms);
+    if (deadlineLists.size < MAX_LISTS) deadlineLists.set(ms, deadlines);
+  }
+  const list = deadlines;
+  return new Promise<T>((resolve, reject) => {
+    const waiting = list.add(reject);
+    work.then(
+      (value) => {
+        list.remove(waiting);
+        resolve(value);
+      },
+      (err: Error) => {
+        list.remove(waiting);
+        reject(err);
+      },
+    );
+  });
 }
 
 /**

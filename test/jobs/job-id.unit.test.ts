@@ -50,4 +50,46 @@ describe('job ids', () => {
       }),
     ).not.to.equal(id);
   });
+
+  it('keeps the ids it always gave, for small requests and for one with a long content (ids computed before the one-shot digest)', () => {
+    const principal = 'did:web:x:tenant:a';
+    const small: JobKey = {
+      model: 'shared-general-a',
+      task: 'code-review',
+      scopeId: null,
+      max_tokens: 256,
+      messages: [
+        { role: 'system', content: 'You review code.' },
+        { role: 'user', content: 'request 1\nPlease review é 東 \ud83d\ude00' },
+      ],
+    };
+    const long: JobKey = {
+      model: 'm',
+      task: 't',
+      scopeId: 'scope_1',
+      max_tokens: 1,
+      messages: [
+        { role: 'user', content: 'x'.repeat(1500) + 'é' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"b":1,"a":2}' } }] },
+        { role: 'tool', content: 'ok', tool_call_id: 'c1' },
+      ],
+      tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+      tool_choice: 'auto',
+      seed: 7,
+    };
+    const refusal: JobKey = {
+      model: 'm',
+      task: 't',
+      scopeId: null,
+      max_tokens: 5,
+      messages: [
+        { role: 'assistant', content: 'no', refusal: 'I cannot', name: 'bot' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] as unknown as string },
+      ],
+      seed: null,
+    };
+    expect(jobIdFor(principal, small)).to.equal('dee96f09-c5c7-8623-8c3d-a8847e94f778');
+    expect(jobIdFor(principal, long)).to.equal('46376dca-24ff-8a28-939b-186c32fb6f59');
+    expect(jobIdFor(principal, refusal)).to.equal('5f653aa3-d3ee-8cf9-94c5-f8646c0fa8fc');
+  });
 });
