@@ -21,25 +21,11 @@ const LEGACY_MESSAGE = 'legacy-token-revoked: legacy (v1) tokens were revoked to
 const principalOfToken = new Map<string, string>();
 const REMEMBERED_TOKENS = 10_000;
 
-/**
- * The token's SHA-256, taken once per call: the look-ahead (`knownPrincipal`) and identify (`resolveToken`)
- * read the same bearer token in the same tick, so the last token's hash is kept until the next token.
- */
-let lastToken: string | undefined;
-let lastHash = '';
-function tokenHash(token: string): string {
-  if (token !== lastToken) {
-    lastHash = hashToken(token);
-    lastToken = token;
-  }
-  return lastHash;
-}
-
 /** The principal a well-formed token seen before belongs to, without asking the store; undefined otherwise. */
 export function knownPrincipal(token: string | null): string | undefined {
   // Only tokens that resolved are remembered, so a malformed one is simply not found.
   if (token === null || principalOfToken.size === 0) return undefined;
-  return principalOfToken.get(tokenHash(token));
+  return principalOfToken.get(hashToken(token));
 }
 
 /** Resolves a bearer token to its identity, or throws the 401 that says why not. */
@@ -47,7 +33,7 @@ export async function resolveToken(store: Store, token: string | null): Promise<
   if (token === null) throw new GatewayError('unauthenticated');
   const format = parseToken(token);
   if (format === null) throw new GatewayError('invalid-token');
-  const hash = tokenHash(token);
+  const hash = hashToken(token);
   const known = principalOfToken.get(hash);
   const identity = await store.identify(hash);
   if (!identity) throw new GatewayError('invalid-token');
