@@ -163,6 +163,10 @@ fn anchor_at(t: &[u16], q: usize) -> bool {
     }
     let c = t[q] as u32;
     if c == 0x61 {
+        // Every lower-case AWS prefix ends in `a`: most words starting with `a` are passed at this look.
+        if at(t, q + 3) != 0x61 {
+            return false;
+        }
         return LOWER_AWS.iter().any(|w| {
             w.iter()
                 .enumerate()

@@ -62,6 +62,8 @@ pub(crate) struct State {
     /// last `lexicon_match`'s hits.
     lexicons: [Option<lexicon::Lexicon>; 2],
     lexicon_hits: [Vec<i32>; 2],
+    /// Per pair of units (search.rs): does a key-like word or an anchor literal start with them?
+    pair_flags: Box<[u8; search::PAIRS]>,
 }
 
 static mut STATE: Option<State> = None;
@@ -88,6 +90,7 @@ pub(crate) fn state() -> &'static mut State {
             squeezed: squeezed::Squeezed::default(),
             lexicons: [None, None],
             lexicon_hits: [Vec::new(), Vec::new()],
+            pair_flags: search::empty_pairs(),
         })
     }
 }
@@ -259,6 +262,7 @@ pub extern "C" fn keywords_set(units: u32) {
     let text = core::mem::take(&mut s.input);
     s.keywords.set(&text[..units as usize]);
     s.input = text;
+    search::rebuild(s);
 }
 
 #[no_mangle]
@@ -314,6 +318,7 @@ pub extern "C" fn anchors_groups(count: u32) -> *mut u32 {
 pub extern "C" fn anchors_set(units: u32) {
     let s = state();
     s.anchors.set(&s.input[..units as usize], &s.anchor_groups);
+    search::rebuild(s);
 }
 
 #[no_mangle]

@@ -39,6 +39,9 @@ pub(crate) struct Squeezed {
     /// Per ASCII first class: one bit per ASCII class some term that starts with it has second (all bits
     /// when one has no ASCII second class).
     second: Vec<u128>,
+    /// The same per (first class, second class) pair in one byte each (index `first * 128 + second`): read at
+    /// every word start, where a 128-bit shift by a variable amount costs a dozen instructions in WebAssembly.
+    second_pairs: Vec<u8>,
     ordinary: Vec<Vec<u16>>,
     /// The terms as classes, and whether each is a prefix (ends in `*`).
     terms: Vec<(Vec<u16>, bool)>,
@@ -125,6 +128,9 @@ impl Squeezed {
                 };
             }
         }
+        self.second_pairs = (0..128 * 128)
+            .map(|k| u8::from(self.second[k / 128] & (1u128 << (k % 128)) != 0))
+            .collect();
         let first = |c: u16| {
             c != 0
                 && if c < 128 {
@@ -256,7 +262,7 @@ fn second_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
     match t.get(i + 1) {
         Some(&v) if v < 128 && q.ascii_word[v as usize] => {
             let b = q.letters[v as usize];
-            b < 128 && q.second[c as usize] & (1u128 << b) == 0
+            b < 128 && q.second_pairs[c as usize * 128 + b as usize] == 0
         }
         _ => false,
     }

@@ -184,9 +184,12 @@ function scanBody(text: string, from: number): BodyScan {
   return { end, body };
 }
 
+/** The spellings of `BEGIN` a private key header may hold (secrets.ts reads them as an anchor group). */
+export const PRIVATE_KEY_HEADER_LITERALS: readonly string[] = ['BEGIN', 'begin', 'Begin'];
+
 /** Can the text hold a private key header at all (one native search per spelling)? */
 export function mayHoldPrivateKey(text: string): boolean {
-  return text.includes('BEGIN') || text.includes('begin') || text.includes('Begin');
+  return PRIVATE_KEY_HEADER_LITERALS.some((w) => text.includes(w));
 }
 
 const BASE64_LINE = /[A-Za-z0-9+/=]{16,}/g;
@@ -207,10 +210,13 @@ function matchesOf(re: RegExp, text: string): Array<{ start: number; end: number
   return out;
 }
 
-/** Every private key block in `text`, in order, not overlapping. */
-export function findPrivateKeyBlocks(text: string): Block[] {
+/**
+ * Every private key block in `text`, in order, not overlapping. `may`: whether the text holds one of
+ * PRIVATE_KEY_HEADER_LITERALS, when the caller knows (from the compiled scanner's anchors).
+ */
+export function findPrivateKeyBlocks(text: string, may = mayHoldPrivateKey(text)): Block[] {
   const blocks: Block[] = [];
-  if (!mayHoldPrivateKey(text)) return blocks;
+  if (!may) return blocks;
   const headers = matchesOf(HEADER, text);
   if (headers.length === 0) return blocks;
   // Footers are found once, in one pass; each header takes the first footer after it.
@@ -248,10 +254,16 @@ function isPrivateKeyDer(b: Buffer): boolean {
   return at > 0 && b[at] === 0x02 && b[at + 1] === 0x01 && (b[at + 2] === 0x00 || b[at + 2] === 0x01) && b.length > at + 3;
 }
 
-/** Key bodies without their header: base64 runs that decode to private key DER or an OpenSSH key. */
-export function findHeaderlessKeys(text: string): Block[] {
+/** What a headerless key body starts with: every match of DER_START holds one of these. */
+export const HEADERLESS_KEY_LITERALS: readonly string[] = ['MI', 'MH', 'MC', 'b3BlbnNzaC1'];
+
+/**
+ * Key bodies without their header: base64 runs that decode to private key DER or an OpenSSH key. `may`:
+ * whether the text holds one of HEADERLESS_KEY_LITERALS, when the caller knows.
+ */
+export function findHeaderlessKeys(text: string, may = HEADERLESS_KEY_LITERALS.some((w) => text.includes(w))): Block[] {
   const blocks: Block[] = [];
-  if (!text.includes('MI') && !text.includes('MH') && !text.includes('MC') && !text.includes('b3BlbnNzaC1')) return blocks;
+  if (!may) return blocks;
   const re = new RegExp(DER_START.source, 'g');
   let after = 0;
   for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {

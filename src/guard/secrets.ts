@@ -36,7 +36,7 @@ import { findCredentials } from './credentials.js';
 import { joinedView } from './joins.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
-import { findHeaderlessKeys, findPrivateKeyBlocks, mayHoldPrivateKey } from './private-key.js';
+import { findHeaderlessKeys, findPrivateKeyBlocks, HEADERLESS_KEY_LITERALS, mayHoldPrivateKey, PRIVATE_KEY_HEADER_LITERALS } from './private-key.js';
 import { base62Crc32Ok, PROVIDER_SHAPES, scanRe } from './providers.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
@@ -138,7 +138,9 @@ export function leadingLiterals(re: RegExp): string[] {
  * dozen searches of each text read); given where the prefixes are (anchorStarts, or the compiled scanner's
  * reading of it), each expression runs only there, sticky, and no text is searched for the literals. The
  * last two groups are what a reversed and a ROT13 secret would hold (decoders.ts `mayHoldReversed`,
- * `mayHoldRot13`: sixteen more native searches of each text), answered by the same reading.
+ * `mayHoldRot13`: sixteen more native searches of each text), answered by the same reading; so are the
+ * last two: whether a text may hold a private key's header (`mayHoldPrivateKey`) or a headerless key body
+ * (`findHeaderlessKeys`' gate), three and four more native searches of each text.
  */
 export const ANCHOR_GROUPS: readonly (readonly string[])[] = [
   ['sk-'],
@@ -147,6 +149,8 @@ export const ANCHOR_GROUPS: readonly (readonly string[])[] = [
   ...PROVIDER_SHAPES.map((shape) => leadingLiterals(scanRe(shape).re)),
   REVERSED,
   ROT13,
+  PRIVATE_KEY_HEADER_LITERALS,
+  HEADERLESS_KEY_LITERALS,
 ];
 const SK_ANCHOR = 0;
 const AWS_ANCHOR = 1;
@@ -154,6 +158,8 @@ const AWS_LOWER_ANCHOR = 2;
 const PROVIDER_ANCHOR = 3;
 const REVERSED_ANCHOR = PROVIDER_ANCHOR + PROVIDER_SHAPES.length;
 const ROT13_ANCHOR = REVERSED_ANCHOR + 1;
+const PRIVATE_KEY_ANCHOR = ROT13_ANCHOR + 1;
+const HEADERLESS_ANCHOR = PRIVATE_KEY_ANCHOR + 1;
 /** An anchor is `offset * 32 + group`. */
 export const ANCHOR_GROUP_BITS = 5;
 if (ANCHOR_GROUPS.length > 1 << ANCHOR_GROUP_BITS) throw new Error('secret shapes: more anchor groups than an anchor holds');
@@ -396,8 +402,11 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
     );
   }
   if (kinds.has('private-key')) {
-    for (const b of findPrivateKeyBlocks(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
-    for (const b of findHeaderlessKeys(text)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    // Given anchors, whether the header's and the headerless bodies' literals are in the text is known.
+    const header = anchors ? (groups & (1 << PRIVATE_KEY_ANCHOR)) !== 0 : undefined;
+    const headerless = anchors ? (groups & (1 << HEADERLESS_ANCHOR)) !== 0 : undefined;
+    for (const b of findPrivateKeyBlocks(text, header)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    for (const b of findHeaderlessKeys(text, headerless)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
   PROVIDER_SHAPES.forEach((shape, i) => {
     if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
