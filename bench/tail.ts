@@ -1,8 +1,9 @@
 /**
- * Where R3's p99 at half its own maximum comes from. `npm run bench` reports one p99 per 3-second window;
- * this repeats that window (the same rows, pinning, connections and pacing as the bench's durability step:
- * a fresh Redis on `appendfsync everysec`, a fresh gateway, 4 s of warm-up, 4 s at saturation, R0 at half
- * of that, then R3 at it) several times, and records beside every answer what could have held it up:
+ * Where R3's p99 at half its own maximum comes from. `npm run bench` reports the median over pairs of
+ * 3-second windows (bench/harness/half-load.ts); this repeats such windows (the same rows, pinning,
+ * connections and pacing as the bench's durability step: a fresh Redis on `appendfsync everysec`, a fresh
+ * gateway, the bench's warm-up, 4 s at saturation, R0 at half of that, R1 twice, then R3 at it) several
+ * times, and records beside every answer what could have held it up:
  *
  * - in the gateway, the mock and this process (the load generator): each garbage collection and each time
  *   the event loop ran late by more than 4 ms (bench/harness/tail-monitor.mjs, preloaded; this process

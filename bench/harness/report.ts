@@ -233,7 +233,7 @@ export function markdown(r: BenchResults): string {
     const d = r.durability;
     lines.push('## Durability: R3 on `appendfsync always` and on `everysec`', '');
     lines.push(
-      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis, warmed up as the matrix's rows; latency added over R0 at 50 % of that run's own maximum, the median over ${r.settings.p99Rounds ?? 1} pair(s) of ${r.settings.rateSec}-s windows, R0 then R3 (bench/harness/half-load.ts).`,
+      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis${r.settings.p99Rounds === undefined ? '; latency added over R0 at 50 % of that run\'s own maximum, one window each.' : `, warmed up as the matrix's rows; latency added over R0 at 50 % of that run's own maximum, the median over ${r.settings.p99Rounds} pair(s) of ${r.settings.rateSec}-s windows, R0 then R3 (bench/harness/half-load.ts).`}`,
       '',
     );
     lines.push(
