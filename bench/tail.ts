@@ -71,11 +71,15 @@ process.env['TAIL_MONITOR_DIR'] = monitorDir;
 const monitor = join(REPO, 'bench/harness/tail-monitor.mjs');
 
 interface Event {
-  t: 'gc' | 'late';
+  t: 'gc' | 'late' | 'eld';
   kind?: string;
   at: number;
   ms: number;
   who: string;
+  /** `eld` (tail-monitor.mjs): the event loop's delay over `span` ms from `at`, p99 and max, ms. */
+  span?: number;
+  p99?: number;
+  max?: number;
 }
 const own: Event[] = [];
 new PerformanceObserver((list) => {
@@ -306,7 +310,12 @@ try {
     const rest = summarise(Float64Array.from(w.answers.filter((a) => !inEpisode(a)).map((a) => a[1])));
     const rs = redisSamples.filter((s) => s.at >= w.from - 200 && s.at <= w.to);
     // Who stalled during the window: each process's longest late event loop and the gateway's collections.
-    const inWindow = events.filter((x) => x.at + x.ms >= w.from && x.at <= w.to);
+    const inWindow = events.filter((x) => x.t !== 'eld' && x.at + x.ms >= w.from && x.at <= w.to);
+    const slices = events.filter((x) => x.t === 'eld' && x.who === 'gateway' && x.at >= w.from - 250 && x.at + x.span! <= w.to + 250);
+    const sliceP99 = slices.map((x) => x.p99!).sort((a, b) => a - b);
+    const eldLine = sliceP99.length
+      ? `gateway event-loop delay p99 per half second: median ${fmt(sliceP99[Math.floor((sliceP99.length - 1) / 2)]!)}, max ${fmt(sliceP99.at(-1)!)} ms (longest ${fmt(Math.max(...slices.map((x) => x.max!)))})`
+      : 'no event-loop histogram';
     const lateMax = (who: string) => Math.max(0, ...inWindow.filter((x) => x.who === who && x.t === 'late').map((x) => x.ms));
     const gcs = inWindow.filter((x) => x.who === 'gateway' && x.t === 'gc');
     const gcBy = (kind: string) => gcs.filter((x) => x.kind === kind);
@@ -317,7 +326,7 @@ try {
     const rewriteMs = rs.filter((s) => s.rewriting).length * 100;
     log(
       `window ${i + 1}: ${w.answers.length} answers, p50 ${fmt(p.p50)} p99 ${fmt(p.p99)} max ${fmt(p.max)} ms (R0 p50 ${fmt(w.r0p50)}, p99 ${fmt(w.r0p99)}); ` +
-        `${episodes.length} slow episode(s); without them p99 ${fmt(rest.p99)} ms; event loop late at most: gateway ${fmt(lateMax('gateway'))}, harness ${fmt(lateMax('harness'))}, mock ${fmt(lateMax('mock'))} ms; gateway GC ${gcLine}; Redis: ${forks} fork(s)${rewriteMs ? `, rewriting for ~${rewriteMs} ms` : ''}, ping max ${fmt(Math.max(0, ...rs.map((s) => s.pingMs)))} ms, AOF ${fmt(rs.at(-1)?.aofMiB ?? 0)} MiB`,
+        `${episodes.length} slow episode(s); without them p99 ${fmt(rest.p99)} ms; event loop late at most: gateway ${fmt(lateMax('gateway'))}, harness ${fmt(lateMax('harness'))}, mock ${fmt(lateMax('mock'))} ms; gateway GC ${gcLine}; ${eldLine}; Redis: ${forks} fork(s)${rewriteMs ? `, rewriting for ~${rewriteMs} ms` : ''}, ping max ${fmt(Math.max(0, ...rs.map((s) => s.pingMs)))} ms, AOF ${fmt(rs.at(-1)?.aofMiB ?? 0)} MiB`,
     );
     for (const e of episodes) {
       const near = events.filter((x) => x.at + x.ms >= e.from - 20 && x.at <= e.to).filter((x) => x.t === 'late' || x.kind === 'major' || x.ms >= 2);

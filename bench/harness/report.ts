@@ -66,8 +66,8 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     const o = s.r3Own;
     lines.push(
       '',
-      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms` +
-        (o.pairs?.length ? ` (medians of ${o.pairs.length} pairs of windows; p99 added per pair ${pairList(o.pairs)}${Number.isFinite(o.p99AddedFromSlot) ? `; timed from the scheduled slot ${ms(o.p99AddedFromSlot)}` : ''})` : '') +
+      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): ${o.pairs?.length ? `in the pair with the median p99, ` : ''}p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms; added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms` +
+        (o.pairs?.length ? ` (each the median over ${o.pairs.length} pairs of windows; p99 added per pair ${pairList(o.pairs)}${Number.isFinite(o.p99AddedFromSlot) ? `; timed from the scheduled slot ${ms(o.p99AddedFromSlot)}` : ''})` : '') +
         '.' +
         (o.context ? ` During ${o.pairs && o.pairs.length > 1 ? 'those windows' : 'that window'}: ${describeContext(o.context)}.` : ''),
     );
