@@ -3,7 +3,7 @@
  * interleaved run against the same instant mock upstream. See README, Performance, and
  * bench/results/latest.md for what each row is and what the figures mean.
  *
- *   npm run bench                       full run (~8 min on 2 cores): bench/results/latest.{json,md}, README
+ *   npm run bench                       full run (~18 min on 2 cores): bench/results/latest.{json,md}, README
  *   npm run bench -- --quick            a smoke run of a few seconds into a temp dir (no README, no speed checks)
  *   options: --out DIR  --no-pin  --no-readme  --gateway auto|worktree|head  --rows R0,R1,R3  --soak SEC
  *            --node auto|current|22|24  (the Node the Node rows run on: by default the newest supported line
@@ -36,6 +36,8 @@ import { measureFsync } from './harness/fsync.js';
 import { measureRoundTrips, ROUND_TRIP_BUDGET, type RoundTrips } from './harness/redis-round-trips.js';
 import { chooseNode } from './harness/node-runtime.js';
 import { describeContext, rewriteAofFirst, watchWindow } from './harness/window-context.js';
+import { FULL_WARMUP, QUICK_WARMUP, warmUp } from './harness/warmup.js';
+import { halfLoadRounds } from './harness/half-load.js';
 import { installLitellm, LITELLM, LITELLM_MASTER_KEY, litellmInstalled, startLitellm } from './harness/litellm.js';
 
 const { values: args } = parseArgs({
@@ -54,8 +56,8 @@ const { values: args } = parseArgs({
 });
 const quick = args.quick;
 const settings = quick
-  ? { connections: 8, warmupSec: 0.15, saturationSec: 0.3, rateSec: 0.25, loadFractions: [0.25, 0.5, 0.75], profileSec: 1, soakSec: Number(args.soak ?? 2) }
-  : { connections: 32, warmupSec: 2, saturationSec: 4, rateSec: 3, loadFractions: [0.25, 0.5, 0.75], profileSec: 6, soakSec: Number(args.soak ?? 60) };
+  ? { connections: 8, warmupSec: 0.15, warmup: QUICK_WARMUP, saturationSec: 0.3, rateSec: 0.25, p99Rounds: 1, loadFractions: [0.25, 0.5, 0.75], profileSec: 1, soakSec: Number(args.soak ?? 2) }
+  : { connections: 32, warmupSec: 2, warmup: FULL_WARMUP, saturationSec: 4, rateSec: 3, p99Rounds: 5, loadFractions: [0.25, 0.5, 0.75], profileSec: 6, soakSec: Number(args.soak ?? 60) };
 const SCENARIOS: Array<BodySpec & { id: string; label: string }> = [
   { id: 'small', label: 'small, non-streaming', size: 'small', stream: false },
   { id: 'small-stream', label: 'small, streaming', size: 'small', stream: true },
@@ -373,20 +375,15 @@ async function main(): Promise<void> {
     if (r.stealCores != null) contention.maxStealCores = Math.max(contention.maxStealCores, r.stealCores);
     return r;
   };
-  // Every row is warmed up first on large and small bodies: the JIT optimises what runs hot, and R3's
-  // principal spends its free allowance (1,000 calls) here, so the matrix measures the paid path throughout.
-  // Small last, and long: the matrix starts with small calls, and R3 keeps compiling its path for about half
-  // a minute of load (V8's compiler threads on the one core it is pinned to, and code not yet optimised
-  // meanwhile): after 5 s its first small window cost 1.15 ms a call where the later streaming one, the
-  // same path warm, cost 0.66 (bench/README.md, "2026-11-27, late").
-  for (const t of live()) {
-    for (const [id, seconds] of [
-      ['large', quick ? 0.2 : 2],
-      ['small', quick ? 0.3 : 20],
-    ] as const) {
-      await load(t, templates.get(id) ?? bodyTemplate(SCENARIOS.find((x) => x.id === id)!), seconds);
-    }
-  }
+  // Every row is warmed up first on large and small bodies (bench/harness/warmup.ts: V8 goes on compiling a
+  // gateway's path for about half a minute of load); this also spends R3's principal's free allowance (1,000
+  // calls), so the matrix measures the paid path throughout. Every separate R3 start below gets the same.
+  const warmBodies = {
+    small: templates.get('small') ?? bodyTemplate(SCENARIOS[0]!),
+    large: templates.get('large') ?? bodyTemplate(SCENARIOS[2]!),
+  };
+  const warm = (t: Pick<Target, 'url' | 'headers'>) => warmUp((b, sec) => load(t, b, sec), warmBodies, settings.warmup);
+  for (const t of live()) await warm(t);
   log(`[${elapsed()}] warmed up every row`);
 
   const results: ScenarioResults[] = [];
@@ -419,22 +416,18 @@ async function main(): Promise<void> {
     const r3t = live().find((t) => t.info.id === 'R3');
     if (r3sat && r3t && r3sat.rps > 2) {
       const targetRps = Math.max(1, Math.round(r3sat.rps / 2));
-      await rewriteAofFirst(redis.url);
-      const a = await measure(r0, body, settings.rateSec, targetRps);
-      const watching = await watchWindow({ adminUrl: r3!.adminUrl, adminToken: ADMIN_TOKEN }, redis.url);
-      const b = await measure(r3t, body, settings.rateSec, targetRps);
-      const context = await watching.end();
-      res.r3Own = {
+      res.r3Own = await halfLoadRounds({
+        rounds: settings.p99Rounds,
         targetRps,
-        R0: a,
-        R3: b,
-        p50Added: b.latency.p50 - a.latency.p50,
-        p90Added: b.latency.p90 - a.latency.p90,
-        p99Added: b.latency.p99 - a.latency.p99,
-        context,
-      };
+        before: () => rewriteAofFirst(redis.url),
+        r0: () => measure(r0, body, settings.rateSec, targetRps),
+        r3: () => measure(r3t, body, settings.rateSec, targetRps),
+        watch: () => watchWindow({ adminUrl: r3!.adminUrl, adminToken: ADMIN_TOKEN }, redis.url),
+      });
+      const b = res.r3Own.R3;
+      const context = res.r3Own.context!;
       log(
-        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms, p99 added ${res.r3Own.p99Added.toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
+        `[${elapsed()}] ${s.id.padEnd(12)} R3 @50 % of its own max (${targetRps} req/s): p50 ${b.latency.p50.toFixed(2)} ms, added ${res.r3Own.p50Added.toFixed(2)} ms, p99 added ${res.r3Own.p99Added.toFixed(2)} ms (median of ${res.r3Own.pairs.length}: ${res.r3Own.pairs.map((x) => x.p99Added.toFixed(1)).join(', ')}; from the slot ${res.r3Own.p99AddedFromSlot.toFixed(2)})${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
       );
     }
     results.push(res);
@@ -484,32 +477,39 @@ async function main(): Promise<void> {
         ownPids.add(p.server.pid);
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` }, pid: p.server.pid };
-          // Long enough to spend the free allowance, so the paid path is measured.
-          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
+          // The same warm-up as the matrix's rows: the path compiled, and the free allowance spent.
+          await warm(target);
           const redis0 = rsPid ? processTicks(rsPid) : 0;
           const sat = await measure(target, body, settings.saturationSec);
           const perReq = (ticks: number) => (sat.ok > 0 ? (ticks * (1000 / HZ)) / sat.ok : Number.NaN);
           const redisCpu = rsPid ? perReq(processTicks(rsPid) - redis0) : Number.NaN;
           const targetRps = Math.max(1, Math.round(sat.rps / 2));
-          await rewriteAofFirst(rs.url);
-          const a = await measure(r0, body, settings.rateSec, targetRps);
-          const watching = await watchWindow({ adminUrl: p.adminUrl, adminToken: ADMIN_TOKEN }, rs.url);
-          const b = await measure(target, body, settings.rateSec, targetRps);
-          const context = await watching.end();
+          const half = await halfLoadRounds({
+            rounds: settings.p99Rounds,
+            targetRps,
+            before: () => rewriteAofFirst(rs.url),
+            r0: () => measure(r0, body, settings.rateSec, targetRps),
+            r3: () => measure(target, body, settings.rateSec, targetRps),
+            watch: () => watchWindow({ adminUrl: p.adminUrl, adminToken: ADMIN_TOKEN }, rs.url),
+          });
+          const b = half.R3;
+          const context = half.context!;
           durability.runs.push({
             appendfsync,
             rps: sat.rps,
             cpuMsPerReq: sat.serverCpuMsPerReq ?? Number.NaN,
             redisCpuMsPerReq: redisCpu,
             targetRps,
-            overloaded: b.overloaded === true,
-            p50Added: b.latency.p50 - a.latency.p50,
-            p99Added: b.latency.p99 - a.latency.p99,
-            errors: sat.errors + b.errors,
+            overloaded: half.pairs.some((x) => x.r3.overloaded),
+            p50Added: half.p50Added,
+            p99Added: half.p99Added,
+            p99AddedFromSlot: half.p99AddedFromSlot,
+            pairs: half.pairs,
+            errors: sat.errors + half.r3Errors,
             context,
           });
           log(
-            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${(b.latency.p50 - a.latency.p50).toFixed(2)} ms, p99 added ${(b.latency.p99 - a.latency.p99).toFixed(2)} ms${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
+            `[${elapsed()}] R3 on appendfsync ${appendfsync}: ${Math.round(sat.rps)} req/s, cpu ${sat.serverCpuMsPerReq?.toFixed(3)} ms/req; at ${targetRps} req/s p50 added ${half.p50Added.toFixed(2)} ms, p99 added ${half.p99Added.toFixed(2)} ms (median of ${half.pairs.length}: ${half.pairs.map((x) => x.p99Added.toFixed(1)).join(', ')}; from the slot ${half.p99AddedFromSlot.toFixed(2)})${b.overloaded ? '  OVERLOADED' : ''}; ${describeContext(context)}`,
           );
         } finally {
           await p.server.stop();
@@ -592,7 +592,7 @@ async function main(): Promise<void> {
         let r1Result: LoadResult;
         try {
           const target = { url: `http://127.0.0.1:${r1n.port}/v1/chat/completions`, headers: {} };
-          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 2));
+          await warm(target);
           r1Result = await load(target, body, settings.saturationSec);
         } finally {
           await r1n.stop();
@@ -609,8 +609,8 @@ async function main(): Promise<void> {
         });
         try {
           const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
-          // Warm-up long enough to spend the free allowance on every worker's JIT and the principal's day.
-          await load(target, body, Math.max(settings.warmupSec, quick ? 0.3 : 4));
+          // The shared warm-up (each worker gets its share of it: the kernel spreads the connections).
+          await warm(target);
           const r = await load(target, body, settings.saturationSec);
           workers.push({ workers: n, label, cores, rps: r.rps, p50: r.latency.p50, errors: r.errors, r1Rps: r1Result.rps, r1Errors: r1Result.errors });
           log(
@@ -646,7 +646,7 @@ async function main(): Promise<void> {
         });
         ownPids.add(p.server.pid);
         const target = { url: `${p.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${p.token}` } };
-        await load(target, body, Math.max(settings.warmupSec, quick ? 0.2 : 3));
+        await warm(target);
         const from = Number(process.hrtime.bigint() / 1000n);
         const r = await load(target, body, settings.profileSec);
         const to = Number(process.hrtime.bigint() / 1000n);

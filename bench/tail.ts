@@ -1,8 +1,9 @@
 /**
- * Where R3's p99 at half its own maximum comes from. `npm run bench` reports one p99 per 3-second window;
- * this repeats that window (the same rows, pinning, connections and pacing as the bench's durability step:
- * a fresh Redis on `appendfsync everysec`, a fresh gateway, 4 s of warm-up, 4 s at saturation, R0 at half
- * of that, then R3 at it) several times, and records beside every answer what could have held it up:
+ * Where R3's p99 at half its own maximum comes from. `npm run bench` reports the median over pairs of
+ * 3-second windows (bench/harness/half-load.ts); this repeats such windows (the same rows, pinning,
+ * connections and pacing as the bench's durability step: a fresh Redis on `appendfsync everysec`, a fresh
+ * gateway, the bench's warm-up, 4 s at saturation, R0 at half of that, R1 twice, then R3 at it) several
+ * times, and records beside every answer what could have held it up:
  *
  * - in the gateway, the mock and this process (the load generator): each garbage collection and each time
  *   the event loop ran late by more than 4 ms (bench/harness/tail-monitor.mjs, preloaded; this process
@@ -15,6 +16,14 @@
  *
  *   npx tsx bench/tail.ts [--windows 6] [--seconds 3] [--appendfsync everysec|always] [--node auto|current|22|24]
  *                         [--no-pin] [--gateway auto|worktree|head] [--fill-mib N] [--rewrite-at W,...]
+ *                         [--warmup SEC] [--rate N] [--skip-r1] [--node-flag FLAG ...]
+ *
+ * Each round is R0, R1 twice (the bare forwarder on the gateway's core: two identical windows, the method's own
+ * noise) and R3, all at one rate; each line gives R3's CPU per call (its process's ticks over the window) and
+ * every p99 timed from the write and from the scheduled slot (load.ts). The gateway first gets the bench's
+ * warm-up (bench/harness/warmup.ts); `--warmup SEC` sets its small part, `--warmup 0` skips it, and with `--rate`
+ * (no saturation window to find the rate) the first window is then the gateway's first load: the sequence shows
+ * when its path settles. `--node-flag` passes a flag to the gateway's Node (e.g. --max-semi-space-size=16).
  *
  * `--fill-mib N` first writes N MiB of filler keys (what `npm run bench` has put in its Redis by the time it
  * measures: about 5.8 KiB a call); `--rewrite-at W[,W...]` starts an AOF rewrite (BGREWRITEAOF, what Redis starts by
@@ -33,6 +42,8 @@ import { runLoad, summarise } from './harness/load.js';
 import { pinSelf, startServer } from './harness/processes.js';
 import { buildSnapshot, REPO, startPortcullis, type SourceChoice } from './harness/portcullis.js';
 import { chooseNode } from './harness/node-runtime.js';
+import { processTicks, HZ } from './harness/cpu-usage.js';
+import { FULL_WARMUP, warmUp } from './harness/warmup.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -45,6 +56,10 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     'fill-mib': { type: 'string', default: '0' },
     'rewrite-at': { type: 'string', default: '0' },
+    warmup: { type: 'string' },
+    rate: { type: 'string' },
+    'skip-r1': { type: 'boolean', default: false },
+    'node-flag': { type: 'string', multiple: true, default: [] },
   },
 });
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -56,11 +71,15 @@ process.env['TAIL_MONITOR_DIR'] = monitorDir;
 const monitor = join(REPO, 'bench/harness/tail-monitor.mjs');
 
 interface Event {
-  t: 'gc' | 'late';
+  t: 'gc' | 'late' | 'eld';
   kind?: string;
   at: number;
   ms: number;
   who: string;
+  /** `eld` (tail-monitor.mjs): the event loop's delay over `span` ms from `at`, p99 and max, ms. */
+  span?: number;
+  p99?: number;
+  max?: number;
 }
 const own: Event[] = [];
 new PerformanceObserver((list) => {
@@ -105,11 +124,11 @@ const gw = await startPortcullis({
   redisUrl: redis.url,
   pin,
   node: node.path,
-  nodeFlags: ['--import', monitor],
+  nodeFlags: ['--import', monitor, ...args['node-flag']],
   name: 'R3 portcullis (tail)',
 });
 const who = (pid: number) => (pid === gw.server.pid ? 'gateway' : pid === mock.pid ? 'mock' : `pid ${pid}`);
-log(`gateway ${snapshot.source} on Node ${node.version}; ${pin.how}; appendfsync ${args.appendfsync}`);
+log(`gateway ${snapshot.source} on Node ${node.version}${args['node-flag'].length ? ` (${args['node-flag'].join(' ')})` : ''}; ${pin.how}; appendfsync ${args.appendfsync}`);
 
 interface RedisSample {
   at: number;
@@ -148,25 +167,121 @@ const body = bodyTemplate({ size: 'small', stream: false });
 const connections = Number(args.connections);
 const r3 = { url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections };
 const r0 = { url: `http://127.0.0.1:${mock.port}/v1/chat/completions`, headers: {}, body, connections };
+// R1, the bare forwarder, on the gateway's core: two identical R1 windows a round give the method's own
+// noise in p99 (the same row, the same rate, moments apart), beside R0's.
+const r1Server = !args['skip-r1']
+  ? await startServer({
+      name: 'R1 bare node:http + undici',
+      command: node.path,
+      args: ['--import', 'tsx', join(REPO, 'bench/harness/bare-proxy.ts')],
+      env: { UPSTREAM: `http://127.0.0.1:${mock.port}/v1`, PORT: '0' },
+      pin,
+      ready: /listening (\d+)/,
+    })
+  : null;
+const r1 = r1Server ? { url: `http://127.0.0.1:${r1Server.port}/v1/chat/completions`, headers: {}, body, connections } : null;
+const seconds = Number(args.seconds);
+/** CPU ms per answer of `pid` over `run`. */
+async function withCpu<T extends { ok: number }>(pid: number, run: () => Promise<T>): Promise<T & { cpuMsPerReq: number }> {
+  const t0 = processTicks(pid);
+  const r = await run();
+  return { ...r, cpuMsPerReq: r.ok > 0 ? ((processTicks(pid) - t0) * (1000 / HZ)) / r.ok : Number.NaN };
+}
+const loadAvg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+interface Win {
+  row: 'R0' | 'R1a' | 'R1b' | 'R3';
+  round: number;
+  p50: number;
+  p99: number;
+  p99Intended: number;
+  n: number;
+  cpuMsPerReq: number;
+  load: string;
+}
+const all: Win[] = [];
+const record = (row: Win['row'], round: number, r: Awaited<ReturnType<typeof runLoad>> & { cpuMsPerReq?: number }) => {
+  const w: Win = {
+    row,
+    round,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    p99Intended: r.fromIntended?.p99 ?? Number.NaN,
+    n: r.ok,
+    cpuMsPerReq: r.cpuMsPerReq ?? Number.NaN,
+    load: loadAvg(),
+  };
+  all.push(w);
+  return w;
+};
 try {
-  await runLoad({ ...r3, durationSec: 4 });
-  const sat = await runLoad({ ...r3, durationSec: 4, minAnswers: 1 });
-  const rate = Math.max(1, Math.round(sat.rps / 2));
-  log(`saturation ${Math.round(sat.rps)} req/s; windows at ${rate} req/s`);
+  const started = performance.now();
+  const warmSmall = args.warmup === undefined ? FULL_WARMUP.smallSec : Number(args.warmup);
+  if (warmSmall > 0)
+    await warmUp((b, sec) => runLoad({ ...r3, body: b, durationSec: sec, minAnswers: 1 }), { small: body, large: bodyTemplate({ size: 'large', stream: false }) }, {
+      ...FULL_WARMUP,
+      smallSec: warmSmall,
+    });
+  if (warmSmall > 0 && r1) await runLoad({ ...r1, durationSec: 2 });
+  let rate = Number(args.rate ?? 0);
+  if (!rate) {
+    const sat = await runLoad({ ...r3, durationSec: 4, minAnswers: 1 });
+    rate = Math.max(1, Math.round(sat.rps / 2));
+    log(`saturation ${Math.round(sat.rps)} req/s (load average ${loadAvg()})`);
+  }
+  log(`warm-up: ${warmSmall > 0 ? `${FULL_WARMUP.largeSec} s of 100 KB calls, ${warmSmall} s of small` : 'none (a cold gateway)'}; windows of ${seconds} s at ${rate} req/s, ${connections} connections`);
   const windows: Array<{ from: number; to: number; answers: Array<[number, number]>; r0p50: number; r0p99: number }> = [];
+  const fmt2 = (x: number) => x.toFixed(2);
   for (let i = 0; i < Number(args.windows); i++) {
-    const a = await runLoad({ ...r0, durationSec: Number(args.seconds), rate });
+    const a = await runLoad({ ...r0, durationSec: seconds, rate });
+    const w0 = record('R0', i + 1, a);
+    let r1line = '';
+    if (r1 && r1Server) {
+      const x = record('R1a', i + 1, await withCpu(r1Server.pid, () => runLoad({ ...r1, durationSec: seconds, rate })));
+      const y = record('R1b', i + 1, await withCpu(r1Server.pid, () => runLoad({ ...r1, durationSec: seconds, rate })));
+      r1line = ` R1 p99 ${fmt2(x.p99)} / ${fmt2(y.p99)} (from the slot ${fmt2(x.p99Intended)} / ${fmt2(y.p99Intended)});`;
+    }
     const answers: Array<[number, number]> = [];
     if (rewriteAt.has(i + 1)) await rc.bgRewriteAof();
     const from = performance.timeOrigin + performance.now();
-    await runLoad({ ...r3, durationSec: Number(args.seconds), rate, onAnswer: (at, ms) => answers.push([at, ms]) });
+    const since = (performance.now() - started) / 1000;
+    const b = await withCpu(gw.server.pid, () => runLoad({ ...r3, durationSec: seconds, rate, onAnswer: (at, ms) => answers.push([at, ms]) }));
+    const w3 = record('R3', i + 1, b);
     windows.push({ from, to: performance.timeOrigin + performance.now(), answers, r0p50: a.latency.p50, r0p99: a.latency.p99 });
+    log(
+      `round ${i + 1} (at ${since.toFixed(0)} s, R3 under load for ${(i * seconds + (warmSmall > 0 ? FULL_WARMUP.largeSec + warmSmall : 0) + (args.rate ? 0 : 4)).toFixed(0)} s before it; load average ${w3.load}): R0 p99 ${fmt2(w0.p99)} (slot ${fmt2(w0.p99Intended)});${r1line} ` +
+        `R3 ${w3.n} answers, CPU ${w3.cpuMsPerReq.toFixed(3)} ms/call, p50 ${fmt2(w3.p50)} p99 ${fmt2(w3.p99)} (slot ${fmt2(w3.p99Intended)}), added p99 ${fmt2(w3.p99 - w0.p99)} ms`,
+    );
   }
   polling = false;
   await poller;
   await gw.server.stop();
+  await r1Server?.stop();
   await mock.stop();
   clearInterval(lateTimer);
+
+  // The method's figures: per row, the median of its windows' p99s and their spread; R1 against itself.
+  const median = (xs: number[]) => {
+    const s = xs.filter(Number.isFinite).sort((x, y) => x - y);
+    return s.length ? (s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2) : Number.NaN;
+  };
+  for (const row of ['R0', 'R1a', 'R1b', 'R3'] as const) {
+    const ws = all.filter((w) => w.row === row);
+    if (!ws.length) continue;
+    const p99s = ws.map((w) => w.p99);
+    log(
+      `${row.padEnd(3)} p99 per window ${p99s.map(fmt2).join(' ')}; median ${fmt2(median(p99s))} (from the slot ${fmt2(median(ws.map((w) => w.p99Intended)))}), ` +
+        `${ws[0]!.n}-${ws.at(-1)!.n} answers a window; CPU ms/call ${ws.map((w) => w.cpuMsPerReq.toFixed(3)).join(' ')}`,
+    );
+  }
+  const pairs = (a: Win['row'], b: Win['row'], key: 'p99' | 'p99Intended' = 'p99') =>
+    all.filter((w) => w.row === a).map((w) => (all.find((x) => x.row === b && x.round === w.round)?.[key] ?? Number.NaN) - w[key]);
+  if (r1) {
+    const d = pairs('R1a', 'R1b');
+    log(`R1 against itself, p99(second) - p99(first) per round: ${d.map(fmt2).join(' ')}; median |difference| ${fmt2(median(d.map(Math.abs)))} ms`);
+  }
+  const added = pairs('R0', 'R3');
+  log(`R3 p99 added over R0 per round: ${added.map(fmt2).join(' ')}; median ${fmt2(median(added))} ms; from the slot: ${fmt2(median(pairs('R0', 'R3', 'p99Intended')))} ms`);
+  if (r1) log(`R3 p99 added over R1 (first) per round: median ${fmt2(median(pairs('R1a', 'R3')))} ms`);
 
   const events: Event[] = [...own];
   for (const f of readdirSync(monitorDir)) {
@@ -175,7 +290,7 @@ try {
       if (line) events.push({ ...(JSON.parse(line) as Omit<Event, 'who'>), who: who(pid) });
   }
   const describe = (e: Event) => `${e.who} ${e.t === 'gc' ? `GC ${e.kind}` : 'loop late'} ${e.ms.toFixed(1)} ms`;
-  const fmt = (x: number) => x.toFixed(2);
+  const fmt = fmt2;
   for (const [i, w] of windows.entries()) {
     const lat = Float64Array.from(w.answers.map((a) => a[1]));
     const p = summarise(lat);
@@ -194,11 +309,24 @@ try {
     const inEpisode = (a: [number, number]) => episodes.some((e) => a[0] >= e.from && a[0] <= e.to + 1);
     const rest = summarise(Float64Array.from(w.answers.filter((a) => !inEpisode(a)).map((a) => a[1])));
     const rs = redisSamples.filter((s) => s.at >= w.from - 200 && s.at <= w.to);
+    // Who stalled during the window: each process's longest late event loop and the gateway's collections.
+    const inWindow = events.filter((x) => x.t !== 'eld' && x.at + x.ms >= w.from && x.at <= w.to);
+    const slices = events.filter((x) => x.t === 'eld' && x.who === 'gateway' && x.at >= w.from - 250 && x.at + x.span! <= w.to + 250);
+    const sliceP99 = slices.map((x) => x.p99!).sort((a, b) => a - b);
+    const eldLine = sliceP99.length
+      ? `gateway event-loop delay p99 per half second: median ${fmt(sliceP99[Math.floor((sliceP99.length - 1) / 2)]!)}, max ${fmt(sliceP99.at(-1)!)} ms (longest ${fmt(Math.max(...slices.map((x) => x.max!)))})`
+      : 'no event-loop histogram';
+    const lateMax = (who: string) => Math.max(0, ...inWindow.filter((x) => x.who === who && x.t === 'late').map((x) => x.ms));
+    const gcs = inWindow.filter((x) => x.who === 'gateway' && x.t === 'gc');
+    const gcBy = (kind: string) => gcs.filter((x) => x.kind === kind);
+    const gcLine = ['minor', 'major', 'incremental']
+      .map((k) => `${k} ${gcBy(k).length} (${fmt(gcBy(k).reduce((a, x) => a + x.ms, 0))} ms, max ${fmt(Math.max(0, ...gcBy(k).map((x) => x.ms)))})`)
+      .join(', ');
     const forks = rs.length ? rs.at(-1)!.forks - rs[0]!.forks : 0;
     const rewriteMs = rs.filter((s) => s.rewriting).length * 100;
     log(
       `window ${i + 1}: ${w.answers.length} answers, p50 ${fmt(p.p50)} p99 ${fmt(p.p99)} max ${fmt(p.max)} ms (R0 p50 ${fmt(w.r0p50)}, p99 ${fmt(w.r0p99)}); ` +
-        `${episodes.length} slow episode(s); without them p99 ${fmt(rest.p99)} ms; Redis: ${forks} fork(s)${rewriteMs ? `, rewriting for ~${rewriteMs} ms` : ''}, ping max ${fmt(Math.max(0, ...rs.map((s) => s.pingMs)))} ms, AOF ${fmt(rs.at(-1)?.aofMiB ?? 0)} MiB`,
+        `${episodes.length} slow episode(s); without them p99 ${fmt(rest.p99)} ms; event loop late at most: gateway ${fmt(lateMax('gateway'))}, harness ${fmt(lateMax('harness'))}, mock ${fmt(lateMax('mock'))} ms; gateway GC ${gcLine}; ${eldLine}; Redis: ${forks} fork(s)${rewriteMs ? `, rewriting for ~${rewriteMs} ms` : ''}, ping max ${fmt(Math.max(0, ...rs.map((s) => s.pingMs)))} ms, AOF ${fmt(rs.at(-1)?.aofMiB ?? 0)} MiB`,
     );
     for (const e of episodes) {
       const near = events.filter((x) => x.at + x.ms >= e.from - 20 && x.at <= e.to).filter((x) => x.t === 'late' || x.kind === 'major' || x.ms >= 2);
@@ -210,8 +338,8 @@ try {
       );
     }
   }
-  const all = events.filter((e) => e.t === 'gc' && e.kind === 'major');
-  log(`major GCs over the windows: ${all.map((e) => `${e.who} ${e.ms.toFixed(1)} ms`).join(', ') || 'none'}`);
+  const majors = events.filter((e) => e.t === 'gc' && e.kind === 'major');
+  log(`major GCs over the windows: ${majors.map((e) => `${e.who} ${e.ms.toFixed(1)} ms`).join(', ') || 'none'}`);
   const last = redisSamples.at(-1);
   if (last)
     log(
@@ -220,6 +348,7 @@ try {
 } finally {
   polling = false;
   await gw.server.stop();
+  await r1Server?.stop();
   snapshot.remove();
   await mock.stop();
   await rc.quit().catch(() => undefined);

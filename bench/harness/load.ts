@@ -8,8 +8,10 @@
  *    measure at "50 %" is queueing at saturation for half of every second. Instead a pacer releases send
  *    slots evenly (checked every millisecond, and at once when a slot is already due) and each autocannon
  *    client waits for a slot before it sends: requests arrive at the rate, spread over the second. When no
- *    connection is free for a due slot the row cannot keep up; missed slots are dropped (no catch-up
- *    burst) and the run reports the rate it achieved, flagged `overloaded`.
+ *    connection is free for a due slot, the slot waits for one (as a user's request would wait), up to one
+ *    second's worth of slots: after a stall the slots it held are sent as connections free up, each timed
+ *    from when it was due (below). Slots older than that are dropped (no unbounded catch-up): the row cannot
+ *    keep up, and the run reports the rate it achieved, flagged `overloaded`.
  *
  * A window ends at its deadline, unless `minAnswers` asks for more answers than came back by then: it then
  * stays open until they are in (or a generous cap passes), and its rate is over the time it really ran.
@@ -17,6 +19,10 @@
  * Latency is recorded here, unrounded, from autocannon's per-response time (from the write of the request
  * to the last byte of the answer, measured with process.hrtime): autocannon's own histogram keeps whole
  * milliseconds, too coarse for a 0.3 ms budget.
+ *
+ * At a fixed rate the same answers are also timed from their slot's scheduled time (`fromIntended`): the
+ * open-loop latency, free of coordinated omission. A request that waited for a free connection, or for the
+ * load generator's own event loop, counts that wait there and not in `latency`, which starts at the write.
  */
 import autocannon, { type Client } from 'autocannon';
 import { stampNonce, type BodyTemplate } from './bodies.js';
@@ -38,8 +44,11 @@ export interface LoadSpec {
   minAnswers?: number;
   /** How long an extended window may last in all, seconds (default 60). */
   capSec?: number;
-  /** Called for every counted 2xx answer: when it came (ms since the epoch) and its latency (ms). */
-  onAnswer?: (atMs: number, latencyMs: number) => void;
+  /**
+   * Called for every counted 2xx answer: when it came (ms since the epoch), its latency (ms) and, at a fixed
+   * rate, its latency from its slot's scheduled time (ms; NaN at saturation).
+   */
+  onAnswer?: (atMs: number, latencyMs: number, fromIntendedMs: number) => void;
 }
 
 export interface Percentiles {
@@ -61,6 +70,11 @@ export interface LoadResult {
   durationSec: number;
   /** Latency of 2xx answers, in milliseconds. */
   latency: Percentiles;
+  /**
+   * Fixed rate only: the latency of the same answers from the time their send slot was due (not from when
+   * the request was written), so a wait for a free connection or for the load generator counts.
+   */
+  fromIntended?: Percentiles;
   targetRate?: number;
   /** True when a fixed rate could not be held (achieved < 95 % of target). */
   overloaded?: boolean;
@@ -85,7 +99,7 @@ export interface LoadResult {
 class Pacer {
   readonly #rate: number;
   readonly #slack: number;
-  readonly #queue: Array<() => void> = [];
+  readonly #queue: Array<(intendedAt: number) => void> = [];
   readonly #timer: NodeJS.Timeout;
   #start = performance.now();
   #released = 0;
@@ -98,9 +112,14 @@ class Pacer {
 
   #due(): number {
     const due = Math.floor(((performance.now() - this.#start) / 1000) * this.#rate);
-    // Slots nobody could take (all connections busy) are dropped, not saved up for a burst.
+    // Slots nobody could take (all connections busy) wait, up to `slack` of them; older ones are dropped.
     if (due - this.#released > this.#slack) this.#released = due - this.#slack;
     return due;
+  }
+
+  /** When the slot just released was due (performance.now() time): slot k falls at k / rate. */
+  #slotTime(): number {
+    return this.#start + (this.#released * 1000) / this.#rate;
   }
 
   #drain(): void {
@@ -108,15 +127,15 @@ class Pacer {
     const due = this.#due();
     while (this.#released < due && this.#queue.length > 0) {
       this.#released++;
-      this.#queue.shift()!();
+      this.#queue.shift()!(this.#slotTime());
     }
   }
 
-  /** Runs `send` now if a slot is due, else when the next one is. */
-  take(send: () => void): void {
+  /** Runs `send` now if a slot is due, else when the next one is; `send` gets the slot's scheduled time. */
+  take(send: (intendedAt: number) => void): void {
     if (this.#queue.length === 0 && this.#released < this.#due()) {
       this.#released++;
-      send();
+      send(this.#slotTime());
     } else {
       this.#queue.push(send);
     }
@@ -164,8 +183,11 @@ class Samples {
 }
 
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  const pacer = spec.rate ? new Pacer(spec.rate, spec.connections) : null;
+  // The schedule holds up to a second of missed slots (at least one per connection): a stall shorter than
+  // that is counted whole in the open-loop latency, not omitted from it (coordinated omission).
+  const pacer = spec.rate ? new Pacer(spec.rate, Math.max(spec.connections, Math.ceil(spec.rate))) : null;
   const latencies = new Samples();
+  const fromIntended = new Samples();
   const statuses: Record<string, number> = {};
   let ok = 0;
   let errors = 0;
@@ -175,6 +197,8 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
     if (!buf) context['body'] = buf = Buffer.from(spec.body.template);
     return { ...req, body: stampNonce(spec.body, buf) };
   };
+  /** Each client's request in flight: when its slot was due (autocannon sends one at a time per client). */
+  const intended = new WeakMap<object, number>();
   const minAnswers = spec.minAnswers ?? 0;
   const capSec = Math.max(spec.capSec ?? 60, spec.durationSec);
   return new Promise((resolve, reject) => {
@@ -204,7 +228,12 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         setupClient: pacer
           ? (client: Client) => {
               const send = client._doRequest;
-              client._doRequest = (...args: unknown[]) => pacer.take(() => !client.destroyed && send.apply(client, args));
+              client._doRequest = (...args: unknown[]) =>
+                pacer.take((intendedAt) => {
+                  if (client.destroyed) return;
+                  intended.set(client, intendedAt);
+                  send.apply(client, args);
+                });
             }
           : undefined,
       },
@@ -216,6 +245,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         const result: LoadResult = { rps: ok / durationSec, ok, errors, statuses, durationSec, latency: summarise(latencies.values) };
         if (extended) result.extended = true;
         if (spec.rate) {
+          result.fromIntended = summarise(fromIntended.values);
           result.targetRate = spec.rate;
           result.overloaded = result.rps < 0.95 * spec.rate;
         }
@@ -227,12 +257,17 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
       if (ok >= minAnswers) close();
       else extended = true;
     }, spec.durationSec * 1000);
-    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    instance.on('response', (client: object, statusCode: number, _bytes: number, responseTime: number) => {
       if (!open()) return;
       if (statusCode >= 200 && statusCode < 300) {
         ok++;
         latencies.push(responseTime);
-        spec.onAnswer?.(performance.timeOrigin + performance.now(), responseTime);
+        const now = performance.now();
+        const due = intended.get(client);
+        // Never below the write-to-answer time (the slot can only precede the write).
+        const queued = due === undefined ? Number.NaN : Math.max(responseTime, now - due);
+        if (due !== undefined) fromIntended.push(queued);
+        spec.onAnswer?.(performance.timeOrigin + now, responseTime, queued);
       } else {
         errors++;
         statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;

@@ -15,6 +15,11 @@ const cpuMs = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '—');
 const pct = (x: number) => `${x.toFixed(1)} %`;
 const mib = (x: number | null | undefined) => (x != null && Number.isFinite(x) ? `${x.toFixed(1)} MiB` : '—');
 
+/** "2.1, 3.4, 12.0" (ms): each pair's p99 added, in the order run. */
+function pairList(pairs: Array<{ p99Added: number }>): string {
+  return pairs.map((p) => (Number.isFinite(p.p99Added) ? p.p99Added.toFixed(1) : '—')).join(', ');
+}
+
 function addedCell(d: Derived, fraction: number, key: 'p50' | 'p90' | 'p99'): string {
   const a = d.at.find((x) => x.fraction === fraction);
   if (!a) return '—';
@@ -61,8 +66,10 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     const o = s.r3Own;
     lines.push(
       '',
-      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms, added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms.` +
-        (o.context ? ` During that window: ${describeContext(o.context)}.` : ''),
+      `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): ${o.pairs?.length ? `in the pair with the median p99, ` : ''}p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms; added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms` +
+        (o.pairs?.length ? ` (each the median over ${o.pairs.length} pairs of windows; p99 added per pair ${pairList(o.pairs)}${Number.isFinite(o.p99AddedFromSlot) ? `; timed from the scheduled slot ${ms(o.p99AddedFromSlot)}` : ''})` : '') +
+        '.' +
+        (o.context ? ` During ${o.pairs && o.pairs.length > 1 ? 'those windows' : 'that window'}: ${describeContext(o.context)}.` : ''),
     );
   }
   if (errs.length) lines.push('', `Errors: ${errs.join('; ')}.`);
@@ -201,7 +208,7 @@ export function markdown(r: BenchResults): string {
     '',
   );
   lines.push(
-    `Load: autocannon, ${r.settings.connections} keep-alive connections, every request body different (a nonce). Every row is first warmed up on large and then small bodies, 20 s of small ones in a full run, since R3 goes on compiling its path for about half a minute of load (this also spends R3's free allowance, so the matrix measures its paid path). Per scenario and row: ${r.settings.warmupSec} s warm-up, ${r.settings.saturationSec} s at saturation, then ${r.settings.rateSec} s at each fixed rate (${r.settings.loadFractions.map((f) => `${f * 100} %`).join(', ')} of R1's maximum, evenly paced), rows interleaved.`,
+    `Load: autocannon, ${r.settings.connections} keep-alive connections, every request body different (a nonce). Every row, and every separate R3 start (durability, worker counts, profiles), is first warmed up on large and then small bodies${r.settings.warmup ? ` (${r.settings.warmup.largeSec} s and ${r.settings.warmup.smallSec} s)` : ', 20 s of small ones in a full run'}, since R3 goes on compiling its path for about half a minute of load (this also spends R3's free allowance, so the matrix measures its paid path). Per scenario and row: ${r.settings.warmupSec} s warm-up, ${r.settings.saturationSec} s at saturation, then ${r.settings.rateSec} s at each fixed rate (${r.settings.loadFractions.map((f) => `${f * 100} %`).join(', ')} of R1's maximum, evenly paced), rows interleaved.`,
     '',
   );
   lines.push('Rows:', '');
@@ -226,22 +233,25 @@ export function markdown(r: BenchResults): string {
     const d = r.durability;
     lines.push('## Durability: R3 on `appendfsync always` and on `everysec`', '');
     lines.push(
-      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis; latency added over R0 at 50 % of that run's own maximum.`,
+      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis${r.settings.p99Rounds === undefined ? '; latency added over R0 at 50 % of that run\'s own maximum, one window each.' : `, warmed up as the matrix's rows; latency added over R0 at 50 % of that run's own maximum, the median over ${r.settings.p99Rounds} pair(s) of ${r.settings.rateSec}-s windows, R0 then R3 (bench/harness/half-load.ts).`}`,
       '',
     );
-    lines.push('| appendfsync | max req/s | CPU ms/req (+ redis) | rate held | p50 added (ms) | p99 added (ms) | budget |', '|---|--:|--:|--:|--:|--:|---|');
+    lines.push(
+      '| appendfsync | max req/s | CPU ms/req (+ redis) | rate held | p50 added (ms) | p99 added (ms) | p99 added per pair (ms) | p99 added from the slot (ms) | budget |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|---|',
+    );
     for (const x of d.runs) {
       const budget =
         x.appendfsync === 'everysec' ? 'p50 ≤ 1 ms, p99 ≤ 5 ms' : `p50 ≤ ${ms(1 + d.fsyncMs.p50)} ms, p99 ≤ ${ms(5 + d.fsyncMs.p99)} ms (everysec + fsync)`;
       lines.push(
-        `| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${budget} |`,
+        `| ${x.appendfsync} | ${int(x.rps)} | ${x.cpuMsPerReq.toFixed(3)} + ${x.redisCpuMsPerReq.toFixed(3)} | ${int(x.targetRps)}${x.overloaded ? ' ⚠' : ''} | ${ms(x.p50Added)} | ${ms(x.p99Added)} | ${x.pairs?.length ? pairList(x.pairs) : '—'} | ${x.p99AddedFromSlot === undefined ? '—' : ms(x.p99AddedFromSlot)} | ${budget} |`,
       );
     }
     const during = d.runs.filter((x) => x.context);
     if (during.length) {
       lines.push(
         '',
-        "During each fixed-rate window (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it; Redis' AOF is rewritten just before, so that no rewrite child shares the harness core during the window: what one does is measured apart, bench/tail.ts):",
+        "Over each row's fixed-rate windows (bench/harness/window-context.ts; a window's p99 is its 1 % slowest answers, so one pause of tens of milliseconds sets it, hence the median over pairs; Redis' AOF is rewritten before each pair, so that no rewrite child shares the harness core during the windows: what one does is measured apart, bench/tail.ts):",
         '',
       );
       for (const x of during) lines.push(`- ${x.appendfsync}: ${describeContext(x.context!)}`);
@@ -298,7 +308,7 @@ export function markdown(r: BenchResults): string {
 /** The README's Performance section body (without its heading). */
 export function readmeSection(r: BenchResults): string {
   const lines = [
-    '`npm run bench` (about 9 minutes on 2 cores; `npm run bench -- --quick`, about 30 seconds, for a smoke run) measures, in one',
+    '`npm run bench` (about 18 minutes on 2 cores; `npm run bench -- --quick`, about 30 seconds, for a smoke run) measures, in one',
     'interleaved run against the same instant mock upstream: **R0** the load generator straight to the mock (the',
     'harness ceiling), **R1** a bare `node:http` + undici forwarder (the physical limit of a Node gateway), **R2** the',
     'same inside Koa, **R3** portcullis on a real redis-server with the whole path (PAT lookup, policy decision,',
@@ -306,7 +316,8 @@ export function readmeSection(r: BenchResults): string {
     'the LiteLLM proxy (installed by the bench into `bench/.venv`). Then R3 on an `appendfsync always` and an',
     "`everysec` Redis with the disk's fsync time, R3 and R1 at 1, 2 and all cores, and the guardrail scan of the",
     'largest admitted input. Every request body differs, so R3 never re-attaches to a finished job. Throughput is at',
-    "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here).",
+    "saturation; added latency is a row's latency minus R0's at the same fixed rate (50 % of R1's maximum here);",
+    "at half of R3's own maximum it is the median over pairs of windows, R0 then R3 ([Method](#method-the-warm-up-and-the-added-latency)).",
     "The Node rows (R1, R2, R3, R4) and the guard's scan and intent figures run on the newest supported Node that",
     '`scripts/node.sh` has unpacked (Node 24, what the image and the unit run; `--node current|22|24` chooses),',
     'whatever Node runs the bench itself.',

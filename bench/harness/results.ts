@@ -9,6 +9,8 @@ import type { Pinning } from './processes.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { RoundTrips } from './redis-round-trips.js';
 import type { WindowContext } from './window-context.js';
+import type { HalfLoad, HalfLoadPair } from './half-load.js';
+import type { WarmUp } from './warmup.js';
 
 export const ROW_IDS = ['R0', 'R1', 'R2', 'R3', 'R4', 'R5'] as const;
 export type RowId = (typeof ROW_IDS)[number];
@@ -34,16 +36,7 @@ export interface ScenarioResults {
    * R3 at half of its own maximum, with R0 at the same rate: its added latency where it is not overloaded
    * (the fixed rates above are R1's, which R3 may not reach).
    */
-  r3Own?: {
-    targetRps: number;
-    R3: LoadResult;
-    R0: LoadResult;
-    p50Added: number;
-    p90Added: number;
-    p99Added: number;
-    /** What happened in the gateway and Redis during R3's window (bench/harness/window-context.ts). */
-    context?: WindowContext;
-  };
+  r3Own?: HalfLoad;
 }
 
 export interface Derived {
@@ -102,7 +95,19 @@ export interface BenchResults {
     pinning: Pinning;
   };
   gateway: { source: string; note: string | null; store: string };
-  settings: { connections: number; warmupSec: number; saturationSec: number; rateSec: number; loadFractions: number[]; profileSec: number; soakSec: number };
+  settings: {
+    connections: number;
+    warmupSec: number;
+    /** The warm-up every row and every separate R3 start gets first (bench/harness/warmup.ts). */
+    warmup?: WarmUp;
+    saturationSec: number;
+    rateSec: number;
+    /** Pairs of windows (R0, R3) the added latency at half of R3's own maximum is the median of. */
+    p99Rounds?: number;
+    loadFractions: number[];
+    profileSec: number;
+    soakSec: number;
+  };
   rows: RowInfo[];
   scenarios: ScenarioResults[];
   derived: Derived[];
@@ -127,8 +132,12 @@ export interface BenchResults {
       overloaded: boolean;
       p50Added: number;
       p99Added: number;
+      /** p99 added with both sides timed from their scheduled slot (load.ts), median over the pairs. */
+      p99AddedFromSlot?: number;
+      /** Each pair of windows (R0, then R3) the medians are over (bench/harness/half-load.ts). */
+      pairs?: HalfLoadPair[];
       errors: number;
-      /** What happened in the gateway and Redis during the fixed-rate window. */
+      /** What happened in the gateway and Redis during the fixed-rate windows. */
       context?: WindowContext;
     }>;
   };

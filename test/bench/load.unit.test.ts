@@ -54,4 +54,25 @@ describe('bench load runner', function () {
     expect(r.extended).to.equal(undefined);
     expect(r.durationSec).to.equal(0.1);
   });
+
+  it('at a fixed rate also times each answer from its scheduled slot, so a wait for a free connection counts', async () => {
+    // A server slower than the rate allows: with one connection and an answer every HOLD_MS, every slot after
+    // the first is due while the connection is still busy, and the request waits for it before it is written.
+    const pairs: Array<[number, number]> = [];
+    const r = await runLoad({ url, headers: {}, body, connections: 1, durationSec: 1.5, rate: 20, onAnswer: (_at, ms, fromSlot) => pairs.push([ms, fromSlot]) });
+    expect(r.ok).to.be.at.least(2);
+    expect(r.overloaded).to.equal(true);
+    expect(r.fromIntended, 'fixed-rate runs report the open-loop figure').to.be.an('object');
+    for (const [fromWrite, fromSlot] of pairs) expect(fromSlot).to.be.at.least(fromWrite);
+    // The second answer's request was due at 100 ms but could not be written before the first answer, at
+    // 50 + HOLD_MS at the earliest: that wait is in its time from the slot and not in its time from the write.
+    const [, second] = pairs;
+    expect(second![1] - second![0]).to.be.at.least(HOLD_MS - 100);
+    expect(r.fromIntended!.max).to.be.above(r.latency.max);
+  });
+
+  it('reports no open-loop figure at saturation, where there is no schedule', async () => {
+    const r = await runLoad({ url, headers: {}, body, connections: 1, durationSec: 0.1, minAnswers: 1 });
+    expect(r.fromIntended).to.equal(undefined);
+  });
 });

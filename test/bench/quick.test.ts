@@ -98,6 +98,11 @@ describe('bench --quick', function () {
       // What happened during its p99 window; the AOF was rewritten just before it, so no rewrite began in it.
       expect(x.context?.redisForks, `R3 on ${x.appendfsync}: Redis forks during its p99 window`).to.equal(0);
       expect(x.context?.gcOver10ms, `R3 on ${x.appendfsync}: its GC pauses`).to.be.an('object');
+      // The added latency is the median over pairs of windows (R0, then R3), every pair kept, each timed
+      // from the write and from its scheduled slot.
+      expect(x.pairs?.length, `R3 on ${x.appendfsync}: pairs of windows`).to.equal(r.settings.p99Rounds);
+      for (const p of x.pairs!.filter((y) => y.r0.answers > 0 && y.r3.answers > 0))
+        expect(Number.isFinite(p.p99Added) && Number.isFinite(p.p99AddedFromSlot), `R3 on ${x.appendfsync}: a pair's p99 added`).to.equal(true);
     }
     for (const s of r.scenarios.filter((x) => x.r3Own)) expect(s.r3Own!.context, `${s.id}: what happened during R3's own p99 window`).to.be.an('object');
     expect(r.guardScan!.length, 'the guardrail scan figure').to.be.above(0);
@@ -111,7 +116,7 @@ describe('bench --quick', function () {
     expect(md).to.include('## R3 CPU profile under load');
     expect(md).to.include('## Several workers (PORTCULLIS_WORKERS)');
     expect(md).to.include('## Durability: R3 on `appendfsync always` and on `everysec`');
-    expect(md).to.include('During each fixed-rate window');
+    expect(md).to.include("Over each row's fixed-rate windows");
     expect(md).to.match(/, servers under test \(R1–R4\) on Node (22|24)\.|Node (22|24)\.\S+ \(servers under test and harness\)/);
     expect(md).to.include('## Performance targets');
     expect(md.split('## Performance targets')[1]!.split('\n## ')[0]!.match(/^\| /gm), 'seven figures and the header').to.have.length(8);
