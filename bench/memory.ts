@@ -13,6 +13,10 @@
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
  * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers).
  *
+ * `--rate N` soaks at N calls a second instead of at saturation, and prints the soak's latency (p50, p90, p99): with
+ * `--node-flags=--trace-gc` it also sums the main thread's GC pauses of the soak by kind (count, median, p99, max,
+ * sum) and writes every --trace-gc line to a file, to set the collector's pauses against the latency.
+ *
  * `--before SEC` first loads it with 100 KB calls (half the time streaming), as the full bench does before its
  * soak: their scans grow the scanner's WebAssembly memory and the heap, which the soak alone never shows.
  *
@@ -22,7 +26,7 @@
  * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
  * constructor / kind, the largest first.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -239,6 +243,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
         .filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l)),
     ),
   );
+  const pid0 = gw.server.pid;
   try {
     const pid = gw.server.pid;
     log(`${name}: gateway ${snapshot.source} (pid ${pid}), RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
@@ -303,7 +308,9 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
       log(
         `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
       );
-      log(`${name}: pauses of the main thread by kind (the soak's lines only), ms:`);
+      const gcFile = join(tmpdir(), `portcullis-memory-gc-${pid0}.log`);
+      writeFileSync(gcFile, `${gcLines.join('\n')}\n`);
+      log(`${name}: every --trace-gc line in ${gcFile}; pauses of the main thread by kind (the soak's lines only), ms:`);
       for (const l of gcPauses(gcLines.slice(gcFrom, gcDuringLoad))) log(`  ${l}`);
     }
     await gw.server.stop();
