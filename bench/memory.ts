@@ -7,10 +7,15 @@
  *
  *   npx tsx bench/memory.ts [--seconds 60] [--connections 32] [--gateway auto|worktree|head] [--compare]
  *                           [--snapshot] [--node-flags=--trace-gc] [--before 20] [--after-env 'K=V ...']
+ *                           [--rate N]
  *
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
  * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers).
+ *
+ * `--rate N` soaks at N calls a second instead of at saturation, and prints the soak's latency (p50, p90, p99): with
+ * `--node-flags=--trace-gc` it also sums the main thread's GC pauses of the soak by kind (count, median, p99, max,
+ * sum) and writes every --trace-gc line to a file, to set the collector's pauses against the latency.
  *
  * `--before SEC` first loads it with 100 KB calls (half the time streaming), as the full bench does before its
  * soak: their scans grow the scanner's WebAssembly memory and the heap, which the soak alone never shows.
@@ -21,7 +26,7 @@
  * load and another after it (--heapsnapshot-signal) and prints what holds the heap: self size by
  * constructor / kind, the largest first.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -43,6 +48,7 @@ const { values: args } = parseArgs({
     'node-flags': { type: 'string', default: '' },
     before: { type: 'string', default: '0' },
     'after-env': { type: 'string', default: '' },
+    rate: { type: 'string' },
   },
 });
 const noPin = { enabled: false, harnessCore: null, serverCore: null, how: 'not pinned' };
@@ -141,15 +147,44 @@ async function breakdown(pid: number, adminUrl: string): Promise<string> {
   const space = (kind: 'used' | 'total', s: string) =>
     Number(new RegExp(`^portcullis_nodejs_heap_space_size_${kind}_bytes\\{space="${s}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
   const spaces = ['new', 'old', 'code', 'large_object'];
-  const v8Total = spaces.reduce((a, s) => a + space('total', s), 0);
+  // Every space V8 reports (read-only, trusted, new_large_object... too), for the total.
+  const allSpaces = [...text.matchAll(/^portcullis_nodejs_heap_space_size_total_bytes\{space="([^"]+)"\}/gm)].map((m) => m[1]!);
+  const v8Total = allSpaces.reduce((a, s) => a + space('total', s), 0);
+  const others = allSpaces.filter((s) => !spaces.includes(s) && space('total', s) >= 0.05);
+  // The kernel's own split (/proc/<pid>/status): anonymous, file-backed (the binary, libraries, mapped weights), shared.
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? Number.NaN) / 1024;
+  const threads = kib('Threads') * 1024;
   const external = Number(/^portcullis_nodejs_external_memory_bytes (\S+)$/m.exec(text)?.[1] ?? Number.NaN) / 2 ** 20;
   const wasm = kinds.wasm.filter((w) => w >= 0.05).sort((a, b) => b - a);
   return [
-    `RSS ${mib(total)}: node binary ${mib(binary)}, other files ${mib(total - binary - anon)}${bigFiles.length ? ` (${bigFiles.map(([k, v]) => `${k.split('/').pop()} ${v.toFixed(1)}`).join(', ')})` : ''}, anonymous ${mib(anon)}`,
-    `    V8 heap ${mib(v8Total)} committed: ${spaces.map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
+    `RSS ${mib(total)} (status: RssAnon ${mib(kib('RssAnon'))}, RssFile ${mib(kib('RssFile'))}, RssShmem ${mib(kib('RssShmem'))}; ${threads} threads)`,
+    `    node binary ${mib(binary)}, other files ${mib(total - binary - anon)}${bigFiles.length ? ` (${bigFiles.map(([k, v]) => `${k.split('/').pop()} ${v.toFixed(1)}`).join(', ')})` : ''}, anonymous ${mib(anon)}`,
+    `    V8 heap ${mib(v8Total)} committed: ${[...spaces, ...others].map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
     `    outside V8's heap (external ${mib(external)}): about ${mib(anon - v8Total)}`,
     `    anonymous by reservation: WebAssembly memories ${mib(wasm.reduce((a, b) => a + b, 0))} (${kinds.wasm.length}: ${wasm.map((w) => w.toFixed(1)).join(', ')} MiB), malloc ${mib(kinds.mainArena + kinds.arenas)} (main arena ${mib(kinds.mainArena)}, the others ${mib(kinds.arenas)}), thread stacks ${mib(kinds.stacks)}, V8 and the rest ${mib(kinds.other)}`,
   ].join('\n');
+}
+
+/**
+ * --trace-gc's pause of each collection (`Scavenge 12.1 (14.0) -> 3.2 (15.0) MB, pooled: 0 MB, 1.23 / 0.00 ms`:
+ * the first figure after the sizes is the main thread's pause), summed up by kind: count, median, p99 of the
+ * pauses, max, and their sum.
+ */
+function gcPauses(lines: string[]): string[] {
+  const by = new Map<string, number[]>();
+  for (const l of lines) {
+    const m = /(Scavenge|Mark-Compact|Mark-Compact \(reduce\)|Minor Mark-Sweep)\b[^,]*MB(?:, pooled: [\d.]+ MB)?, ([\d.]+) \/ [\d.]+ ms/.exec(l);
+    if (!m) continue;
+    const a = by.get(m[1]!) ?? [];
+    a.push(Number(m[2]));
+    by.set(m[1]!, a);
+  }
+  return [...by].map(([kind, ms]) => {
+    const s = [...ms].sort((a, b) => a - b);
+    const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+    return `${kind}: ${s.length}, median ${q(0.5).toFixed(2)}, p99 ${q(0.99).toFixed(2)}, max ${s.at(-1)!.toFixed(2)}, sum ${s.reduce((x, y) => x + y, 0).toFixed(0)} ms`;
+  });
 }
 
 async function takeSnapshot(pid: number, dir: string, label: string): Promise<void> {
@@ -198,6 +233,8 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
   });
   // --trace-gc lines, kept apart from the gateway's logs (which the harness keeps only the tail of).
   const gcLines: string[] = [];
+  let gcFrom = 0;
+  let gcDuringLoad = 0;
   gw.server.child.stdout!.on('data', (c: Buffer) =>
     gcLines.push(
       ...c
@@ -206,6 +243,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
         .filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l)),
     ),
   );
+  const pid0 = gw.server.pid;
   try {
     const pid = gw.server.pid;
     log(`${name}: gateway ${snapshot.source} (pid ${pid}), RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
@@ -234,14 +272,19 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     sample();
     const timer = setInterval(sample, 1000);
     const ticks0 = processTicks(pid);
+    gcFrom = gcLines.length;
     const r = await runLoad({
       url: `${gw.apiUrl}/v1/chat/completions`,
       headers: { authorization: `Bearer ${gw.token}` },
       body,
       connections: Number(args.connections),
       durationSec: seconds,
+      ...(args.rate ? { rate: Number(args.rate) } : {}),
     });
     clearInterval(timer);
+    const lat = r.latency;
+    log(`${name}: latency p50 ${lat.p50.toFixed(2)} ms, p90 ${lat.p90.toFixed(2)}, p99 ${lat.p99.toFixed(2)}, max ${lat.max.toFixed(1)}${r.overloaded ? ' (rate not held)' : ''}`);
+    gcDuringLoad = gcLines.length;
     sample();
     const rss = samples.map((s) => s.rss);
     const floor = (from: number, to: number) => Math.min(...samples.filter((s) => s.t >= from * seconds && s.t <= to * seconds + 1e-9).map((s) => s.rss));
@@ -265,6 +308,10 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
       log(
         `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
       );
+      const gcFile = join(tmpdir(), `portcullis-memory-gc-${pid0}.log`);
+      writeFileSync(gcFile, `${gcLines.join('\n')}\n`);
+      log(`${name}: every --trace-gc line in ${gcFile}; pauses of the main thread by kind (the soak's lines only), ms:`);
+      for (const l of gcPauses(gcLines.slice(gcFrom, gcDuringLoad))) log(`  ${l}`);
     }
     await gw.server.stop();
     snapshot.remove();

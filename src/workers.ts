@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { loadConfig } from './config/load.js';
 import { ConfigError } from './config/documents.js';
 import { HOST_NAMES } from './config/types.js';
+import { workerExecArgv } from './heap.js';
 import type { Logger } from './log.js';
 import { isLinkMessage, type LinkMessage, type WorkerReload } from './worker-messages.js';
 
@@ -166,7 +167,8 @@ class Supervisor implements Workers {
   #fork(index: number): void {
     // The first worker prints the start-up banner (main.ts, on stdout); the others would print the same
     // listeners again with a different demo token, so their stdout is dropped. Every worker logs on stderr.
-    cluster.setupPrimary({ stdio: ['ignore', index === 1 ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
+    // Each worker is a whole gateway: it gets the young generation's size a gateway starts with (src/heap.ts).
+    cluster.setupPrimary({ execArgv: workerExecArgv(), stdio: ['ignore', index === 1 ? 'inherit' : 'ignore', 'inherit', 'ipc'] });
     // The demo principal's PAT is issued once per start, by the first worker, whose banner shows it.
     const demo = index === 1 && !this.#demoIssued ? {} : { PORTCULLIS_DEMO_BOOTSTRAP: '0' };
     if (index === 1) this.#demoIssued = true;

@@ -83,7 +83,7 @@ describe('starting portcullis', function () {
     }
   });
 
-  it('npm start runs the gateway as its own process, with two malloc arenas: SIGTERM to npm stops the gateway', async () => {
+  it('npm start runs the gateway as its own process, with two malloc arenas and the young generation\'s size: SIGTERM to npm stops the gateway', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' };
     delete env['MALLOC_ARENA_MAX'];
     const npm = spawn('npm', ['start', '--silent'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });
@@ -93,6 +93,8 @@ describe('starting portcullis', function () {
     const api = /serving the API on (\S+)/.exec(out)![1]!;
     expect((await fetch(`${api}/healthz`)).status).to.equal(200);
     expect(gatewayEnvironment(npm.pid!)).to.include('MALLOC_ARENA_MAX=2');
+    // V8's young generation at the gateway's size (src/heap.ts), ahead of any NODE_OPTIONS of the operator's.
+    expect(gatewayEnvironment(npm.pid!).find((e) => e.startsWith('NODE_OPTIONS='))).to.match(/^NODE_OPTIONS=--max-semi-space-size=32\b/);
     npm.kill('SIGTERM');
     await once(npm, 'exit');
     // The gateway's port closes once it has stopped: until then a fetch still answers.

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type Pinning, type ServerProcess } from './processes.js';
+import { SEMI_SPACE_FLAG } from '../../src/heap.js';
 
 export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 // data/ (the knowledge evidence), docs/ and README.md (the site's generated entry points) are read at start.
@@ -175,6 +176,9 @@ export async function startPortcullis(opts: PortcullisOptions): Promise<Portcull
       PORTCULLIS_WATCH: '0',
       // Two malloc arenas, as `npm start`, the image and the systemd unit start it (docs/operators.md "Memory").
       MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2',
+      // V8's young generation at the size those start it with (src/heap.ts), before any NODE_OPTIONS of the
+      // bench's own (a later value wins); an --after-env NODE_OPTIONS replaces it.
+      NODE_OPTIONS: `${SEMI_SPACE_FLAG} ${process.env['NODE_OPTIONS'] ?? ''}`.trim(),
       PORTCULLIS_ROUTE_SHARED_URL: opts.mockBaseUrl,
       PORTCULLIS_ROUTE_DEDICATED_URL: opts.mockBaseUrl,
       REDIS_URL: opts.redisUrl,

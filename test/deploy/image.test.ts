@@ -75,6 +75,8 @@ describe('deploy: the OCI image', function () {
     expect(Object.keys(config!.Config.ExposedPorts).sort()).to.deep.equal(['8080/tcp', '8081/tcp', '8082/tcp', '8083/tcp', '8084/tcp', '8090/tcp']);
     expect(config!.Healthcheck?.Test.join(' ')).to.contain('/healthz');
     expect(config!.Config.Env).to.include('PORTCULLIS_ROOT=/etc/portcullis');
+    // The gateway starts with two malloc arenas and V8's young generation at its size (docs/operators.md, Memory).
+    expect(config!.Config.Env).to.include.members(['MALLOC_ARENA_MAX=2', 'NODE_OPTIONS=--max-semi-space-size=32']);
     // The size, for the record (docs/deploy.md quotes it).
     console.log(`      image ${image}: ${(config!.Size / 1e6).toFixed(0)} MB`);
   });
