@@ -25,7 +25,7 @@
  * the file), weights are rounded to 4 decimals.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadDocument } from '../src/config/documents.js';
 import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, type IntentModelDoc } from '../src/guard/intent.js';
@@ -437,7 +437,7 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams,
 }
 
 const runtimeHeads = new WeakMap<IntentHeadDoc, IntentHead>();
-/** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm). */
+/** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm; 0 where the topic gate does not pass). */
 export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: Float64Array; harm: number } {
   let head = runtimeHeads.get(doc);
   if (!head) runtimeHeads.set(doc, (head = new IntentHead(doc)));
@@ -445,13 +445,154 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
   for (const r of d.readingSets[i]!) {
     const x = d.rowOf.get(r)!;
     const p = softmaxScores(x, doc);
-    const harm = head.harm(p, x.subarray(0, doc.dim));
+    const harm = head.gatePasses(p, x) ? head.harm(p, x.subarray(0, doc.dim)) : 0;
     if (!worst || harm > worst.harm) worst = { p, harm };
   }
   return worst!;
 }
 
+/**
+ * The topic gate (head.ts `gate`): `INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts` trains the ask head
+ * exactly as the committed one (same corpus, HEAD_PARAMS) and a gate beside it, and writes the pair to
+ * rules/guardrails-intent-head-gate.json (`INTENT_HEAD_OUT` names another file in rules/); neither the
+ * committed head nor the word scorer is written. The gate is a logistic regression over the same input,
+ * P(the reading concerns a blocked topic at all), trained on:
+ *
+ *  - on-topic: every reading of every harmful training line except those that occur word for word in a
+ *    benign line (the report around a buried ask), and every reading of a *topic-laden* benign training line;
+ *  - off-topic: every reading of an *off-topic* benign training line, the public everyday requests' training
+ *    part (test/fixtures/guard/public-benign/train-*.tsv) and the benign lines of the register files
+ *    (test/fixtures/guard/intent/registers/, README.md there).
+ *
+ * The rule that sorts the corpus's benign lines, fixed before the gate was scored: a benign corpus line is
+ * topic-laden when its words hold a term of the concept list's topic concepts (GATE_TOPICS, the English
+ * terms the block rules' first pass also reads) or when it is not in English (the corpus's non-English
+ * benign lines were all written about the blocked topics, and the English terms cannot read them); an
+ * English benign line with no topic term is off-topic. No line is sorted by hand.
+ *
+ * `INTENT_REGASK=1` also trains the ask head on the register files' asks (then it is no longer the
+ * committed ask head); `INTENT_GATE_WEIGHT` weighs the on-topic side (default GATE_PARAMS.onWeight).
+ */
+export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
+const REGISTERS = `${CORPUS}registers/`;
+/** Gate thresholds per harm class (head.ts gatePasses); CSAM's is lower: it is refused whatever its framing. */
+export const GATE_THRESHOLDS: Record<string, number> = {
+  cbrn: Number(process.env.INTENT_GATE_T ?? 0.5),
+  fraud: Number(process.env.INTENT_GATE_T ?? 0.5),
+  csam: Number(process.env.INTENT_GATE_CSAM_T ?? 0.1),
+};
+export const GATE_PARAMS = { l2: 0.05, epochs: 300, onWeight: Number(process.env.INTENT_GATE_WEIGHT ?? 1) };
+
+/** The register files (benign and asks in many languages and registers), when vendored. */
+function registerLines(): Example[] {
+  if (!existsSync(REGISTERS)) return [];
+  return readdirSync(REGISTERS)
+    .filter((f) => f.endsWith('.tsv'))
+    .sort()
+    .flatMap((f) => readTsv(REGISTERS + f, `registers/${f}`));
+}
+
+async function trainGate(): Promise<void> {
+  const { examples: corpus, sha256 } = readCorpus();
+  const concepts = readConcepts();
+  const conceptMap = new ConceptMap(concepts);
+  const registers = registerLines();
+  const publicBenign = readdirSync(PUBLIC_BENIGN)
+    .filter((f) => f.startsWith('train-') && f.endsWith('.tsv'))
+    .sort()
+    .flatMap((f) => readTsv(PUBLIC_BENIGN + f, `public-benign/${f}`));
+  const regAsks = process.env.INTENT_REGASK ? registers.filter((e) => e.label !== 'benign') : [];
+  // The ask head: the corpus as committed (plus the register asks with INTENT_REGASK).
+  const askLines = [...corpus, ...regAsks];
+  const offLines = [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
+  const all = [...askLines, ...offLines];
+  const data = await headData(all, sha256, concepts);
+  const nAsk = askLines.length;
+  const head = fitHead(data, (i) => i < nAsk && !all[i]!.heldOut, TRAIN_PARAMS);
+
+  const topicLaden = (e: Example) => e.lang !== 'en' || conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
+  const benignReadings = new Set(all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' ? data.readingSets[i]! : [])));
+  const rows: Array<{ x: Float64Array; y: number }> = [];
+  const tally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
+  const seen = new Set<string>();
+  const linesHash = createHash('sha256');
+  all.forEach((e, i) => {
+    if (e.heldOut) return;
+    let y: number;
+    let rs = data.readingSets[i]!;
+    if (i >= nAsk) {
+      y = 0;
+      tally.offOther++;
+      linesHash.update(`${e.file}\t${e.text}\n`);
+    } else if (e.label !== 'benign') {
+      y = 1;
+      tally.onAsk++;
+      const own = rs.filter((r) => !benignReadings.has(r));
+      if (own.length > 0) rs = own;
+    } else if (topicLaden(e)) {
+      y = 1;
+      tally.onBenign++;
+    } else {
+      y = 0;
+      tally.offCorpus++;
+    }
+    for (const r of rs) {
+      const k = `${y}\t${r}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      rows.push({ x: data.rowOf.get(r)!, y });
+    }
+  });
+  const g = trainHead(rows, {
+    classes: ['off', 'on'],
+    conceptNames: data.conceptNames,
+    concepts,
+    encoderSha256: data.encoderSha256,
+    corpusSha256: sha256,
+    l2: GATE_PARAMS.l2,
+    epochs: GATE_PARAMS.epochs,
+    harmWeight: GATE_PARAMS.onWeight,
+  });
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  head.gate = {
+    mean: g.mean,
+    scale: g.scale,
+    weights: g.weights[1]!.map((w, j) => r6(w - g.weights[0]![j]!)),
+    bias: r6(g.bias[1]! - g.bias[0]!),
+    thresholds: GATE_THRESHOLDS,
+    linesSha256: linesHash.digest('hex'),
+  };
+  const verdicts = data.readingSets.map((_, i) => {
+    const w = worstReading(data, head, i);
+    return headVerdict(w.p, HEAD_THRESHOLD, w.harm);
+  });
+  const heldOut = all.filter((e) => e.heldOut);
+  head.evaluation = {
+    threshold: HEAD_THRESHOLD,
+    readingChars: READING_CHARS,
+    maxReadings: MAX_READINGS,
+    note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
+    gateRows: tally,
+    train: breakdown(
+      all.filter((e, i) => i < nAsk && !e.heldOut),
+      verdicts.filter((_, i) => i < nAsk && !all[i]!.heldOut),
+    ).all,
+    offTopicTrain: breakdown(
+      offLines,
+      verdicts.slice(nAsk),
+    ).all,
+    heldOut: breakdown(
+      heldOut,
+      verdicts.filter((_, i) => all[i]!.heldOut),
+    ),
+  };
+  const out = `${ROOT}rules/${process.env.INTENT_HEAD_OUT ?? 'guardrails-intent-head-gate.json'}`;
+  writeFileSync(out, JSON.stringify(head) + '\n');
+  console.log(JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: tally }, evaluation: head.evaluation }, null, 1));
+}
+
 async function main(): Promise<void> {
+  if (process.env.INTENT_GATE) return trainGate();
   const { examples, sha256 } = readCorpus();
   if (process.argv.includes('--check')) {
     for (const out of [OUT, HEAD_OUT]) {

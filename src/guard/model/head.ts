@@ -14,6 +14,16 @@
  * never ask for), and an ask close to known asks is pulled up. scripts/intent-cv.ts measures it on the
  * folds and on the development set; the committed head does not hold neighbours (docs/guardrails.md says why).
  *
+ * The head may also hold a *topic gate* (`gate`): a second logistic regression over the same input that reads
+ * only whether the text concerns a blocked topic at all (CBRN agents or weapons, sexual material or abuse of
+ * minors, fraud tools or services), trained on the corpus's asks and topic-laden benign lines against
+ * off-topic ones (everyday requests, offensive-security work that names no blocked topic). A reading is then
+ * refused only when the gate passes and the harm reaches its threshold: a recipe or a database backup in an
+ * unfamiliar language or register is not read as an ask because the ask head leans harmful on what it has
+ * not seen. The gate has its own threshold per harm class, lower for CSAM (refused whatever the framing or
+ * language), taken for the reading's most probable harm class and for CSAM when CSAM holds at least
+ * CSAM_SECOND of the probability. A head without a gate decides as before.
+ *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
  * refused when loaded, since its weights would read another embedding space.
@@ -47,8 +57,26 @@ export interface IntentHeadDoc {
   bias: number[];
   /** Training readings for the nearest-neighbour score (see above), when the head uses it. */
   neighbours?: NeighboursDoc;
+  /** The topic gate (see above), when the head has one. */
+  gate?: GateDoc;
   evaluation?: unknown;
 }
+
+export interface GateDoc {
+  /** Standardisation of the input (embedding and concepts, as the head's), from the gate's own lines. */
+  mean: number[];
+  scale: number[];
+  /** One weight per input, and the bias, of P(on a blocked topic). */
+  weights: number[];
+  bias: number;
+  /** The gate passes a reading whose probability of a blocked topic reaches the threshold of its harm class. */
+  thresholds: Record<string, number>;
+  /** sha256 of the off-topic lines the gate was trained on beside the corpus (the trainer's gateLines). */
+  linesSha256: string;
+}
+
+/** A harm class holding this much of a reading's probability is refused too (intent-model.ts); so CSAM's gate threshold applies from here. */
+export const CSAM_SECOND = 0.15;
 
 export interface NeighboursDoc {
   k: number;
@@ -157,6 +185,38 @@ export class IntentHead {
     this.classes = doc.classes;
     this.concepts = new ConceptMap(doc.concepts);
     this.neighbours = doc.neighbours ? new Neighbours(doc.neighbours, doc.dim) : undefined;
+    const g = doc.gate;
+    if (g) {
+      if (g.mean.length !== width || g.scale.length !== width || g.weights.length !== width)
+        throw new Error('intent head: gate weights, mean and scale do not agree with dim and concepts');
+      for (const c of doc.classes.slice(1))
+        if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
+    }
+  }
+
+  /** The gate's probability that the reading `x` (input()) concerns a blocked topic; 1 when the head has no gate. */
+  topic(x: Float64Array): number {
+    const g = this.doc.gate;
+    if (!g) return 1;
+    let z = g.bias;
+    for (let j = 0; j < x.length; j++) z += (g.weights[j]! * (x[j]! - g.mean[j]!)) / g.scale[j]!;
+    return 1 / (1 + Math.exp(-z));
+  }
+
+  /**
+   * Whether the gate lets a reading with class probabilities `p` and input `x` be refused: its topic
+   * probability reaches the gate threshold of its most probable harm class, or CSAM's when CSAM holds at
+   * least CSAM_SECOND. Always true without a gate.
+   */
+  gatePasses(p: Float64Array, x: Float64Array): boolean {
+    const g = this.doc.gate;
+    if (!g) return true;
+    let top = 1;
+    for (let c = 2; c < p.length; c++) if (p[c]! > p[top]!) top = c;
+    let t = g.thresholds[this.classes[top]!]!;
+    const csam = this.classes.indexOf('csam');
+    if (csam > 0 && p[csam]! >= CSAM_SECOND) t = Math.min(t, g.thresholds.csam!);
+    return t <= 0 || this.topic(x) >= t;
   }
 
   readonly neighbours: Neighbours | undefined;
