@@ -78,7 +78,7 @@ sets['everyday'] = readdirSync(`${FIX}public-benign/`)
 const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean }> = [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
-  const teams = name.startsWith('set-') ? (['red', 'blue'] as const) : (['red'] as const);
+  const teams = name.startsWith('set-') || name === 'everyday' ? (['red', 'blue'] as const) : (['red'] as const);
   for (const team of teams) {
     const blocked = await Promise.all(
       list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')),

@@ -453,83 +453,98 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
 
 /**
  * The topic gate (head.ts `gate`): `INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts` trains the ask head
- * exactly as the committed one (same corpus, HEAD_PARAMS) and a gate beside it, and writes the pair to
- * rules/guardrails-intent-head-gate.json (`INTENT_HEAD_OUT` names another file in rules/); neither the
- * committed head nor the word scorer is written. The gate is a logistic regression over the same input,
- * P(the reading concerns a blocked topic at all), trained on:
+ * exactly as the committed one (same corpus, HEAD_PARAMS: the same weights) and a gate beside it, and writes
+ * the pair to rules/guardrails-intent-head-gate.json (`INTENT_HEAD_OUT` names another file in rules/);
+ * neither the committed head nor the word scorer is written. The gate reads the same input as the head (the
+ * embedding) through one hidden layer (GATE_PARAMS) and gives P(the reading concerns a blocked topic at all).
+ * Its lines, each read as the gateway reads it (trainingReadings):
  *
- *  - on-topic: every reading of every harmful training line except those that occur word for word in a
- *    benign line (the report around a buried ask), and every reading of a *topic-laden* benign training line;
- *  - off-topic: every reading of an *off-topic* benign training line, the public everyday requests' training
- *    part (test/fixtures/guard/public-benign/train-*.tsv) and the benign lines of the register files
- *    (test/fixtures/guard/intent/registers/, README.md there).
+ *  - on-topic: every harmful training line of the corpus (its readings but those that occur word for word
+ *    in a benign line: the report around a buried ask), every ask of the register files
+ *    (test/fixtures/guard/intent/registers/regask.tsv), the topic-laden benign lines of the corpus (below)
+ *    and the register files' defensive section (regben-defensive.tsv: the blocked topics named from the
+ *    protective side);
+ *  - off-topic: the corpus's off-topic benign lines (below), the public everyday requests' training part
+ *    (test/fixtures/guard/public-benign/train-*.tsv) and the register files' everyday and offensive-security
+ *    sections (regben-everyday.tsv, regben-offensive.tsv).
  *
- * The rule that sorts the corpus's benign lines, fixed before the gate was scored: a benign corpus line is
- * topic-laden when its words hold a term of the concept list's topic concepts (GATE_TOPICS, the English
- * terms the block rules' first pass also reads) or when it is not in English (the corpus's non-English
- * benign lines were all written about the blocked topics, and the English terms cannot read them); an
- * English benign line with no topic term is off-topic. No line is sorted by hand.
+ * The rule that sorts the corpus's benign lines, fixed before the gate was scored: an English benign line is
+ * topic-laden when its words hold a term of the concept list's topic concepts (GATE_TOPICS, the English terms
+ * the block rules' first pass also reads) and off-topic when they hold none; a benign line not in English is
+ * topic-laden (the corpus's non-English benign lines were written about the blocked topics, and the English
+ * terms cannot read them). Every other line is sorted by the file (the author's section) it comes from; no
+ * line is sorted by hand.
  *
- * `INTENT_REGASK=1` also trains the ask head on the register files' asks (then it is no longer the
- * committed ask head); `INTENT_GATE_WEIGHT` weighs the on-topic side (default GATE_PARAMS.onWeight).
+ * `INTENT_GATE_REGISTERS=0` leaves the register files out (the candidate without them, docs/guardrails.md);
+ * `INTENT_REGASK=1` also trains the ask head on the register asks (then it is not the committed ask head).
  */
 export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
 const REGISTERS = `${CORPUS}registers/`;
-/** Gate thresholds per harm class (head.ts gatePasses); CSAM's is lower: it is refused whatever its framing. */
-export const GATE_THRESHOLDS: Record<string, number> = {
-  cbrn: Number(process.env.INTENT_GATE_T ?? 0.5),
-  fraud: Number(process.env.INTENT_GATE_T ?? 0.5),
-  csam: Number(process.env.INTENT_GATE_CSAM_T ?? 0.1),
-};
-export const GATE_PARAMS = { l2: 0.05, epochs: 300, onWeight: Number(process.env.INTENT_GATE_WEIGHT ?? 1) };
+/**
+ * Gate thresholds per harm class (head.ts gatePasses): low, since the gate is there to let through only text
+ * that is plainly off every blocked topic; CSAM's lower still, as CSAM is refused whatever its framing.
+ */
+export const GATE_THRESHOLDS: Record<string, number> = { cbrn: 0.1, fraud: 0.1, csam: 0.02 };
+/** One hidden layer of 64 units, L2 0.001, 60 epochs (intent-head.ts trainMlpHead); both sides weigh 1 a reading. */
+export const GATE_PARAMS = { l2: 0.001, epochs: 60, hidden: 64, onWeight: 1 };
 
-/** The register files (benign and asks in many languages and registers), when vendored. */
+/** The register files (benign and asks in many languages and registers, README.md there). */
 function registerLines(): Example[] {
-  if (!existsSync(REGISTERS)) return [];
+  if (!existsSync(REGISTERS) || process.env.INTENT_GATE_REGISTERS === '0') return [];
   return readdirSync(REGISTERS)
     .filter((f) => f.endsWith('.tsv'))
     .sort()
     .flatMap((f) => readTsv(REGISTERS + f, `registers/${f}`));
 }
 
-async function trainGate(): Promise<void> {
-  const { examples: corpus, sha256 } = readCorpus();
-  const concepts = readConcepts();
-  const conceptMap = new ConceptMap(concepts);
+/** The gate's lines from outside the corpus, in training order, and their sha256 (head.ts GateDoc.linesSha256). */
+export function gateLines(): { registers: Example[]; publicBenign: Example[]; sha256: string } {
   const registers = registerLines();
   const publicBenign = readdirSync(PUBLIC_BENIGN)
     .filter((f) => f.startsWith('train-') && f.endsWith('.tsv'))
     .sort()
     .flatMap((f) => readTsv(PUBLIC_BENIGN + f, `public-benign/${f}`));
-  const regAsks = process.env.INTENT_REGASK ? registers.filter((e) => e.label !== 'benign') : [];
-  // The ask head: the corpus as committed (plus the register asks with INTENT_REGASK).
+  const hash = createHash('sha256');
+  for (const e of [...registers.filter((e) => e.label !== 'benign'), ...publicBenign, ...registers.filter((e) => e.label === 'benign')])
+    hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
+  return { registers, publicBenign, sha256: hash.digest('hex') };
+}
+
+async function trainGate(): Promise<void> {
+  const { examples: corpus, sha256 } = readCorpus();
+  const concepts = readConcepts();
+  const conceptMap = new ConceptMap(concepts);
+  const { registers, publicBenign, sha256: linesSha256 } = gateLines();
+  const regAsks = registers.filter((e) => e.label !== 'benign');
+  // The ask head: the corpus as committed (plus the register asks with INTENT_REGASK); the register asks are
+  // on-topic lines of the gate either way.
   const askLines = [...corpus, ...regAsks];
+  const nCorpus = process.env.INTENT_REGASK ? askLines.length : corpus.length;
   const offLines = [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
   const all = [...askLines, ...offLines];
   const data = await headData(all, sha256, concepts);
   const nAsk = askLines.length;
-  const head = fitHead(data, (i) => i < nAsk && !all[i]!.heldOut, TRAIN_PARAMS);
+  const head = fitHead(data, (i) => i < nCorpus && !all[i]!.heldOut, TRAIN_PARAMS);
 
-  const topicLaden = (e: Example) => e.lang !== 'en' || conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
+  const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
   const benignReadings = new Set(all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' ? data.readingSets[i]! : [])));
   const rows: Array<{ x: Float64Array; y: number }> = [];
   const tally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
   const seen = new Set<string>();
-  const linesHash = createHash('sha256');
   all.forEach((e, i) => {
     if (e.heldOut) return;
     let y: number;
     let rs = data.readingSets[i]!;
-    if (i >= nAsk) {
-      y = 0;
-      tally.offOther++;
-      linesHash.update(`${e.file}\t${e.text}\n`);
-    } else if (e.label !== 'benign') {
+    if (e.label !== 'benign') {
       y = 1;
       tally.onAsk++;
       const own = rs.filter((r) => !benignReadings.has(r));
       if (own.length > 0) rs = own;
-    } else if (topicLaden(e)) {
+    } else if (i >= nAsk) {
+      y = e.file.endsWith('-defensive.tsv') ? 1 : 0;
+      if (y === 1) tally.onBenign++;
+      else tally.offOther++;
+    } else if (e.lang !== 'en' || hasTerm(e)) {
       y = 1;
       tally.onBenign++;
     } else {
@@ -543,7 +558,7 @@ async function trainGate(): Promise<void> {
       rows.push({ x: data.rowOf.get(r)!, y });
     }
   });
-  const g = trainHead(rows, {
+  const g = trainMlpHead(rows, {
     classes: ['off', 'on'],
     conceptNames: data.conceptNames,
     concepts,
@@ -552,15 +567,17 @@ async function trainGate(): Promise<void> {
     l2: GATE_PARAMS.l2,
     epochs: GATE_PARAMS.epochs,
     harmWeight: GATE_PARAMS.onWeight,
+    hidden: GATE_PARAMS.hidden,
+    seed: 1,
   });
-  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
   head.gate = {
     mean: g.mean,
     scale: g.scale,
-    weights: g.weights[1]!.map((w, j) => r6(w - g.weights[0]![j]!)),
-    bias: r6(g.bias[1]! - g.bias[0]!),
+    ...(g.hidden ? { hidden: g.hidden } : {}),
+    weights: g.weights,
+    bias: g.bias,
     thresholds: GATE_THRESHOLDS,
-    linesSha256: linesHash.digest('hex'),
+    linesSha256,
   };
   const verdicts = data.readingSets.map((_, i) => {
     const w = worstReading(data, head, i);
@@ -574,13 +591,11 @@ async function trainGate(): Promise<void> {
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
     gateRows: tally,
     train: breakdown(
-      all.filter((e, i) => i < nAsk && !e.heldOut),
-      verdicts.filter((_, i) => i < nAsk && !all[i]!.heldOut),
+      all.filter((e, i) => i < nCorpus && !e.heldOut),
+      verdicts.filter((_, i) => i < nCorpus && !all[i]!.heldOut),
     ).all,
-    offTopicTrain: breakdown(
-      offLines,
-      verdicts.slice(nAsk),
-    ).all,
+    registerAsks: breakdown(all.slice(nCorpus, nAsk), verdicts.slice(nCorpus, nAsk)).all,
+    offTopicTrain: breakdown(offLines, verdicts.slice(nAsk)).all,
     heldOut: breakdown(
       heldOut,
       verdicts.filter((_, i) => all[i]!.heldOut),
@@ -599,6 +614,16 @@ async function main(): Promise<void> {
       const committed = JSON.parse(readFileSync(out, 'utf8')) as { corpusSha256: string };
       if (committed.corpusSha256 !== sha256) {
         console.error(`${out} was trained on corpus ${committed.corpusSha256}, the corpus is now ${sha256}: run npx tsx scripts/train-guard-intent.ts`);
+        process.exit(1);
+      }
+    }
+    // The gated candidate, when present: its ask head on this corpus, its gate on these lines.
+    const gated = `${ROOT}rules/guardrails-intent-head-gate.json`;
+    if (existsSync(gated)) {
+      const doc = JSON.parse(readFileSync(gated, 'utf8')) as IntentHeadDoc;
+      const lines = gateLines().sha256;
+      if (doc.corpusSha256 !== sha256 || doc.gate?.linesSha256 !== lines) {
+        console.error(`${gated} was trained on corpus ${doc.corpusSha256} and gate lines ${doc.gate?.linesSha256}, they are now ${sha256} and ${lines}: run INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts`);
         process.exit(1);
       }
     }

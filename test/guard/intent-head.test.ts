@@ -118,9 +118,19 @@ describe('guard: intent head arithmetic', () => {
   });
 
   it('topic gate: a logistic score over the standardised input, passed per harm class, CSAM at its own threshold', () => {
-    const gate: GateDoc = { mean: [1, 0], scale: [2, 1], weights: [1, -1], bias: 0.5, thresholds: { cbrn: 0.5, csam: 0.1, fraud: 0.5 }, linesSha256: 'g' };
+    const gate: GateDoc = {
+      mean: [1, 0],
+      scale: [2, 1],
+      weights: [
+        [0, 0],
+        [1, -1],
+      ],
+      bias: [0, 0.5],
+      thresholds: { cbrn: 0.5, csam: 0.1, fraud: 0.5 },
+      linesSha256: 'g',
+    };
     const head = new IntentHead(base({ classes: ['benign', 'cbrn', 'csam', 'fraud'], weights: [[0, 0], [0, 0], [0, 0], [0, 0]], bias: [0, 0, 0, 0], gate }));
-    // x = (3, 2): u = (1, 2), z = 1 - 2 + 0.5 = -0.5
+    // x = (3, 2): u = (1, 2), z = (0, 1 - 2 + 0.5) = (0, -0.5)
     const x = Float64Array.from([3, 2]);
     expect(head.topic(x)).to.be.closeTo(1 / (1 + Math.exp(0.5)), 1e-12);
     // 0.378 is below cbrn's and fraud's 0.5 but above CSAM's 0.1.
@@ -129,7 +139,7 @@ describe('guard: intent head arithmetic', () => {
     // CSAM's threshold applies as soon as CSAM holds CSAM_SECOND of the probability, whatever the top class.
     expect(head.gatePasses(Float64Array.from([0.1, 0.9 - CSAM_SECOND, CSAM_SECOND, 0]), x)).to.equal(true);
     expect(head.gatePasses(Float64Array.from([0.1, 0.9 - CSAM_SECOND + 0.01, CSAM_SECOND - 0.01, 0]), x)).to.equal(false);
-    // x = (1, -1): u = (0, -1), z = 1.5: on topic, passes for every class.
+    // x = (1, -1): u = (0, -1), z = (0, 1.5): on topic, passes for every class.
     expect(head.gatePasses(Float64Array.from([0.1, 0.8, 0.05, 0.05]), Float64Array.from([1, -1]))).to.equal(true);
     // Without a gate every reading passes and its topic is 1.
     const plain = new IntentHead(base({}));
@@ -138,8 +148,10 @@ describe('guard: intent head arithmetic', () => {
   });
 
   it('refuses a gate that does not fit the head or lacks a harm class threshold', () => {
-    const gate: GateDoc = { mean: [0, 0], scale: [1, 1], weights: [1, 1], bias: 0, thresholds: { cbrn: 0.5 }, linesSha256: 'g' };
-    expect(() => new IntentHead(base({ gate: { ...gate, weights: [1, 1, 1] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    const gate: GateDoc = { mean: [0, 0], scale: [1, 1], weights: [[0, 0], [1, 1]], bias: [0, 0], thresholds: { cbrn: 0.5 }, linesSha256: 'g' };
+    expect(() => new IntentHead(base({ gate: { ...gate, weights: [[0, 0], [1, 1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, weights: [[1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, hidden: { weights: [[1, 1, 1]], bias: [0] } } }))).to.throw(/gate weights, mean and scale do not agree/);
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: {} } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: { cbrn: 1.5 } } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate }))).not.to.throw();

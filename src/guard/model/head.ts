@@ -18,7 +18,8 @@
  * only whether the text concerns a blocked topic at all (CBRN agents or weapons, sexual material or abuse of
  * minors, fraud tools or services), trained on the corpus's asks and topic-laden benign lines against
  * off-topic ones (everyday requests, offensive-security work that names no blocked topic). A reading is then
- * refused only when the gate passes and the harm reaches its threshold: a recipe or a database backup in an
+ * refused only when the gate passes and the harm reaches its threshold (the gate's arithmetic is the head's:
+ * standardised input, an optional hidden layer, a softmax over off-topic and on-topic): a recipe or a database backup in an
  * unfamiliar language or register is not read as an ask because the ask head leans harmful on what it has
  * not seen. The gate has its own threshold per harm class, lower for CSAM (refused whatever the framing or
  * language), taken for the reading's most probable harm class and for CSAM when CSAM holds at least
@@ -66,9 +67,11 @@ export interface GateDoc {
   /** Standardisation of the input (embedding and concepts, as the head's), from the gate's own lines. */
   mean: number[];
   scale: number[];
-  /** One weight per input, and the bias, of P(on a blocked topic). */
-  weights: number[];
-  bias: number;
+  /** An optional hidden layer, as the head's. */
+  hidden?: { weights: number[][]; bias: number[] };
+  /** Two rows of weights and biases (off-topic, on-topic), read as the head's classes: softmax, P(on-topic) second. */
+  weights: number[][];
+  bias: number[];
   /** The gate passes a reading whose probability of a blocked topic reaches the threshold of its harm class. */
   thresholds: Record<string, number>;
   /** sha256 of the off-topic lines the gate was trained on beside the corpus (the trainer's gateLines). */
@@ -187,7 +190,15 @@ export class IntentHead {
     this.neighbours = doc.neighbours ? new Neighbours(doc.neighbours, doc.dim) : undefined;
     const g = doc.gate;
     if (g) {
-      if (g.mean.length !== width || g.scale.length !== width || g.weights.length !== width)
+      const gRead = g.hidden ? g.hidden.weights.length : width;
+      if (
+        g.mean.length !== width ||
+        g.scale.length !== width ||
+        g.weights.length !== 2 ||
+        g.bias.length !== 2 ||
+        g.weights.some((w) => w.length !== gRead) ||
+        (g.hidden && (g.hidden.bias.length !== g.hidden.weights.length || g.hidden.weights.some((w) => w.length !== width)))
+      )
         throw new Error('intent head: gate weights, mean and scale do not agree with dim and concepts');
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
@@ -198,9 +209,7 @@ export class IntentHead {
   topic(x: Float64Array): number {
     const g = this.doc.gate;
     if (!g) return 1;
-    let z = g.bias;
-    for (let j = 0; j < x.length; j++) z += (g.weights[j]! * (x[j]! - g.mean[j]!)) / g.scale[j]!;
-    return 1 / (1 + Math.exp(-z));
+    return softmaxScores(x, g)[1]!;
   }
 
   /**
