@@ -445,7 +445,7 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
   for (const r of d.readingSets[i]!) {
     const x = d.rowOf.get(r)!;
     const p = softmaxScores(x, doc);
-    const harm = head.gatePasses(p, x) ? head.harm(p, x.subarray(0, doc.dim)) : 0;
+    const harm = head.gatePasses(p, x, wordsOf(r)) ? head.harm(p, x.subarray(0, doc.dim)) : 0;
     if (!worst || harm > worst.harm) worst = { p, harm };
   }
   return worst!;
@@ -486,7 +486,7 @@ const REGISTERS = `${CORPUS}registers/`;
  */
 export const GATE_THRESHOLDS: Record<string, number> = { cbrn: 0.1, fraud: 0.1, csam: 0.02 };
 /** One hidden layer of 64 units, L2 0.001, 60 epochs (intent-head.ts trainMlpHead); both sides weigh 1 a reading. */
-export const GATE_PARAMS = { l2: 0.001, epochs: 60, hidden: 64, onWeight: 1 };
+export const GATE_PARAMS = { l2: 0.001, epochs: 60, hidden: 64, onWeight: 1, seeds: Number(process.env.INTENT_GATE_SEEDS ?? 5) };
 
 /** The register files (benign and asks in many languages and registers, README.md there). */
 function registerLines(): Example[] {
@@ -558,25 +558,39 @@ async function trainGate(): Promise<void> {
       rows.push({ x: data.rowOf.get(r)!, y });
     }
   });
-  const g = trainMlpHead(rows, {
-    classes: ['off', 'on'],
-    conceptNames: data.conceptNames,
-    concepts,
-    encoderSha256: data.encoderSha256,
-    corpusSha256: sha256,
-    l2: GATE_PARAMS.l2,
-    epochs: GATE_PARAMS.epochs,
-    harmWeight: GATE_PARAMS.onWeight,
-    hidden: GATE_PARAMS.hidden,
-    seed: 1,
-  });
+  // GATE_PARAMS.seeds gates of different initial weights, their logits averaged: one wider hidden layer
+  // (each member's output weights divided by their number), so the gate does not hang on one seed's luck.
+  const members = Array.from({ length: GATE_PARAMS.seeds }, (_, m) =>
+    trainMlpHead(rows, {
+      classes: ['off', 'on'],
+      conceptNames: data.conceptNames,
+      concepts,
+      encoderSha256: data.encoderSha256,
+      corpusSha256: sha256,
+      l2: GATE_PARAMS.l2,
+      epochs: GATE_PARAMS.epochs,
+      harmWeight: GATE_PARAMS.onWeight,
+      hidden: GATE_PARAMS.hidden,
+      seed: m + 1,
+    }),
+  );
+  const n = members.length;
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const g = {
+    mean: members[0]!.mean,
+    scale: members[0]!.scale,
+    hidden: { weights: members.flatMap((m) => m.hidden!.weights), bias: members.flatMap((m) => m.hidden!.bias) },
+    weights: [0, 1].map((c) => members.flatMap((m) => m.weights[c]!.map((w) => r6(w / n)))),
+    bias: [0, 1].map((c) => r6(members.reduce((a, m) => a + m.bias[c]!, 0) / n)),
+  };
   head.gate = {
     mean: g.mean,
     scale: g.scale,
-    ...(g.hidden ? { hidden: g.hidden } : {}),
+    hidden: g.hidden,
     weights: g.weights,
     bias: g.bias,
     thresholds: GATE_THRESHOLDS,
+    topicConcepts: GATE_TOPICS,
     linesSha256,
   };
   const verdicts = data.readingSets.map((_, i) => {

@@ -141,6 +141,20 @@ describe('guard: intent head arithmetic', () => {
     expect(head.gatePasses(Float64Array.from([0.1, 0.9 - CSAM_SECOND + 0.01, CSAM_SECOND - 0.01, 0]), x)).to.equal(false);
     // x = (1, -1): u = (0, -1), z = (0, 1.5): on topic, passes for every class.
     expect(head.gatePasses(Float64Array.from([0.1, 0.8, 0.05, 0.05]), Float64Array.from([1, -1]))).to.equal(true);
+    // A reading whose words hold a term of the gate's topic concepts passes whatever its score.
+    const named = new IntentHead(
+      base({
+        classes: ['benign', 'cbrn', 'csam', 'fraud'],
+        concepts: { words: { sarin: 'topic-cbrn', recipe: 'ask-how' }, prefixes: {} },
+        weights: [[0, 0], [0, 0], [0, 0], [0, 0]],
+        bias: [0, 0, 0, 0],
+        gate: { ...gate, topicConcepts: ['topic-cbrn'] },
+      }),
+    );
+    const cbrn = Float64Array.from([0.1, 0.8, 0.05, 0.05]);
+    expect(named.gatePasses(cbrn, x, ['a', 'sarin', 'question'])).to.equal(true);
+    expect(named.gatePasses(cbrn, x, ['a', 'recipe', 'question'])).to.equal(false);
+    expect(named.gatePasses(cbrn, x)).to.equal(false);
     // Without a gate every reading passes and its topic is 1.
     const plain = new IntentHead(base({}));
     expect(plain.topic(x)).to.equal(1);

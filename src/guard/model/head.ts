@@ -74,7 +74,12 @@ export interface GateDoc {
   bias: number[];
   /** The gate passes a reading whose probability of a blocked topic reaches the threshold of its harm class. */
   thresholds: Record<string, number>;
-  /** sha256 of the off-topic lines the gate was trained on beside the corpus (the trainer's gateLines). */
+  /**
+   * Concepts of the head's concept tables (`concepts`) whose words let a reading through the gate whatever its
+   * score: a reading that names a blocked topic's term is left to the ask head, as without a gate.
+   */
+  topicConcepts?: string[];
+  /** sha256 of the lines the gate was trained on beside the corpus (the trainer's gateLines). */
   linesSha256: string;
 }
 
@@ -213,13 +218,14 @@ export class IntentHead {
   }
 
   /**
-   * Whether the gate lets a reading with class probabilities `p` and input `x` be refused: its topic
-   * probability reaches the gate threshold of its most probable harm class, or CSAM's when CSAM holds at
-   * least CSAM_SECOND. Always true without a gate.
+   * Whether the gate lets a reading with class probabilities `p`, input `x` and words `words` be refused:
+   * its words hold a term of the gate's topic concepts, or its topic probability reaches the gate threshold
+   * of its most probable harm class, or CSAM's when CSAM holds at least CSAM_SECOND. Always true without a gate.
    */
-  gatePasses(p: Float64Array, x: Float64Array): boolean {
+  gatePasses(p: Float64Array, x: Float64Array, words?: readonly string[]): boolean {
     const g = this.doc.gate;
     if (!g) return true;
+    if (words && g.topicConcepts && this.concepts.read(words).some((c) => g.topicConcepts!.includes(c))) return true;
     let top = 1;
     for (let c = 2; c < p.length; c++) if (p[c]! > p[top]!) top = c;
     let t = g.thresholds[this.classes[top]!]!;

@@ -134,10 +134,11 @@ export class IntentModel {
     let worst: Float64Array | null = null;
     let worstHarm = -1;
     readings.forEach((r, i) => {
-      const x = this.head.input(vectors[i]!, intentWords(normalise(r).text));
+      const words = intentWords(normalise(r).text);
+      const x = this.head.input(vectors[i]!, words);
       const p = this.head.probabilities(x);
       // A reading the topic gate finds off every blocked topic is not refused, however its harm reads.
-      const harm = this.head.gatePasses(p, x) ? this.head.harm(p, vectors[i]!, this.doc.threshold) : 0;
+      const harm = this.head.gatePasses(p, x, words) ? this.head.harm(p, vectors[i]!, this.doc.threshold) : 0;
       if (harm > worstHarm) [worst, worstHarm] = [p, harm];
     });
     const p = worst as Float64Array | null;
