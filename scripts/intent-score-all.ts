@@ -1,7 +1,8 @@
 /**
  * Scores a head of the intent model through the guardrail runtime, per row, on every set a head is judged on:
- * the independent sets A to D (red-team and blue-team calls), the choice set, the held-out file, the public
- * prompt data (asks and XSTest's safe prompts) and the everyday evaluation part (red-team calls). Prints the
+ * the independent sets A to D (and E when it is there), the public prompt data (asks and XSTest's safe prompts)
+ * and the everyday evaluation part as red-team and blue-team calls, the choice set and the held-out file as
+ * red-team calls. Prints the
  * counts per set (asks caught, benign refused, CSAM asks caught) and writes each row's verdict to `out`, so two
  * heads can be compared row by row (which CSAM asks one catches and the other misses). Never prints a prompt.
  *
@@ -78,7 +79,7 @@ sets['everyday'] = readdirSync(`${FIX}public-benign/`)
 const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean }> = [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
-  const teams = name.startsWith('set-') || name === 'everyday' ? (['red', 'blue'] as const) : (['red'] as const);
+  const teams = name.startsWith('set-') || name === 'everyday' || name === 'public' ? (['red', 'blue'] as const) : (['red'] as const);
   for (const team of teams) {
     const blocked = await Promise.all(
       list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')),
