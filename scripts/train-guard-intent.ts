@@ -16,6 +16,8 @@
  * another voice and on other templates, and nothing trained here ever reads it. docs/guardrails.md reports
  * the figures measured on it (test/guard/intent-model.test.ts measures them again through the runtime).
  *
+ * (`INTENT_GATE=1` writes the gated candidate instead, and nothing else: trainGate below.)
+ *
  * Two models are written: the word-feature scorer below (rules/guardrails-intent.json, the cheap first pass)
  * and the classification head of the multilingual model over the encoder's embeddings
  * (rules/guardrails-intent-head.json, scripts/intent-head.ts), which decides.
@@ -456,7 +458,8 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
  * exactly as the committed one (same corpus, HEAD_PARAMS: the same weights) and a gate beside it, and writes
  * the pair to rules/guardrails-intent-head-gate.json (`INTENT_HEAD_OUT` names another file in rules/);
  * neither the committed head nor the word scorer is written. The gate reads the same input as the head (the
- * embedding) through one hidden layer (GATE_PARAMS) and gives P(the reading concerns a blocked topic at all).
+ * embedding) through a hidden layer (GATE_PARAMS: five seeds' layers, their logits averaged) and gives
+ * P(the reading concerns a blocked topic at all); a reading whose words hold a GATE_TOPICS term passes it.
  * Its lines, each read as the gateway reads it (trainingReadings):
  *
  *  - on-topic: every harmful training line of the corpus (its readings but those that occur word for word

@@ -14,16 +14,18 @@
  * never ask for), and an ask close to known asks is pulled up. scripts/intent-cv.ts measures it on the
  * folds and on the development set; the committed head does not hold neighbours (docs/guardrails.md says why).
  *
- * The head may also hold a *topic gate* (`gate`): a second logistic regression over the same input that reads
+ * The head may also hold a *topic gate* (`gate`): a second small model over the same input (the head's
+ * arithmetic: standardised input, an optional hidden layer, a softmax over off-topic and on-topic) that reads
  * only whether the text concerns a blocked topic at all (CBRN agents or weapons, sexual material or abuse of
  * minors, fraud tools or services), trained on the corpus's asks and topic-laden benign lines against
  * off-topic ones (everyday requests, offensive-security work that names no blocked topic). A reading is then
- * refused only when the gate passes and the harm reaches its threshold (the gate's arithmetic is the head's:
- * standardised input, an optional hidden layer, a softmax over off-topic and on-topic): a recipe or a database backup in an
+ * refused only when the gate passes and the harm reaches its threshold: a recipe or a database backup in an
  * unfamiliar language or register is not read as an ask because the ask head leans harmful on what it has
- * not seen. The gate has its own threshold per harm class, lower for CSAM (refused whatever the framing or
- * language), taken for the reading's most probable harm class and for CSAM when CSAM holds at least
- * CSAM_SECOND of the probability. A head without a gate decides as before.
+ * not seen. The gate passes a reading whose words hold a term of its topic concepts (`topicConcepts`: text
+ * that names a blocked topic is left to the ask head, as without a gate), and otherwise one whose topic
+ * probability reaches the threshold of its most probable harm class, or CSAM's (lower: CSAM is refused
+ * whatever the framing or language) when CSAM holds at least CSAM_SECOND of the probability. A head without
+ * a gate decides as before.
  *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
