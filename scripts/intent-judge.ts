@@ -54,10 +54,13 @@ const server = createServer((req, res) => {
     pool.embed(readings.map((r) => (r === '' ? ' ' : r))).then(
       (vectors) => {
         const results = readings.map((r, i) => {
-          const p = head.probabilities(head.input(vectors[i]!, intentWords(normalise(r).text)));
+          const words = intentWords(normalise(r).text);
+          const x = head.input(vectors[i]!, words);
+          const p = head.probabilities(x);
           let best = 1;
           for (let c = 2; c < p.length; c++) if (p[c]! > p[best]!) best = c;
-          const harmful = 1 - p[0]! >= THRESHOLD;
+          // A head with a topic gate (head.ts) flags only what the gate lets through, as the gateway does.
+          const harmful = 1 - p[0]! >= THRESHOLD && head.gatePasses(p, x, words);
           const categories: Record<string, boolean> = {};
           const scores: Record<string, number> = {};
           head.classes.forEach((cls, c) => {

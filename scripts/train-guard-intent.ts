@@ -16,6 +16,8 @@
  * another voice and on other templates, and nothing trained here ever reads it. docs/guardrails.md reports
  * the figures measured on it (test/guard/intent-model.test.ts measures them again through the runtime).
  *
+ * (`INTENT_GATE=1` writes the gated candidate instead, and nothing else: trainGate below.)
+ *
  * Two models are written: the word-feature scorer below (rules/guardrails-intent.json, the cheap first pass)
  * and the classification head of the multilingual model over the encoder's embeddings
  * (rules/guardrails-intent-head.json, scripts/intent-head.ts), which decides.
@@ -25,7 +27,7 @@
  * the file), weights are rounded to 4 decimals.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadDocument } from '../src/config/documents.js';
 import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, type IntentModelDoc } from '../src/guard/intent.js';
@@ -437,7 +439,7 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams,
 }
 
 const runtimeHeads = new WeakMap<IntentHeadDoc, IntentHead>();
-/** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm). */
+/** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm; 0 where the topic gate does not pass). */
 export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: Float64Array; harm: number } {
   let head = runtimeHeads.get(doc);
   if (!head) runtimeHeads.set(doc, (head = new IntentHead(doc)));
@@ -445,19 +447,200 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
   for (const r of d.readingSets[i]!) {
     const x = d.rowOf.get(r)!;
     const p = softmaxScores(x, doc);
-    const harm = head.harm(p, x.subarray(0, doc.dim));
+    const harm = head.gatePasses(p, x, wordsOf(r)) ? head.harm(p, x.subarray(0, doc.dim)) : 0;
     if (!worst || harm > worst.harm) worst = { p, harm };
   }
   return worst!;
 }
 
+/**
+ * The topic gate (head.ts `gate`): `INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts` trains the ask head
+ * exactly as the committed one (same corpus, HEAD_PARAMS: the same weights) and a gate beside it, and writes
+ * the pair to rules/guardrails-intent-head-gate.json (`INTENT_HEAD_OUT` names another file in rules/);
+ * neither the committed head nor the word scorer is written. The gate reads the same input as the head (the
+ * embedding) through a hidden layer (GATE_PARAMS: five seeds' layers, their logits averaged) and gives
+ * P(the reading concerns a blocked topic at all); a reading whose words hold a GATE_TOPICS term passes it.
+ * Its lines, each read as the gateway reads it (trainingReadings):
+ *
+ *  - on-topic: every harmful training line of the corpus (its readings but those that occur word for word
+ *    in a benign line: the report around a buried ask), every ask of the register files
+ *    (test/fixtures/guard/intent/registers/regask.tsv), the topic-laden benign lines of the corpus (below)
+ *    and the register files' defensive section (regben-defensive.tsv: the blocked topics named from the
+ *    protective side);
+ *  - off-topic: the corpus's off-topic benign lines (below), the public everyday requests' training part
+ *    (test/fixtures/guard/public-benign/train-*.tsv) and the register files' everyday and offensive-security
+ *    sections (regben-everyday.tsv, regben-offensive.tsv).
+ *
+ * The rule that sorts the corpus's benign lines, fixed before the gate was scored: an English benign line is
+ * topic-laden when its words hold a term of the concept list's topic concepts (GATE_TOPICS, the English terms
+ * the block rules' first pass also reads) and off-topic when they hold none; a benign line not in English is
+ * topic-laden (the corpus's non-English benign lines were written about the blocked topics, and the English
+ * terms cannot read them). Every other line is sorted by the file (the author's section) it comes from; no
+ * line is sorted by hand.
+ *
+ * `INTENT_GATE_REGISTERS=0` leaves the register files out (the candidate without them, docs/guardrails.md);
+ * `INTENT_REGASK=1` also trains the ask head on the register asks (then it is not the committed ask head).
+ */
+export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
+const REGISTERS = `${CORPUS}registers/`;
+/**
+ * Gate thresholds per harm class (head.ts gatePasses): low, since the gate is there to let through only text
+ * that is plainly off every blocked topic; CSAM's lower still, as CSAM is refused whatever its framing.
+ */
+export const GATE_THRESHOLDS: Record<string, number> = { cbrn: 0.1, fraud: 0.1, csam: 0.02 };
+/** One hidden layer of 64 units, L2 0.001, 60 epochs (intent-head.ts trainMlpHead); both sides weigh 1 a reading. */
+export const GATE_PARAMS = { l2: 0.001, epochs: 60, hidden: 64, onWeight: 1, seeds: Number(process.env.INTENT_GATE_SEEDS ?? 5) };
+
+/** The register files (benign and asks in many languages and registers, README.md there). */
+function registerLines(): Example[] {
+  if (!existsSync(REGISTERS) || process.env.INTENT_GATE_REGISTERS === '0') return [];
+  return readdirSync(REGISTERS)
+    .filter((f) => f.endsWith('.tsv'))
+    .sort()
+    .flatMap((f) => readTsv(REGISTERS + f, `registers/${f}`));
+}
+
+/** The gate's lines from outside the corpus, in training order, and their sha256 (head.ts GateDoc.linesSha256). */
+export function gateLines(): { registers: Example[]; publicBenign: Example[]; sha256: string } {
+  const registers = registerLines();
+  const publicBenign = readdirSync(PUBLIC_BENIGN)
+    .filter((f) => f.startsWith('train-') && f.endsWith('.tsv'))
+    .sort()
+    .flatMap((f) => readTsv(PUBLIC_BENIGN + f, `public-benign/${f}`));
+  const hash = createHash('sha256');
+  for (const e of [...registers.filter((e) => e.label !== 'benign'), ...publicBenign, ...registers.filter((e) => e.label === 'benign')])
+    hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
+  return { registers, publicBenign, sha256: hash.digest('hex') };
+}
+
+async function trainGate(): Promise<void> {
+  const { examples: corpus, sha256 } = readCorpus();
+  const concepts = readConcepts();
+  const conceptMap = new ConceptMap(concepts);
+  const { registers, publicBenign, sha256: linesSha256 } = gateLines();
+  const regAsks = registers.filter((e) => e.label !== 'benign');
+  // The ask head: the corpus as committed (plus the register asks with INTENT_REGASK); the register asks are
+  // on-topic lines of the gate either way.
+  const askLines = [...corpus, ...regAsks];
+  const nCorpus = process.env.INTENT_REGASK ? askLines.length : corpus.length;
+  const offLines = [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
+  const all = [...askLines, ...offLines];
+  const data = await headData(all, sha256, concepts);
+  const nAsk = askLines.length;
+  const head = fitHead(data, (i) => i < nCorpus && !all[i]!.heldOut, TRAIN_PARAMS);
+
+  const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
+  const benignReadings = new Set(all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' ? data.readingSets[i]! : [])));
+  const rows: Array<{ x: Float64Array; y: number }> = [];
+  const tally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
+  const seen = new Set<string>();
+  all.forEach((e, i) => {
+    if (e.heldOut) return;
+    let y: number;
+    let rs = data.readingSets[i]!;
+    if (e.label !== 'benign') {
+      y = 1;
+      tally.onAsk++;
+      const own = rs.filter((r) => !benignReadings.has(r));
+      if (own.length > 0) rs = own;
+    } else if (i >= nAsk) {
+      y = e.file.endsWith('-defensive.tsv') ? 1 : 0;
+      if (y === 1) tally.onBenign++;
+      else tally.offOther++;
+    } else if (e.lang !== 'en' || hasTerm(e)) {
+      y = 1;
+      tally.onBenign++;
+    } else {
+      y = 0;
+      tally.offCorpus++;
+    }
+    for (const r of rs) {
+      const k = `${y}\t${r}`;
+      if (seen.has(k)) continue;
+      seen.add(k);
+      rows.push({ x: data.rowOf.get(r)!, y });
+    }
+  });
+  // GATE_PARAMS.seeds gates of different initial weights, their logits averaged: one wider hidden layer
+  // (each member's output weights divided by their number), so the gate does not hang on one seed's luck.
+  const members = Array.from({ length: GATE_PARAMS.seeds }, (_, m) =>
+    trainMlpHead(rows, {
+      classes: ['off', 'on'],
+      conceptNames: data.conceptNames,
+      concepts,
+      encoderSha256: data.encoderSha256,
+      corpusSha256: sha256,
+      l2: GATE_PARAMS.l2,
+      epochs: GATE_PARAMS.epochs,
+      harmWeight: GATE_PARAMS.onWeight,
+      hidden: GATE_PARAMS.hidden,
+      seed: m + 1,
+    }),
+  );
+  const n = members.length;
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const g = {
+    mean: members[0]!.mean,
+    scale: members[0]!.scale,
+    hidden: { weights: members.flatMap((m) => m.hidden!.weights), bias: members.flatMap((m) => m.hidden!.bias) },
+    weights: [0, 1].map((c) => members.flatMap((m) => m.weights[c]!.map((w) => r6(w / n)))),
+    bias: [0, 1].map((c) => r6(members.reduce((a, m) => a + m.bias[c]!, 0) / n)),
+  };
+  head.gate = {
+    mean: g.mean,
+    scale: g.scale,
+    hidden: g.hidden,
+    weights: g.weights,
+    bias: g.bias,
+    thresholds: GATE_THRESHOLDS,
+    topicConcepts: GATE_TOPICS,
+    linesSha256,
+  };
+  const verdicts = data.readingSets.map((_, i) => {
+    const w = worstReading(data, head, i);
+    return headVerdict(w.p, HEAD_THRESHOLD, w.harm);
+  });
+  const heldOut = all.filter((e) => e.heldOut);
+  head.evaluation = {
+    threshold: HEAD_THRESHOLD,
+    readingChars: READING_CHARS,
+    maxReadings: MAX_READINGS,
+    note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
+    gateRows: tally,
+    train: breakdown(
+      all.filter((e, i) => i < nCorpus && !e.heldOut),
+      verdicts.filter((_, i) => i < nCorpus && !all[i]!.heldOut),
+    ).all,
+    registerAsks: breakdown(all.slice(nCorpus, nAsk), verdicts.slice(nCorpus, nAsk)).all,
+    offTopicTrain: breakdown(offLines, verdicts.slice(nAsk)).all,
+    heldOut: breakdown(
+      heldOut,
+      verdicts.filter((_, i) => all[i]!.heldOut),
+    ),
+  };
+  const out = `${ROOT}rules/${process.env.INTENT_HEAD_OUT ?? 'guardrails-intent-head-gate.json'}`;
+  writeFileSync(out, JSON.stringify(head) + '\n');
+  console.log(JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: tally }, evaluation: head.evaluation }, null, 1));
+}
+
 async function main(): Promise<void> {
+  if (process.env.INTENT_GATE) return trainGate();
   const { examples, sha256 } = readCorpus();
   if (process.argv.includes('--check')) {
     for (const out of [OUT, HEAD_OUT]) {
       const committed = JSON.parse(readFileSync(out, 'utf8')) as { corpusSha256: string };
       if (committed.corpusSha256 !== sha256) {
         console.error(`${out} was trained on corpus ${committed.corpusSha256}, the corpus is now ${sha256}: run npx tsx scripts/train-guard-intent.ts`);
+        process.exit(1);
+      }
+    }
+    // The gated candidate, when present: its ask head on this corpus, its gate on these lines.
+    const gated = `${ROOT}rules/guardrails-intent-head-gate.json`;
+    if (existsSync(gated)) {
+      const doc = JSON.parse(readFileSync(gated, 'utf8')) as IntentHeadDoc;
+      const lines = gateLines().sha256;
+      if (doc.corpusSha256 !== sha256 || doc.gate?.linesSha256 !== lines) {
+        console.error(`${gated} was trained on corpus ${doc.corpusSha256} and gate lines ${doc.gate?.linesSha256}, they are now ${sha256} and ${lines}: run INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts`);
         process.exit(1);
       }
     }

@@ -2,10 +2,12 @@
  * The intent head's arithmetic (src/guard/model/head.ts) without the encoder: the logistic form and the
  * optional hidden layer give the probabilities their weights say, and a head whose hidden layer does not fit
  * its inputs is refused when loaded rather than read wrongly; the neighbours' share of asks moves a
- * reading's harm toward the training readings it is closest to.
+ * reading's harm toward the training readings it is closest to; the topic gate passes a reading only when its
+ * probability of a blocked topic reaches the threshold of the reading's harm class (CSAM's when CSAM holds a
+ * fifth of it), and a head without a gate lets every reading pass.
  */
 import { expect } from 'chai';
-import { HEAD_FEATURES, IntentHead, Neighbours, softmaxScores, type IntentHeadDoc } from '../../src/guard/model/head.js';
+import { CSAM_SECOND, HEAD_FEATURES, IntentHead, Neighbours, softmaxScores, type GateDoc, type IntentHeadDoc } from '../../src/guard/model/head.js';
 
 const base = (over: Partial<IntentHeadDoc>): IntentHeadDoc => ({
   features: HEAD_FEATURES,
@@ -113,5 +115,59 @@ describe('guard: intent head arithmetic', () => {
   it('refuses neighbours whose vectors do not fit the head', () => {
     const neighbours = Neighbours.encode([{ e: [1, 0, 0], ask: true }], { k: 1, tau: 0.05, mix: 0.5, keep: [] });
     expect(() => new IntentHead(base({ neighbours }))).to.throw(/neighbours do not agree/);
+  });
+
+  it('topic gate: a logistic score over the standardised input, passed per harm class, CSAM at its own threshold', () => {
+    const gate: GateDoc = {
+      mean: [1, 0],
+      scale: [2, 1],
+      weights: [
+        [0, 0],
+        [1, -1],
+      ],
+      bias: [0, 0.5],
+      thresholds: { cbrn: 0.5, csam: 0.1, fraud: 0.5 },
+      linesSha256: 'g',
+    };
+    const head = new IntentHead(base({ classes: ['benign', 'cbrn', 'csam', 'fraud'], weights: [[0, 0], [0, 0], [0, 0], [0, 0]], bias: [0, 0, 0, 0], gate }));
+    // x = (3, 2): u = (1, 2), z = (0, 1 - 2 + 0.5) = (0, -0.5)
+    const x = Float64Array.from([3, 2]);
+    expect(head.topic(x)).to.be.closeTo(1 / (1 + Math.exp(0.5)), 1e-12);
+    // 0.378 is below cbrn's and fraud's 0.5 but above CSAM's 0.1.
+    expect(head.gatePasses(Float64Array.from([0.1, 0.8, 0.05, 0.05]), x)).to.equal(false);
+    expect(head.gatePasses(Float64Array.from([0.1, 0.05, 0.8, 0.05]), x)).to.equal(true);
+    // CSAM's threshold applies as soon as CSAM holds CSAM_SECOND of the probability, whatever the top class.
+    expect(head.gatePasses(Float64Array.from([0.1, 0.9 - CSAM_SECOND, CSAM_SECOND, 0]), x)).to.equal(true);
+    expect(head.gatePasses(Float64Array.from([0.1, 0.9 - CSAM_SECOND + 0.01, CSAM_SECOND - 0.01, 0]), x)).to.equal(false);
+    // x = (1, -1): u = (0, -1), z = (0, 1.5): on topic, passes for every class.
+    expect(head.gatePasses(Float64Array.from([0.1, 0.8, 0.05, 0.05]), Float64Array.from([1, -1]))).to.equal(true);
+    // A reading whose words hold a term of the gate's topic concepts passes whatever its score.
+    const named = new IntentHead(
+      base({
+        classes: ['benign', 'cbrn', 'csam', 'fraud'],
+        concepts: { words: { sarin: 'topic-cbrn', recipe: 'ask-how' }, prefixes: {} },
+        weights: [[0, 0], [0, 0], [0, 0], [0, 0]],
+        bias: [0, 0, 0, 0],
+        gate: { ...gate, topicConcepts: ['topic-cbrn'] },
+      }),
+    );
+    const cbrn = Float64Array.from([0.1, 0.8, 0.05, 0.05]);
+    expect(named.gatePasses(cbrn, x, ['a', 'sarin', 'question'])).to.equal(true);
+    expect(named.gatePasses(cbrn, x, ['a', 'recipe', 'question'])).to.equal(false);
+    expect(named.gatePasses(cbrn, x)).to.equal(false);
+    // Without a gate every reading passes and its topic is 1.
+    const plain = new IntentHead(base({}));
+    expect(plain.topic(x)).to.equal(1);
+    expect(plain.gatePasses(Float64Array.from([0.1, 0.9]), x)).to.equal(true);
+  });
+
+  it('refuses a gate that does not fit the head or lacks a harm class threshold', () => {
+    const gate: GateDoc = { mean: [0, 0], scale: [1, 1], weights: [[0, 0], [1, 1]], bias: [0, 0], thresholds: { cbrn: 0.5 }, linesSha256: 'g' };
+    expect(() => new IntentHead(base({ gate: { ...gate, weights: [[0, 0], [1, 1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, weights: [[1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, hidden: { weights: [[1, 1, 1]], bias: [0] } } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, thresholds: {} } }))).to.throw(/gate threshold of cbrn/);
+    expect(() => new IntentHead(base({ gate: { ...gate, thresholds: { cbrn: 1.5 } } }))).to.throw(/gate threshold of cbrn/);
+    expect(() => new IntentHead(base({ gate }))).not.to.throw();
   });
 });

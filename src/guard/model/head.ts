@@ -14,6 +14,19 @@
  * never ask for), and an ask close to known asks is pulled up. scripts/intent-cv.ts measures it on the
  * folds and on the development set; the committed head does not hold neighbours (docs/guardrails.md says why).
  *
+ * The head may also hold a *topic gate* (`gate`): a second small model over the same input (the head's
+ * arithmetic: standardised input, an optional hidden layer, a softmax over off-topic and on-topic) that reads
+ * only whether the text concerns a blocked topic at all (CBRN agents or weapons, sexual material or abuse of
+ * minors, fraud tools or services), trained on the corpus's asks and topic-laden benign lines against
+ * off-topic ones (everyday requests, offensive-security work that names no blocked topic). A reading is then
+ * refused only when the gate passes and the harm reaches its threshold: a recipe or a database backup in an
+ * unfamiliar language or register is not read as an ask because the ask head leans harmful on what it has
+ * not seen. The gate passes a reading whose words hold a term of its topic concepts (`topicConcepts`: text
+ * that names a blocked topic is left to the ask head, as without a gate), and otherwise one whose topic
+ * probability reaches the threshold of its most probable harm class, or CSAM's (lower: CSAM is refused
+ * whatever the framing or language) when CSAM holds at least CSAM_SECOND of the probability. A head without
+ * a gate decides as before.
+ *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
  * refused when loaded, since its weights would read another embedding space.
@@ -47,8 +60,33 @@ export interface IntentHeadDoc {
   bias: number[];
   /** Training readings for the nearest-neighbour score (see above), when the head uses it. */
   neighbours?: NeighboursDoc;
+  /** The topic gate (see above), when the head has one. */
+  gate?: GateDoc;
   evaluation?: unknown;
 }
+
+export interface GateDoc {
+  /** Standardisation of the input (embedding and concepts, as the head's), from the gate's own lines. */
+  mean: number[];
+  scale: number[];
+  /** An optional hidden layer, as the head's. */
+  hidden?: { weights: number[][]; bias: number[] };
+  /** Two rows of weights and biases (off-topic, on-topic), read as the head's classes: softmax, P(on-topic) second. */
+  weights: number[][];
+  bias: number[];
+  /** The gate passes a reading whose probability of a blocked topic reaches the threshold of its harm class. */
+  thresholds: Record<string, number>;
+  /**
+   * Concepts of the head's concept tables (`concepts`) whose words let a reading through the gate whatever its
+   * score: a reading that names a blocked topic's term is left to the ask head, as without a gate.
+   */
+  topicConcepts?: string[];
+  /** sha256 of the lines the gate was trained on beside the corpus (the trainer's gateLines). */
+  linesSha256: string;
+}
+
+/** A harm class holding this much of a reading's probability is refused too (intent-model.ts); so CSAM's gate threshold applies from here. */
+export const CSAM_SECOND = 0.15;
 
 export interface NeighboursDoc {
   k: number;
@@ -157,6 +195,45 @@ export class IntentHead {
     this.classes = doc.classes;
     this.concepts = new ConceptMap(doc.concepts);
     this.neighbours = doc.neighbours ? new Neighbours(doc.neighbours, doc.dim) : undefined;
+    const g = doc.gate;
+    if (g) {
+      const gRead = g.hidden ? g.hidden.weights.length : width;
+      if (
+        g.mean.length !== width ||
+        g.scale.length !== width ||
+        g.weights.length !== 2 ||
+        g.bias.length !== 2 ||
+        g.weights.some((w) => w.length !== gRead) ||
+        (g.hidden && (g.hidden.bias.length !== g.hidden.weights.length || g.hidden.weights.some((w) => w.length !== width)))
+      )
+        throw new Error('intent head: gate weights, mean and scale do not agree with dim and concepts');
+      for (const c of doc.classes.slice(1))
+        if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
+    }
+  }
+
+  /** The gate's probability that the reading `x` (input()) concerns a blocked topic; 1 when the head has no gate. */
+  topic(x: Float64Array): number {
+    const g = this.doc.gate;
+    if (!g) return 1;
+    return softmaxScores(x, g)[1]!;
+  }
+
+  /**
+   * Whether the gate lets a reading with class probabilities `p`, input `x` and words `words` be refused:
+   * its words hold a term of the gate's topic concepts, or its topic probability reaches the gate threshold
+   * of its most probable harm class, or CSAM's when CSAM holds at least CSAM_SECOND. Always true without a gate.
+   */
+  gatePasses(p: Float64Array, x: Float64Array, words?: readonly string[]): boolean {
+    const g = this.doc.gate;
+    if (!g) return true;
+    if (words && g.topicConcepts && this.concepts.read(words).some((c) => g.topicConcepts!.includes(c))) return true;
+    let top = 1;
+    for (let c = 2; c < p.length; c++) if (p[c]! > p[top]!) top = c;
+    let t = g.thresholds[this.classes[top]!]!;
+    const csam = this.classes.indexOf('csam');
+    if (csam > 0 && p[csam]! >= CSAM_SECOND) t = Math.min(t, g.thresholds.csam!);
+    return t <= 0 || this.topic(x) >= t;
   }
 
   readonly neighbours: Neighbours | undefined;

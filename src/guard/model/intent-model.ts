@@ -12,7 +12,8 @@
  * The verdict: for each reading (readings.ts: the whole of a short request; sentence windows over every
  * message of a long one; the last user turn on its own and in context), the head's harm (head.ts: the
  * probability that the reading is not benign, mixed with its nearest training readings' share of asks when the
- * head holds neighbours); when
+ * head holds neighbours, and 0 when the head holds a topic gate and the gate finds the reading off every
+ * blocked topic); when
  * the highest reaches `threshold`, the call is refused under the rule of the most probable harm class (the
  * intent detector that names that class). A reading the encoder could not embed in time (the pool's bound
  * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
@@ -25,7 +26,7 @@ import type { FirstPass } from '../intent-detectors.js';
 import { intentWords } from '../intent.js';
 import { normalise } from '../normalise.js';
 import { encoderFiles } from './encoder.js';
-import { loadIntentHead, type IntentHead } from './head.js';
+import { CSAM_SECOND, loadIntentHead, type IntentHead } from './head.js';
 import { looksNonEnglish } from './language.js';
 import { EncoderPool } from './pool.js';
 import { modelText, readingsOf } from './readings.js';
@@ -65,7 +66,7 @@ export interface ModelVerdict {
 
 export const MODEL_CLASSIFIER_ID = 'intent-model';
 /** A harm class holding this much of the probability of a refused reading is refused too. */
-const SECOND = 0.15;
+const SECOND = CSAM_SECOND;
 
 export class IntentModel {
   readonly head: IntentHead;
@@ -133,8 +134,11 @@ export class IntentModel {
     let worst: Float64Array | null = null;
     let worstHarm = -1;
     readings.forEach((r, i) => {
-      const p = this.head.probabilities(this.head.input(vectors[i]!, intentWords(normalise(r).text)));
-      const harm = this.head.harm(p, vectors[i]!, this.doc.threshold);
+      const words = intentWords(normalise(r).text);
+      const x = this.head.input(vectors[i]!, words);
+      const p = this.head.probabilities(x);
+      // A reading the topic gate finds off every blocked topic is not refused, however its harm reads.
+      const harm = this.head.gatePasses(p, x, words) ? this.head.harm(p, vectors[i]!, this.doc.threshold) : 0;
       if (harm > worstHarm) [worst, worstHarm] = [p, harm];
     });
     const p = worst as Float64Array | null;
