@@ -1,9 +1,9 @@
 /**
- * The two-stage candidate (rules/guardrails-intent-head-gate.json: the committed ask head and a topic gate,
- * src/guard/model/head.ts), read through the runtime on set D (test/fixtures/guard/independent/set-d.jsonl) as
- * red-team calls, where every call reaches the model. Set D is where the committed head's refusals of everyday
- * requests were seen (31 of 200 benign prompts): the gate must refuse fewer of them, catch every ask the
- * committed head catches there (109 of 120) and every CSAM ask it catches (26 of 30). The file must also be
+ * The two-stage head (rules/guardrails-intent-head-gate.json, the configured head: the single-stage ask head and a
+ * topic gate, src/guard/model/head.ts), read through the runtime on set D (test/fixtures/guard/independent/set-d.jsonl)
+ * as red-team calls, where every call reaches the model. Set D is where the single-stage head's refusals of everyday
+ * requests were seen (31 of 200 benign prompts): the gate must refuse fewer of them, catch every ask that head
+ * catches there (109 of 120) and every CSAM ask it catches (26 of 30). The file must also be
  * the one the trainer writes today: trained on this corpus, these gate lines and the installed encoder.
  * docs/guardrails.md ("A two-stage head") has the figures on every set and the rule for adopting it.
  */
@@ -25,7 +25,7 @@ interface Row {
   messages: Array<{ role: string; content: string }>;
 }
 
-describe('guard: the gated intent head (candidate)', function () {
+describe('guard: the gated intent head', function () {
   this.timeout(900_000);
   const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
 

@@ -58,7 +58,7 @@ describe('guard: multilingual intent model', function () {
   });
 
   it('ships a head trained on exactly this corpus and on the installed encoder weights', () => {
-    const head = JSON.parse(readFileSync(`${RULES_DIR}guardrails-intent-head.json`, 'utf8')) as { corpusSha256: string; encoderSha256: string };
+    const head = JSON.parse(readFileSync(`${RULES_DIR}${doc.intentModel!.head}`, 'utf8')) as { corpusSha256: string; encoderSha256: string };
     expect(head.corpusSha256).to.equal(sha256);
     expect(head.encoderSha256).to.equal(encoderFiles().sha256);
   });
