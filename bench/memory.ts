@@ -283,7 +283,9 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     });
     clearInterval(timer);
     const lat = r.latency;
-    log(`${name}: latency p50 ${lat.p50.toFixed(2)} ms, p90 ${lat.p90.toFixed(2)}, p99 ${lat.p99.toFixed(2)}, max ${lat.max.toFixed(1)}${r.overloaded ? ' (rate not held)' : ''}`);
+    log(
+      `${name}: latency p50 ${lat.p50.toFixed(2)} ms, p90 ${lat.p90.toFixed(2)}, p99 ${lat.p99.toFixed(2)}, max ${lat.max.toFixed(1)}${r.overloaded ? ' (rate not held)' : ''}`,
+    );
     gcDuringLoad = gcLines.length;
     sample();
     const rss = samples.map((s) => s.rss);

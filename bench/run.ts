@@ -56,8 +56,28 @@ const { values: args } = parseArgs({
 });
 const quick = args.quick;
 const settings = quick
-  ? { connections: 8, warmupSec: 0.15, warmup: QUICK_WARMUP, saturationSec: 0.3, rateSec: 0.25, p99Rounds: 1, loadFractions: [0.25, 0.5, 0.75], profileSec: 1, soakSec: Number(args.soak ?? 2) }
-  : { connections: 32, warmupSec: 2, warmup: FULL_WARMUP, saturationSec: 4, rateSec: 3, p99Rounds: 5, loadFractions: [0.25, 0.5, 0.75], profileSec: 6, soakSec: Number(args.soak ?? 60) };
+  ? {
+      connections: 8,
+      warmupSec: 0.15,
+      warmup: QUICK_WARMUP,
+      saturationSec: 0.3,
+      rateSec: 0.25,
+      p99Rounds: 1,
+      loadFractions: [0.25, 0.5, 0.75],
+      profileSec: 1,
+      soakSec: Number(args.soak ?? 2),
+    }
+  : {
+      connections: 32,
+      warmupSec: 2,
+      warmup: FULL_WARMUP,
+      saturationSec: 4,
+      rateSec: 3,
+      p99Rounds: 5,
+      loadFractions: [0.25, 0.5, 0.75],
+      profileSec: 6,
+      soakSec: Number(args.soak ?? 60),
+    };
 const SCENARIOS: Array<BodySpec & { id: string; label: string }> = [
   { id: 'small', label: 'small, non-streaming', size: 'small', stream: false },
   { id: 'small-stream', label: 'small, streaming', size: 'small', stream: true },

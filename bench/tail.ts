@@ -128,7 +128,9 @@ const gw = await startPortcullis({
   name: 'R3 portcullis (tail)',
 });
 const who = (pid: number) => (pid === gw.server.pid ? 'gateway' : pid === mock.pid ? 'mock' : `pid ${pid}`);
-log(`gateway ${snapshot.source} on Node ${node.version}${args['node-flag'].length ? ` (${args['node-flag'].join(' ')})` : ''}; ${pin.how}; appendfsync ${args.appendfsync}`);
+log(
+  `gateway ${snapshot.source} on Node ${node.version}${args['node-flag'].length ? ` (${args['node-flag'].join(' ')})` : ''}; ${pin.how}; appendfsync ${args.appendfsync}`,
+);
 
 interface RedisSample {
   at: number;
@@ -217,10 +219,14 @@ try {
   const started = performance.now();
   const warmSmall = args.warmup === undefined ? FULL_WARMUP.smallSec : Number(args.warmup);
   if (warmSmall > 0)
-    await warmUp((b, sec) => runLoad({ ...r3, body: b, durationSec: sec, minAnswers: 1 }), { small: body, large: bodyTemplate({ size: 'large', stream: false }) }, {
-      ...FULL_WARMUP,
-      smallSec: warmSmall,
-    });
+    await warmUp(
+      (b, sec) => runLoad({ ...r3, body: b, durationSec: sec, minAnswers: 1 }),
+      { small: body, large: bodyTemplate({ size: 'large', stream: false }) },
+      {
+        ...FULL_WARMUP,
+        smallSec: warmSmall,
+      },
+    );
   if (warmSmall > 0 && r1) await runLoad({ ...r1, durationSec: 2 });
   let rate = Number(args.rate ?? 0);
   if (!rate) {
@@ -228,7 +234,9 @@ try {
     rate = Math.max(1, Math.round(sat.rps / 2));
     log(`saturation ${Math.round(sat.rps)} req/s (load average ${loadAvg()})`);
   }
-  log(`warm-up: ${warmSmall > 0 ? `${FULL_WARMUP.largeSec} s of 100 KB calls, ${warmSmall} s of small` : 'none (a cold gateway)'}; windows of ${seconds} s at ${rate} req/s, ${connections} connections`);
+  log(
+    `warm-up: ${warmSmall > 0 ? `${FULL_WARMUP.largeSec} s of 100 KB calls, ${warmSmall} s of small` : 'none (a cold gateway)'}; windows of ${seconds} s at ${rate} req/s, ${connections} connections`,
+  );
   const windows: Array<{ from: number; to: number; answers: Array<[number, number]>; r0p50: number; r0p99: number }> = [];
   const fmt2 = (x: number) => x.toFixed(2);
   for (let i = 0; i < Number(args.windows); i++) {
@@ -280,7 +288,9 @@ try {
     log(`R1 against itself, p99(second) - p99(first) per round: ${d.map(fmt2).join(' ')}; median |difference| ${fmt2(median(d.map(Math.abs)))} ms`);
   }
   const added = pairs('R0', 'R3');
-  log(`R3 p99 added over R0 per round: ${added.map(fmt2).join(' ')}; median ${fmt2(median(added))} ms; from the slot: ${fmt2(median(pairs('R0', 'R3', 'p99Intended')))} ms`);
+  log(
+    `R3 p99 added over R0 per round: ${added.map(fmt2).join(' ')}; median ${fmt2(median(added))} ms; from the slot: ${fmt2(median(pairs('R0', 'R3', 'p99Intended')))} ms`,
+  );
   if (r1) log(`R3 p99 added over R1 (first) per round: median ${fmt2(median(pairs('R1a', 'R3')))} ms`);
 
   const events: Event[] = [...own];

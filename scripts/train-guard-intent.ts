@@ -620,7 +620,9 @@ async function trainGate(): Promise<void> {
   };
   const out = `${ROOT}rules/${process.env.INTENT_HEAD_OUT ?? 'guardrails-intent-head-gate.json'}`;
   writeFileSync(out, JSON.stringify(head) + '\n');
-  console.log(JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: tally }, evaluation: head.evaluation }, null, 1));
+  console.log(
+    JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: tally }, evaluation: head.evaluation }, null, 1),
+  );
 }
 
 async function main(): Promise<void> {
@@ -640,7 +642,9 @@ async function main(): Promise<void> {
       const doc = JSON.parse(readFileSync(gated, 'utf8')) as IntentHeadDoc;
       const lines = gateLines().sha256;
       if (doc.corpusSha256 !== sha256 || doc.gate?.linesSha256 !== lines) {
-        console.error(`${gated} was trained on corpus ${doc.corpusSha256} and gate lines ${doc.gate?.linesSha256}, they are now ${sha256} and ${lines}: run INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts`);
+        console.error(
+          `${gated} was trained on corpus ${doc.corpusSha256} and gate lines ${doc.gate?.linesSha256}, they are now ${sha256} and ${lines}: run INTENT_GATE=1 npx tsx scripts/train-guard-intent.ts`,
+        );
         process.exit(1);
       }
     }

@@ -18,7 +18,7 @@ describe('heap growth at start', () => {
 });
 
 describe("the young generation's size for a worker", () => {
-  it('adds the gateway\'s size to the node flags a worker inherits', () => {
+  it("adds the gateway's size to the node flags a worker inherits", () => {
     expect(workerExecArgv(['--import', 'tsx'], '')).to.deep.equal(['--import', 'tsx', '--max-semi-space-size=32']);
   });
 

@@ -83,7 +83,7 @@ describe('starting portcullis', function () {
     }
   });
 
-  it('npm start runs the gateway as its own process, with two malloc arenas and the young generation\'s size: SIGTERM to npm stops the gateway', async () => {
+  it("npm start runs the gateway as its own process, with two malloc arenas and the young generation's size: SIGTERM to npm stops the gateway", async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, PORTCULLIS_ROOT: configRoot(), ...FREE_PORTS, PORTCULLIS_WATCH: '0', LOG_LEVEL: 'error' };
     delete env['MALLOC_ARENA_MAX'];
     const npm = spawn('npm', ['start', '--silent'], { cwd: REPO, env, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -67,7 +67,9 @@ function scenarioTable(r: BenchResults, scenarioId: string): string[] {
     lines.push(
       '',
       `R3 at 50 % of its own maximum (${int(o.targetRps)} req/s${o.R3.overloaded ? ', not held ⚠' : ''}): ${o.pairs?.length ? `in the pair with the median p99, ` : ''}p50 ${ms(o.R3.latency.p50)} / p90 ${ms(o.R3.latency.p90)} / p99 ${ms(o.R3.latency.p99)} ms; added over R0 ${ms(o.p50Added)} / ${ms(o.p90Added)} / ${ms(o.p99Added)} ms` +
-        (o.pairs?.length ? ` (each the median over ${o.pairs.length} pairs of windows; p99 added per pair ${pairList(o.pairs)}${Number.isFinite(o.p99AddedFromSlot) ? `; timed from the scheduled slot ${ms(o.p99AddedFromSlot)}` : ''})` : '') +
+        (o.pairs?.length
+          ? ` (each the median over ${o.pairs.length} pairs of windows; p99 added per pair ${pairList(o.pairs)}${Number.isFinite(o.p99AddedFromSlot) ? `; timed from the scheduled slot ${ms(o.p99AddedFromSlot)}` : ''})`
+          : '') +
         '.' +
         (o.context ? ` During ${o.pairs && o.pairs.length > 1 ? 'those windows' : 'that window'}: ${describeContext(o.context)}.` : ''),
     );
@@ -233,7 +235,7 @@ export function markdown(r: BenchResults): string {
     const d = r.durability;
     lines.push('## Durability: R3 on `appendfsync always` and on `everysec`', '');
     lines.push(
-      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis${r.settings.p99Rounds === undefined ? '; latency added over R0 at 50 % of that run\'s own maximum, one window each.' : `, warmed up as the matrix's rows; latency added over R0 at 50 % of that run's own maximum, the median over ${r.settings.p99Rounds} pair(s) of ${r.settings.rateSec}-s windows, R0 then R3 (bench/harness/half-load.ts).`}`,
+      `An fsync on Redis' disk here takes p50 ${ms(d.fsyncMs.p50)} ms, p99 ${ms(d.fsyncMs.p99)} ms (512-byte append, then fdatasync, ${200} times): \`always\` adds about that to every money write. R3 small, non-streaming, each on a fresh Redis${r.settings.p99Rounds === undefined ? "; latency added over R0 at 50 % of that run's own maximum, one window each." : `, warmed up as the matrix's rows; latency added over R0 at 50 % of that run's own maximum, the median over ${r.settings.p99Rounds} pair(s) of ${r.settings.rateSec}-s windows, R0 then R3 (bench/harness/half-load.ts).`}`,
       '',
     );
     lines.push(

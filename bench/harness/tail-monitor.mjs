@@ -42,7 +42,15 @@ if (dir) {
   setInterval(() => {
     if (eld.count > 0)
       lines.push(
-        JSON.stringify({ t: 'eld', at: performance.timeOrigin + performance.now() - 500, span: 500, p50: eld.percentile(50) / 1e6, p99: eld.percentile(99) / 1e6, max: eld.max / 1e6, n: eld.count }),
+        JSON.stringify({
+          t: 'eld',
+          at: performance.timeOrigin + performance.now() - 500,
+          span: 500,
+          p50: eld.percentile(50) / 1e6,
+          p99: eld.percentile(99) / 1e6,
+          max: eld.max / 1e6,
+          n: eld.count,
+        }),
       );
     eld.reset();
   }, 500).unref();

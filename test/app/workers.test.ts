@@ -223,7 +223,8 @@ describe('several worker processes (PORTCULLIS_WORKERS)', function () {
     expect(run.out().match(/serving the API/g)).to.have.length(1);
     // Each worker is started with V8's young generation at the gateway's size (src/heap.ts), as npm start and
     // the image start a single process: the supervisor adds the flag the operator did not give.
-    for (const pid of workers) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'), `worker ${pid}'s node flags`).to.include('--max-semi-space-size=32');
+    for (const pid of workers)
+      expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'), `worker ${pid}'s node flags`).to.include('--max-semi-space-size=32');
 
     // Four connections held open at once: the primary hands them out round-robin, so each worker holds some,
     // and the operator token works whichever worker answers.

@@ -59,7 +59,15 @@ describe('bench load runner', function () {
     // A server slower than the rate allows: with one connection and an answer every HOLD_MS, every slot after
     // the first is due while the connection is still busy, and the request waits for it before it is written.
     const pairs: Array<[number, number]> = [];
-    const r = await runLoad({ url, headers: {}, body, connections: 1, durationSec: 1.5, rate: 20, onAnswer: (_at, ms, fromSlot) => pairs.push([ms, fromSlot]) });
+    const r = await runLoad({
+      url,
+      headers: {},
+      body,
+      connections: 1,
+      durationSec: 1.5,
+      rate: 20,
+      onAnswer: (_at, ms, fromSlot) => pairs.push([ms, fromSlot]),
+    });
     expect(r.ok).to.be.at.least(2);
     expect(r.overloaded).to.equal(true);
     expect(r.fromIntended, 'fixed-rate runs report the open-loop figure').to.be.an('object');

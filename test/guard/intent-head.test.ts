@@ -129,7 +129,19 @@ describe('guard: intent head arithmetic', () => {
       thresholds: { cbrn: 0.5, csam: 0.1, fraud: 0.5 },
       linesSha256: 'g',
     };
-    const head = new IntentHead(base({ classes: ['benign', 'cbrn', 'csam', 'fraud'], weights: [[0, 0], [0, 0], [0, 0], [0, 0]], bias: [0, 0, 0, 0], gate }));
+    const head = new IntentHead(
+      base({
+        classes: ['benign', 'cbrn', 'csam', 'fraud'],
+        weights: [
+          [0, 0],
+          [0, 0],
+          [0, 0],
+          [0, 0],
+        ],
+        bias: [0, 0, 0, 0],
+        gate,
+      }),
+    );
     // x = (3, 2): u = (1, 2), z = (0, 1 - 2 + 0.5) = (0, -0.5)
     const x = Float64Array.from([3, 2]);
     expect(head.topic(x)).to.be.closeTo(1 / (1 + Math.exp(0.5)), 1e-12);
@@ -146,7 +158,12 @@ describe('guard: intent head arithmetic', () => {
       base({
         classes: ['benign', 'cbrn', 'csam', 'fraud'],
         concepts: { words: { sarin: 'topic-cbrn', recipe: 'ask-how' }, prefixes: {} },
-        weights: [[0, 0], [0, 0], [0, 0], [0, 0]],
+        weights: [
+          [0, 0],
+          [0, 0],
+          [0, 0],
+          [0, 0],
+        ],
         bias: [0, 0, 0, 0],
         gate: { ...gate, topicConcepts: ['topic-cbrn'] },
       }),
@@ -162,10 +179,35 @@ describe('guard: intent head arithmetic', () => {
   });
 
   it('refuses a gate that does not fit the head or lacks a harm class threshold', () => {
-    const gate: GateDoc = { mean: [0, 0], scale: [1, 1], weights: [[0, 0], [1, 1]], bias: [0, 0], thresholds: { cbrn: 0.5 }, linesSha256: 'g' };
-    expect(() => new IntentHead(base({ gate: { ...gate, weights: [[0, 0], [1, 1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
+    const gate: GateDoc = {
+      mean: [0, 0],
+      scale: [1, 1],
+      weights: [
+        [0, 0],
+        [1, 1],
+      ],
+      bias: [0, 0],
+      thresholds: { cbrn: 0.5 },
+      linesSha256: 'g',
+    };
+    expect(
+      () =>
+        new IntentHead(
+          base({
+            gate: {
+              ...gate,
+              weights: [
+                [0, 0],
+                [1, 1, 1],
+              ],
+            },
+          }),
+        ),
+    ).to.throw(/gate weights, mean and scale do not agree/);
     expect(() => new IntentHead(base({ gate: { ...gate, weights: [[1, 1]] } }))).to.throw(/gate weights, mean and scale do not agree/);
-    expect(() => new IntentHead(base({ gate: { ...gate, hidden: { weights: [[1, 1, 1]], bias: [0] } } }))).to.throw(/gate weights, mean and scale do not agree/);
+    expect(() => new IntentHead(base({ gate: { ...gate, hidden: { weights: [[1, 1, 1]], bias: [0] } } }))).to.throw(
+      /gate weights, mean and scale do not agree/,
+    );
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: {} } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: { cbrn: 1.5 } } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate }))).not.to.throw();

@@ -51,7 +51,9 @@ describe('guard: intent scorer on long texts', () => {
     expect(conceptWords.length).to.be.greaterThan(50);
     const concepts = new ConceptMap(doc.concepts);
     for (const n of [10, 256, 2_048, 8_192]) {
-      const words = Array.from({ length: n }, (_, i) => (i % 2 === 1 ? conceptWords[(i >> 1) % conceptWords.length]! : `w${i.toString(36)}x${(i * 7919).toString(36)}`));
+      const words = Array.from({ length: n }, (_, i) =>
+        i % 2 === 1 ? conceptWords[(i >> 1) % conceptWords.length]! : `w${i.toString(36)}x${(i * 7919).toString(36)}`,
+      );
       if (n >= 256) expect(new Set(requestFeatures(words, concepts)).size, `distinct features of ${n} words`).to.be.greaterThan(n * 5);
       same(words, `${n} distinct words`);
     }
