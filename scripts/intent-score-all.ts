@@ -117,9 +117,7 @@ for (const [name, list] of Object.entries(sets)) {
         rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam });
       }
     } else {
-      blocked = await Promise.all(
-        list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')),
-      );
+      blocked = await Promise.all(list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')));
       list.forEach((r, i) => rows.push({ set: name, team, id: r.id, label: r.label, blocked: blocked[i]! }));
     }
     const asks = list.filter((r) => r.label !== 'benign');

@@ -89,7 +89,10 @@ describe('guard: the recall candidate (a CSAM threshold of its own)', function (
       expect(tns.length).to.be.at.least(20);
       for (const e of tns) {
         const v = await guard.classify({ messages: e.text.split('\n\n\n').map((t) => user(t)) }, { team: 'red' });
-        expect(blockFindings(v).map((f) => f.rule), e.text).to.deep.equal([]);
+        expect(
+          blockFindings(v).map((f) => f.rule),
+          e.text,
+        ).to.deep.equal([]);
       }
     });
   });
