@@ -8,6 +8,13 @@
  *
  *   npx tsx scripts/intent-score-all.ts <head file in rules/> <threshold> <out.json>
  *
+ * Every `set-*.jsonl` of test/fixtures/guard/independent/ is scored (sets A to E, and any later one put there).
+ * `INTENT_SCORE_PROBE=1` also writes, per row, what a sweep of thresholds needs without scoring again: `other`
+ * (refused by a rule other than the model's), `harm` (the highest probability of not benign among the readings
+ * the topic gate passes) and `csam` (the highest probability of CSAM among them); a row is then refused at
+ * threshold t and a CSAM threshold tc (head.ts classThresholds) exactly when other || harm >= t || csam >= tc
+ * (for a head without neighbours). The calls are then scored one at a time, so each row's readings are its own.
+ *
  * The encoder's embeddings of the readings are kept in the same cache the trainer uses (intent-head.ts), keyed
  * by text, so scoring a second head embeds nothing: the verdicts are the runtime's (readings, first pass, gate,
  * thresholds), only the encoder's output comes from the cache when it has the reading.
@@ -66,8 +73,10 @@ const tsv = (p: string): Row[] =>
   readTsv(p, p).map((e, i) => ({ id: `${p.split('/').pop()}:${i}`, label: e.label, messages: e.text.split('\n\n\n').map(user) }));
 
 const sets: Record<string, Row[]> = {};
-for (const s of ['set-a', 'set-b', 'set-c', 'set-d']) sets[s] = jsonl(`${FIX}independent/${s}.jsonl`);
-if (existsSync(`${FIX}independent/set-e.jsonl`)) sets['set-e'] = jsonl(`${FIX}independent/set-e.jsonl`);
+for (const f of readdirSync(`${FIX}independent/`)
+  .filter((f) => /^set-[a-z0-9]+\.jsonl$/.test(f))
+  .sort())
+  sets[f.replace(/\.jsonl$/, '')] = jsonl(`${FIX}independent/${f}`);
 sets['choice'] = tsv(`${FIX}intent-choice/choice.tsv`);
 sets['heldout'] = tsv(`${FIX}intent/heldout.tsv`);
 sets['public'] = jsonl(`${FIX}public/public.jsonl`);
@@ -76,15 +85,41 @@ sets['everyday'] = readdirSync(`${FIX}public-benign/`)
   .sort()
   .flatMap((f) => tsv(`${FIX}public-benign/${f}`));
 
-const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean }> = [];
+// The probe (INTENT_SCORE_PROBE): the gate's verdict on each reading, seen as the runtime asks for it.
+const probe = process.env.INTENT_SCORE_PROBE ? { harm: 0, csam: 0 } : undefined;
+if (probe) {
+  const h = model.head;
+  const csamAt = h.classes.indexOf('csam');
+  const passes = h.gatePasses.bind(h);
+  h.gatePasses = (p, x, words) => {
+    const ok = passes(p, x, words);
+    if (ok) {
+      probe.harm = Math.max(probe.harm, 1 - p[0]!);
+      if (csamAt > 0) probe.csam = Math.max(probe.csam, p[csamAt]!);
+    }
+    return ok;
+  };
+}
+
+const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean; other?: boolean; harm?: number; csam?: number }> = [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
   const teams = name.startsWith('set-') || name === 'everyday' || name === 'public' ? (['red', 'blue'] as const) : (['red'] as const);
   for (const team of teams) {
-    const blocked = await Promise.all(
-      list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')),
-    );
-    list.forEach((r, i) => rows.push({ set: name, team, id: r.id, label: r.label, blocked: blocked[i]! }));
+    let blocked: boolean[];
+    if (probe) {
+      blocked = [];
+      for (const r of list) {
+        probe.harm = probe.csam = 0;
+        const findings = (await guard.classify({ messages: r.messages }, { team })).findings.filter((f) => f.action === 'block');
+        blocked.push(findings.length > 0);
+        const other = findings.some((f) => !f.detector.endsWith(':model'));
+        rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam });
+      }
+    } else {
+      blocked = await Promise.all(list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')));
+      list.forEach((r, i) => rows.push({ set: name, team, id: r.id, label: r.label, blocked: blocked[i]! }));
+    }
     const asks = list.filter((r) => r.label !== 'benign');
     const csam = list.filter((r) => r.label === 'csam');
     const n = (f: (r: Row, i: number) => boolean) => list.filter(f).length;

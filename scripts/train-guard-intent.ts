@@ -440,14 +440,17 @@ export function fitHead(d: HeadData, use: (i: number) => boolean, p: HeadParams,
 
 const runtimeHeads = new WeakMap<IntentHeadDoc, IntentHead>();
 /** Line i's most harmful reading, as the gateway decides: its class probabilities and its harm (IntentHead.harm; 0 where the topic gate does not pass). */
-export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: Float64Array; harm: number } {
+export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, threshold = HEAD_THRESHOLD): { p: Float64Array; harm: number } {
   let head = runtimeHeads.get(doc);
   if (!head) runtimeHeads.set(doc, (head = new IntentHead(doc)));
   let worst: { p: Float64Array; harm: number } | null = null;
   for (const r of d.readingSets[i]!) {
     const x = d.rowOf.get(r)!;
     const p = softmaxScores(x, doc);
-    const harm = head.gatePasses(p, x, wordsOf(r)) ? head.harm(p, x.subarray(0, doc.dim)) : 0;
+    const passes = head.gatePasses(p, x, wordsOf(r));
+    let harm = passes ? head.harm(p, x.subarray(0, doc.dim)) : 0;
+    // A class's own threshold (head.ts classThresholds) counts as reaching the head's, as in the runtime.
+    if (passes && head.classesAtFloor(p).length > 0) harm = Math.max(harm, threshold);
     if (!worst || harm > worst.harm) worst = { p, harm };
   }
   return worst!;
@@ -479,7 +482,11 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number): { p: F
  * line is sorted by hand.
  *
  * `INTENT_GATE_REGISTERS=0` leaves the register files out (the candidate without them, docs/guardrails.md);
- * `INTENT_REGASK=1` also trains the ask head on the register asks (then it is not the committed ask head).
+ * `INTENT_REGASK=1` also trains the ask head on the register asks (then it is not the committed ask head), and
+ * `INTENT_REGBEN=1` on the registers' defensive section as benign lines. `INTENT_CLASS_THRESHOLDS=csam=0.3`
+ * (comma-separated `class=threshold`) writes class thresholds into the head (head.ts classThresholds: a reading
+ * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
+ * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  */
 export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
 const REGISTERS = `${CORPUS}registers/`;
@@ -513,6 +520,18 @@ export function gateLines(): { registers: Example[]; publicBenign: Example[]; sh
   return { registers, publicBenign, sha256: hash.digest('hex') };
 }
 
+/** `cbrn=0.5,csam=0.3` as { cbrn: 0.5, csam: 0.3 }; undefined when unset or empty. */
+export function parseClassThresholds(spec: string | undefined): Record<string, number> | undefined {
+  if (!spec) return undefined;
+  const out: Record<string, number> = {};
+  for (const part of spec.split(',')) {
+    const [c, t] = part.split('=');
+    if (!c || !CLASSES.slice(1).includes(c) || !(Number(t) > 0 && Number(t) <= 1)) throw new Error(`INTENT_CLASS_THRESHOLDS: "${part}" is not harm-class=threshold in (0, 1]`);
+    out[c] = Number(t);
+  }
+  return out;
+}
+
 async function trainGate(): Promise<void> {
   const { examples: corpus, sha256 } = readCorpus();
   const concepts = readConcepts();
@@ -527,7 +546,11 @@ async function trainGate(): Promise<void> {
   const all = [...askLines, ...offLines];
   const data = await headData(all, sha256, concepts);
   const nAsk = askLines.length;
-  const head = fitHead(data, (i) => i < nCorpus && !all[i]!.heldOut, TRAIN_PARAMS);
+  const regBen = !!process.env.INTENT_REGBEN;
+  const head = fitHead(data, (i) => (i < nCorpus || (regBen && all[i]!.file.endsWith('-defensive.tsv'))) && !all[i]!.heldOut, TRAIN_PARAMS);
+  const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
+  if (classThresholds) head.classThresholds = classThresholds;
+  const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
 
   const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
   const benignReadings = new Set(all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' ? data.readingSets[i]! : [])));
@@ -597,12 +620,15 @@ async function trainGate(): Promise<void> {
     linesSha256,
   };
   const verdicts = data.readingSets.map((_, i) => {
-    const w = worstReading(data, head, i);
-    return headVerdict(w.p, HEAD_THRESHOLD, w.harm);
+    const w = worstReading(data, head, i, threshold);
+    return headVerdict(w.p, threshold, w.harm);
   });
   const heldOut = all.filter((e) => e.heldOut);
   head.evaluation = {
-    threshold: HEAD_THRESHOLD,
+    threshold,
+    classThresholds,
+    regBen,
+    regAsk: !!process.env.INTENT_REGASK,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',

@@ -4,7 +4,8 @@
  * its inputs is refused when loaded rather than read wrongly; the neighbours' share of asks moves a
  * reading's harm toward the training readings it is closest to; the topic gate passes a reading only when its
  * probability of a blocked topic reaches the threshold of the reading's harm class (CSAM's when CSAM holds a
- * fifth of it), and a head without a gate lets every reading pass.
+ * fifth of it), and a head without a gate lets every reading pass; class thresholds name the harm classes whose
+ * own probability reaches them, and a head without them names none.
  */
 import { expect } from 'chai';
 import { CSAM_SECOND, HEAD_FEATURES, IntentHead, Neighbours, softmaxScores, type GateDoc, type IntentHeadDoc } from '../../src/guard/model/head.js';
@@ -211,5 +212,23 @@ describe('guard: intent head arithmetic', () => {
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: {} } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate: { ...gate, thresholds: { cbrn: 1.5 } } }))).to.throw(/gate threshold of cbrn/);
     expect(() => new IntentHead(base({ gate }))).not.to.throw();
+  });
+
+  it('class thresholds: a harm class whose probability reaches its own threshold is named; without them, none is', () => {
+    const four = { classes: ['benign', 'cbrn', 'csam', 'fraud'], weights: [[0, 0], [0, 0], [0, 0], [0, 0]], bias: [0, 0, 0, 0] };
+    const head = new IntentHead(base({ ...four, classThresholds: { csam: 0.3 } }));
+    expect(head.classesAtFloor(Float64Array.from([0.6, 0.05, 0.3, 0.05]))).to.deep.equal([2]);
+    expect(head.classesAtFloor(Float64Array.from([0.6, 0.11, 0.29, 0]))).to.deep.equal([]);
+    // Only the classes given a threshold: a fraud probability of 0.4 names nothing.
+    expect(head.classesAtFloor(Float64Array.from([0.6, 0, 0, 0.4]))).to.deep.equal([]);
+    expect(new IntentHead(base(four)).classesAtFloor(Float64Array.from([0.01, 0, 0.99, 0]))).to.deep.equal([]);
+  });
+
+  it('refuses class thresholds for a class the head does not hold as harm, or out of (0, 1]', () => {
+    expect(() => new IntentHead(base({ classThresholds: { csam: 0.3 } }))).to.throw(/class threshold for "csam"/);
+    expect(() => new IntentHead(base({ classThresholds: { benign: 0.3 } }))).to.throw(/class threshold for "benign"/);
+    expect(() => new IntentHead(base({ classThresholds: { cbrn: 0 } }))).to.throw(/class threshold of cbrn out of/);
+    expect(() => new IntentHead(base({ classThresholds: { cbrn: 1.2 } }))).to.throw(/class threshold of cbrn out of/);
+    expect(() => new IntentHead(base({ classThresholds: { cbrn: 0.4 } }))).not.to.throw();
   });
 });

@@ -27,6 +27,12 @@
  * whatever the framing or language) when CSAM holds at least CSAM_SECOND of the probability. A head without
  * a gate decides as before.
  *
+ * The head may also hold *class thresholds* (`classThresholds`): a harm class whose probability alone reaches
+ * its own threshold, on a reading the gate passes, has the reading refused as that class even when the harm
+ * (the probability of not benign) stays below the configured threshold. It is a floor for a class that must be
+ * refused whatever its framing (CSAM: an ask the head reads as 0.4 CSAM and 0.6 benign is still refused). A
+ * head without them decides as before.
+ *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
  * refused when loaded, since its weights would read another embedding space.
@@ -62,6 +68,8 @@ export interface IntentHeadDoc {
   neighbours?: NeighboursDoc;
   /** The topic gate (see above), when the head has one. */
   gate?: GateDoc;
+  /** Per harm class, the probability of that class alone at which a reading the gate passes is refused (see above). */
+  classThresholds?: Record<string, number>;
   evaluation?: unknown;
 }
 
@@ -210,6 +218,24 @@ export class IntentHead {
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
     }
+    this.classFloors = Object.entries(doc.classThresholds ?? {}).map(([c, t]) => {
+      const at = doc.classes.indexOf(c);
+      if (at < 1) throw new Error(`intent head: class threshold for "${c}", which is not a harm class of the head`);
+      if (!(t > 0 && t <= 1)) throw new Error(`intent head: class threshold of ${c} out of (0, 1]`);
+      return [at, t] as const;
+    });
+  }
+
+  private readonly classFloors: ReadonlyArray<readonly [number, number]>;
+
+  /**
+   * The harm classes (indices) whose own threshold (`classThresholds`) the probabilities `p` reach; empty for a
+   * head without class thresholds. The caller applies them only to a reading the gate passes.
+   */
+  classesAtFloor(p: Float64Array): number[] {
+    const out: number[] = [];
+    for (const [c, t] of this.classFloors) if (p[c]! >= t) out.push(c);
+    return out;
   }
 
   /** The gate's probability that the reading `x` (input()) concerns a blocked topic; 1 when the head has no gate. */

@@ -13,7 +13,8 @@
  * message of a long one; the last user turn on its own and in context), the head's harm (head.ts: the
  * probability that the reading is not benign, mixed with its nearest training readings' share of asks when the
  * head holds neighbours, and 0 when the head holds a topic gate and the gate finds the reading off every
- * blocked topic); when
+ * blocked topic; a reading the gate passes whose probability of a class reaches that class's own threshold,
+ * when the head holds class thresholds, counts as reaching `threshold` and is refused as that class too); when
  * the highest reaches `threshold`, the call is refused under the rule of the most probable harm class (the
  * intent detector that names that class). A reading the encoder could not embed in time (the pool's bound
  * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
@@ -131,14 +132,26 @@ export class IntentModel {
     // The most harmful reading decides; it is refused under its most probable harm class, and also as CSAM
     // when CSAM holds at least SECOND of the probability (a CSAM ask the head reads as partly fraud is still
     // refused as CSAM). Other second classes are not named: the receipt says what the ask most likely was.
+    // A reading the gate passes whose probability of a class reaches that class's own threshold (head.ts
+    // classThresholds) is refused as that class whatever its harm: it counts as reaching the threshold.
     let worst: Float64Array | null = null;
     let worstHarm = -1;
+    const floored = new Set<number>();
     readings.forEach((r, i) => {
       const words = intentWords(normalise(r).text);
       const x = this.head.input(vectors[i]!, words);
       const p = this.head.probabilities(x);
       // A reading the topic gate finds off every blocked topic is not refused, however its harm reads.
-      const harm = this.head.gatePasses(p, x, words) ? this.head.harm(p, vectors[i]!, this.doc.threshold) : 0;
+      if (!this.head.gatePasses(p, x, words)) {
+        if (0 > worstHarm) [worst, worstHarm] = [p, 0];
+        return;
+      }
+      let harm = this.head.harm(p, vectors[i]!, this.doc.threshold);
+      const at = this.head.classesAtFloor(p);
+      if (at.length > 0) {
+        for (const c of at) floored.add(c);
+        harm = Math.max(harm, this.doc.threshold);
+      }
       if (harm > worstHarm) [worst, worstHarm] = [p, harm];
     });
     const p = worst as Float64Array | null;
@@ -148,7 +161,7 @@ export class IntentModel {
     const where = first.spots.length > 0 ? first.spots[first.spots.length - 1]!.where : lastNonEmpty(original);
     const findings: Finding[] = [];
     for (let c = 1; c < p.length; c++) {
-      if (c !== best && !(this.head.classes[c] === 'csam' && p[c]! >= SECOND)) continue;
+      if (c !== best && !floored.has(c) && !(this.head.classes[c] === 'csam' && p[c]! >= SECOND)) continue;
       const target = classes.get(this.head.classes[c]!);
       if (target) findings.push({ rule: target.rule, action: target.action, detector: `${target.detector}:model`, where });
     }
