@@ -61,7 +61,7 @@ describe('npm start builds only what changed', () => {
       string
     >;
     expect(scripts['start']).to.equal(
-      'bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} exec node dist/main.js',
+      'bash scripts/intent-encoder.sh && node scripts/build-changed.mjs && MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} NODE_OPTIONS="--max-semi-space-size=32 ${NODE_OPTIONS:-}" exec node dist/main.js',
     );
   });
 });

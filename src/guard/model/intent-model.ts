@@ -65,6 +65,17 @@ export interface ModelVerdict {
   failure?: { classifier: string; failClosed: boolean; reason: string };
 }
 
+/**
+ * The keywords a tool definition is built of (OpenAI's function envelope and JSON Schema's), which the guard
+ * reads as texts like any other key or value. They are structure, not what the caller wrote: read by the
+ * model, ten of them around a one-line description ("type function function description ... parameters type
+ * object") outweigh the description itself, and an ask put there read as benign. So the model reads a tool
+ * definition's other keys and values (names, descriptions, property names, enum values) without them; the
+ * word and secret detectors still read every text.
+ */
+const SCHEMA_WORDS = new Set(['type', 'function', 'description', 'parameters', 'properties', 'required', 'items', 'enum', 'object', 'string', 'number', 'integer', 'boolean', 'array', 'null', 'strict', 'additionalProperties', 'name', 'default', 'format', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'title']);
+const isSchemaWord = (t: { where: string; text: string }): boolean => t.where.startsWith('tools[') && SCHEMA_WORDS.has(t.text);
+
 export const MODEL_CLASSIFIER_ID = 'intent-model';
 /** A harm class holding this much of the probability of a refused reading is refused too. */
 const SECOND = CSAM_SECOND;
@@ -110,7 +121,7 @@ export class IntentModel {
     classes: ReadonlyMap<string, { rule: string; action: Finding['action']; detector: string }>,
     lastUser?: number,
   ): Promise<ModelVerdict> {
-    const texts = original.map((t) => modelText(t.text));
+    const texts = original.map((t) => (isSchemaWord(t) ? '' : modelText(t.text)));
     if (!this.reads(team, first, texts)) return { read: false, findings: [] };
     const spots = first.spots.map((s) => [s.text, offsetOf(s.text, s.offset)] as const);
     const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings }, lastUser);
