@@ -8,6 +8,7 @@
 import type { Context, Next } from 'koa';
 import type { RouterContext } from '@koa/router';
 import { createHash, randomUUID } from 'node:crypto';
+import { boundedMemo } from '../bounded-memo.js';
 import type { Logger } from '../log.js';
 import type { Lifecycle } from './lifecycle.js';
 import { metrics } from '../observe/metrics.js';
@@ -21,19 +22,7 @@ const ADMITTING = new Set(['/v1/chat/completions', '/v1/research/jobs']);
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** Recent principals' log hashes: a principal calls again and again, and the hash of an id never changes. */
-const hashes = new Map<string, string>();
-const REMEMBERED_PRINCIPALS = 10_000;
-
-export function principalHash(id: string): string {
-  let hash = hashes.get(id);
-  if (hash === undefined) {
-    hash = createHash('sha256').update(id).digest('hex').slice(0, 16);
-    // Bounded: the oldest entry goes first.
-    if (hashes.size >= REMEMBERED_PRINCIPALS) hashes.delete(hashes.keys().next().value!);
-    hashes.set(id, hash);
-  }
-  return hash;
-}
+export const principalHash = boundedMemo(10_000, (id) => createHash('sha256').update(id).digest('hex').slice(0, 16));
 
 interface CallLike {
   identity?: { principal?: { id?: string } };

@@ -6,6 +6,7 @@
  * in one cluster slot. One script a hit: read both windows, decide, count.
  */
 import { createHash } from 'node:crypto';
+import { boundedMemo } from '../bounded-memo.js';
 import { loadLua } from '../store/lua.js';
 import type { RedisStore } from '../store/redis.js';
 import { decide, windows, type RateLimiter, type Verdict } from './limiter.js';
@@ -13,20 +14,8 @@ import { decide, windows, type RateLimiter, type Verdict } from './limiter.js';
 const HIT = loadLua(import.meta.url, 'lua/hit.lua');
 
 /** Recent subjects' key tags: a principal or an address is limited again and again, and its tag never changes. */
-const tags = new Map<string, string>();
-const REMEMBERED_TAGS = 10_000;
-
-function subjectTag(name: string, subject: string): string {
-  const id = `${name}\u0000${subject}`;
-  let tag = tags.get(id);
-  if (tag === undefined) {
-    tag = createHash('sha256').update(id).digest('base64url').slice(0, 22);
-    // Bounded: the oldest entry goes first.
-    if (tags.size >= REMEMBERED_TAGS) tags.delete(tags.keys().next().value!);
-    tags.set(id, tag);
-  }
-  return tag;
-}
+const tagOf = boundedMemo(10_000, (id) => createHash('sha256').update(id).digest('base64url').slice(0, 22));
+const subjectTag = (name: string, subject: string): string => tagOf(`${name}\u0000${subject}`);
 
 export class RedisRateLimiter implements RateLimiter {
   readonly #store: RedisStore;

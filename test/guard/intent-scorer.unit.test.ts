@@ -25,31 +25,10 @@ import {
 } from '../../src/guard/intent.js';
 import { normalise } from '../../src/guard/normalise.js';
 import { RULES_DIR } from './helpers/guardrails.js';
+import { referenceScorer } from './helpers/scorer-reference.js';
 
 /** The model as written: feature strings, their hashes' rows in a plain Map, no table. */
-function reference(doc: IntentModelDoc): (words: readonly string[]) => number[] {
-  const rows = new Map<number, number[]>();
-  for (const [f, w] of Object.entries(doc.weights)) {
-    const h = featureHash(f);
-    const row = rows.get(h);
-    rows.set(h, row ? row.map((x, c) => x + w[c]!) : [...w]);
-  }
-  return (words) => referenceScore(doc, rows, words);
-}
-
-function referenceScore(doc: IntentModelDoc, rows: ReadonlyMap<number, readonly number[]>, words: readonly string[]): number[] {
-  const hashes = new Set([...requestFeatures(words, new ConceptMap(doc.concepts))].map(featureHash));
-  const z = [...doc.bias];
-  const scale = hashes.size > 0 ? 1 / Math.sqrt(hashes.size) : 0;
-  for (const h of hashes) {
-    const w = rows.get(h);
-    if (w) for (let c = 0; c < z.length; c++) z[c]! += w[c]! * scale;
-  }
-  const max = Math.max(...z);
-  const e = z.map((x) => Math.exp(x - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / sum);
-}
+const reference = referenceScorer;
 
 describe('guard: intent scorer', () => {
   it('scores every text of the corpus as the model file defines it', () => {

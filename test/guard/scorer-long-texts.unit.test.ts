@@ -8,36 +8,18 @@
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
-import { ConceptMap, featureHash, intentWords, loadIntentScorer, MAX_SCORED_WORDS, requestFeatures, type IntentModelDoc } from '../../src/guard/intent.js';
+import { ConceptMap, intentWords, loadIntentScorer, MAX_SCORED_WORDS, requestFeatures, type IntentModelDoc } from '../../src/guard/intent.js';
 import { normalise } from '../../src/guard/normalise.js';
 import { FIXTURES_DIR, RULES_DIR } from './helpers/guardrails.js';
-
-function referenceScore(doc: IntentModelDoc, words: readonly string[]): number[] {
-  const rows = new Map<number, number[]>();
-  for (const [f, w] of Object.entries(doc.weights)) {
-    const h = featureHash(f);
-    const row = rows.get(h);
-    rows.set(h, row ? row.map((x, c) => x + w[c]!) : [...w]);
-  }
-  const hashes = new Set([...requestFeatures(words, new ConceptMap(doc.concepts))].map(featureHash));
-  const z = [...doc.bias];
-  const scale = hashes.size > 0 ? 1 / Math.sqrt(hashes.size) : 0;
-  for (const h of hashes) {
-    const w = rows.get(h);
-    if (w) for (let c = 0; c < z.length; c++) z[c]! += w[c]! * scale;
-  }
-  const max = Math.max(...z);
-  const e = z.map((x) => Math.exp(x - max));
-  const sum = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / sum);
-}
+import { referenceScorer } from './helpers/scorer-reference.js';
 
 describe('guard: intent scorer on long texts', () => {
   const doc = JSON.parse(readFileSync(`${RULES_DIR}guardrails-intent.json`, 'utf8')) as IntentModelDoc;
   const scorer = loadIntentScorer('guardrails-intent.json');
+  const referenceScore = referenceScorer(doc);
   const same = (words: readonly string[], label: string) => {
     const got = [...scorer.score(words)];
-    const want = referenceScore(doc, words);
+    const want = referenceScore(words);
     for (let c = 0; c < want.length; c++) expect(got[c], `${doc.classes[c]}: ${label}`).to.be.closeTo(want[c]!, 1e-12);
   };
 
