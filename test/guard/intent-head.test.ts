@@ -215,7 +215,16 @@ describe('guard: intent head arithmetic', () => {
   });
 
   it('class thresholds: a harm class whose probability reaches its own threshold is named; without them, none is', () => {
-    const four = { classes: ['benign', 'cbrn', 'csam', 'fraud'], weights: [[0, 0], [0, 0], [0, 0], [0, 0]], bias: [0, 0, 0, 0] };
+    const four = {
+      classes: ['benign', 'cbrn', 'csam', 'fraud'],
+      weights: [
+        [0, 0],
+        [0, 0],
+        [0, 0],
+        [0, 0],
+      ],
+      bias: [0, 0, 0, 0],
+    };
     const head = new IntentHead(base({ ...four, classThresholds: { csam: 0.3 } }));
     expect(head.classesAtFloor(Float64Array.from([0.6, 0.05, 0.3, 0.05]))).to.deep.equal([2]);
     expect(head.classesAtFloor(Float64Array.from([0.6, 0.11, 0.29, 0]))).to.deep.equal([]);

@@ -73,7 +73,34 @@ export interface ModelVerdict {
  * definition's other keys and values (names, descriptions, property names, enum values) without them; the
  * word and secret detectors still read every text.
  */
-const SCHEMA_WORDS = new Set(['type', 'function', 'description', 'parameters', 'properties', 'required', 'items', 'enum', 'object', 'string', 'number', 'integer', 'boolean', 'array', 'null', 'strict', 'additionalProperties', 'name', 'default', 'format', 'anyOf', 'oneOf', 'allOf', '$ref', '$defs', 'title']);
+const SCHEMA_WORDS = new Set([
+  'type',
+  'function',
+  'description',
+  'parameters',
+  'properties',
+  'required',
+  'items',
+  'enum',
+  'object',
+  'string',
+  'number',
+  'integer',
+  'boolean',
+  'array',
+  'null',
+  'strict',
+  'additionalProperties',
+  'name',
+  'default',
+  'format',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  '$ref',
+  '$defs',
+  'title',
+]);
 const isSchemaWord = (t: { where: string; text: string }): boolean => t.where.startsWith('tools[') && SCHEMA_WORDS.has(t.text);
 
 export const MODEL_CLASSIFIER_ID = 'intent-model';
