@@ -526,7 +526,8 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
   const out: Record<string, number> = {};
   for (const part of spec.split(',')) {
     const [c, t] = part.split('=');
-    if (!c || !CLASSES.slice(1).includes(c) || !(Number(t) > 0 && Number(t) <= 1)) throw new Error(`INTENT_CLASS_THRESHOLDS: "${part}" is not harm-class=threshold in (0, 1]`);
+    if (!c || !CLASSES.slice(1).includes(c) || !(Number(t) > 0 && Number(t) <= 1))
+      throw new Error(`INTENT_CLASS_THRESHOLDS: "${part}" is not harm-class=threshold in (0, 1]`);
     out[c] = Number(t);
   }
   return out;
