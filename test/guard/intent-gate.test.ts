@@ -1,6 +1,6 @@
 /**
- * The two-stage head (rules/guardrails-intent-head-gate.json, the configured head: the single-stage ask head and a
- * topic gate, src/guard/model/head.ts), read through the runtime on set D (test/fixtures/guard/independent/set-d.jsonl)
+ * The two-stage head (rules/guardrails-intent-head-gate.json at 0.65: the single-stage ask head and a topic gate,
+ * src/guard/model/head.ts; its gate is the configured head's, whose ask head was trained on more lines since), read through the runtime on set D (test/fixtures/guard/independent/set-d.jsonl)
  * as red-team calls, where every call reaches the model. Set D is where the single-stage head's refusals of everyday
  * requests were seen (31 of 200 benign prompts): the gate must refuse fewer of them, catch every ask that head
  * catches there (109 of 120) and every CSAM ask it catches (26 of 30). The file must also be
@@ -18,6 +18,8 @@ import { REPO } from '../helpers/gateway.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 
 const CANDIDATE = 'guardrails-intent-head-gate.json';
+/** The threshold it was adopted at; the head that replaced it is configured at 0.7 (intent-recall.test.ts). */
+const THRESHOLD = 0.65;
 
 interface Row {
   id: string;
@@ -37,7 +39,7 @@ describe('guard: the gated intent head', function () {
   });
 
   it('set D as red-team calls: fewer benign prompts refused than the committed head, no ask or CSAM ask fewer caught', async () => {
-    const model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, timeoutMs: 120_000, queue: 1_000 });
+    const model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, threshold: THRESHOLD, timeoutMs: 120_000, queue: 1_000 });
     try {
       const guard = compileGuardrails(doc, { intentModel: model });
       const rows = readFileSync(`${REPO}/test/fixtures/guard/independent/set-d.jsonl`, 'utf8')
