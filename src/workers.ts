@@ -103,6 +103,13 @@ export function superviseWorkers(opts: SuperviseOptions): Workers | null {
   return supervisor;
 }
 
+/**
+ * Whether every worker has exited. Not `cluster.workers` being empty: cluster drops a worker from it on
+ * whichever of its exit and its IPC channel's close comes last, so when the exit comes first (seen under
+ * load) the last worker is still listed as it exits, and a stop waiting for an empty list waited forever.
+ */
+const noneAlive = (): boolean => Object.values(cluster.workers ?? {}).every((w) => !w || w.isDead());
+
 class Supervisor implements Workers {
   readonly #count: number;
   readonly #log: Logger;
@@ -239,7 +246,7 @@ class Supervisor implements Workers {
     this.#answering.delete(worker.id);
     if (this.#stopping) {
       if (code !== 0 && code !== null) this.#exitCode = 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) this.#finish(this.#exitCode);
+      if (noneAlive()) this.#finish(this.#exitCode);
       return;
     }
     if (!serving && this.#served) {
@@ -275,7 +282,7 @@ class Supervisor implements Workers {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#log.info('gateway.stopping', { signal: reason, workers: Object.keys(cluster.workers ?? {}).length });
-    if (Object.keys(cluster.workers ?? {}).length === 0) {
+    if (noneAlive()) {
       this.#finish(this.#exitCode);
       return;
     }

@@ -44,7 +44,7 @@ async function until(what: string, ok: () => boolean, ms = 30_000): Promise<void
   }
 }
 
-/** Pids whose parent is `pid`. */
+/** Pids of the worker processes whose parent is `pid` (the supervisor). */
 function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const d of readdirSync('/proc')) {
@@ -52,7 +52,8 @@ function childrenOf(pid: number): number[] {
     try {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) out.push(Number(d));
+      // The supervisor's children are its workers, and, while tsx compiles a file for it, esbuild's service.
+      if (ppid === pid && !readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('esbuild')) out.push(Number(d));
     } catch {
       // gone meanwhile
     }
