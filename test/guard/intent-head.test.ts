@@ -28,6 +28,18 @@ const base = (over: Partial<IntentHeadDoc>): IntentHeadDoc => ({
   ...over,
 });
 
+/** Four classes (benign and the three harm classes) with weights and biases of zero: the probabilities are even. */
+const FOUR = {
+  classes: ['benign', 'cbrn', 'csam', 'fraud'],
+  weights: [
+    [0, 0],
+    [0, 0],
+    [0, 0],
+    [0, 0],
+  ],
+  bias: [0, 0, 0, 0],
+};
+
 const softmax2 = (z0: number, z1: number) => [Math.exp(z0) / (Math.exp(z0) + Math.exp(z1)), Math.exp(z1) / (Math.exp(z0) + Math.exp(z1))];
 
 describe('guard: intent head arithmetic', () => {
@@ -132,14 +144,7 @@ describe('guard: intent head arithmetic', () => {
     };
     const head = new IntentHead(
       base({
-        classes: ['benign', 'cbrn', 'csam', 'fraud'],
-        weights: [
-          [0, 0],
-          [0, 0],
-          [0, 0],
-          [0, 0],
-        ],
-        bias: [0, 0, 0, 0],
+        ...FOUR,
         gate,
       }),
     );
@@ -157,15 +162,8 @@ describe('guard: intent head arithmetic', () => {
     // A reading whose words hold a term of the gate's topic concepts passes whatever its score.
     const named = new IntentHead(
       base({
-        classes: ['benign', 'cbrn', 'csam', 'fraud'],
+        ...FOUR,
         concepts: { words: { sarin: 'topic-cbrn', recipe: 'ask-how' }, prefixes: {} },
-        weights: [
-          [0, 0],
-          [0, 0],
-          [0, 0],
-          [0, 0],
-        ],
-        bias: [0, 0, 0, 0],
         gate: { ...gate, topicConcepts: ['topic-cbrn'] },
       }),
     );
@@ -215,22 +213,12 @@ describe('guard: intent head arithmetic', () => {
   });
 
   it('class thresholds: a harm class whose probability reaches its own threshold is named; without them, none is', () => {
-    const four = {
-      classes: ['benign', 'cbrn', 'csam', 'fraud'],
-      weights: [
-        [0, 0],
-        [0, 0],
-        [0, 0],
-        [0, 0],
-      ],
-      bias: [0, 0, 0, 0],
-    };
-    const head = new IntentHead(base({ ...four, classThresholds: { csam: 0.3 } }));
+    const head = new IntentHead(base({ ...FOUR, classThresholds: { csam: 0.3 } }));
     expect(head.classesAtFloor(Float64Array.from([0.6, 0.05, 0.3, 0.05]))).to.deep.equal([2]);
     expect(head.classesAtFloor(Float64Array.from([0.6, 0.11, 0.29, 0]))).to.deep.equal([]);
     // Only the classes given a threshold: a fraud probability of 0.4 names nothing.
     expect(head.classesAtFloor(Float64Array.from([0.6, 0, 0, 0.4]))).to.deep.equal([]);
-    expect(new IntentHead(base(four)).classesAtFloor(Float64Array.from([0.01, 0, 0.99, 0]))).to.deep.equal([]);
+    expect(new IntentHead(base(FOUR)).classesAtFloor(Float64Array.from([0.01, 0, 0.99, 0]))).to.deep.equal([]);
   });
 
   it('refuses class thresholds for a class the head does not hold as harm, or out of (0, 1]', () => {
