@@ -6,11 +6,21 @@
  * own scratch memory, so calls on different threads do not touch each other's state).
  *
  *   load(path) -> handle          embed(handle, text) -> Float32Array (384, L2-normalised, "query: " prefix)
+ *   trim() -> boolean | null      glibc's malloc_trim(0): true if memory went back to the system, false if
+ *                                 none could, null where the C library is not glibc (nothing to call)
+ *
+ * trim is here, not in the engine, because it is the one native module the gateway already builds: the
+ * gateway loads this file for it whether or not the intent model is configured (src/malloc-trim.ts). glibc
+ * returns freed memory from the middle of its arenas only when asked; large request bodies leave tens of MiB
+ * of such holes behind (bench/README.md, Memory).
  */
 #include <node_api.h>
 #include <stdlib.h>
 #include <string.h>
 #include "e5.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
 
@@ -63,11 +73,24 @@ static napi_value embed(napi_env env, napi_callback_info info) {
   return out;
 }
 
+static napi_value trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+#ifdef __GLIBC__
+  CHECK(napi_get_boolean(env, malloc_trim(0) != 0, &out));
+#else
+  CHECK(napi_get_null(env, &out));
+#endif
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   if (napi_create_function(env, "load", NAPI_AUTO_LENGTH, load, NULL, &fn) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "load", fn);
   if (napi_create_function(env, "embed", NAPI_AUTO_LENGTH, embed, NULL, &fn) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "embed", fn);
+  if (napi_create_function(env, "trim", NAPI_AUTO_LENGTH, trim, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "trim", fn);
   return exports;
 }
