@@ -19,7 +19,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { Counter, Gauge } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import { modelsDir, readEncoderManifest } from './guard/model/encoder.js';
 import { registry } from './observe/metrics.js';
 
@@ -30,6 +30,12 @@ const trims = new Counter({
   name: 'portcullis_malloc_trims_total',
   help: 'Calls of malloc_trim(0) that gave free malloc memory back to the system ("released") or found none ("none").',
   labelNames: ['result'] as const,
+  registers: [registry],
+});
+const seconds = new Histogram({
+  name: 'portcullis_malloc_trim_duration_seconds',
+  help: 'Time one malloc_trim(0) call held the main thread.',
+  buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1],
   registers: [registry],
 });
 const available = new Gauge({
@@ -61,18 +67,21 @@ export interface Trimmer {
  * Trims once now (start-up's own garbage, collected just before, leaves holes too) and then every `seconds`,
  * on an unref'd timer, so it never keeps a stopping process up.
  */
-export function startTrimmer(seconds: number, trim: TrimCall | null): Trimmer {
+export function startTrimmer(every: number, trim: TrimCall | null): Trimmer {
   const once = (): boolean | null => {
+    const t0 = process.hrtime.bigint();
     const released = trim!();
-    if (released !== null) trims.inc({ result: released ? 'released' : 'none' });
+    if (released === null) return null;
+    seconds.observe(Number(process.hrtime.bigint() - t0) / 1e9);
+    trims.inc({ result: released ? 'released' : 'none' });
     return released;
   };
-  if (trim === null || seconds === 0 || once() === null) {
+  if (trim === null || every === 0 || once() === null) {
     available.set(0);
     return { running: false, stop: () => undefined };
   }
   available.set(1);
-  const timer = setInterval(once, seconds * 1000);
+  const timer = setInterval(once, every * 1000);
   timer.unref();
   return { running: true, stop: () => clearInterval(timer) };
 }

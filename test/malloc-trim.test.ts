@@ -17,13 +17,15 @@ import { until } from './helpers/wait.js';
 
 const TOKEN = 'trim-test-operator-token';
 
-async function scrape(gw: GatewayProcess): Promise<{ available: number; trims: number }> {
+async function scrape(gw: GatewayProcess): Promise<{ available: number; trims: number; timed: number }> {
   const res = await fetch(`${gw.adminUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(res.status).to.equal(200);
   const text = await res.text();
   const available = Number(/^portcullis_malloc_trim_available (\S+)$/m.exec(text)?.[1]);
   const trims = [...text.matchAll(/^portcullis_malloc_trims_total\{result="(?:released|none)"\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
-  return { available, trims };
+  // Each trim's time on the main thread, one observation per trim.
+  const timed = Number(/^portcullis_malloc_trim_duration_seconds_count (\S+)$/m.exec(text)?.[1] ?? 0);
+  return { available, trims, timed };
 }
 
 describe('giving malloc memory back on a timer', function () {
@@ -35,6 +37,7 @@ describe('giving malloc memory back on a timer', function () {
       const first = await scrape(gw);
       expect(first.available).to.equal(1);
       expect(first.trims).to.be.at.least(1);
+      expect(first.timed).to.equal(first.trims);
       await until(async () => (await scrape(gw)).trims >= first.trims + 2, { what: 'two more trims on the timer' });
       expect((await fetch(`${gw.apiUrl}/healthz`)).status).to.equal(200);
     } finally {
@@ -56,7 +59,7 @@ describe('giving malloc memory back on a timer', function () {
   it('never trims with PORTCULLIS_MALLOC_TRIM_SECONDS=0', async () => {
     const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: TOKEN, PORTCULLIS_MALLOC_TRIM_SECONDS: '0' });
     try {
-      expect(await scrape(gw)).to.deep.equal({ available: 0, trims: 0 });
+      expect(await scrape(gw)).to.deep.equal({ available: 0, trims: 0, timed: 0 });
     } finally {
       await gw.stop();
     }
@@ -66,7 +69,7 @@ describe('giving malloc memory back on a timer', function () {
     const models = mkdtempSync(join(tmpdir(), 'portcullis-no-models-'));
     const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: TOKEN, PORTCULLIS_INTENT_MODEL: 'off', PORTCULLIS_MODELS: models });
     try {
-      expect(await scrape(gw)).to.deep.equal({ available: 0, trims: 0 });
+      expect(await scrape(gw)).to.deep.equal({ available: 0, trims: 0, timed: 0 });
       expect((await fetch(`${gw.apiUrl}/healthz`)).status).to.equal(200);
     } finally {
       await gw.stop();
