@@ -1,7 +1,7 @@
 /**
  * malloc's free holes given back on a timer (src/malloc-trim.ts), as an operator sees it on /metrics: a serving
  * process trims once it has started and then every PORTCULLIS_MALLOC_TRIM_SECONDS, whether or not the intent
- * model is configured; 0 turns it off; without the encoder's binding installed the gateway serves as before
+ * model is configured, in every worker under PORTCULLIS_WORKERS; 0 turns it off; without the encoder's binding installed the gateway serves as before
  * and says the trim is unavailable; a value that is not a number of seconds stops the start with one line.
  * What the trims give back (RSS) is measured in bench/README.md, not asserted here.
  */
@@ -51,6 +51,24 @@ describe('giving malloc memory back on a timer', function () {
       const { available, trims } = await scrape(gw);
       expect(available).to.equal(1);
       expect(trims).to.be.at.least(1);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('trims in every worker under PORTCULLIS_WORKERS, and the scrape says so for all of them at once', async () => {
+    const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: TOKEN, PORTCULLIS_WORKERS: '2' });
+    try {
+      // Each worker trimmed once it had started; the supervisor adds their series up (available: the least).
+      const { available, trims } = await until(
+        async () => {
+          const m = await scrape(gw);
+          return m.trims >= 2 ? m : null;
+        },
+        { what: 'a trim in each of the two workers' },
+      );
+      expect(available).to.equal(1);
+      expect(trims).to.be.at.least(2);
     } finally {
       await gw.stop();
     }
