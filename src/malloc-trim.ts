@@ -6,9 +6,10 @@
  * free holes that it never returns: it gives back only the top of a heap, and the middle only when the process
  * calls `malloc_trim`, which Node never does (bench/README.md, Memory: 28 MiB came back at once after 100 KB
  * calls). So every gateway process calls `malloc_trim(0)` once it has started and then every
- * `PORTCULLIS_MALLOC_TRIM_SECONDS` (10 by default; 0 turns it off). One call takes well under a millisecond
- * to a few when there is much to return, and what a busy process needs again it faults back in; both are
- * measured against CPU per call in bench/README.md.
+ * `PORTCULLIS_MALLOC_TRIM_SECONDS` (10 by default; 0 turns it off). One call held the main thread 0.5–1.3 ms
+ * after 100 KB calls (more on a machine busy enough to deschedule it), and what a busy process needs again it
+ * faults back in (about 30 more page faults per 100 KB call at 40 a second, about 1 % of its CPU); both are in
+ * bench/README.md.
  *
  * The call lives in the intent encoder's Node-API binding (scripts/intent-encoder/addon.c, `trim`), the one
  * native module the gateway builds, installed by `npm start`, `npm run setup` and the image whether or not
