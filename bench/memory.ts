@@ -11,7 +11,9 @@
  *
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
- * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers).
+ * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers), and the gateway's malloc_trim
+ * calls so far (src/malloc-trim.ts: how many, their time). With the CPU per call of the soak (and of the
+ * 100 KB calls) it prints the minor page faults per call: what memory given back costs when it is touched again.
  *
  * `--rate N` soaks at N calls a second instead of at saturation, and prints the soak's latency (p50, p90, p99): with
  * `--node-flags=--trace-gc` it also sums the main thread's GC pauses of the soak by kind (count, median, p99, max,
@@ -163,7 +165,28 @@ async function breakdown(pid: number, adminUrl: string): Promise<string> {
     `    V8 heap ${mib(v8Total)} committed: ${[...spaces, ...others].map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
     `    outside V8's heap (external ${mib(external)}): about ${mib(anon - v8Total)}`,
     `    anonymous by reservation: WebAssembly memories ${mib(wasm.reduce((a, b) => a + b, 0))} (${kinds.wasm.length}: ${wasm.map((w) => w.toFixed(1)).join(', ')} MiB), malloc ${mib(kinds.mainArena + kinds.arenas)} (main arena ${mib(kinds.mainArena)}, the others ${mib(kinds.arenas)}), thread stacks ${mib(kinds.stacks)}, V8 and the rest ${mib(kinds.other)}`,
+    `    malloc_trim (src/malloc-trim.ts): ${trimLine(text)}`,
   ].join('\n');
+}
+
+/**
+ * The process's minor page faults so far (/proc/<pid>/stat, field 10): a page the process touches again after
+ * it was given back (malloc_trim, a V8 space uncommitted) is one fault and a zeroed page, so faults per call
+ * are what giving memory back costs the calls, counted rather than timed.
+ */
+function minorFaults(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+}
+
+/** How many malloc_trim(0) calls the gateway made so far, how many gave memory back, and their time on its main thread. */
+function trimLine(text: string): string {
+  const read = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+  if (read(/^portcullis_malloc_trim_available (\S+)$/m) !== 1) return 'off or unavailable';
+  const count = read(/^portcullis_malloc_trim_duration_seconds_count (\S+)$/m);
+  const sum = read(/^portcullis_malloc_trim_duration_seconds_sum (\S+)$/m) * 1000;
+  const released = read(/^portcullis_malloc_trims_total\{result="released"\} (\S+)$/m);
+  return `${count} calls, ${released} released memory, ${sum.toFixed(2)} ms in all (${count ? (sum / count).toFixed(2) : '-'} ms each)`;
 }
 
 /**
@@ -249,6 +272,8 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     log(`${name}: gateway ${snapshot.source} (pid ${pid}), RSS idle ${mib(memoryOf(pid)!.rssMiB)}`);
     log(`${name}: idle ${await breakdown(pid, gw.adminUrl)}`);
     if (before > 0) {
+      const faults0 = minorFaults(pid);
+      let calls = 0;
       // The full bench's order: the 100 KB scenarios (their scans grow the scanner's memory and the heap) before the soak.
       for (const stream of [false, true]) {
         const r = await runLoad({
@@ -259,7 +284,9 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
           durationSec: before / 2,
         });
         log(`${name}: 100 KB calls${stream ? ', streaming' : ''}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${before / 2} s`);
+        calls += r.ok;
       }
+      log(`${name}: 100 KB calls: ${((minorFaults(pid) - faults0) / calls).toFixed(1)} minor page faults per call`);
       log(`${name}: after the 100 KB calls ${await breakdown(pid, gw.adminUrl)}`);
     }
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'before the load');
@@ -272,6 +299,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     sample();
     const timer = setInterval(sample, 1000);
     const ticks0 = processTicks(pid);
+    const faults0 = minorFaults(pid);
     gcFrom = gcLines.length;
     const r = await runLoad({
       url: `${gw.apiUrl}/v1/chat/completions`,
@@ -292,7 +320,8 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     const floor = (from: number, to: number) => Math.min(...samples.filter((s) => s.t >= from * seconds && s.t <= to * seconds + 1e-9).map((s) => s.rss));
     // CPU per call too: a heap setting that saves memory must not cost it back in GC time.
     const cpuMs = ((processTicks(pid) - ticks0) * (1000 / HZ)) / r.ok;
-    log(`${name}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${seconds} s, ${cpuMs.toFixed(3)} ms gateway CPU per call`);
+    const faults = (minorFaults(pid) - faults0) / r.ok;
+    log(`${name}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${seconds} s, ${cpuMs.toFixed(3)} ms gateway CPU per call, ${faults.toFixed(1)} minor page faults per call`);
     log(
       `${name}: RSS start ${mib(rss[0]!)}, floor (3rd quarter) ${mib(floor(0.5, 0.75))}, floor (last quarter) ${mib(floor(0.75, 1))}, max ${mib(Math.max(...rss))}, end ${mib(rss.at(-1)!)}, peak VmHWM ${mib(memoryOf(pid)!.peakMiB)}`,
     );

@@ -17,6 +17,7 @@
  */
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { ConfigError } from './config/documents.js';
 
 export const HEAP_GROWING_PERCENT = 50;
 
@@ -58,4 +59,18 @@ export function setHeapGrowth(execArgv: readonly string[] = process.execArgv, no
 export function settleHeap(): void {
   v8.setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
+}
+
+/** How often a serving process gives malloc's free holes back (src/malloc-trim.ts), unless told otherwise. */
+export const DEFAULT_TRIM_SECONDS = 10;
+
+/**
+ * PORTCULLIS_MALLOC_TRIM_SECONDS: a whole number of seconds, 0 for off. Read here, before anything starts, so
+ * that a wrong value stops the start with one line (a ConfigError) rather than after the gateway is up.
+ */
+export function trimSeconds(env: Record<string, string | undefined> = process.env): number {
+  const raw = env['PORTCULLIS_MALLOC_TRIM_SECONDS'];
+  if (raw === undefined || raw === '') return DEFAULT_TRIM_SECONDS;
+  if (!/^\d{1,5}$/.test(raw)) throw new ConfigError([`PORTCULLIS_MALLOC_TRIM_SECONDS must be a whole number of seconds (0 turns the trim off), not "${raw}"`]);
+  return Number(raw);
 }

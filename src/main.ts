@@ -14,7 +14,7 @@ import { startTracing, stopTracing } from './observe/tracing.js';
 import cluster from 'node:cluster';
 import { superviseWorkers } from './workers.js';
 import { Services } from './app/services.js';
-import { setHeapGrowth, settleHeap } from './heap.js';
+import { setHeapGrowth, settleHeap, trimSeconds } from './heap.js';
 import { LocalDataError, prepareLocalData, type LocalData } from './local-data/index.js';
 import { logTarget } from './local-data/log-file.js';
 
@@ -31,6 +31,7 @@ const log = createLogger(isLevel(level) ? level : 'info', logs.write ?? undefine
 const services = new Services();
 
 try {
+  const trimEvery = trimSeconds();
   // Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or _TRACES_ENDPOINT) is set (src/observe/tracing.ts).
   await services.start({
     name: 'tracing',
@@ -72,6 +73,9 @@ try {
     stop: (g) => g.shutdown(),
   });
   settleHeap();
+  // malloc's free holes back to the system now and on an unref'd timer (src/malloc-trim.ts).
+  const { loadTrim, startTrimmer } = await import('./malloc-trim.js');
+  startTrimmer(trimEvery, loadTrim());
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [

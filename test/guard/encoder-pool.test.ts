@@ -7,14 +7,17 @@
  *  - a worker that dies in the middle of a job fails that job at once (reason `error`), which the intent
  *    model turns into the team's fail mode (refused on red-team routes, the first pass stands on blue), and
  *    a fresh worker takes its place;
- *  - `close()` leaves no worker or port behind.
+ *  - `close()` leaves no worker or port behind;
+ *  - its workers share one loaded model (one mapping of the weights, one set of the tokenizer's tables), and
+ *    the model goes when the last of them does.
  * The crash is the real engine behind a loader that ends its thread on one marked text (a worker cannot be
  * reached from outside the pool, and the engine does not crash on demand).
  */
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassifierError, compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
@@ -22,7 +25,7 @@ import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { IntentModel } from '../../src/guard/model/intent-model.js';
 import { EncoderPool } from '../../src/guard/model/pool.js';
 import { REPO } from '../helpers/gateway.js';
-import { untilOutput } from '../helpers/wait.js';
+import { until, untilOutput } from '../helpers/wait.js';
 import { RULES_DIR, user } from './helpers/guardrails.js';
 
 const MARK = 'ZZCRASHZZ';
@@ -94,6 +97,25 @@ describe('guard: the encoder pool around its workers', function () {
     );
     expect(closed?.reason).to.equal('closed');
     expect(held()).to.equal(before);
+  });
+
+  it('its workers share one loaded model, which goes when the last of them ends', async () => {
+    const files = encoderFiles();
+    const engine = createRequire(import.meta.url)(files.addon) as { loaded(): number };
+    // A path of its own, so that models other tests' pools hold are told apart from this pool's.
+    const weights = join(dir, 'shared-weights.bin');
+    symlinkSync(files.weights, weights);
+    const before = engine.loaded();
+    const pool = new EncoderPool({ ...files, weights }, { workers: 2, queue: 8, timeoutMs: 60_000 });
+    try {
+      // Four jobs on two workers: both load the engine and answer.
+      const answers = await Promise.all(['one', 'two', 'three', 'four'].map((t) => pool.embed([`a text to read, ${t}`])));
+      expect(answers.map((a) => a[0]!.length)).to.deep.equal([384, 384, 384, 384]);
+      expect(engine.loaded()).to.equal(before + 1);
+    } finally {
+      await pool.close();
+    }
+    await until(() => engine.loaded() === before, { what: "the model freed with its pool's last worker" });
   });
 
   it("a crash while a call is read is that call's failure, decided by its team's fail mode", async () => {
