@@ -11,7 +11,8 @@
  *                                [--pin] [--flags='--a --b' --flags=''] [--scenarios small,small-stream]
  *                                [--rate N] [--warmup 20]
  *
- * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call.
+ * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call;
+ * each round also the commands Redis ran a call and the identity fences (PING) among them.
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
  * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
  * the supervisor and its workers). `--node` picks the Node the gateway runs on (bench/harness/node-runtime.ts;
@@ -41,6 +42,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createClient } from 'redis';
 import { startRedisServer } from '../test/helpers/redis-server.js';
 import { bodyTemplate, type BodyTemplate } from './harness/bodies.js';
 import { runLoad } from './harness/load.js';
@@ -86,6 +88,24 @@ const mock = await startServer({
 });
 const redis = await startRedisServer();
 const redisPid = findRedisPid(redis.port);
+/**
+ * Redis' own count of the commands it ran, from INFO commandstats: all of them (the commands scripts run
+ * count too) and PING (the identity cache's fence, src/store/identity-cache.ts). Each round's difference per
+ * answer is printed beside its CPU: a count does not move with the machine's load as CPU does.
+ */
+const statsClient = createClient({ url: redis.url });
+await statsClient.connect();
+async function commandCounts(): Promise<{ all: number; ping: number }> {
+  const text = await statsClient.sendCommand<string>(['INFO', 'commandstats']);
+  let all = 0;
+  let ping = 0;
+  for (const m of String(text).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (m[1] === 'info') continue;
+    all += Number(m[2]);
+    if (m[1] === 'ping') ping += Number(m[2]);
+  }
+  return { all, ping };
+}
 /** CPU ticks of a process and its children (the workers, with --workers N). */
 function treeTicks(pid: number): number {
   let ticks = processTicks(pid);
@@ -227,16 +247,18 @@ try {
         const g0 = treeTicks(s.gw.server.pid);
         const t0 = threadTicks(s.gw.server.pid);
         const r0 = redisPid ? processTicks(redisPid) : 0;
+        const k0 = await commandCounts();
         const r = await runLoad({ ...target(s, c.body), durationSec: Number(args.seconds), ...(args.rate ? { rate: Number(args.rate) } : { minAnswers: 1 }) });
         const g = ((treeTicks(s.gw.server.pid) - g0) * (1000 / HZ)) / r.ok;
         const rd = redisPid ? ((processTicks(redisPid) - r0) * (1000 / HZ)) / r.ok : Number.NaN;
+        const k1 = await commandCounts();
         s.rounds.push({ scenario: c.id, gw: g, redis: rd, rps: r.rps });
         const threads = s.threads.get(c.id) ?? new Map<string, number>();
         for (const [name, ticks] of threadTicks(s.gw.server.pid)) threads.set(name, (threads.get(name) ?? 0) + ticks - (t0.get(name) ?? 0));
         s.threads.set(c.id, threads);
         s.answers.set(c.id, (s.answers.get(c.id) ?? 0) + r.ok);
         log(
-          `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy)${r.overloaded ? ' OVERLOADED' : ''}, ${r.errors} errors`,
+          `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy)${r.overloaded ? ' OVERLOADED' : ''}, ${r.errors} errors; Redis ran ${((k1.all - k0.all) / r.ok).toFixed(2)} commands a call, scripts' own included (PING, the identity fence: ${((k1.ping - k0.ping) / r.ok).toFixed(2)})`,
         );
       }
     }
@@ -284,5 +306,6 @@ try {
     if (!args.profile) rmSync(s.profDir, { recursive: true, force: true });
   }
   await mock.stop();
+  statsClient.destroy();
   await redis.stop();
 }
