@@ -63,7 +63,7 @@ pub(crate) struct State {
     lexicons: [Option<lexicon::Lexicon>; 2],
     lexicon_hits: [Vec<i32>; 2],
     /// Per pair of units (search.rs): does a key-like word or an anchor literal start with them?
-    pair_flags: Box<[u8; search::PAIRS]>,
+    pair_flags: Box<[u8; search::TABLE]>,
 }
 
 static mut STATE: Option<State> = None;
