@@ -1,7 +1,8 @@
 //! The secret pass's searches in one reading of a text: at every offset, whether a key-like word starts
 //! there (keywords.rs), whether a laced key may (laced.rs, only at token starts whose unit is `A` or a
 //! lower-case letter that starts one of its prefixes), and whether a direct shape's literal
-//! prefix does (anchors.rs). The words and the literals are looked up by the offset's first two units, so
+//! prefix does (anchors.rs), where a key split by the syntax around it may be joined (joins.rs), and
+//! whether the text holds an HTML character reference (refs.rs). The words and the literals are looked up by the offset's first two units, so
 //! an offset where none starts costs one empty list each.
 //!
 //! The walk reads each unit once and looks at one table: one byte per pair of units (does a key-like word
@@ -18,6 +19,11 @@ const ANCHOR: u8 = 2;
 /// the first unit is `A` or one of `a`, `g`, `h`, `n`, `r`, `s`, `x`, and the second is one the expression
 /// allows after it or no ASCII letter or digit, since every separator it reads across is none).
 const LACED: u8 = 4;
+/// Per pair: a key joined by the syntax around it may be read from its first unit (a quote, backtick, `$`,
+/// `\` or `^`, followed by a unit some join or the quick look reads next: joins.rs).
+const JOIN: u8 = 8;
+/// Per pair: an HTML character reference may start here (`&`, then `#` or an ASCII letter: refs.rs).
+const REF: u8 = 16;
 /// Entries of the key-like words' and the anchors' lists: 128 first units, each with 129 second ones (128:
 /// not ASCII, or the end).
 pub(crate) const PAIRS: usize = 128 * 129;
@@ -41,15 +47,37 @@ fn laced_second(c: usize) -> Option<&'static [u8]> {
     }
 }
 
-/// The laced bit of the pair (c, d).
+/// The laced, join and reference bits of the pair (c, d).
 fn unit_flags(c: usize, d: usize) -> u8 {
     let alnum = |u: usize| matches!(u, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a);
     let laced = laced_second(c).is_some_and(|second| !alnum(d) || second.contains(&(d as u8)));
-    if laced {
-        LACED
-    } else {
-        0
-    }
+    // What may follow a unit that starts a join or the quick look (joins.rs): after a quote, a space or tab,
+    // a line break, an operator's first unit, `)` or `}` (and `-` for the quick look); `{` after `$`; a line
+    // break after `\` or `^`.
+    let join = match c {
+        0x22 | 0x27 | 0x60 => matches!(
+            d,
+            0x20 | 0x09
+                | 0x0d
+                | 0x0a
+                | 0x2b
+                | 0x2e
+                | 0x7c
+                | 0x26
+                | 0x3c
+                | 0x7e
+                | 0x29
+                | 0x7d
+                | 0x2d
+        ),
+        0x24 => d == 0x7b,
+        0x5c | 0x5e => d == 0x0d || d == 0x0a,
+        _ => false,
+    };
+    let reference = c == 0x26 && (d == 0x23 || (0x61..=0x7a).contains(&(d | 0x20)));
+    (if laced { LACED } else { 0 })
+        | (if join { JOIN } else { 0 })
+        | (if reference { REF } else { 0 })
 }
 
 /// Does `w` start at `p` in `t`? (A loop: the words are short, and a call of memcmp costs more.)
@@ -118,6 +146,8 @@ pub(crate) fn run(s: &mut State, units: usize) {
     s.keywords.clear();
     s.laced.clear();
     s.anchors.clear();
+    s.joins.clear();
+    s.html_ref = false;
     let t = &s.input[..units];
     let n = t.len();
     if n == 0 {
@@ -128,7 +158,9 @@ pub(crate) fn run(s: &mut State, units: usize) {
     // and whether a laced key may if this offset starts a token (the unit before is no token character: read
     // from the unit itself, so no offset waits for the previous one's look).
     let mut c = code(t[0]);
-    let mut wanted = KEYWORD | ANCHOR | LACED;
+    let mut wanted = KEYWORD | ANCHOR | LACED | JOIN | REF;
+    // REF is asked until a reference is found.
+    let mut refs = REF;
     for p in 0..n {
         let d = if p + 1 < n { code(t[p + 1]) } else { 128 };
         let k = c * 129 + d;
@@ -143,8 +175,15 @@ pub(crate) fn run(s: &mut State, units: usize) {
             if f & ANCHOR != 0 {
                 s.anchors.check(t, p, k);
             }
+            if f & JOIN != 0 {
+                s.joins.check(t, p);
+            }
+            if f & REF != 0 && crate::refs::ref_at(t, p) {
+                s.html_ref = true;
+                refs = 0;
+            }
         }
-        wanted = KEYWORD | ANCHOR | (LACED & !(TOKEN_UNIT[c] * LACED));
+        wanted = KEYWORD | ANCHOR | JOIN | refs | (LACED & !(TOKEN_UNIT[c] * LACED));
         c = d;
     }
 }
