@@ -10,6 +10,7 @@
  * fixes where it ends, no further than that (splitReach). Without those bounds one key took every short text
  * after it into its mask.
  */
+import { holdsHtmlRef } from './decoders.js';
 import { KEYWORDS } from './generic.js';
 import { isTokenCode } from './laced.js';
 import { foldCodePoint, type Normalised } from './normalise.js';
@@ -285,5 +286,26 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     pos = to;
   }
   kept(n);
-  return { keywordStarts: keywords, lacedCandidates: laced, anchors };
+  return { keywordStarts: keywords, lacedCandidates: laced, anchors, htmlRef: stitchedHtmlRef(region, parts) };
+}
+
+/** The longest HTML character reference holdsHtmlRef reads (`&`, a letter, 31 letters or digits, `;`), and one more. */
+const LONGEST_REF = 35;
+
+/**
+ * holdsHtmlRef(region), from the parts' own answers: a reference lies inside one part (a whole part's search
+ * says whether its text holds one; a part cut at the region's edge, or searched in TypeScript, is asked
+ * here) or across a place where two parts meet, inside the units around it.
+ */
+function stitchedHtmlRef(region: string, parts: readonly Part[]): boolean {
+  for (const part of parts) {
+    const whole = part.from === 0 && part.to === part.text.length;
+    const own = whole ? part.searched?.htmlRef : undefined;
+    if (own ?? holdsHtmlRef(part.text.slice(part.from, part.to))) return true;
+  }
+  for (let k = 1; k < parts.length; k++) {
+    const at = parts[k]!.at;
+    if (holdsHtmlRef(region.slice(Math.max(0, at - LONGEST_REF), at + LONGEST_REF))) return true;
+  }
+  return false;
 }

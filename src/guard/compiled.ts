@@ -195,7 +195,14 @@ export class CompiledScanner implements SecretPasses {
   search(
     text: string,
     runs = 0,
-  ): { keywordStarts: number[]; lacedCandidates: ArrayLike<number>; anchors?: ArrayLike<number>; runs?: Int32Array; joins?: Int32Array | null; htmlRef?: boolean } {
+  ): {
+    keywordStarts: number[];
+    lacedCandidates: ArrayLike<number>;
+    anchors?: ArrayLike<number>;
+    runs?: Int32Array;
+    joins?: Int32Array | null;
+    htmlRef?: boolean;
+  } {
     // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over
     // (and its direct shapes are searched by their own expressions).
     if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };

@@ -268,8 +268,47 @@ function sameFindings(req: ChatLike, label: string): void {
 function joinTexts(count: number, seed: number): string[] {
   const r = rng(seed);
   const pieces = [
-    '"', "'", '`', '""', "''", '``', ' ', '\t', ' \t', '\n', '\r\n', '\r', '+', '++', '.', '..', '||', '|', '&', '<>', '<', '>', '~', ')',
-    '.concat(', '.concat', '${', '}', '{', '$', '\\', '^', '-', 'abc', 'sk-proj-', 'AKIA', 'Ab3dEf5h9', 'x', 'é', '\u2028', '\ud83d\ude00',
+    '"',
+    "'",
+    '`',
+    '""',
+    "''",
+    '``',
+    ' ',
+    '\t',
+    ' \t',
+    '\n',
+    '\r\n',
+    '\r',
+    '+',
+    '++',
+    '.',
+    '..',
+    '||',
+    '|',
+    '&',
+    '<>',
+    '<',
+    '>',
+    '~',
+    ')',
+    '.concat(',
+    '.concat',
+    '${',
+    '}',
+    '{',
+    '$',
+    '\\',
+    '^',
+    '-',
+    'abc',
+    'sk-proj-',
+    'AKIA',
+    'Ab3dEf5h9',
+    'x',
+    'é',
+    '\u2028',
+    '\ud83d\ude00',
     ...[3, 4, 5, 7, 8, 9, 31, 32, 33].map((n) => ' '.repeat(n)),
     ...[23, 24, 25].map((n) => 'q'.repeat(n)),
   ];
@@ -387,6 +426,7 @@ function sameStitched(texts: readonly string[], label: string): void {
     expect(s.keywordStarts, `stitched keyword starts [${from}, ${to}): ${label}`).to.deep.equal(keywordStarts(region));
     expect(Array.from(s.lacedCandidates), `stitched laced candidates [${from}, ${to}): ${label}`).to.deep.equal(lacedCandidates(region));
     expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
+    expect(s.htmlRef, `stitched HTML reference [${from}, ${to}): ${label}`).to.equal(holdsHtmlRef(region));
   }
 }
 
@@ -586,6 +626,13 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       const ts = holdsHtmlRef(t);
       if (ts) holding++;
       expect(engine.searchInModule(t).htmlRef, `holds an HTML reference: ${short(t)}`).to.equal(ts);
+      // Cut in two, alone and inside long texts the module reads: the boundary pass's stitched answer.
+      if (i % 10 === 0) {
+        const cut = Math.floor(r() * (t.length + 1));
+        const pad = 'the build reads its settings from a file. '.repeat(4);
+        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
+        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
+      }
     }
     expect(holding).to.be.greaterThan(5000);
     expect(holding).to.be.lessThan(15_000);
