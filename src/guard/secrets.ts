@@ -82,6 +82,10 @@ export interface Searched {
   joins?: ArrayLike<number> | null;
   /** decoders.ts holdsHtmlRef (absent: decoders.ts answers it). */
   htmlRef?: boolean;
+  /** private-key.ts derStarts (absent: private-key.ts searches the text itself). */
+  ders?: ArrayLike<number>;
+  /** credentials.ts secretRuns (absent: credentials.ts searches its windows itself). */
+  secretRuns?: ArrayLike<number>;
 }
 
 /** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
@@ -419,7 +423,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
     const header = anchors ? (groups & (1 << PRIVATE_KEY_ANCHOR)) !== 0 : undefined;
     const headerless = anchors ? (groups & (1 << HEADERLESS_ANCHOR)) !== 0 : undefined;
     for (const b of findPrivateKeyBlocks(text, header)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
-    for (const b of findHeaderlessKeys(text, headerless)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    for (const b of findHeaderlessKeys(text, headerless, searched?.ders)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
   PROVIDER_SHAPES.forEach((shape, i) => {
     if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
@@ -432,7 +436,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   if (!prose) return groups;
   const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
-  findCredentials(text, kinds, hits, starts);
+  findCredentials(text, kinds, hits, starts, searched?.secretRuns);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);

@@ -10,7 +10,8 @@
  * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
  * where the key-like words start, where laced keys may start, where keys split by syntax may be joined (also
  * over texts of join syntax at random), whether a text holds an HTML reference (also over references and near
- * misses at random), every word of the word stream, and the
+ * misses at random), where a headerless key body may start (also over DER starts at random), where an AWS
+ * secret's 40-unit run starts (also over runs at random), every word of the word stream, and the
  * block rules' explicit terms read squeezed (every hit, in order), also over a corpus of those terms
  * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random.
  */
@@ -24,6 +25,8 @@ import { lacedCandidates } from '../../src/guard/laced.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
+import { derStarts } from '../../src/guard/private-key.js';
+import { secretRuns } from '../../src/guard/credentials.js';
 import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
@@ -351,7 +354,9 @@ function samePasses(text: string, label: string): void {
     [a.text, 'normalised'],
     [text, 'as written'],
   ] as const) {
-    const { keywordStarts: starts, lacedCandidates: laced, anchors, joins, htmlRef } = engine.searchInModule(t);
+    const { keywordStarts: starts, lacedCandidates: laced, anchors, joins, htmlRef, ders, secretRuns: runs40 } = engine.searchInModule(t);
+    expect([...runs40], `AWS secret runs (${which}): ${label}`).to.deep.equal(secretRuns(t));
+    expect([...ders], `headerless key starts (${which}): ${label}`).to.deep.equal(derStarts(t));
     expect(htmlRef, `holds an HTML reference (${which}): ${label}`).to.equal(holdsHtmlRef(t));
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
     expect(joins && [...joins], `joins (${which}): ${label}`).to.deep.equal(joinMatches(t));
@@ -427,6 +432,8 @@ function sameStitched(texts: readonly string[], label: string): void {
     expect(Array.from(s.lacedCandidates), `stitched laced candidates [${from}, ${to}): ${label}`).to.deep.equal(lacedCandidates(region));
     expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
     expect(s.htmlRef, `stitched HTML reference [${from}, ${to}): ${label}`).to.equal(holdsHtmlRef(region));
+    expect(Array.from(s.ders!), `stitched headerless key starts [${from}, ${to}): ${label}`).to.deep.equal(derStarts(region));
+    expect(Array.from(s.secretRuns!), `stitched AWS secret runs [${from}, ${to}): ${label}`).to.deep.equal(secretRuns(region));
   }
 }
 
@@ -636,6 +643,72 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     }
     expect(holding).to.be.greaterThan(5000);
     expect(holding).to.be.lessThan(15_000);
+  });
+
+  it('finds where a headerless key body may start alike: DER and OpenSSH starts and near misses at random, alone and cut in two', () => {
+    const engine = compiledScanner();
+    const r = rng(14);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const run = (n: number) => Array.from({ length: n }, () => pick([...b64])).join('');
+    const heads = [
+      'M',
+      'MI',
+      'MII',
+      'MIG',
+      'MIH',
+      'MA',
+      'MH',
+      'MJ',
+      'Mi',
+      'b3',
+      'b3BlbnNzaC1rZXktdjE',
+      'b3BlbnNzaC1rZXktdj',
+      'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+    ];
+    const between = ['', '', '=', ' ', '\n', '-', '.', 'é', '\u200b'];
+    let found = 0;
+    for (let i = 0; i < 10_000; i++) {
+      let t = '';
+      const n = 1 + Math.floor(r() * 5);
+      for (let k = 0; k < n; k++) t += pick(between) + pick(heads) + run(pick([0, 1, 8, 9, 10, 11, 12, 40])) + pick(between);
+      const ts = derStarts(t);
+      found += ts.length;
+      expect([...engine.searchInModule(t).ders], `headerless key starts: ${short(t)}`).to.deep.equal(ts);
+      if (i % 10 === 0) {
+        const cut = Math.floor(r() * (t.length + 1));
+        const pad = 'the build reads its settings from a file. '.repeat(4);
+        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
+        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
+      }
+    }
+    expect(found).to.be.greaterThan(5000);
+  });
+
+  it('finds the runs an AWS secret key may be alike: runs of 38 to 42 units, next to `=` and other units, alone, cut in two and as found secrets', () => {
+    const engine = compiledScanner();
+    const r = rng(15);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const run = (n: number) => Array.from({ length: n }, () => pick([...b64])).join('');
+    const between = ['', ' ', '=', '==', '-', '"', '\n', 'é', '_', ':'];
+    let found = 0;
+    for (let i = 0; i < 10_000; i++) {
+      let t = '';
+      const n = 1 + Math.floor(r() * 4);
+      for (let k = 0; k < n; k++) t += pick(between) + run(pick([1, 20, 38, 39, 40, 40, 41, 42])) + pick(between);
+      const ts = secretRuns(t);
+      found += ts.length;
+      expect([...engine.searchInModule(t).secretRuns], `AWS secret runs: ${short(t)}`).to.deep.equal(ts);
+      if (i % 10 === 0) {
+        const cut = Math.floor(r() * (t.length + 1));
+        const pad = 'the aws secret access key for the build is below. '.repeat(3);
+        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
+        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
+        sameFindings(chat(pad + t + pad), `after an AWS hint: ${short(t)}`);
+      }
+    }
+    expect(found).to.be.greaterThan(3000);
   });
 
   it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {
