@@ -19,8 +19,6 @@
 //!    that reading too.
 //!  - ders.rs: where a private key body without its header may start (src/guard/private-key.ts
 //!    `derStarts`), in that reading too.
-//!  - secret40.rs: where a run of 40 base64 units an AWS secret key may be starts
-//!    (src/guard/credentials.ts `secretRuns`), in that reading too.
 //!  - lexicon.rs: the lexical detectors' and the intent topics' term lists matched on the word stream
 //!    (src/guard/lexical.ts `LexicalMatcher` `hits`), both in one pass over the words.
 //!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
@@ -38,7 +36,6 @@ mod normalise;
 mod refs;
 mod runs;
 mod search;
-mod secret40;
 mod squeezed;
 mod words;
 
@@ -64,7 +61,6 @@ pub(crate) struct State {
     /// Did the last search's text hold an HTML character reference (refs.rs)?
     html_ref: bool,
     ders: ders::Ders,
-    secret40: secret40::Secret40,
     norm: normalise::Normalised,
     /// Per BMP code unit: 0 not asked yet, 1 word character, 2 not.
     word_class: Vec<u8>,
@@ -101,7 +97,6 @@ pub(crate) fn state() -> &'static mut State {
             joins: joins::Joins::default(),
             html_ref: false,
             ders: ders::Ders::default(),
-            secret40: secret40::Secret40::default(),
             norm: normalise::Normalised::default(),
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
@@ -315,8 +310,7 @@ pub extern "C" fn laced_starts() -> *const u8 {
 /// key-like words start (`keywords_starts`, returned count), the laced candidates (`laced_count`,
 /// `laced_starts`), the direct shapes' anchors (`anchors_count`, `anchors_starts`), the joins
 /// (`joins_quick`, `joins_count`, `joins_found`), whether it holds an HTML reference (`html_ref`) and where
-/// a headerless key body may start (`ders_count`, `ders_found`) and the 40-unit runs an AWS secret may be
-/// (`secret_runs_count`, `secret_runs_found`).
+/// a headerless key body may start (`ders_count`, `ders_found`).
 #[no_mangle]
 pub extern "C" fn secret_search(units: u32) -> u32 {
     let s = state();
@@ -328,18 +322,6 @@ pub extern "C" fn secret_search(units: u32) -> u32 {
 #[no_mangle]
 pub extern "C" fn html_ref() -> u32 {
     u32::from(state().html_ref)
-}
-
-/// How many offsets `secret_runs_found` holds: where credentials.ts `AWS_SECRET` matches in the last
-/// search's text.
-#[no_mangle]
-pub extern "C" fn secret_runs_count() -> u32 {
-    state().secret40.count() as u32
-}
-
-#[no_mangle]
-pub extern "C" fn secret_runs_found() -> *const i32 {
-    state().secret40.found()
 }
 
 /// How many offsets `ders_found` holds: where private-key.ts `DER_START` matches in the last search's text.

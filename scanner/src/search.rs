@@ -2,8 +2,8 @@
 //! there (keywords.rs), whether a laced key may (laced.rs, only at token starts whose unit is `A` or a
 //! lower-case letter that starts one of its prefixes), and whether a direct shape's literal
 //! prefix does (anchors.rs), where a key split by the syntax around it may be joined (joins.rs), and
-//! whether the text holds an HTML character reference (refs.rs), where a key body without its header
-//! may start (ders.rs), and where a 40-unit run an AWS secret may be starts (secret40.rs). The words and the literals are looked up by the offset's first two units, so
+//! whether the text holds an HTML character reference (refs.rs), and where a key body without its header
+//! may start (ders.rs). The words and the literals are looked up by the offset's first two units, so
 //! an offset where none starts costs one empty list each.
 //!
 //! The walk reads each unit once and looks at one table: one byte per pair of units (does a key-like word
@@ -27,8 +27,6 @@ const JOIN: u8 = 8;
 const REF: u8 = 16;
 /// Per pair: a headerless key body may start here (`M` then `A` to `I`, or `b3`: ders.rs).
 const DER: u8 = 32;
-/// Per pair: a run an AWS secret may be starts at the second unit (secret40.rs).
-const RUN40: u8 = 64;
 /// Entries of the key-like words' and the anchors' lists: 128 first units, each with 129 second ones (128:
 /// not ASCII, or the end).
 pub(crate) const PAIRS: usize = 128 * 129;
@@ -52,7 +50,7 @@ fn laced_second(c: usize) -> Option<&'static [u8]> {
     }
 }
 
-/// The laced, join, reference, key-body and 40-unit-run bits of the pair (c, d).
+/// The laced, join, reference and key-body bits of the pair (c, d).
 fn unit_flags(c: usize, d: usize) -> u8 {
     let alnum = |u: usize| matches!(u, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a);
     let laced = laced_second(c).is_some_and(|second| !alnum(d) || second.contains(&(d as u8)));
@@ -85,11 +83,6 @@ fn unit_flags(c: usize, d: usize) -> u8 {
         | (if join { JOIN } else { 0 })
         | (if reference { REF } else { 0 })
         | (if der { DER } else { 0 })
-        | (if crate::secret40::starts_run(c, d) {
-            RUN40
-        } else {
-            0
-        })
 }
 
 /// Does `w` start at `p` in `t`? (A loop: the words are short, and a call of memcmp costs more.)
@@ -161,7 +154,6 @@ pub(crate) fn run(s: &mut State, units: usize) {
     s.joins.clear();
     s.html_ref = false;
     s.ders.clear();
-    s.secret40.clear();
     let t = &s.input[..units];
     let n = t.len();
     if n == 0 {
@@ -171,10 +163,8 @@ pub(crate) fn run(s: &mut State, units: usize) {
     // One look per offset: the pair (this unit, the next) says whether a word or a literal may start here,
     // and whether a laced key may if this offset starts a token (the unit before is no token character: read
     // from the unit itself, so no offset waits for the previous one's look).
-    // A run at the text's start has no unit before it.
-    s.secret40.check(t, 0);
     let mut c = code(t[0]);
-    let mut wanted = KEYWORD | ANCHOR | LACED | JOIN | REF | DER | RUN40;
+    let mut wanted = KEYWORD | ANCHOR | LACED | JOIN | REF | DER;
     // REF is asked until a reference is found.
     let mut refs = REF;
     for p in 0..n {
@@ -201,11 +191,8 @@ pub(crate) fn run(s: &mut State, units: usize) {
             if f & DER != 0 {
                 s.ders.check(t, p);
             }
-            if f & RUN40 != 0 {
-                s.secret40.check(t, p + 1);
-            }
         }
-        wanted = KEYWORD | ANCHOR | JOIN | DER | RUN40 | refs | (LACED & !(TOKEN_UNIT[c] * LACED));
+        wanted = KEYWORD | ANCHOR | JOIN | DER | refs | (LACED & !(TOKEN_UNIT[c] * LACED));
         c = d;
     }
 }

@@ -15,7 +15,6 @@ import { KEYWORDS } from './generic.js';
 import { isTokenCode } from './laced.js';
 import { foldCodePoint, type Normalised } from './normalise.js';
 import { derStarts } from './private-key.js';
-import { secretRuns } from './credentials.js';
 import {
   ANCHOR_GROUP_BITS,
   ANCHOR_GROUPS,
@@ -207,7 +206,7 @@ export interface Part {
 /**
  * Units no search of SecretPasses reads across: no key-like word or anchor literal holds one, and none is a
  * token character or a separator a laced key's prefix is read across (laced.ts), and no headerless key body's
- * start or AWS secret's run holds one (base64 units). A search result at an offset
+ * start holds one (base64 units). A search result at an offset
  * depends only on the unit before it (the laced anchor's lookbehind) and the units from it up to the next
  * such unit; so between two of them, a text's own search and the joined texts' agree.
  */
@@ -250,13 +249,12 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     if (last && from <= last[1]) last[1] = Math.max(last[1], to);
     else again.push([from, to]);
   };
-  for (const part of parts) add(part.at, part.searched?.anchors && part.searched.ders && part.searched.secretRuns ? part.at : part.at + part.to - part.from);
+  for (const part of parts) add(part.at, part.searched?.anchors && part.searched.ders ? part.at : part.at + part.to - part.from);
   add(n, n);
   const keywords: number[] = [];
   const laced: number[] = [];
   const anchors: number[] = [];
   const ders: number[] = [];
-  const secretRunStarts: number[] = [];
   const shift = 1 << ANCHOR_GROUP_BITS;
   /** Results of `s` (a search of text[base, ...)) at offsets [from, to) of the text, moved by `by`. */
   const take = (s: Searched, from: number, to: number, by: number) => {
@@ -270,8 +268,6 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     }
     const d = s.ders!;
     for (let k = 0; k < d.length; k++) if (d[k]! >= from && d[k]! < to) ders.push(d[k]! + by);
-    const r = s.secretRuns!;
-    for (let k = 0; k < r.length; k++) if (r[k]! >= from && r[k]! < to) secretRunStarts.push(r[k]! + by);
   };
   let k = 0; // the part the next kept stretch is in
   let pos = 0;
@@ -291,16 +287,11 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     const b = Math.min(n, to + 1);
     const text = region.slice(a, b);
     const s = search(text);
-    take(
-      { ...s, anchors: s.anchors ?? anchorStarts(text), ders: s.ders ?? derStarts(text), secretRuns: s.secretRuns ?? secretRuns(text) },
-      from - a,
-      to - a,
-      a,
-    );
+    take({ ...s, anchors: s.anchors ?? anchorStarts(text), ders: s.ders ?? derStarts(text) }, from - a, to - a, a);
     pos = to;
   }
   kept(n);
-  return { keywordStarts: keywords, lacedCandidates: laced, anchors, ders, secretRuns: secretRunStarts, htmlRef: stitchedHtmlRef(region, parts) };
+  return { keywordStarts: keywords, lacedCandidates: laced, anchors, ders, htmlRef: stitchedHtmlRef(region, parts) };
 }
 
 /** The longest HTML character reference holdsHtmlRef reads (`&`, a letter, 31 letters or digits, `;`), and one more. */

@@ -13,8 +13,7 @@
  * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
  * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
- * header may start (private-key.ts `derStarts`); the runs an AWS secret key may be (credentials.ts
- * `secretRuns`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
  * every character with the same Unicode tables.
  *
@@ -98,8 +97,6 @@ interface Exports {
   html_ref(): number;
   ders_count(): number;
   ders_found(): number;
-  secret_runs_count(): number;
-  secret_runs_found(): number;
   encoded_runs(units: number, kinds: number): number;
   encoded_runs_found(): number;
 }
@@ -195,8 +192,7 @@ export class CompiledScanner implements SecretPasses {
    * key-like words start (generic.ts `keywordStarts`), the laced-key candidates (laced.ts
    * `lacedCandidates`), where the direct shapes' prefixes start (secrets.ts `anchorStarts`), the joins
    * (joins.ts `joinMatches`), whether it holds an HTML reference (decoders.ts `holdsHtmlRef`) and where a
-   * headerless key body may start (private-key.ts `derStarts`) and the 40-unit runs an AWS secret may be
-   * (credentials.ts `secretRuns`); with `runs`
+   * headerless key body may start (private-key.ts `derStarts`); with `runs`
    * (encodings.ts `runKinds`), the encoded runs too (`runs` below), from the same copy of the text. Copies:
    * the module's memory is reused by the next call.
    */
@@ -211,7 +207,6 @@ export class CompiledScanner implements SecretPasses {
     joins?: Int32Array | null;
     htmlRef?: boolean;
     ders?: Int32Array;
-    secretRuns?: Int32Array;
   } {
     // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over
     // (and its direct shapes are searched by their own expressions).
@@ -231,7 +226,6 @@ export class CompiledScanner implements SecretPasses {
     joins: Int32Array | null;
     htmlRef: boolean;
     ders: Int32Array;
-    secretRuns: Int32Array;
   } {
     const x = this.x;
     this.write(text);
@@ -244,7 +238,6 @@ export class CompiledScanner implements SecretPasses {
       joins: x.joins_quick() ? new Int32Array(buffer, x.joins_found(), x.joins_count()).slice() : null,
       htmlRef: x.html_ref() === 1,
       ders: new Int32Array(buffer, x.ders_found(), x.ders_count()).slice(),
-      secretRuns: new Int32Array(buffer, x.secret_runs_found(), x.secret_runs_count()).slice(),
     };
     this.bound();
     return found;

@@ -162,19 +162,7 @@ const AWS_WINDOW = 512;
 const isBase64Code = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 
-/**
- * Every match of AWS_SECRET in the whole of `text` (a run of exactly 40 of its units with none of them or
- * `=` on either side), by start: what the compiled scanner's search finds (scanner/src/secret40.rs).
- */
-export function secretRuns(text: string): number[] {
-  const out: number[] = [];
-  const re = new RegExp(AWS_SECRET.source, 'g');
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) out.push(m.index);
-  return out;
-}
-
-/** `runs`: secretRuns(text), when another engine found them (then the windows take theirs, not a search). */
-function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors, runs?: ArrayLike<number>): void {
+function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void {
   const context: number[] = [...anchors.aws];
   for (const h of hits) if (h.kind === 'aws-access-key-id') context.push(h.end);
   if (context.length === 0) return;
@@ -182,22 +170,10 @@ function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors, runs?
   // Only the windows after the context are read, each once (windows that overlap are read as one).
   const secret = AWS_SECRET;
   let from = 0;
-  let j = 0; // the first of `runs` not passed
   for (let k = 0; k < context.length;) {
     const start = Math.max(from, context[k]!);
     let end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
     while (++k < context.length && context[k]! <= end) end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
-    if (runs) {
-      // The whole text's runs inside the window: what the search of the window alone finds, less the runs
-      // a longer run's part (which the check below drops there).
-      while (j < runs.length && runs[j]! < start) j++;
-      for (; j < runs.length && runs[j]! + 40 <= end; j++) {
-        const v = text.slice(runs[j], runs[j]! + 40);
-        if (/[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v)) hits.push({ kind: 'aws-secret-key', start: runs[j]!, end: runs[j]! + 40 });
-      }
-      from = end;
-      continue;
-    }
     // The window alone (a search in the whole text would run on past the window to the next match); the
     // characters just outside it decide whether a match at its edges is a longer run's part.
     const window = text.slice(start, end);
@@ -381,19 +357,13 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
  * key-like words start (generic.ts keywordStarts; with `passw`, `pwd` and the anchors), the only places a
  * credential export's names and headers can be.
  */
-export function findCredentials(
-  text: string,
-  kinds: ReadonlySet<SecretKind>,
-  hits: SecretHit[],
-  starts: readonly number[],
-  secretRunStarts?: ArrayLike<number>,
-): void {
+export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[]): void {
   const hints = hintsOf(text, starts);
   const anchors = anchorsOf(text, starts);
   if (kinds.has('url-password')) findUrlPasswords(text, hits, starts, anchors);
   if (kinds.has('connection-string')) findConnectionStrings(text, hits, hints, anchors);
   if (kinds.has('jwt') && anchors.jwt) findJwts(text, hits);
-  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors, secretRunStarts);
+  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
     if (hints.length === 0) return;
     const lines = hintedLines(text, hints);

@@ -84,8 +84,6 @@ export interface Searched {
   htmlRef?: boolean;
   /** private-key.ts derStarts (absent: private-key.ts searches the text itself). */
   ders?: ArrayLike<number>;
-  /** credentials.ts secretRuns (absent: credentials.ts searches its windows itself). */
-  secretRuns?: ArrayLike<number>;
 }
 
 /** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
@@ -436,7 +434,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   if (!prose) return groups;
   const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
-  findCredentials(text, kinds, hits, starts, searched?.secretRuns);
+  findCredentials(text, kinds, hits, starts);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);

@@ -10,8 +10,7 @@
  * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
  * where the key-like words start, where laced keys may start, where keys split by syntax may be joined (also
  * over texts of join syntax at random), whether a text holds an HTML reference (also over references and near
- * misses at random), where a headerless key body may start (also over DER starts at random), where an AWS
- * secret's 40-unit run starts (also over runs at random), every word of the word stream, and the
+ * misses at random), where a headerless key body may start (also over DER starts at random), every word of the word stream, and the
  * block rules' explicit terms read squeezed (every hit, in order), also over a corpus of those terms
  * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random.
  */
@@ -26,7 +25,6 @@ import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
 import { derStarts } from '../../src/guard/private-key.js';
-import { secretRuns } from '../../src/guard/credentials.js';
 import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
@@ -354,8 +352,7 @@ function samePasses(text: string, label: string): void {
     [a.text, 'normalised'],
     [text, 'as written'],
   ] as const) {
-    const { keywordStarts: starts, lacedCandidates: laced, anchors, joins, htmlRef, ders, secretRuns: runs40 } = engine.searchInModule(t);
-    expect([...runs40], `AWS secret runs (${which}): ${label}`).to.deep.equal(secretRuns(t));
+    const { keywordStarts: starts, lacedCandidates: laced, anchors, joins, htmlRef, ders } = engine.searchInModule(t);
     expect([...ders], `headerless key starts (${which}): ${label}`).to.deep.equal(derStarts(t));
     expect(htmlRef, `holds an HTML reference (${which}): ${label}`).to.equal(holdsHtmlRef(t));
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
@@ -433,7 +430,6 @@ function sameStitched(texts: readonly string[], label: string): void {
     expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
     expect(s.htmlRef, `stitched HTML reference [${from}, ${to}): ${label}`).to.equal(holdsHtmlRef(region));
     expect(Array.from(s.ders!), `stitched headerless key starts [${from}, ${to}): ${label}`).to.deep.equal(derStarts(region));
-    expect(Array.from(s.secretRuns!), `stitched AWS secret runs [${from}, ${to}): ${label}`).to.deep.equal(secretRuns(region));
   }
 }
 
@@ -683,32 +679,6 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       }
     }
     expect(found).to.be.greaterThan(5000);
-  });
-
-  it('finds the runs an AWS secret key may be alike: runs of 38 to 42 units, next to `=` and other units, alone, cut in two and as found secrets', () => {
-    const engine = compiledScanner();
-    const r = rng(15);
-    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
-    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-    const run = (n: number) => Array.from({ length: n }, () => pick([...b64])).join('');
-    const between = ['', ' ', '=', '==', '-', '"', '\n', 'é', '_', ':'];
-    let found = 0;
-    for (let i = 0; i < 10_000; i++) {
-      let t = '';
-      const n = 1 + Math.floor(r() * 4);
-      for (let k = 0; k < n; k++) t += pick(between) + run(pick([1, 20, 38, 39, 40, 40, 41, 42])) + pick(between);
-      const ts = secretRuns(t);
-      found += ts.length;
-      expect([...engine.searchInModule(t).secretRuns], `AWS secret runs: ${short(t)}`).to.deep.equal(ts);
-      if (i % 10 === 0) {
-        const cut = Math.floor(r() * (t.length + 1));
-        const pad = 'the aws secret access key for the build is below. '.repeat(3);
-        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
-        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
-        sameFindings(chat(pad + t + pad), `after an AWS hint: ${short(t)}`);
-      }
-    }
-    expect(found).to.be.greaterThan(3000);
   });
 
   it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {
