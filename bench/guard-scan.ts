@@ -92,13 +92,13 @@ function secretDense(): ChatLike {
 
 const one = (content: string): ChatLike => ({ messages: [{ role: 'user', content }] });
 
-/** The shape of the gateway bench's request bodies (bench/harness/bodies.ts), at the input limit. */
-function codeReview(): ChatLike {
+/** The shape of the gateway bench's request bodies (bench/harness/bodies.ts), at the input limit or `chars`. */
+function codeReview(chars = MAX_INPUT): ChatLike {
   const system = 'You review code for security problems. Answer briefly.';
   return {
     messages: [
       { role: 'system', content: system },
-      { role: 'user', content: reviewText(MAX_INPUT - system.length) },
+      { role: 'user', content: reviewText(chars - system.length) },
     ],
   };
 }
@@ -108,7 +108,8 @@ const dashes = '-'.repeat(5);
 const inputs: Array<[string, () => ChatLike]> = [
   ['realistic: clean corpus, 64 messages', realistic],
   ['secret-dense: clean corpus with a disguised secret every 20 lines', secretDense],
-  ['code review: system turn and user turn', codeReview],
+  ['code review: system turn and user turn', () => codeReview()],
+  ["100 KB call: the gateway bench's large request body", () => codeReview(100_000)],
   ['prose: one message of English words', () => one(fill('the quick brown fox reviews code for buffer overflows and triages reports. '))],
   [`sk- repeated`, () => one(fill(SK))],
   ['sk- then a 524k key-alphabet run', () => one(SK + fill('a1B2-', MAX_INPUT - 3))],

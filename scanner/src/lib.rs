@@ -13,6 +13,12 @@
 //!  - keywords.rs: where the key-like words start (src/guard/generic.ts `keywordStarts`).
 //!  - laced.rs: where a secret laced with separators may start (src/guard/laced.ts `findLaced`'s candidates).
 //!  - anchors.rs: where the direct secret shapes' literal prefixes start (src/guard/secrets.ts `anchorStarts`).
+//!  - joins.rs: where a key split by concatenation, interpolation or a line continuation may be joined
+//!    (src/guard/joins.ts `joinMatches`), in the same reading as the three searches above.
+//!  - refs.rs: whether a text holds an HTML character reference (src/guard/decoders.ts `holdsHtmlRef`), in
+//!    that reading too.
+//!  - ders.rs: where a private key body without its header may start (src/guard/private-key.ts
+//!    `derStarts`), in that reading too.
 //!  - lexicon.rs: the lexical detectors' and the intent topics' term lists matched on the word stream
 //!    (src/guard/lexical.ts `LexicalMatcher` `hits`), both in one pass over the words.
 //!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
@@ -21,10 +27,13 @@
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
 mod anchors;
+mod ders;
+mod joins;
 mod keywords;
 mod laced;
 mod lexicon;
 mod normalise;
+mod refs;
 mod runs;
 mod search;
 mod squeezed;
@@ -48,6 +57,10 @@ pub(crate) struct State {
     laced_limits: Vec<u32>,
     anchors: anchors::Anchors,
     anchor_groups: Vec<u32>,
+    joins: joins::Joins,
+    /// Did the last search's text hold an HTML character reference (refs.rs)?
+    html_ref: bool,
+    ders: ders::Ders,
     norm: normalise::Normalised,
     /// Per BMP code unit: 0 not asked yet, 1 word character, 2 not.
     word_class: Vec<u8>,
@@ -63,7 +76,7 @@ pub(crate) struct State {
     lexicons: [Option<lexicon::Lexicon>; 2],
     lexicon_hits: [Vec<i32>; 2],
     /// Per pair of units (search.rs): does a key-like word or an anchor literal start with them?
-    pair_flags: Box<[u8; search::PAIRS]>,
+    pair_flags: Box<[u8; search::TABLE]>,
 }
 
 static mut STATE: Option<State> = None;
@@ -81,6 +94,9 @@ pub(crate) fn state() -> &'static mut State {
             laced_limits: Vec::new(),
             anchors: anchors::Anchors::default(),
             anchor_groups: Vec::new(),
+            joins: joins::Joins::default(),
+            html_ref: false,
+            ders: ders::Ders::default(),
             norm: normalise::Normalised::default(),
             word_class: vec![0; 65536],
             folds: normalise::FoldCache::default(),
@@ -292,12 +308,48 @@ pub extern "C" fn laced_starts() -> *const u8 {
 
 /// The searches of the secret pass over the first `units` units of the input, written once: where the
 /// key-like words start (`keywords_starts`, returned count), the laced candidates (`laced_count`,
-/// `laced_starts`) and the direct shapes' anchors (`anchors_count`, `anchors_starts`).
+/// `laced_starts`), the direct shapes' anchors (`anchors_count`, `anchors_starts`), the joins
+/// (`joins_quick`, `joins_count`, `joins_found`), whether it holds an HTML reference (`html_ref`) and where
+/// a headerless key body may start (`ders_count`, `ders_found`).
 #[no_mangle]
 pub extern "C" fn secret_search(units: u32) -> u32 {
     let s = state();
     search::run(s, units as usize);
     s.keywords.count() as u32
+}
+
+/// Did the last search's text hold an HTML character reference (1) or not (0)?
+#[no_mangle]
+pub extern "C" fn html_ref() -> u32 {
+    u32::from(state().html_ref)
+}
+
+/// How many offsets `ders_found` holds: where private-key.ts `DER_START` matches in the last search's text.
+#[no_mangle]
+pub extern "C" fn ders_count() -> u32 {
+    state().ders.count() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn ders_found() -> *const i32 {
+    state().ders.found()
+}
+
+/// Did joins.ts `QUICK` match anywhere in the last search's text (1) or not (0)?
+#[no_mangle]
+pub extern "C" fn joins_quick() -> u32 {
+    u32::from(state().joins.quick())
+}
+
+/// How many numbers `joins_found` holds: (start, end) of each match of joins.ts `JOIN`.
+#[no_mangle]
+pub extern "C" fn joins_count() -> u32 {
+    state().joins.count() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn joins_found() -> *const i32 {
+    state().joins.found()
 }
 
 #[no_mangle]

@@ -1,40 +1,89 @@
 //! The secret pass's searches in one reading of a text: at every offset, whether a key-like word starts
 //! there (keywords.rs), whether a laced key may (laced.rs, only at token starts whose unit is `A` or a
 //! lower-case letter that starts one of its prefixes), and whether a direct shape's literal
-//! prefix does (anchors.rs). The words and the literals are looked up by the offset's first two units, so
+//! prefix does (anchors.rs), where a key split by the syntax around it may be joined (joins.rs), and
+//! whether the text holds an HTML character reference (refs.rs), and where a key body without its header
+//! may start (ders.rs). The words and the literals are looked up by the offset's first two units, so
 //! an offset where none starts costs one empty list each.
 //!
-//! The walk reads each unit once and looks at two small tables: one byte per ASCII unit (is it a token
-//! character; may a laced key start with it) and one byte per pair of units (does a key-like word start with
-//! those two; does an anchor literal). The pair table is built from the keywords' and the anchors' lists when
-//! either is handed over (`rebuild`), so an offset where nothing starts costs two loads.
+//! The walk reads each unit once and looks at one table: one byte per pair of units (does a key-like word
+//! start with those two; does an anchor literal; may a laced key start there if a token does). The table is built from the keywords' and the anchors' lists when either is handed over
+//! (`rebuild`), so an offset where nothing starts costs one load, and a word whose first two letters start no
+//! laced prefix (`should`, `after`) is not looked at for one.
 
-use crate::keywords::pair;
 use crate::State;
 
-/// Per ASCII unit: a token character (laced.rs `is_token_code`)?
-const TOKEN: u8 = 1;
-/// Per ASCII unit: may a laced key start with it? Its expression names `A` and lower-case letters, and of
-/// those only `a`, `g`, `h`, `n`, `r`, `s` and `x` start one of its prefixes (laced.rs `anchor_at`).
-const LACED_FIRST: u8 = 2;
 /// Per pair: a key-like word starts with it; an anchor literal does.
 const KEYWORD: u8 = 1;
 const ANCHOR: u8 = 2;
-/// Entries of the pair table: 128 first units, each with 129 second ones (128: not ASCII, or the end).
+/// Per pair: a laced key may start at its first unit, if that unit starts a token (laced.rs `anchor_at`:
+/// the first unit is `A` or one of `a`, `g`, `h`, `n`, `r`, `s`, `x`, and the second is one the expression
+/// allows after it or no ASCII letter or digit, since every separator it reads across is none).
+const LACED: u8 = 4;
+/// Per pair: a key joined by the syntax around it may be read from its first unit (a quote, backtick, `$`,
+/// `\` or `^`, followed by a unit some join or the quick look reads next: joins.rs).
+const JOIN: u8 = 8;
+/// Per pair: an HTML character reference may start here (`&`, then `#` or an ASCII letter: refs.rs).
+const REF: u8 = 16;
+/// Per pair: a headerless key body may start here (`M` then `A` to `I`, or `b3`: ders.rs).
+const DER: u8 = 32;
+/// Entries of the key-like words' and the anchors' lists: 128 first units, each with 129 second ones (128:
+/// not ASCII, or the end).
 pub(crate) const PAIRS: usize = 128 * 129;
+/// Entries of the pair table the walk reads: 129 first units (128: not ASCII), each with 129 second ones, so
+/// every offset is one look whatever its units.
+pub(crate) const TABLE: usize = 129 * 129;
 
-const fn classes() -> [u8; 128] {
-    let mut out = [0u8; 128];
-    let mut c = 0;
-    while c < 128 {
-        let token = matches!(c, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a | 0x2d | 0x5f);
-        let laced = matches!(c, 0x41 | 0x61 | 0x67 | 0x68 | 0x6e | 0x72 | 0x73 | 0x78);
-        out[c] = (if token { TOKEN } else { 0 }) | (if laced { LACED_FIRST } else { 0 });
-        c += 1;
+/// What a laced key's anchor allows after its first unit `c`, when that second unit is an ASCII letter or
+/// digit (laced.rs `anchor_at`; `a` starts only a lower-case AWS prefix written whole). None: `c` starts no
+/// laced key.
+fn laced_second(c: usize) -> Option<&'static [u8]> {
+    match c {
+        0x73 | 0x72 => Some(b"k"),
+        0x67 => Some(b"hli"),
+        0x6e => Some(b"p"),
+        0x78 => Some(b"o"),
+        0x68 => Some(b"f"),
+        0x41 => Some(b"IKSBCGNPR"),
+        0x61 => Some(b"ksbcginpr"),
+        _ => None,
     }
-    out
 }
-static CLASS: [u8; 128] = classes();
+
+/// The laced, join, reference and key-body bits of the pair (c, d).
+fn unit_flags(c: usize, d: usize) -> u8 {
+    let alnum = |u: usize| matches!(u, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a);
+    let laced = laced_second(c).is_some_and(|second| !alnum(d) || second.contains(&(d as u8)));
+    // What may follow a unit that starts a join or the quick look (joins.rs): after a quote, a space or tab,
+    // a line break, an operator's first unit, `)` or `}` (and `-` for the quick look); `{` after `$`; a line
+    // break after `\` or `^`.
+    let join = match c {
+        0x22 | 0x27 | 0x60 => matches!(
+            d,
+            0x20 | 0x09
+                | 0x0d
+                | 0x0a
+                | 0x2b
+                | 0x2e
+                | 0x7c
+                | 0x26
+                | 0x3c
+                | 0x7e
+                | 0x29
+                | 0x7d
+                | 0x2d
+        ),
+        0x24 => d == 0x7b,
+        0x5c | 0x5e => d == 0x0d || d == 0x0a,
+        _ => false,
+    };
+    let reference = c == 0x26 && (d == 0x23 || (0x61..=0x7a).contains(&(d | 0x20)));
+    let der = (c == 0x4d && (0x41..=0x49).contains(&d)) || (c == 0x62 && d == 0x33);
+    (if laced { LACED } else { 0 })
+        | (if join { JOIN } else { 0 })
+        | (if reference { REF } else { 0 })
+        | (if der { DER } else { 0 })
+}
 
 /// Does `w` start at `p` in `t`? (A loop: the words are short, and a call of memcmp costs more.)
 #[inline]
@@ -42,13 +91,17 @@ pub(crate) fn starts_with(t: &[u16], p: usize, w: &[u16]) -> bool {
     t.len() - p >= w.len() && t[p..p + w.len()].iter().zip(w).all(|(a, b)| a == b)
 }
 
-/// A pair table with nothing in it (built on the heap: a table in the state's initial value would be
-/// 16 KiB of zeros in the module).
-pub(crate) fn empty_pairs() -> Box<[u8; PAIRS]> {
-    vec![0u8; PAIRS]
+/// The pair table before any word or literal is handed over (built on the heap: a table in the state's
+/// initial value would be 16 KiB in the module).
+pub(crate) fn empty_pairs() -> Box<[u8; TABLE]> {
+    let mut table: Box<[u8; TABLE]> = vec![0u8; TABLE]
         .into_boxed_slice()
         .try_into()
-        .expect("PAIRS units")
+        .expect("TABLE units");
+    for (k, f) in table.iter_mut().enumerate() {
+        *f = unit_flags(k / 129, k % 129);
+    }
+    table
 }
 
 /// The pair table from the keywords' and the anchors' lists (after either is handed over).
@@ -57,9 +110,40 @@ pub(crate) fn rebuild(s: &mut State) {
         bits.get(k >> 6)
             .is_some_and(|x| x & (1u64 << (k & 63)) != 0)
     };
-    for k in 0..PAIRS {
-        s.pair_flags[k] = (if bit(&s.keywords.some, k) { KEYWORD } else { 0 })
-            | (if bit(&s.anchors.some, k) { ANCHOR } else { 0 });
+    for k in 0..TABLE {
+        let listed = k < PAIRS;
+        s.pair_flags[k] = unit_flags(k / 129, k % 129)
+            | (if listed && bit(&s.keywords.some, k) {
+                KEYWORD
+            } else {
+                0
+            })
+            | (if listed && bit(&s.anchors.some, k) {
+                ANCHOR
+            } else {
+                0
+            });
+    }
+}
+
+/// Per row of the pair table: 1 when its unit is a token character (laced.rs `is_token_code`), else 0.
+static TOKEN_UNIT: [u8; 129] = {
+    let mut out = [0u8; 129];
+    let mut c = 0;
+    while c < 128 {
+        out[c] = matches!(c, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a | 0x2d | 0x5f) as u8;
+        c += 1;
+    }
+    out
+};
+
+/// The unit's row or column of the pair table: itself when ASCII, else 128.
+#[inline(always)]
+fn code(u: u16) -> usize {
+    if u < 128 {
+        u as usize
+    } else {
+        128
     }
 }
 
@@ -67,34 +151,48 @@ pub(crate) fn run(s: &mut State, units: usize) {
     s.keywords.clear();
     s.laced.clear();
     s.anchors.clear();
+    s.joins.clear();
+    s.html_ref = false;
+    s.ders.clear();
     let t = &s.input[..units];
     let n = t.len();
-    let flags = &s.pair_flags;
-    let mut prev_token = false;
+    if n == 0 {
+        return;
+    }
+    let flags: &[u8; TABLE] = &s.pair_flags;
+    // One look per offset: the pair (this unit, the next) says whether a word or a literal may start here,
+    // and whether a laced key may if this offset starts a token (the unit before is no token character: read
+    // from the unit itself, so no offset waits for the previous one's look).
+    let mut c = code(t[0]);
+    let mut wanted = KEYWORD | ANCHOR | LACED | JOIN | REF | DER;
+    // REF is asked until a reference is found.
+    let mut refs = REF;
     for p in 0..n {
-        let c = t[p] as usize;
-        if c >= 128 {
-            prev_token = false;
-            continue;
-        }
-        let class = CLASS[c];
-        if !prev_token && class & LACED_FIRST != 0 {
-            s.laced.check(t, p);
-        }
-        prev_token = class & TOKEN != 0;
-        let d = match t.get(p + 1) {
-            Some(&d) if d < 128 => d as usize,
-            _ => 128,
-        };
-        let k = pair(c, d);
-        let f = flags[k];
+        let d = if p + 1 < n { code(t[p + 1]) } else { 128 };
+        let k = c * 129 + d;
+        let f = flags[k] & wanted;
         if f != 0 {
+            if f & LACED != 0 {
+                s.laced.check(t, p);
+            }
             if f & KEYWORD != 0 {
                 s.keywords.check(t, p, k);
             }
             if f & ANCHOR != 0 {
                 s.anchors.check(t, p, k);
             }
+            if f & JOIN != 0 {
+                s.joins.check(t, p);
+            }
+            if f & REF != 0 && crate::refs::ref_at(t, p) {
+                s.html_ref = true;
+                refs = 0;
+            }
+            if f & DER != 0 {
+                s.ders.check(t, p);
+            }
         }
+        wanted = KEYWORD | ANCHOR | JOIN | DER | refs | (LACED & !(TOKEN_UNIT[c] * LACED));
+        c = d;
     }
 }

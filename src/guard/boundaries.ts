@@ -10,9 +10,11 @@
  * fixes where it ends, no further than that (splitReach). Without those bounds one key took every short text
  * after it into its mask.
  */
+import { holdsHtmlRef } from './decoders.js';
 import { KEYWORDS } from './generic.js';
 import { isTokenCode } from './laced.js';
 import { foldCodePoint, type Normalised } from './normalise.js';
+import { derStarts } from './private-key.js';
 import {
   ANCHOR_GROUP_BITS,
   ANCHOR_GROUPS,
@@ -203,7 +205,8 @@ export interface Part {
 
 /**
  * Units no search of SecretPasses reads across: no key-like word or anchor literal holds one, and none is a
- * token character or a separator a laced key's prefix is read across (laced.ts). A search result at an offset
+ * token character or a separator a laced key's prefix is read across (laced.ts), and no headerless key body's
+ * start holds one (base64 units). A search result at an offset
  * depends only on the unit before it (the laced anchor's lookbehind) and the units from it up to the next
  * such unit; so between two of them, a text's own search and the joined texts' agree.
  */
@@ -246,11 +249,12 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     if (last && from <= last[1]) last[1] = Math.max(last[1], to);
     else again.push([from, to]);
   };
-  for (const part of parts) add(part.at, part.searched?.anchors ? part.at : part.at + part.to - part.from);
+  for (const part of parts) add(part.at, part.searched?.anchors && part.searched.ders ? part.at : part.at + part.to - part.from);
   add(n, n);
   const keywords: number[] = [];
   const laced: number[] = [];
   const anchors: number[] = [];
+  const ders: number[] = [];
   const shift = 1 << ANCHOR_GROUP_BITS;
   /** Results of `s` (a search of text[base, ...)) at offsets [from, to) of the text, moved by `by`. */
   const take = (s: Searched, from: number, to: number, by: number) => {
@@ -262,6 +266,8 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
       const p = a[k]! >> ANCHOR_GROUP_BITS;
       if (p >= from && p < to) anchors.push(a[k]! + by * shift);
     }
+    const d = s.ders!;
+    for (let k = 0; k < d.length; k++) if (d[k]! >= from && d[k]! < to) ders.push(d[k]! + by);
   };
   let k = 0; // the part the next kept stretch is in
   let pos = 0;
@@ -281,9 +287,30 @@ export function stitchedSearch(region: string, parts: readonly Part[], search: (
     const b = Math.min(n, to + 1);
     const text = region.slice(a, b);
     const s = search(text);
-    take({ ...s, anchors: s.anchors ?? anchorStarts(text) }, from - a, to - a, a);
+    take({ ...s, anchors: s.anchors ?? anchorStarts(text), ders: s.ders ?? derStarts(text) }, from - a, to - a, a);
     pos = to;
   }
   kept(n);
-  return { keywordStarts: keywords, lacedCandidates: laced, anchors };
+  return { keywordStarts: keywords, lacedCandidates: laced, anchors, ders, htmlRef: stitchedHtmlRef(region, parts) };
+}
+
+/** The longest HTML character reference holdsHtmlRef reads (`&`, a letter, 31 letters or digits, `;`), and one more. */
+const LONGEST_REF = 35;
+
+/**
+ * holdsHtmlRef(region), from the parts' own answers: a reference lies inside one part (a whole part's search
+ * says whether its text holds one; a part cut at the region's edge, or searched in TypeScript, is asked
+ * here) or across a place where two parts meet, inside the units around it.
+ */
+function stitchedHtmlRef(region: string, parts: readonly Part[]): boolean {
+  for (const part of parts) {
+    const whole = part.from === 0 && part.to === part.text.length;
+    const own = whole ? part.searched?.htmlRef : undefined;
+    if (own ?? holdsHtmlRef(part.text.slice(part.from, part.to))) return true;
+  }
+  for (let k = 1; k < parts.length; k++) {
+    const at = parts[k]!.at;
+    if (holdsHtmlRef(region.slice(Math.max(0, at - LONGEST_REF), at + LONGEST_REF))) return true;
+  }
+  return false;
 }

@@ -11,7 +11,9 @@
  * separators may start (laced.ts `lacedCandidates`), and where the direct shapes' literal prefixes start
  * (secrets.ts `anchorStarts`: `sk-`, the AWS key-id prefixes, the provider prefixes, and what a reversed or
  * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
- * natively; and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
+ * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
+ * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
  * every character with the same Unicode tables.
  *
@@ -89,6 +91,12 @@ interface Exports {
   anchors_set(units: number): void;
   anchors_count(): number;
   anchors_starts(): number;
+  joins_quick(): number;
+  joins_count(): number;
+  joins_found(): number;
+  html_ref(): number;
+  ders_count(): number;
+  ders_found(): number;
   encoded_runs(units: number, kinds: number): number;
   encoded_runs_found(): number;
 }
@@ -182,11 +190,24 @@ export class CompiledScanner implements SecretPasses {
   /**
    * The secret pass's searches (secrets.ts SecretPasses), compiled, in one reading of `text`: where the
    * key-like words start (generic.ts `keywordStarts`), the laced-key candidates (laced.ts
-   * `lacedCandidates`) and where the direct shapes' prefixes start (secrets.ts `anchorStarts`); with `runs`
+   * `lacedCandidates`), where the direct shapes' prefixes start (secrets.ts `anchorStarts`), the joins
+   * (joins.ts `joinMatches`), whether it holds an HTML reference (decoders.ts `holdsHtmlRef`) and where a
+   * headerless key body may start (private-key.ts `derStarts`); with `runs`
    * (encodings.ts `runKinds`), the encoded runs too (`runs` below), from the same copy of the text. Copies:
    * the module's memory is reused by the next call.
    */
-  search(text: string, runs = 0): { keywordStarts: number[]; lacedCandidates: ArrayLike<number>; anchors?: ArrayLike<number>; runs?: Int32Array } {
+  search(
+    text: string,
+    runs = 0,
+  ): {
+    keywordStarts: number[];
+    lacedCandidates: ArrayLike<number>;
+    anchors?: ArrayLike<number>;
+    runs?: Int32Array;
+    joins?: Int32Array | null;
+    htmlRef?: boolean;
+    ders?: Int32Array;
+  } {
     // A short text (a decoded run, a few words around a boundary) costs less to read here than to hand over
     // (and its direct shapes are searched by their own expressions).
     if (text.length < IN_MODULE) return { keywordStarts: keywordStarts(text), lacedCandidates: lacedCandidates(text) };
@@ -198,7 +219,14 @@ export class CompiledScanner implements SecretPasses {
   }
 
   /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
-  searchInModule(text: string): { keywordStarts: number[]; lacedCandidates: Int32Array; anchors: Int32Array } {
+  searchInModule(text: string): {
+    keywordStarts: number[];
+    lacedCandidates: Int32Array;
+    anchors: Int32Array;
+    joins: Int32Array | null;
+    htmlRef: boolean;
+    ders: Int32Array;
+  } {
     const x = this.x;
     this.write(text);
     const keywords = x.secret_search(text.length);
@@ -207,6 +235,9 @@ export class CompiledScanner implements SecretPasses {
       keywordStarts: Array.from(new Int32Array(buffer, x.keywords_starts(), keywords)),
       lacedCandidates: new Int32Array(buffer, x.laced_starts(), x.laced_count()).slice(),
       anchors: new Int32Array(buffer, x.anchors_starts(), x.anchors_count()).slice(),
+      joins: x.joins_quick() ? new Int32Array(buffer, x.joins_found(), x.joins_count()).slice() : null,
+      htmlRef: x.html_ref() === 1,
+      ders: new Int32Array(buffer, x.ders_found(), x.ders_count()).slice(),
     };
     this.bound();
     return found;

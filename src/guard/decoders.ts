@@ -143,10 +143,11 @@ export function forEachExtraRun(text: string, decoders: ReadonlySet<Decoder>, on
 /**
  * The text with its HTML character references decoded, and where each decoded character came from - for
  * secrets whose references are spread over prose and line breaks (a PEM block whose dashes alone are
- * `&#45;`), which no single run holds. Null when the text holds no reference.
+ * `&#45;`), which no single run holds. Null when the text holds no reference. `hasRef`: holdsHtmlRef(text),
+ * when another engine answered it (the compiled scanner's search).
  */
-export function htmlDecodedView(text: string): { text: string; starts: Int32Array; ends: Int32Array } | null {
-  if (!text.includes('&') || !HAS_REF.test(text)) return null;
+export function htmlDecodedView(text: string, hasRef = holdsHtmlRef(text)): { text: string; starts: Int32Array; ends: Int32Array } | null {
+  if (!hasRef) return null;
   const n = text.length;
   const starts = new Int32Array(n);
   const ends = new Int32Array(n);
@@ -181,6 +182,11 @@ export function htmlDecodedView(text: string): { text: string; starts: Int32Arra
   return { text: parts.join(''), starts: starts.subarray(0, length), ends: ends.subarray(0, length) };
 }
 const HAS_REF = /&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});/;
+
+/** Does `text` hold an HTML character reference (HAS_REF)? The compiled scanner answers it in its search (scanner/src/refs.rs). */
+export function holdsHtmlRef(text: string): boolean {
+  return text.includes('&') && HAS_REF.test(text);
+}
 
 /** The text reversed, UTF-16 unit by unit (key shapes are ASCII, so no surrogate pair matters). */
 export function reversed(text: string): string {

@@ -50,20 +50,32 @@ function keyOnBothSides(text: string, at: number, to: number): boolean {
 }
 
 /**
- * The windows around key-joining syntax, with that syntax removed, and where each character came from;
- * windows are separated by a NUL (no hit holds one). Null when the text has no such join.
+ * The matches of JOIN in `text` (start, end of each, in order), or null when QUICK finds nothing (then no
+ * join is read). The compiled scanner finds the same in its reading of the text (scanner/src/joins.rs).
  */
-export function joinedView(text: string): JoinedView | null {
+export function joinMatches(text: string): number[] | null {
   if (!QUICK.test(text)) return null;
-  const joins: number[] = []; // start, end of each join that has key characters on both sides
+  const out: number[] = [];
   const re = JOIN;
   re.lastIndex = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
-    const at = m.index;
-    const to = at + m[0].length;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) out.push(m.index, m.index + m[0].length);
+  return out;
+}
+
+/**
+ * The windows around key-joining syntax, with that syntax removed, and where each character came from;
+ * windows are separated by a NUL (no hit holds one). Null when the text has no such join. `matches`: what
+ * joinMatches(text) gives, when another engine found it (the compiled scanner's search).
+ */
+export function joinedView(text: string, matches: ArrayLike<number> | null = joinMatches(text)): JoinedView | null {
+  if (matches === null) return null;
+  const joins: number[] = []; // start, end of each join that has key characters on both sides
+  for (let k = 0; k < matches.length; k += 2) {
+    const at = matches[k]!;
+    const to = matches[k + 1]!;
     // `${` and `"}` of a literal interpolation have the key on one side only: `abc${"def"}ghi`.
     const c = text.charCodeAt(at);
-    const oneSided = c === 0x24 ? !m[0].endsWith('}') : text.charCodeAt(to - 1) === 0x7d;
+    const oneSided = c === 0x24 ? text.charCodeAt(to - 1) !== 0x7d : text.charCodeAt(to - 1) === 0x7d;
     if (oneSided ? isKeyChar(text.charCodeAt(at - 1)) || isKeyChar(text.charCodeAt(to)) : keyOnBothSides(text, at, to)) joins.push(at, to);
   }
   if (joins.length === 0) return null;

@@ -258,29 +258,64 @@ function isPrivateKeyDer(b: Buffer): boolean {
 export const HEADERLESS_KEY_LITERALS: readonly string[] = ['MI', 'MH', 'MC', 'b3BlbnNzaC1'];
 
 /**
- * Key bodies without their header: base64 runs that decode to private key DER or an OpenSSH key. `may`:
- * whether the text holds one of HEADERLESS_KEY_LITERALS, when the caller knows.
+ * Every offset of `text` where DER_START matches when tried there, ascending (what the compiled scanner's
+ * search finds in its reading of the text, scanner/src/ders.rs).
  */
-export function findHeaderlessKeys(text: string, may = HEADERLESS_KEY_LITERALS.some((w) => text.includes(w))): Block[] {
+export function derStarts(text: string): number[] {
+  const sticky = new RegExp(DER_START.source, 'y');
+  const out: number[] = [];
+  for (let p = 0; p < text.length; p++) {
+    sticky.lastIndex = p;
+    if (sticky.test(text)) out.push(p);
+  }
+  return out;
+}
+
+/** The length of DER_START's match at `p`, where it matches: the OpenSSH magic's, or the DER start's 12. */
+const derLength = (text: string, p: number): number => (text.charCodeAt(p) === 0x62 ? 19 : 12);
+
+/**
+ * Key bodies without their header: base64 runs that decode to private key DER or an OpenSSH key. `may`:
+ * whether the text holds one of HEADERLESS_KEY_LITERALS, when the caller knows; `starts`: derStarts(text),
+ * when another engine found them (the compiled scanner's search), walked as the global search walks the
+ * text (each search from where the last match, or key block, ended).
+ */
+export function findHeaderlessKeys(text: string, may = HEADERLESS_KEY_LITERALS.some((w) => text.includes(w)), starts?: ArrayLike<number>): Block[] {
   const blocks: Block[] = [];
   if (!may) return blocks;
   const re = new RegExp(DER_START.source, 'g');
+  let lastIndex = 0; // where the next search starts
+  let k = 0; // the first of `starts` not passed
+  /** Where the next match at or after lastIndex starts (its end becomes lastIndex), or -1. */
+  const next = (): number => {
+    if (!starts) {
+      re.lastIndex = lastIndex;
+      const m = re.exec(text);
+      if (m === null) return -1;
+      lastIndex = re.lastIndex;
+      return m.index;
+    }
+    while (k < starts.length && starts[k]! < lastIndex) k++;
+    if (k === starts.length) return -1;
+    const p = starts[k++]!;
+    lastIndex = p + derLength(text, p);
+    return p;
+  };
   let after = 0;
-  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
-    if (m.index < after) continue;
-    const before = m.index > 0 ? text.charCodeAt(m.index - 1) : 0;
+  for (let at: number; (at = next()) >= 0;) {
+    if (at < after) continue;
+    const before = at > 0 ? text.charCodeAt(at - 1) : 0;
     if (isBase64Code(before) && before !== 0x3d) {
-      re.lastIndex = m.index + 1;
+      lastIndex = at + 1;
       continue;
     }
-    const head = m[0];
-    const ok = head.startsWith('b3BlbnNzaC1') || isPrivateKeyDer(Buffer.from(head.slice(0, 12), 'base64'));
+    const ok = text.startsWith('b3BlbnNzaC1', at) || isPrivateKeyDer(Buffer.from(text.slice(at, at + 12), 'base64'));
     if (!ok) continue;
-    const scan = scanBody(text, m.index);
+    const scan = scanBody(text, at);
     if (scan.body >= MIN_HEADERLESS_BODY) {
-      blocks.push({ start: m.index, end: scan.end });
+      blocks.push({ start: at, end: scan.end });
       after = scan.end;
-      re.lastIndex = Math.max(re.lastIndex, scan.end);
+      lastIndex = Math.max(lastIndex, scan.end);
     }
   }
   return blocks;

@@ -78,6 +78,12 @@ export interface Searched {
   anchors?: ArrayLike<number>;
   /** What `runs` finds, when asked for with the search (absent: asked of `runs` or found by encodings.ts). */
   runs?: ArrayLike<number>;
+  /** joins.ts joinMatches (absent: joins.ts finds them). */
+  joins?: ArrayLike<number> | null;
+  /** decoders.ts holdsHtmlRef (absent: decoders.ts answers it). */
+  htmlRef?: boolean;
+  /** private-key.ts derStarts (absent: private-key.ts searches the text itself). */
+  ders?: ArrayLike<number>;
 }
 
 /** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
@@ -341,18 +347,27 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
   return alnum >= 20 && digits > 0 && letters > 0 && longest >= 16;
 }
 
+/** What findDirect hands on from the text's search to the readings after it (encoded runs, joins, HTML references). */
+interface Found {
+  runs?: ArrayLike<number>;
+  joins?: ArrayLike<number> | null;
+  htmlRef?: boolean;
+}
+
 /**
  * The shapes in `text`. `prose` adds the passes that only text written by people needs (laced keys, values
  * assigned to key-like names): binary decodings - an image, a hash - are read for the plain shapes only.
  * Returns the anchor groups the text holds (groupsOf), or -1 when it was not searched for them.
  */
-function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true, runs = 0, found?: { runs?: ArrayLike<number> }): number {
+function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], prose = true, runs = 0, found?: Found): number {
   const kinds = opts.kinds;
   // The compiled scanner's one reading of the text (prose only: a binary decoding is short, and searched here),
   // with the encoded runs when the caller reads them next.
   const kept = opts.kept;
   const searched = !prose ? undefined : kept && kept.text === text ? (kept.searched ??= kept.make!()) : opts.passes?.search(text, runs);
   if (found && searched?.runs) found.runs = searched.runs;
+  if (found && searched && searched.joins !== undefined) found.joins = searched.joins;
+  if (found && searched?.htmlRef !== undefined) found.htmlRef = searched.htmlRef;
   const anchors = searched?.anchors;
   const groups = anchors ? groupsOf(anchors) : -1;
   // Given anchors, a shape whose literal is not in the text has no anchor: no native search for it is needed.
@@ -406,7 +421,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
     const header = anchors ? (groups & (1 << PRIVATE_KEY_ANCHOR)) !== 0 : undefined;
     const headerless = anchors ? (groups & (1 << HEADERLESS_ANCHOR)) !== 0 : undefined;
     for (const b of findPrivateKeyBlocks(text, header)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
-    for (const b of findHeaderlessKeys(text, headerless)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
+    for (const b of findHeaderlessKeys(text, headerless, searched?.ders)) hits.push({ kind: 'private-key', start: b.start, end: b.end });
   }
   PROVIDER_SHAPES.forEach((shape, i) => {
     if (!kinds.has(shape.kind) || (anchors ? !(groups & (1 << (PROVIDER_ANCHOR + i))) : !text.includes(shape.must))) return;
@@ -438,7 +453,7 @@ const EVERYTHING = WHOLE | RUNS;
 
 function scan(text: string, opts: SecretScanOptions, depth: number, hits: SecretHit[], read = EVERYTHING): void {
   const runs = read & RUNS && depth < MAX_DEPTH ? runKinds(opts.decoders) : 0;
-  const found: { runs?: ArrayLike<number> } = {};
+  const found: Found = {};
   const groups = read & WHOLE ? findDirect(text, opts, hits, true, runs, found) : -1;
   if (depth >= MAX_DEPTH || opts.decoders.size === 0) return;
   const onRun = (run: EncodedRun) => {
@@ -475,7 +490,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   }
   if (opts.decoders.has('html-entities')) {
     // References spread over the text (not one run): read the whole text decoded, hits mapped back.
-    const view = htmlDecodedView(text);
+    const view = htmlDecodedView(text, found.htmlRef);
     if (view) {
       const inner: SecretHit[] = [];
       findDirect(view.text, opts, inner);
@@ -484,7 +499,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   }
   {
     // Keys split by string concatenation, template-literal interpolation or a shell line continuation.
-    const view = joinedView(text);
+    const view = joinedView(text, found.joins);
     if (view) {
       const inner: SecretHit[] = [];
       findDirect(view.text, opts, inner);
@@ -538,13 +553,24 @@ export function findSecretsAcross(text: string, cuts: readonly number[], opts: S
   // finds (an assignment's name and quotes before its value): all but the encoded runs are read in the whole
   // text, the runs in their stretches. (This was a whole findSecrets of the text, a fifth of a large request's
   // scan as soon as its prose held the word "begin": decoding every run was most of it.)
-  if (opts.kinds.has('private-key') && mayHoldPrivateKey(text)) {
+  if (opts.kinds.has('private-key') && mayHoldKeyHeader(text, opts)) {
     const hits: SecretHit[] = [];
     scan(text, opts, 0, hits, WHOLE);
     hits.push(...findSecretsInStretches(text, cuts, opts, RUNS));
     return hits;
   }
   return findSecretsInStretches(text, cuts, opts, EVERYTHING);
+}
+
+/**
+ * mayHoldPrivateKey(text), from the text's kept search when the boundary pass keeps one for it (the stitched
+ * search's anchors: every place a header literal starts, so its group is there exactly when one is in the
+ * text; the whole read below makes that search anyway): three native searches of a joined request fewer.
+ */
+function mayHoldKeyHeader(text: string, opts: SecretScanOptions): boolean {
+  const kept = opts.kept;
+  const anchors = kept && kept.text === text ? (kept.searched ??= kept.make!()).anchors : undefined;
+  return anchors ? (groupsOf(anchors) & (1 << PRIVATE_KEY_ANCHOR)) !== 0 : mayHoldPrivateKey(text);
 }
 
 /** What findSecrets(text, opts) finds by `read` in the stretches of run characters around the cuts. */

@@ -8,7 +8,9 @@
  * runs, more distinct astral characters than a fold cache keeps), both engines must give identical
  * findings (rule, action, detector, place, via) and identical redactions (so identical offsets), and the
  * passes the module runs must agree unit for unit: the normalised text and its map back to the original,
- * where the key-like words start, where laced keys may start, every word of the word stream, and the
+ * where the key-like words start, where laced keys may start, where keys split by syntax may be joined (also
+ * over texts of join syntax at random), whether a text holds an HTML reference (also over references and near
+ * misses at random), where a headerless key body may start (also over DER starts at random), every word of the word stream, and the
  * block rules' explicit terms read squeezed (every hit, in order), also over a corpus of those terms
  * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random.
  */
@@ -20,6 +22,9 @@ import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type Gu
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
+import { joinMatches } from '../../src/guard/joins.js';
+import { holdsHtmlRef } from '../../src/guard/decoders.js';
+import { derStarts } from '../../src/guard/private-key.js';
 import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
@@ -256,6 +261,68 @@ function sameFindings(req: ChatLike, label: string): void {
   expect(compiled.redact(req), `redact: ${label}`).to.deep.equal(reference.redact(req));
 }
 
+/**
+ * Texts made of the pieces joins.ts' expressions read, at random: every join form, quotes and backticks,
+ * runs of spaces and tabs on both sides of each quantifier's bound (4, 8, 32), line breaks (`\n`, `\r\n`,
+ * a lone `\r`), interpolations of 23 to 25 units, key pieces and units of other planes.
+ */
+function joinTexts(count: number, seed: number): string[] {
+  const r = rng(seed);
+  const pieces = [
+    '"',
+    "'",
+    '`',
+    '""',
+    "''",
+    '``',
+    ' ',
+    '\t',
+    ' \t',
+    '\n',
+    '\r\n',
+    '\r',
+    '+',
+    '++',
+    '.',
+    '..',
+    '||',
+    '|',
+    '&',
+    '<>',
+    '<',
+    '>',
+    '~',
+    ')',
+    '.concat(',
+    '.concat',
+    '${',
+    '}',
+    '{',
+    '$',
+    '\\',
+    '^',
+    '-',
+    'abc',
+    'sk-proj-',
+    'AKIA',
+    'Ab3dEf5h9',
+    'x',
+    'é',
+    '\u2028',
+    '\ud83d\ude00',
+    ...[3, 4, 5, 7, 8, 9, 31, 32, 33].map((n) => ' '.repeat(n)),
+    ...[23, 24, 25].map((n) => 'q'.repeat(n)),
+  ];
+  const out: string[] = [];
+  for (let i = 0; i < count; i++) {
+    let s = '';
+    const n = 1 + Math.floor(r() * 40);
+    for (let k = 0; k < n; k++) s += pieces[Math.floor(r() * pieces.length)];
+    out.push(s);
+  }
+  return out;
+}
+
 /** The encoded runs (kind, start, end) the module finds in `text`, against encodings.ts scanRuns, for each decoder set. */
 function sameRuns(text: string, label: string): void {
   const engine = compiledScanner();
@@ -285,8 +352,11 @@ function samePasses(text: string, label: string): void {
     [a.text, 'normalised'],
     [text, 'as written'],
   ] as const) {
-    const { keywordStarts: starts, lacedCandidates: laced, anchors } = engine.searchInModule(t);
+    const { keywordStarts: starts, lacedCandidates: laced, anchors, joins, htmlRef, ders } = engine.searchInModule(t);
+    expect([...ders], `headerless key starts (${which}): ${label}`).to.deep.equal(derStarts(t));
+    expect(htmlRef, `holds an HTML reference (${which}): ${label}`).to.equal(holdsHtmlRef(t));
     expect(starts, `keyword starts (${which}): ${label}`).to.deep.equal(keywordStarts(t));
+    expect(joins && [...joins], `joins (${which}): ${label}`).to.deep.equal(joinMatches(t));
     expect([...laced], `laced candidates (${which}): ${label}`).to.deep.equal(lacedCandidates(t));
     expect([...anchors], `direct-shape anchors (${which}): ${label}`).to.deep.equal(anchorStarts(t));
     sameRuns(t, `${which}: ${label}`);
@@ -358,6 +428,8 @@ function sameStitched(texts: readonly string[], label: string): void {
     expect(s.keywordStarts, `stitched keyword starts [${from}, ${to}): ${label}`).to.deep.equal(keywordStarts(region));
     expect(Array.from(s.lacedCandidates), `stitched laced candidates [${from}, ${to}): ${label}`).to.deep.equal(lacedCandidates(region));
     expect(Array.from(s.anchors!), `stitched anchors [${from}, ${to}): ${label}`).to.deep.equal(anchorStarts(region));
+    expect(s.htmlRef, `stitched HTML reference [${from}, ${to}): ${label}`).to.equal(holdsHtmlRef(region));
+    expect(Array.from(s.ders!), `stitched headerless key starts [${from}, ${to}): ${label}`).to.deep.equal(derStarts(region));
   }
 }
 
@@ -510,6 +582,103 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     ];
     for (const t of texts) sameRuns(t, short(t));
     for (const t of texts) for (let cut = 1; cut < 200; cut += 37) sameRuns(t.slice(cut, cut + 5000), `slice ${cut}: ${short(t)}`);
+  });
+
+  it('finds the joins alike: every join form at random, around the bounds of its runs, alone and in keys split by it', () => {
+    const engine = compiledScanner();
+    const texts = joinTexts(20_000, 11);
+    let matched = 0;
+    for (const t of texts) {
+      const ts = joinMatches(t);
+      const wasm = engine.searchInModule(t).joins;
+      if (ts && ts.length > 0) matched++;
+      expect(wasm && [...wasm], `joins: ${short(t)}`).to.deep.equal(ts);
+    }
+    expect(matched).to.be.greaterThan(2000);
+    // Keys split by those texts, in messages long enough for the module to read them.
+    const r = rng(12);
+    const prose = 'the build reads its settings from the environment and a file; ';
+    for (let i = 0; i < 1500; i++) {
+      const key = keys[i % keys.length]!;
+      const cut = 1 + Math.floor(r() * (key.length - 1));
+      const join = texts[i]!;
+      const q = '"\'`'[i % 3]!;
+      const text = `${prose.repeat(2)}const k = ${q}${key.slice(0, cut)}${q}${join}${q}${key.slice(cut)}${q};\n${join}${prose}`;
+      sameFindings(chat(text), `split by ${short(join)}: ${short(text)}`);
+    }
+  });
+
+  it('tells texts with an HTML character reference alike: references and near misses at random, around the bounds of their runs', () => {
+    const engine = compiledScanner();
+    const r = rng(13);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const runOf = (units: string, n: number) => Array.from({ length: n }, () => pick([...units])).join('');
+    const lengths = [0, 1, 2, 5, 6, 7, 8, 30, 31, 32];
+    const bodies = [
+      () => '#' + runOf('0123456789', pick(lengths)),
+      () => '#' + pick(['x', 'X']) + runOf('0123456789abcdefABCDEF', pick(lengths)),
+      () => '#' + pick(['x', 'X', 'y']) + runOf('0123456789abcdefgxyz', pick(lengths)),
+      () => runOf('aZq', 1) + runOf('abcXYZ019', pick(lengths)),
+      () => runOf('0_é ', 1) + runOf('abc', pick(lengths)),
+    ];
+    let holding = 0;
+    for (let i = 0; i < 20_000; i++) {
+      let t = pick(['', 'a', '&', '&&', ' & ', 'x;']);
+      const n = 1 + Math.floor(r() * 3);
+      for (let k = 0; k < n; k++) t += pick(['&', '&', '&&', 'a&']) + pick(bodies)() + pick([';', ';', ';', '', ' ', '&', 'é;']);
+      const ts = holdsHtmlRef(t);
+      if (ts) holding++;
+      expect(engine.searchInModule(t).htmlRef, `holds an HTML reference: ${short(t)}`).to.equal(ts);
+      // Cut in two, alone and inside long texts the module reads: the boundary pass's stitched answer.
+      if (i % 10 === 0) {
+        const cut = Math.floor(r() * (t.length + 1));
+        const pad = 'the build reads its settings from a file. '.repeat(4);
+        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
+        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
+      }
+    }
+    expect(holding).to.be.greaterThan(5000);
+    expect(holding).to.be.lessThan(15_000);
+  });
+
+  it('finds where a headerless key body may start alike: DER and OpenSSH starts and near misses at random, alone and cut in two', () => {
+    const engine = compiledScanner();
+    const r = rng(14);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+    const b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const run = (n: number) => Array.from({ length: n }, () => pick([...b64])).join('');
+    const heads = [
+      'M',
+      'MI',
+      'MII',
+      'MIG',
+      'MIH',
+      'MA',
+      'MH',
+      'MJ',
+      'Mi',
+      'b3',
+      'b3BlbnNzaC1rZXktdjE',
+      'b3BlbnNzaC1rZXktdj',
+      'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC',
+    ];
+    const between = ['', '', '=', ' ', '\n', '-', '.', 'é', '\u200b'];
+    let found = 0;
+    for (let i = 0; i < 10_000; i++) {
+      let t = '';
+      const n = 1 + Math.floor(r() * 5);
+      for (let k = 0; k < n; k++) t += pick(between) + pick(heads) + run(pick([0, 1, 8, 9, 10, 11, 12, 40])) + pick(between);
+      const ts = derStarts(t);
+      found += ts.length;
+      expect([...engine.searchInModule(t).ders], `headerless key starts: ${short(t)}`).to.deep.equal(ts);
+      if (i % 10 === 0) {
+        const cut = Math.floor(r() * (t.length + 1));
+        const pad = 'the build reads its settings from a file. '.repeat(4);
+        sameStitched([t.slice(0, cut), t.slice(cut)], `cut at ${cut}: ${short(t)}`);
+        sameStitched([pad + t.slice(0, cut), t.slice(cut) + pad, pad], `cut at ${cut}, padded: ${short(t)}`);
+      }
+    }
+    expect(found).to.be.greaterThan(5000);
   });
 
   it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {

@@ -1,0 +1,247 @@
+//! Where src/guard/joins.ts reads a key split by the syntax around it: the matches of its `JOIN`
+//! expression, as the global search finds them (leftmost, each search resuming at the end of the last
+//! match), and whether its `QUICK` expression matches anywhere (without it, joins.ts reads no join at all).
+//! What is done with them (which joins have key characters on both sides, the view built around them)
+//! stays in TypeScript, which reads these spans instead of running the expressions. search.rs calls
+//! `check` at every offset whose unit starts either expression (a quote, backtick, `$`, `\` or `^`), in
+//! its one reading of the text.
+//!
+//! Each alternative of `JOIN` is read here as the backtracking engine reads it: its character classes are
+//! disjoint from what follows each quantifier, so the greedy reading is the only one that can match, and a
+//! run longer than a quantifier's bound fails the alternative (the unit after the bound is one more of the
+//! run, which nothing after it accepts). The alternatives are tried in the expression's order.
+
+/// Past the text: no unit compares equal to it.
+const END: u32 = 0x10000;
+
+#[inline]
+fn at(t: &[u16], i: usize) -> u32 {
+    if i < t.len() {
+        t[i] as u32
+    } else {
+        END
+    }
+}
+
+#[inline]
+fn quote(c: u32) -> bool {
+    c == 0x22 || c == 0x27 || c == 0x60
+}
+
+/// The run of spaces and tabs at `i`, when it is at most `max` units long.
+#[inline]
+fn spaces(t: &[u16], i: usize, max: usize) -> Option<usize> {
+    let mut n = 0;
+    while n <= max && matches!(at(t, i + n), 0x20 | 0x09) {
+        n += 1;
+    }
+    (n <= max).then_some(n)
+}
+
+/// `\r?\n` at `i`: its length, or 0.
+#[inline]
+fn newline(t: &[u16], i: usize) -> usize {
+    match at(t, i) {
+        0x0a => 1,
+        0x0d if at(t, i + 1) == 0x0a => 2,
+        _ => 0,
+    }
+}
+
+/// `(?:\r?\n[ \t]{0,32})?` at `i`: where it ends, or None when its indentation runs past 32 units (what
+/// follows it in `JOIN` is never a space).
+#[inline]
+fn optional_break(t: &[u16], i: usize) -> Option<usize> {
+    let nl = newline(t, i);
+    if nl == 0 {
+        return Some(i);
+    }
+    spaces(t, i + nl, 32).map(|s| i + nl + s)
+}
+
+/// `["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]`
+fn operator_join(t: &[u16], p: usize) -> Option<usize> {
+    let mut i = p + 1;
+    i += spaces(t, i, 8)?;
+    i = optional_break(t, i)?;
+    i += match at(t, i) {
+        0x2b => 1 + usize::from(at(t, i + 1) == 0x2b),
+        0x2e => 1 + usize::from(at(t, i + 1) == 0x2e),
+        0x7c if at(t, i + 1) == 0x7c => 2,
+        0x26 | 0x7e => 1,
+        0x3c if at(t, i + 1) == 0x3e => 2,
+        _ => return None,
+    };
+    i += spaces(t, i, 8)?;
+    i = optional_break(t, i)?;
+    quote(at(t, i)).then_some(i + 1)
+}
+
+/// `["'`]\)?\.concat\([ \t]{0,4}["'`]`
+fn concat_join(t: &[u16], p: usize) -> Option<usize> {
+    let mut i = p + 1;
+    if at(t, i) == 0x29 {
+        i += 1;
+    }
+    for &b in b".concat(" {
+        if at(t, i) != b as u32 {
+            return None;
+        }
+        i += 1;
+    }
+    i += spaces(t, i, 4)?;
+    quote(at(t, i)).then_some(i + 1)
+}
+
+/// `["'][ \t]{0,8}\r?\n[ \t]{0,32}["']`
+fn line_join(t: &[u16], p: usize) -> Option<usize> {
+    if at(t, p) == 0x60 {
+        return None;
+    }
+    let mut i = p + 1;
+    i += spaces(t, i, 8)?;
+    let nl = newline(t, i);
+    if nl == 0 {
+        return None;
+    }
+    i += nl;
+    i += spaces(t, i, 32)?;
+    matches!(at(t, i), 0x22 | 0x27).then_some(i + 1)
+}
+
+/// `"[ \t]{1,4}"`
+fn adjacent_join(t: &[u16], p: usize) -> Option<usize> {
+    if at(t, p) != 0x22 {
+        return None;
+    }
+    let s = spaces(t, p + 1, 4)?;
+    (s > 0 && at(t, p + 1 + s) == 0x22).then_some(p + 2 + s)
+}
+
+/// `\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}`, then `\$\{[ \t]{0,4}["'`]`, then `\$\{[^{}"'`\r\n]{1,24}\}`.
+fn template_join(t: &[u16], p: usize) -> Option<usize> {
+    let i = p + 2;
+    // The two runs of spaces side by side read as one of up to eight; the empty literal only after four or
+    // fewer.
+    if let Some(s) = spaces(t, i, 8) {
+        let j = i + s;
+        let c = at(t, j);
+        if s <= 4 && quote(c) && at(t, j + 1) == c {
+            if let Some(s2) = spaces(t, j + 2, 4) {
+                if at(t, j + 2 + s2) == 0x7d {
+                    return Some(j + 3 + s2);
+                }
+            }
+        } else if c == 0x7d {
+            return Some(j + 1);
+        }
+        if s <= 4 && quote(c) {
+            return Some(j + 1);
+        }
+    }
+    let mut r = 0;
+    while r <= 24
+        && i + r < t.len()
+        && !matches!(t[i + r], 0x7b | 0x7d | 0x22 | 0x27 | 0x60 | 0x0d | 0x0a)
+    {
+        r += 1;
+    }
+    ((1..=24).contains(&r) && at(t, i + r) == 0x7d).then_some(i + r + 1)
+}
+
+/// `["'`][ \t]{0,4}\}`
+fn closing_join(t: &[u16], p: usize) -> Option<usize> {
+    let s = spaces(t, p + 1, 4)?;
+    (at(t, p + 1 + s) == 0x7d).then_some(p + 2 + s)
+}
+
+/// `[\\^]\r?\n[ \t]{0,32}`
+fn continuation_join(t: &[u16], p: usize) -> Option<usize> {
+    let nl = newline(t, p + 1);
+    if nl == 0 {
+        return None;
+    }
+    let i = p + 1 + nl;
+    let mut s = 0;
+    while s < 32 && matches!(at(t, i + s), 0x20 | 0x09) {
+        s += 1;
+    }
+    Some(i + s)
+}
+
+/// Where `JOIN` matches at `p` ends, if it does.
+fn join_at(t: &[u16], p: usize) -> Option<usize> {
+    match at(t, p) {
+        0x22 | 0x27 | 0x60 => operator_join(t, p)
+            .or_else(|| concat_join(t, p))
+            .or_else(|| line_join(t, p))
+            .or_else(|| adjacent_join(t, p))
+            .or_else(|| closing_join(t, p)),
+        0x24 if at(t, p + 1) == 0x7b => template_join(t, p),
+        0x5c | 0x5e => continuation_join(t, p),
+        _ => None,
+    }
+}
+
+/// Does `QUICK` (`["'`][ \t]{0,8}[-+.|&<~\r\n)]|"[ \t]{1,4}"|\$\{|[\\^]\r?\n`) match at `p`?
+fn quick_at(t: &[u16], p: usize) -> bool {
+    match at(t, p) {
+        0x22 | 0x27 | 0x60 => {
+            let after = spaces(t, p + 1, 8).is_some_and(|s| {
+                matches!(
+                    at(t, p + 1 + s),
+                    0x2d | 0x2b | 0x2e | 0x7c | 0x26 | 0x3c | 0x7e | 0x0d | 0x0a | 0x29
+                )
+            });
+            after || adjacent_join(t, p).is_some()
+        }
+        0x24 => at(t, p + 1) == 0x7b,
+        0x5c | 0x5e => newline(t, p + 1) > 0,
+        _ => false,
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Joins {
+    /// (start, end) of each match, in order.
+    found: Vec<i32>,
+    /// Where the global search resumes: the end of the last match.
+    next: usize,
+    quick: bool,
+}
+
+impl Joins {
+    pub(crate) fn clear(&mut self) {
+        self.found.clear();
+        self.next = 0;
+        self.quick = false;
+    }
+
+    /// At `p`, whose unit starts one of the expressions.
+    #[inline]
+    pub(crate) fn check(&mut self, t: &[u16], p: usize) {
+        if !self.quick {
+            self.quick = quick_at(t, p);
+        }
+        if p < self.next {
+            return;
+        }
+        if let Some(end) = join_at(t, p) {
+            self.found.push(p as i32);
+            self.found.push(end as i32);
+            self.next = end;
+        }
+    }
+
+    pub(crate) fn count(&self) -> usize {
+        self.found.len()
+    }
+
+    pub(crate) fn found(&self) -> *const i32 {
+        self.found.as_ptr()
+    }
+
+    pub(crate) fn quick(&self) -> bool {
+        self.quick
+    }
+}
