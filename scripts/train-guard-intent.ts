@@ -535,12 +535,12 @@ function evasiveGateSpec(): string | undefined {
 }
 
 /**
- * How the gate reads an evasive line (`INTENT_EVASIVE_GATE`), by file: asks and defensive lines on-topic, everyday
+ * How the gate reads an evasive line (`INTENT_EVASIVE_GATE`), by file: asks, defensive and child-safety lines on-topic, everyday
  * lines off-topic; a benign line buried in meeting notes is not a gate line (its notes are neither).
  */
 function evasiveGateSide(e: Example): 0 | 1 | undefined {
   if (e.label !== 'benign') return 1;
-  if (e.file.endsWith('benign-defensive.tsv')) return 1;
+  if (e.file.endsWith('benign-defensive.tsv') || e.file.endsWith('benign-child-safety.tsv')) return 1;
   if (e.file.endsWith('benign-everyday.tsv')) return 0;
   return undefined;
 }
