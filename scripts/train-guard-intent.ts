@@ -487,9 +487,11 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * (comma-separated `class=threshold`) writes class thresholds into the head (head.ts classThresholds: a reading
  * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
+ * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
  */
 export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
 const REGISTERS = `${CORPUS}registers/`;
+const EVASIVE = `${CORPUS}evasive/`;
 /**
  * Gate thresholds per harm class (head.ts gatePasses): low, since the gate is there to let through only text
  * that is plainly off every blocked topic; CSAM's lower still, as CSAM is refused whatever its framing.
@@ -507,8 +509,44 @@ function registerLines(): Example[] {
     .flatMap((f) => readTsv(REGISTERS + f, `registers/${f}`));
 }
 
+/**
+ * The evasive lines (test/fixtures/guard/intent/evasive/, README.md there): asks and benign lines in the registers the
+ * recall head missed or refused - romanised text, a "for a classifier" pretext, asks split over turns or buried in
+ * meeting notes, CSAM asks in lower-resource languages, plain fraud asks - read only with `INTENT_EVASIVE=1` (every
+ * file) or `INTENT_EVASIVE=<file>,...` (those files), in file order, and their sha256 (head.ts extraLinesSha256).
+ */
+export function evasiveLines(spec: string | undefined): { lines: Example[]; sha256: string } {
+  // `1` reads every file; a comma-separated list of file names reads those.
+  const only = spec && spec !== '1' ? spec.split(',') : undefined;
+  const lines = spec
+    ? readdirSync(EVASIVE)
+        .filter((f) => f.endsWith('.tsv') && (!only || only.includes(f)))
+        .sort()
+        .flatMap((f) => readTsv(EVASIVE + f, `evasive/${f}`))
+    : [];
+  const hash = createHash('sha256');
+  for (const e of lines) hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
+  return { lines, sha256: hash.digest('hex') };
+}
+
+/** The evasive files the gate reads: `INTENT_EVASIVE_GATE=1` every file, or a comma-separated list of file names. */
+function evasiveGateSpec(): string | undefined {
+  return process.env.INTENT_EVASIVE_GATE || undefined;
+}
+
+/**
+ * How the gate reads an evasive line (`INTENT_EVASIVE_GATE`), by file: asks, defensive and child-safety lines on-topic, everyday
+ * lines off-topic; a benign line buried in meeting notes is not a gate line (its notes are neither).
+ */
+function evasiveGateSide(e: Example): 0 | 1 | undefined {
+  if (e.label !== 'benign') return 1;
+  if (e.file.endsWith('benign-defensive.tsv') || e.file.endsWith('benign-child-safety.tsv')) return 1;
+  if (e.file.endsWith('benign-everyday.tsv')) return 0;
+  return undefined;
+}
+
 /** The gate's lines from outside the corpus, in training order, and their sha256 (head.ts GateDoc.linesSha256). */
-export function gateLines(): { registers: Example[]; publicBenign: Example[]; sha256: string } {
+export function gateLines(evasiveGate: string | undefined = evasiveGateSpec()): { registers: Example[]; publicBenign: Example[]; sha256: string } {
   const registers = registerLines();
   const publicBenign = readdirSync(PUBLIC_BENIGN)
     .filter((f) => f.startsWith('train-') && f.endsWith('.tsv'))
@@ -517,6 +555,9 @@ export function gateLines(): { registers: Example[]; publicBenign: Example[]; sh
   const hash = createHash('sha256');
   for (const e of [...registers.filter((e) => e.label !== 'benign'), ...publicBenign, ...registers.filter((e) => e.label === 'benign')])
     hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
+  // The evasive lines the gate reads (INTENT_EVASIVE_GATE), after the others, so the hash without them is unchanged.
+  if (evasiveGate)
+    for (const e of evasiveLines(evasiveGate).lines.filter((e) => evasiveGateSide(e) !== undefined)) hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
   return { registers, publicBenign, sha256: hash.digest('hex') };
 }
 
@@ -541,20 +582,39 @@ async function trainGate(): Promise<void> {
   const regAsks = registers.filter((e) => e.label !== 'benign');
   // The ask head: the corpus as committed (plus the register asks with INTENT_REGASK); the register asks are
   // on-topic lines of the gate either way.
-  const askLines = [...corpus, ...regAsks];
-  const nCorpus = process.env.INTENT_REGASK ? askLines.length : corpus.length;
+  // The evasive lines follow them (in file order): those of INTENT_EVASIVE trained on by the ask head (their benign
+  // lines as benign), those of INTENT_EVASIVE_GATE read by the gate.
+  const evasive = evasiveLines(process.env.INTENT_EVASIVE);
+  const gateSpec = evasiveGateSpec();
+  const evasiveGate = !!gateSpec;
+  const headFiles = new Set(evasive.lines.map((e) => e.file));
+  const gateFiles = new Set(evasiveLines(gateSpec).lines.map((e) => e.file));
+  const evasiveAll = evasiveLines(evasiveGate || evasive.lines.length > 0 ? '1' : undefined).lines.filter(
+    (e) => headFiles.has(e.file) || gateFiles.has(e.file),
+  );
+  const askLines = [...corpus, ...regAsks, ...evasiveAll];
+  const nRegAsk = corpus.length + regAsks.length;
+  const nCorpus = process.env.INTENT_REGASK ? nRegAsk : corpus.length;
   const offLines = [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
   const all = [...askLines, ...offLines];
   const data = await headData(all, sha256, concepts);
   const nAsk = askLines.length;
   const regBen = !!process.env.INTENT_REGBEN;
-  const head = fitHead(data, (i) => (i < nCorpus || (regBen && all[i]!.file.endsWith('-defensive.tsv'))) && !all[i]!.heldOut, TRAIN_PARAMS);
+  const isEvasive = (i: number) => i >= nRegAsk && i < nAsk;
+  const head = fitHead(
+    data,
+    (i) => (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv'))) && !all[i]!.heldOut,
+    TRAIN_PARAMS,
+  );
+  if (evasive.lines.length > 0) head.extraLinesSha256 = evasive.sha256;
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
   if (classThresholds) head.classThresholds = classThresholds;
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
 
   const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
-  const benignReadings = new Set(all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' ? data.readingSets[i]! : [])));
+  const benignReadings = new Set(
+    all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' && (!isEvasive(i) || gateFiles.has(e.file)) ? data.readingSets[i]! : [])),
+  );
   const rows: Array<{ x: Float64Array; y: number }> = [];
   const tally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
   const seen = new Set<string>();
@@ -562,7 +622,18 @@ async function trainGate(): Promise<void> {
     if (e.heldOut) return;
     let y: number;
     let rs = data.readingSets[i]!;
-    if (e.label !== 'benign') {
+    if (isEvasive(i)) {
+      // The gate reads the evasive lines only with INTENT_EVASIVE_GATE, by file (evasiveGateSide).
+      const side = gateFiles.has(e.file) ? evasiveGateSide(e) : undefined;
+      if (side === undefined) return;
+      y = side;
+      if (y === 1 && e.label !== 'benign') {
+        tally.onAsk++;
+        const own = rs.filter((r) => !benignReadings.has(r));
+        if (own.length > 0) rs = own;
+      } else if (y === 1) tally.onBenign++;
+      else tally.offOther++;
+    } else if (e.label !== 'benign') {
       y = 1;
       tally.onAsk++;
       const own = rs.filter((r) => !benignReadings.has(r));
@@ -630,6 +701,7 @@ async function trainGate(): Promise<void> {
     classThresholds,
     regBen,
     regAsk: !!process.env.INTENT_REGASK,
+    evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
@@ -638,7 +710,8 @@ async function trainGate(): Promise<void> {
       all.filter((e, i) => i < nCorpus && !e.heldOut),
       verdicts.filter((_, i) => i < nCorpus && !all[i]!.heldOut),
     ).all,
-    registerAsks: breakdown(all.slice(nCorpus, nAsk), verdicts.slice(nCorpus, nAsk)).all,
+    registerAsks: breakdown(all.slice(nCorpus, nRegAsk), verdicts.slice(nCorpus, nRegAsk)).all,
+    evasiveTrain: evasiveAll.length > 0 ? breakdown(all.slice(nRegAsk, nAsk), verdicts.slice(nRegAsk, nAsk)).all : undefined,
     offTopicTrain: breakdown(offLines, verdicts.slice(nAsk)).all,
     heldOut: breakdown(
       heldOut,

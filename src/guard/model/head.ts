@@ -70,6 +70,8 @@ export interface IntentHeadDoc {
   gate?: GateDoc;
   /** Per harm class, the probability of that class alone at which a reading the gate passes is refused (see above). */
   classThresholds?: Record<string, number>;
+  /** sha256 of training lines the ask head read beyond the corpus and the gate's lines (scripts/train-guard-intent.ts evasiveLines), when any. */
+  extraLinesSha256?: string;
   evaluation?: unknown;
 }
 
