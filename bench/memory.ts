@@ -321,7 +321,9 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     // CPU per call too: a heap setting that saves memory must not cost it back in GC time.
     const cpuMs = ((processTicks(pid) - ticks0) * (1000 / HZ)) / r.ok;
     const faults = (minorFaults(pid) - faults0) / r.ok;
-    log(`${name}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${seconds} s, ${cpuMs.toFixed(3)} ms gateway CPU per call, ${faults.toFixed(1)} minor page faults per call`);
+    log(
+      `${name}: ${Math.round(r.rps)} req/s, ${r.errors} errors over ${seconds} s, ${cpuMs.toFixed(3)} ms gateway CPU per call, ${faults.toFixed(1)} minor page faults per call`,
+    );
     log(
       `${name}: RSS start ${mib(rss[0]!)}, floor (3rd quarter) ${mib(floor(0.5, 0.75))}, floor (last quarter) ${mib(floor(0.75, 1))}, max ${mib(Math.max(...rss))}, end ${mib(rss.at(-1)!)}, peak VmHWM ${mib(memoryOf(pid)!.peakMiB)}`,
     );

@@ -41,7 +41,7 @@ const seconds = new Histogram({
 });
 const available = new Gauge({
   name: 'portcullis_malloc_trim_available',
-  help: '1 when this process gives malloc\'s free holes back on a timer (PORTCULLIS_MALLOC_TRIM_SECONDS), 0 when it cannot or is told not to.',
+  help: "1 when this process gives malloc's free holes back on a timer (PORTCULLIS_MALLOC_TRIM_SECONDS), 0 when it cannot or is told not to.",
   // Under PORTCULLIS_WORKERS the scrape adds the workers' series up; 1 here means every worker trims.
   aggregator: 'min',
   registers: [registry],

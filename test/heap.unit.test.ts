@@ -31,7 +31,7 @@ describe("the young generation's size for a worker", () => {
 });
 
 describe('the malloc trim period', () => {
-  it('is the default when unset or empty, and the operator\'s whole number of seconds otherwise (0: off)', () => {
+  it("is the default when unset or empty, and the operator's whole number of seconds otherwise (0: off)", () => {
     expect(trimSeconds({})).to.equal(DEFAULT_TRIM_SECONDS);
     expect(trimSeconds({ PORTCULLIS_MALLOC_TRIM_SECONDS: '' })).to.equal(DEFAULT_TRIM_SECONDS);
     expect(trimSeconds({ PORTCULLIS_MALLOC_TRIM_SECONDS: '0' })).to.equal(0);
