@@ -44,6 +44,10 @@ pub(crate) struct Squeezed {
     /// The same per (first class, second class) pair in one byte each (index `first * 128 + second`): read at
     /// every word start, where a 128-bit shift by a variable amount costs a dozen instructions in WebAssembly.
     second_pairs: Vec<u8>,
+    /// Per (first class, second class) pair, both ASCII: an index into `thirds`, the ASCII classes some term
+    /// that starts with that pair has third (index 0: every class, for a pair no such list is kept for).
+    third_index: Vec<u8>,
+    thirds: Vec<u128>,
     ordinary: Vec<Vec<u16>>,
     /// The terms as classes, and whether each is a prefix (ends in `*`).
     terms: Vec<(Vec<u16>, bool)>,
@@ -57,6 +61,8 @@ const WORD: u8 = 1;
 const PLAIN_FIRST: u8 = 2;
 const SYMBOLS_FIRST: u8 = 4;
 const DIGRAPH_FIRST: u8 = 8;
+/// The unit reads as the same class in both readings (it is no symbol, or a symbol of its own letter class).
+const SAME: u8 = 16;
 
 /// Reads the next number of the host's description.
 fn next(d: &[u16], at: &mut usize) -> u16 {
@@ -131,6 +137,29 @@ impl Squeezed {
         self.second_pairs = (0..128 * 128)
             .map(|k| u8::from(self.second[k / 128] & (1u128 << (k % 128)) != 0))
             .collect();
+        self.third_index = vec![0; 128 * 128];
+        self.thirds = vec![u128::MAX];
+        for (w, _) in &self.terms {
+            let (Some(&c), Some(&b)) = (w.first(), w.get(1)) else {
+                continue;
+            };
+            if c >= 128 || b >= 128 || self.second[c as usize] == u128::MAX {
+                continue; // a first class with a term of no ASCII second: every pair reads on
+            }
+            let k = c as usize * 128 + b as usize;
+            if self.third_index[k] == 0 {
+                if self.thirds.len() > 255 {
+                    continue; // (never with today's terms) the pair keeps index 0 for good
+                }
+                self.third_index[k] = self.thirds.len() as u8;
+                self.thirds.push(0);
+            }
+            let slot = &mut self.thirds[self.third_index[k] as usize];
+            *slot |= match w.get(2) {
+                Some(&d) if d < 128 => 1u128 << d,
+                _ => u128::MAX,
+            };
+        }
         let first = |c: u16| {
             c != 0
                 && if c < 128 {
@@ -152,6 +181,7 @@ impl Squeezed {
                     | ((self.plain_first[u] as u8) * PLAIN_FIRST)
                     | ((self.symbols_first[u] as u8) * SYMBOLS_FIRST)
                     | ((self.digraph_first[u] as u8) * DIGRAPH_FIRST)
+                    | (u8::from(self.symbols[u] == 0 || self.symbols[u] == self.letters[u]) * SAME)
             })
             .collect();
     }
@@ -269,6 +299,30 @@ fn second_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
     }
 }
 
+/// Do the two units after `i` (whose class is `c`, ASCII) rule out every term that starts with `c`? They do
+/// when both are ASCII letters or digits that read as one class in both readings and start no digraph (so
+/// they are the reading's next two class units in both) and no such term has their classes second and third.
+#[inline(always)]
+fn third_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
+    match (t.get(i + 1), t.get(i + 2)) {
+        (Some(&v), Some(&w))
+            if v < 128
+                && w < 128
+                && q.ascii[v as usize] & (WORD | SAME | DIGRAPH_FIRST) == WORD | SAME
+                && q.ascii[w as usize] & (WORD | SAME | DIGRAPH_FIRST) == WORD | SAME =>
+        {
+            let (b, d) = (q.letters[v as usize], q.letters[w as usize]);
+            b != 0
+                && d != 0
+                && b < 128
+                && d < 128
+                && q.thirds[q.third_index[c as usize * 128 + b as usize] as usize] & (1u128 << d)
+                    == 0
+        }
+        _ => false,
+    }
+}
+
 /// Looks at the terms whose first class is `c`, in one reading, at unit `i` (of `width` units): marks those
 /// found there in `found`.
 #[allow(clippy::too_many_arguments)]
@@ -363,6 +417,19 @@ impl Walk {
                     self.symbols_at = i + 1;
                 }
                 self.after_word = flags & WORD != 0;
+                return;
+            }
+            // A word's first letter or digit whose next one no term that starts with its class has second,
+            // or whose next two no such term has second and third: in both readings (one class), nothing
+            // is tried (as below).
+            if flags & (WORD | DIGRAPH_FIRST | SAME) == WORD | SAME
+                && (second_rules_out(q, t, i, q.letters[u as usize])
+                    || third_rules_out(q, t, i, q.letters[u as usize]))
+            {
+                if self.symbols_at <= i {
+                    self.symbols_at = i + 1;
+                }
+                self.after_word = true;
                 return;
             }
         }
