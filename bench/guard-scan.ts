@@ -8,7 +8,7 @@
  *   npx tsx bench/guard-scan.ts base64     # inputs whose name contains "base64"
  *   npx tsx bench/guard-scan.ts --json realistic,code   # JSON lines, inputs matching either (`npm run bench`)
  *   npx tsx bench/guard-scan.ts --built=/path/to/checkout   # its built dist/ (what `npm run bench` measures)
- *   npx tsx bench/guard-scan.ts --against=/tmp/old [filter]
+ *   npx tsx bench/guard-scan.ts --against=/tmp/old [filter[,filter]]
  *       # before/after: the guardrails of another checkout (`git archive <commit> | tar -x -C /tmp/old`)
  *       # and of this one, loaded side by side and run alternately on each input, so that the load of a
  *       # shared machine falls on both alike; also says whether both give the same result, and gives each
@@ -210,7 +210,7 @@ if (against) {
   }
   const table: string[][] = [['input', 'scan before', 'scan after', 'least cpu before', 'least cpu after', 'redact before', 'redact after', 'same']];
   for (const [name, build] of inputs) {
-    if (filter && !name.includes(filter)) continue;
+    if (filter && !filter.split(',').some((f) => name.includes(f))) continue;
     const req = build();
     const same =
       JSON.stringify(before.scan(req)) === JSON.stringify(guard.scan(req)) && JSON.stringify(before.redact(req)) === JSON.stringify(guard.redact(req));

@@ -22,7 +22,8 @@
 //!  - lexicon.rs: the lexical detectors' and the intent topics' term lists matched on the word stream
 //!    (src/guard/lexical.ts `LexicalMatcher` `hits`), both in one pass over the words.
 //!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
-//!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits.
+//!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits, in the same walk of each
+//!    text as its words (words.rs `add` steps squeezed.rs `Walk`).
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
@@ -71,6 +72,9 @@ pub(crate) struct State {
     word_texts: Vec<u16>,
     word_bases: Vec<usize>,
     squeezed: squeezed::Squeezed,
+    /// Does the word stream's walk read the squeezed terms too (`words_reset`), and where that walk is.
+    squeeze: bool,
+    walk: squeezed::Walk,
     /// The term lists `lexicon_set` took, by slot (0 the lexical detectors, 1 the intent topics), and the
     /// last `lexicon_match`'s hits.
     lexicons: [Option<lexicon::Lexicon>; 2],
@@ -104,6 +108,8 @@ pub(crate) fn state() -> &'static mut State {
             word_texts: Vec::new(),
             word_bases: Vec::new(),
             squeezed: squeezed::Squeezed::default(),
+            squeeze: false,
+            walk: squeezed::Walk::default(),
             lexicons: [None, None],
             lexicon_hits: [Vec::new(), Vec::new()],
             pair_flags: search::empty_pairs(),
@@ -153,13 +159,16 @@ pub extern "C" fn fold_buffer(units: u32) -> *mut u16 {
     room(&mut state().fold_buffer, units)
 }
 
-/// Forgets every word (the next `words_add_kept` is text 0).
+/// Forgets every word (the next `words_add_kept` is text 0); with `squeeze` 1, the texts' walk reads the
+/// squeezed terms (`squeezed_set`) too, for `squeezed_match`.
 #[no_mangle]
-pub extern "C" fn words_reset() {
+pub extern "C" fn words_reset(squeeze: u32) {
     let s = state();
     s.words.reset();
     s.word_texts.clear();
     s.word_bases.clear();
+    s.squeeze = squeeze != 0 && s.squeezed.active();
+    s.squeezed.clear_hits();
 }
 
 /// Room for the next text of the word stream, `units` units, kept after `words_add_kept` for the squeezed
@@ -174,7 +183,8 @@ pub extern "C" fn words_input(units: u32) -> *mut u16 {
 }
 
 /// Adds the words of the text just written at `words_input` (its last `units` units: already normalised and
-/// lowercased) as text number `source`; the text stays, for the squeezed reading.
+/// lowercased) as text number `source`, and, after `words_reset(1)`, the squeezed terms' hits in it, in the
+/// same walk; the text stays.
 #[no_mangle]
 pub extern "C" fn words_add_kept(units: u32, source: u32) {
     let s = state();
@@ -182,7 +192,17 @@ pub extern "C" fn words_add_kept(units: u32, source: u32) {
     let at = texts.len() - units as usize;
     s.word_bases.resize(source as usize, at);
     s.word_bases.push(at);
-    words::add(s, &texts[at..], source as i32);
+    let mut q = core::mem::take(&mut s.squeezed);
+    let mut walk = core::mem::take(&mut s.walk);
+    if s.squeeze {
+        walk.begin(&q);
+        words::add::<true>(s, &texts[at..], source as i32, &q, &mut walk);
+        walk.finish(&mut q, source as i32);
+    } else {
+        words::add::<false>(s, &texts[at..], source as i32, &q, &mut walk);
+    }
+    s.walk = walk;
+    s.squeezed = q;
     s.word_texts = texts;
 }
 
@@ -196,13 +216,11 @@ pub extern "C" fn squeezed_set(units: u32) {
     s.input = text;
 }
 
-/// The squeezed terms' hits in the texts of the word stream; returns how many numbers `squeezed_hits`
-/// holds (two per hit: term, text).
+/// How many numbers `squeezed_hits` holds (two per hit: term, text): the squeezed terms' hits in the texts
+/// added since `words_reset(1)`, by text (none after `words_reset(0)`).
 #[no_mangle]
 pub extern "C" fn squeezed_match() -> u32 {
-    let s = state();
-    squeezed::run(s);
-    s.squeezed.hits.len() as u32
+    state().squeezed.hits.len() as u32
 }
 
 /// Takes the term list of slot `slot` (0 or 1; the first `units` units of the input, as lexicon.rs

@@ -16,7 +16,9 @@
 //! follow a letter or digit and reads as some term's first class is read on from, as far as the terms that
 //! start with that class need, in the reading it belongs to (the symbols reading's units are followed across
 //! its digraphs, so the walk starts only where one of its units starts). Linear in the text for a given
-//! rules file: each look reads at most as many class units as the longest term.
+//! rules file: each look reads at most as many class units as the longest term. That walk is not a walk of
+//! its own: the word stream's (words.rs `add`) steps it (`Walk::step`) at every unit it does not pass over,
+//! so each text is read once for the words and both readings.
 
 use crate::State;
 
@@ -42,14 +44,16 @@ pub(crate) struct Squeezed {
     /// The same per (first class, second class) pair in one byte each (index `first * 128 + second`): read at
     /// every word start, where a 128-bit shift by a variable amount costs a dozen instructions in WebAssembly.
     second_pairs: Vec<u8>,
+    /// Per (first class, second class) pair, both ASCII: an index into `thirds`, the ASCII classes some term
+    /// that starts with that pair has third (index 0: every class, for a pair no such list is kept for).
+    third_index: Vec<u8>,
+    thirds: Vec<u128>,
     ordinary: Vec<Vec<u16>>,
     /// The terms as classes, and whether each is a prefix (ends in `*`).
     terms: Vec<(Vec<u16>, bool)>,
     /// Per first class unit (ASCII), the terms that start with it; the others' in `by_other`.
     by_first: Vec<Vec<u32>>,
     by_other: Vec<(u16, u32)>,
-    /// Per reading (symbols, then the other), per term: found in the current text?
-    found: [Vec<bool>; 2],
     pub(crate) hits: Vec<i32>,
 }
 
@@ -57,6 +61,8 @@ const WORD: u8 = 1;
 const PLAIN_FIRST: u8 = 2;
 const SYMBOLS_FIRST: u8 = 4;
 const DIGRAPH_FIRST: u8 = 8;
+/// The unit reads as the same class in both readings (it is no symbol, or a symbol of its own letter class).
+const SAME: u8 = 16;
 
 /// Reads the next number of the host's description.
 fn next(d: &[u16], at: &mut usize) -> u16 {
@@ -131,6 +137,29 @@ impl Squeezed {
         self.second_pairs = (0..128 * 128)
             .map(|k| u8::from(self.second[k / 128] & (1u128 << (k % 128)) != 0))
             .collect();
+        self.third_index = vec![0; 128 * 128];
+        self.thirds = vec![u128::MAX];
+        for (w, _) in &self.terms {
+            let (Some(&c), Some(&b)) = (w.first(), w.get(1)) else {
+                continue;
+            };
+            if c >= 128 || b >= 128 || self.second[c as usize] == u128::MAX {
+                continue; // a first class with a term of no ASCII second: every pair reads on
+            }
+            let k = c as usize * 128 + b as usize;
+            if self.third_index[k] == 0 {
+                if self.thirds.len() > 255 {
+                    continue; // (never with today's terms) the pair keeps index 0 for good
+                }
+                self.third_index[k] = self.thirds.len() as u8;
+                self.thirds.push(0);
+            }
+            let slot = &mut self.thirds[self.third_index[k] as usize];
+            *slot |= match w.get(2) {
+                Some(&d) if d < 128 => 1u128 << d,
+                _ => u128::MAX,
+            };
+        }
         let first = |c: u16| {
             c != 0
                 && if c < 128 {
@@ -152,6 +181,7 @@ impl Squeezed {
                     | ((self.plain_first[u] as u8) * PLAIN_FIRST)
                     | ((self.symbols_first[u] as u8) * SYMBOLS_FIRST)
                     | ((self.digraph_first[u] as u8) * DIGRAPH_FIRST)
+                    | (u8::from(self.symbols[u] == 0 || self.symbols[u] == self.letters[u]) * SAME)
             })
             .collect();
     }
@@ -195,6 +225,7 @@ fn word_char(s: &mut State, t: &[u16], i: usize) -> bool {
 
 /// The reading from a unit on, read as far as a term needs: the class units (class, and the offset just
 /// past it), shared by every term that starts there.
+#[derive(Default)]
 struct Ahead {
     units: Vec<(u16, usize)>,
     /// Where reading on resumes.
@@ -268,6 +299,30 @@ fn second_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
     }
 }
 
+/// Do the two units after `i` (whose class is `c`, ASCII) rule out every term that starts with `c`? They do
+/// when both are ASCII letters or digits that read as one class in both readings and start no digraph (so
+/// they are the reading's next two class units in both) and no such term has their classes second and third.
+#[inline(always)]
+fn third_rules_out(q: &Squeezed, t: &[u16], i: usize, c: u16) -> bool {
+    match (t.get(i + 1), t.get(i + 2)) {
+        (Some(&v), Some(&w))
+            if v < 128
+                && w < 128
+                && q.ascii[v as usize] & (WORD | SAME | DIGRAPH_FIRST) == WORD | SAME
+                && q.ascii[w as usize] & (WORD | SAME | DIGRAPH_FIRST) == WORD | SAME =>
+        {
+            let (b, d) = (q.letters[v as usize], q.letters[w as usize]);
+            b != 0
+                && d != 0
+                && b < 128
+                && d < 128
+                && q.thirds[q.third_index[c as usize * 128 + b as usize] as usize] & (1u128 << d)
+                    == 0
+        }
+        _ => false,
+    }
+}
+
 /// Looks at the terms whose first class is `c`, in one reading, at unit `i` (of `width` units): marks those
 /// found there in `found`.
 #[allow(clippy::too_many_arguments)]
@@ -309,50 +364,100 @@ fn try_at(
     }
 }
 
-/// Marks in `found[0]` the terms found in the symbols reading of `t`, in `found[1]` those found in the
-/// other. Neither reading is built: one walk over the text looks only at the units that read as some term's
-/// first class and do not follow a letter or digit, and reads on from there, term by term, as the whole
-/// reading would (each is where one of its units starts: the symbols reading's units are followed across
-/// its digraphs). Letters and digits inside a word are passed over at one look each.
-fn find(s: &mut State, q: &Squeezed, t: &[u16], found: &mut [Vec<bool>; 2]) {
-    let n = t.len();
-    let mut ahead = Ahead {
-        units: Vec::with_capacity(32),
-        next: 0,
-    };
-    let [found_symbols, found_plain] = found;
-    let mut i = 0;
-    let mut symbols_at = 0; // where the symbols reading's next unit starts (i, unless i is inside a digraph)
-    let mut after_word = false; // does the unit before `i` make words?
-    let ascii: &[u8; 128] = q.ascii[..128].try_into().expect("the tables are set");
-    while i < n {
-        if after_word {
-            // Letters and digits inside a word: each a unit of its own in both readings (no digraph holds
-            // one), and no term starts there.
-            while i < n && t[i] < 128 && ascii[t[i] as usize] & WORD != 0 {
-                i += 1;
+/// Where the walk over one text is between two units: the walk looks only at the units that read as some
+/// term's first class and do not follow a letter or digit, and reads on from there, term by term, as the whole
+/// reading would (each is where one of its units starts: the symbols reading's units are followed across its
+/// digraphs). Letters and digits inside a word need no step (`passes`): the word stream's walk (words.rs
+/// `add`), which reads every unit anyway, steps this one at every other unit, so each text is read once for
+/// both (`begin`, `step`, `finish`).
+#[derive(Default)]
+pub(crate) struct Walk {
+    /// Where the symbols reading's next unit starts (the unit stepped, unless it is inside a digraph).
+    symbols_at: usize,
+    /// Does the unit before the next one make words?
+    pub(crate) after_word: bool,
+    ahead: Ahead,
+    /// Per reading (symbols, then the other), per term: found in the current text?
+    found: [Vec<bool>; 2],
+}
+
+impl Walk {
+    /// Starts a text: nothing found yet.
+    pub(crate) fn begin(&mut self, q: &Squeezed) {
+        self.symbols_at = 0;
+        self.after_word = false;
+        for f in self.found.iter_mut() {
+            f.clear();
+            f.resize(q.terms.len(), false);
+        }
+    }
+
+    /// May unit `u` go without a step (a letter or digit inside a word: each a unit of its own in both
+    /// readings, no digraph holds one, and no term starts there)?
+    #[inline(always)]
+    pub(crate) fn passes(&self, q: &Squeezed, u: u16) -> bool {
+        self.after_word && u < 128 && q.ascii[u as usize] & WORD != 0
+    }
+
+    /// Reads unit `i` of `t` (every unit `passes` does not pass, in order). Most units (a space, a word's
+    /// first letter that no term starts with, punctuation) start nothing: those cost a table look here, in
+    /// the word stream's loop, and the rest a call.
+    #[inline(always)]
+    pub(crate) fn step(&mut self, s: &mut State, q: &Squeezed, t: &[u16], i: usize) {
+        let u = t[i];
+        if u < 128 {
+            let flags = q.ascii[u as usize];
+            if flags & (PLAIN_FIRST | SYMBOLS_FIRST | DIGRAPH_FIRST) == 0
+                || (self.after_word && flags & DIGRAPH_FIRST == 0)
+            {
+                // No term is tried here (as below, with nothing to try): the symbols reading's next unit
+                // starts after this one unless a digraph spans it, and the next unit follows a word if
+                // this one makes words.
+                if self.symbols_at <= i {
+                    self.symbols_at = i + 1;
+                }
+                self.after_word = flags & WORD != 0;
+                return;
             }
-            if i == n {
-                break;
+            // A word's first letter or digit whose next one no term that starts with its class has second,
+            // or whose next two no such term has second and third: in both readings (one class), nothing
+            // is tried (as below).
+            if flags & (WORD | DIGRAPH_FIRST | SAME) == WORD | SAME
+                && (second_rules_out(q, t, i, q.letters[u as usize])
+                    || third_rules_out(q, t, i, q.letters[u as usize]))
+            {
+                if self.symbols_at <= i {
+                    self.symbols_at = i + 1;
+                }
+                self.after_word = true;
+                return;
             }
         }
+        self.step_at(s, q, t, i);
+    }
+
+    /// `step` where a term may be tried (or a digraph read, or the unit is not ASCII).
+    #[inline(never)]
+    fn step_at(&mut self, s: &mut State, q: &Squeezed, t: &[u16], i: usize) {
         let u = t[i];
+        let after_word = self.after_word;
+        let [found_symbols, found_plain] = &mut self.found;
+        let ahead = &mut self.ahead;
+        self.symbols_at = self.symbols_at.max(i);
         if u < 128 {
             // ASCII (most units): what matters is read from per-unit tables, class_at only at a digraph's start.
             let a = u as usize;
-            let flags = ascii[a];
-            let word = flags & WORD != 0;
-            symbols_at = symbols_at.max(i);
+            let flags = q.ascii[a];
             if !after_word && flags & PLAIN_FIRST != 0 && !second_rules_out(q, t, i, q.letters[a]) {
-                try_at(s, q, t, i, q.letters[a], 1, false, &mut ahead, found_plain);
+                try_at(s, q, t, i, q.letters[a], 1, false, ahead, found_plain);
             }
-            if symbols_at == i {
+            if self.symbols_at == i {
                 if flags & DIGRAPH_FIRST != 0 {
                     let (c, width) = class_at(s, q, t, i, true);
                     if c != 0 && !after_word {
-                        try_at(s, q, t, i, c, width, true, &mut ahead, found_symbols);
+                        try_at(s, q, t, i, c, width, true, ahead, found_symbols);
                     }
-                    symbols_at += width;
+                    self.symbols_at += width;
                 } else {
                     if !after_word && flags & SYMBOLS_FIRST != 0 {
                         let c = if q.symbols[a] != 0 {
@@ -361,64 +466,53 @@ fn find(s: &mut State, q: &Squeezed, t: &[u16], found: &mut [Vec<bool>; 2]) {
                             q.letters[a]
                         };
                         if !second_rules_out(q, t, i, c) {
-                            try_at(s, q, t, i, c, 1, true, &mut ahead, found_symbols);
+                            try_at(s, q, t, i, c, 1, true, ahead, found_symbols);
                         }
                     }
-                    symbols_at += 1;
+                    self.symbols_at += 1;
                 }
             }
-            after_word = word;
-            i += 1;
-            continue;
+            self.after_word = flags & WORD != 0;
+            return;
         }
-        symbols_at = symbols_at.max(i);
         if !after_word {
             let (c, _) = class_at(s, q, t, i, false);
             if c != 0 {
-                try_at(s, q, t, i, c, 1, false, &mut ahead, found_plain);
+                try_at(s, q, t, i, c, 1, false, ahead, found_plain);
             }
         }
-        if symbols_at == i {
+        if self.symbols_at == i {
             let (c, width) = class_at(s, q, t, i, true);
             if c != 0 && !after_word {
-                try_at(s, q, t, i, c, width, true, &mut ahead, found_symbols);
+                try_at(s, q, t, i, c, width, true, ahead, found_symbols);
             }
-            symbols_at += width;
+            self.symbols_at += width;
         }
-        after_word = s.is_word_unit(u);
-        i += 1;
+        self.after_word = s.is_word_unit(u);
+    }
+
+    /// Ends text number `source`: its hits, (term, text) pairs into `q.hits`, the symbols reading's first,
+    /// then the other's, each in the terms' order.
+    pub(crate) fn finish(&self, q: &mut Squeezed, source: i32) {
+        for reading in &self.found {
+            for (id, &f) in reading.iter().enumerate() {
+                if f {
+                    q.hits.push(id as i32);
+                    q.hits.push(source);
+                }
+            }
+        }
     }
 }
 
-/// The hits of the terms in the texts of the word stream: (term, text) pairs into `hits`.
-pub(crate) fn run(s: &mut State) {
-    let mut q = core::mem::take(&mut s.squeezed);
-    q.hits.clear();
-    if q.has_terms() {
-        let texts = core::mem::take(&mut s.word_texts);
-        let bases = core::mem::take(&mut s.word_bases);
-        for (source, &base) in bases.iter().enumerate() {
-            let end = bases.get(source + 1).copied().unwrap_or(texts.len());
-            let t = &texts[base..end];
-            for f in q.found.iter_mut() {
-                f.clear();
-                f.resize(q.terms.len(), false);
-            }
-            let mut found = core::mem::take(&mut q.found);
-            find(s, &q, t, &mut found);
-            // The symbols reading's hits first, then the other's, each in the terms' order.
-            for reading in &found {
-                for (id, &f) in reading.iter().enumerate() {
-                    if f {
-                        q.hits.push(id as i32);
-                        q.hits.push(source as i32);
-                    }
-                }
-            }
-            q.found = found;
-        }
-        s.word_texts = texts;
-        s.word_bases = bases;
+impl Squeezed {
+    /// Has the squeezed reading any term to look for (else the word stream walks alone)?
+    pub(crate) fn active(&self) -> bool {
+        self.has_terms()
     }
-    s.squeezed = q;
+
+    /// Forgets the last request's hits.
+    pub(crate) fn clear_hits(&mut self) {
+        self.hits.clear();
+    }
 }

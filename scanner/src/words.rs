@@ -3,6 +3,7 @@
 //! FNV-1a hash of its folded units; leetspeak digits are read as letters in mixed words of at most 24
 //! units; three or more single letters in a row become one spelled-out word.
 
+use crate::squeezed::{Squeezed, Walk};
 use crate::State;
 
 const FNV_OFFSET: u32 = 0x811c_9dc5;
@@ -117,12 +118,23 @@ pub(crate) fn fold_unit(s: &mut State, c: u16, flags: u8) -> i32 {
     }
 }
 
-pub(crate) fn add(s: &mut State, t: &[u16], source: i32) {
+/// The words of `t` as text number `source`; with `SQUEEZE`, the squeezed reading's walk (squeezed.rs `Walk`)
+/// is stepped in the same walk at every unit it does not pass over, so each text is read once for both.
+pub(crate) fn add<const SQUEEZE: bool>(
+    s: &mut State,
+    t: &[u16],
+    source: i32,
+    q: &Squeezed,
+    walk: &mut Walk,
+) {
     let n = t.len();
     let mut singles: usize = 0;
     let mut i = 0usize;
     while i < n {
         if !s.is_word_unit(t[i]) {
+            if SQUEEZE {
+                walk.step(s, q, t, i);
+            }
             i += 1;
             continue;
         }
@@ -134,15 +146,24 @@ pub(crate) fn add(s: &mut State, t: &[u16], source: i32) {
         while i < n {
             let mut c = t[i];
             if (0x61..=0x7a).contains(&c) {
-                // a lowercase ASCII letter, nearly always
+                // a lowercase ASCII letter, nearly always (inside a word the squeezed walk passes it)
+                if SQUEEZE && !walk.after_word {
+                    walk.step(s, q, t, i);
+                }
             } else if s.is_word_unit(c) {
                 if is_digit(c) {
                     digits += 1;
                 }
+                if SQUEEZE && !walk.passes(q, c) {
+                    walk.step(s, q, t, i);
+                }
             } else {
                 let j = joiner_value(c);
                 if j < 0 || i + 1 >= n || !s.is_word_unit(t[i + 1]) {
-                    break;
+                    break; // the outer loop reads this unit (and steps the squeezed walk there)
+                }
+                if SQUEEZE {
+                    walk.step(s, q, t, i);
                 }
                 if j == 0 {
                     i += 1;

@@ -66,7 +66,7 @@ interface Exports {
   memory: { buffer: ArrayBuffer };
   input(units: number): number;
   fold_buffer(units: number): number;
-  words_reset(): void;
+  words_reset(squeeze: number): void;
   words_input(units: number): number;
   words_add_kept(units: number, source: number): void;
   squeezed_set(units: number): void;
@@ -289,7 +289,8 @@ export class CompiledScanner implements SecretPasses {
    * `ws`; and in the same call what the matchers given read on those words, in the module: the term
    * lists' hits of `lexical` and `topics` (lexical.ts `hits`: tag, first word, last word; both in one pass
    * over the words) and the squeezed reading of `squeezed` (squeezed.ts `SqueezedMatcher.hits`: term, text;
-   * read in the copy the words were cut from). Each copied; undefined for a matcher not given.
+   * read in the same walk over each text as its words, scanner/src/words.rs `add`). Each copied; undefined
+   * for a matcher not given.
    *
    * Everything the module does for this call is done before `ws` takes views of its memory: a later call
    * that grew the memory would leave those views empty (the first request's words were lost so, when
@@ -310,7 +311,7 @@ export class CompiledScanner implements SecretPasses {
     [lexical, topics].forEach((m, slot) => {
       if (m && this.lexiconsLoaded[slot] !== m) this.loadLexicon(slot, m);
     });
-    x.words_reset();
+    x.words_reset(squeezed && squeezed.terms.length > 0 ? 1 : 0);
     const sources: string[] = [];
     texts.forEach((t, i) => {
       const lower = t.text.toLowerCase();
@@ -321,7 +322,7 @@ export class CompiledScanner implements SecretPasses {
     const out: { lexical?: Int32Array; topics?: Int32Array; squeezed?: Int32Array } = {};
     if (squeezed && squeezed.terms.length === 0) out.squeezed = new Int32Array(0);
     else if (squeezed) {
-      const found = x.squeezed_match(); // may grow the memory: its buffer is read after
+      const found = x.squeezed_match(); // the hits of the walks just made
       out.squeezed = new Int32Array(x.memory.buffer, x.squeezed_hits(), found).slice();
     }
     if (lexical || topics) {

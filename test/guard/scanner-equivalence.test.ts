@@ -189,6 +189,15 @@ function squeezedCorpus(d: GuardrailsDoc, count: number, seed: number): string[]
   const terms = d.rules.filter((r) => r.action === 'block').flatMap((r) => r.detectors.flatMap((det) => (det.kind === 'lexical' ? (det.any ?? []) : [])));
   const out = [...EXPLICIT_TERMS, ...NOT_EXPLICIT_TERMS];
   for (const t of terms) for (const disguise of Object.values(TERM_DISGUISES)) out.push(disguise(t.replace(/\*$/, '')), disguise(t));
+  // Two terms in one text, one read only with the symbols (`!` for `i`, `()` for `o`), the other only with
+  // them squeezed out (a `!` inside it): both readings' hits in one text, in the order the reference gives.
+  const symbolsOnly = (t: string) => t.replace('i', '!').replace('o', '()');
+  const plainOnly = (t: string) => `${t.slice(0, 2)}!${t.slice(2)}`;
+  const bare = terms.map((t) => t.replace(/\*$/, ''));
+  bare.forEach((a, k) => {
+    const b = bare[(k + 1) % bare.length]!;
+    out.push(`${symbolsOnly(a)} and ${plainOnly(b)}`, `${plainOnly(b)}, then ${symbolsOnly(a)}`);
+  });
   const r = rng(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const letters: Record<string, string[]> = {
