@@ -579,7 +579,7 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
  * weights, its configured threshold (its `evaluation.threshold`) and CSAM threshold, so the candidate refuses as CSAM
  * every reading that head refuses as CSAM. It must read the same input as the candidate (dimension, concepts, classes).
  */
-export function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
+function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
   const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
   const from = JSON.parse(text) as IntentHeadDoc & { evaluation?: { threshold?: number } };
   if (from.dim !== head.dim || from.conceptNames.join() !== head.conceptNames.join() || from.classes.join() !== head.classes.join())
