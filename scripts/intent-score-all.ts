@@ -13,7 +13,7 @@
  * (refused by a rule other than the model's), `harm` (the highest probability of not benign among the readings
  * the topic gate passes) and `csam` (the highest probability of CSAM among them); a row is then refused at
  * threshold t and a CSAM threshold tc (head.ts classThresholds) exactly when other || harm >= t || csam >= tc
- * (for a head without neighbours). The calls are then scored one at a time, so each row's readings are its own.
+ * (for a head without neighbours; `|| back` for a head with a CSAM backstop). The calls are then scored one at a time, so each row's readings are its own.
  *
  * The encoder's embeddings of the readings are kept in the same cache the trainer uses (intent-head.ts), keyed
  * by text, so scoring a second head embeds nothing: the verdicts are the runtime's (readings, first pass, gate,
@@ -86,14 +86,28 @@ sets['everyday'] = readdirSync(`${FIX}public-benign/`)
   .flatMap((f) => tsv(`${FIX}public-benign/${f}`));
 
 // The probe (INTENT_SCORE_PROBE): the gate's verdict on each reading, seen as the runtime asks for it.
-const probe = process.env.INTENT_SCORE_PROBE ? { harm: 0, csam: 0 } : undefined;
+// A head with a CSAM backstop (head.ts) also records `back`: the backstop refused a reading as CSAM (a row is then
+// refused whatever the thresholds); its own gate check is not counted as the ask head's.
+const probe = process.env.INTENT_SCORE_PROBE ? { harm: 0, csam: 0, back: false } : undefined;
+let inBackstop = false;
 if (probe) {
   const h = model.head;
   const csamAt = h.classes.indexOf('csam');
   const passes = h.gatePasses.bind(h);
+  const backstop = h.backstopCsam.bind(h);
+  h.backstopCsam = (x, words) => {
+    inBackstop = true;
+    try {
+      const b = backstop(x, words);
+      if (b) probe.back = true;
+      return b;
+    } finally {
+      inBackstop = false;
+    }
+  };
   h.gatePasses = (p, x, words) => {
     const ok = passes(p, x, words);
-    if (ok) {
+    if (ok && !inBackstop) {
       probe.harm = Math.max(probe.harm, 1 - p[0]!);
       if (csamAt > 0) probe.csam = Math.max(probe.csam, p[csamAt]!);
     }
@@ -101,7 +115,8 @@ if (probe) {
   };
 }
 
-const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean; other?: boolean; harm?: number; csam?: number }> = [];
+const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean; other?: boolean; harm?: number; csam?: number; back?: boolean }> =
+  [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
   const teams = name.startsWith('set-') || name === 'everyday' || name === 'public' ? (['red', 'blue'] as const) : (['red'] as const);
@@ -111,10 +126,11 @@ for (const [name, list] of Object.entries(sets)) {
       blocked = [];
       for (const r of list) {
         probe.harm = probe.csam = 0;
+        probe.back = false;
         const findings = (await guard.classify({ messages: r.messages }, { team })).findings.filter((f) => f.action === 'block');
         blocked.push(findings.length > 0);
         const other = findings.some((f) => !f.detector.endsWith(':model'));
-        rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam });
+        rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam, back: probe.back });
       }
     } else {
       blocked = await Promise.all(list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')));

@@ -574,6 +574,32 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
   return out;
 }
 
+/**
+ * The CSAM backstop of a candidate (`INTENT_CSAM_BACKSTOP=<head file in rules/>`, head.ts): that head's ask-head
+ * weights, its configured threshold (its `evaluation.threshold`) and CSAM threshold, so the candidate refuses as CSAM
+ * every reading that head refuses as CSAM. It must read the same input as the candidate (dimension, concepts, classes).
+ */
+function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
+  const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
+  const from = JSON.parse(text) as IntentHeadDoc & { evaluation?: { threshold?: number } };
+  if (from.dim !== head.dim || from.conceptNames.join() !== head.conceptNames.join() || from.classes.join() !== head.classes.join())
+    throw new Error(`INTENT_CSAM_BACKSTOP: ${file} reads another input or other classes than the head`);
+  const threshold = from.evaluation?.threshold;
+  const csamThreshold = from.classThresholds?.csam ?? threshold;
+  if (!threshold || !csamThreshold) throw new Error(`INTENT_CSAM_BACKSTOP: ${file} records no threshold`);
+  return {
+    from: file,
+    sha256: createHash('sha256').update(text).digest('hex'),
+    mean: from.mean,
+    scale: from.scale,
+    ...(from.hidden ? { hidden: from.hidden } : {}),
+    weights: from.weights,
+    bias: from.bias,
+    threshold,
+    csamThreshold,
+  };
+}
+
 async function trainGate(): Promise<void> {
   const { examples: corpus, sha256 } = readCorpus();
   const concepts = readConcepts();
@@ -610,6 +636,7 @@ async function trainGate(): Promise<void> {
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
   if (classThresholds) head.classThresholds = classThresholds;
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
+  if (process.env.INTENT_CSAM_BACKSTOP) head.backstop = backstopOf(process.env.INTENT_CSAM_BACKSTOP, head);
 
   const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
   const benignReadings = new Set(
@@ -701,6 +728,7 @@ async function trainGate(): Promise<void> {
     classThresholds,
     regBen,
     regAsk: !!process.env.INTENT_REGASK,
+    backstop: head.backstop ? { from: head.backstop.from, sha256: head.backstop.sha256 } : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,

@@ -5,10 +5,21 @@
  * reading's harm toward the training readings it is closest to; the topic gate passes a reading only when its
  * probability of a blocked topic reaches the threshold of the reading's harm class (CSAM's when CSAM holds a
  * fifth of it), and a head without a gate lets every reading pass; class thresholds name the harm classes whose
- * own probability reaches them, and a head without them names none.
+ * own probability reaches them, and a head without them names none; a CSAM backstop refuses as CSAM what the head it
+ * was copied from refuses as CSAM (its gate, its CSAM threshold, its harm threshold with CSAM first or second), and
+ * nothing else.
  */
 import { expect } from 'chai';
-import { CSAM_SECOND, HEAD_FEATURES, IntentHead, Neighbours, softmaxScores, type GateDoc, type IntentHeadDoc } from '../../src/guard/model/head.js';
+import {
+  CSAM_SECOND,
+  HEAD_FEATURES,
+  IntentHead,
+  Neighbours,
+  softmaxScores,
+  type BackstopDoc,
+  type GateDoc,
+  type IntentHeadDoc,
+} from '../../src/guard/model/head.js';
 
 const base = (over: Partial<IntentHeadDoc>): IntentHeadDoc => ({
   features: HEAD_FEATURES,
@@ -227,5 +238,70 @@ describe('guard: intent head arithmetic', () => {
     expect(() => new IntentHead(base({ classThresholds: { cbrn: 0 } }))).to.throw(/class threshold of cbrn out of/);
     expect(() => new IntentHead(base({ classThresholds: { cbrn: 1.2 } }))).to.throw(/class threshold of cbrn out of/);
     expect(() => new IntentHead(base({ classThresholds: { cbrn: 0.4 } }))).not.to.throw();
+  });
+
+  it('CSAM backstop: refuses as CSAM what the head it was copied from refuses as CSAM, and nothing else', () => {
+    // The backstop's classes read x0 as CSAM and x1 as CBRN; the head's own weights are all zero (even probabilities).
+    const backstop: BackstopDoc = {
+      from: 'h.json',
+      sha256: 's',
+      mean: [0, 0],
+      scale: [1, 1],
+      weights: [
+        [0, 0],
+        [0, 1],
+        [1, 0],
+        [0, 0],
+      ],
+      bias: [0, 0, 0, 0],
+      threshold: 0.7,
+      csamThreshold: 0.6,
+    };
+    const head = new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop }));
+    // x = (2, 0): P(csam) = e^2 / (3 + e^2) = 0.71, at its CSAM threshold.
+    expect(head.backstopCsam(Float64Array.from([2, 0]))).to.equal(true);
+    // x = (0.5, 0): P(csam) = 0.35, below it; harm 0.78 reaches 0.7 with CSAM the most probable harm class.
+    expect(head.backstopCsam(Float64Array.from([0.5, 0]))).to.equal(true);
+    // x = (0, 2): harm 0.90, but CBRN first and CSAM below CSAM_SECOND: not a CSAM refusal of that head.
+    expect(head.backstopCsam(Float64Array.from([0, 2]))).to.equal(false);
+    // x = (-3, 0): harm 0.67, below 0.7.
+    expect(head.backstopCsam(Float64Array.from([-3, 0]))).to.equal(false);
+    // Its gate is the head's: a reading the gate turns away is not refused, however CSAM reads.
+    const gate: GateDoc = {
+      mean: [0, 0],
+      scale: [1, 1],
+      weights: [
+        [0, 0],
+        [0, 0],
+      ],
+      bias: [0, -10],
+      thresholds: { cbrn: 0.1, csam: 0.02, fraud: 0.1 },
+      linesSha256: 'g',
+    };
+    const gated = new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop, gate }));
+    expect(gated.backstopCsam(Float64Array.from([2, 0]))).to.equal(false);
+    expect(
+      new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop, gate: { ...gate, bias: [0, 10] } })).backstopCsam(Float64Array.from([2, 0])),
+    ).to.equal(true);
+    // Without a backstop nothing is refused by it.
+    expect(new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1] })).backstopCsam(Float64Array.from([2, 0]))).to.equal(false);
+  });
+
+  it('refuses a backstop that does not fit the head, lacks a CSAM class or holds a threshold out of (0, 1]', () => {
+    const backstop: BackstopDoc = {
+      from: 'h.json',
+      sha256: 's',
+      mean: [0, 0],
+      scale: [1, 1],
+      weights: FOUR.weights,
+      bias: FOUR.bias,
+      threshold: 0.7,
+      csamThreshold: 0.5,
+    };
+    expect(() => new IntentHead(base({ ...FOUR, backstop: { ...backstop, weights: FOUR.weights.slice(1) } }))).to.throw(/backstop weights/);
+    expect(() => new IntentHead(base({ ...FOUR, backstop: { ...backstop, mean: [0] } }))).to.throw(/backstop weights/);
+    expect(() => new IntentHead(base({ backstop: { ...backstop, weights: FOUR.weights.slice(0, 2), bias: [0, 0] } }))).to.throw(/needs a csam class/);
+    expect(() => new IntentHead(base({ ...FOUR, backstop: { ...backstop, csamThreshold: 0 } }))).to.throw(/backstop thresholds/);
+    expect(() => new IntentHead(base({ ...FOUR, backstop }))).not.to.throw();
   });
 });

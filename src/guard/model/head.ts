@@ -33,6 +33,14 @@
  * refused whatever its framing (CSAM: an ask the head reads as 0.4 CSAM and 0.6 benign is still refused). A
  * head without them decides as before.
  *
+ * The head may also hold a *CSAM backstop* (`backstop`): the weights of another ask head (the one configured
+ * before it) whose CSAM verdicts it keeps. A reading that head would have refused as CSAM (its gate passes on
+ * that head's probabilities, and its probability of CSAM reaches its CSAM threshold, or its harm reaches its
+ * own threshold with CSAM the most probable harm class or holding at least CSAM_SECOND) is refused as CSAM by
+ * this head too, whatever this head reads. A new ask head trained to refuse less benign text can then not
+ * lose a CSAM ask the head before it refused, on the same readings; what it costs is that head's CSAM
+ * refusals of benign text, which stay. A head without it decides as before.
+ *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
  * refused when loaded, since its weights would read another embedding space.
@@ -70,6 +78,8 @@ export interface IntentHeadDoc {
   gate?: GateDoc;
   /** Per harm class, the probability of that class alone at which a reading the gate passes is refused (see above). */
   classThresholds?: Record<string, number>;
+  /** The CSAM backstop (see above), when the head has one. */
+  backstop?: BackstopDoc;
   /** sha256 of training lines the ask head read beyond the corpus and the gate's lines (scripts/train-guard-intent.ts evasiveLines), when any. */
   extraLinesSha256?: string;
   evaluation?: unknown;
@@ -93,6 +103,22 @@ export interface GateDoc {
   topicConcepts?: string[];
   /** sha256 of the lines the gate was trained on beside the corpus (the trainer's gateLines). */
   linesSha256: string;
+}
+
+/** Another ask head's arithmetic and thresholds, kept for its CSAM verdicts (see above). */
+export interface BackstopDoc {
+  /** The head file it was copied from, and that file's sha256, for the record. */
+  from: string;
+  sha256: string;
+  mean: number[];
+  scale: number[];
+  hidden?: { weights: number[][]; bias: number[] };
+  /** One row per class of the head (the same classes, in the same order). */
+  weights: number[][];
+  bias: number[];
+  /** The shared threshold that head was configured with, and its CSAM threshold. */
+  threshold: number;
+  csamThreshold: number;
 }
 
 /** A harm class holding this much of a reading's probability is refused too (intent-model.ts); so CSAM's gate threshold applies from here. */
@@ -220,6 +246,22 @@ export class IntentHead {
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
     }
+    const b = doc.backstop;
+    if (b) {
+      const bRead = b.hidden ? b.hidden.weights.length : width;
+      if (
+        b.mean.length !== width ||
+        b.scale.length !== width ||
+        b.weights.length !== doc.classes.length ||
+        b.bias.length !== doc.classes.length ||
+        b.weights.some((w) => w.length !== bRead) ||
+        (b.hidden && (b.hidden.bias.length !== b.hidden.weights.length || b.hidden.weights.some((w) => w.length !== width)))
+      )
+        throw new Error('intent head: backstop weights, mean and scale do not agree with dim, concepts and classes');
+      if (doc.classes.indexOf('csam') < 1) throw new Error('intent head: a backstop needs a csam class');
+      if (!(b.threshold > 0 && b.threshold <= 1) || !(b.csamThreshold > 0 && b.csamThreshold <= 1))
+        throw new Error('intent head: backstop thresholds out of (0, 1]');
+    }
     this.classFloors = Object.entries(doc.classThresholds ?? {}).map(([c, t]) => {
       const at = doc.classes.indexOf(c);
       if (at < 1) throw new Error(`intent head: class threshold for "${c}", which is not a harm class of the head`);
@@ -238,6 +280,24 @@ export class IntentHead {
     const out: number[] = [];
     for (const [c, t] of this.classFloors) if (p[c]! >= t) out.push(c);
     return out;
+  }
+
+  /**
+   * Whether the backstop head (see above) refuses the reading `x` (input(), words `words`) as CSAM: the gate
+   * passes on its probabilities, and its CSAM probability reaches its CSAM threshold, or its harm reaches its
+   * threshold with CSAM the most probable harm class or at least CSAM_SECOND. False without a backstop.
+   */
+  backstopCsam(x: Float64Array, words?: readonly string[]): boolean {
+    const b = this.doc.backstop;
+    if (!b) return false;
+    const p = softmaxScores(x, b);
+    if (!this.gatePasses(p, x, words)) return false;
+    const csam = this.classes.indexOf('csam');
+    if (p[csam]! >= b.csamThreshold) return true;
+    if (1 - p[0]! < b.threshold) return false;
+    let top = 1;
+    for (let c = 2; c < p.length; c++) if (p[c]! > p[top]!) top = c;
+    return top === csam || p[csam]! >= CSAM_SECOND;
   }
 
   /** The gate's probability that the reading `x` (input()) concerns a blocked topic; 1 when the head has no gate. */

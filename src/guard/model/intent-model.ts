@@ -179,13 +179,17 @@ export class IntentModel {
       const words = intentWords(normalise(r).text);
       const x = this.head.input(vectors[i]!, words);
       const p = this.head.probabilities(x);
+      // A reading the backstop head (head.ts) refuses as CSAM is refused as CSAM whatever this head reads.
+      const back = this.head.backstopCsam(x, words);
       // A reading the topic gate finds off every blocked topic is not refused, however its harm reads.
-      if (!this.head.gatePasses(p, x, words)) {
+      const passes = this.head.gatePasses(p, x, words);
+      if (!passes && !back) {
         if (0 > worstHarm) [worst, worstHarm] = [p, 0];
         return;
       }
-      let harm = this.head.harm(p, vectors[i]!, this.doc.threshold);
-      const at = this.head.classesAtFloor(p);
+      let harm = passes ? this.head.harm(p, vectors[i]!, this.doc.threshold) : 0;
+      const at = passes ? this.head.classesAtFloor(p) : [];
+      if (back) at.push(this.head.classes.indexOf('csam'));
       if (at.length > 0) {
         for (const c of at) floored.add(c);
         harm = Math.max(harm, this.doc.threshold);

@@ -1,0 +1,98 @@
+/**
+ * The candidate of the round after sets G and Y (rules/guardrails-intent-head-traps.json, at threshold 0.7; not the
+ * configured head): the configured head's setting with the evasive asks, the buried lines and the benign trap lines
+ * (test/fixtures/guard/intent/evasive/) in the ask head, and a CSAM backstop (src/guard/model/head.ts): the configured
+ * ask head's weights and thresholds, so a reading the configured model refuses as CSAM is refused as CSAM. The file must
+ * be the one the trainer writes today (its inputs' hashes: corpus, encoder, gate lines, evasive lines, the configured
+ * head it keeps as backstop). Read through the runtime as red-team calls, it loses no CSAM ask of sets G and Y that
+ * the configured model refuses. docs/guardrails.md ("A CSAM backstop and benign traps") has the rule that judges it
+ * (sets H and Z decide) and its figures.
+ */
+import { expect } from 'chai';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { evasiveLines, gateLines, readCorpus } from '../../scripts/train-guard-intent.js';
+import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
+import { encoderFiles } from '../../src/guard/model/encoder.js';
+import type { IntentHeadDoc } from '../../src/guard/model/head.js';
+import { IntentModel } from '../../src/guard/model/intent-model.js';
+import { REPO } from '../helpers/gateway.js';
+import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
+
+const CANDIDATE = 'guardrails-intent-head-traps.json';
+const THRESHOLD = 0.7;
+/** INTENT_EVASIVE of the command that writes it (docs/guardrails.md). */
+const EVASIVE = 'asks.tsv,buried.tsv,benign-traps.tsv';
+const CONFIGURED = { head: 'guardrails-intent-head-recall.json', threshold: 0.7 };
+
+interface Row {
+  id: string;
+  label: 'benign' | 'cbrn' | 'csam' | 'fraud';
+  messages: Array<{ role: string; content: string }>;
+}
+
+describe('guard: the trap-lines candidate with a CSAM backstop', function () {
+  this.timeout(900_000);
+  const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
+  const text = (f: string) => readFileSync(`${RULES_DIR}${f}`, 'utf8');
+  const read = (f: string) => JSON.parse(text(f)) as IntentHeadDoc;
+
+  it('is what the trainer writes today: this corpus, encoder, gate lines and evasive lines, the configured head as backstop', () => {
+    const head = read(CANDIDATE);
+    const configured = read(CONFIGURED.head);
+    expect(head.corpusSha256).to.equal(readCorpus().sha256);
+    expect(head.encoderSha256).to.equal(encoderFiles().sha256);
+    expect(head.gate?.linesSha256).to.equal(gateLines().sha256);
+    expect(head.extraLinesSha256).to.equal(evasiveLines(EVASIVE).sha256);
+    expect(head.classThresholds).to.deep.equal({ csam: 0.5 });
+    // The gate is the configured head's, weight for weight; the backstop is its ask head and thresholds.
+    expect(head.gate).to.deep.equal(configured.gate);
+    expect(head.backstop?.sha256).to.equal(createHash('sha256').update(text(CONFIGURED.head)).digest('hex'));
+    expect([head.backstop?.weights, head.backstop?.bias, head.backstop?.mean, head.backstop?.scale]).to.deep.equal([
+      configured.weights,
+      configured.bias,
+      configured.mean,
+      configured.scale,
+    ]);
+    expect([head.backstop?.threshold, head.backstop?.csamThreshold]).to.deep.equal([CONFIGURED.threshold, 0.5]);
+  });
+
+  describe('through the runtime', () => {
+    let model: IntentModel;
+    let configured: IntentModel;
+    before(() => {
+      model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, threshold: THRESHOLD, timeoutMs: 120_000, queue: 1_000 });
+      configured = new IntentModel({ ...doc.intentModel!, ...CONFIGURED, timeoutMs: 120_000, queue: 1_000 });
+    });
+    after(() => Promise.all([model.close(), configured.close()]));
+
+    it('sets G and Y as red-team calls: refuses every CSAM ask the configured model refuses', async () => {
+      const guard = compileGuardrails(doc, { intentModel: model });
+      const before = compileGuardrails(doc, { intentModel: configured });
+      const rows = ['set-g', 'set-y'].flatMap((s) =>
+        readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Row)
+          .filter((r) => r.label === 'csam'),
+      );
+      expect(rows.length).to.equal(110);
+      const lost: string[] = [];
+      let caught = 0;
+      let was = 0;
+      // One call at a time, as a client would send them.
+      for (const r of rows) {
+        const v = await guard.classify({ messages: r.messages }, { team: 'red' });
+        expect(v.failures ?? [], r.id).to.deep.equal([]);
+        const now = blockFindings(v).length > 0;
+        const then = blockFindings(await before.classify({ messages: r.messages }, { team: 'red' })).length > 0;
+        if (now) caught++;
+        if (then) was++;
+        if (then && !now) lost.push(r.id);
+      }
+      console.log(`      sets G and Y, CSAM asks refused: ${caught}/110 (configured model: ${was})`);
+      expect(lost, 'CSAM asks the configured model refuses').to.deep.equal([]);
+      expect(caught).to.be.at.least(was);
+    });
+  });
+});
