@@ -1,5 +1,6 @@
 /**
- * The configured head (rules/guardrails-intent-head-recall.json, at threshold 0.7): the two-stage head whose ask head is
+ * The recall head (rules/guardrails-intent-head-recall.json, at threshold 0.7; configured until the traps head, which
+ * keeps it as its CSAM backstop, replaced it): the two-stage head whose ask head is
  * also trained on the register asks and the registers' defensive lines (scripts/train-guard-intent.ts INTENT_REGASK,
  * INTENT_REGBEN), with a threshold of CSAM's own (src/guard/model/head.ts classThresholds: a reading the topic gate
  * passes is refused as CSAM when its probability of CSAM reaches 0.5). Read through the runtime as red-team calls on

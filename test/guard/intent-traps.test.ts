@@ -1,11 +1,11 @@
 /**
- * The candidate of the round after sets G and Y (rules/guardrails-intent-head-traps.json, at threshold 0.7; not the
- * configured head): the configured head's setting with the evasive asks, the buried lines and the benign trap lines
- * (test/fixtures/guard/intent/evasive/) in the ask head, and a CSAM backstop (src/guard/model/head.ts): the configured
- * ask head's weights and thresholds, so a reading the configured model refuses as CSAM is refused as CSAM. The file must
- * be the one the trainer writes today (its inputs' hashes: corpus, encoder, gate lines, evasive lines, the configured
+ * The configured head (rules/guardrails-intent-head-traps.json, at threshold 0.69), adopted by the round after sets
+ * G and Y: the recall head's setting with the evasive asks, the buried lines and the benign trap lines
+ * (test/fixtures/guard/intent/evasive/) in the ask head, and a CSAM backstop (src/guard/model/head.ts): the recall
+ * ask head's weights and thresholds, so a reading the recall head refuses as CSAM is refused as CSAM. The file must
+ * be the one the trainer writes today (its inputs' hashes: corpus, encoder, gate lines, evasive lines, the recall
  * head it keeps as backstop). Read through the runtime as red-team calls, it loses no CSAM ask of sets G and Y that
- * the configured model refuses. docs/guardrails.md ("A CSAM backstop and benign traps") has the rule that judges it
+ * the recall head refuses. docs/guardrails.md ("A CSAM backstop and benign traps") has the rule that judges it
  * (sets H and Z decide) and its figures.
  */
 import { expect } from 'chai';
@@ -20,7 +20,7 @@ import { REPO } from '../helpers/gateway.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 
 const CANDIDATE = 'guardrails-intent-head-traps.json';
-const THRESHOLD = 0.7;
+const THRESHOLD = 0.69;
 /** INTENT_EVASIVE of the command that writes it (docs/guardrails.md). */
 const EVASIVE = 'asks.tsv,buried.tsv,benign-traps.tsv';
 const CONFIGURED = { head: 'guardrails-intent-head-recall.json', threshold: 0.7 };
