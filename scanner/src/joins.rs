@@ -11,17 +11,7 @@
 //! run longer than a quantifier's bound fails the alternative (the unit after the bound is one more of the
 //! run, which nothing after it accepts). The alternatives are tried in the expression's order.
 
-/// Past the text: no unit compares equal to it.
-const END: u32 = 0x10000;
-
-#[inline]
-fn at(t: &[u16], i: usize) -> u32 {
-    if i < t.len() {
-        t[i] as u32
-    } else {
-        END
-    }
-}
+use crate::units::at;
 
 #[inline]
 fn quote(c: u32) -> bool {

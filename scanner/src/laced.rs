@@ -7,17 +7,7 @@
 //! of the loop that reads the others. search.rs reads every offset once for this and keywords.rs.
 
 const MAX_GROUP: u32 = 4;
-/// Past the text: no unit compares equal to it.
-const END: u32 = 0x10000;
-
-#[inline]
-fn at(t: &[u16], i: usize) -> u32 {
-    if i < t.len() {
-        t[i] as u32
-    } else {
-        END
-    }
-}
+use crate::units::at;
 
 #[inline]
 pub(crate) fn is_token_code(c: u32) -> bool {

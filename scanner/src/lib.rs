@@ -38,6 +38,7 @@ mod refs;
 mod runs;
 mod search;
 mod squeezed;
+mod units;
 mod words;
 
 // What the host (TypeScript) decides for this module, so that both scanners read characters alike.

@@ -4,17 +4,7 @@
 //! followed by `#` or a letter, in its one reading of the text, until one is found. Each run is bounded
 //! and followed by `;`, which none of its units is: the greedy reading is the only one that can match.
 
-/// Past the text: no unit compares equal to it.
-const END: u32 = 0x10000;
-
-#[inline]
-fn at(t: &[u16], i: usize) -> u32 {
-    if i < t.len() {
-        t[i] as u32
-    } else {
-        END
-    }
-}
+use crate::units::at;
 
 /// The run of units `class` accepts from `i`, counted up to `max + 1`.
 #[inline]
