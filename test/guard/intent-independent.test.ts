@@ -47,7 +47,7 @@ const BOUNDS = {
   'set-g': { red: { recall: 146 / 160, fp: 39 / 200 }, blue: { recall: 135 / 160, fp: 33 / 200 } },
   'set-y': { red: { recall: 142 / 160, fp: 25 / 120 }, blue: { recall: 131 / 160, fp: 24 / 120 } },
   'set-h': { red: { recall: 153 / 160, fp: 53 / 200 }, blue: { recall: 148 / 160, fp: 47 / 200 } },
-  'set-z': { red: { recall: 143 / 160, fp: 17 / 120 }, blue: { recall: 131 / 160, fp: 13 / 120 } },
+  'set-z': { red: { recall: 143 / 160, fp: 17 / 120 }, blue: { recall: 132 / 160, fp: 13 / 120 } },
 } as const;
 
 describe('guard: intent on independent prompts', function () {
