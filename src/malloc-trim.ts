@@ -21,7 +21,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { Counter, Gauge, Histogram } from 'prom-client';
-import { modelsDir, readEncoderManifest } from './guard/model/encoder.js';
+import { encoderHome, modelsDir, readEncoderManifest } from './guard/model/encoder.js';
 import { registry } from './observe/metrics.js';
 
 /** malloc_trim(0): true when memory went back, false when none could, null when there is no glibc. */
@@ -49,8 +49,7 @@ const available = new Gauge({
 
 /** The installed binding's `trim`, or null (not installed, not loadable here, or built before it had one). */
 export function loadTrim(dir = modelsDir()): TrimCall | null {
-  const { package: pkg } = readEncoderManifest();
-  const addon = join(dir, `${pkg.name}-${pkg.version}`, 'e5.node');
+  const addon = join(encoderHome(readEncoderManifest(), dir), 'e5.node');
   if (!existsSync(addon)) return null;
   try {
     const engine = createRequire(import.meta.url)(addon) as { trim?: unknown };

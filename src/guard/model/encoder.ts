@@ -61,13 +61,18 @@ export function modelsDir(env: Record<string, string | undefined> = process.env)
   return env.PORTCULLIS_MODELS || join(homedir(), '.cache', 'portcullis', 'models');
 }
 
+/** Where the manifest's package is installed under `dir`: the weights and e5.node, the engine's binding. */
+export function encoderHome(manifest: EncoderManifest, dir = modelsDir()): string {
+  return join(dir, `${manifest.package.name}-${manifest.package.version}`);
+}
+
 /** The installed encoder files, their hash checked (once per process and manifest). Throws with the remedy. */
 export function encoderFiles(file = 'guardrails-intent-encoder.json', dir = modelsDir()): EncoderFiles {
   const key = `${file}\u0000${dir}`;
   const hit = checked.get(key);
   if (hit) return hit;
   const manifest = readEncoderManifest(file);
-  const home = join(dir, `${manifest.package.name}-${manifest.package.version}`);
+  const home = encoderHome(manifest, dir);
   const weights = join(home, manifest.weights.split('/').pop()!);
   const addon = join(home, 'e5.node');
   if (!existsSync(weights) || !existsSync(addon)) {

@@ -215,6 +215,22 @@ export function headInput(embedding: Float32Array, words: readonly string[], con
   return out;
 }
 
+/**
+ * Whether a second model over the same input (the gate, the backstop) has the shapes softmaxScores reads:
+ * `width` numbers in, an optional hidden layer over them, `outputs` rows out.
+ */
+function layersAgree(p: Pick<IntentHeadDoc, 'mean' | 'scale' | 'weights' | 'bias' | 'hidden'>, width: number, outputs: number): boolean {
+  const read = p.hidden ? p.hidden.weights.length : width;
+  return (
+    p.mean.length === width &&
+    p.scale.length === width &&
+    p.weights.length === outputs &&
+    p.bias.length === outputs &&
+    p.weights.every((w) => w.length === read) &&
+    (!p.hidden || (p.hidden.bias.length === p.hidden.weights.length && p.hidden.weights.every((w) => w.length === width)))
+  );
+}
+
 export class IntentHead {
   readonly classes: readonly string[];
   readonly concepts: ConceptMap;
@@ -233,30 +249,13 @@ export class IntentHead {
     this.neighbours = doc.neighbours ? new Neighbours(doc.neighbours, doc.dim) : undefined;
     const g = doc.gate;
     if (g) {
-      const gRead = g.hidden ? g.hidden.weights.length : width;
-      if (
-        g.mean.length !== width ||
-        g.scale.length !== width ||
-        g.weights.length !== 2 ||
-        g.bias.length !== 2 ||
-        g.weights.some((w) => w.length !== gRead) ||
-        (g.hidden && (g.hidden.bias.length !== g.hidden.weights.length || g.hidden.weights.some((w) => w.length !== width)))
-      )
-        throw new Error('intent head: gate weights, mean and scale do not agree with dim and concepts');
+      if (!layersAgree(g, width, 2)) throw new Error('intent head: gate weights, mean and scale do not agree with dim and concepts');
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
     }
     const b = doc.backstop;
     if (b) {
-      const bRead = b.hidden ? b.hidden.weights.length : width;
-      if (
-        b.mean.length !== width ||
-        b.scale.length !== width ||
-        b.weights.length !== doc.classes.length ||
-        b.bias.length !== doc.classes.length ||
-        b.weights.some((w) => w.length !== bRead) ||
-        (b.hidden && (b.hidden.bias.length !== b.hidden.weights.length || b.hidden.weights.some((w) => w.length !== width)))
-      )
+      if (!layersAgree(b, width, doc.classes.length))
         throw new Error('intent head: backstop weights, mean and scale do not agree with dim, concepts and classes');
       if (doc.classes.indexOf('csam') < 1) throw new Error('intent head: a backstop needs a csam class');
       if (!(b.threshold > 0 && b.threshold <= 1) || !(b.csamThreshold > 0 && b.csamThreshold <= 1))
