@@ -18,6 +18,9 @@
  * came; one after the last fails the run, and one after the run ends the process. Uncaught exceptions mocha
  * fails tests on by itself.
  *
+ * Durations: the time of every test and hook is summed per test file, and the end of the run prints the slowest
+ * files, so the CI lanes (.ci/run) can be balanced on what each suite costs, not on guesses.
+ *
  * Handles: the run does not force its own exit. Once every suite is done, if the process is still up a few
  * seconds later, the handles that keep it up (sockets, servers, timers, children) are printed and the run
  * exits 1: a leaked handle fails the run rather than hanging it.
@@ -171,12 +174,17 @@ process.on('unhandledRejection', (reason, promise) => {
  * drain), and a runnable that would pass fails instead with what went unhandled.
  */
 const originalRun = Mocha.Runnable.prototype.run;
+/** Milliseconds spent in each test file's tests and hooks. */
+const fileMs = new Map<string, number>();
 Mocha.Runnable.prototype.run = function (this: Mocha.Runnable, callback: (err?: unknown) => void) {
   // eslint-disable-next-line @typescript-eslint/no-this-alias -- the runnable is what a rejection is recorded against
   running = this;
   const before = between;
   between = [];
+  const started = performance.now();
   return originalRun.call(this, (err?: unknown) => {
+    const file = this.file ?? this.parent?.file;
+    if (file) fileMs.set(file, (fileMs.get(file) ?? 0) + performance.now() - started);
     setImmediate(() => {
       if (running === this) running = null;
       lastEnded = this.fullTitle();
@@ -240,6 +248,7 @@ export const mochaHooks = {
 /** After every suite and every root `after` hook (a shared cluster stops in one). */
 export function mochaGlobalTeardown(): void {
   runEnded = true;
+  printSlowest(15);
   if (between.length) {
     for (const { reason, after } of between) {
       process.stderr.write(`[hooks] after "${after}" ended, the run's last: ${unhandledRejectionError(reason).stack}\n`);
@@ -264,4 +273,14 @@ export function mochaGlobalTeardown(): void {
     process.exit(1);
   }, CLOSE_GRACE_MS);
   timer.unref();
+}
+
+/** The files whose tests and hooks took longest, with the run's total. */
+function printSlowest(n: number): void {
+  const total = [...fileMs.values()].reduce((a, b) => a + b, 0);
+  if (fileMs.size < 2) return;
+  const rows = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, n);
+  const cwd = `${process.cwd()}/`;
+  process.stderr.write(`[hooks] the ${rows.length} slowest of ${fileMs.size} test files (${(total / 1000).toFixed(0)} s in tests and hooks):\n`);
+  for (const [file, ms] of rows) process.stderr.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(cwd, '')}\n`);
 }
