@@ -25,7 +25,7 @@
  *    of ours is on the stack (HTTP parsing, socket reads, the Redis client's replies), to the innermost
  *    frame there is, marked `(no portcullis frame)`; `--depth N` names the N innermost portcullis frames
  *    (the function, then its callers), to tell apart the callers of a shared helper;
- *  - by allocating function (self): the innermost frame, whoever's;
+ *  - by allocating function (self): the innermost frame, whoever's (a V8 builtin's with its caller);
  *  - inclusive: every portcullis function on the stack, counted once.
  * `--compare` measures HEAD and the working tree side by side, rounds interleaved, and prints both columns.
  */
@@ -132,7 +132,9 @@ function tally(head: HeapNode, root: string, into: Tally): void {
     const here = [...stack, siteName(node.callFrame, root)];
     if (node.selfSize > 0) {
       into.bytes += node.selfSize;
-      add(into.self, here.at(-1)!.name, node.selfSize);
+      // A builtin's allocation (an array's push, a regexp's exec, an iterator's next) is named with its caller.
+      const self = here.at(-1)!;
+      add(into.self, self.owner === 'v8' && here.length > 1 ? `${self.name}  <  ${here.at(-2)!.name}` : self.name, node.selfSize);
       const ours = here.filter((f) => f.owner === 'portcullis').slice(-depth);
       const other = here.findLast((f) => f.owner !== 'v8' && f.owner !== 'program') ?? here.at(-1)!;
       add(into.ours, ours.length ? ours.reverse().map((f) => f.name).join('  <  ') : `(no portcullis frame) ${other.name}`, node.selfSize);
