@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/alloc.ts [--size small|large] [--stream] [--seconds 6] [--rounds 3] [--warmup 15]
  *                          [--connections 16] [--interval 4096] [--top 25] [--depth 1] [--gateway auto|worktree|head]
- *                          [--compare] [--pin]
+ *                          [--compare] [--pin] [--rate N] [--idle 5]
  *
  * The gateway starts as bench/cpu-per-call.ts starts it (the built snapshot, a real redis-server, the instant
  * mock; bench/harness/portcullis.ts), with the inspector on a free local port. After the warm-up (V8's
@@ -28,6 +28,12 @@
  *  - by allocating function (self): the innermost frame, whoever's (a V8 builtin's with its caller);
  *  - inclusive: every portcullis function on the stack, counted once.
  * `--compare` measures HEAD and the working tree side by side, rounds interleaved, and prints both columns.
+ *
+ * What the gateway allocates between calls is charged to them, so the figure a call grows as the rate falls
+ * (on a loaded machine, 225 KiB a call at 130 calls a second and 245 at 40, the same build). Hence `--idle SEC`
+ * (default 5, 0 for none): each side's allocation with no load, measured once before the rounds and printed
+ * as KiB a second; each round is also given less that rate over its length. `--rate N` loads both sides at
+ * the same fixed rate instead of at saturation, so that they carry the same share of it.
  */
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +59,8 @@ const { values: args } = parseArgs({
     gateway: { type: 'string', default: 'auto' },
     compare: { type: 'boolean', default: false },
     pin: { type: 'boolean', default: false },
+    rate: { type: 'string' },
+    idle: { type: 'string', default: '5' },
   },
 });
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -153,6 +161,9 @@ interface Side {
   gw: Portcullis;
   inspector: Inspector;
   perCall: number[];
+  /** The same, less what the side allocated idle over as long (bytes a second, measured before the rounds). */
+  perCallBusy: number[];
+  idlePerSec: number;
   calls: number;
   sites: Tally;
 }
@@ -180,7 +191,7 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
   const inspector = await Inspector.open(url);
   await inspector.send('HeapProfiler.enable');
   log(`${name}: gateway ${snapshot.source}`);
-  return { name, snapshot, gw, inspector, perCall: [], calls: 0, sites: { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() } };
+  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() } };
 }
 
 const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
@@ -194,23 +205,38 @@ const load = (s: Side, durationSec: number) =>
     body,
     connections: Number(args.connections),
     durationSec,
-    minAnswers: 1,
+    ...(args.rate ? { rate: Number(args.rate) } : { minAnswers: 1 }),
   });
+
+/** One sampling window: what the gateway allocated while `during` ran, in bytes, with its sites. */
+async function sampled<T>(s: Side, during: () => Promise<T>): Promise<{ tally: Tally; result: T }> {
+  await s.inspector.send('HeapProfiler.startSampling', {
+    samplingInterval: Number(args.interval),
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  const result = await during();
+  const { profile } = await s.inspector.send<{ profile: { head: HeapNode } }>('HeapProfiler.stopSampling');
+  const t: Tally = { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() };
+  tally(profile.head, s.snapshot.dir, t);
+  return { tally: t, result };
+}
 try {
   log(`${args.size}${args.stream ? '-stream' : ''} calls; warming up`);
   for (const s of sides) await load(s, Number(args.warmup));
+  // What the gateway allocates with no call at all (timers, the metrics, the store's connections): charged to
+  // the calls of a window, it weighs more per call the fewer calls a second a side reaches.
+  for (const s of sides) {
+    if (Number(args.idle) <= 0) break;
+    const idle = await sampled(s, () => new Promise((resolve) => setTimeout(resolve, Number(args.idle) * 1000)));
+    s.idlePerSec = idle.tally.bytes / Number(args.idle);
+    log(`  ${s.name}: ${(s.idlePerSec / 1024).toFixed(1)} KiB a second allocated idle`);
+  }
   for (let i = 0; i < Number(args.rounds); i++) {
     for (const s of [...sides.slice(i % sides.length), ...sides.slice(0, i % sides.length)]) {
-      await s.inspector.send('HeapProfiler.startSampling', {
-        samplingInterval: Number(args.interval),
-        includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
-      });
-      const r = await load(s, Number(args.seconds));
-      const { profile } = await s.inspector.send<{ profile: { head: HeapNode } }>('HeapProfiler.stopSampling');
-      const round: Tally = { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() };
-      tally(profile.head, s.snapshot.dir, round);
+      const { tally: round, result: r } = await sampled(s, () => load(s, Number(args.seconds)));
       s.perCall.push(round.bytes / r.ok);
+      s.perCallBusy.push((round.bytes - s.idlePerSec * r.durationSec) / r.ok);
       s.calls += r.ok;
       s.sites.bytes += round.bytes;
       for (const k of ['ours', 'self', 'inclusive'] as const) for (const [site, b] of round[k]) add(s.sites[k], site, b);
@@ -225,7 +251,10 @@ try {
       .join(' ')}`,
   );
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  for (const s of sides) log(`median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB allocated a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+  for (const s of sides) {
+    log(`median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB allocated a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+    log(`  less the idle allocation: ${(median(s.perCallBusy) / 1024).toFixed(1)} KiB a call (rounds: ${s.perCallBusy.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+  }
   const top = Number(args.top);
   const kib = (b: number) => (b / 1024).toFixed(2).padStart(8);
   const views: Array<[keyof Omit<Tally, 'bytes'>, string]> = [
