@@ -20,6 +20,8 @@
  * between calls in the window (timers, the metrics' and the store's own work) is charged to the calls.
  *
  * It prints the median bytes a call over the rounds, then the allocating sites over all rounds, bytes a call:
+ *  - by owner: the innermost frame that has a file (a builtin's allocation goes to its caller): portcullis,
+ *    a package (koa, @redis/client, undici, pino...) or node;
  *  - by our code: each allocation charged to the innermost portcullis function on its stack (Node's, Koa's,
  *    the Redis client's and V8's own allocations to the code of ours that called them), or, when no frame
  *    of ours is on the stack (HTTP parsing, socket reads, the Redis client's replies), to the innermost
@@ -121,6 +123,7 @@ const add = (m: Sites, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 
 interface Tally {
   bytes: number;
+  owner: Sites;
   ours: Sites;
   self: Sites;
   inclusive: Sites;
@@ -143,8 +146,9 @@ function tally(head: HeapNode, root: string, into: Tally): void {
       // A builtin's allocation (an array's push, a regexp's exec, an iterator's next) is named with its caller.
       const self = here.at(-1)!;
       add(into.self, self.owner === 'v8' && here.length > 1 ? `${self.name}  <  ${here.at(-2)!.name}` : self.name, node.selfSize);
+      const other = here.findLast((f) => f.owner !== 'v8' && f.owner !== 'program') ?? self;
+      add(into.owner, other.owner, node.selfSize);
       const ours = here.filter((f) => f.owner === 'portcullis').slice(-depth);
-      const other = here.findLast((f) => f.owner !== 'v8' && f.owner !== 'program') ?? here.at(-1)!;
       add(into.ours, ours.length ? ours.reverse().map((f) => f.name).join('  <  ') : `(no portcullis frame) ${other.name}`, node.selfSize);
       for (const name of new Set(here.filter((f) => f.owner === 'portcullis').map((f) => f.name))) add(into.inclusive, name, node.selfSize);
     }
@@ -191,7 +195,7 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
   const inspector = await Inspector.open(url);
   await inspector.send('HeapProfiler.enable');
   log(`${name}: gateway ${snapshot.source}`);
-  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() } };
+  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, owner: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() } };
 }
 
 const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
@@ -217,7 +221,7 @@ async function sampled<T>(s: Side, during: () => Promise<T>): Promise<{ tally: T
   });
   const result = await during();
   const { profile } = await s.inspector.send<{ profile: { head: HeapNode } }>('HeapProfiler.stopSampling');
-  const t: Tally = { bytes: 0, ours: new Map(), self: new Map(), inclusive: new Map() };
+  const t: Tally = { bytes: 0, owner: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() };
   tally(profile.head, s.snapshot.dir, t);
   return { tally: t, result };
 }
@@ -239,7 +243,7 @@ try {
       s.perCallBusy.push((round.bytes - s.idlePerSec * r.durationSec) / r.ok);
       s.calls += r.ok;
       s.sites.bytes += round.bytes;
-      for (const k of ['ours', 'self', 'inclusive'] as const) for (const [site, b] of round[k]) add(s.sites[k], site, b);
+      for (const k of ['owner', 'ours', 'self', 'inclusive'] as const) for (const [site, b] of round[k]) add(s.sites[k], site, b);
       log(
         `  round ${i + 1} ${s.name}: ${(round.bytes / r.ok / 1024).toFixed(1)} KiB a call over ${r.ok} calls (${Math.round(r.rps)} req/s)${r.errors ? `, ${r.errors} ERRORS` : ''}`,
       );
@@ -258,6 +262,7 @@ try {
   const top = Number(args.top);
   const kib = (b: number) => (b / 1024).toFixed(2).padStart(8);
   const views: Array<[keyof Omit<Tally, 'bytes'>, string]> = [
+    ['owner', 'by whose code allocated (the innermost frame with a file: portcullis, a package, node)'],
     ['ours', 'by our code (the innermost portcullis frame)'],
     ['self', 'by allocating function (self)'],
     ['inclusive', 'inclusive, portcullis functions'],
