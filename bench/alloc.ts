@@ -22,6 +22,8 @@
  * It prints the median bytes a call over the rounds, then the allocating sites over all rounds, bytes a call:
  *  - by owner: the innermost frame that has a file (a builtin's allocation goes to its caller): portcullis,
  *    a package (koa, @redis/client, undici, pino...) or node;
+ *  - by area: the folder of the innermost portcullis frame (src/guard, src/store, src/http...), what the view
+ *    below adds up to;
  *  - by our code: each allocation charged to the innermost portcullis function on its stack (Node's, Koa's,
  *    the Redis client's and V8's own allocations to the code of ours that called them), or, when no frame
  *    of ours is on the stack (HTTP parsing, socket reads, the Redis client's replies), to the innermost
@@ -124,6 +126,7 @@ const add = (m: Sites, k: string, v: number) => m.set(k, (m.get(k) ?? 0) + v);
 interface Tally {
   bytes: number;
   owner: Sites;
+  area: Sites;
   ours: Sites;
   self: Sites;
   inclusive: Sites;
@@ -137,6 +140,13 @@ function siteName(frame: CallFrame, root: string): { owner: string; name: string
 
 const depth = Number(args.depth);
 
+/** `src/guard/model/language.ts:48` -> `src/guard`; `src/log.ts:79` -> `src/log.ts`. */
+function areaOf(site: string): string {
+  const path = /(src\/\S+?):\d+$/.exec(site)?.[1] ?? site;
+  const parts = path.split('/');
+  return parts.length > 2 ? `${parts[0]}/${parts[1]}` : path;
+}
+
 /** Walks the sampled allocation tree once, charging each node's bytes to its sites. */
 function tally(head: HeapNode, root: string, into: Tally): void {
   const walk = (node: HeapNode, stack: Array<{ owner: string; name: string }>) => {
@@ -149,6 +159,7 @@ function tally(head: HeapNode, root: string, into: Tally): void {
       const other = here.findLast((f) => f.owner !== 'v8' && f.owner !== 'program') ?? self;
       add(into.owner, other.owner, node.selfSize);
       const ours = here.filter((f) => f.owner === 'portcullis').slice(-depth);
+      add(into.area, ours.length ? areaOf(ours.at(-1)!.name) : `(no portcullis frame) ${other.owner}`, node.selfSize);
       add(into.ours, ours.length ? ours.reverse().map((f) => f.name).join('  <  ') : `(no portcullis frame) ${other.name}`, node.selfSize);
       for (const name of new Set(here.filter((f) => f.owner === 'portcullis').map((f) => f.name))) add(into.inclusive, name, node.selfSize);
     }
@@ -195,7 +206,7 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
   const inspector = await Inspector.open(url);
   await inspector.send('HeapProfiler.enable');
   log(`${name}: gateway ${snapshot.source}`);
-  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, owner: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() } };
+  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, owner: new Map(), area: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() } };
 }
 
 const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
@@ -221,7 +232,7 @@ async function sampled<T>(s: Side, during: () => Promise<T>): Promise<{ tally: T
   });
   const result = await during();
   const { profile } = await s.inspector.send<{ profile: { head: HeapNode } }>('HeapProfiler.stopSampling');
-  const t: Tally = { bytes: 0, owner: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() };
+  const t: Tally = { bytes: 0, owner: new Map(), area: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() };
   tally(profile.head, s.snapshot.dir, t);
   return { tally: t, result };
 }
@@ -243,7 +254,7 @@ try {
       s.perCallBusy.push((round.bytes - s.idlePerSec * r.durationSec) / r.ok);
       s.calls += r.ok;
       s.sites.bytes += round.bytes;
-      for (const k of ['owner', 'ours', 'self', 'inclusive'] as const) for (const [site, b] of round[k]) add(s.sites[k], site, b);
+      for (const k of ['owner', 'area', 'ours', 'self', 'inclusive'] as const) for (const [site, b] of round[k]) add(s.sites[k], site, b);
       log(
         `  round ${i + 1} ${s.name}: ${(round.bytes / r.ok / 1024).toFixed(1)} KiB a call over ${r.ok} calls (${Math.round(r.rps)} req/s)${r.errors ? `, ${r.errors} ERRORS` : ''}`,
       );
@@ -263,6 +274,7 @@ try {
   const kib = (b: number) => (b / 1024).toFixed(2).padStart(8);
   const views: Array<[keyof Omit<Tally, 'bytes'>, string]> = [
     ['owner', 'by whose code allocated (the innermost frame with a file: portcullis, a package, node)'],
+    ['area', 'by the folder of the innermost portcullis frame (src/guard, src/store, ...)'],
     ['ours', 'by our code (the innermost portcullis frame)'],
     ['self', 'by allocating function (self)'],
     ['inclusive', 'inclusive, portcullis functions'],
