@@ -160,7 +160,16 @@ function tally(head: HeapNode, root: string, into: Tally): void {
       add(into.owner, other.owner, node.selfSize);
       const ours = here.filter((f) => f.owner === 'portcullis').slice(-depth);
       add(into.area, ours.length ? areaOf(ours.at(-1)!.name) : `(no portcullis frame) ${other.owner}`, node.selfSize);
-      add(into.ours, ours.length ? ours.reverse().map((f) => f.name).join('  <  ') : `(no portcullis frame) ${other.name}`, node.selfSize);
+      add(
+        into.ours,
+        ours.length
+          ? ours
+              .reverse()
+              .map((f) => f.name)
+              .join('  <  ')
+          : `(no portcullis frame) ${other.name}`,
+        node.selfSize,
+      );
       for (const name of new Set(here.filter((f) => f.owner === 'portcullis').map((f) => f.name))) add(into.inclusive, name, node.selfSize);
     }
     for (const c of node.children) walk(c, here);
@@ -206,7 +215,17 @@ async function side(name: string, choice: SourceChoice): Promise<Side> {
   const inspector = await Inspector.open(url);
   await inspector.send('HeapProfiler.enable');
   log(`${name}: gateway ${snapshot.source}`);
-  return { name, snapshot, gw, inspector, perCall: [], perCallBusy: [], idlePerSec: 0, calls: 0, sites: { bytes: 0, owner: new Map(), area: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() } };
+  return {
+    name,
+    snapshot,
+    gw,
+    inspector,
+    perCall: [],
+    perCallBusy: [],
+    idlePerSec: 0,
+    calls: 0,
+    sites: { bytes: 0, owner: new Map(), area: new Map(), ours: new Map(), self: new Map(), inclusive: new Map() },
+  };
 }
 
 const body = bodyTemplate({ size: args.size as 'small' | 'large', stream: args.stream });
@@ -268,7 +287,9 @@ try {
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const s of sides) {
     log(`median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB allocated a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
-    log(`  less the idle allocation: ${(median(s.perCallBusy) / 1024).toFixed(1)} KiB a call (rounds: ${s.perCallBusy.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+    log(
+      `  less the idle allocation: ${(median(s.perCallBusy) / 1024).toFixed(1)} KiB a call (rounds: ${s.perCallBusy.map((b) => (b / 1024).toFixed(1)).join(', ')})`,
+    );
   }
   const top = Number(args.top);
   const kib = (b: number) => (b / 1024).toFixed(2).padStart(8);
@@ -282,7 +303,8 @@ try {
   for (const [view, title] of views) {
     // Sites ranked by the last side (the working tree under --compare), each side's KiB a call beside it.
     const ranked = [...sides.at(-1)!.sites[view]].sort((a, b) => b[1] - a[1]).slice(0, top);
-    if (sides.length > 1) for (const [site] of [...sides[0]!.sites[view]].sort((a, b) => b[1] - a[1]).slice(0, top)) if (!ranked.some(([k]) => k === site)) ranked.push([site, 0]);
+    if (sides.length > 1)
+      for (const [site] of [...sides[0]!.sites[view]].sort((a, b) => b[1] - a[1]).slice(0, top)) if (!ranked.some(([k]) => k === site)) ranked.push([site, 0]);
     log(`\nKiB a call, ${title}${sides.length > 1 ? `: ${sides.map((s) => s.name).join(' | ')}` : ''}`);
     for (const [site] of ranked) log(`  ${sides.map((s) => kib((s.sites[view].get(site) ?? 0) / s.calls)).join(' |')}  ${site}`);
   }
