@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
@@ -132,7 +132,12 @@ function original(file: string, line: number, column: number, root: string): str
 
 // Summary ------------------------------------------------------------------------------------------------
 
-function ownerOf(frame: CallFrame, root: string): { owner: string; location: string } {
+/**
+ * Who owns a frame's code and where it is: `portcullis` with its src/*.ts line, a package with its file,
+ * `node` with its internal module, `v8` (builtins, native), or `gc`, `program`, `idle`. bench/alloc.ts reads
+ * the heap profiler's frames the same way.
+ */
+export function ownerOf(frame: CallFrame, root: string): { owner: string; location: string } {
   const { url, functionName } = frame;
   if (functionName === '(garbage collector)') return { owner: 'gc', location: '' };
   if (functionName === '(program)' || functionName === '(root)') return { owner: 'program', location: '' };

@@ -35,9 +35,15 @@ import { modelText, readingsOf } from './readings.js';
 /** Fewer letters than this across a request's texts and the model does not read it. */
 export const MIN_LETTERS = 12;
 
+/** A letter (a code point, with the u flag); global, so that `test` walks a text without a match array per letter. */
+const LETTER = /\p{L}/gu;
+
 function hasLetters(texts: readonly string[], min: number): boolean {
   let n = 0;
-  for (const t of texts) for (const _ of t.matchAll(/\p{L}/gu)) if (++n >= min) return true;
+  for (const t of texts) {
+    LETTER.lastIndex = 0;
+    while (LETTER.test(t)) if (++n >= min) return true;
+  }
   return false;
 }
 
