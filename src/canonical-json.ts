@@ -28,11 +28,8 @@ const library = configure({ deterministic: true, strict: true, bigint: false });
 
 /** A `\ud800`-`\udfff` escape that is not itself an escaped backslash followed by "ud..." text. */
 const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;
-/**
- * What JSON.stringify escapes (or may: a surrogate, when lone), as the code units outside what it never
- * does: below U+0020, `"`, `\` and the surrogates. A string without any is written as it is.
- */
-const NEEDS_ESCAPE = /[^\u0020\u0021\u0023-\u005b\u005d-\ud7ff\ue000-\uffff]/;
+/** What JSON.stringify escapes (or may: a surrogate, when lone): a string without any is written as it is. */
+const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
 
 /** Thrown inside the fast path for a value it does not write itself; never leaves this module. */
 class NotPlain extends Error {}
@@ -231,7 +228,7 @@ export function canonicalJson(value: unknown): string {
   try {
     text = written(value);
   } catch (err) {
-    if (err instanceof LoneSurrogate) throw new TypeError('not canonicalisable: a lone UTF-16 surrogate (RFC 8785 takes I-JSON only)', { cause: err });
+    if (err instanceof LoneSurrogate) throw new TypeError('not canonicalisable: a lone UTF-16 surrogate (RFC 8785 takes I-JSON only)');
     if (!(err instanceof NotPlain)) throw err;
     text = viaLibrary(value);
   }

@@ -97,9 +97,7 @@ function odd(next: () => number, depth: number): unknown {
     return o;
   }
   if (pick === 10) return Array.from({ length: Math.floor(next() * 4) }, () => odd(next, depth + 1));
-  return Object.fromEntries(
-    Array.from({ length: Math.floor(next() * 5) }, (_, i) => [next() < 0.5 ? `m${i}` : PIECES[Math.floor(next() * PIECES.length)]!, odd(next, depth + 1)]),
-  );
+  return Object.fromEntries(Array.from({ length: Math.floor(next() * 5) }, (_, i) => [next() < 0.5 ? `m${i}` : PIECES[Math.floor(next() * PIECES.length)]!, odd(next, depth + 1)]));
 }
 
 describe('canonical JSON: the same text as before on what is not plain JSON', () => {
