@@ -5,8 +5,7 @@
  *
  * Three signals, read over at most the first and last SAMPLE characters: the share of letters outside the
  * Latin script, the share of Latin letters with diacritics, and whether common function words of other
- * languages outnumber English ones. Linear in the sample; an all-ASCII sample (most calls) allocates nothing
- * per word, a text with other characters a regex match per word.
+ * languages outnumber English ones. Linear in the sample, no allocation per word beyond the regex match.
  *
  * A word is a token of letters only: a token with a digit or an underscore in it (an identifier, a hash,
  * a line of random token pieces such as `4uyam + yq9lj + obbj7v37`) is no language's word, and the letter
@@ -38,38 +37,6 @@ const OTHER = new Set(
     'yang dan dengan untuk tidak bagaimana saya ini itu'
   ).split(' '),
 );
-
-/**
- * The ASCII words of both lists by the hash the ASCII path computes as it reads a word (h = h * 31 + code,
- * lower-cased), English first: a word in both lists counts as English, as the lists' lookups order it.
- */
-const BY_HASH = new Map<number, Array<{ word: string; kind: 'en' | 'other' }>>();
-for (const [words, kind] of [
-  [ENGLISH, 'en'],
-  [OTHER, 'other'],
-] as const) {
-  for (const word of words) {
-    if (!/^[a-z]+$/.test(word)) continue; // never an ASCII token
-    let h = 0;
-    for (let i = 0; i < word.length; i++) h = (Math.imul(h, 31) + word.charCodeAt(i)) | 0;
-    const list = BY_HASH.get(h) ?? [];
-    if (!list.some((e) => e.word === word)) list.push({ word, kind });
-    BY_HASH.set(h, list);
-  }
-}
-
-/** Which list holds the word `text[from, to)` of ASCII letters (any case) whose hash is `h`, if either. */
-function wordKind(text: string, from: number, to: number, h: number): 'en' | 'other' | null {
-  const list = BY_HASH.get(h);
-  if (list === undefined) return null;
-  for (const { word, kind } of list) {
-    if (word.length !== to - from) continue;
-    let same = true;
-    for (let k = 0; k < word.length && same; k++) same = (text.charCodeAt(from + k) | 0x20) === word.charCodeAt(k);
-    if (same) return kind;
-  }
-  return null;
-}
 
 const LATIN = /\p{Script=Latin}/u;
 /** A token: a run of letters, digits and underscores; a word when it holds neither digit nor underscore. */
@@ -108,37 +75,32 @@ export function looksNonEnglish(text: string): boolean {
   if (accented >= 2 && accented / latin > 0.015) return true;
   let en = 0;
   let foreign = 0;
+  const lower = sample.toLowerCase();
   if (ascii) {
-    // All ASCII: the tokens are the runs of letters, digits and _, cut by code, no regex match per word; a
-    // token is a word when it holds letters only. A word is looked up by a hash of its lower-cased letters,
-    // compared letter by letter: neither the lower-cased text nor each word is copied out.
+    // All ASCII: the tokens are the runs of a-z, 0-9 and _, cut by code, no regex match per word; a token
+    // is a word when it holds letters only.
     let start = -1;
     let letters = true;
-    let h = 0;
-    for (let i = 0; i <= sample.length; i++) {
-      let c = i < sample.length ? sample.charCodeAt(i) : 0;
-      if (c >= 0x41 && c <= 0x5a) c |= 0x20;
+    for (let i = 0; i <= lower.length; i++) {
+      const c = i < lower.length ? lower.charCodeAt(i) : 0;
       const letter = c >= 0x61 && c <= 0x7a;
       if (letter || (c >= 0x30 && c <= 0x39) || c === 0x5f) {
         if (start < 0) {
           start = i;
           letters = true;
-          h = 0;
         }
         if (!letter) letters = false;
-        h = (Math.imul(h, 31) + c) | 0;
       } else if (start >= 0) {
         if (letters) {
-          const kind = wordKind(sample, start, i, h);
-          if (kind === 'en') en++;
-          else if (kind === 'other') foreign++;
+          const w = lower.slice(start, i);
+          if (ENGLISH.has(w)) en++;
+          else if (OTHER.has(w)) foreign++;
         }
         start = -1;
       }
     }
     return foreign > en;
   }
-  const lower = sample.toLowerCase();
   for (const m of lower.matchAll(TOKEN)) {
     const w = m[0];
     if (NOT_A_WORD.test(w)) continue;
