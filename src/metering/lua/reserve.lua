@@ -10,6 +10,9 @@
 -- judges the call (decide), and holds it — opening its job in the same write.
 -- Answers named fields: kind ('ok', 'held': reserved before, or a refusal's kind) and its verdict's fields,
 -- expiresAt, and when a job was given, jobCreated and job (the live job's fields when one had its id).
+-- The day's usage key is given its expiry when this script creates it (every writer that creates it does, so
+-- one that exists has one: the expiry is the day's end plus two days, not moved by later calls); the job's
+-- lease is stamped on the same `TIME` as the hold.
 local a, h = cjson.decode(ARGV[1]), cjson.decode(ARGV[2])
 local decision_failed = nil
 if h.dk then
@@ -26,6 +29,7 @@ if held[1] then
     {'kind', 'billing', 'micro', 'expiresAt', 'decisionFailed'})
 end
 local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
+local fresh_use = not (u[1] or u[2] or u[3] or u[4])
 local day = {
   freeUsed = tonumber(u[1] or 0), freeHeld = tonumber(u[2] or 0),
   rungTokensUsed = tonumber(u[3] or 0), rungTokensHeld = tonumber(u[4] or 0),
@@ -39,13 +43,16 @@ if v.kind ~= 'ok' then return named(v, {'kind', 'rungTokens', 'granted', 'availa
 if v.micro > 0 then redis.call('HINCRBY', KEYS[1], 'aiReserved', v.micro) end
 if v.freeHold > 0 then redis.call('HINCRBY', KEYS[2], 'freeHeld', v.freeHold) end
 if v.rungHold > 0 then redis.call('HINCRBY', KEYS[2], 'tokHeld', v.rungHold) end
-if v.freeHold > 0 or v.rungHold > 0 then redis.call('EXPIRE', KEYS[2], h.useTtl) end
+if fresh_use and (v.freeHold > 0 or v.rungHold > 0) then redis.call('EXPIRE', KEYS[2], h.useTtl) end
 redis.call('HSET', KEYS[3], 'pid', h.principalId, 'day', h.day, 'micro', v.micro, 'tok', v.rungHold, 'free', v.freeHold, 'billing', v.billing, 'exp', exp)
 redis.call('ZADD', KEYS[4], exp, h.callId)
 v.expiresAt = exp
 if (h.dk or #KEYS + 1) > 6 then
   local rsv = {billing = v.billing, micro = v.micro, expiresAt = exp, day = h.day}
-  local opened = open_job(KEYS[6], KEYS[7], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], rsv)
+  -- The lease is on the server's clock: the hold's `now` when that is the server's too.
+  local lease_now = nil
+  if h.clock == nil or h.clock == '' then lease_now = now end
+  local opened = open_job(KEYS[6], KEYS[7], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], rsv, lease_now)
   v.jobCreated, v.job = opened[1], opened[2]
 end
 return named(v, {'kind', 'billing', 'micro', 'expiresAt', 'jobCreated', 'job', 'decisionFailed'})
