@@ -224,7 +224,6 @@ export class RedisMeter implements Meter {
       charge: s.chargedMicroUSD,
       freeConsumed: c.free,
       tokConsumed: c.rungTokens,
-      useTtl: dayTtlSeconds(reservation.day, this.#now()),
       leaf: k.leaf,
       mode,
     };
