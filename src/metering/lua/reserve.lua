@@ -1,10 +1,12 @@
 -- The ledger's reserve (after hold.lib.lua, admission.lib.lua, src/jobs/lua/job.lib.lua and
 -- src/decisions/lua/put.lib.lua).
 -- KEYS bill, use, hold, holds, money prefix[, job, job leases][, decision index, decision record]
--- ARGV admission (JSON, limits.ts Admission), the hold (JSON: callId, principalId, day, ttlMs, useTtl,
---      sweepLimit, clock when the gateway sends its own, dk/da when a decision record rides: the index of
+-- ARGV the admission (limits.ts `admissionArgs`: freePerDay, freeUnit, estimatedTokens, costMicroUSD, the
+--      rung's tokensPerDay and ceilingPerDay or '' and ''), then the hold: callId, principalId, day, ttlMs,
+--      useTtl, clock ('' for the server's), dk and da ('' and '' unless a decision record rides: the index of
 --      its first key and first argument)[, then the job to open: open_job's doc, status, owner, leaseMs,
 --      retention, jobId][, then the decision record: id, JSON, at, retention, now]
+-- Plain arguments, not JSON: decoding them cost Redis more than the rest of the script's reading.
 -- Stores the admission decision's record first when one rides (whatever the reservation's outcome, and
 -- never failing it: a failed record write is answered as decisionFailed), then sweeps a few expired holds,
 -- judges the call (decide), and holds it — opening its job in the same write.
@@ -13,7 +15,10 @@
 -- The day's usage key is given its expiry when this script creates it (every writer that creates it does, so
 -- one that exists has one: the expiry is the day's end plus two days, not moved by later calls); the job's
 -- lease is stamped on the same `TIME` as the hold.
-local a, h = cjson.decode(ARGV[1]), cjson.decode(ARGV[2])
+local a = {freePerDay = tonumber(ARGV[1]), freeUnit = ARGV[2], estimatedTokens = tonumber(ARGV[3]), costMicroUSD = tonumber(ARGV[4])}
+if ARGV[5] ~= '' then a.rung = {tokensPerDay = tonumber(ARGV[5]), ceilingPerDay = tonumber(ARGV[6])} end
+local h = {callId = ARGV[7], principalId = ARGV[8], day = ARGV[9], ttlMs = tonumber(ARGV[10]), useTtl = ARGV[11],
+  clock = ARGV[12], dk = tonumber(ARGV[13]), da = tonumber(ARGV[14])}
 local decision_failed = nil
 if h.dk then
   local k, g = h.dk, h.da
@@ -22,7 +27,7 @@ end
 local prefix = KEYS[5]
 local now = clock_ms(h.clock)
 local exp = now + h.ttlMs
-sweep(prefix, now, h.sweepLimit)
+sweep(prefix, now, 16)
 local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
 if held[1] then
   return named({kind = 'held', billing = held[1], micro = tonumber(held[2]), expiresAt = tonumber(held[3]), decisionFailed = decision_failed},
@@ -51,8 +56,8 @@ if (h.dk or #KEYS + 1) > 6 then
   local rsv = {billing = v.billing, micro = v.micro, expiresAt = exp, day = h.day}
   -- The lease is on the server's clock: the hold's `now` when that is the server's too.
   local lease_now = nil
-  if h.clock == nil or h.clock == '' then lease_now = now end
-  local opened = open_job(KEYS[6], KEYS[7], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7], ARGV[8], rsv, lease_now)
+  if h.clock == '' then lease_now = now end
+  local opened = open_job(KEYS[6], KEYS[7], ARGV[15], ARGV[16], ARGV[17], ARGV[18], ARGV[19], ARGV[20], rsv, lease_now)
   v.jobCreated, v.job = opened[1], opened[2]
 end
 return named(v, {'kind', 'billing', 'micro', 'expiresAt', 'jobCreated', 'job', 'decisionFailed'})
