@@ -294,7 +294,9 @@ try {
         `  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} by thread (all rounds): ${parts.map(([name, t]) => `${name} ${((t * (1000 / HZ)) / n).toFixed(3)}`).join(', ')} ms per call`,
       );
       const named = [...(s.commands.get(c.id) ?? [])].filter(([, k]) => k / n >= 0.005).sort((a, b) => b[1] - a[1]);
-      log(`  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} Redis commands a call by name (all rounds): ${named.map(([name, k]) => `${name} ${(k / n).toFixed(2)}`).join(', ')}`);
+      log(
+        `  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} Redis commands a call by name (all rounds): ${named.map(([name, k]) => `${name} ${(k / n).toFixed(2)}`).join(', ')}`,
+      );
     }
   }
   if (args.profile) {

@@ -47,7 +47,14 @@ export function admission(req: ReserveRequest): Admission {
  */
 export function admissionArgs(a: Admission): string[] {
   const r = a.rung;
-  return [String(a.freePerDay), a.freeUnit, String(a.estimatedTokens), String(a.costMicroUSD), r ? String(r.tokensPerDay) : '', r ? String(r.ceilingPerDay) : ''];
+  return [
+    String(a.freePerDay),
+    a.freeUnit,
+    String(a.estimatedTokens),
+    String(a.costMicroUSD),
+    r ? String(r.tokensPerDay) : '',
+    r ? String(r.ceilingPerDay) : '',
+  ];
 }
 
 export interface DayCounters {

@@ -86,13 +86,17 @@ describe('redis meter', () => {
     expect(first.billing).to.equal('free');
     const ttl = await spy.ttl(useKey);
     // Two days past the end of today (UTC), in seconds: more than two days, at most three.
-    expect(ttl).to.be.greaterThan(2 * 86_400).and.at.most(3 * 86_400);
+    expect(ttl)
+      .to.be.greaterThan(2 * 86_400)
+      .and.at.most(3 * 86_400);
     const second = await meter.reserve(free());
     await meter.settle(first, { usage, chargeable: true }, receipt(first));
     await meter.settle(second, { usage, chargeable: true }, receipt(second));
     expect(await spy.hmGet(useKey, ['freeUsed', 'freeHeld'])).to.deep.equal(['2', '0']);
     const after = await spy.ttl(useKey);
-    expect(after).to.be.greaterThan(2 * 86_400).and.at.most(ttl);
+    expect(after)
+      .to.be.greaterThan(2 * 86_400)
+      .and.at.most(ttl);
     await spy.quit();
   });
 

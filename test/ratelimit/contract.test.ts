@@ -96,7 +96,10 @@ describe('rate limiter on redis: the window keys expire', () => {
       for (let i = 0; i < 2; i++) expect((await l.hit('p', 'alice', 100, MIN)).allowed).to.equal(true);
       const keys = await spy.keys('rlx:*');
       expect(keys).to.have.length(2);
-      for (const k of keys) expect(await spy.pTTL(k)).to.be.greaterThan(MIN).and.at.most(2 * MIN);
+      for (const k of keys)
+        expect(await spy.pTTL(k))
+          .to.be.greaterThan(MIN)
+          .and.at.most(2 * MIN);
       expect((await spy.mGet(keys.sort())).map(Number).sort()).to.deep.equal([2, 3]);
     } finally {
       await spy.quit();
