@@ -12,7 +12,9 @@
  *                                [--rate N] [--warmup 20]
  *
  * Prints the median of the rounds (and each round) as ms of gateway CPU per call, plus Redis' CPU per call;
- * each round also the commands Redis ran a call and the identity fences (PING) among them.
+ * each round also the commands Redis ran a call and the identity fences (PING) among them, and at the end each
+ * side's commands a call by name (INFO commandstats: a script's own commands under their names, the script
+ * under `evalsha`).
  * `--compare` runs HEAD and the working tree side by side, rounds interleaved: the before/after of a change
  * on a machine others are using. `--workers N` starts the gateway with PORTCULLIS_WORKERS=N (CPU then counts
  * the supervisor and its workers). `--node` picks the Node the gateway runs on (bench/harness/node-runtime.ts;
@@ -95,16 +97,18 @@ const redisPid = findRedisPid(redis.port);
  */
 const statsClient = createClient({ url: redis.url });
 await statsClient.connect();
-async function commandCounts(): Promise<{ all: number; ping: number }> {
+async function commandCounts(): Promise<{ all: number; ping: number; byName: Map<string, number> }> {
   const text = await statsClient.sendCommand<string>(['INFO', 'commandstats']);
   let all = 0;
   let ping = 0;
+  const byName = new Map<string, number>();
   for (const m of String(text).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
     if (m[1] === 'info') continue;
     all += Number(m[2]);
+    byName.set(m[1]!, Number(m[2]));
     if (m[1] === 'ping') ping += Number(m[2]);
   }
-  return { all, ping };
+  return { all, ping, byName };
 }
 /** CPU ticks of a process and its children (the workers, with --workers N). */
 function treeTicks(pid: number): number {
@@ -147,6 +151,8 @@ interface Side {
   rounds: Array<{ scenario: string; gw: number; redis: number; rps: number }>;
   /** Per scenario: CPU ticks by thread name, added up over the rounds, and the answers they served. */
   threads: Map<string, Map<string, number>>;
+  /** Per scenario: the commands Redis ran by name (INFO commandstats), added up over the rounds. */
+  commands: Map<string, Map<string, number>>;
   answers: Map<string, number>;
 }
 
@@ -173,6 +179,7 @@ async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRun
       profDir,
       rounds: [],
       threads: new Map(),
+      commands: new Map(),
       answers: new Map(),
     };
   }
@@ -189,7 +196,7 @@ async function side(name: string, choice: SourceChoice | Snapshot, node: NodeRun
     ...(choice === 'worktree' && args.compare ? { env: parseEnv(args['after-env']) } : {}),
   });
   log(`${name}: gateway ${snapshot.source} on Node ${node.version} (${node.how})`);
-  return { name, snapshot, gw, profDir, rounds: [], threads: new Map(), answers: new Map() };
+  return { name, snapshot, gw, profDir, rounds: [], threads: new Map(), commands: new Map(), answers: new Map() };
 }
 
 // --compare: HEAD and the working tree side by side, their rounds interleaved, so that whatever else the
@@ -256,6 +263,9 @@ try {
         const threads = s.threads.get(c.id) ?? new Map<string, number>();
         for (const [name, ticks] of threadTicks(s.gw.server.pid)) threads.set(name, (threads.get(name) ?? 0) + ticks - (t0.get(name) ?? 0));
         s.threads.set(c.id, threads);
+        const commands = s.commands.get(c.id) ?? new Map<string, number>();
+        for (const [name, n] of k1.byName) commands.set(name, (commands.get(name) ?? 0) + n - (k0.byName.get(name) ?? 0));
+        s.commands.set(c.id, commands);
         s.answers.set(c.id, (s.answers.get(c.id) ?? 0) + r.ok);
         log(
           `  round ${i + 1} ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''}: ${g.toFixed(3)} ms gateway CPU per call (+ ${rd.toFixed(3)} redis), ${Math.round(r.rps)} req/s (${((g * r.rps) / 1000).toFixed(2)} cores busy)${r.overloaded ? ' OVERLOADED' : ''}, ${r.errors} errors; Redis ran ${((k1.all - k0.all) / r.ok).toFixed(2)} commands a call, scripts' own included (PING, the identity fence: ${((k1.ping - k0.ping) / r.ok).toFixed(2)})`,
@@ -282,6 +292,10 @@ try {
       const n = s.answers.get(c.id) ?? 1;
       log(
         `  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} by thread (all rounds): ${parts.map(([name, t]) => `${name} ${((t * (1000 / HZ)) / n).toFixed(3)}`).join(', ')} ms per call`,
+      );
+      const named = [...(s.commands.get(c.id) ?? [])].filter(([, k]) => k / n >= 0.005).sort((a, b) => b[1] - a[1]);
+      log(
+        `  ${s.name}${scenarios.length > 1 ? `, ${c.id}` : ''} Redis commands a call by name (all rounds): ${named.map(([name, k]) => `${name} ${(k / n).toFixed(2)}`).join(', ')}`,
       );
     }
   }

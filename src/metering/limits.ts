@@ -1,8 +1,9 @@
 /**
  * The admission rule of step 4, as data in, verdict out. Its inputs are defined once, `Admission` (named
  * fields, built by `admission` from the request): the memory ledger runs `decide` below on it; the Redis
- * ledger sends the same object as JSON to its reserve script, whose `decide` (lua/admission.lib.lua) reads
- * the same names and answers the same verdicts — the contract suite holds the two to the same answers. In order:
+ * ledger sends the same fields to its reserve script (`admissionArgs`), whose `decide`
+ * (lua/admission.lib.lua) reads them back under the same names and answers the same verdicts — the contract
+ * suite holds the two to the same answers. In order:
  *
  *   1. Rung ceiling (red team): the day's rung tokens (settled + held) plus this call's worst case above
  *      `ceilingPerDay` -> 429 `daily-ceiling-reached`.
@@ -38,6 +39,22 @@ export function admission(req: ReserveRequest): Admission {
     estimatedTokens: req.estimatedTokens,
     costMicroUSD: worstCaseMicroUSD(req),
   };
+}
+
+/**
+ * The admission as the Redis reserve script's first six arguments, in the order lua/reserve.lua reads them
+ * back into the same names: plain strings, which Redis reads for less than it decodes a JSON text.
+ */
+export function admissionArgs(a: Admission): string[] {
+  const r = a.rung;
+  return [
+    String(a.freePerDay),
+    a.freeUnit,
+    String(a.estimatedTokens),
+    String(a.costMicroUSD),
+    r ? String(r.tokensPerDay) : '',
+    r ? String(r.ceilingPerDay) : '',
+  ];
 }
 
 export interface DayCounters {

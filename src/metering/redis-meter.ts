@@ -5,7 +5,7 @@
  * and costs one round trip:
  *
  *   reserve  (lua/reserve.lua) sweep a few expired reservations, judge the call by the admission rule
- *            (lua/admission.lib.lua, on limits.ts `Admission` sent as JSON), hold it; a job given to the
+ *            (lua/admission.lib.lua, on limits.ts `Admission` sent as plain arguments), hold it; a job given to the
  *            reservation is opened in the same script (src/jobs/lua/job.lib.lua `open_job`)
  *   settle   (lua/settle.lua) charge the reported usage (all of it, even above the hold), release the
  *            hold, store the receipt and sequence its leaf in the receipt log (src/receipts/lua) — one
@@ -42,7 +42,7 @@ import { loadLua } from '../store/lua.js';
 import type { RedisStore } from '../store/redis.js';
 import type { Receipt } from '../store/store.js';
 import type { JobClosing, JobOpening } from './ledger.js';
-import { admission, refusal } from './limits.js';
+import { admission, admissionArgs, refusal } from './limits.js';
 import {
   consumption,
   dayTtlSeconds,
@@ -73,6 +73,8 @@ const SWEEP = loadLua(import.meta.url, HOLD_LIB, 'lua/sweep.lua');
 const STATUS = loadLua(import.meta.url, HOLD_LIB, 'lua/status.lua');
 const GRANT = loadLua(import.meta.url, 'lua/grant.lua');
 const CLAWBACK = loadLua(import.meta.url, 'lua/clawback.lua');
+/** Where the reserve's arguments say whether a decision record rides (dk, then da): after the admission's six and the hold's six. */
+const RESERVE_DK = 12;
 
 /** A reply of named fields ({name, value, ...}, as the ledger's scripts answer) as an object. */
 function named(reply: unknown): Record<string, unknown> {
@@ -134,31 +136,22 @@ export class RedisMeter implements Meter {
     const now = this.#now();
     const day = utcDay(now);
     const a = admission(req);
-    const hold: Record<string, unknown> = {
-      callId: req.callId,
-      principalId: req.principalId,
-      day,
-      ttlMs: req.ttlMs,
-      useTtl: dayTtlSeconds(day, now),
-      sweepLimit: 16,
-    };
-    if (this.#ownClock) hold['clock'] = now;
     const keys = [this.#bill(req.principalId), this.#use(day, req.principalId), this.#hold(req.callId), `${this.#prefix}holds`, this.#prefix];
-    const args = ['', ''];
+    // The admission, then the hold (lua/reserve.lua has the order); dk and da stay '' unless a decision rides.
+    const args = admissionArgs(a);
+    args.push(req.callId, req.principalId, day, String(req.ttlMs), String(dayTtlSeconds(day, now)), this.#ownClock ? String(now) : '', '', '');
     if (job) {
       const jobs = this.#jobStore();
       keys.push(...jobs.keys(job.job.jobId));
       args.push(...jobs.openArgs(job.job, job.retentionMs));
     }
     if (decision) {
-      // The call's decision record rides in this write (Lua indexes count from 1).
-      hold['dk'] = keys.length + 1;
-      hold['da'] = args.length + 1;
+      // The call's decision record rides in this write: the index of its first key and argument (Lua counts from 1).
+      args[RESERVE_DK] = String(keys.length + 1);
+      args[RESERVE_DK + 1] = String(args.length + 1);
       keys.push(...decision.keys);
       args.push(...decision.args);
     }
-    args[0] = JSON.stringify(a);
-    args[1] = JSON.stringify(hold);
     let reply: unknown;
     try {
       reply = await this.#store.runScript('meter.reserve', RESERVE, keys, args);
@@ -217,18 +210,8 @@ export class RedisMeter implements Meter {
       `${this.#prefix}holds`,
       this.#prefix,
     ];
-    const settlement = {
-      callId: reservation.callId,
-      receiptId: receipt.id,
-      score: Number(k.score),
-      charge: s.chargedMicroUSD,
-      freeConsumed: c.free,
-      tokConsumed: c.rungTokens,
-      useTtl: dayTtlSeconds(reservation.day, this.#now()),
-      leaf: k.leaf,
-      mode,
-    };
-    const args = [JSON.stringify(settlement), k.json];
+    // The settlement in plain arguments (lua/settle.lua has the order), then the receipt.
+    const args = [reservation.callId, receipt.id, k.score, String(s.chargedMicroUSD), String(c.free), String(c.rungTokens), k.leaf, mode, k.json];
     if (job) {
       const jobs = this.#jobStore();
       keys.push(...jobs.keys(job.jobId));

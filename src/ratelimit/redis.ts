@@ -1,9 +1,10 @@
 /**
  * Rate limits in Redis, on the store's connection (its deadlines; when Redis is down the request fails
  * closed with 503 store-unavailable like every other). Layout under the store's prefix:
- *   rl:{<name>:<subject>}:<windowMs>:<window>   string  hits in that fixed window, expiring after two windows
+ *   rl:{<name>:<subject>}:<windowMs>:<window>   string  hits in that fixed window, expiring two windows after
+ *                                               its first hit
  * The subject is hashed (no address or principal id in key names); the braces keep a subject's two windows
- * in one cluster slot. One script a hit: read both windows, decide, count.
+ * in one cluster slot. One script a hit (lua/hit.lua): read both windows (one MGET), decide, count.
  */
 import { createHash } from 'node:crypto';
 import { boundedMemo } from '../bounded-memo.js';

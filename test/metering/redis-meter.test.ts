@@ -76,6 +76,30 @@ describe('redis meter', () => {
     await spy.quit();
   });
 
+  it("gives the day's usage key its expiry when a hold creates it, and keeps it through later holds and settlements", async () => {
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    const free = (): ReserveRequest => ({ ...paid(), limits: { free: { perDay: 5, unit: 'requests' }, rung: null } });
+    const useKey = `${store.keyPrefix}use:${meter.today()}:${PID}`;
+    const first = await meter.reserve(free());
+    expect(first.billing).to.equal('free');
+    const ttl = await spy.ttl(useKey);
+    // Two days past the end of today (UTC), in seconds: more than two days, at most three.
+    expect(ttl)
+      .to.be.greaterThan(2 * 86_400)
+      .and.at.most(3 * 86_400);
+    const second = await meter.reserve(free());
+    await meter.settle(first, { usage, chargeable: true }, receipt(first));
+    await meter.settle(second, { usage, chargeable: true }, receipt(second));
+    expect(await spy.hmGet(useKey, ['freeUsed', 'freeHeld'])).to.deep.equal(['2', '0']);
+    const after = await spy.ttl(useKey);
+    expect(after)
+      .to.be.greaterThan(2 * 86_400)
+      .and.at.most(ttl);
+    await spy.quit();
+  });
+
   it('charges once when a settlement reply is lost (Redis frozen past the deadline) and the settlement is retried', async () => {
     const r = await meter.reserve(paid());
     await redis.kill('SIGSTOP');

@@ -2,13 +2,17 @@
  * One contract for both rate limiters (memory, and Redis on a real redis-server), on an injected clock: a
  * limit admits exactly its count in a window and refuses the next with a wait that, once waited, admits
  * again; the previous window's hits fade out linearly (no doubling at a window edge); subjects and limit
- * names are counted apart; a refused hit counts nothing; cost 0 only checks.
+ * names are counted apart; a refused hit counts nothing; cost 0 only checks. On Redis, every window's key
+ * expires.
  */
 import { expect } from 'chai';
 import { MemoryRateLimiter } from '../../src/ratelimit/memory.js';
 import { RedisRateLimiter } from '../../src/ratelimit/redis.js';
 import type { RateLimiter } from '../../src/ratelimit/limiter.js';
 import { onRedis } from '../helpers/redis-contract.js';
+import { createClient } from 'redis';
+import { RedisStore } from '../../src/store/redis.js';
+import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 
 const MIN = 60_000;
 
@@ -71,3 +75,35 @@ onRedis('rate limiter on redis', (connect) =>
     return Object.assign(new RedisRateLimiter(store, now), { close: () => store.close() });
   }),
 );
+
+describe('rate limiter on redis: the window keys expire', () => {
+  let redis: RedisServer;
+  before(async () => {
+    redis = await startRedisServer();
+  });
+  after(() => redis.stop());
+
+  it('gives every window key an expiry of two windows from its first hit, so none is kept for good', async () => {
+    const store = await RedisStore.connect({ url: redis.url, keyPrefix: 'rlx:' });
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    try {
+      let t = 10 * MIN;
+      const l = new RedisRateLimiter(store, () => t);
+      for (let i = 0; i < 3; i++) expect((await l.hit('p', 'alice', 100, MIN)).allowed).to.equal(true);
+      t += MIN; // the next window: a second key
+      for (let i = 0; i < 2; i++) expect((await l.hit('p', 'alice', 100, MIN)).allowed).to.equal(true);
+      const keys = await spy.keys('rlx:*');
+      expect(keys).to.have.length(2);
+      for (const k of keys)
+        expect(await spy.pTTL(k))
+          .to.be.greaterThan(MIN)
+          .and.at.most(2 * MIN);
+      expect((await spy.mGet(keys.sort())).map(Number).sort()).to.deep.equal([2, 3]);
+    } finally {
+      await spy.quit();
+      await store.close();
+    }
+  });
+});

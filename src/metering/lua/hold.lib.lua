@@ -9,9 +9,11 @@ local function clock_ms(given)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function release_hold(prefix, id)
+-- Releases the hold `id`. `h`, when the caller has just read it, is the hold's pid, day, micro, tok, free
+-- (an HMGET of those fields, in that order), so it is not read twice.
+local function release_hold(prefix, id, h)
   local hk = prefix .. 'hold:' .. id
-  local h = redis.call('HMGET', hk, 'pid', 'day', 'micro', 'tok', 'free')
+  h = h or redis.call('HMGET', hk, 'pid', 'day', 'micro', 'tok', 'free')
   if h[1] then
     local micro, tok, free = tonumber(h[3]), tonumber(h[4]), tonumber(h[5])
     local uk = prefix .. 'use:' .. h[2] .. ':' .. h[1]

@@ -4,6 +4,11 @@
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 'lost' end
 local cur = tonumber(redis.call('HGET', KEYS[2], 'size') or '-1')
 if cur ~= tonumber(ARGV[2]) then return 'stale' end
-for i = 5, #ARGV, 3 do log_put(KEYS[3], tonumber(ARGV[i]), tonumber(ARGV[i + 1]), ARGV[i + 2]) end
+-- Nodes come level by level in the order they complete (checkpointer.ts), so node i - 1 of a level was
+-- written before node i: unless i starts a chunk, its chunk exists.
+for i = 5, #ARGV, 3 do
+  local index = tonumber(ARGV[i + 1])
+  log_put(KEYS[3], tonumber(ARGV[i]), index, ARGV[i + 2], index % 256 ~= 0)
+end
 redis.call('HSET', KEYS[2], 'size', ARGV[3], 'note', ARGV[4])
 return 'ok'
