@@ -3,8 +3,7 @@
  * Layout under familyPrefix('dec') (one slot on a cluster):
  *   dec:r:<decision id>  string  the record's canonical JSON (record.ts), expiring after the retention (PX)
  *   dec:t                zset    decision id -> timestamp (epoch ms); entries past the retention are trimmed
- *                                by about one write in sixteen (lua/put.lib.lua), and one whose record
- *                                expired is skipped when listing
+ *                                on each write, and one whose record expired is skipped when listing
  *   dec:v                hash    "<document> <sha256>" -> the version's JSON, written once (HSETNX)
  *   dec:rep              hash    candidate fingerprint -> ISO time an impact report was produced for it
  * On one primary, where these keys share the money's prefix, an admitted call's record rides in its
