@@ -30,10 +30,6 @@ export class EmbeddingCache {
     if (!(Number.isInteger(entries) && entries >= 0)) throw new Error('intentModel.cacheEntries must be a whole number, 0 or more (0 turns the cache off)');
   }
 
-  get size(): number {
-    return this.map.size;
-  }
-
   /** The key of a reading (its text's digest); null when the cache is off, so nothing is hashed. */
   key(reading: string): string | null {
     return this.entries > 0 ? hash('sha256', reading, 'base64') : null;
