@@ -6,7 +6,9 @@
  * rules file as committed (the multilingual model decides the calls it reads). CPU is the whole process's
  * (process.cpuUsage counts the encoder's worker threads too), median of several calls after a warm-up;
  * `model` says whether the call reached the model, `readings` how many readings it read (the cap is
- * intentModel.maxReadings).
+ * intentModel.maxReadings). "after" reads with the model's embedding cache off (`cacheEntries: 0`), since
+ * every run repeats its call: it is the cost of a call the model has not read before. "cached" is the same
+ * call read again with the cache on (every reading a hit: the head's work and a hash per reading).
  *
  *   npx tsx bench/guard-intent.ts          # a table
  *   npx tsx bench/guard-intent.ts --json   # JSON lines (`npm run bench`)
@@ -60,9 +62,24 @@ const cpuMs = (f: () => Promise<unknown>) => async () => {
 };
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const model = new IntentModel(modelDoc);
-const runtimes = { before: compileGuardrails(withoutModel), after: compileGuardrails(doc, { intentModel: model }) };
-const rows: Array<{ input: string; chars: number; team: string; before: number; after: number; model: boolean; readings: number; blocked: boolean }> = [];
+const model = new IntentModel({ ...modelDoc, cacheEntries: 0 });
+const cachedModel = new IntentModel(modelDoc);
+const runtimes = {
+  before: compileGuardrails(withoutModel),
+  after: compileGuardrails(doc, { intentModel: model }),
+  cached: compileGuardrails(doc, { intentModel: cachedModel }),
+};
+const rows: Array<{
+  input: string;
+  chars: number;
+  team: string;
+  before: number;
+  after: number;
+  cached: number;
+  model: boolean;
+  readings: number;
+  blocked: boolean;
+}> = [];
 for (const [name, text] of inputs) {
   for (const team of ['blue', 'red'] as const) {
     const req: ChatLike = { messages: [{ role: 'user', content: text }] };
@@ -84,15 +101,17 @@ for (const [name, text] of inputs) {
         readings = read ? (model.stats.readings - readings0) / (model.stats.calls - calls0) : 0;
       }
     }
-    rows.push({ input: name, chars: text.length, team, before: out.before!, after: out.after!, model: read, readings, blocked });
+    rows.push({ input: name, chars: text.length, team, before: out.before!, after: out.after!, cached: out.cached!, model: read, readings, blocked });
   }
 }
-await model.close();
+await Promise.all([model.close(), cachedModel.close()]);
 if (json) for (const r of rows) console.log(JSON.stringify(r));
 else {
-  console.log('| call | chars | route | before: CPU ms | after: CPU ms | read by the model | readings | refused |\n|---|--:|---|--:|--:|---|--:|---|');
+  console.log(
+    '| call | chars | route | before: CPU ms | after: CPU ms | cached: CPU ms | read by the model | readings | refused |\n|---|--:|---|--:|--:|--:|---|--:|---|',
+  );
   for (const r of rows)
     console.log(
-      `| ${r.input} | ${r.chars} | ${r.team} | ${r.before.toFixed(2)} | ${r.after.toFixed(2)} | ${r.model ? 'yes' : 'no'} | ${r.readings} | ${r.blocked ? 'yes' : 'no'} |`,
+      `| ${r.input} | ${r.chars} | ${r.team} | ${r.before.toFixed(2)} | ${r.after.toFixed(2)} | ${r.cached.toFixed(2)} | ${r.model ? 'yes' : 'no'} | ${r.readings} | ${r.blocked ? 'yes' : 'no'} |`,
     );
 }

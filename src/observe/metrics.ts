@@ -10,6 +10,7 @@
  * and so do its counters (requests, admission, tokens, charge, jobs finished; folded-counter.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { embeddingTotals } from '../guard/model/embedding-cache.js';
 import type { Settlement } from '../metering/meter.js';
 import { FoldedHistogram } from './folded-histogram.js';
 import { FoldedCounter } from './folded-counter.js';
@@ -103,6 +104,18 @@ export const metrics = {
     help: 'Guardrail actions taken, by rule id and action (block, redact, flag).',
     labelNames: ['rule', 'action'] as const,
     registers: [registry],
+  }),
+  intentReadings: new Counter({
+    name: 'portcullis_intent_readings_total',
+    help: 'Readings of the intent model, by where their embedding came from: its cache (intentModel.cacheEntries) or its encoder.',
+    labelNames: ['embedding'] as const,
+    registers: [registry],
+    // The model adds to plain numbers (no label hashing on its path, no prom-client in the guard); read here.
+    collect() {
+      this.reset();
+      this.inc({ embedding: 'cache' }, embeddingTotals.cached);
+      this.inc({ embedding: 'encoder' }, embeddingTotals.encoded);
+    },
   }),
   rateLimited: new Counter({
     name: 'portcullis_rate_limited_total',

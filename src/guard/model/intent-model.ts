@@ -20,6 +20,9 @@
  * on queue and time, pool.ts) is a classifier failure with the route's fail mode: closed on red-team routes
  * by default (the call is refused, 503 guardrail-classifier-unavailable), open on blue-team routes, where
  * the first pass's own verdict stands.
+ *
+ * A reading embedded lately (the earlier turns of a conversation, sent again with each call) is taken from
+ * the model's cache (embedding-cache.ts, `cacheEntries`) instead of the encoder; only the others go to the pool.
  */
 import type { Finding } from '../types.js';
 import { ClassifierError } from '../types.js';
@@ -29,6 +32,7 @@ import { normalise } from '../normalise.js';
 import { encoderFiles } from './encoder.js';
 import { CSAM_SECOND, loadIntentHead, type IntentHead } from './head.js';
 import { looksNonEnglish } from './language.js';
+import { EmbeddingCache, embeddingTotals } from './embedding-cache.js';
 import { EncoderPool } from './pool.js';
 import { modelText, readingsOf } from './readings.js';
 
@@ -60,7 +64,12 @@ export interface IntentModelDoc {
   queue: number;
   timeoutMs: number;
   failClosed: { red: boolean; blue: boolean };
+  /** Embeddings kept for readings seen again (embedding-cache.ts); 0 keeps none. DEFAULT_CACHE_ENTRIES when absent. */
+  cacheEntries?: number;
 }
+
+/** About 7 MiB of embeddings (4,096 of about 1.75 KiB): the readings of 512 calls of `maxReadings` 8. */
+export const DEFAULT_CACHE_ENTRIES = 4096;
 
 export type Team = 'red' | 'blue';
 
@@ -115,9 +124,13 @@ const SECOND = CSAM_SECOND;
 
 export class IntentModel {
   readonly head: IntentHead;
-  /** Calls the model read (embedded), for tests and metrics. */
-  readonly stats = { calls: 0, readings: 0 };
+  /**
+   * For tests and metrics: calls the model read, their readings, and of those the ones whose embedding came
+   * from the cache (`hits`) and the ones sent to the encoder (`misses`, every reading when the cache is off).
+   */
+  readonly stats = { calls: 0, readings: 0, hits: 0, misses: 0 };
   private readonly pool: EncoderPool;
+  private readonly cache: EmbeddingCache;
 
   constructor(readonly doc: IntentModelDoc) {
     const files = encoderFiles(doc.encoder);
@@ -127,6 +140,7 @@ export class IntentModel {
     }
     if (this.head.classes[0] !== 'benign') throw new Error(`intent model: ${doc.head}'s first class must be benign`);
     if (!(doc.threshold > 0 && doc.threshold <= 1)) throw new Error('intentModel.threshold must be in (0, 1]');
+    this.cache = new EmbeddingCache(doc.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
     this.pool = new EncoderPool(files, { workers: doc.workers, queue: doc.queue, timeoutMs: doc.timeoutMs });
   }
 
@@ -159,16 +173,11 @@ export class IntentModel {
     const spots = first.spots.map((s) => [s.text, offsetOf(s.text, s.offset)] as const);
     const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings }, lastUser);
     if (readings.length === 0) return { read: true, findings: [] };
-    let vectors: Float32Array[];
     this.stats.calls++;
     this.stats.readings += readings.length;
+    let vectors: Float32Array[];
     try {
-      // Several readings are shared among the workers, so a long call waits for half of them, not all.
-      const parts = Math.min(this.doc.workers, readings.length);
-      const size = Math.ceil(readings.length / parts);
-      const jobs: string[][] = [];
-      for (let i = 0; i < readings.length; i += size) jobs.push(readings.slice(i, i + size));
-      vectors = (await Promise.all(jobs.map((j) => this.pool.embed(j)))).flat();
+      vectors = await this.embeddings(readings);
     } catch (err) {
       const reason = err instanceof ClassifierError ? err.reason : 'error';
       return { read: true, findings: [], failure: { classifier: MODEL_CLASSIFIER_ID, failClosed: this.doc.failClosed[team], reason } };
@@ -214,6 +223,40 @@ export class IntentModel {
       if (target) findings.push({ rule: target.rule, action: target.action, detector: `${target.detector}:model`, where });
     }
     return { read: true, findings };
+  }
+
+  /**
+   * The embeddings of `readings`, in order: the cache's, and the encoder's for the rest, stored as they come.
+   * Two calls that want the same reading at once may both embed it: sharing the first one's job would tie
+   * the second call's fate to a job it did not submit (its queue slot, its timeout, its worker's death),
+   * where each call's bounds are its own (pool.ts); and a conversation's calls come one after another.
+   */
+  private async embeddings(readings: readonly string[]): Promise<Float32Array[]> {
+    const keys = readings.map((r) => this.cache.key(r));
+    const out: Array<Float32Array | undefined> = keys.map((k) => this.cache.get(k));
+    const missing: number[] = [];
+    out.forEach((v, i) => v === undefined && missing.push(i));
+    const hits = readings.length - missing.length;
+    this.stats.hits += hits;
+    this.stats.misses += missing.length;
+    embeddingTotals.cached += hits;
+    embeddingTotals.encoded += missing.length;
+    if (missing.length === 0) return out as Float32Array[];
+    // Several readings are shared among the workers, so a long call waits for half of them, not all.
+    const parts = Math.min(this.doc.workers, missing.length);
+    const size = Math.ceil(missing.length / parts);
+    const jobs: number[][] = [];
+    for (let i = 0; i < missing.length; i += size) jobs.push(missing.slice(i, i + size));
+    await Promise.all(
+      jobs.map(async (job) => {
+        const vectors = await this.pool.embed(job.map((i) => readings[i]!));
+        job.forEach((i, j) => {
+          out[i] = vectors[j]!;
+          this.cache.put(keys[i] ?? null, vectors[j]!);
+        });
+      }),
+    );
+    return out as Float32Array[];
   }
 
   close(): Promise<void> {
