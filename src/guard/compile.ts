@@ -325,7 +325,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   }
 
   /** `scan`, with the intent rules decided by the intent model when one is configured and reads the call. */
-  async function scanWithModel(req: ChatLike, team: 'red' | 'blue'): Promise<ScanResult> {
+  async function scanWithModel(req: ChatLike, team: 'red' | 'blue', cacheScope: string): Promise<ScanResult> {
     const detail = scanDetail(req);
     const model = options.intentModel;
     if (!model || intent.size === 0) return detail.result;
@@ -338,6 +338,7 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       offsetOf,
       intent.classes,
       lastUserSlot(req, slots),
+      cacheScope,
     );
     if (!verdict.read) return detail.result;
     if (verdict.failure) return { ...detail.result, failures: [verdict.failure] };
@@ -401,8 +402,8 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     return masked === 0 ? message : request.messages[0]!;
   }
 
-  async function classify(req: ChatLike, context: { team?: 'red' | 'blue' } = {}): Promise<ScanResult> {
-    const base = await scanWithModel(req, context.team ?? 'red');
+  async function classify(req: ChatLike, context: { team?: 'red' | 'blue'; cacheScope?: string } = {}): Promise<ScanResult> {
+    const base = await scanWithModel(req, context.team ?? 'red', context.cacheScope ?? '');
     if (external.length === 0) return base;
     // An external classifier is another party: it reads the request as the upstream will, with the redact
     // rules' masks applied, so a live credential never leaves the gateway through it either.

@@ -99,8 +99,10 @@ export interface Guardrails {
   /**
    * `scan` plus the intent model (when configured; it decides the intent rules of the calls it reads, and
    * reads every call of `team: 'red'`, the default) and every external classifier given at compile time.
+   * `cacheScope` is whose calls may share the model's cached embeddings (the principal's id on the chat
+   * path): a reading one caller sent is never a cache hit, and so never faster, for another.
    */
-  classify(req: ChatLike, context?: { team?: 'red' | 'blue' }): Promise<ScanResult>;
+  classify(req: ChatLike, context?: { team?: 'red' | 'blue'; cacheScope?: string }): Promise<ScanResult>;
   /**
    * A new request with the secrets of redact-action rules masked in message contents, tool-call arguments,
    * tool results and tool definitions. The input is never mutated. `masked` counts masked spans (a secret

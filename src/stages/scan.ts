@@ -26,7 +26,9 @@ export function scan(log: Logger) {
     // The intent model reads every call of a red-team model; a model the catalog does not know (refused with
     // 404 at admission) is read as a blue-team call, so unknown ids cannot buy model time.
     const team = call.runtime.models.get(call.valid!.request.model)?.team ?? 'blue';
-    call.scan = await call.runtime.guard.classify(call.valid!.request, { team });
+    // The intent model's cached embeddings are the caller's own: a hit is faster than a miss, so a cache shared
+    // between principals would tell one whether another had sent a text lately.
+    call.scan = await call.runtime.guard.classify(call.valid!.request, { team, cacheScope: call.identity?.principal.id ?? '' });
     const named = call.scan.findings.find((f) => f.action === 'redact' && IDENTIFIER.test(f.where));
     if (named) {
       log.warn('guardrail.identifier.refused', { callId: call.id, rule: named.rule, where: named.where });

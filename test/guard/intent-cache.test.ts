@@ -5,7 +5,9 @@
  *    from the cache;
  *  - it keeps at most `cacheEntries` embeddings, the least recently used going first;
  *  - a reading the encoder failed (a timeout, a full queue) is not kept: the next call asks for it again;
- *  - `cacheEntries: 0` keeps nothing; a bad value is refused with the setting's name.
+ *  - `cacheEntries: 0` keeps nothing; a bad value is refused with the setting's name;
+ *  - each principal's entries are its own: another principal's identical text is embedded again, so its call
+ *    is not answered sooner for a text someone else sent.
  * Counted through the model's stats (hits: from the cache, misses: sent to the encoder), never timed. That the
  * verdicts are the same with the cache and without it, over a corpus, is intent-cache-verdicts.test.ts (with
  * the evaluations: it reads a few hundred prompts).
@@ -27,7 +29,10 @@ function runtime(overrides: Partial<NonNullable<GuardrailsDoc['intentModel']>> =
   const model = new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 1_000, ...overrides });
   models.push(model);
   const guard = compileGuardrails(doc, { intentModel: model });
-  return { model, classify: (req: ChatLike, team: 'red' | 'blue' = 'red') => guard.classify(req, { team }) };
+  return {
+    model,
+    classify: (req: ChatLike, team: 'red' | 'blue' = 'red', cacheScope?: string) => guard.classify(req, { team, cacheScope }),
+  };
 }
 
 /** What the model's stats gain over `f`. */
@@ -45,6 +50,22 @@ describe('guard: the intent model reads a text once (embedding cache)', function
 
   it('is on by default, with the bound the rules file states', () => {
     expect(doc.intentModel!.cacheEntries).to.equal(DEFAULT_CACHE_ENTRIES);
+  });
+
+  it("keeps each principal's embeddings apart: the same text from another principal is embedded again", async () => {
+    const rt = runtime();
+    const req = request('Which hand tools should a school garden club buy first, and how should the children store them?');
+    const alice = 'did:web:gateway.example:tenant:alice';
+    const bob = 'did:web:gateway.example:tenant:bob';
+    const first = await counted(rt.model, () => rt.classify(req, 'red', alice));
+    expect(first.misses, "alice's first call").to.equal(first.readings).and.to.be.above(0);
+    const again = await counted(rt.model, () => rt.classify(req, 'red', alice));
+    expect([again.hits, again.misses], "alice's second call").to.deep.equal([first.readings, 0]);
+    const other = await counted(rt.model, () => rt.classify(req, 'red', bob));
+    expect([other.hits, other.misses], "bob's call with alice's text").to.deep.equal([0, first.readings]);
+    // A scope and a reading cannot be read as another scope and reading (the scope's length is in the key).
+    const joined = await counted(rt.model, () => rt.classify(req, 'red', `${alice}W`));
+    expect(joined.hits, 'a scope that extends another').to.equal(0);
   });
 
   it("embeds only a conversation's new readings on its next call: the earlier turns' windows come from the cache", async () => {

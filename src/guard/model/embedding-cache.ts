@@ -5,7 +5,10 @@
  * encoder (pool.ts) costs milliseconds of a core per reading, a look-up one hash of at most `readingChars`
  * characters.
  *
- *  - Keyed by the SHA-256 of the exact reading text, never the text: the cache holds no prompt contents (only
+ *  - Per scope: a hit answers sooner than a miss, so a cache shared by every caller would let one learn
+ *    whether another had sent a text lately by timing a call with it. The gateway scopes the cache by
+ *    principal (src/stages/scan.ts): a conversation's later calls still hit, another principal's never do.
+ *  - Keyed by the SHA-256 of the scope and the exact reading text, never the text: the cache holds no prompt contents (only
  *    their embeddings, as the head's input holds them anyway), and a key is 44 characters whatever the
  *    reading's length. SHA-256, not a faster hash: a collision would give one reading another's embedding,
  *    and one must not be makeable on purpose (a harmful ask read as a benign one).
@@ -30,9 +33,10 @@ export class EmbeddingCache {
     if (!(Number.isInteger(entries) && entries >= 0)) throw new Error('intentModel.cacheEntries must be a whole number, 0 or more (0 turns the cache off)');
   }
 
-  /** The key of a reading (its text's digest); null when the cache is off, so nothing is hashed. */
-  key(reading: string): string | null {
-    return this.entries > 0 ? hash('sha256', reading, 'base64') : null;
+  /** The key of a reading in a scope (their digest); null when the cache is off, so nothing is hashed. */
+  key(scope: string, reading: string): string | null {
+    // The scope's length first, so no scope and reading can be read as another scope and reading.
+    return this.entries > 0 ? hash('sha256', `${scope.length}:${scope}${reading}`, 'base64') : null;
   }
 
   /** The embedding stored under `key`, made the most recently used; undefined when there is none. */

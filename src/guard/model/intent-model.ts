@@ -167,6 +167,7 @@ export class IntentModel {
     offsetOf: (text: number, offset: number) => number,
     classes: ReadonlyMap<string, { rule: string; action: Finding['action']; detector: string }>,
     lastUser?: number,
+    cacheScope = '',
   ): Promise<ModelVerdict> {
     const texts = original.map((t) => (isSchemaWord(t) ? '' : modelText(t.text)));
     if (!this.reads(team, first, texts)) return { read: false, findings: [] };
@@ -177,7 +178,7 @@ export class IntentModel {
     this.stats.readings += readings.length;
     let vectors: Float32Array[];
     try {
-      vectors = await this.embeddings(readings);
+      vectors = await this.embeddings(readings, cacheScope);
     } catch (err) {
       const reason = err instanceof ClassifierError ? err.reason : 'error';
       return { read: true, findings: [], failure: { classifier: MODEL_CLASSIFIER_ID, failClosed: this.doc.failClosed[team], reason } };
@@ -231,8 +232,8 @@ export class IntentModel {
    * the second call's fate to a job it did not submit (its queue slot, its timeout, its worker's death),
    * where each call's bounds are its own (pool.ts); and a conversation's calls come one after another.
    */
-  private async embeddings(readings: readonly string[]): Promise<Float32Array[]> {
-    const keys = readings.map((r) => this.cache.key(r));
+  private async embeddings(readings: readonly string[], scope: string): Promise<Float32Array[]> {
+    const keys = readings.map((r) => this.cache.key(scope, r));
     const out: Array<Float32Array | undefined> = keys.map((k) => this.cache.get(k));
     const missing: number[] = [];
     out.forEach((v, i) => v === undefined && missing.push(i));
