@@ -24,6 +24,9 @@
 //!  - squeezed.rs: the block rules' explicit terms read squeezed (src/guard/squeezed.ts
 //!    `SqueezedMatcher`) in the texts of the word stream, as (term, text) hits, in the same walk of each
 //!    text as its words (words.rs `add` steps squeezed.rs `Walk`).
+//!  - scorer.rs: the intent word scorer of src/guard/intent.ts (`IntentScorer.score`): a text's words cut
+//!    as words.rs cuts them, read plain and as concepts, their features hashed and counted once, the
+//!    model's rows summed; the class sums go back (the softmax stays in TypeScript).
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
 
@@ -36,6 +39,7 @@ mod lexicon;
 mod normalise;
 mod refs;
 mod runs;
+mod scorer;
 mod search;
 mod squeezed;
 mod units;
@@ -82,6 +86,8 @@ pub(crate) struct State {
     lexicon_hits: [Vec<i32>; 2],
     /// Per pair of units (search.rs): does a key-like word or an anchor literal start with them?
     pair_flags: Box<[u8; search::TABLE]>,
+    /// The intent word scorer's model and its last text's sums (scorer.rs).
+    scorer: scorer::Scorer,
 }
 
 static mut STATE: Option<State> = None;
@@ -114,6 +120,7 @@ pub(crate) fn state() -> &'static mut State {
             lexicons: [None, None],
             lexicon_hits: [Vec::new(), Vec::new()],
             pair_flags: search::empty_pairs(),
+            scorer: scorer::Scorer::default(),
         })
     }
 }
@@ -400,6 +407,63 @@ pub extern "C" fn anchors_count() -> u32 {
 #[no_mangle]
 pub extern "C" fn anchors_starts() -> *const u8 {
     state().anchors.starts()
+}
+
+/// Room for an intent scorer's model (scorer.rs): `slots` slots of its feature table, `rows` rows of
+/// `classes` weights; the host then writes `scorer_column` 0 to 3 and calls `scorer_set`.
+#[no_mangle]
+pub extern "C" fn scorer_room(slots: u32, rows: u32, classes: u32) {
+    state()
+        .scorer
+        .room(slots as usize, rows as usize, classes as usize);
+}
+
+/// Where the host writes the model's tables: 0 the feature hash of each slot (f64), 1 its row + 1 (i32,
+/// 0 empty), 2 the rows (f64), 3 the bias (f64).
+#[no_mangle]
+pub extern "C" fn scorer_column(column: u32) -> *mut u8 {
+    let sc = &mut state().scorer;
+    match column {
+        0 => sc.keys_in.as_mut_ptr() as *mut u8,
+        1 => sc.row_of.as_mut_ptr() as *mut u8,
+        2 => sc.table.as_mut_ptr() as *mut u8,
+        _ => sc.bias.as_mut_ptr() as *mut u8,
+    }
+}
+
+/// Takes the tables just written and the model's concept lists (the first `units` units of the input, as
+/// scorer.rs `Scorer::set` reads them).
+#[no_mangle]
+pub extern "C" fn scorer_set(units: u32) {
+    let s = state();
+    let text = core::mem::take(&mut s.input);
+    s.scorer.set(&text[..units as usize]);
+    s.input = text;
+}
+
+/// Scores the first `units` units of the input (normalised, lowercased) with the model `scorer_set` took:
+/// the class sums at `scorer_sums`; returns how many distinct features the text has (`scorer_features`,
+/// in the order first met). -1 when no model is loaded.
+#[no_mangle]
+pub extern "C" fn scorer_score(units: u32) -> i32 {
+    let s = state();
+    if !s.scorer.loaded() {
+        return -1;
+    }
+    let text = core::mem::take(&mut s.input);
+    let n = scorer::score(s, &text[..units as usize]);
+    s.input = text;
+    n as i32
+}
+
+#[no_mangle]
+pub extern "C" fn scorer_sums() -> *const f64 {
+    state().scorer.sums.as_ptr()
+}
+
+#[no_mangle]
+pub extern "C" fn scorer_features() -> *const u64 {
+    scorer::features(state())
 }
 
 /// The encoded runs' finds (runs.rs), kept apart from `State`: (kind, start, end) each.

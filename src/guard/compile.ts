@@ -170,8 +170,8 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
     }
   }
   const lexical = new LexicalMatcher(lexicalSpecs);
-  const intent = new IntentDetectors(intentSpecs);
   const compiled = options.engine === 'typescript' ? undefined : compiledScanner();
+  const intent = new IntentDetectors(intentSpecs, compiled);
   const union: SecretScanOptions = {
     kinds: new Set(secrets.flatMap((s) => [...s.kinds])),
     decoders: new Set(secrets.flatMap((s) => [...s.decoders])),

@@ -13,7 +13,9 @@
  * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
  * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
- * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
+ * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript); and the intent word scorer
+ * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
+ * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
  * every character with the same Unicode tables.
  *
@@ -33,6 +35,7 @@ import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
 import { ANCHOR_GROUPS, type SecretPasses } from './secrets.js';
 import { describe as describeSqueezed, type SqueezedMatcher } from './squeezed.js';
+import type { IntentScorer } from './intent.js';
 import type { LexicalMatcher } from './lexical.js';
 import { isWordUnit, type WordStream } from './words.js';
 
@@ -99,12 +102,18 @@ interface Exports {
   ders_found(): number;
   encoded_runs(units: number, kinds: number): number;
   encoded_runs_found(): number;
+  scorer_room(slots: number, rows: number, classes: number): void;
+  scorer_column(column: number): number;
+  scorer_set(units: number): void;
+  scorer_score(units: number): number;
+  scorer_sums(): number;
+  scorer_features(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
 
 /** The compiled passes, over one instance of the module. */
-export class CompiledScanner implements SecretPasses {
+export class CompiledScanner implements SecretPasses, IntentScoring {
   private readonly x: Exports;
   private readonly foldAt: number;
   private readonly module: WasmModule;
@@ -116,6 +125,8 @@ export class CompiledScanner implements SecretPasses {
   private squeezedLoaded: SqueezedMatcher | undefined = undefined;
   /** Likewise the term lists the module's two lexicon slots hold (0 the lexical detectors, 1 the intent topics). */
   private lexiconsLoaded: Array<LexicalMatcher | undefined> = [undefined, undefined];
+  /** Likewise the intent word scorer whose model the module holds (scanner/src/scorer.rs). */
+  private scorerLoaded: IntentScorer | undefined = undefined;
 
   constructor(module: WasmModule) {
     this.module = module;
@@ -347,6 +358,66 @@ export class CompiledScanner implements SecretPasses {
     return out;
   }
 
+  /**
+   * intent.ts `IntentScorer.score(intentWords(text))`, compiled: the module cuts and folds the words of
+   * `text`, hashes their features and sums the model's rows (scanner/src/scorer.rs); the softmax is the
+   * scorer's own (`probabilities`), so both engines take the same `Math.exp`.
+   */
+  intentScore(scorer: IntentScorer, text: string): Float64Array {
+    return scorer.probabilities(this.intentSums(scorer, text).sums);
+  }
+
+  /**
+   * The class sums of `text` (before the softmax) and how many distinct features it has; `features()`
+   * then gives them in the order first met (the equivalence test compares both with intent.ts).
+   */
+  intentSums(scorer: IntentScorer, text: string): { sums: Float64Array; features: number } {
+    const x = this.x;
+    if (this.scorerLoaded !== scorer) this.loadScorer(scorer);
+    // As intentWords reads a text: WordStream.add lower-cases it (Unicode's mapping, so here).
+    const lower = text.toLowerCase();
+    this.write(lower);
+    const features = x.scorer_score(lower.length);
+    if (features < 0) throw new Error('compiled scanner: no intent model loaded');
+    const sums = new Float64Array(x.memory.buffer, x.scorer_sums(), scorer.classes.length).slice();
+    this.bound();
+    return { sums, features };
+  }
+
+  /** The distinct features of the text `intentSums` last scored, in the order first met. */
+  intentFeatures(count: number): Float64Array {
+    return Float64Array.from(new BigUint64Array(this.x.memory.buffer, this.x.scorer_features(), count), Number);
+  }
+
+  /** Hands `scorer`'s model to the module: its tables as built (the same hashes and rows) and its concepts. */
+  private loadScorer(scorer: IntentScorer): void {
+    const x = this.x;
+    const { keys, rowOf, table, bias } = scorer.tables();
+    const k = bias.length;
+    const units: number[] = [];
+    const { words, prefixes } = scorer.concepts.lists();
+    for (const list of [words, prefixes]) {
+      if (list.size > 0xffff) throw new Error('compiled scanner: a concept list too large for the module');
+      units.push(list.size);
+      for (const [w, c] of list) {
+        if (w.length > 0xffff || c.length > 0xffff) throw new Error('compiled scanner: a concept too long for the module');
+        units.push(w.length);
+        for (let i = 0; i < w.length; i++) units.push(w.charCodeAt(i));
+        units.push(c.length);
+        for (let i = 0; i < c.length; i++) units.push(c.charCodeAt(i));
+      }
+    }
+    x.scorer_room(keys.length, table.length / k, k);
+    // Each view taken after the room is made (making it may grow the memory).
+    new Float64Array(x.memory.buffer, x.scorer_column(0), keys.length).set(keys);
+    new Int32Array(x.memory.buffer, x.scorer_column(1), rowOf.length).set(rowOf);
+    new Float64Array(x.memory.buffer, x.scorer_column(2), table.length).set(table);
+    new Float64Array(x.memory.buffer, x.scorer_column(3), k).set(bias);
+    this.writeUnits(units);
+    x.scorer_set(units.length);
+    this.scorerLoaded = scorer;
+  }
+
   /** Hands `matcher`'s terms (lexical.ts `terms`) to lexicon slot `slot`, as lexicon.rs `from_terms` reads them. */
   private loadLexicon(slot: number, matcher: LexicalMatcher): void {
     const units: number[] = [];
@@ -363,6 +434,11 @@ export class CompiledScanner implements SecretPasses {
     this.x.lexicon_set(slot, units.length);
     this.lexiconsLoaded[slot] = matcher;
   }
+}
+
+export interface IntentScoring {
+  /** intent.ts `IntentScorer.score(intentWords(text))`: the class probabilities, the same to the bit. */
+  intentScore(scorer: IntentScorer, text: string): Float64Array;
 }
 
 let shared: CompiledScanner | undefined;

@@ -11,6 +11,7 @@
  * they overlap, at most MAX_WINDOWS per text), which keeps the cost of a half-megabyte request that mentions
  * a topic in the low milliseconds. A text up to SHORT characters is read whole.
  */
+import type { IntentScoring } from './compiled.js';
 import { LexicalMatcher } from './lexical.js';
 import type { WordStream } from './words.js';
 import { intentWords, loadIntentScorer, type IntentScorer } from './intent.js';
@@ -64,7 +65,14 @@ export class IntentDetectors {
   /** The topic terms of every detector, one lexical matcher (its hits may come from the compiled scanner). */
   readonly topics: LexicalMatcher;
 
-  constructor(specs: readonly IntentDetectorSpec[]) {
+  /**
+   * `scoring`: the engine that scores a text instead of intent.ts (the compiled scanner, compiled.ts
+   * `intentScore`: the same probabilities to the bit).
+   */
+  constructor(
+    specs: readonly IntentDetectorSpec[],
+    private readonly scoring?: IntentScoring,
+  ) {
     this.compiled = specs.map((spec) => {
       const scorer = loadIntentScorer(spec.model);
       const classIndex = scorer.classIndex(spec.class);
@@ -127,7 +135,7 @@ export class IntentDetectors {
       const k = `${c.spec.model}\u0000${key}`;
       const scorer = c.scorer;
       let p = memo.get(k);
-      if (!p) memo.set(k, (p = scorer.score(intentWords(text()))));
+      if (!p) memo.set(k, (p = this.scoring ? this.scoring.intentScore(scorer, text()) : scorer.score(intentWords(text()))));
       return p;
     };
     const textOf = (where: string) =>

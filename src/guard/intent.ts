@@ -15,6 +15,10 @@
  * `scripts/train-guard-intent.ts` on the labelled corpus in `test/fixtures/guard/intent/` and committed as
  * data (`rules/guardrails-intent.json`, with the corpus hash it was trained on); nothing is learned at run
  * time. Scoring is linear in the number of words.
+ *
+ * With the compiled scanner (compiled.ts `intentScore`, scanner/src/scorer.rs) the module cuts the words,
+ * hashes the features and sums the rows from this scorer's own tables (`tables`, `ConceptMap.lists`); the
+ * softmax (`probabilities`) is this one's. `score` stays the reference the module is tested against.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -68,6 +72,10 @@ export class ConceptMap {
   constructor(doc: IntentModelDoc['concepts']) {
     this.words = new Map(Object.entries(doc.words));
     this.prefixes = new Map(Object.entries(doc.prefixes));
+  }
+  /** The whole words and the prefixes with their concepts (the compiled scorer's copy of this map). */
+  lists(): { words: ReadonlyMap<string, string>; prefixes: ReadonlyMap<string, string> } {
+    return { words: this.words, prefixes: this.prefixes };
   }
   /** The concept of each word, or the word itself. */
   read(words: readonly string[]): string[] {
@@ -267,8 +275,14 @@ export class IntentScorer {
 
   /** Class probabilities (softmax) for the words, in `classes` order. */
   score(words: readonly string[]): Float64Array {
-    const k = this.classes.length;
-    const z = Float64Array.from(this.bias);
+    return this.probabilities(this.sums(this.features(words)));
+  }
+
+  /**
+   * The distinct feature hashes of the words (`intentFeatures` of the words and of their concepts), in the
+   * order first met. The compiled scanner (scanner/src/scorer.rs) finds the same, in the same order.
+   */
+  features(words: readonly string[]): Float64Array {
     const memo = new Map<string, [number, number]>();
     const hashesOf = (ts: readonly string[]): [number[], number[]] => {
       const h1: number[] = [];
@@ -285,21 +299,39 @@ export class IntentScorer {
     const feats = new FeatureSet(words.length * 4);
     addFeatureHashes(...hashesOf(words), feats);
     addFeatureHashes(...hashesOf(this.concepts.read(words)), feats);
-    if (feats.size > 0) {
-      const scale = 1 / Math.sqrt(feats.size);
+    return feats.order.subarray(0, feats.size);
+  }
+
+  /** The class sums of `features` (distinct, in the order first met): the bias, then each row scaled to unit length. */
+  sums(features: Float64Array): Float64Array {
+    const k = this.classes.length;
+    const z = Float64Array.from(this.bias);
+    if (features.length > 0) {
+      const scale = 1 / Math.sqrt(features.length);
       const table = this.table;
       // In the order first added, as a Set iterates: the same sums, term for term.
-      for (let j = 0; j < feats.size; j++) {
-        const at = this.rowStart(feats.order[j]!);
+      for (let j = 0; j < features.length; j++) {
+        const at = this.rowStart(features[j]!);
         if (at >= 0) for (let c = 0; c < k; c++) z[c]! += table[at + c]! * scale;
       }
     }
+    return z;
+  }
+
+  /** The softmax of class sums `z` (in place): the compiled scorer's sums go through it too. */
+  probabilities(z: Float64Array): Float64Array {
+    const k = this.classes.length;
     let max = -Infinity;
     for (let c = 0; c < k; c++) max = Math.max(max, z[c]!);
     let sum = 0;
     for (let c = 0; c < k; c++) sum += z[c] = Math.exp(z[c]! - max);
     for (let c = 0; c < k; c++) z[c]! /= sum;
     return z;
+  }
+
+  /** The tables the compiled scorer reads (compiled.ts `intentScore`): the same arrays, not copies. */
+  tables(): { keys: Float64Array; rowOf: Int32Array; table: Float64Array; bias: Float64Array } {
+    return { keys: this.keys, rowOf: this.rowOf, table: this.table, bias: this.bias };
   }
 
   classIndex(name: string): number {

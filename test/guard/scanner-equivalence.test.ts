@@ -12,7 +12,8 @@
  * over texts of join syntax at random), whether a text holds an HTML reference (also over references and near
  * misses at random), where a headerless key body may start (also over DER starts at random), every word of the word stream, and the
  * block rules' explicit terms read squeezed (every hit, in order), also over a corpus of those terms
- * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random.
+ * disguised (test/guard/helpers/evasions.ts TERM_DISGUISES, EXPLICIT_TERMS) and mixed at random; and the
+ * intent word scorer: every text's distinct features in order and its class sums to the bit.
  */
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -29,6 +30,7 @@ import { scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
+import { IntentScorer, intentWords, MAX_SCORED_WORDS, type IntentModelDoc } from '../../src/guard/intent.js';
 import {
   AWS_FORMS,
   BLANKS,
@@ -268,6 +270,27 @@ const chat = (...contents: string[]): ChatLike => ({
 function sameFindings(req: ChatLike, label: string): void {
   expect(compiled.scan(req), `scan: ${label}`).to.deep.equal(reference.scan(req));
   expect(compiled.redact(req), `redact: ${label}`).to.deep.equal(reference.redact(req));
+}
+
+/**
+ * The intent word scorer (intent.ts `IntentScorer`) against the module's (compiled.ts `intentSums`,
+ * scanner/src/scorer.rs) on `text` as the first pass reads it (normalised): the same distinct features in
+ * the same order, the same class sums to the bit, and the same probabilities. Returns how many of the
+ * text's words read as a concept (whole word, or by a prefix) in the reference.
+ */
+function sameScore(scorer: IntentScorer, text: string, label: string): { words: number; concepts: number } {
+  const engine = compiledScanner();
+  const words = intentWords(text);
+  const features = scorer.features(words);
+  const sums = scorer.sums(features);
+  const module = engine.intentSums(scorer, text);
+  const moduleFeatures = engine.intentFeatures(module.features);
+  if (module.features !== features.length || features.some((f, k) => f !== moduleFeatures[k]))
+    expect([...moduleFeatures], `intent features (${features.length}): ${label}`).to.deep.equal([...features]);
+  if (sums.some((z, c) => !Object.is(z, module.sums[c]))) expect([...module.sums], `intent sums: ${label}`).to.deep.equal([...sums]);
+  expect([...engine.intentScore(scorer, text)], `intent probabilities: ${label}`).to.deep.equal([...scorer.score(words)]);
+  const read = scorer.concepts.read(words);
+  return { words: words.length, concepts: read.filter((c, k) => c !== words[k]).length };
 }
 
 /**
@@ -688,6 +711,51 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       }
     }
     expect(found).to.be.greaterThan(5000);
+  });
+
+  it('scores texts with the intent word scorer alike: the features in order and the class sums to the bit, on every text of the three corpora, the terms disguised, texts past the word limit, and concepts at the bounds of a prefix', () => {
+    const file = doc.rules.flatMap((r) => r.detectors.flatMap((d) => (d.kind === 'intent' ? [d.model] : [])))[0]!;
+    const model = JSON.parse(readFileSync(`${RULES_DIR}${file}`, 'utf8')) as IntentModelDoc;
+    // The rules' model, and the same with concept prefixes at both bounds of a prefix's length (3 and 14
+    // units) and past them (2 and 15, never read), which the rules' model does not have.
+    const bounds: IntentModelDoc = {
+      ...model,
+      concepts: {
+        // Concepts of their own, so that reading a word by another (shorter) listed prefix shows.
+        words: { ...model.concepts.words, exploit: 'bound-word', м4ке: 'bound-leet' },
+        prefixes: {
+          ...model.concepts.prefixes,
+          syn: 'bound-3',
+          ab: 'bound-2',
+          weaponisations: 'bound-14',
+          counterfeitings: 'bound-15',
+          хим: 'bound-cyrillic',
+        },
+      },
+    };
+    const texts = [...wholes, ...lines, ...evasions, ...fuzz, ...squeezedCorpus(doc, 500, 20261128)];
+    // Texts past the word limit (the scorer reads their last MAX_SCORED_WORDS words), and words at the
+    // prefixes' bounds, whole, glued and leet.
+    const long = wholes.join('\n');
+    texts.push(long, long.repeat(3), `${long} synthesise weaponisations weaponisationsx weaponisation synth abc ab хим химия м4ке ѕyn s y n th3sis`);
+    texts.push('synthesize counterfeitingsx counterfeitings counterfeiting abuse syn sy ab a Σ İstanbul ΑΣ ǅ');
+    for (const [name, scorer] of [
+      ['the rules model', new IntentScorer(model)],
+      ['concepts at the bounds', new IntentScorer(bounds)],
+    ] as const) {
+      let concepts = 0;
+      let past = 0;
+      for (const t of texts) {
+        const n = normalise(t).text;
+        const read = sameScore(scorer, n, `${name}: ${short(t)}`);
+        concepts += read.concepts;
+        if (intentWords(n).length === MAX_SCORED_WORDS) past++;
+        // The text as written too, where normalising changed it (the scorer reads what it is given).
+        if (n !== t) sameScore(scorer, t, `${name}, as written: ${short(t)}`);
+      }
+      expect(concepts, `words read as concepts: ${name}`).to.be.greaterThan(1000);
+      expect(past, `texts past the word limit: ${name}`).to.be.at.least(1);
+    }
   });
 
   it('searches texts joined from their own searches and the stretches around the cuts, as the joined text whole, on the three corpora cut into messages', () => {
