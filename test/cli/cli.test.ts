@@ -22,7 +22,10 @@ describe('portcullis CLI', () => {
     expect(r.stderr).to.contain('rules/rungs.yaml: /rungs/0/tokensPerDay must be integer');
   });
 
-  describe('admin', () => {
+  describe('admin', function () {
+    // Each command is a fresh Node process loading the CLI's TypeScript (seconds on a busy two-core machine),
+    // and the first test runs seven of them.
+    this.timeout(120_000);
     let gw: TestGateway;
     let up: RecordingUpstream;
     let env: Record<string, string>;
