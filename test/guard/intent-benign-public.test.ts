@@ -13,8 +13,8 @@ import { expect } from 'chai';
 import { readdirSync } from 'node:fs';
 import { readCorpus, readTsv, type Example } from '../../scripts/train-guard-intent.js';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
-import { IntentModel } from '../../src/guard/model/intent-model.js';
-import { EVAL_CACHE_ENTRIES } from './helpers/intent-eval.js';
+import type { IntentModel } from '../../src/guard/model/intent-model.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { blockFindings, FIXTURES_DIR, RULES_DIR, user } from './helpers/guardrails.js';
 
 const DIR = `${FIXTURES_DIR}public-benign/`;
@@ -34,7 +34,7 @@ describe('guard: intent on public everyday requests (false positives)', function
   let model: IntentModel;
   // The cache holds more readings than any one set has, so the blue-team calls (read after the same rows as
   // red-team ones) take every embedding from it: each row is embedded once for both teams.
-  before(() => (model = new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 2_000, cacheEntries: EVAL_CACHE_ENTRIES })));
+  before(() => (model = evalModel()));
   after(() => {
     console.log(`      the model read ${model.stats.readings} readings: ${model.stats.misses} embedded, ${model.stats.hits} from its cache`);
     return model.close();

@@ -17,6 +17,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compileGuardrails, loadGuardrailsDoc, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
+import { EmbeddingCache } from '../../src/guard/model/embedding-cache.js';
 import { DEFAULT_CACHE_ENTRIES, IntentModel } from '../../src/guard/model/intent-model.js';
 import { readingsOf } from '../../src/guard/model/readings.js';
 import { registry } from '../../src/observe/metrics.js';
@@ -47,6 +48,13 @@ const request = (text: string): ChatLike => ({ messages: [user(text)] });
 describe('guard: the intent model reads a text once (embedding cache)', function () {
   this.timeout(600_000);
   after(() => Promise.all(models.splice(0).map((m) => m.close())));
+
+  it("is one encoder's: a cache shared by models refuses a model of other weights", () => {
+    const cache = new EmbeddingCache(8);
+    cache.bind('a'.repeat(64));
+    cache.bind('a'.repeat(64));
+    expect(() => cache.bind('b'.repeat(64))).to.throw(/embedding cache of encoder weights a+ shared with a model of b+/);
+  });
 
   it('is on by default, with the bound the rules file states', () => {
     expect(doc.intentModel!.cacheEntries).to.equal(DEFAULT_CACHE_ENTRIES);

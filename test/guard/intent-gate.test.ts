@@ -13,7 +13,7 @@ import { gateLines, readCorpus } from '../../scripts/train-guard-intent.js';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import type { IntentHeadDoc } from '../../src/guard/model/head.js';
-import { IntentModel } from '../../src/guard/model/intent-model.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { REPO } from '../helpers/gateway.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 
@@ -39,7 +39,7 @@ describe('guard: the gated intent head', function () {
   });
 
   it('set D as red-team calls: fewer benign prompts refused than the committed head, no ask or CSAM ask fewer caught', async () => {
-    const model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, threshold: THRESHOLD, timeoutMs: 120_000, queue: 1_000 });
+    const model = evalModel({ head: CANDIDATE, threshold: THRESHOLD });
     try {
       const guard = compileGuardrails(doc, { intentModel: model });
       const rows = readFileSync(`${REPO}/test/fixtures/guard/independent/set-d.jsonl`, 'utf8')

@@ -13,8 +13,8 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
-import { IntentModel } from '../../src/guard/model/intent-model.js';
-import { EVAL_CACHE_ENTRIES } from './helpers/intent-eval.js';
+import type { IntentModel } from '../../src/guard/model/intent-model.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 import { REPO } from '../helpers/gateway.js';
 
@@ -44,7 +44,7 @@ describe('guard: intent on public prompt data', function () {
   let model: IntentModel;
   // The cache holds more readings than any one set has, so the blue-team calls (read after the same rows as
   // red-team ones) take every embedding from it: each row is embedded once for both teams.
-  before(() => (model = new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 1_000, cacheEntries: EVAL_CACHE_ENTRIES })));
+  before(() => (model = evalModel()));
   after(() => {
     console.log(`      the model read ${model.stats.readings} readings: ${model.stats.misses} embedded, ${model.stats.hits} from its cache`);
     return model.close();

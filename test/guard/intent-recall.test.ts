@@ -15,7 +15,8 @@ import { gateLines, readCorpus } from '../../scripts/train-guard-intent.js';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import type { IntentHeadDoc } from '../../src/guard/model/head.js';
-import { IntentModel } from '../../src/guard/model/intent-model.js';
+import type { IntentModel } from '../../src/guard/model/intent-model.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { REPO } from '../helpers/gateway.js';
 import { blockFindings, RULES_DIR, user } from './helpers/guardrails.js';
 
@@ -50,8 +51,8 @@ describe('guard: the recall head (a CSAM threshold of its own)', function () {
     let model: IntentModel;
     let replaced: IntentModel;
     before(() => {
-      model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, threshold: THRESHOLD, timeoutMs: 120_000, queue: 1_000 });
-      replaced = new IntentModel({ ...doc.intentModel!, ...REPLACED, timeoutMs: 120_000, queue: 1_000 });
+      model = evalModel({ head: CANDIDATE, threshold: THRESHOLD });
+      replaced = evalModel(REPLACED);
     });
     after(() => Promise.all([model.close(), replaced.close()]));
 

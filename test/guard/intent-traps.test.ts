@@ -15,7 +15,8 @@ import { evasiveLines, gateLines, readCorpus } from '../../scripts/train-guard-i
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import type { IntentHeadDoc } from '../../src/guard/model/head.js';
-import { IntentModel } from '../../src/guard/model/intent-model.js';
+import type { IntentModel } from '../../src/guard/model/intent-model.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { REPO } from '../helpers/gateway.js';
 import { blockFindings, RULES_DIR } from './helpers/guardrails.js';
 
@@ -61,8 +62,8 @@ describe('guard: the trap-lines candidate with a CSAM backstop', function () {
     let model: IntentModel;
     let configured: IntentModel;
     before(() => {
-      model = new IntentModel({ ...doc.intentModel!, head: CANDIDATE, threshold: THRESHOLD, timeoutMs: 120_000, queue: 1_000 });
-      configured = new IntentModel({ ...doc.intentModel!, ...CONFIGURED, timeoutMs: 120_000, queue: 1_000 });
+      model = evalModel({ head: CANDIDATE, threshold: THRESHOLD });
+      configured = evalModel(CONFIGURED);
     });
     after(() => Promise.all([model.close(), configured.close()]));
 

@@ -28,9 +28,19 @@ export const embeddingTotals = { cached: 0, encoded: 0 };
 
 export class EmbeddingCache {
   private readonly map = new Map<string, Float32Array>();
+  /** The encoder weights (sha256) whose embeddings this holds: a cache shared by models is one encoder's. */
+  private encoder: string | undefined;
 
   constructor(readonly entries: number) {
     if (!(Number.isInteger(entries) && entries >= 0)) throw new Error('intentModel.cacheEntries must be a whole number, 0 or more (0 turns the cache off)');
+  }
+
+  /** Ties the cache to the encoder weights `sha256`; a model of other weights must not read it. */
+  bind(sha256: string): void {
+    if (this.encoder !== undefined && this.encoder !== sha256) {
+      throw new Error(`intent model: an embedding cache of encoder weights ${this.encoder} shared with a model of ${sha256}`);
+    }
+    this.encoder = sha256;
   }
 
   /** The key of a reading in a scope (their digest); null when the cache is off, so nothing is hashed. */

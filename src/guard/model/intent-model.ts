@@ -132,7 +132,14 @@ export class IntentModel {
   private readonly pool: EncoderPool;
   private readonly cache: EmbeddingCache;
 
-  constructor(readonly doc: IntentModelDoc) {
+  /**
+   * `options.cache` shares one embedding cache between models of the same encoder (the evaluations read the
+   * same sets with several heads); without it the model keeps its own of `doc.cacheEntries`.
+   */
+  constructor(
+    readonly doc: IntentModelDoc,
+    options: { cache?: EmbeddingCache } = {},
+  ) {
     const files = encoderFiles(doc.encoder);
     this.head = loadIntentHead(doc.head);
     if (this.head.doc.encoderSha256 !== files.sha256) {
@@ -140,7 +147,8 @@ export class IntentModel {
     }
     if (this.head.classes[0] !== 'benign') throw new Error(`intent model: ${doc.head}'s first class must be benign`);
     if (!(doc.threshold > 0 && doc.threshold <= 1)) throw new Error('intentModel.threshold must be in (0, 1]');
-    this.cache = new EmbeddingCache(doc.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
+    this.cache = options.cache ?? new EmbeddingCache(doc.cacheEntries ?? DEFAULT_CACHE_ENTRIES);
+    this.cache.bind(files.sha256);
     this.pool = new EncoderPool(files, { workers: doc.workers, queue: doc.queue, timeoutMs: doc.timeoutMs });
   }
 
