@@ -124,7 +124,9 @@ describe('rate limiter on redis: the window keys expire', () => {
       const keys = await spy.keys('rly:*');
       expect(keys).to.have.length(1);
       expect(await spy.get(keys[0]!)).to.equal('5');
-      expect(await spy.pTTL(keys[0]!)).to.be.greaterThan(MIN).and.at.most(2 * MIN);
+      expect(await spy.pTTL(keys[0]!))
+        .to.be.greaterThan(MIN)
+        .and.at.most(2 * MIN);
     } finally {
       await spy.quit();
       await store.close();
