@@ -133,20 +133,21 @@ export class MemoryMeter implements Meter {
     const day = utcDay(now);
     const a = admission(req);
     this.#sweep(now, 16);
-    const reservation = (billing: Reservation['billing'], micro: number, expiresAt: number): Reservation => ({
+    const reservation = (billing: Reservation['billing'], micro: number, expiresAt: number, heldDay = day): Reservation => ({
       callId: req.callId,
       principalId: req.principalId,
       billing,
       reservedMicroUSD: micro,
       reservedTokens: req.estimatedTokens,
-      day,
+      day: heldDay,
       rates: req.rates,
       freeUnit: billing === 'free' ? req.limits.free.unit : null,
       rungCounted: req.limits.rung !== null,
       expiresAt,
     });
     const held = this.#holds.get(req.callId);
-    if (held) return reservation(held.billing, held.micro, held.expiresAt);
+    // A repeated reserve answers the first one's reservation, its day included (it may have been yesterday).
+    if (held) return reservation(held.billing, held.micro, held.expiresAt, held.day);
     const counters = this.#day(req.principalId, day);
     const account = this.#account(req.principalId);
     const v = decide(a, counters, account);

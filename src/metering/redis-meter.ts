@@ -174,13 +174,15 @@ export class RedisMeter implements Meter {
     }
     if (r['kind'] !== 'ok' && r['kind'] !== 'held') throw new TypeError(`unexpected meter reply: ${String(r['kind'])}`);
     const billing = r['billing'] === 'free' ? 'free' : 'paid';
+    // A repeated reserve answers the first one's reservation, its day included (it may have been yesterday).
+    const heldDay = r['kind'] === 'held' && typeof r['day'] === 'string' ? r['day'] : day;
     const reservation: Reservation = {
       callId: req.callId,
       principalId: req.principalId,
       billing,
       reservedMicroUSD: int(r['micro']),
       reservedTokens: req.estimatedTokens,
-      day,
+      day: heldDay,
       rates: req.rates,
       freeUnit: billing === 'free' ? req.limits.free.unit : null,
       rungCounted: req.limits.rung !== null,

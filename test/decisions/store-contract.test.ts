@@ -77,6 +77,23 @@ function contract(name: string, make: () => Promise<DecisionStore & { close?(): 
       expect(seen.sort()).to.deep.equal(Array.from({ length: 25 }, (_, n) => `call${n}`).sort());
     });
 
+    it('lists `limit` live records when records past their retention still sit before them in time', async () => {
+      // One retention (1.5 s), real time (a Redis record expires on Redis's clock), odd milliseconds: a write whose time is a
+      // multiple of 16 trims the Redis index, and these must leave it untrimmed, as most writes do.
+      const odd = (t: number) => t | 1;
+      const t0 = odd(Date.now());
+      for (let n = 0; n < 5; n++) await s.put(rec(n, t0 + 2 * n), 1500, t0 + 2 * n);
+      await new Promise((r) => setTimeout(r, 1700));
+      const t1 = odd(Date.now());
+      for (let n = 5; n < 8; n++) await s.put(rec(n, t1 + 2 * n), 1500, t1 + 2 * n);
+      const ids = (l: DecisionRecord[]) => l.map((r) => r.decision_id);
+      expect(ids(await s.list(0, t1 + HOUR, 3, t1 + 20))).to.deep.equal(['dec_call5', 'dec_call6', 'dec_call7']);
+      // Paged, a short page is the end: every live record is still handed on.
+      const seen: string[] = [];
+      for await (const page of pagesOf((f, t, l) => s.list(f, t, l, t1 + 20), 0, t1 + HOUR, 2)) seen.push(...ids(page));
+      expect(seen).to.deep.equal(['dec_call5', 'dec_call6', 'dec_call7']);
+    });
+
     it('keeps a version content once under its document and hash', async () => {
       const v = { document: 'rungs', version: '1', sha256: 'b'.repeat(64), file: 'rules/rungs.yaml', encoding: 'utf8' as const, content: 'version: 1\n' };
       await s.putVersion(v);

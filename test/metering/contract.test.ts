@@ -459,6 +459,18 @@ function meterContract(name: string, harness: Harness): void {
         expect((await store.listReceipts(PID, '2030-03-14')).map((x) => x.id)).to.deep.equal([`rcpt_${late.callId}`]);
         expect(await store.listReceipts(PID, '2030-03-15')).to.deep.equal([]);
       });
+
+      it('answers a reserve repeated after midnight with the first reservation, its day included, and counts the call on that day', async () => {
+        const first = await meter.reserve(req());
+        const repeat: ReserveRequest = { ...req(), callId: first.callId };
+        clock = Date.parse('2030-03-15T00:00:00.000Z');
+        const again = await meter.reserve(repeat);
+        expect(again).to.deep.equal(first);
+        await settleWith(again, usage(1, 1));
+        expect(await meter.usage(PID, '2030-03-14')).to.deep.include({ freeUsed: 1, freeHeld: 0 });
+        expect(await meter.usage(PID, '2030-03-15')).to.deep.include({ freeUsed: 0, freeHeld: 0 });
+        expect((await store.listReceipts(PID, '2030-03-14')).map((x) => x.id)).to.deep.equal([`rcpt_${first.callId}`]);
+      });
     });
 
     describe('grants', () => {

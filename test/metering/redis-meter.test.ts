@@ -100,6 +100,87 @@ describe('redis meter', () => {
     await spy.quit();
   });
 
+  it("answers a repeated free reserve and settle as the first, counting once and leaving the usage key's expiry where the first set it", async () => {
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    try {
+      const req: ReserveRequest = { ...paid(), limits: { free: { perDay: 5, unit: 'requests' }, rung: null } };
+      const useKey = `${store.keyPrefix}use:${meter.today()}:${PID}`;
+      const first = await meter.reserve(req);
+      const ttl = await spy.pTTL(useKey);
+      const again = await meter.reserve(req);
+      expect(again).to.deep.equal(first);
+      expect(await meter.usage(PID, first.day)).to.include({ freeUsed: 0, freeHeld: 1 });
+      const settled = await meter.settle(first, { usage, chargeable: true }, receipt(first));
+      const repeated = await meter.settle(again, { usage, chargeable: true }, receipt(again));
+      expect(repeated).to.deep.include({ billing: settled.billing, chargedMicroUSD: settled.chargedMicroUSD });
+      expect(await meter.usage(PID, first.day)).to.include({ freeUsed: 1, freeHeld: 0 });
+      expect((await logFor(store).pending(10)).size).to.equal(1);
+      expect(await spy.zCard(`${store.keyPrefix}rd:${first.day}:${PID}`)).to.equal(1);
+      // Set once, by the reserve that made the key: no later write moved it, none dropped it.
+      expect(await spy.pTTL(useKey))
+        .to.be.greaterThan(0)
+        .and.at.most(ttl);
+      expect((await meter.status(PID)).balances[0]).to.include({ spentMicroUSD: 0, reservedMicroUSD: 0 });
+    } finally {
+      await spy.quit();
+    }
+  });
+
+  it("releases a crashed free call's hold in the sweep, and its late settlement counts nothing and keeps the usage key's expiry", async () => {
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    let t = Date.parse('2026-03-01T23:59:59.000Z');
+    const clocked = new RedisMeter(store, { now: () => t });
+    try {
+      const req = (): ReserveRequest => ({ ...paid(), ttlMs: 1000, limits: { free: { perDay: 5, unit: 'requests' }, rung: null } });
+      const crashed = await clocked.reserve(req());
+      expect(crashed.day).to.equal('2026-03-01');
+      const useKey = `${store.keyPrefix}use:2026-03-01:${PID}`;
+      expect(await spy.pTTL(useKey)).to.be.greaterThan(0);
+      t += 5000; // past the hold's expiry, and into the next UTC day
+      expect(await clocked.sweep()).to.equal(1);
+      expect(await clocked.usage(PID, '2026-03-01')).to.include({ freeUsed: 0, freeHeld: 0 });
+      const next = await clocked.reserve(req());
+      expect(next.day).to.equal('2026-03-02');
+      expect(await spy.pTTL(`${store.keyPrefix}use:2026-03-02:${PID}`)).to.be.greaterThan(0);
+      const late = await clocked.settle(crashed, { usage, chargeable: true }, receipt(crashed));
+      expect(late).to.include({ chargedMicroUSD: 0, note: 'reservation-expired' });
+      expect(await clocked.usage(PID, '2026-03-01')).to.include({ freeUsed: 0, freeHeld: 0 });
+      expect(await spy.pTTL(useKey)).to.be.greaterThan(0);
+      await clocked.settle(next, { usage, chargeable: true }, receipt(next));
+      expect(await clocked.usage(PID, '2026-03-02')).to.include({ freeUsed: 1, freeHeld: 0 });
+      expect((await clocked.status(PID)).balances[0]).to.include({ spentMicroUSD: 0, reservedMicroUSD: 0 });
+    } finally {
+      await clocked.close();
+      await spy.quit();
+    }
+  });
+
+  it("answers a reserve repeated after midnight with the first one's day, so its settlement counts on that day's usage key and makes no key without an expiry", async () => {
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    let t = Date.parse('2026-03-01T23:59:59.500Z');
+    const clocked = new RedisMeter(store, { now: () => t });
+    try {
+      const req: ReserveRequest = { ...paid(), limits: { free: { perDay: 5, unit: 'requests' }, rung: null } };
+      const first = await clocked.reserve(req);
+      t += 1000; // the reply was lost; the call's retry reaches the meter in the next UTC day
+      const again = await clocked.reserve(req);
+      expect(again).to.deep.equal(first);
+      await clocked.settle(again, { usage, chargeable: true }, receipt(again));
+      expect(await clocked.usage(PID, '2026-03-01')).to.include({ freeUsed: 1, freeHeld: 0 });
+      expect(await spy.exists(`${store.keyPrefix}use:2026-03-02:${PID}`)).to.equal(0);
+      for (const k of await spy.keys(`${store.keyPrefix}use:*`)) expect(await spy.pTTL(k), k).to.be.greaterThan(0);
+    } finally {
+      await clocked.close();
+      await spy.quit();
+    }
+  });
+
   it('charges once when a settlement reply is lost (Redis frozen past the deadline) and the settlement is retried', async () => {
     const r = await meter.reserve(paid());
     await redis.kill('SIGSTOP');

@@ -106,4 +106,30 @@ describe('rate limiter on redis: the window keys expire', () => {
       await store.close();
     }
   });
+
+  it('makes no window key for a check (cost 0) or a refused hit, and gives the key its expiry when a hit of cost above 1 makes it', async () => {
+    const store = await RedisStore.connect({ url: redis.url, keyPrefix: 'rly:' });
+    const spy = createClient({ url: redis.url });
+    spy.on('error', () => {});
+    await spy.connect();
+    try {
+      const t = 20 * MIN;
+      const l = new RedisRateLimiter(store, () => t);
+      expect((await l.hit('p', 'bob', 5, MIN, 0)).allowed).to.equal(true);
+      expect((await l.hit('p', 'bob', 5, MIN, 6)).allowed).to.equal(false);
+      expect(await spy.keys('rly:*')).to.deep.equal([]);
+      expect((await l.hit('p', 'bob', 5, MIN, 3)).allowed).to.equal(true);
+      expect((await l.hit('p', 'bob', 5, MIN, 2)).allowed).to.equal(true);
+      expect((await l.hit('p', 'bob', 5, MIN, 1)).allowed).to.equal(false);
+      const keys = await spy.keys('rly:*');
+      expect(keys).to.have.length(1);
+      expect(await spy.get(keys[0]!)).to.equal('5');
+      expect(await spy.pTTL(keys[0]!))
+        .to.be.greaterThan(MIN)
+        .and.at.most(2 * MIN);
+    } finally {
+      await spy.quit();
+      await store.close();
+    }
+  });
 });

@@ -10,8 +10,8 @@
 -- Stores the admission decision's record first when one rides (whatever the reservation's outcome, and
 -- never failing it: a failed record write is answered as decisionFailed), then sweeps a few expired holds,
 -- judges the call (decide), and holds it — opening its job in the same write.
--- Answers named fields: kind ('ok', 'held': reserved before, or a refusal's kind) and its verdict's fields,
--- expiresAt, and when a job was given, jobCreated and job (the live job's fields when one had its id).
+-- Answers named fields: kind ('ok', 'held': reserved before, with the hold's day, or a refusal's kind) and
+-- its verdict's fields, expiresAt, and when a job was given, jobCreated and job (the live job's fields when one had its id).
 -- The day's usage key is given its expiry when this script creates it (every writer that creates it does, so
 -- one that exists has one: the expiry is the day's end plus two days, not moved by later calls); the job's
 -- lease is stamped on the same `TIME` as the hold.
@@ -28,10 +28,12 @@ local prefix = KEYS[5]
 local now = clock_ms(h.clock)
 local exp = now + h.ttlMs
 sweep(prefix, now, 16)
-local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp')
+-- A repeated reserve answers the hold made first, its day included: a retry that reaches the meter after
+-- midnight must settle on the day the hold counts on, not on the retry's.
+local held = redis.call('HMGET', KEYS[3], 'billing', 'micro', 'exp', 'day')
 if held[1] then
-  return named({kind = 'held', billing = held[1], micro = tonumber(held[2]), expiresAt = tonumber(held[3]), decisionFailed = decision_failed},
-    {'kind', 'billing', 'micro', 'expiresAt', 'decisionFailed'})
+  return named({kind = 'held', billing = held[1], micro = tonumber(held[2]), expiresAt = tonumber(held[3]), day = held[4], decisionFailed = decision_failed},
+    {'kind', 'billing', 'micro', 'expiresAt', 'day', 'decisionFailed'})
 end
 local u = redis.call('HMGET', KEYS[2], 'freeUsed', 'freeHeld', 'tokUsed', 'tokHeld')
 local fresh_use = not (u[1] or u[2] or u[3] or u[4])

@@ -22,10 +22,13 @@ if s.mode == 'settle' then
   local tok, free = tonumber(h[4]), tonumber(h[5])
   release_hold(prefix, s.callId, h)
   if s.charge > 0 then redis.call('HINCRBY', KEYS[2], 'aiSpent', s.charge) end
-  -- The day's usage key exists while the hold counts on it, with its expiry: the reserve that held `tok` or
-  -- `free` created it with one (reserve.lua), which no later write moves.
-  if tok > 0 and s.tokConsumed > 0 then redis.call('HINCRBY', KEYS[3], 'tokUsed', s.tokConsumed) end
-  if free > 0 and s.freeConsumed > 0 then redis.call('HINCRBY', KEYS[3], 'freeUsed', s.freeConsumed) end
+  -- Counted on the day the hold counts on (its own pid and day, as release_hold builds them), whatever day
+  -- the caller names: that key exists while the hold counts on it, with its expiry, since the reserve that
+  -- held `tok` or `free` created it with one (reserve.lua), which no later write moves. Another day's key
+  -- could be made here without one.
+  local uk = prefix .. 'use:' .. h[2] .. ':' .. h[1]
+  if tok > 0 and s.tokConsumed > 0 then redis.call('HINCRBY', uk, 'tokUsed', s.tokConsumed) end
+  if free > 0 and s.freeConsumed > 0 then redis.call('HINCRBY', uk, 'freeUsed', s.freeConsumed) end
 end
 -- No receipt has this id (read above): put_receipt need not look again.
 put_receipt(KEYS[4], KEYS[5], ARGV[9], s.receiptId, s.score, prefix, s.leaf, true)
