@@ -30,8 +30,16 @@ export async function embedAll(texts: string[], files: EncoderFiles = encoderFil
   const cache: Record<string, number[]> = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
   const key = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 32);
   const missing = [...new Set(texts.filter((t) => !(key(t) in cache)))];
+  // Merged with the file as it is now: another process (intent-score-all.ts) may have added to it meanwhile.
+  const save = () => {
+    const now: Record<string, number[]> = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
+    writeFileSync(cacheFile, JSON.stringify({ ...now, ...cache }));
+  };
   if (missing.length > 0) {
-    const pool = new EncoderPool(files, { workers: 2, queue: missing.length, timeoutMs: 600_000 });
+    // Every chunk is queued at once, so a chunk's time counts its wait behind the others: on a loaded machine ten
+    // minutes were not enough for four thousand readings. The cache is written as it grows, so a run that fails
+    // keeps what it embedded.
+    const pool = new EncoderPool(files, { workers: 2, queue: missing.length, timeoutMs: 3_600_000 + missing.length * 5_000 });
     try {
       const chunks: string[][] = [];
       for (let i = 0; i < missing.length; i += 16) chunks.push(missing.slice(i, i + 16));
@@ -42,12 +50,13 @@ export async function embedAll(texts: string[], files: EncoderFiles = encoderFil
           c.forEach((t, i) => (cache[key(t)] = Array.from(vs[i]!)));
           done += c.length;
           if (done % 160 < 16) process.stderr.write(`embedded ${done}/${missing.length}\n`);
+          if (done % 800 < 16) save();
         }),
       );
     } finally {
       await pool.close();
     }
-    writeFileSync(cacheFile, JSON.stringify(cache));
+    save();
   }
   return texts.map((t) => Float32Array.from(cache[key(t)]!));
 }

@@ -8,7 +8,8 @@
  *
  *   npx tsx scripts/intent-score-all.ts <head file in rules/> <threshold> <out.json>
  *
- * Every `set-*.jsonl` of test/fixtures/guard/independent/ is scored (sets A to E, and any later one put there).
+ * Every `set-*.jsonl` of test/fixtures/guard/independent/ is scored (sets A to E, and any later one put there);
+ * `INTENT_SCORE_SETS=set-a,public,...` scores only the sets named (`choice`, `heldout`, `public`, `everyday`).
  * `INTENT_SCORE_PROBE=1` also writes, per row, what a sweep of thresholds needs without scoring again: `other`
  * (refused by a rule other than the model's), `harm` (the highest probability of not benign among the readings
  * the topic gate passes) and `csam` (the highest probability of CSAM among them); a row is then refused at
@@ -43,6 +44,14 @@ const cacheFile = join(modelsDir(), 'embeddings', `${encoderFiles(doc.intentMode
 const cache: Record<string, number[]> = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
 const key = (t: string) => createHash('sha256').update(t).digest('hex').slice(0, 32);
 const fresh: Record<string, number[]> = {};
+// Written back as it grows (every 200 new readings), merged with what another process wrote meanwhile, so a long
+// scoring that is stopped keeps what it embedded.
+const save = () => {
+  if (Object.keys(fresh).length === 0) return;
+  const now: Record<string, number[]> = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
+  writeFileSync(cacheFile, JSON.stringify({ ...now, ...fresh }));
+};
+let unsaved = 0;
 const slot = model as unknown as { pool: EncoderPool };
 const pool = slot.pool;
 slot.pool = {
@@ -51,6 +60,11 @@ slot.pool = {
     if (missing.length > 0) {
       const vs = await pool.embed(missing);
       missing.forEach((t, i) => (cache[key(t)] = fresh[key(t)] = Array.from(vs[i]!)));
+      unsaved += missing.length;
+      if (unsaved >= 200) {
+        unsaved = 0;
+        save();
+      }
     }
     return texts.map((t) => Float32Array.from(cache[key(t)]!));
   },
@@ -115,6 +129,10 @@ if (probe) {
   };
 }
 
+// INTENT_SCORE_SETS=set-a,public,...: only those sets (two processes can then share the sets between them).
+const only = process.env.INTENT_SCORE_SETS?.split(',');
+if (only) for (const name of Object.keys(sets)) if (!only.includes(name)) delete sets[name];
+
 const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean; other?: boolean; harm?: number; csam?: number; back?: boolean }> =
   [];
 console.log(JSON.stringify({ head, threshold }));
@@ -155,7 +173,4 @@ for (const [name, list] of Object.entries(sets)) {
 }
 if (out) writeFileSync(out, JSON.stringify(rows));
 await model.close();
-if (Object.keys(fresh).length > 0) {
-  const now: Record<string, number[]> = existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8')) : {};
-  writeFileSync(cacheFile, JSON.stringify({ ...now, ...fresh }));
-}
+save();

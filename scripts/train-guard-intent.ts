@@ -34,7 +34,7 @@ import { ConceptMap, FEATURE_SET, IntentScorer, intentWords, requestFeatures, ty
 import { normalise } from '../src/guard/normalise.js';
 import { encoderFiles } from '../src/guard/model/encoder.js';
 import { embedAll, headRows, softmaxScores, trainHead, trainMlpHead } from './intent-head.js';
-import { IntentHead, Neighbours, type IntentHeadDoc } from '../src/guard/model/head.js';
+import { backstopsOf, IntentHead, Neighbours, type BackstopDoc, type GateDoc, type IntentHeadDoc } from '../src/guard/model/head.js';
 import { modelText, readingsOf } from '../src/guard/model/readings.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -578,8 +578,15 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
  * The CSAM backstop of a candidate (`INTENT_CSAM_BACKSTOP=<head file in rules/>`, head.ts): that head's ask-head
  * weights, its configured threshold (its `evaluation.threshold`) and CSAM threshold, so the candidate refuses as CSAM
  * every reading that head refuses as CSAM. It must read the same input as the candidate (dimension, concepts, classes).
+ * When that head keeps backstops of its own, they follow it (a list): it refused as CSAM what they refused too.
  */
 function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
+  const own = askHeadAsBackstop(file, head);
+  const kept = backstopsOf(JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc);
+  return kept.length === 0 ? own : [own, ...kept];
+}
+
+function askHeadAsBackstop(file: string, head: IntentHeadDoc): BackstopDoc {
   const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
   const from = JSON.parse(text) as IntentHeadDoc & { evaluation?: { threshold?: number } };
   if (from.dim !== head.dim || from.conceptNames.join() !== head.conceptNames.join() || from.classes.join() !== head.classes.join())
@@ -598,6 +605,14 @@ function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDo
     threshold,
     csamThreshold,
   };
+}
+
+/** The gate of a head file in rules/ (`INTENT_GATE_FROM`), which must have been trained on the gate lines of today. */
+function gateOf(file: string, linesSha256: string, evasiveGate: boolean): GateDoc {
+  const from = JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc;
+  if (!from.gate || from.gate.linesSha256 !== linesSha256 || evasiveGate)
+    throw new Error(`INTENT_GATE_FROM: ${file} holds no gate trained on today's gate lines (or INTENT_EVASIVE_GATE asks for another)`);
+  return from.gate;
 }
 
 async function trainGate(): Promise<void> {
@@ -621,7 +636,13 @@ async function trainGate(): Promise<void> {
   const askLines = [...corpus, ...regAsks, ...evasiveAll];
   const nRegAsk = corpus.length + regAsks.length;
   const nCorpus = process.env.INTENT_REGASK ? nRegAsk : corpus.length;
-  const offLines = [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
+  // INTENT_GATE_FROM=<head file in rules/>: that head's gate, weight for weight, instead of one trained here (it must
+  // have been trained on these gate lines). The gate's off-topic lines are then not read at all: only the registers'
+  // defensive lines, which the ask head reads as benign with INTENT_REGBEN.
+  const gateFrom = process.env.INTENT_GATE_FROM ? gateOf(process.env.INTENT_GATE_FROM, linesSha256, evasiveGate) : undefined;
+  const offLines = gateFrom
+    ? registers.filter((e) => e.label === 'benign' && e.file.endsWith('-defensive.tsv') && !!process.env.INTENT_REGBEN)
+    : [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
   const all = [...askLines, ...offLines];
   const data = await headData(all, sha256, concepts);
   const nAsk = askLines.length;
@@ -638,86 +659,91 @@ async function trainGate(): Promise<void> {
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
   if (process.env.INTENT_CSAM_BACKSTOP) head.backstop = backstopOf(process.env.INTENT_CSAM_BACKSTOP, head);
 
-  const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
-  const benignReadings = new Set(
-    all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' && (!isEvasive(i) || gateFiles.has(e.file)) ? data.readingSets[i]! : [])),
-  );
-  const rows: Array<{ x: Float64Array; y: number }> = [];
-  const tally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
-  const seen = new Set<string>();
-  all.forEach((e, i) => {
-    if (e.heldOut) return;
-    let y: number;
-    let rs = data.readingSets[i]!;
-    if (isEvasive(i)) {
-      // The gate reads the evasive lines only with INTENT_EVASIVE_GATE, by file (evasiveGateSide).
-      const side = gateFiles.has(e.file) ? evasiveGateSide(e) : undefined;
-      if (side === undefined) return;
-      y = side;
-      if (y === 1 && e.label !== 'benign') {
+  const gateTally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
+  if (gateFrom) head.gate = gateFrom;
+  else head.gate = trainGateOn();
+  function trainGateOn(): GateDoc {
+    const hasTerm = (e: Example) => conceptMap.read(wordsOf(e.text)).some((c) => GATE_TOPICS.includes(c));
+    const benignReadings = new Set(
+      all.flatMap((e, i) => (i < nAsk && !e.heldOut && e.label === 'benign' && (!isEvasive(i) || gateFiles.has(e.file)) ? data.readingSets[i]! : [])),
+    );
+    const rows: Array<{ x: Float64Array; y: number }> = [];
+    const tally = gateTally;
+    const seen = new Set<string>();
+    all.forEach((e, i) => {
+      if (e.heldOut) return;
+      let y: number;
+      let rs = data.readingSets[i]!;
+      if (isEvasive(i)) {
+        // The gate reads the evasive lines only with INTENT_EVASIVE_GATE, by file (evasiveGateSide).
+        const side = gateFiles.has(e.file) ? evasiveGateSide(e) : undefined;
+        if (side === undefined) return;
+        y = side;
+        if (y === 1 && e.label !== 'benign') {
+          tally.onAsk++;
+          const own = rs.filter((r) => !benignReadings.has(r));
+          if (own.length > 0) rs = own;
+        } else if (y === 1) tally.onBenign++;
+        else tally.offOther++;
+      } else if (e.label !== 'benign') {
+        y = 1;
         tally.onAsk++;
         const own = rs.filter((r) => !benignReadings.has(r));
         if (own.length > 0) rs = own;
-      } else if (y === 1) tally.onBenign++;
-      else tally.offOther++;
-    } else if (e.label !== 'benign') {
-      y = 1;
-      tally.onAsk++;
-      const own = rs.filter((r) => !benignReadings.has(r));
-      if (own.length > 0) rs = own;
-    } else if (i >= nAsk) {
-      y = e.file.endsWith('-defensive.tsv') ? 1 : 0;
-      if (y === 1) tally.onBenign++;
-      else tally.offOther++;
-    } else if (e.lang !== 'en' || hasTerm(e)) {
-      y = 1;
-      tally.onBenign++;
-    } else {
-      y = 0;
-      tally.offCorpus++;
-    }
-    for (const r of rs) {
-      const k = `${y}\t${r}`;
-      if (seen.has(k)) continue;
-      seen.add(k);
-      rows.push({ x: data.rowOf.get(r)!, y });
-    }
-  });
-  // GATE_PARAMS.seeds gates of different initial weights, their logits averaged: one wider hidden layer
-  // (each member's output weights divided by their number), so the gate does not hang on one seed's luck.
-  const members = Array.from({ length: GATE_PARAMS.seeds }, (_, m) =>
-    trainMlpHead(rows, {
-      classes: ['off', 'on'],
-      conceptNames: data.conceptNames,
-      concepts,
-      encoderSha256: data.encoderSha256,
-      corpusSha256: sha256,
-      l2: GATE_PARAMS.l2,
-      epochs: GATE_PARAMS.epochs,
-      harmWeight: GATE_PARAMS.onWeight,
-      hidden: GATE_PARAMS.hidden,
-      seed: m + 1,
-    }),
-  );
-  const n = members.length;
-  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
-  const g = {
-    mean: members[0]!.mean,
-    scale: members[0]!.scale,
-    hidden: { weights: members.flatMap((m) => m.hidden!.weights), bias: members.flatMap((m) => m.hidden!.bias) },
-    weights: [0, 1].map((c) => members.flatMap((m) => m.weights[c]!.map((w) => r6(w / n)))),
-    bias: [0, 1].map((c) => r6(members.reduce((a, m) => a + m.bias[c]!, 0) / n)),
-  };
-  head.gate = {
-    mean: g.mean,
-    scale: g.scale,
-    hidden: g.hidden,
-    weights: g.weights,
-    bias: g.bias,
-    thresholds: GATE_THRESHOLDS,
-    topicConcepts: GATE_TOPICS,
-    linesSha256,
-  };
+      } else if (i >= nAsk) {
+        y = e.file.endsWith('-defensive.tsv') ? 1 : 0;
+        if (y === 1) tally.onBenign++;
+        else tally.offOther++;
+      } else if (e.lang !== 'en' || hasTerm(e)) {
+        y = 1;
+        tally.onBenign++;
+      } else {
+        y = 0;
+        tally.offCorpus++;
+      }
+      for (const r of rs) {
+        const k = `${y}\t${r}`;
+        if (seen.has(k)) continue;
+        seen.add(k);
+        rows.push({ x: data.rowOf.get(r)!, y });
+      }
+    });
+    // GATE_PARAMS.seeds gates of different initial weights, their logits averaged: one wider hidden layer
+    // (each member's output weights divided by their number), so the gate does not hang on one seed's luck.
+    const members = Array.from({ length: GATE_PARAMS.seeds }, (_, m) =>
+      trainMlpHead(rows, {
+        classes: ['off', 'on'],
+        conceptNames: data.conceptNames,
+        concepts,
+        encoderSha256: data.encoderSha256,
+        corpusSha256: sha256,
+        l2: GATE_PARAMS.l2,
+        epochs: GATE_PARAMS.epochs,
+        harmWeight: GATE_PARAMS.onWeight,
+        hidden: GATE_PARAMS.hidden,
+        seed: m + 1,
+      }),
+    );
+    const n = members.length;
+    const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+    const g = {
+      mean: members[0]!.mean,
+      scale: members[0]!.scale,
+      hidden: { weights: members.flatMap((m) => m.hidden!.weights), bias: members.flatMap((m) => m.hidden!.bias) },
+      weights: [0, 1].map((c) => members.flatMap((m) => m.weights[c]!.map((w) => r6(w / n)))),
+      bias: [0, 1].map((c) => r6(members.reduce((a, m) => a + m.bias[c]!, 0) / n)),
+    };
+    return {
+      mean: g.mean,
+      scale: g.scale,
+      hidden: g.hidden,
+      weights: g.weights,
+      bias: g.bias,
+      thresholds: GATE_THRESHOLDS,
+      topicConcepts: GATE_TOPICS,
+      linesSha256,
+    };
+  }
   const verdicts = data.readingSets.map((_, i) => {
     const w = worstReading(data, head, i, threshold);
     return headVerdict(w.p, threshold, w.harm);
@@ -728,19 +754,23 @@ async function trainGate(): Promise<void> {
     classThresholds,
     regBen,
     regAsk: !!process.env.INTENT_REGASK,
-    backstop: head.backstop ? { from: head.backstop.from, sha256: head.backstop.sha256 } : undefined,
+    backstop: head.backstop
+      ? Array.isArray(head.backstop)
+        ? head.backstop.map((b) => ({ from: b.from, sha256: b.sha256 }))
+        : { from: head.backstop.from, sha256: head.backstop.sha256 }
+      : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
-    gateRows: tally,
+    gateRows: gateFrom ? { from: process.env.INTENT_GATE_FROM } : gateTally,
     train: breakdown(
       all.filter((e, i) => i < nCorpus && !e.heldOut),
       verdicts.filter((_, i) => i < nCorpus && !all[i]!.heldOut),
     ).all,
     registerAsks: breakdown(all.slice(nCorpus, nRegAsk), verdicts.slice(nCorpus, nRegAsk)).all,
     evasiveTrain: evasiveAll.length > 0 ? breakdown(all.slice(nRegAsk, nAsk), verdicts.slice(nRegAsk, nAsk)).all : undefined,
-    offTopicTrain: breakdown(offLines, verdicts.slice(nAsk)).all,
+    offTopicTrain: gateFrom ? undefined : breakdown(offLines, verdicts.slice(nAsk)).all,
     heldOut: breakdown(
       heldOut,
       verdicts.filter((_, i) => all[i]!.heldOut),
@@ -749,7 +779,7 @@ async function trainGate(): Promise<void> {
   const out = `${ROOT}rules/${process.env.INTENT_HEAD_OUT ?? 'guardrails-intent-head-gate.json'}`;
   writeFileSync(out, JSON.stringify(head) + '\n');
   console.log(
-    JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: tally }, evaluation: head.evaluation }, null, 1),
+    JSON.stringify({ out, corpusSha256: sha256, gate: { thresholds: GATE_THRESHOLDS, ...GATE_PARAMS, rows: gateTally }, evaluation: head.evaluation }, null, 1),
   );
 }
 

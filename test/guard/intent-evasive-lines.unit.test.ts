@@ -14,33 +14,72 @@ interface Row {
   messages: Array<{ role: string; content: string }>;
 }
 
+const norm = (t: string) => t.replace(/\s+/g, ' ').trim().toLowerCase();
+const fix = `${REPO}/test/fixtures/guard/`;
+
+/** Every evaluation text (each message of a row, and the row's messages joined), normalised. */
+function evaluationTexts(): Set<string> {
+  const evaluated = new Set<string>();
+  const jsonl = (p: string) =>
+    readFileSync(p, 'utf8')
+      .trim()
+      .split('\n')
+      .forEach((l) => {
+        const r = JSON.parse(l) as Row;
+        for (const m of r.messages) evaluated.add(norm(m.content));
+        evaluated.add(norm(r.messages.map((m) => m.content).join('\n')));
+      });
+  for (const f of readdirSync(`${fix}independent/`).filter((f) => f.endsWith('.jsonl'))) jsonl(`${fix}independent/${f}`);
+  jsonl(`${fix}public/public.jsonl`);
+  for (const p of [
+    'public/eval.tsv',
+    'intent/heldout.tsv',
+    'intent-choice/choice.tsv',
+    ...readdirSync(`${fix}public-benign/`)
+      .filter((f) => f.startsWith('eval-'))
+      .map((f) => `public-benign/${f}`),
+  ])
+    for (const e of readTsv(`${fix}${p}`, p)) evaluated.add(norm(e.text));
+  return evaluated;
+}
+
+/** The 4-character pieces of a normalised text (its whole self when shorter). */
+const pieces = (t: string) => new Set(t.length < 4 ? [t] : Array.from({ length: t.length - 3 }, (_, i) => t.slice(i, i + 4)));
+
+/** Files written blind (by authors who read no code and no set) for the third round; docs/guardrails.md. */
+const BLIND = ['asks-blind.tsv', 'benign-blind.tsv'];
+/** Shared 4-character pieces over all pieces of the two texts (Jaccard) at which a blind line counts as an evaluation row's near copy. */
+const NEAR = 0.35;
+
 describe('guard: the evasive training lines', function () {
   it('shares no line with an evaluation set (the independent sets, the public data, the held-out file, the choice set)', () => {
-    const norm = (t: string) => t.replace(/\s+/g, ' ').trim().toLowerCase();
-    const fix = `${REPO}/test/fixtures/guard/`;
-    const evaluated = new Set<string>();
-    const jsonl = (p: string) =>
-      readFileSync(p, 'utf8')
-        .trim()
-        .split('\n')
-        .forEach((l) => {
-          const r = JSON.parse(l) as Row;
-          for (const m of r.messages) evaluated.add(norm(m.content));
-          evaluated.add(norm(r.messages.map((m) => m.content).join('\n')));
-        });
-    for (const f of readdirSync(`${fix}independent/`).filter((f) => f.endsWith('.jsonl'))) jsonl(`${fix}independent/${f}`);
-    jsonl(`${fix}public/public.jsonl`);
-    for (const p of [
-      'public/eval.tsv',
-      'intent/heldout.tsv',
-      'intent-choice/choice.tsv',
-      ...readdirSync(`${fix}public-benign/`)
-        .filter((f) => f.startsWith('eval-'))
-        .map((f) => `public-benign/${f}`),
-    ])
-      for (const e of readTsv(`${fix}${p}`, p)) evaluated.add(norm(e.text));
+    const evaluated = evaluationTexts();
     const all = evasiveLines('1').lines;
     expect(all.length).to.be.above(250);
     expect(all.filter((e) => evaluated.has(norm(e.text))).map((e) => e.text)).to.deep.equal([]);
+  });
+
+  it('the blind files hold no near copy of an evaluation row (lines that were close were left out, README.md there)', () => {
+    const rows = [...evaluationTexts()].map(pieces);
+    // Which rows hold a piece, so a line is compared only with rows that share something with it.
+    const holding = new Map<string, number[]>();
+    rows.forEach((r, i) => {
+      for (const p of r) {
+        const at = holding.get(p);
+        if (at) at.push(i);
+        else holding.set(p, [i]);
+      }
+    });
+    const lines = evasiveLines(BLIND.join(',')).lines;
+    expect(lines.filter((e) => e.label === 'benign').length).to.be.above(400);
+    expect(lines.filter((e) => e.label !== 'benign').length).to.be.above(300);
+    const near: string[] = [];
+    for (const e of lines) {
+      const mine = pieces(norm(e.text));
+      const shared = new Map<number, number>();
+      for (const p of mine) for (const i of holding.get(p) ?? []) shared.set(i, (shared.get(i) ?? 0) + 1);
+      for (const [i, n] of shared) if (n / (mine.size + rows[i]!.size - n) >= NEAR) near.push(e.text);
+    }
+    expect(near).to.deep.equal([]);
   });
 });

@@ -7,7 +7,7 @@
  * fifth of it), and a head without a gate lets every reading pass; class thresholds name the harm classes whose
  * own probability reaches them, and a head without them names none; a CSAM backstop refuses as CSAM what the head it
  * was copied from refuses as CSAM (its gate, its CSAM threshold, its harm threshold with CSAM first or second), and
- * nothing else.
+ * nothing else, and a list of backstops what any of them refuses as CSAM.
  */
 import { expect } from 'chai';
 import {
@@ -285,6 +285,53 @@ describe('guard: intent head arithmetic', () => {
     ).to.equal(true);
     // Without a backstop nothing is refused by it.
     expect(new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1] })).backstopCsam(Float64Array.from([2, 0]))).to.equal(false);
+  });
+
+  it('CSAM backstops, a list: refuses as CSAM what any of the heads refuses as CSAM, each at its own thresholds', () => {
+    // The first reads x0 as CSAM, the second x1 as CSAM; a head that kept the first as its backstop and is now kept
+    // as a backstop itself holds both.
+    const first: BackstopDoc = {
+      from: 'a.json',
+      sha256: 'a',
+      mean: [0, 0],
+      scale: [1, 1],
+      weights: [
+        [0, 0],
+        [0, 0],
+        [1, 0],
+        [0, 0],
+      ],
+      bias: [0, 0, 0, 0],
+      threshold: 0.95,
+      csamThreshold: 0.6,
+    };
+    const second: BackstopDoc = {
+      ...first,
+      from: 'b.json',
+      sha256: 'b',
+      weights: [
+        [0, 0],
+        [0, 0],
+        [0, 1],
+        [0, 0],
+      ],
+      csamThreshold: 0.8,
+    };
+    const both = new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop: [first, second] }));
+    expect(both.backstops.map((b) => b.from)).to.deep.equal(['a.json', 'b.json']);
+    // x = (2, 0): P(csam) 0.71 for the first (>= 0.6): refused, whatever the second reads.
+    expect(both.backstopCsam(Float64Array.from([2, 0]))).to.equal(true);
+    // x = (0, 3): P(csam) 0.87 for the second (>= 0.8): refused; the first alone would not.
+    expect(both.backstopCsam(Float64Array.from([0, 3]))).to.equal(true);
+    expect(new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop: [first] })).backstopCsam(Float64Array.from([0, 3]))).to.equal(false);
+    // x = (0, 2): the second's P(csam) 0.71 is below its own 0.8 (the first's 0.6 does not apply to it), its harm 0.90
+    // below 0.95: not refused.
+    expect(both.backstopCsam(Float64Array.from([0, 2]))).to.equal(false);
+    // An empty list is no backstop; each entry is checked as a single one is.
+    expect(new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop: [] })).backstopCsam(Float64Array.from([2, 0]))).to.equal(false);
+    expect(() => new IntentHead(base({ ...FOUR, mean: [0, 0], scale: [1, 1], backstop: [first, { ...second, threshold: 0 }] }))).to.throw(
+      /backstop thresholds/,
+    );
   });
 
   it('refuses a backstop that does not fit the head, lacks a CSAM class or holds a threshold out of (0, 1]', () => {

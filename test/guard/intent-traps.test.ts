@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import { evasiveLines, gateLines, readCorpus } from '../../scripts/train-guard-intent.js';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
-import type { IntentHeadDoc } from '../../src/guard/model/head.js';
+import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
 import type { IntentModel } from '../../src/guard/model/intent-model.js';
 import { evalModel } from './helpers/intent-eval.js';
 import { REPO } from '../helpers/gateway.js';
@@ -48,14 +48,16 @@ describe('guard: the trap-lines candidate with a CSAM backstop', function () {
     expect(head.classThresholds).to.deep.equal({ csam: 0.5 });
     // The gate is the configured head's, weight for weight; the backstop is its ask head and thresholds.
     expect(head.gate).to.deep.equal(configured.gate);
-    expect(head.backstop?.sha256).to.equal(createHash('sha256').update(text(CONFIGURED.head)).digest('hex'));
-    expect([head.backstop?.weights, head.backstop?.bias, head.backstop?.mean, head.backstop?.scale]).to.deep.equal([
+    const [backstop, ...more] = backstopsOf(head);
+    expect(more).to.deep.equal([]);
+    expect(backstop?.sha256).to.equal(createHash('sha256').update(text(CONFIGURED.head)).digest('hex'));
+    expect([backstop?.weights, backstop?.bias, backstop?.mean, backstop?.scale]).to.deep.equal([
       configured.weights,
       configured.bias,
       configured.mean,
       configured.scale,
     ]);
-    expect([head.backstop?.threshold, head.backstop?.csamThreshold]).to.deep.equal([CONFIGURED.threshold, 0.5]);
+    expect([backstop?.threshold, backstop?.csamThreshold]).to.deep.equal([CONFIGURED.threshold, 0.5]);
   });
 
   describe('through the runtime', () => {

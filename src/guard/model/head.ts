@@ -39,7 +39,9 @@
  * own threshold with CSAM the most probable harm class or holding at least CSAM_SECOND) is refused as CSAM by
  * this head too, whatever this head reads. A new ask head trained to refuse less benign text can then not
  * lose a CSAM ask the head before it refused, on the same readings; what it costs is that head's CSAM
- * refusals of benign text, which stay. A head without it decides as before.
+ * refusals of benign text, which stay. A head without it decides as before. `backstop` may be a list: a head
+ * that itself kept a backstop refused as CSAM what its own ask head or its backstop refused, so a head that
+ * replaces it keeps both, and refuses as CSAM a reading any of them refuses as CSAM.
  *
  * The head is data: rules/guardrails-intent-head.json, written by scripts/train-guard-intent.ts with the
  * sha256 of the corpus and of the encoder weights it was trained on. A head trained on another encoder is
@@ -78,8 +80,8 @@ export interface IntentHeadDoc {
   gate?: GateDoc;
   /** Per harm class, the probability of that class alone at which a reading the gate passes is refused (see above). */
   classThresholds?: Record<string, number>;
-  /** The CSAM backstop (see above), when the head has one. */
-  backstop?: BackstopDoc;
+  /** The CSAM backstop (see above), when the head has one; a list when it keeps more than one head's CSAM verdicts. */
+  backstop?: BackstopDoc | BackstopDoc[];
   /** sha256 of training lines the ask head read beyond the corpus and the gate's lines (scripts/train-guard-intent.ts evasiveLines), when any. */
   extraLinesSha256?: string;
   evaluation?: unknown;
@@ -253,8 +255,8 @@ export class IntentHead {
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
     }
-    const b = doc.backstop;
-    if (b) {
+    this.backstops = backstopsOf(doc);
+    for (const b of this.backstops) {
       if (!layersAgree(b, width, doc.classes.length))
         throw new Error('intent head: backstop weights, mean and scale do not agree with dim, concepts and classes');
       if (doc.classes.indexOf('csam') < 1) throw new Error('intent head: a backstop needs a csam class');
@@ -270,6 +272,8 @@ export class IntentHead {
   }
 
   private readonly classFloors: ReadonlyArray<readonly [number, number]>;
+  /** The backstop heads (`backstop`, one or a list), in file order; empty without one. */
+  readonly backstops: readonly BackstopDoc[];
 
   /**
    * The harm classes (indices) whose own threshold (`classThresholds`) the probabilities `p` reach; empty for a
@@ -282,13 +286,15 @@ export class IntentHead {
   }
 
   /**
-   * Whether the backstop head (see above) refuses the reading `x` (input(), words `words`) as CSAM: the gate
-   * passes on its probabilities, and its CSAM probability reaches its CSAM threshold, or its harm reaches its
-   * threshold with CSAM the most probable harm class or at least CSAM_SECOND. False without a backstop.
+   * Whether a backstop head (see above) refuses the reading `x` (input(), words `words`) as CSAM: for one of them,
+   * the gate passes on its probabilities, and its CSAM probability reaches its CSAM threshold, or its harm reaches
+   * its threshold with CSAM the most probable harm class or at least CSAM_SECOND. False without a backstop.
    */
   backstopCsam(x: Float64Array, words?: readonly string[]): boolean {
-    const b = this.doc.backstop;
-    if (!b) return false;
+    return this.backstops.some((b) => this.refusesAsCsam(b, x, words));
+  }
+
+  private refusesAsCsam(b: BackstopDoc, x: Float64Array, words?: readonly string[]): boolean {
     const p = softmaxScores(x, b);
     if (!this.gatePasses(p, x, words)) return false;
     const csam = this.classes.indexOf('csam');
@@ -352,6 +358,12 @@ export class IntentHead {
   probabilities(x: Float64Array): Float64Array {
     return softmaxScores(x, this.doc);
   }
+}
+
+/** A head's backstops as a list (`backstop` holds one, a list, or none). */
+export function backstopsOf(doc: Pick<IntentHeadDoc, 'backstop'>): BackstopDoc[] {
+  const b = doc.backstop;
+  return b === undefined ? [] : Array.isArray(b) ? b : [b];
 }
 
 export function softmaxScores(x: Float64Array, p: Pick<IntentHeadDoc, 'mean' | 'scale' | 'weights' | 'bias' | 'hidden'>): Float64Array {
