@@ -7,10 +7,13 @@
  * setting does not make them embed every row again: it holds every reading of every set and the public data
  * (about 7,000 distinct), at most about 28 MiB while the evaluations run.
  */
-import { loadGuardrailsDoc } from '../../../src/guard/index.js';
+import { expect } from 'chai';
+import { readFileSync } from 'node:fs';
+import { compileGuardrails, loadGuardrailsDoc } from '../../../src/guard/index.js';
 import { EmbeddingCache } from '../../../src/guard/model/embedding-cache.js';
 import { IntentModel, type IntentModelDoc } from '../../../src/guard/model/intent-model.js';
-import { RULES_DIR } from './guardrails.js';
+import { REPO } from '../../helpers/gateway.js';
+import { blockFindings, RULES_DIR } from './guardrails.js';
 
 export const EVAL_CACHE_ENTRIES = 16_384;
 
@@ -20,4 +23,39 @@ const shared = new EmbeddingCache(EVAL_CACHE_ENTRIES);
 export function evalModel(overrides: Partial<IntentModelDoc> = {}): IntentModel {
   const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
   return new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 2_000, ...overrides }, { cache: shared });
+}
+
+/**
+ * The CSAM asks of `sets` (test/fixtures/guard/independent/) read as red-team calls by a candidate head and by the
+ * head it is held against, one call at a time as a client would send them: how many each refuses, and the ids the
+ * other refuses and the candidate does not. A reading the encoder failed fails the check.
+ */
+export async function csamRefusals(
+  candidate: IntentModel,
+  against: IntentModel,
+  sets: string[],
+): Promise<{ asks: number; caught: number; was: number; lost: string[] }> {
+  const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
+  const guard = compileGuardrails(doc, { intentModel: candidate });
+  const before = compileGuardrails(doc, { intentModel: against });
+  const rows = sets.flatMap((s) =>
+    readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; label: string; messages: Array<{ role: string; content: string }> })
+      .filter((r) => r.label === 'csam'),
+  );
+  const lost: string[] = [];
+  let caught = 0;
+  let was = 0;
+  for (const r of rows) {
+    const v = await guard.classify({ messages: r.messages }, { team: 'red' });
+    expect(v.failures ?? [], r.id).to.deep.equal([]);
+    const now = blockFindings(v).length > 0;
+    const then = blockFindings(await before.classify({ messages: r.messages }, { team: 'red' })).length > 0;
+    if (now) caught++;
+    if (then) was++;
+    if (then && !now) lost.push(r.id);
+  }
+  return { asks: rows.length, caught, was, lost };
 }
