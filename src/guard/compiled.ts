@@ -35,7 +35,7 @@ import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
 import { ANCHOR_GROUPS, type SecretPasses } from './secrets.js';
 import { describe as describeSqueezed, type SqueezedMatcher } from './squeezed.js';
-import type { IntentScorer } from './intent.js';
+import type { IntentScorer, IntentScoring } from './intent.js';
 import type { LexicalMatcher } from './lexical.js';
 import { isWordUnit, type WordStream } from './words.js';
 
@@ -434,11 +434,6 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.x.lexicon_set(slot, units.length);
     this.lexiconsLoaded[slot] = matcher;
   }
-}
-
-export interface IntentScoring {
-  /** intent.ts `IntentScorer.score(intentWords(text))`: the class probabilities, the same to the bit. */
-  intentScore(scorer: IntentScorer, text: string): Float64Array;
 }
 
 let shared: CompiledScanner | undefined;

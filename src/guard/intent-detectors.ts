@@ -11,10 +11,9 @@
  * they overlap, at most MAX_WINDOWS per text), which keeps the cost of a half-megabyte request that mentions
  * a topic in the low milliseconds. A text up to SHORT characters is read whole.
  */
-import type { IntentScoring } from './compiled.js';
 import { LexicalMatcher } from './lexical.js';
 import type { WordStream } from './words.js';
-import { intentWords, loadIntentScorer, type IntentScorer } from './intent.js';
+import { intentWords, loadIntentScorer, type IntentScorer, type IntentScoring } from './intent.js';
 import type { Action, Finding, IntentDetectorDoc } from './types.js';
 
 export interface IntentDetectorSpec extends IntentDetectorDoc {

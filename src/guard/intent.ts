@@ -357,3 +357,11 @@ export function loadIntentScorer(file: string): IntentScorer {
   }
   return s;
 }
+
+/**
+ * Another engine that scores as `IntentScorer.score(intentWords(text))` does, the same to the bit (the compiled
+ * scanner, compiled.ts); declared here, beside the reference, so the detectors need not import the engine.
+ */
+export interface IntentScoring {
+  intentScore(scorer: IntentScorer, text: string): Float64Array;
+}
