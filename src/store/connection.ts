@@ -214,7 +214,7 @@ export class HandshakeRefused extends Error {
  * refuses (`onRefusal`) would otherwise be retried by node-redis until the budget ran out and then look like
  * an outage; it rejects with StoreRefused carrying `refused(err)`, the one line startup prints (exit 78). Any
  * other failure (nothing listening, a frozen server past the budget) rejects with StoreUnavailable carrying
- * `unavailable(why)`. On either, the client is destroyed.
+ * `unavailable(why)`. On either, the client is destroyed, and destroyed again when its connect settles.
  */
 export async function connectOrRefuse(
   client: { connect(): Promise<unknown>; destroy(): void } & Parameters<typeof onRefusal>[0],
@@ -222,10 +222,18 @@ export async function connectOrRefuse(
   message: { refused: (err: HandshakeRefused) => string; unavailable: (why: string) => string },
 ): Promise<void> {
   const refusal = onRefusal(client);
+  const connecting = client.connect();
   try {
-    await withDeadline(Promise.race([client.connect().then(() => undefined), refusal.refused]), budget);
+    await withDeadline(Promise.race([connecting.then(() => undefined), refusal.refused]), budget);
   } catch (err) {
     client.destroy();
+    // A cluster client carries on with a discovery already under way after a destroy, and the node
+    // connections it opens then would retry forever: destroyed again once that connect settles (for a
+    // single client the second destroy is a no-op).
+    connecting.then(
+      () => client.destroy(),
+      () => client.destroy(),
+    );
     if (err instanceof HandshakeRefused) throw new StoreRefused(message.refused(err), { cause: err });
     const why = err instanceof DeadlineExceeded ? `no answer within ${budget} ms` : errorMessage(err);
     throw new StoreUnavailable(message.unavailable(why), { cause: err });

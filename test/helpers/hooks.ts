@@ -22,10 +22,13 @@
  * files, so the CI lanes (.ci/run) can be balanced on what each suite costs, not on guesses.
  *
  * Handles: the run does not force its own exit. Once every suite is done, if the process is still up a few
- * seconds later, the handles that keep it up (sockets, servers, timers, children) are printed and the run
- * exits 1: a leaked handle fails the run rather than hanging it.
+ * seconds later, the handles that keep it up (sockets, servers, children), the Redis clients never closed
+ * and where the timers set since the end came from are printed, and the run exits 1: a leaked handle fails
+ * the run rather than hanging it.
  */
+import { createHook } from 'node:async_hooks';
 import childProcess, { type ChildProcess } from 'node:child_process';
+import diagnostics from 'node:diagnostics_channel';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import net from 'node:net';
@@ -79,6 +82,37 @@ for (const [proto, method] of [
     return original.apply(this, args);
   };
 }
+
+/**
+ * Redis clients still open: node-redis publishes each connect and each deliberate close on diagnostics
+ * channels, so a client a suite never closed is named by the test (or hook) that connected it and its
+ * server's port. Such a client retries its connection forever once its server is gone, and between two
+ * attempts all it holds is a timer, which names nothing.
+ */
+const openRedis = new Map<unknown, string>();
+diagnostics.subscribe('tracing:node-redis:connect:start', (message) => {
+  const m = message as { clientId?: unknown; serverPort?: number; serverAddress?: string };
+  if (openRedis.has(m.clientId)) return;
+  const by = running ? `"${running.fullTitle()}" (${running.file ?? running.parent?.file ?? 'no file'})` : whereFrom();
+  openRedis.set(m.clientId, `redis client to ${m.serverAddress ?? '?'}:${m.serverPort ?? '?'}, connected by ${by}`);
+});
+diagnostics.subscribe('node-redis:connection:closed', (message) => {
+  const m = message as { clientId?: unknown; reason?: unknown };
+  if (m.reason === 'application_close') openRedis.delete(m.clientId);
+});
+
+/**
+ * Timers set once the run is over: what keeps a leaked loop going (a retry, a poll) sets a fresh one at each
+ * turn, and its stack says whose loop it is. Recorded from the end of the run only, so no suite pays for it.
+ */
+const lateTimers = new Map<string, number>();
+const timerHook = createHook({
+  init(_id, type) {
+    if (type !== 'Timeout') return;
+    const stack = (new Error().stack ?? '').split('\n').slice(2).filter((l) => !/node:internal|hooks\.ts/.test(l)).slice(0, 6).join('\n      ');
+    if (lateTimers.has(stack) || lateTimers.size < 20) lateTimers.set(stack, (lateTimers.get(stack) ?? 0) + 1);
+  },
+});
 
 /** Every descendant of `pid` (Linux /proc), children first found first. */
 function descendants(pid: number): number[] {
@@ -262,9 +296,11 @@ export function mochaGlobalTeardown(): void {
   for (const t of left) process.stderr.write(`[hooks] a child outlived the run, killed: ${t.child.pid} ${t.command}\n`);
   // The run is not forced to exit (.mocharc.json has no `exit`): what still holds the process is a leak to name.
   const timer = setTimeout(() => {
+    timerHook.disable();
     const handles = ((process as any)._getActiveHandles() as unknown[]).map(describeHandle).filter((d) => !/stdio fd/.test(d));
+    const timers = [...lateTimers].map(([stack, n]) => `  ${n} timer(s) set after the run ended, at\n      ${stack || '(no frames outside node)'}`);
     process.stderr.write(
-      `[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${handles.map((h) => `  ${h}`).join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`,
+      `[hooks] the run did not end ${CLOSE_GRACE_MS / 1000} s after its last suite; what holds it open:\n${[...handles.map((h) => `  ${h}`), ...[...openRedis.values()].map((r) => `  ${r}`), ...timers].join('\n')}\n  resources: ${process.getActiveResourcesInfo().join(', ')}\n`,
     );
     // Mocha sets the exit code from its failures in an 'exit' listener; this one, added later, runs after it.
     process.on('exit', () => {
@@ -273,6 +309,7 @@ export function mochaGlobalTeardown(): void {
     process.exit(1);
   }, CLOSE_GRACE_MS);
   timer.unref();
+  timerHook.enable();
 }
 
 /** The files whose tests and hooks took longest, with the run's total. */
