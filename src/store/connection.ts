@@ -67,6 +67,33 @@ export type Client = ReturnType<typeof makeClient>;
 type ClusterClient = ReturnType<typeof makeCluster>;
 export const isCluster = (c: Client): c is ClusterClient => 'masters' in c;
 
+/** How long an ended cluster client is watched for node connections that a refresh under way opens after. */
+const SWEEP_MS = 30_000;
+
+/**
+ * Watches a cluster client that was just closed or destroyed. node-redis carries on with a topology refresh
+ * already under way at that moment: once its node answers with the slot map, it opens a connection to every
+ * master, and those stay open (retrying forever once their nodes are gone), holding the process up. So for
+ * a while after, whatever node connections reappear in the client are destroyed. The watch itself holds
+ * nothing open; a single primary's client needs none.
+ */
+export function sweepEnded(client: { destroy(): void }): void {
+  if (!('masters' in client)) return;
+  const cluster = client as ClusterClient;
+  const ends = performance.now() + SWEEP_MS;
+  const timer = setInterval(() => {
+    if (cluster.masters.some((n) => n.client) || cluster.replicas.some((n) => n.client)) cluster.destroy();
+    if (performance.now() >= ends) clearInterval(timer);
+  }, 100);
+  timer.unref();
+}
+
+/** Destroys a client for good: at once, and again if a cluster refresh under way reopens node connections. */
+export function destroyForGood(client: { destroy(): void }): void {
+  client.destroy();
+  sweepEnded(client);
+}
+
 /**
  * The money keys' prefix on a cluster: a hash tag, so they all land in one slot (see redis.ts).
  * `pc:` becomes `{pc}:`; a prefix that already holds a `{...}` tag is kept as it is (and then every family
@@ -226,10 +253,10 @@ export async function connectOrRefuse(
   try {
     await withDeadline(Promise.race([connecting.then(() => undefined), refusal.refused]), budget);
   } catch (err) {
-    client.destroy();
+    destroyForGood(client);
     // A cluster client carries on with a discovery already under way after a destroy, and the node
-    // connections it opens then would retry forever: destroyed again once that connect settles (for a
-    // single client the second destroy is a no-op).
+    // connections it opens then would retry forever: destroyed again once that connect settles, however
+    // long it takes (for a single client the second destroy is a no-op).
     connecting.then(
       () => client.destroy(),
       () => client.destroy(),
@@ -254,7 +281,7 @@ export function connectWithin(client: { connect(): Promise<unknown>; destroy(): 
   let abandoned = false;
   const connecting = client.connect();
   const settle = () => {
-    if (abandoned || !wanted()) client.destroy();
+    if (abandoned || !wanted()) destroyForGood(client);
   };
   connecting.then(settle, settle);
   return withDeadline(
@@ -262,7 +289,7 @@ export function connectWithin(client: { connect(): Promise<unknown>; destroy(): 
     ms,
   ).catch((err: unknown) => {
     abandoned = true;
-    client.destroy();
+    destroyForGood(client);
     throw err;
   });
 }

@@ -41,8 +41,10 @@ import {
   connectOrRefuse,
   connectWithin,
   DeadlineExceeded,
+  destroyForGood,
   errorMessage,
   nodeOptions,
+  sweepEnded,
   withDeadline,
   type RedisStoreOptions,
 } from './connection.js';
@@ -276,7 +278,7 @@ export class IdentityCache {
     this.#client = fresh;
     this.#cache = cache;
     this.#watch(fresh);
-    stale.destroy();
+    destroyForGood(stale);
     // As the store's own reset: a cluster connect stalled on a hung node is given up and tried afresh.
     const connecting =
       'masters' in fresh ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh) : fresh.connect();
@@ -294,6 +296,7 @@ export class IdentityCache {
     } catch {
       client.destroy();
     }
+    sweepEnded(client);
   }
 }
 

@@ -37,10 +37,12 @@ import {
   connectOrRefuse,
   connectWithin,
   DeadlineExceeded,
+  destroyForGood,
   errorMessage,
   HASH_TAG,
   isCluster,
   makeClient,
+  sweepEnded,
   tagBase,
   withDeadline,
   type Client,
@@ -198,7 +200,7 @@ export class RedisStore implements Store, RedisRunner {
     if (this.#closed || stale !== this.#client) return; // closed, or another call already reset it
     const fresh = makeClient(this.#options);
     this.#client = fresh;
-    stale.destroy();
+    destroyForGood(stale);
     // A cluster client's connect could stall on a hung node until it thaws: it gets the connect budget.
     const connecting = isCluster(fresh)
       ? connectWithin(fresh, this.#options.connectTimeoutMs ?? 3000, () => !this.#closed && this.#client === fresh)
@@ -356,6 +358,7 @@ export class RedisStore implements Store, RedisRunner {
       // Closing while Redis is down or frozen: drop the socket instead of waiting for an answer.
       client.destroy();
     }
+    sweepEnded(client);
   }
 }
 
