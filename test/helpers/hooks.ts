@@ -109,7 +109,12 @@ const lateTimers = new Map<string, number>();
 const timerHook = createHook({
   init(_id, type) {
     if (type !== 'Timeout') return;
-    const stack = (new Error().stack ?? '').split('\n').slice(2).filter((l) => !/node:internal|hooks\.ts/.test(l)).slice(0, 6).join('\n      ');
+    const stack = (new Error().stack ?? '')
+      .split('\n')
+      .slice(2)
+      .filter((l) => !/node:internal|hooks\.ts/.test(l))
+      .slice(0, 6)
+      .join('\n      ');
     if (lateTimers.has(stack) || lateTimers.size < 20) lateTimers.set(stack, (lateTimers.get(stack) ?? 0) + 1);
   },
 });

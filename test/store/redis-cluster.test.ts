@@ -84,7 +84,13 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
   });
 
   it('leaves no connection behind when closed while its client re-learns the cluster', async () => {
-    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 500, connectTimeoutMs: 500, identityCacheEntries: 0, replicaAcks: 0 });
+    const store = await RedisStore.connect({
+      clusterNodes: cluster.seeds,
+      commandTimeoutMs: 500,
+      connectTimeoutMs: 500,
+      identityCacheEntries: 0,
+      replicaAcks: 0,
+    });
     const [dead, ...frozen] = cluster.servers as [RedisServer, ...RedisServer[]];
     // Every connection node-redis opens from here on (its clients publish each connect and each deliberate end).
     const started: Array<{ id: unknown; port: number }> = [];
@@ -106,7 +112,9 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
       // re-learns the slot map from another node, which cannot answer yet.
       await dead.kill('SIGKILL');
       await Promise.all(frozen.map((s) => s.kill('SIGSTOP')));
-      const asking = await until(() => started.find((c) => frozen.some((s) => s.port === c.port)), { what: 'the client to ask a frozen node for the slot map' });
+      const asking = await until(() => started.find((c) => frozen.some((s) => s.port === c.port)), {
+        what: 'the client to ask a frozen node for the slot map',
+      });
       await store.close();
       const atClose = started.length;
       // The frozen nodes answer: the re-learning, begun before the close, ends after it.
