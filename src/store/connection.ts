@@ -178,8 +178,12 @@ class DeadlineList {
 const deadlineLists = new Map<number, DeadlineList>();
 const MAX_LISTS = 32;
 
-/** Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. */
-export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+/**
+ * Settles like `work`, or rejects with DeadlineExceeded after `ms`; the loser's outcome is ignored. `failed`,
+ * when given, says what a failure rejects with instead (either kind): a caller that maps its errors does it
+ * here rather than in an async layer of its own around this promise (one promise and a turn fewer a command).
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, failed?: (err: unknown) => unknown): Promise<T> {
   let deadlines = deadlineLists.get(ms);
   if (!deadlines) {
     deadlines = new DeadlineList(ms);
@@ -187,15 +191,16 @@ export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   }
   const list = deadlines;
   return new Promise<T>((resolve, reject) => {
-    const waiting = list.add(reject);
+    const fail = failed ? (err: unknown) => reject(failed(err)) : reject;
+    const waiting = list.add(fail);
     work.then(
       (value) => {
         list.remove(waiting);
         resolve(value);
       },
-      (err: Error) => {
+      (err: unknown) => {
         list.remove(waiting);
-        reject(err);
+        fail(err);
       },
     );
   });

@@ -249,23 +249,28 @@ export class IdentityCache {
   }
 
   /** The fence, then `read`, under one deadline; a missed deadline replaces the connection (and the cache). */
-  async #call<T>(operation: string, read: (c: Tracking, cache: CountedCache) => Promise<T>): Promise<T> {
+  #call<T>(operation: string, read: (c: Tracking, cache: CountedCache) => Promise<T>): Promise<T> {
     const client = this.#client;
     const cache = this.#cache;
+    let work: Promise<T>;
     try {
-      return await withDeadline(
-        this.#fence(client).then(() => read(client, cache)),
-        this.#timeoutMs,
-      );
+      work = this.#fence(client).then(() => read(client, cache));
     } catch (err) {
-      // An error reply is a bug, except those that say a cluster node cannot serve the slot right now.
-      if (err instanceof TypeError || (err instanceof ErrorReply && !UNAVAILABLE_REPLY.test(err.message))) throw err;
-      if (err instanceof DeadlineExceeded) {
-        this.#reset(client);
-        throw new StoreUnavailable(`redis ${operation}: no reply within ${this.#timeoutMs} ms`, { cause: err });
-      }
-      throw new StoreUnavailable(`redis ${operation} failed: ${errorMessage(err)}`, { cause: err });
+      work = Promise.reject(err as Error);
     }
+    // Not an async layer (every identify passes here): the failure is mapped where the deadline settles.
+    return withDeadline(work, this.#timeoutMs, (err) => this.#failure(operation, client, err));
+  }
+
+  /** What a failed call rejects with. */
+  #failure(operation: string, client: Tracking, err: unknown): unknown {
+    // An error reply is a bug, except those that say a cluster node cannot serve the slot right now.
+    if (err instanceof TypeError || (err instanceof ErrorReply && !UNAVAILABLE_REPLY.test(err.message))) return err;
+    if (err instanceof DeadlineExceeded) {
+      this.#reset(client);
+      return new StoreUnavailable(`redis ${operation}: no reply within ${this.#timeoutMs} ms`, { cause: err });
+    }
+    return new StoreUnavailable(`redis ${operation} failed: ${errorMessage(err)}`, { cause: err });
   }
 
   #reset(stale: Tracking): void {

@@ -57,13 +57,14 @@ export interface LuaEvaluator {
 
 type LuaCall = { keys: string[]; arguments: string[] };
 
-/** Runs `script` by SHA1, sending its source only when the server answers NOSCRIPT. */
-export async function evalLua(client: LuaEvaluator, script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+/**
+ * Runs `script` by SHA1, sending its source only when the server answers NOSCRIPT. Not an async layer (a
+ * chat call runs three scripts): the retry hangs on the command's own promise.
+ */
+export function evalLua(client: LuaEvaluator, script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
   const call = { keys, arguments: args };
-  try {
-    return await (script.readOnly ? client.evalShaRo(script.sha1, call) : client.evalSha(script.sha1, call));
-  } catch (err) {
+  return (script.readOnly ? client.evalShaRo(script.sha1, call) : client.evalSha(script.sha1, call)).catch((err: unknown) => {
     if (!(err instanceof ErrorReply && err.message.startsWith('NOSCRIPT'))) throw err;
     return script.readOnly ? client.evalRo(script.source, call) : client.eval(script.source, call);
-  }
+  });
 }

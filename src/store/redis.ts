@@ -175,19 +175,28 @@ export class RedisStore implements Store, RedisRunner {
    * frozen server or a half-open connection would otherwise hang the call for as long as TCP takes to
    * notice.
    */
-  async #call<T>(operation: string, run: (client: Client) => Promise<T>, timeoutMs = this.#commandTimeoutMs): Promise<T> {
+  #call<T>(operation: string, run: (client: Client) => Promise<T>, timeoutMs = this.#commandTimeoutMs): Promise<T> {
     const client = this.#client;
+    let work: Promise<T>;
     try {
-      return await withDeadline(run(client), timeoutMs);
+      work = run(client);
     } catch (err) {
-      // An error reply (WRONGTYPE, a script error) or a malformed call means a bug, not an outage.
-      if (err instanceof ErrorReply || err instanceof TypeError) throw err;
-      if (err instanceof DeadlineExceeded) {
-        this.#reset(client);
-        throw new StoreUnavailable(`redis ${operation}: no reply within ${timeoutMs} ms`, { cause: err });
-      }
-      throw new StoreUnavailable(`redis ${operation} failed: ${errorMessage(err)}`, { cause: err });
+      work = Promise.reject(err as Error);
     }
+    // Not an async layer: every store command passes here (five a chat call), so the failure is mapped
+    // where the deadline's own promise settles, and that promise is the caller's.
+    return withDeadline(work, timeoutMs, (err) => this.#failure(operation, client, timeoutMs, err));
+  }
+
+  /** What a failed call rejects with. */
+  #failure(operation: string, client: Client, timeoutMs: number, err: unknown): unknown {
+    // An error reply (WRONGTYPE, a script error) or a malformed call means a bug, not an outage.
+    if (err instanceof ErrorReply || err instanceof TypeError) return err;
+    if (err instanceof DeadlineExceeded) {
+      this.#reset(client);
+      return new StoreUnavailable(`redis ${operation}: no reply within ${timeoutMs} ms`, { cause: err });
+    }
+    return new StoreUnavailable(`redis ${operation} failed: ${errorMessage(err)}`, { cause: err });
   }
 
   /**
