@@ -183,27 +183,34 @@ export class JobEngine {
    * Waits for the job to end, up to `timeoutMs`; resolves to the job as it then is (terminal or not). A
    * waiter whose `signal` aborts stops waiting (resolves null); the job goes on.
    */
-  async wait(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
+  wait(jobId: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRecord | null> {
     const local = this.#running.get(jobId);
     if (!local) return this.#poll(jobId, timeoutMs, signal);
-    let timer: NodeJS.Timeout | undefined;
-    let onAbort: (() => void) | undefined;
-    try {
-      return await Promise.race([
-        local.done,
-        new Promise<JobRecord | null>((resolve) => {
-          timer = setTimeout(() => resolve(this.jobs.get(jobId)), timeoutMs);
-        }),
-        new Promise<JobRecord | null>((resolve) => {
-          onAbort = () => resolve(null);
-          if (signal?.aborted) onAbort();
-          else signal?.addEventListener('abort', onAbort, { once: true });
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-      if (onAbort) signal?.removeEventListener('abort', onAbort);
-    }
+    // One promise settled by whichever comes first (every chat call waits here): not a race of three.
+    return new Promise<JobRecord | null>((resolve, reject) => {
+      let open = true;
+      const end = (): boolean => {
+        if (!open) return false;
+        open = false;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        return true;
+      };
+      const onAbort = () => {
+        if (end()) resolve(null);
+      };
+      const settle = (job: JobRecord | null) => {
+        if (end()) resolve(job);
+      };
+      const fail = (err: unknown) => {
+        if (end()) reject(err as Error);
+      };
+      // Out of time: the job as the store has it then, unless the job ends first.
+      const timer = setTimeout(() => void this.jobs.get(jobId).then(settle, fail), timeoutMs);
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+      local.done.then(settle, fail);
+    });
   }
 
   /**
