@@ -38,11 +38,13 @@ export function scrapeCheck(adminToken: string, scrapeTokenSha256: () => string 
 }
 
 export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, mayScrape: ScrapeCheck = () => false) {
-  return async function health(ctx: Context, next: Next): Promise<void> {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      await next();
-      return;
-    }
+  // Not async for what it does not answer (every POST, a chat call among them): no layer of its own then.
+  return function health(ctx: Context, next: Next): Promise<void> {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    return probes(ctx, next);
+  };
+
+  async function probes(ctx: Context, next: Next): Promise<void> {
     if (ctx.path === '/healthz' || ctx.path === '/readyz' || (serveMetrics && ctx.path === '/metrics')) ctx.state.route = ctx.path;
     if (ctx.path === '/healthz') {
       ctx.body = { status: 'alive' };
@@ -82,5 +84,5 @@ export function healthRoutes(probe: ReadinessProbe, serveMetrics: boolean, maySc
       return;
     }
     await next();
-  };
+  }
 }
