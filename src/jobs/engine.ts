@@ -202,8 +202,8 @@ export class JobEngine {
       const settle = (job: JobRecord | null) => {
         if (end()) resolve(job);
       };
-      const fail = (err: unknown) => {
-        if (end()) reject(err as Error);
+      const fail = (err: Error) => {
+        if (end()) reject(err);
       };
       // Out of time: the job as the store has it then, unless the job ends first.
       const timer = setTimeout(() => void this.jobs.get(jobId).then(settle, fail), timeoutMs);

@@ -183,7 +183,7 @@ const MAX_LISTS = 32;
  * when given, says what a failure rejects with instead (either kind): a caller that maps its errors does it
  * here rather than in an async layer of its own around this promise (one promise and a turn fewer a command).
  */
-export function withDeadline<T>(work: Promise<T>, ms: number, failed?: (err: unknown) => unknown): Promise<T> {
+export function withDeadline<T>(work: Promise<T>, ms: number, failed?: (err: unknown) => Error): Promise<T> {
   let deadlines = deadlineLists.get(ms);
   if (!deadlines) {
     deadlines = new DeadlineList(ms);

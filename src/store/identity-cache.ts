@@ -256,14 +256,14 @@ export class IdentityCache {
     try {
       work = this.#fence(client).then(() => read(client, cache));
     } catch (err) {
-      work = Promise.reject(err as Error);
+      return Promise.reject(this.#failure(operation, client, err));
     }
     // Not an async layer (every identify passes here): the failure is mapped where the deadline settles.
     return withDeadline(work, this.#timeoutMs, (err) => this.#failure(operation, client, err));
   }
 
   /** What a failed call rejects with. */
-  #failure(operation: string, client: Tracking, err: unknown): unknown {
+  #failure(operation: string, client: Tracking, err: unknown): Error {
     // An error reply is a bug, except those that say a cluster node cannot serve the slot right now.
     if (err instanceof TypeError || (err instanceof ErrorReply && !UNAVAILABLE_REPLY.test(err.message))) return err;
     if (err instanceof DeadlineExceeded) {

@@ -181,7 +181,7 @@ export class RedisStore implements Store, RedisRunner {
     try {
       work = run(client);
     } catch (err) {
-      work = Promise.reject(err as Error);
+      return Promise.reject(this.#failure(operation, client, timeoutMs, err));
     }
     // Not an async layer: every store command passes here (five a chat call), so the failure is mapped
     // where the deadline's own promise settles, and that promise is the caller's.
@@ -189,7 +189,7 @@ export class RedisStore implements Store, RedisRunner {
   }
 
   /** What a failed call rejects with. */
-  #failure(operation: string, client: Client, timeoutMs: number, err: unknown): unknown {
+  #failure(operation: string, client: Client, timeoutMs: number, err: unknown): Error {
     // An error reply (WRONGTYPE, a script error) or a malformed call means a bug, not an outage.
     if (err instanceof ErrorReply || err instanceof TypeError) return err;
     if (err instanceof DeadlineExceeded) {
