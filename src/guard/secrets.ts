@@ -78,6 +78,8 @@ export interface Searched {
   anchors?: ArrayLike<number>;
   /** What `runs` finds, when asked for with the search (absent: asked of `runs` or found by encodings.ts). */
   runs?: ArrayLike<number>;
+  /** With `runs`: one number per run, which of a base64 or hex run's readings decode to something (encodings.ts `base64Readings`, `hexReadings`). */
+  runMasks?: ArrayLike<number>;
   /** joins.ts joinMatches (absent: joins.ts finds them). */
   joins?: ArrayLike<number> | null;
   /** decoders.ts holdsHtmlRef (absent: decoders.ts answers it). */
@@ -350,6 +352,7 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
 /** What findDirect hands on from the text's search to the readings after it (encoded runs, joins, HTML references). */
 interface Found {
   runs?: ArrayLike<number>;
+  runMasks?: ArrayLike<number>;
   joins?: ArrayLike<number> | null;
   htmlRef?: boolean;
 }
@@ -365,7 +368,10 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   // with the encoded runs when the caller reads them next.
   const kept = opts.kept;
   const searched = !prose ? undefined : kept && kept.text === text ? (kept.searched ??= kept.make!()) : opts.passes?.search(text, runs);
-  if (found && searched?.runs) found.runs = searched.runs;
+  if (found && searched?.runs) {
+    found.runs = searched.runs;
+    found.runMasks = searched.runMasks;
+  }
   if (found && searched && searched.joins !== undefined) found.joins = searched.joins;
   if (found && searched?.htmlRef !== undefined) found.htmlRef = searched.htmlRef;
   const anchors = searched?.anchors;
@@ -468,7 +474,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     }
   };
   if (read & RUNS) {
-    forEachEncodedRun(text, opts.decoders, onRun, opts.passes, found.runs);
+    forEachEncodedRun(text, opts.decoders, onRun, opts.passes, found.runs, found.runMasks);
     forEachExtraRun(text, opts.decoders, onRun);
   }
   if (!(read & WHOLE)) return;
