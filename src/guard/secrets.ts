@@ -259,6 +259,26 @@ export function looksRandom(s: string): boolean {
   return digits > 0 && letters > 0 && changes >= 0.3 * (s.length - 1);
 }
 
+/**
+ * What every match of `re` (matched at a reading's start, its lookbehind dropped) starts with: its leading
+ * literals (leadingLiterals), each followed by as many more units as the expression fixes there, a class
+ * of single letters (`gh[pousr]_`) counting as each of them.
+ */
+export function keptLeads(re: RegExp): string[] {
+  let out = leadingLiterals(re);
+  let s = re.source.replace(/^\(\?<[!=]\[[^\]]*\]\)/, '');
+  s = s.replace(/^\(\?:[A-Za-z0-9_|-]+\)/, '').replace(/^(?:[A-Za-z0-9_-]|\\[./])*/, '');
+  // A class, then literal units, none of them made optional or repeated by a quantifier after it.
+  const next = /^\[([A-Za-z0-9]+)\](?![?*+{])((?:(?:[A-Za-z0-9_-]|\\[./])(?![?*+{]))*)/;
+  for (let m: RegExpExecArray | null; (m = next.exec(s));) {
+    const tail = m[2]!.replace(/\\(.)/g, '$1');
+    out = out.flatMap((w) => [...m![1]!].map((c) => w + c + tail));
+    s = s.slice(m[0].length);
+    if (tail === '' || out.length > 64) break;
+  }
+  return out;
+}
+
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
 const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
 const LACED: LacedShape[] = [
@@ -268,6 +288,7 @@ const LACED: LacedShape[] = [
     re: /sk-[A-Za-z0-9_-]{0,4096}/y,
     reading: 'kept',
     fixed: false,
+    leads: ['sk-'],
     accept: (m) => {
       // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`).
       const body = m.slice(3).replace(/[-_]/g, '');
@@ -280,6 +301,7 @@ const LACED: LacedShape[] = [
     re: /sk(?:proj|svcacct|admin)?[A-Za-z0-9]{32,4096}/y,
     reading: 'bare',
     fixed: false,
+    leads: ['sk-'], // accept
     accept: (m, kept) => kept.startsWith('sk-') && !kept.startsWith('sk-ant-') && looksRandom(m.slice(2)) && entropy(m.slice(2)) >= 3.5,
   },
   { kind: 'aws-access-key-id', prefixes: AWS_PREFIXES.split('|'), re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
@@ -298,6 +320,7 @@ const LACED: LacedShape[] = [
     re: /gh[pousr][A-Za-z0-9]{36}/y,
     reading: 'bare',
     fixed: true,
+    leads: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], // accept
     accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3),
   },
   {
@@ -306,6 +329,7 @@ const LACED: LacedShape[] = [
     re: /npm[A-Za-z0-9]{36}/y,
     reading: 'bare',
     fixed: true,
+    leads: ['npm_'], // accept
     accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3),
   },
   {
@@ -314,6 +338,7 @@ const LACED: LacedShape[] = [
     re: /[sr]k(?:live|test)[A-Za-z0-9]{20,247}/y,
     reading: 'bare',
     fixed: false,
+    leads: ['sk_', 'rk_'], // accept
     accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
   },
   ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map((p): LacedShape => ({
@@ -322,6 +347,7 @@ const LACED: LacedShape[] = [
     re: bare(p.re),
     reading: 'kept',
     fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+    leads: keptLeads(p.re),
     ...(p.accept ? { accept: p.accept } : {}),
   })),
 ];
