@@ -61,10 +61,41 @@ fn sextets(units: &[u16], out: &mut Vec<u8>) {
     }
 }
 
+/// Where a reading's sextets come from: the values gathered apart (a run with line breaks), or the run's
+/// own units, each looked up as it is read (a run of the alphabet alone, most of them: nothing is copied).
+trait Sextets {
+    fn count(&self) -> usize;
+    fn get(&self, j: usize) -> u8;
+}
+
+impl Sextets for &[u8] {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn get(&self, j: usize) -> u8 {
+        self[j]
+    }
+}
+
+struct Units<'a>(&'a [u16]);
+
+impl Sextets for Units<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline]
+    fn get(&self, j: usize) -> u8 {
+        value(self.0[j])
+    }
+}
+
 /// The bytes the sextets `s` decode to, read one at a time (most readings are decided by a few of them):
 /// four sextets make three bytes; a last group of two or three makes one or two, of one none.
-struct Bytes<'a> {
-    s: &'a [u8],
+struct Bytes<S> {
+    s: S,
     len: usize,
 }
 
@@ -74,10 +105,11 @@ trait Read {
     fn at(&self, i: usize) -> u8;
 }
 
-impl<'a> Bytes<'a> {
-    fn new(s: &'a [u8]) -> Self {
-        let len = s.len() / 4 * 3
-            + match s.len() % 4 {
+impl<S: Sextets> Bytes<S> {
+    fn new(s: S) -> Self {
+        let n = s.count();
+        let len = n / 4 * 3
+            + match n % 4 {
                 2 => 1,
                 3 => 2,
                 _ => 0,
@@ -86,7 +118,7 @@ impl<'a> Bytes<'a> {
     }
 }
 
-impl Read for Bytes<'_> {
+impl<S: Sextets> Read for Bytes<S> {
     fn len(&self) -> usize {
         self.len
     }
@@ -94,11 +126,11 @@ impl Read for Bytes<'_> {
     #[inline]
     fn at(&self, i: usize) -> u8 {
         let g = i / 3 * 4;
-        let s = self.s;
+        let s = &self.s;
         match i % 3 {
-            0 => (s[g] << 2) | (s[g + 1] >> 4),
-            1 => (s[g + 1] << 4) | (s[g + 2] >> 2),
-            _ => (s[g + 2] << 6) | s[g + 3],
+            0 => (s.get(g) << 2) | (s.get(g + 1) >> 4),
+            1 => (s.get(g + 1) << 4) | (s.get(g + 2) >> 2),
+            _ => (s.get(g + 2) << 6) | s.get(g + 3),
         }
     }
 }
@@ -172,10 +204,22 @@ fn kept(buf: &impl Read) -> bool {
 
 /// The readings of the base64 run `run` (its units) that encodings.ts keeps, as bits (above).
 pub(crate) fn base64_mask(run: &[u16], scratch: &mut Vec<u8>) -> i32 {
+    // Up to the padding, if any (where Node's decoder stops); a run of the alphabet alone up to there is
+    // read in place, one with line breaks through its gathered sextets.
+    let end = run.iter().position(|&c| c == 0x3d).unwrap_or(run.len());
+    if run[..end].iter().all(|&c| value(c) < 64) {
+        let units = &run[..end];
+        return readings((0..4.min(end)).map(|k| Bytes::new(Units(&units[k..]))));
+    }
     sextets(run, scratch);
+    let s: &[u8] = scratch;
+    readings((0..4.min(s.len())).map(|k| Bytes::new(&s[k..])))
+}
+
+/// The bits of `base64_mask` for the readings at alignments 0, 1, ... in turn.
+fn readings<R: Read>(alignments: impl Iterator<Item = R>) -> i32 {
     let mut mask = 0;
-    for offset in 0..4.min(scratch.len()) {
-        let b = Bytes::new(&scratch[offset..]);
+    for (offset, b) in alignments.enumerate() {
         if kept(&b) {
             mask |= 1 << offset;
         }
