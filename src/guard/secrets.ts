@@ -264,7 +264,7 @@ export function looksRandom(s: string): boolean {
  * literals (leadingLiterals), each followed by as many more units as the expression fixes there, a class
  * of single letters (`gh[pousr]_`) counting as each of them.
  */
-export function keptLeads(re: RegExp): string[] {
+function keptLeads(re: RegExp): string[] {
   let out = leadingLiterals(re);
   let s = re.source.replace(/^\(\?<[!=]\[[^\]]*\]\)/, '');
   s = s.replace(/^\(\?:[A-Za-z0-9_|-]+\)/, '').replace(/^(?:[A-Za-z0-9_-]|\\[./])*/, '');
@@ -272,7 +272,8 @@ export function keptLeads(re: RegExp): string[] {
   const next = /^\[([A-Za-z0-9]+)\](?![?*+{])((?:(?:[A-Za-z0-9_-]|\\[./])(?![?*+{]))*)/;
   for (let m: RegExpExecArray | null; (m = next.exec(s));) {
     const tail = m[2]!.replace(/\\(.)/g, '$1');
-    out = out.flatMap((w) => [...m![1]!].map((c) => w + c + tail));
+    const letters = [...m[1]!];
+    out = out.flatMap((w) => letters.map((c) => w + c + tail));
     s = s.slice(m[0].length);
     if (tail === '' || out.length > 64) break;
   }
