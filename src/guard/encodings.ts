@@ -163,6 +163,11 @@ const MAX_INFLATED = 256 * 1024;
 
 /** Gzip or zlib data decompressed, at most MAX_INFLATED bytes (a zip bomb costs no more), or null. */
 export function inflate(bytes: Uint8Array): Buffer | null {
+  // Most runs whose first bytes read as a zlib header are not compressed (one in 31 pairs passes the check):
+  // the error zlib throws then is dropped, so it is made without a stack, which cost more than the inflating
+  // (and several times more where stacks are mapped through source maps).
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     if (bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED });
     if (bytes.length > 2 && (bytes[0]! & 0x0f) === 8 && ((bytes[0]! << 8) | bytes[1]!) % 31 === 0) {
@@ -170,6 +175,8 @@ export function inflate(bytes: Uint8Array): Buffer | null {
     }
   } catch {
     // Not compressed after all, truncated, or past the bound: nothing to read.
+  } finally {
+    Error.stackTraceLimit = limit;
   }
   return null;
 }
