@@ -28,9 +28,12 @@
 //!    as words.rs cuts them, read plain and as concepts, their features hashed and counted once, the
 //!    model's rows summed; the class sums go back (the softmax stays in TypeScript).
 //!  - runs.rs: where base64, base32 and hex runs and hex byte lists may be (src/guard/encodings.ts
-//!    `scanRuns`), each as (kind, start, end), for TypeScript to decode.
+//!    `scanRuns`), each as (kind, start, end), for TypeScript to decode; and, for each base64 run, which of
+//!    its four alignments (of a hex run, its two) decode to bytes TypeScript keeps (decodable.rs), so that
+//!    it decodes only those.
 
 mod anchors;
+mod decodable;
 mod ders;
 mod joins;
 mod keywords;
@@ -480,8 +483,36 @@ pub extern "C" fn encoded_runs(units: u32, kinds: u32) -> u32 {
     };
     // SAFETY: one thread, no re-entry (see `state`).
     let out = unsafe { &mut *core::ptr::addr_of_mut!(RUNS) };
-    runs::run(&state().input[..units as usize], &o, out);
+    let text = &state().input[..units as usize];
+    runs::run(text, &o, out);
+    // SAFETY: as above.
+    let masks = unsafe { &mut *core::ptr::addr_of_mut!(RUN_MASKS) };
+    let scratch = unsafe { &mut *core::ptr::addr_of_mut!(RUN_BYTES) };
+    masks.clear();
+    for run in out.chunks_exact(3) {
+        let units = &text[run[1] as usize..run[2] as usize];
+        let mask = match run[0] {
+            BASE64_RUN => decodable::base64_mask(units, scratch),
+            HEX_RUN => decodable::hex_mask(units),
+            _ => -1,
+        };
+        masks.push(mask);
+    }
     out.len() as u32
+}
+
+/// encodings.ts HEX_RUN and BASE64_RUN.
+const HEX_RUN: i32 = 0;
+const BASE64_RUN: i32 = 3;
+/// One number per run of `encoded_runs_found`: for a base64 or hex run, which of its readings encodings.ts
+/// keeps (decodable.rs `base64_mask`, `hex_mask`); -1 (all) for the others. And the sextets of a base64 run.
+static mut RUN_MASKS: Vec<i32> = Vec::new();
+static mut RUN_BYTES: Vec<u8> = Vec::new();
+
+#[no_mangle]
+pub extern "C" fn encoded_runs_masks() -> *const i32 {
+    // SAFETY: as in `encoded_runs`.
+    unsafe { (*core::ptr::addr_of!(RUN_MASKS)).as_ptr() }
 }
 
 #[no_mangle]

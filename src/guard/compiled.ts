@@ -13,7 +13,8 @@
  * ROT13 secret holds), so their expressions run only there and no text is searched for those literals
  * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
- * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript); and the intent word scorer
+ * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
+ * alignments the module says decode to something, `base64Readings`, `hexReadings`); and the intent word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
@@ -102,6 +103,7 @@ interface Exports {
   ders_found(): number;
   encoded_runs(units: number, kinds: number): number;
   encoded_runs_found(): number;
+  encoded_runs_masks(): number;
   scorer_room(slots: number, rows: number, classes: number): void;
   scorer_column(column: number): number;
   scorer_set(units: number): void;
@@ -215,6 +217,7 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     lacedCandidates: ArrayLike<number>;
     anchors?: ArrayLike<number>;
     runs?: Int32Array;
+    runMasks?: Int32Array;
     joins?: Int32Array | null;
     htmlRef?: boolean;
     ders?: Int32Array;
@@ -226,7 +229,12 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     // The encoded runs (`runs`) of the text just written, without writing it again.
     const searched = this.searchInModule(text);
     const count = this.x.encoded_runs(text.length, runs);
-    return { ...searched, runs: new Int32Array(this.x.memory.buffer, this.x.encoded_runs_found(), count).slice() };
+    const buffer = this.x.memory.buffer;
+    return {
+      ...searched,
+      runs: new Int32Array(buffer, this.x.encoded_runs_found(), count).slice(),
+      runMasks: new Int32Array(buffer, this.x.encoded_runs_masks(), count / 3).slice(),
+    };
   }
 
   /** `search` in the module whatever the text's length (the equivalence test reads short texts with it too). */
@@ -269,6 +277,14 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.write(text);
     const count = x.encoded_runs(text.length, (base64 ? 1 : 0) | (hex ? 2 : 0) | (base32 ? 4 : 0));
     return new Int32Array(x.memory.buffer, x.encoded_runs_found(), count).slice();
+  }
+
+  /** Which readings of each base64 run `runsInModule` finds are worth decoding (encodings.ts `base64Readings`; 0 for other runs). */
+  runMasksInModule(text: string, base64: boolean, hex: boolean, base32: boolean): Int32Array {
+    const x = this.x;
+    this.write(text);
+    const count = x.encoded_runs(text.length, (base64 ? 1 : 0) | (hex ? 2 : 0) | (base32 ? 4 : 0));
+    return new Int32Array(x.memory.buffer, x.encoded_runs_masks(), count / 3).slice();
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */

@@ -163,6 +163,11 @@ const MAX_INFLATED = 256 * 1024;
 
 /** Gzip or zlib data decompressed, at most MAX_INFLATED bytes (a zip bomb costs no more), or null. */
 export function inflate(bytes: Uint8Array): Buffer | null {
+  // Most runs whose first bytes read as a zlib header are not compressed (one in 31 pairs passes the check):
+  // the error zlib throws then is dropped, so it is made without a stack, which cost more than the inflating
+  // (and several times more where stacks are mapped through source maps).
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     if (bytes[0] === 0x1f && bytes[1] === 0x8b) return gunzipSync(bytes, { maxOutputLength: MAX_INFLATED });
     if (bytes.length > 2 && (bytes[0]! & 0x0f) === 8 && ((bytes[0]! << 8) | bytes[1]!) % 31 === 0) {
@@ -170,17 +175,54 @@ export function inflate(bytes: Uint8Array): Buffer | null {
     }
   } catch {
     // Not compressed after all, truncated, or past the bound: nothing to read.
+  } finally {
+    Error.stackTraceLimit = limit;
   }
   return null;
 }
 
-function decodeBase64Run(text: string, start: number, end: number, compressed: boolean): Decoded[] {
+/**
+ * What decodeBase64Run would decode, when another engine has said it (the compiled scanner, decodable.rs):
+ * bit k, the run read from its k-th unit decodes to bytes pushDecoded keeps; MAY_INFLATE, the reading from
+ * its first unit starts as gzip or zlib data. A reading neither keeps nor inflates is not decoded here.
+ */
+const MAY_INFLATE = 16;
+
+/** The readings of the hex run `digits` that decodeHexForwards keeps: bit k, read from the k-th digit (the reference for decodable.rs). */
+export function hexReadings(digits: string): number {
+  let mask = 0;
+  for (let offset = 0; offset < 2; offset++) {
+    const s = digits.slice(offset);
+    const bytes = Buffer.from(s.length % 2 === 0 ? s : s.slice(0, -1), 'hex');
+    if (bytes.length >= MIN_DECODED && bytesToText(bytes)) mask |= 1 << offset;
+  }
+  return mask;
+}
+
+/** The readings of the base64 run text[start, end) that decodeBase64Run keeps, as the bits above (the reference for decodable.rs). */
+export function base64Readings(text: string, start: number, end: number): number {
+  let mask = 0;
+  for (let offset = 0; offset < 4; offset++) {
+    const bytes = Buffer.from(text.slice(start + offset, end), 'base64');
+    if (bytes.length >= MIN_DECODED && bytesToText(bytes)) mask |= 1 << offset;
+    if (
+      offset === 0 &&
+      ((bytes[0] === 0x1f && bytes[1] === 0x8b) || (bytes.length > 2 && (bytes[0]! & 0x0f) === 8 && ((bytes[0]! << 8) | bytes[1]!) % 31 === 0))
+    )
+      mask |= MAY_INFLATE;
+  }
+  return mask;
+}
+
+function decodeBase64Run(text: string, start: number, end: number, compressed: boolean, mask = 0x1f): Decoded[] {
   const out: Decoded[] = [];
   // Buffer's base64 decoder accepts both alphabets and skips line breaks and padding.
   for (let offset = 0; offset < 4; offset++) {
+    const inflates = compressed && offset === 0 && (mask & MAY_INFLATE) !== 0;
+    if ((mask & (1 << offset)) === 0 && !inflates) continue;
     const bytes = Buffer.from(text.slice(start + offset, end), 'base64');
     // Compressed data is read through: a key gzipped then base64-encoded is still a key.
-    const inflated = compressed && offset === 0 ? inflate(bytes) : null;
+    const inflated = inflates ? inflate(bytes) : null;
     if (inflated) {
       const before = out.length;
       pushDecoded(out, inflated);
@@ -235,8 +277,9 @@ export function decodeBase32(s: string): Buffer {
   return Buffer.from(out);
 }
 
-function decodeHex(digits: string): Decoded[] {
-  const out = decodeHexForwards(digits);
+/** `mask`: which of decodeHexForwards' two readings to decode (hexReadings, from another engine); all without it. */
+function decodeHex(digits: string, mask = 3): Decoded[] {
+  const out = decodeHexForwards(digits, mask);
   // Hex written backwards: read turned round when its last digits, turned round, are printable bytes (its
   // forwards reading may be text too: a byte with its digits swapped is often printable).
   const tail = Buffer.from(reverseUnits(digits.slice(-8)), 'hex');
@@ -246,9 +289,10 @@ function decodeHex(digits: string): Decoded[] {
   return out;
 }
 
-function decodeHexForwards(digits: string): Decoded[] {
+function decodeHexForwards(digits: string, mask = 3): Decoded[] {
   const out: Decoded[] = [];
   for (let offset = 0; offset < 2; offset++) {
+    if ((mask & (1 << offset)) === 0) continue;
     const s = digits.slice(offset);
     pushDecoded(out, Buffer.from(s.length % 2 === 0 ? s : s.slice(0, -1), 'hex'));
   }
@@ -440,9 +484,9 @@ export const BASE32_RUN = 2;
 export const BASE64_RUN = 3;
 
 /** Decodes what scanRuns found at text[start, end) and reports it to `onRun` when it decodes to something. */
-function decodeFound(text: string, kind: number, start: number, end: number, compressed: boolean, onRun: (run: EncodedRun) => void): void {
+function decodeFound(text: string, kind: number, start: number, end: number, compressed: boolean, onRun: (run: EncodedRun) => void, mask?: number): void {
   if (kind === HEX_RUN || kind === HEX_LIST) {
-    const decodings = decodeHex(kind === HEX_RUN ? text.slice(start, end) : hexPairsAt(text, start)!.digits);
+    const decodings = kind === HEX_RUN ? decodeHex(text.slice(start, end), mask) : decodeHex(hexPairsAt(text, start)!.digits);
     if (decodings.length > 0) onRun({ start, end, via: 'hex', decodings });
   } else if (kind === BASE32_RUN) {
     const decoded = decodeBase32(text.slice(start, end));
@@ -454,7 +498,7 @@ function decodeFound(text: string, kind: number, start: number, end: number, com
       if (d) onRun({ start, end, via: 'base32', decodings: [d] });
     }
   } else {
-    const decodings = decodeBase64Run(text, start, end, compressed);
+    const decodings = decodeBase64Run(text, start, end, compressed, mask);
     if (decodings.length > 0) onRun({ start, end, via: 'base64', decodings });
   }
 }
@@ -631,11 +675,14 @@ export function forEachEncodedRun(
   onRun: (run: EncodedRun) => void,
   finder?: RunFinder,
   found?: ArrayLike<number>,
+  masks?: ArrayLike<number>,
 ): void {
   if (decoders.has('base64') || decoders.has('hex') || decoders.has('base32')) {
     const [base64, hex, base32, compressed] = [decoders.has('base64'), decoders.has('hex'), decoders.has('base32'), decoders.has('compressed')];
     const runs = found ?? finder?.runs?.(text, base64, hex, base32);
-    if (runs) for (let k = 0; k < runs.length; k += 3) decodeFound(text, runs[k]!, runs[k + 1]!, runs[k + 2]!, compressed, onRun);
+    // With `found`, `masks` (the compiled scanner's decodable.rs) says which of a base64 or hex run's readings to decode.
+    const m = found ? masks : undefined;
+    if (runs) for (let k = 0; k < runs.length; k += 3) decodeFound(text, runs[k]!, runs[k + 1]!, runs[k + 2]!, compressed, onRun, m?.[k / 3]);
     else scanRuns(text, base64, hex, base32, (kind, start, end) => decodeFound(text, kind, start, end, compressed, onRun));
   }
   const kinds = { percent: decoders.has('percent'), hex: decoders.has('hex'), unicode: decoders.has('unicode-escape') };

@@ -32,6 +32,12 @@ export interface LacedShape {
   fixed: boolean;
   /** Extra check on the match; `kept` is the kept reading from the same token (the original's dashes). */
   accept?: (match: string, kept: string) => boolean;
+  /**
+   * What the kept reading starts with whenever the shape is reported: one of these (from its expression,
+   * or from what `accept` asks of `kept`). A token whose reading starts with none of its shapes' leads is
+   * not joined at all: no shape could be reported from it. Absent: any reading may be.
+   */
+  leads?: readonly string[];
 }
 
 export interface LacedHit {
@@ -210,8 +216,11 @@ function awsTail(units: Uint16Array, from: number, length: number, upper: boolea
   return true;
 }
 
-/** The prefixes that start at `p` (reading across separators), with the joined length they need. */
-function prefixesAt(text: string, p: number): { limit: number; prefixes: string[] } | null {
+/**
+ * The prefixes that start at `p` (reading across separators), with the joined length they need, and how
+ * many units of the kept reading KEPT_LEAD holds (at most LEAD: fewer when the laced run ends sooner).
+ */
+function prefixesAt(text: string, p: number): { limit: number; prefixes: string[]; keptLength: number } | null {
   const candidates = BY_FIRST.get(text.charCodeAt(p));
   if (!candidates) return null;
   const second = text.charCodeAt(p + 1);
@@ -232,7 +241,23 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
     (prefixes ??= []).push(x.kept);
     limit = Math.max(limit, x.limit);
   }
-  return limit > 0 ? { limit, prefixes: prefixes! } : null;
+  return limit > 0 ? { limit, prefixes: prefixes!, keptLength } : null;
+}
+
+/**
+ * May the kept reading whose first units KEPT_LEAD holds (`length` of them, LEAD when it goes on) start
+ * with one of `shape`'s leads? A lead longer than LEAD is compared as far as KEPT_LEAD reaches.
+ */
+function mayLead(shape: LacedShape, length: number): boolean {
+  const leads = shape.leads;
+  if (!leads) return true;
+  for (const lead of leads) {
+    if (lead.length > length && length < LEAD) continue;
+    let k = 0;
+    while (k < lead.length && k < length && KEPT_LEAD[k] === lead.charCodeAt(k)) k++;
+    if (k === lead.length || k === length) return true;
+  }
+  return false;
 }
 
 // Past this many long joins in one text (adversarial input: `sk-proj ` repeated), a token inside the span of
@@ -347,6 +372,17 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     return k < candidates.length ? candidates[k++]! : -1;
   };
   const byPrefix = shapesByPrefix(shapes);
+  // The long joins not made (no shape could lead from their token): where each would have ended is asked
+  // only past the budget, of all of them at once (longEndNow), so the budget is spent as if they were made.
+  const unmade: number[] = []; // token start, limit
+  const longEndNow = (): number => {
+    for (let k = 0; k < unmade.length; k += 2) {
+      const b = laceFrom(text, unmade[k]!, unmade[k + 1]!);
+      longEnd = Math.max(longEnd, b[b.length - 1]!);
+    }
+    unmade.length = 0;
+    return longEnd;
+  };
   let from = 0;
   for (let tokenStart: number; (tokenStart = next(from)) >= 0;) {
     from = tokenStart + 1;
@@ -355,23 +391,31 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     while (p < n && isTokenCode(text.charCodeAt(p))) p++;
     // Past the long-join budget, inside the last long join, a token whose every prefix needs a long join is
     // skipped whatever prefixesAt would say: decided by its first character, without reading the prefix.
-    if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd && !SHORT_FIRST.has(text.charCodeAt(tokenStart))) continue;
+    if (longJoins >= MAX_LONG_JOINS && tokenStart < longEndNow() && !SHORT_FIRST.has(text.charCodeAt(tokenStart))) continue;
     const found = prefixesAt(text, tokenStart);
     if (!found) continue;
-    const { limit, prefixes } = found;
+    const { limit, prefixes, keptLength } = found;
     if (limit > 24) {
-      if (longJoins >= MAX_LONG_JOINS && tokenStart < longEnd) continue;
+      if (longJoins >= MAX_LONG_JOINS && tokenStart < longEndNow()) continue;
       longJoins++;
+    }
+    // The shapes these prefixes start, each once, in order; none of them may lead from this token (a word
+    // such as `sklearn` or `npmjs`): nothing is joined, as nothing would match.
+    const tried = new Set<LacedShape>();
+    for (const x of prefixes) for (const shape of byPrefix.get(x) ?? []) tried.add(shape);
+    let leads = false;
+    for (const shape of tried) if ((leads = mayLead(shape, keptLength))) break;
+    if (!leads) {
+      if (limit > 24) unmade.push(tokenStart, limit);
+      from = Math.max(from, p);
+      continue;
     }
     const bounds = laceFrom(text, tokenStart, limit);
     if (limit > 24) longEnd = Math.max(longEnd, bounds[bounds.length - 1]!);
     const kept = keptOf(text, bounds);
     let bare: string | null = null;
     let matchedEnd = -1;
-    const tried = new Set<LacedShape>();
-    for (const shape of prefixes.flatMap((x) => byPrefix.get(x) ?? [])) {
-      if (tried.has(shape)) continue;
-      tried.add(shape);
+    for (const shape of tried) {
       const reading = shape.reading === 'kept' ? kept : (bare ??= kept.replace(JOINERS, ''));
       shape.re.lastIndex = 0;
       const m = shape.re.exec(reading);

@@ -78,6 +78,8 @@ export interface Searched {
   anchors?: ArrayLike<number>;
   /** What `runs` finds, when asked for with the search (absent: asked of `runs` or found by encodings.ts). */
   runs?: ArrayLike<number>;
+  /** With `runs`: one number per run, which of a base64 or hex run's readings decode to something (encodings.ts `base64Readings`, `hexReadings`). */
+  runMasks?: ArrayLike<number>;
   /** joins.ts joinMatches (absent: joins.ts finds them). */
   joins?: ArrayLike<number> | null;
   /** decoders.ts holdsHtmlRef (absent: decoders.ts answers it). */
@@ -257,6 +259,27 @@ export function looksRandom(s: string): boolean {
   return digits > 0 && letters > 0 && changes >= 0.3 * (s.length - 1);
 }
 
+/**
+ * What every match of `re` (matched at a reading's start, its lookbehind dropped) starts with: its leading
+ * literals (leadingLiterals), each followed by as many more units as the expression fixes there, a class
+ * of single letters (`gh[pousr]_`) counting as each of them.
+ */
+function keptLeads(re: RegExp): string[] {
+  let out = leadingLiterals(re);
+  let s = re.source.replace(/^\(\?<[!=]\[[^\]]*\]\)/, '');
+  s = s.replace(/^\(\?:[A-Za-z0-9_|-]+\)/, '').replace(/^(?:[A-Za-z0-9_-]|\\[./])*/, '');
+  // A class, then literal units, none of them made optional or repeated by a quantifier after it.
+  const next = /^\[([A-Za-z0-9]+)\](?![?*+{])((?:(?:[A-Za-z0-9_-]|\\[./])(?![?*+{]))*)/;
+  for (let m: RegExpExecArray | null; (m = next.exec(s));) {
+    const tail = m[2]!.replace(/\\(.)/g, '$1');
+    const letters = [...m[1]!];
+    out = out.flatMap((w) => letters.map((c) => w + c + tail));
+    s = s.slice(m[0].length);
+    if (tail === '' || out.length > 64) break;
+  }
+  return out;
+}
+
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
 const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
 const LACED: LacedShape[] = [
@@ -266,6 +289,7 @@ const LACED: LacedShape[] = [
     re: /sk-[A-Za-z0-9_-]{0,4096}/y,
     reading: 'kept',
     fixed: false,
+    leads: ['sk-'],
     accept: (m) => {
       // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`).
       const body = m.slice(3).replace(/[-_]/g, '');
@@ -278,6 +302,7 @@ const LACED: LacedShape[] = [
     re: /sk(?:proj|svcacct|admin)?[A-Za-z0-9]{32,4096}/y,
     reading: 'bare',
     fixed: false,
+    leads: ['sk-'], // accept
     accept: (m, kept) => kept.startsWith('sk-') && !kept.startsWith('sk-ant-') && looksRandom(m.slice(2)) && entropy(m.slice(2)) >= 3.5,
   },
   { kind: 'aws-access-key-id', prefixes: AWS_PREFIXES.split('|'), re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
@@ -296,6 +321,7 @@ const LACED: LacedShape[] = [
     re: /gh[pousr][A-Za-z0-9]{36}/y,
     reading: 'bare',
     fixed: true,
+    leads: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], // accept
     accept: (m, kept) => /^gh[pousr]_/.test(kept) && base62Crc32Ok(m, 3),
   },
   {
@@ -304,6 +330,7 @@ const LACED: LacedShape[] = [
     re: /npm[A-Za-z0-9]{36}/y,
     reading: 'bare',
     fixed: true,
+    leads: ['npm_'], // accept
     accept: (m, kept) => kept.startsWith('npm_') && base62Crc32Ok(m, 3),
   },
   {
@@ -312,6 +339,7 @@ const LACED: LacedShape[] = [
     re: /[sr]k(?:live|test)[A-Za-z0-9]{20,247}/y,
     reading: 'bare',
     fixed: false,
+    leads: ['sk_', 'rk_'], // accept
     accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
   },
   ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map((p): LacedShape => ({
@@ -320,6 +348,7 @@ const LACED: LacedShape[] = [
     re: bare(p.re),
     reading: 'kept',
     fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+    leads: keptLeads(p.re),
     ...(p.accept ? { accept: p.accept } : {}),
   })),
 ];
@@ -350,6 +379,7 @@ export function looksLikeOpenAIBody(text: string, s: number, e: number): boolean
 /** What findDirect hands on from the text's search to the readings after it (encoded runs, joins, HTML references). */
 interface Found {
   runs?: ArrayLike<number>;
+  runMasks?: ArrayLike<number>;
   joins?: ArrayLike<number> | null;
   htmlRef?: boolean;
 }
@@ -365,7 +395,10 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   // with the encoded runs when the caller reads them next.
   const kept = opts.kept;
   const searched = !prose ? undefined : kept && kept.text === text ? (kept.searched ??= kept.make!()) : opts.passes?.search(text, runs);
-  if (found && searched?.runs) found.runs = searched.runs;
+  if (found && searched?.runs) {
+    found.runs = searched.runs;
+    found.runMasks = searched.runMasks;
+  }
   if (found && searched && searched.joins !== undefined) found.joins = searched.joins;
   if (found && searched?.htmlRef !== undefined) found.htmlRef = searched.htmlRef;
   const anchors = searched?.anchors;
@@ -468,7 +501,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     }
   };
   if (read & RUNS) {
-    forEachEncodedRun(text, opts.decoders, onRun, opts.passes, found.runs);
+    forEachEncodedRun(text, opts.decoders, onRun, opts.passes, found.runs, found.runMasks);
     forEachExtraRun(text, opts.decoders, onRun);
   }
   if (!(read & WHOLE)) return;

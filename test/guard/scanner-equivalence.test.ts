@@ -18,6 +18,7 @@
 import { expect } from 'chai';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
@@ -26,7 +27,7 @@ import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
 import { derStarts } from '../../src/guard/private-key.js';
-import { scanRuns } from '../../src/guard/encodings.js';
+import { BASE64_RUN, base64Readings, HEX_RUN, hexReadings, scanRuns } from '../../src/guard/encodings.js';
 import { stitchedSearch, type Part } from '../../src/guard/boundaries.js';
 import { fillStream, LexicalMatcher } from '../../src/guard/lexical.js';
 import { WordStream } from '../../src/guard/words.js';
@@ -369,6 +370,16 @@ function sameRuns(text: string, label: string): void {
     const wasm = engine.runsInModule(text, base64, hex, base32);
     if (wasm.length !== ts.length || wasm.some((x, k) => x !== ts[k]))
       expect(Array.from(wasm), `encoded runs (base64 ${base64}, hex ${hex}, base32 ${base32}): ${label}`).to.deep.equal(ts);
+    // Which readings of each base64 and hex run decode to something: the module says it so that TypeScript decodes only those.
+    const masks = engine.runMasksInModule(text, base64, hex, base32);
+    const want = ts
+      .filter((_, k) => k % 3 === 0)
+      .map((kind, r) => {
+        const [start, end] = [ts[3 * r + 1]!, ts[3 * r + 2]!];
+        return kind === BASE64_RUN ? base64Readings(text, start, end) : kind === HEX_RUN ? hexReadings(text.slice(start, end)) : -1;
+      });
+    if (masks.length !== want.length || masks.some((x, k) => x !== want[k]))
+      expect(Array.from(masks), `base64 readings (base64 ${base64}, hex ${hex}, base32 ${base32}): ${label}`).to.deep.equal(want);
   }
 }
 
@@ -611,6 +622,23 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       keys.map((k) => 'x' + Buffer.from(k).toString('base64') + '== and ' + Buffer.from(k).toString('hex') + ' then ').join(''),
       keys.map((k) => (base32Of(k) + '====== ').repeat(3)).join('\n'),
       keys.map((k) => [...Buffer.from(k)].map((b) => b.toString(16).padStart(2, '0')).join(' ') + '.\n').join(''),
+      // Which readings of a base64 run decode to something: UTF-8 text (multi-byte too), compressed data, a
+      // printable stretch of 19, 20 and 21 bytes in random ones, the URL-safe alphabet, runs cut anywhere.
+      keys.map((k) => Buffer.from(`clé: ${k} — ключ ✓ 🔑`).toString('base64')).join(' '),
+      keys.map((k) => gzipSync(k).toString('base64') + ' ' + deflateSync(k).toString('base64')).join('\n'),
+      [19, 20, 21, 40].map((n) => Buffer.concat([bytes(13), Buffer.from('k'.repeat(n)), bytes(17)]).toString('base64')).join(' '),
+      Array.from({ length: 400 }, (_, i) =>
+        bytes(18 + (i % 40))
+          .toString('base64url')
+          .slice(0, 24 + (i % 37)),
+      ).join(' '),
+      Array.from({ length: 400 }, (_, i) =>
+        Buffer.from(keys[i % keys.length]!)
+          .toString('base64')
+          .slice(i % 5),
+      ).join('.'),
+      keys.map((k) => 'a' + Buffer.from(`${k} — ключ`).toString('hex') + 'F ' + Buffer.from(k).toString('hex').toUpperCase()).join(' | '),
+      [19, 20, 21].map((n) => Buffer.concat([bytes(5), Buffer.from('k'.repeat(n)), bytes(9)]).toString('hex')).join(' '),
     ];
     for (const t of texts) sameRuns(t, short(t));
     for (const t of texts) for (let cut = 1; cut < 200; cut += 37) sameRuns(t.slice(cut, cut + 5000), `slice ${cut}: ${short(t)}`);

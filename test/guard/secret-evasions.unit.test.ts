@@ -90,6 +90,21 @@ describe('guard: secret evasions', () => {
     }
   });
 
+  describe('laced keys among words that start as a prefix does', () => {
+    // `sklearn`, `npmjs`, `ghost`, `xoxo`, `hfLEAwag`: each starts a laced prefix, no key's reading; they are not
+    // joined (laced.ts `leads`), and a laced key right after them is.
+    const words = 'pip install sklearn npmjs then ghost xoxo hfLEAwag';
+    const laced = ['github classic pat', 'stripe live secret key', 'slack bot token', 'npm token'];
+    for (const s of [...keys, ...providers.filter((p) => laced.includes(p.name))]) {
+      it(`masks ${s.name} laced with spaces after them`, () => {
+        const spaced = s.value.match(/.{1,4}/g)!.join(' ');
+        const out = redacted(`${words} ${spaced} and ${words}`);
+        expect(leaks(out, s.value), out).to.equal(null);
+        expect(out, out).to.include(words);
+      });
+    }
+  });
+
   describe('blank characters between every character', () => {
     for (const [family, f] of Object.entries(BLANKS)) {
       for (const s of [...keys, ...providers]) {
