@@ -147,8 +147,7 @@ const rows: Array<{
   csam?: number;
   back?: boolean;
   top?: Record<string, number>;
-}> =
-  [];
+}> = [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
   const teams = name.startsWith('set-') || name === 'everyday' || name === 'public' ? (['red', 'blue'] as const) : (['red'] as const);
@@ -163,7 +162,18 @@ for (const [name, list] of Object.entries(sets)) {
         const findings = (await guard.classify({ messages: r.messages }, { team })).findings.filter((f) => f.action === 'block');
         blocked.push(findings.length > 0);
         const other = findings.some((f) => !f.detector.endsWith(':model'));
-        rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam, back: probe.back, top: probe.top });
+        rows.push({
+          set: name,
+          team,
+          id: r.id,
+          label: r.label,
+          blocked: findings.length > 0,
+          other,
+          harm: probe.harm,
+          csam: probe.csam,
+          back: probe.back,
+          top: probe.top,
+        });
       }
     } else {
       blocked = await Promise.all(list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')));

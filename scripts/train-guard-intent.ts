@@ -712,8 +712,7 @@ async function trainGate(): Promise<void> {
   const head = fitHead(
     data,
     (i) =>
-      (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) &&
-      !all[i]!.heldOut,
+      (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut,
     TRAIN_PARAMS,
   );
   if (evasive.lines.length > 0 || extra.askBenign.length > 0) head.extraLinesSha256 = extra.sha256;
@@ -836,7 +835,10 @@ async function trainGate(): Promise<void> {
     registerAsks: breakdown(all.slice(nCorpus, nRegAsk), verdicts.slice(nCorpus, nRegAsk)).all,
     evasiveTrain: evasiveAll.length > 0 ? breakdown(all.slice(nRegAsk, nAsk), verdicts.slice(nRegAsk, nAsk)).all : undefined,
     offTopicTrain: gateFrom ? undefined : breakdown(offLines, verdicts.slice(nAsk, nOff)).all,
-    askBenign: extra.askBenign.length > 0 ? { files: process.env.INTENT_ASK_BENIGN!.split(','), train: breakdown(extra.askBenign, verdicts.slice(nOff)).all } : undefined,
+    askBenign:
+      extra.askBenign.length > 0
+        ? { files: process.env.INTENT_ASK_BENIGN!.split(','), train: breakdown(extra.askBenign, verdicts.slice(nOff)).all }
+        : undefined,
     heldOut: breakdown(
       heldOut,
       verdicts.filter((_, i) => all[i]!.heldOut),
