@@ -14,7 +14,9 @@
  * (refused by a rule other than the model's), `harm` (the highest probability of not benign among the readings
  * the topic gate passes) and `csam` (the highest probability of CSAM among them); a row is then refused at
  * threshold t and a CSAM threshold tc (head.ts classThresholds) exactly when other || harm >= t || csam >= tc
- * (for a head without neighbours; `|| back` for a head with a CSAM backstop). The calls are then scored one at a time, so each row's readings are its own.
+ * (for a head without neighbours; `|| back` for a head with a CSAM backstop), and `top` (per harm class, its highest
+ * probability among those readings), so that class thresholds tc of every class can be swept the same way (refused
+ * when also top[c] >= tc for some class c). The calls are then scored one at a time, so each row's readings are its own.
  *
  * The encoder's embeddings of the readings are kept in the same cache the trainer uses (intent-head.ts), keyed
  * by text, so scoring a second head embeds nothing: the verdicts are the runtime's (readings, first pass, gate,
@@ -102,7 +104,7 @@ sets['everyday'] = readdirSync(`${FIX}public-benign/`)
 // The probe (INTENT_SCORE_PROBE): the gate's verdict on each reading, seen as the runtime asks for it.
 // A head with a CSAM backstop (head.ts) also records `back`: the backstop refused a reading as CSAM (a row is then
 // refused whatever the thresholds); its own gate check is not counted as the ask head's.
-const probe = process.env.INTENT_SCORE_PROBE ? { harm: 0, csam: 0, back: false } : undefined;
+const probe = process.env.INTENT_SCORE_PROBE ? { harm: 0, csam: 0, back: false, top: {} as Record<string, number> } : undefined;
 let inBackstop = false;
 if (probe) {
   const h = model.head;
@@ -124,6 +126,7 @@ if (probe) {
     if (ok && !inBackstop) {
       probe.harm = Math.max(probe.harm, 1 - p[0]!);
       if (csamAt > 0) probe.csam = Math.max(probe.csam, p[csamAt]!);
+      h.classes.forEach((c, i) => i > 0 && (probe.top[c] = Math.max(probe.top[c] ?? 0, p[i]!)));
     }
     return ok;
   };
@@ -133,8 +136,18 @@ if (probe) {
 const only = process.env.INTENT_SCORE_SETS?.split(',');
 if (only) for (const name of Object.keys(sets)) if (!only.includes(name)) delete sets[name];
 
-const rows: Array<{ set: string; team: string; id: string; label: string; blocked: boolean; other?: boolean; harm?: number; csam?: number; back?: boolean }> =
-  [];
+const rows: Array<{
+  set: string;
+  team: string;
+  id: string;
+  label: string;
+  blocked: boolean;
+  other?: boolean;
+  harm?: number;
+  csam?: number;
+  back?: boolean;
+  top?: Record<string, number>;
+}> = [];
 console.log(JSON.stringify({ head, threshold }));
 for (const [name, list] of Object.entries(sets)) {
   const teams = name.startsWith('set-') || name === 'everyday' || name === 'public' ? (['red', 'blue'] as const) : (['red'] as const);
@@ -145,10 +158,22 @@ for (const [name, list] of Object.entries(sets)) {
       for (const r of list) {
         probe.harm = probe.csam = 0;
         probe.back = false;
+        probe.top = {};
         const findings = (await guard.classify({ messages: r.messages }, { team })).findings.filter((f) => f.action === 'block');
         blocked.push(findings.length > 0);
         const other = findings.some((f) => !f.detector.endsWith(':model'));
-        rows.push({ set: name, team, id: r.id, label: r.label, blocked: findings.length > 0, other, harm: probe.harm, csam: probe.csam, back: probe.back });
+        rows.push({
+          set: name,
+          team,
+          id: r.id,
+          label: r.label,
+          blocked: findings.length > 0,
+          other,
+          harm: probe.harm,
+          csam: probe.csam,
+          back: probe.back,
+          top: probe.top,
+        });
       }
     } else {
       blocked = await Promise.all(list.map(async (r) => (await guard.classify({ messages: r.messages }, { team })).findings.some((f) => f.action === 'block')));

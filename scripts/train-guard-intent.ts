@@ -488,6 +488,8 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
+ * `INTENT_ASK_BENIGN` adds benign lines from elsewhere to the ask head alone (askBenignLines), and `INTENT_ASK_AVERAGE`
+ * averages the trained ask head with another head's (averageAskHead).
  */
 export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
 const REGISTERS = `${CORPUS}registers/`;
@@ -527,6 +529,33 @@ export function evasiveLines(spec: string | undefined): { lines: Example[]; sha2
   const hash = createHash('sha256');
   for (const e of lines) hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
   return { lines, sha256: hash.digest('hex') };
+}
+
+/**
+ * Benign lines from anywhere under test/fixtures/guard/ that the ask head alone reads (`INTENT_ASK_BENIGN=<path>,...`,
+ * paths from there, e.g. `public-benign/train-clinc.tsv,intent/registers/regben-everyday.tsv`), in the order given,
+ * after every other line; the gate never reads them (a head trained with them keeps a gate of INTENT_GATE_FROM). They
+ * are hashed after the evasive lines into the head's extraLinesSha256 (extraLines), so a head trained without them
+ * records the hash it recorded before. An evaluation file is refused: nothing an evaluation reads is trained on.
+ */
+export function askBenignLines(spec: string | undefined): Example[] {
+  if (!spec) return [];
+  return spec.split(',').flatMap((f) => {
+    if (/(^|\/)(eval-|heldout|independent\/|public\/|intent-choice\/)/.test(f)) throw new Error(`INTENT_ASK_BENIGN: ${f} is an evaluation file`);
+    const lines = readTsv(`${ROOT}test/fixtures/guard/${f}`, f);
+    if (lines.some((e) => e.label !== 'benign')) throw new Error(`INTENT_ASK_BENIGN: ${f} holds lines not labelled benign`);
+    return lines;
+  });
+}
+
+/** The lines the ask head reads beyond the corpus and the registers (evasive, then ask-benign) and their sha256 (head.ts extraLinesSha256). */
+export function extraLines(evasiveSpec: string | undefined, askBenignSpec: string | undefined): { evasive: Example[]; askBenign: Example[]; sha256: string } {
+  const evasive = evasiveLines(evasiveSpec);
+  const askBenign = askBenignLines(askBenignSpec);
+  if (askBenign.length === 0) return { evasive: evasive.lines, askBenign, sha256: evasive.sha256 };
+  const hash = createHash('sha256');
+  for (const e of [...evasive.lines, ...askBenign]) hash.update(`${e.file}\t${e.label}\t${e.text}\n`);
+  return { evasive: evasive.lines, askBenign, sha256: hash.digest('hex') };
 }
 
 /** The evasive files the gate reads: `INTENT_EVASIVE_GATE=1` every file, or a comma-separated list of file names. */
@@ -607,6 +636,34 @@ function askHeadAsBackstop(file: string, head: IntentHeadDoc): BackstopDoc {
   };
 }
 
+/**
+ * `INTENT_ASK_AVERAGE=<head file in rules/>:<weight>`: the trained ask head's class scores (logits) averaged with that
+ * head's, the trained head weighing `weight` and the other the rest, written as one linear head over the trained
+ * head's standardisation (both are linear in the embedding, so the average is one: exact but for the rounding of the
+ * weights to 6 decimals). The other head's ask head is the one it was configured with, so what the average keeps of
+ * it is its reading of the lines the new one was not trained on. Both must be linear and read the same input.
+ * Returns what the head's evaluation records of it.
+ */
+function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha256: string; weight: number } {
+  const [file, w] = spec.split(':');
+  const weight = Number(w);
+  if (!file || !(weight > 0 && weight < 1)) throw new Error(`INTENT_ASK_AVERAGE: "${spec}" is not <head file>:<weight in (0, 1)>`);
+  const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
+  const o = JSON.parse(text) as IntentHeadDoc;
+  if (head.hidden || o.hidden || o.dim !== head.dim || o.classes.join() !== head.classes.join() || o.mean.length !== head.mean.length)
+    throw new Error(`INTENT_ASK_AVERAGE: ${file} is not a linear head over the same input and classes`);
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  // o's score of class c is sum_j o.W[c][j] (x_j - o.m_j) / o.s_j + o.b[c]: over this head's (x_j - m_j) / s_j its
+  // weights are o.W[c][j] s_j / o.s_j, and its bias gains sum_j o.W[c][j] (m_j - o.m_j) / o.s_j.
+  head.weights = head.weights.map((row, c) => row.map((v, j) => r6(weight * v + (1 - weight) * ((o.weights[c]![j]! * head.scale[j]!) / o.scale[j]!))));
+  head.bias = head.bias.map((b, c) => {
+    let shift = 0;
+    for (let j = 0; j < head.mean.length; j++) shift += (o.weights[c]![j]! * (head.mean[j]! - o.mean[j]!)) / o.scale[j]!;
+    return r6(weight * b + (1 - weight) * (o.bias[c]! + shift));
+  });
+  return { from: file, sha256: createHash('sha256').update(text).digest('hex'), weight };
+}
+
 /** The gate of a head file in rules/ (`INTENT_GATE_FROM`), which must have been trained on the gate lines of today. */
 function gateOf(file: string, linesSha256: string, evasiveGate: boolean): GateDoc {
   const from = JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc;
@@ -643,17 +700,23 @@ async function trainGate(): Promise<void> {
   const offLines = gateFrom
     ? registers.filter((e) => e.label === 'benign' && e.file.endsWith('-defensive.tsv') && !!process.env.INTENT_REGBEN)
     : [...publicBenign, ...registers.filter((e) => e.label === 'benign')];
-  const all = [...askLines, ...offLines];
+  // INTENT_ASK_BENIGN: benign lines the ask head alone reads, last (askBenignLines); only beside a gate kept as it is.
+  const extra = extraLines(process.env.INTENT_EVASIVE, process.env.INTENT_ASK_BENIGN);
+  if (extra.askBenign.length > 0 && !gateFrom) throw new Error('INTENT_ASK_BENIGN needs INTENT_GATE_FROM: the gate does not read those lines');
+  const all = [...askLines, ...offLines, ...extra.askBenign];
   const data = await headData(all, sha256, concepts);
   const nAsk = askLines.length;
+  const nOff = nAsk + offLines.length;
   const regBen = !!process.env.INTENT_REGBEN;
   const isEvasive = (i: number) => i >= nRegAsk && i < nAsk;
   const head = fitHead(
     data,
-    (i) => (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv'))) && !all[i]!.heldOut,
+    (i) =>
+      (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut,
     TRAIN_PARAMS,
   );
-  if (evasive.lines.length > 0) head.extraLinesSha256 = evasive.sha256;
+  if (evasive.lines.length > 0 || extra.askBenign.length > 0) head.extraLinesSha256 = extra.sha256;
+  const averaged = process.env.INTENT_ASK_AVERAGE ? averageAskHead(head, process.env.INTENT_ASK_AVERAGE) : undefined;
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
   if (classThresholds) head.classThresholds = classThresholds;
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
@@ -760,6 +823,7 @@ async function trainGate(): Promise<void> {
         : { from: head.backstop.from, sha256: head.backstop.sha256 }
       : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
+    averagedWith: averaged,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
@@ -770,7 +834,11 @@ async function trainGate(): Promise<void> {
     ).all,
     registerAsks: breakdown(all.slice(nCorpus, nRegAsk), verdicts.slice(nCorpus, nRegAsk)).all,
     evasiveTrain: evasiveAll.length > 0 ? breakdown(all.slice(nRegAsk, nAsk), verdicts.slice(nRegAsk, nAsk)).all : undefined,
-    offTopicTrain: gateFrom ? undefined : breakdown(offLines, verdicts.slice(nAsk)).all,
+    offTopicTrain: gateFrom ? undefined : breakdown(offLines, verdicts.slice(nAsk, nOff)).all,
+    askBenign:
+      extra.askBenign.length > 0
+        ? { files: process.env.INTENT_ASK_BENIGN!.split(','), train: breakdown(extra.askBenign, verdicts.slice(nOff)).all }
+        : undefined,
     heldOut: breakdown(
       heldOut,
       verdicts.filter((_, i) => all[i]!.heldOut),
