@@ -77,7 +77,7 @@ const SWEEP_MS = 30_000;
  * a while after, whatever node connections reappear in the client are destroyed. The watch itself holds
  * nothing open; a single primary's client needs none.
  */
-export function sweepEnded(client: { destroy(): void }): void {
+function sweepEnded(client: { destroy(): void }): void {
   if (!('masters' in client)) return;
   const cluster = client as ClusterClient;
   const ends = performance.now() + SWEEP_MS;
@@ -91,6 +91,20 @@ export function sweepEnded(client: { destroy(): void }): void {
 /** Destroys a client for good: at once, and again if a cluster refresh under way reopens node connections. */
 export function destroyForGood(client: { destroy(): void }): void {
   client.destroy();
+  sweepEnded(client);
+}
+
+/**
+ * Closes a client for good: gracefully within `ms` (its replies drained), else dropped, as when Redis is down
+ * or frozen; then, as destroyForGood, watched for node connections a cluster refresh under way reopens.
+ */
+export async function closeForGood(client: { isOpen: boolean; close(): Promise<unknown>; destroy(): void }, ms: number): Promise<void> {
+  if (!client.isOpen) return;
+  try {
+    await withDeadline(client.close(), ms);
+  } catch {
+    client.destroy();
+  }
   sweepEnded(client);
 }
 

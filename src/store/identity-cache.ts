@@ -37,6 +37,7 @@
  */
 import { BasicPooledClientSideCache, createClient, createCluster, ErrorReply, type RedisArgument } from '@redis/client';
 import {
+  closeForGood,
   clusterOptions,
   connectOrRefuse,
   connectWithin,
@@ -44,7 +45,6 @@ import {
   destroyForGood,
   errorMessage,
   nodeOptions,
-  sweepEnded,
   withDeadline,
   type RedisStoreOptions,
 } from './connection.js';
@@ -294,14 +294,7 @@ export class IdentityCache {
 
   async close(): Promise<void> {
     this.#closed = true;
-    const client = this.#client;
-    if (!client.isOpen) return;
-    try {
-      await withDeadline(client.close(), this.#timeoutMs);
-    } catch {
-      client.destroy();
-    }
-    sweepEnded(client);
+    await closeForGood(this.#client, this.#timeoutMs);
   }
 }
 

@@ -33,6 +33,7 @@ import { ErrorReply } from '@redis/client';
 import { StoreUnavailable } from './errors.js';
 import { ReplicaAcks } from './replica-acks.js';
 import {
+  closeForGood,
   clusterPrefix,
   connectOrRefuse,
   connectWithin,
@@ -42,7 +43,6 @@ import {
   HASH_TAG,
   isCluster,
   makeClient,
-  sweepEnded,
   tagBase,
   withDeadline,
   type Client,
@@ -359,15 +359,7 @@ export class RedisStore implements Store, RedisRunner {
     this.#closed = true;
     clearInterval(this.#replicaTimer);
     await this.#identityCache?.close();
-    const client = this.#client;
-    if (!client.isOpen) return;
-    try {
-      await withDeadline(client.close(), this.#commandTimeoutMs);
-    } catch {
-      // Closing while Redis is down or frozen: drop the socket instead of waiting for an answer.
-      client.destroy();
-    }
-    sweepEnded(client);
+    await closeForGood(this.#client, this.#commandTimeoutMs);
   }
 }
 
