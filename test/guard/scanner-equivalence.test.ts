@@ -533,6 +533,25 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     }
   });
 
+  it('long requests of all three corpora in prose that says "begin", cut into messages at random', () => {
+    // Regions of the boundary pass longer than the texts above: the joined texts read whole (the word `begin`)
+    // from the stitched search, around cuts that fall anywhere.
+    const r = rng(20261128);
+    const pool = [...evasions, ...fuzz, ...lines];
+    for (let round = 0; round < 24; round++) {
+      let text = '';
+      while (text.length < 60_000)
+        text += (r() < 0.3 ? ' Before we begin, the BEGIN marker. ' : ' ') + pool[Math.floor(r() * pool.length)]! + (r() < 0.5 ? '\n' : ' ');
+      const parts: string[] = [];
+      for (let i = 0; i < text.length;) {
+        const length = 300 + Math.floor(r() * 5000);
+        parts.push(text.slice(i, i + length));
+        i += length;
+      }
+      sameFindings(chat(...parts), `round ${round}`);
+    }
+  });
+
   it('the fuzzed corpus: alone, and as neighbouring messages', () => {
     for (const f of fuzz) sameFindings(chat(f), short(f));
     for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);
