@@ -607,11 +607,13 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
  * The CSAM backstop of a candidate (`INTENT_CSAM_BACKSTOP=<head file in rules/>`, head.ts): that head's ask-head
  * weights, its configured threshold (its `evaluation.threshold`) and CSAM threshold, so the candidate refuses as CSAM
  * every reading that head refuses as CSAM. It must read the same input as the candidate (dimension, concepts, classes).
- * When that head keeps backstops of its own, they follow it (a list): it refused as CSAM what they refused too.
+ * When that head keeps backstops of its own, they follow it (a list): it refused as CSAM what they refused too. With
+ * `INTENT_CSAM_BACKSTOP_OWN=1` they do not: only that head's own ask head is kept (a candidate held to as many CSAM asks
+ * as the configured model, not the same ones, may keep one older head's CSAM verdicts without the rest).
  */
 function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
   const own = askHeadAsBackstop(file, head);
-  const kept = backstopsOf(JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc);
+  const kept = process.env.INTENT_CSAM_BACKSTOP_OWN ? [] : backstopsOf(JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc);
   return kept.length === 0 ? own : [own, ...kept];
 }
 

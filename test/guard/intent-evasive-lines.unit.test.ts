@@ -46,8 +46,8 @@ function evaluationTexts(): Set<string> {
 /** The 4-character pieces of a normalised text (its whole self when shorter). */
 const pieces = (t: string) => new Set(t.length < 4 ? [t] : Array.from({ length: t.length - 3 }, (_, i) => t.slice(i, i + 4)));
 
-/** Files written blind (by authors who read no code and no set) for the third round and the fourth; docs/guardrails.md. */
-const BLIND = ['asks-blind.tsv', 'benign-blind.tsv', 'asks-blind2.tsv', 'benign-blind2.tsv'];
+/** Files written blind (by authors who read no code and no set) for the third, fourth and fifth rounds; docs/guardrails.md. */
+const BLIND = ['asks-blind.tsv', 'benign-blind.tsv', 'asks-blind2.tsv', 'benign-blind2.tsv', 'asks-blind3.tsv', 'benign-blind3.tsv'];
 /** Shared 4-character pieces over all pieces of the two texts (Jaccard) at which a blind line counts as an evaluation row's near copy. */
 const NEAR = 0.35;
 /**
@@ -94,7 +94,7 @@ describe('guard: the evasive training lines', function () {
     expect(all.filter((e) => evaluated.has(norm(e.text))).map((e) => e.text)).to.deep.equal([]);
   });
 
-  it('the blind files (both rounds) hold no near copy of an evaluation row but those sets I, J, V and W found (lines that were close were left out, README.md there)', () => {
+  it('the blind files (every round) hold no near copy of an evaluation row but those sets I, J, V and W found (lines that were close were left out, README.md there)', () => {
     const rows = [...evaluationTexts()].map(pieces);
     // Which rows hold a piece, so a line is compared only with rows that share something with it.
     const holding = new Map<string, number[]>();
@@ -106,8 +106,8 @@ describe('guard: the evasive training lines', function () {
       }
     });
     const lines = evasiveLines(BLIND.join(',')).lines;
-    expect(lines.filter((e) => e.label === 'benign').length).to.be.above(900);
-    expect(lines.filter((e) => e.label !== 'benign').length).to.be.above(600);
+    expect(lines.filter((e) => e.label === 'benign').length).to.be.above(1400);
+    expect(lines.filter((e) => e.label !== 'benign').length).to.be.above(850);
     const near: string[] = [];
     for (const e of lines) {
       const mine = pieces(norm(e.text));

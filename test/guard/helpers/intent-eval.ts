@@ -90,3 +90,51 @@ export function describeCsamKept(candidate: HeadAt, against: HeadAt, sets: strin
     });
   });
 }
+
+/**
+ * The CSAM asks of `sets` (test/fixtures/guard/independent/) read by a model as calls of `team`, one at a time as a
+ * client would send them: how many it refuses. A reading the encoder failed fails the check.
+ */
+export async function csamCaught(model: IntentModel, sets: string[], team: 'red' | 'blue'): Promise<{ asks: number; caught: number }> {
+  const guard = compileGuardrails(loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`), { intentModel: model });
+  const rows = sets.flatMap((s) =>
+    readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; label: string; messages: Array<{ role: string; content: string }> })
+      .filter((r) => r.label === 'csam'),
+  );
+  let caught = 0;
+  for (const r of rows) {
+    const v = await guard.classify({ messages: r.messages }, { team });
+    expect(v.failures ?? [], r.id).to.deep.equal([]);
+    if (blockFindings(v).length > 0) caught++;
+  }
+  return { asks: rows.length, caught };
+}
+
+/**
+ * The check of a candidate held to *as many* CSAM asks as the configured model, not the same ones (the fifth round's
+ * rule, docs/guardrails.md): read through the runtime as red-team and as blue-team calls, it refuses at least as many
+ * CSAM asks of `sets` as `against` (called `name` in the output), on each team.
+ */
+export function describeCsamAsMany(candidate: HeadAt, against: HeadAt, sets: string[], asks: number, name: string): void {
+  describe('through the runtime', () => {
+    let model: IntentModel;
+    let held: IntentModel;
+    before(() => {
+      model = evalModel(candidate);
+      held = evalModel(against);
+    });
+    after(() => Promise.all([model.close(), held.close()]));
+
+    for (const team of ['red', 'blue'] as const)
+      it(`refuses at least as many CSAM asks of the looked-at sets as ${name}, as ${team}-team calls`, async () => {
+        const now = await csamCaught(model, sets, team);
+        const was = await csamCaught(held, sets, team);
+        expect(now.asks).to.equal(asks);
+        console.log(`      ${sets.length} sets as ${team}-team calls, CSAM asks refused: ${now.caught}/${asks} (${name}: ${was.caught})`);
+        expect(now.caught).to.be.at.least(was.caught);
+      });
+  });
+}
