@@ -12,7 +12,8 @@
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
  * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers), and the gateway's malloc_trim
- * calls so far (src/malloc-trim.ts: how many, their time). With the CPU per call of the soak (and of the
+ * calls so far (src/malloc-trim.ts: how many, their time) and what it dropped of the executable's pages once it
+ * served (src/start-pages.ts; the `node binary` figure is what is resident of it now). With the CPU per call of the soak (and of the
  * 100 KB calls) it prints the minor page faults per call: what memory given back costs when it is touched again.
  *
  * `--rate N` soaks at N calls a second instead of at saturation, and prints the soak's latency (p50, p90, p99): with
@@ -165,7 +166,9 @@ async function breakdown(pid: number, adminUrl: string): Promise<string> {
     `    V8 heap ${mib(v8Total)} committed: ${[...spaces, ...others].map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
     `    outside V8's heap (external ${mib(external)}): about ${mib(anon - v8Total)}`,
     `    anonymous by reservation: WebAssembly memories ${mib(wasm.reduce((a, b) => a + b, 0))} (${kinds.wasm.length}: ${wasm.map((w) => w.toFixed(1)).join(', ')} MiB), malloc ${mib(kinds.mainArena + kinds.arenas)} (main arena ${mib(kinds.mainArena)}, the others ${mib(kinds.arenas)}), thread stacks ${mib(kinds.stacks)}, V8 and the rest ${mib(kinds.other)}`,
-    `    malloc_trim (src/malloc-trim.ts): ${trimLine(text)}`,
+    `    malloc_trim (src/malloc-trim.ts): ${trimLine(text)}; the executable's start-up pages dropped (src/start-pages.ts): ${mib(
+      Number(/^portcullis_start_pages_released_bytes (\S+)$/m.exec(text)?.[1] ?? 0) / 2 ** 20,
+    )}`,
   ].join('\n');
 }
 
