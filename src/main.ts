@@ -74,7 +74,10 @@ try {
   });
   settleHeap();
   // malloc's free holes back to the system now and on an unref'd timer (src/malloc-trim.ts).
-  const [{ loadBinding, loadTrim, startTrimmer }, { loadUnmap, releaseStartPages }] = await Promise.all([import('./malloc-trim.js'), import('./start-pages.js')]);
+  const [{ loadBinding, loadTrim, startTrimmer }, { loadUnmap, releaseStartPages }] = await Promise.all([
+    import('./malloc-trim.js'),
+    import('./start-pages.js'),
+  ]);
   const binding = loadBinding();
   startTrimmer(trimEvery, loadTrim(binding));
   // The executable's pages only start-up used, out of this process's RSS, last, once it serves (src/start-pages.ts).
