@@ -23,8 +23,8 @@
  *
  * unmapStartPages is here for the same reason. Start-up touches about 50 MiB of the `node` executable (the
  * module loader, the parser and compilers at their busiest, ICU's tables, the dynamic symbol table) and those
- * pages stay counted in RSS for the life of the process, though serving calls uses about half of them. The
- * mappings are read-only and private, so their pages are the file's own: dropping them from the page tables
+ * pages stay counted in RSS for the life of the process, though serving calls uses about two thirds of them.
+ * The mappings are read-only and private, so their pages are the file's own: dropping them from the page tables
  * loses nothing (they stay in the page cache), and a page used again is mapped back by one minor fault, once.
  * A mapping with any anonymous page (the relocated RELRO part, written at load time and then made read-only)
  * would lose what was written, so it is left alone, as is everything not file-backed by the executable.
