@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { encoderFiles } from '../src/guard/model/encoder.js';
 import { configRoot } from './helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from './helpers/process.js';
+import { until } from './helpers/wait.js';
 
 const TOKEN = 'start-pages-test-operator-token';
 
@@ -50,6 +51,24 @@ describe("the executable's start-up pages out of RSS", function () {
       // Dropped once, not on a timer: the figure stays; and serving brought back less than start-up had held.
       expect(await released(gw)).to.equal(bytes);
       expect(executableResident(gw.child.pid!)).to.be.below(bytes);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('drops them in every worker under PORTCULLIS_WORKERS, and the scrape adds the workers up', async () => {
+    const gw = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: TOKEN, PORTCULLIS_WORKERS: '2' });
+    try {
+      const single = await spawnGateway(configRoot(), { PORTCULLIS_ADMIN_TOKEN: TOKEN });
+      let one: number;
+      try {
+        one = await released(single);
+      } finally {
+        await single.stop();
+      }
+      // The supervisor adds the workers' series up: more than any one process drops, once both have served.
+      await until(async () => (await released(gw)) > one * 1.5, { what: 'both workers to have dropped theirs' });
+      expect((await fetch(`${gw.apiUrl}/healthz`)).status).to.equal(200);
     } finally {
       await gw.stop();
     }
