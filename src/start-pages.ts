@@ -12,10 +12,11 @@
  * Measured in bench/README.md (the executable's start-up pages): 17 MiB less of the executable resident after
  * the soak, 5 ms once at start, and no CPU per call that the side by side could resolve.
  *
- * What it does not do: on a machine, the executable's page cache is shared by every process that runs it (the
- * workers of PORTCULLIS_WORKERS too), so the memory the machine saves is at most one copy; what shrinks is
- * each process's RSS, which is what a container's or a supervisor's memory accounting reads, and pages no
- * process maps are the first the kernel reclaims.
+ * What it does not do: free memory at once. The pages stay in the page cache, one copy shared by every process
+ * that runs the executable (the workers of PORTCULLIS_WORKERS too), and a cgroup's memory.current counts page
+ * cache, so a container's accounting sees them until the kernel reclaims them. What shrinks is each process's
+ * RSS (ps, a supervisor, the kernel's out-of-memory score), and pages no process maps are the first the
+ * kernel reclaims.
  *
  * Where the binding is not installed or is an older build, or /proc/self/smaps cannot be read, nothing is
  * dropped and /metrics says 0.
