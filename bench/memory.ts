@@ -201,7 +201,7 @@ function trimLine(text: string): string {
  */
 function gcPauses(lines: string[]): string[] {
   const by = new Map<string, number[]>();
-  const NVP_KIND: Record<string, string> = { s: 'Scavenge', mc: 'Mark-Compact', ms: 'Minor Mark-Sweep' };
+  const NVP_KIND: Record<string, string> = { s: 'Scavenge', mc: 'Mark-Compact', mms: 'Minor Mark-Sweep' };
   for (const l of lines) {
     const m = /(Scavenge|Mark-Compact|Mark-Compact \(reduce\)|Minor Mark-Sweep)\b[^,]*MB(?:, pooled: [\d.]+ MB)?, ([\d.]+) \/ [\d.]+ ms/.exec(l);
     const nvp = m ? null : nvpFields(l);
@@ -238,7 +238,7 @@ function gcPromotion(lines: string[]): string[] {
     if (f.get('gc') === 's') sc.push(f);
     else if (f.get('gc') === 'mc') mc.push(f);
   }
-  if (!sc.length) return [];
+  if (!sc.length && !mc.length) return [];
   const sum = (a: Map<string, string>[], k: string) => a.reduce((x, f) => x + Number(f.get(k) ?? 0), 0);
   const med = (a: Map<string, string>[], k: string) => {
     const v = a.map((f) => Number(f.get(k) ?? 0)).sort((x, y) => x - y);
@@ -246,8 +246,14 @@ function gcPromotion(lines: string[]): string[] {
   };
   const allocated = sum(sc, 'allocated');
   return [
-    `young generation: ${sc.length} scavenges, ${mib(allocated / 2 ** 20)} allocated; survived ${((100 * sum(sc, 'new_space_survived')) / allocated).toFixed(2)} %, promoted ${((100 * sum(sc, 'promoted')) / allocated).toFixed(2)} % (${mib(sum(sc, 'promoted') / 2 ** 20)})`,
-    `full collections: ${mc.length}${mc.length ? `, one per ${mib(allocated / mc.length / 2 ** 20)} allocated; medians, ms: pause ${med(mc, 'pause')} (evacuate ${med(mc, 'evacuate')}, finish ${med(mc, 'finish')}, mark ${med(mc, 'mark')}), incremental marking before it ${med(mc, 'incremental')} (longest step ${med(mc, 'incremental_longest_step')}), marking on helper threads ${med(mc, 'background.mark')}` : ''}`,
+    // --minor-ms promotes whole pages, which its lines do not count as promoted: only the scavenger's are summed.
+    ...(sc.length ? [] : ['young generation: no scavenges (--minor-ms?): what it promotes is not counted here']),
+    ...(sc.length
+      ? [
+          `young generation: ${sc.length} scavenges, ${mib(allocated / 2 ** 20)} allocated; survived ${((100 * sum(sc, 'new_space_survived')) / allocated).toFixed(2)} %, promoted ${((100 * sum(sc, 'promoted')) / allocated).toFixed(2)} % (${mib(sum(sc, 'promoted') / 2 ** 20)})`,
+        ]
+      : []),
+    `full collections: ${mc.length}${mc.length ? `${sc.length ? `, one per ${mib(allocated / mc.length / 2 ** 20)} allocated` : ''}; medians, ms: pause ${med(mc, 'pause')} (evacuate ${med(mc, 'evacuate')}, finish ${med(mc, 'finish')}, mark ${med(mc, 'mark')}), incremental marking before it ${med(mc, 'incremental')} (longest step ${med(mc, 'incremental_longest_step')}), marking on helper threads ${med(mc, 'background.mark')}` : ''}`,
   ];
 }
 
@@ -378,7 +384,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'after the load');
   } finally {
     if (flags.some((f) => f.startsWith('--trace-gc'))) {
-      const marks = gcLines.filter((l) => !l.includes('Scavenge') && !l.includes(' gc=s '));
+      const marks = gcLines.filter((l) => /Mark-Compact| gc=mc /.test(l));
       log(
         `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
       );
