@@ -386,7 +386,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     if (flags.some((f) => f.startsWith('--trace-gc'))) {
       const marks = gcLines.filter((l) => /Mark-Compact| gc=mc /.test(l));
       log(
-        `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
+        `${name}: ${gcLines.length - marks.length} young-generation collections, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
       );
       const gcFile = join(tmpdir(), `portcullis-memory-gc-${pid0}.log`);
       writeFileSync(gcFile, `${gcLines.join('\n')}\n`);
