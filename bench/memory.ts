@@ -12,12 +12,15 @@
  * Idle and after the load it also prints what the RSS is made of: the `node` binary's mapped code, V8's heap by
  * space (from the gateway's own /metrics: new space is the young generation, old space what survives), and the
  * rest of the anonymous memory (malloc arenas, WebAssembly memories, buffers), and the gateway's malloc_trim
- * calls so far (src/malloc-trim.ts: how many, their time). With the CPU per call of the soak (and of the
+ * calls so far (src/malloc-trim.ts: how many, their time) and what it dropped of the executable's pages once it
+ * served (src/start-pages.ts; the `node binary` figure is what is resident of it now). With the CPU per call of the soak (and of the
  * 100 KB calls) it prints the minor page faults per call: what memory given back costs when it is touched again.
  *
  * `--rate N` soaks at N calls a second instead of at saturation, and prints the soak's latency (p50, p90, p99): with
  * `--node-flags=--trace-gc` it also sums the main thread's GC pauses of the soak by kind (count, median, p99, max,
- * sum) and writes every --trace-gc line to a file, to set the collector's pauses against the latency.
+ * sum) and writes every --trace-gc line to a file, to set the collector's pauses against the latency; with
+ * `--node-flags=--trace-gc-nvp` also what the young generation promoted (what brings each full collection) and each
+ * full collection's pause by phase and its marking on V8's helper threads.
  *
  * `--before SEC` first loads it with 100 KB calls (half the time streaming), as the full bench does before its
  * soak: their scans grow the scanner's WebAssembly memory and the heap, which the soak alone never shows.
@@ -165,7 +168,9 @@ async function breakdown(pid: number, adminUrl: string): Promise<string> {
     `    V8 heap ${mib(v8Total)} committed: ${[...spaces, ...others].map((s) => `${s} ${space('used', s).toFixed(1)} used of ${space('total', s).toFixed(1)}`).join(', ')} MiB`,
     `    outside V8's heap (external ${mib(external)}): about ${mib(anon - v8Total)}`,
     `    anonymous by reservation: WebAssembly memories ${mib(wasm.reduce((a, b) => a + b, 0))} (${kinds.wasm.length}: ${wasm.map((w) => w.toFixed(1)).join(', ')} MiB), malloc ${mib(kinds.mainArena + kinds.arenas)} (main arena ${mib(kinds.mainArena)}, the others ${mib(kinds.arenas)}), thread stacks ${mib(kinds.stacks)}, V8 and the rest ${mib(kinds.other)}`,
-    `    malloc_trim (src/malloc-trim.ts): ${trimLine(text)}`,
+    `    malloc_trim (src/malloc-trim.ts): ${trimLine(text)}; the executable's start-up pages dropped (src/start-pages.ts): ${mib(
+      Number(/^portcullis_start_pages_released_bytes (\S+)$/m.exec(text)?.[1] ?? 0) / 2 ** 20,
+    )}`,
   ].join('\n');
 }
 
@@ -191,23 +196,65 @@ function trimLine(text: string): string {
 
 /**
  * --trace-gc's pause of each collection (`Scavenge 12.1 (14.0) -> 3.2 (15.0) MB, pooled: 0 MB, 1.23 / 0.00 ms`:
- * the first figure after the sizes is the main thread's pause), summed up by kind: count, median, p99 of the
- * pauses, max, and their sum.
+ * the first figure after the sizes is the main thread's pause), or --trace-gc-nvp's (`pause=1.2 ... gc=s`),
+ * summed up by kind: count, median, p99 of the pauses, max, and their sum.
  */
 function gcPauses(lines: string[]): string[] {
   const by = new Map<string, number[]>();
+  const NVP_KIND: Record<string, string> = { s: 'Scavenge', mc: 'Mark-Compact', mms: 'Minor Mark-Sweep' };
   for (const l of lines) {
     const m = /(Scavenge|Mark-Compact|Mark-Compact \(reduce\)|Minor Mark-Sweep)\b[^,]*MB(?:, pooled: [\d.]+ MB)?, ([\d.]+) \/ [\d.]+ ms/.exec(l);
-    if (!m) continue;
-    const a = by.get(m[1]!) ?? [];
-    a.push(Number(m[2]));
-    by.set(m[1]!, a);
+    const nvp = m ? null : nvpFields(l);
+    const kind = m ? m[1]! : NVP_KIND[nvp?.get('gc') ?? ''];
+    if (!kind) continue;
+    const a = by.get(kind) ?? [];
+    a.push(Number(m ? m[2] : nvp!.get('pause')));
+    by.set(kind, a);
   }
   return [...by].map(([kind, ms]) => {
     const s = [...ms].sort((a, b) => a - b);
     const q = (p: number) => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
     return `${kind}: ${s.length}, median ${q(0.5).toFixed(2)}, p99 ${q(0.99).toFixed(2)}, max ${s.at(-1)!.toFixed(2)}, sum ${s.reduce((x, y) => x + y, 0).toFixed(0)} ms`;
   });
+}
+
+/** One --trace-gc-nvp line's name=value fields (empty for any other line). */
+function nvpFields(line: string): Map<string, string> {
+  return new Map([...line.matchAll(/(\S+?)=(\S+)/g)].map((m) => [m[1]!, m[2]!]));
+}
+
+/**
+ * With --trace-gc-nvp: what brings the full collections and what each costs. The young generation's
+ * collections say how much of what they found survived and how much of it went on to the old generation
+ * (`promoted`: what fills the old generation up to its limit, and so brings the next full collection); each
+ * full collection's atomic pause by phase, the main thread's incremental marking before it, and the marking
+ * done on V8's helper threads (CPU time, which on one core is taken from the main thread too).
+ */
+function gcPromotion(lines: string[]): string[] {
+  const sc: Map<string, string>[] = [];
+  const mc: Map<string, string>[] = [];
+  for (const l of lines) {
+    const f = nvpFields(l);
+    if (f.get('gc') === 's') sc.push(f);
+    else if (f.get('gc') === 'mc') mc.push(f);
+  }
+  if (!sc.length && !mc.length) return [];
+  const sum = (a: Map<string, string>[], k: string) => a.reduce((x, f) => x + Number(f.get(k) ?? 0), 0);
+  const med = (a: Map<string, string>[], k: string) => {
+    const v = a.map((f) => Number(f.get(k) ?? 0)).sort((x, y) => x - y);
+    return v.length ? v[Math.floor(v.length / 2)]!.toFixed(1) : '-';
+  };
+  const allocated = sum(sc, 'allocated');
+  return [
+    // --minor-ms promotes whole pages, which its lines do not count as promoted: only the scavenger's are summed.
+    ...(sc.length ? [] : ['young generation: no scavenges (--minor-ms?): what it promotes is not counted here']),
+    ...(sc.length
+      ? [
+          `young generation: ${sc.length} scavenges, ${mib(allocated / 2 ** 20)} allocated; survived ${((100 * sum(sc, 'new_space_survived')) / allocated).toFixed(2)} %, promoted ${((100 * sum(sc, 'promoted')) / allocated).toFixed(2)} % (${mib(sum(sc, 'promoted') / 2 ** 20)})`,
+        ]
+      : []),
+    `full collections: ${mc.length}${mc.length ? `${sc.length ? `, one per ${mib(allocated / mc.length / 2 ** 20)} allocated` : ''}; medians, ms: pause ${med(mc, 'pause')} (evacuate ${med(mc, 'evacuate')}, finish ${med(mc, 'finish')}, mark ${med(mc, 'mark')}), incremental marking before it ${med(mc, 'incremental')} (longest step ${med(mc, 'incremental_longest_step')}), marking on helper threads ${med(mc, 'background.mark')}` : ''}`,
+  ];
 }
 
 async function takeSnapshot(pid: number, dir: string, label: string): Promise<void> {
@@ -263,7 +310,7 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
       ...c
         .toString()
         .split('\n')
-        .filter((l) => /Mark-Compact|Scavenge|Mark-sweep/.test(l)),
+        .filter((l) => /Mark-Compact|Scavenge|Mark-sweep|pause=/.test(l)),
     ),
   );
   const pid0 = gw.server.pid;
@@ -337,14 +384,14 @@ async function soak(choice: SourceChoice, name: string): Promise<void> {
     if (args.snapshot) await takeSnapshot(pid, snapDir, 'after the load');
   } finally {
     if (flags.some((f) => f.startsWith('--trace-gc'))) {
-      const marks = gcLines.filter((l) => !l.includes('Scavenge'));
+      const marks = gcLines.filter((l) => /Mark-Compact| gc=mc /.test(l));
       log(
-        `${name}: ${gcLines.length - marks.length} scavenges, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
+        `${name}: ${gcLines.length - marks.length} young-generation collections, ${marks.length} mark-compacts; the last ones:\n${marks.slice(-6).join('\n')}\n${gcLines.at(-1) ?? ''}`,
       );
       const gcFile = join(tmpdir(), `portcullis-memory-gc-${pid0}.log`);
       writeFileSync(gcFile, `${gcLines.join('\n')}\n`);
       log(`${name}: every --trace-gc line in ${gcFile}; pauses of the main thread by kind (the soak's lines only), ms:`);
-      for (const l of gcPauses(gcLines.slice(gcFrom, gcDuringLoad))) log(`  ${l}`);
+      for (const l of [...gcPauses(gcLines.slice(gcFrom, gcDuringLoad)), ...gcPromotion(gcLines.slice(gcFrom, gcDuringLoad))]) log(`  ${l}`);
     }
     await gw.server.stop();
     snapshot.remove();

@@ -74,8 +74,14 @@ try {
   });
   settleHeap();
   // malloc's free holes back to the system now and on an unref'd timer (src/malloc-trim.ts).
-  const { loadTrim, startTrimmer } = await import('./malloc-trim.js');
-  startTrimmer(trimEvery, loadTrim());
+  const [{ loadBinding, loadTrim, startTrimmer }, { loadUnmap, releaseStartPages }] = await Promise.all([
+    import('./malloc-trim.js'),
+    import('./start-pages.js'),
+  ]);
+  const binding = loadBinding();
+  startTrimmer(trimEvery, loadTrim(binding));
+  // The executable's pages only start-up used, out of this process's RSS, last, once it serves (src/start-pages.ts).
+  releaseStartPages(loadUnmap(binding));
   // Under several workers the supervisor generates the one token they share (src/workers.ts).
   const tokenGenerated = gw.adminTokenGenerated || process.env['PORTCULLIS_ADMIN_TOKEN_GENERATED'] === '1';
   const lines = [

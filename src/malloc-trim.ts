@@ -47,16 +47,20 @@ const available = new Gauge({
   registers: [registry],
 });
 
-/** The installed binding's `trim`, or null (not installed, not loadable here, or built before it had one). */
-export function loadTrim(dir = modelsDir()): TrimCall | null {
+/** The installed binding's exports, or null (not installed, or not loadable here). */
+export function loadBinding(dir = modelsDir()): Record<string, unknown> | null {
   const addon = join(encoderHome(readEncoderManifest(), dir), 'e5.node');
   if (!existsSync(addon)) return null;
   try {
-    const engine = createRequire(import.meta.url)(addon) as { trim?: unknown };
-    return typeof engine.trim === 'function' ? (engine.trim as TrimCall) : null;
+    return createRequire(import.meta.url)(addon) as Record<string, unknown>;
   } catch {
     return null;
   }
+}
+
+/** The installed binding's `trim`, or null (not installed, not loadable here, or built before it had one). */
+export function loadTrim(binding = loadBinding()): TrimCall | null {
+  return typeof binding?.['trim'] === 'function' ? (binding['trim'] as TrimCall) : null;
 }
 
 export interface Trimmer {

@@ -11,16 +11,31 @@
  *   loaded() -> number            models loaded in this process now (one per weights file, whatever the threads)
  *   trim() -> boolean | null      glibc's malloc_trim(0): true if memory went back to the system, false if
  *                                 none could, null where the C library is not glibc (nothing to call)
+ *   unmapStartPages() -> number | null
+ *                                 the `node` executable's read-only file pages out of this process's page
+ *                                 tables (madvise MADV_DONTNEED); the bytes that were resident in them, or
+ *                                 null where /proc/self/smaps cannot be read (not Linux)
  *
  * trim is here, not in the engine, because it is the one native module the gateway already builds: the
  * gateway loads this file for it whether or not the intent model is configured (src/malloc-trim.ts). glibc
  * returns freed memory from the middle of its arenas only when asked; large request bodies leave tens of MiB
  * of such holes behind (bench/README.md, Memory).
+ *
+ * unmapStartPages is here for the same reason. Start-up touches about 50 MiB of the `node` executable (the
+ * module loader, the parser and compilers at their busiest, ICU's tables, the dynamic symbol table) and those
+ * pages stay counted in RSS for the life of the process, though serving calls uses about two thirds of them.
+ * The mappings are read-only and private, so their pages are the file's own: dropping them from the page tables
+ * loses nothing (they stay in the page cache), and a page used again is mapped back by one minor fault, once.
+ * A mapping with any anonymous page (the relocated RELRO part, written at load time and then made read-only)
+ * would lose what was written, so it is left alone, as is everything not file-backed by the executable.
  */
 #include <node_api.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include "e5.h"
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -146,6 +161,53 @@ static napi_value trim(napi_env env, napi_callback_info info) {
   return out;
 }
 
+/* One mapping of /proc/self/smaps, as far as unmapStartPages needs it. */
+typedef struct { unsigned long start, end; int eligible; long rss_kib, anon_kib; } smaps_entry;
+
+static double drop_entry(const smaps_entry *e) {
+  if (!e->eligible || e->anon_kib != 0 || e->rss_kib == 0) return 0;
+  if (madvise((void *)e->start, e->end - e->start, MADV_DONTNEED) != 0) return 0;
+  return (double)e->rss_kib * 1024;
+}
+
+static napi_value unmap_start_pages(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  FILE *f = n > 0 ? fopen("/proc/self/smaps", "r") : NULL;
+  if (!f) { CHECK(napi_get_null(env, &out)); return out; }
+  exe[n] = 0;
+  double dropped = 0;
+  smaps_entry cur = {0, 0, 0, 0, -1};
+  char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0) {
+    unsigned long start, end;
+    char perms[8];
+    int path_at = 0;
+    long kib;
+    if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &start, &end, perms, &path_at) == 3 && path_at > 0) {
+      /* The previous mapping is complete: its Rss and Anonymous lines came after its header. */
+      dropped += drop_entry(&cur);
+      char *path = line + path_at;
+      path[strcspn(path, "\n")] = 0;
+      /* Read-only (no w) and private (p); executable or not: text, the read-only data, the headers. */
+      int eligible = perms[0] == 'r' && perms[1] == '-' && perms[3] == 'p' && strcmp(path, exe) == 0;
+      cur = (smaps_entry){start, end, eligible, 0, -1};
+    } else if (sscanf(line, "Rss: %ld kB", &kib) == 1) {
+      cur.rss_kib = kib;
+    } else if (sscanf(line, "Anonymous: %ld kB", &kib) == 1) {
+      cur.anon_kib = kib;
+    }
+  }
+  dropped += drop_entry(&cur);
+  free(line);
+  fclose(f);
+  CHECK(napi_create_double(env, dropped, &out));
+  return out;
+}
+
 NAPI_MODULE_INIT() {
   napi_value fn;
   if (napi_create_function(env, "load", NAPI_AUTO_LENGTH, load, NULL, &fn) != napi_ok) return NULL;
@@ -156,5 +218,7 @@ NAPI_MODULE_INIT() {
   napi_set_named_property(env, exports, "loaded", fn);
   if (napi_create_function(env, "trim", NAPI_AUTO_LENGTH, trim, NULL, &fn) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "trim", fn);
+  if (napi_create_function(env, "unmapStartPages", NAPI_AUTO_LENGTH, unmap_start_pages, NULL, &fn) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "unmapStartPages", fn);
   return exports;
 }
