@@ -52,6 +52,25 @@ import { issueAccountToken, listAccountApplications, listAccountTokens, revokeAc
 import { ownReceipts, usageSummary } from '../routes/usage.js';
 import { consoleCors } from '../pages/console-cors.js';
 
+const CHAT_PATH = '/v1/chat/completions';
+
+/**
+ * The chat route, which nearly every call takes, dispatched before the router with the same stages: the
+ * router tests every route's pattern and builds and composes the matched route's chain again on every
+ * request (about 2 % of a small call's profile). It sets what the router sets that anything here reads
+ * (`routerPath`, the route the log line and the single exit name). Whatever else arrives (another method,
+ * a trailing slash, other letter case) goes on to the router as before, which routes it as it always did.
+ */
+function chatFirst(chat: (ctx: Koa.Context, next: Koa.Next) => Promise<void>): Koa.Middleware {
+  // The chain's end: the router would go on to allowedMethods, which does nothing for a route it matched.
+  const end = () => Promise.resolve();
+  return function chatFirst(ctx, next) {
+    if (ctx.method !== 'POST' || ctx.path !== CHAT_PATH) return next();
+    (ctx as Koa.Context & { routerPath?: string }).routerPath = CHAT_PATH;
+    return chat(ctx, end);
+  };
+}
+
 export function createApiApp(deps: Deps, front: Front): Koa {
   const { store, holder, log, jobs, engine } = deps;
   const app = hostApp(front);
@@ -111,11 +130,11 @@ export function createApiApp(deps: Deps, front: Front): Koa {
     router.options(path, openCors());
   }
 
-  router.post(
-    '/v1/chat/completions',
+  const chatStages = [
     ...timedStages(openCall(holder), readBody(bodyLimit), validate('chat'), ahead, identify(caller), limitPrincipal(limits, holder), jobKey(), attach(jobs)),
     afterAttach([wait(engine), respond()], [...admission('chat'), run(runner, engine), wait(engine), respond()]),
-  );
+  ];
+  router.post(CHAT_PATH, ...chatStages);
 
   router.post(
     '/v1/research/jobs',
@@ -171,6 +190,7 @@ export function createApiApp(deps: Deps, front: Front): Koa {
   app.use(singleExit(log));
   app.use(consoleCors(deps.origins.console));
   app.use(wiresNotOffered());
+  app.use(chatFirst(compose(chatStages)));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

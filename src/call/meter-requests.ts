@@ -57,7 +57,8 @@ export function reserveRequest(call: Call): ReserveRequest {
 export function worstCaseUsage(call: Call): Usage {
   const prompt = call.valid!.inputTokens;
   const completion = call.valid!.maxTokens;
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: 0 };
+  // In key order, as src/openai/answer.ts's usage: the receipt carries it.
+  return { cached_tokens: 0, completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion };
 }
 
 /** The settlement of an answered call: its usage, charged. */

@@ -8,11 +8,12 @@ import { policyPrincipal } from '../policy/principal.js';
 import type { Call } from './call.js';
 
 export function policyInput(call: Call, now = Date.now()): PolicyInput {
+  // In key order: the decision record carries it, and its canonical text has nothing to reorder then.
   return {
-    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
-    model: call.valid!.request.model,
-    task: call.task!,
-    scopeId: call.scopeId,
     findings: call.scan?.ruleIds ?? [],
+    model: call.valid!.request.model,
+    principal: policyPrincipal(call.identity!.principal, call.runtime.aupVersion, now),
+    scopeId: call.scopeId,
+    task: call.task!,
   };
 }

@@ -24,65 +24,68 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
   const d = call.decision;
   const v = call.runtime.versions;
   const r = call.reservation;
+  // Members in key order (UTF-16 code units), here and in every object built below: the receipt's canonical
+  // text is then JSON.stringify's of it as it is, with nothing to reorder (src/canonical-json.ts).
   return {
-    id: call.receiptId ?? newReceiptId(call.id),
-    callId: call.id,
-    principalId: principal.id,
-    createdAt: call.startedAt.toISOString(),
-    finishedAt: new Date().toISOString(),
-    outcome,
-    ...(error ? { error } : {}),
-    model: call.model?.id ?? call.valid?.request.model,
-    route: call.model?.route ?? null,
-    team: d?.team ?? null,
-    task: call.task ?? null,
-    scope: d?.scope ?? null,
     band: d?.band ?? null,
+    billing: s?.billing ?? r?.billing ?? null,
+    callId: call.id,
+    chargedMicroUSD: s?.chargedMicroUSD ?? 0,
+    countedTokens: s?.countedTokens ?? 0,
+    createdAt: call.startedAt.toISOString(),
+    ...(r ? { day: r.day } : {}),
     decision: {
       allow: d?.allow ?? false,
       codes: d?.denials.map((x) => x.code) ?? [],
-      versions: decisionVersions(v),
       ...(call.decisionRecord ? { record: call.decisionRecord } : {}),
+      versions: decisionVersions(v),
     },
-    guardrails: d?.guardrails ?? { block: [], redact: [], flag: [] },
-    upstream: call.answer
-      ? {
-          model: call.fallbackModel ? call.runtime.models.get(call.fallbackModel)?.upstreamModel : call.model?.upstreamModel,
-          echoedModel: call.answer.model,
-          ...(call.upstreamOrigin ? { origin: call.upstreamOrigin } : {}),
-          ...(call.fallbackModel ? { fallbackModel: call.fallbackModel } : {}),
-        }
-      : null,
-    ...(r ? { day: r.day } : {}),
-    usage: s?.usage ?? null,
-    billing: s?.billing ?? r?.billing ?? null,
-    chargedMicroUSD: s?.chargedMicroUSD ?? 0,
+    ...(error ? { error } : {}),
+    finishedAt: new Date().toISOString(),
+    guardrails: d?.guardrails ?? { block: [], flag: [], redact: [] },
+    id: call.receiptId ?? newReceiptId(call.id),
+    model: call.model?.id ?? call.valid?.request.model,
+    ...(s?.note ? { note: s.note } : {}),
+    outcome,
     pricedMicroUSD: s?.pricedMicroUSD ?? 0,
+    principalId: principal.id,
+    rates: r?.rates ?? null,
     reservedMicroUSD: r?.reservedMicroUSD ?? 0,
     reservedTokens: r?.reservedTokens ?? 0,
-    countedTokens: s?.countedTokens ?? 0,
-    rates: r?.rates ?? null,
-    ...(s?.note ? { note: s.note } : {}),
+    route: call.model?.route ?? null,
+    scope: d?.scope ?? null,
+    task: call.task ?? null,
+    team: d?.team ?? null,
+    upstream: call.answer
+      ? {
+          echoedModel: call.answer.model,
+          ...(call.fallbackModel ? { fallbackModel: call.fallbackModel } : {}),
+          model: call.fallbackModel ? call.runtime.models.get(call.fallbackModel)?.upstreamModel : call.model?.upstreamModel,
+          ...(call.upstreamOrigin ? { origin: call.upstreamOrigin } : {}),
+        }
+      : null,
+    usage: s?.usage ?? null,
   };
 }
 
 /** The receipt of a job whose runner died (its lease ran out): failed `job-interrupted`, from what its record holds. */
 export function interruptedReceipt(job: JobRecord, s: Settlement, finishedAt: Date): Receipt {
+  // In key order, as buildReceipt's.
   return {
-    id: job.receiptId,
+    billing: s.billing,
     callId: job.callId,
-    principalId: job.principalId,
+    chargedMicroUSD: s.chargedMicroUSD,
+    countedTokens: s.countedTokens,
     createdAt: job.createdAt,
-    finishedAt: finishedAt.toISOString(),
-    outcome: 'failed',
     error: { code: 'job-interrupted' },
+    finishedAt: finishedAt.toISOString(),
+    id: job.receiptId,
     model: job.model,
+    outcome: 'failed',
+    pricedMicroUSD: s.pricedMicroUSD,
+    principalId: job.principalId,
+    reservedMicroUSD: s.reservedMicroUSD,
     task: job.task,
     usage: s.usage,
-    billing: s.billing,
-    chargedMicroUSD: s.chargedMicroUSD,
-    pricedMicroUSD: s.pricedMicroUSD,
-    reservedMicroUSD: s.reservedMicroUSD,
-    countedTokens: s.countedTokens,
   };
 }

@@ -52,10 +52,21 @@ export interface Versions {
   policy: string;
 }
 
-/** The versions a call is decided under: what a receipt records and GET /v1/secure serves, by the same names. */
-export function decisionVersions(v: Versions): Omit<Versions, 'billing'> {
-  const { billing: _billing, ...decided } = v;
-  return decided;
+const decided = new WeakMap<Versions, Readonly<Omit<Versions, 'billing'>>>();
+
+/**
+ * The versions a call is decided under: what a receipt records and GET /v1/secure serves, by the same names.
+ * Made once per runtime's versions (every call's receipt and decision record carry them), frozen since they
+ * are shared, and in key order, so the records' canonical texts have nothing to reorder (src/canonical-json.ts).
+ */
+export function decisionVersions(v: Versions): Readonly<Omit<Versions, 'billing'>> {
+  let made = decided.get(v);
+  if (!made) {
+    const { billing: _billing, ...rest } = v;
+    made = Object.freeze(Object.fromEntries(Object.entries(rest).sort(([a], [b]) => (a < b ? -1 : 1)))) as Omit<Versions, 'billing'>;
+    decided.set(v, made);
+  }
+  return made;
 }
 
 export interface Runtime {
@@ -288,7 +299,8 @@ export async function compileRuntime(bundle: ConfigBundle, options: CompileOptio
     teams: rungs.teams,
     aupVersion: rungs.aup.version,
     verification: rungs.verification,
-    rates: bundle.billing.data.rates,
+    // In key order (a copy): every receipt carries them, and its canonical text has nothing to reorder then.
+    rates: Object.fromEntries(Object.entries(bundle.billing.data.rates).sort(([a], [b]) => (a < b ? -1 : 1))) as BillingDoc['rates'],
     policy,
     guard: guard!,
     gateway: cfg,

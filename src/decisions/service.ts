@@ -73,20 +73,22 @@ export class Decisions {
     const runtime = call.runtime;
     const facts = runtimeFacts(runtime);
     const valid = call.valid;
+    // Members in key order (UTF-16 code units), and those of the objects built here: the record's canonical
+    // text is then JSON.stringify's of it as it is, with nothing to reorder (src/canonical-json.ts).
     return {
-      decision_id: decisionId(call.id, kind),
-      path: DECISION_PATH,
-      input,
-      result: call.decision!,
       bundles: { admission: { revision: runtime.policy.sha256 } },
-      labels: { app: 'portcullis', kind },
-      timestamp: new Date(this.#now()).toISOString(),
-      erased: [...ERASED],
-      masked: [],
       call_id: call.id,
-      versions: decisionVersions(runtime.versions),
+      decision_id: decisionId(call.id, kind),
       documents: facts.documents,
-      sizes: { messages: valid?.request.messages.length ?? 0, inputChars: valid?.inputChars ?? 0, inputTokens: valid?.inputTokens ?? 0 },
+      erased: [...ERASED],
+      input,
+      labels: { app: 'portcullis', kind },
+      masked: [],
+      path: DECISION_PATH,
+      result: call.decision!,
+      sizes: { inputChars: valid?.inputChars ?? 0, inputTokens: valid?.inputTokens ?? 0, messages: valid?.request.messages.length ?? 0 },
+      timestamp: new Date(this.#now()).toISOString(),
+      versions: decisionVersions(runtime.versions),
     };
   }
 

@@ -83,14 +83,15 @@ export function runtimeFacts(runtime: Runtime): RuntimeFacts {
       data,
       dataSha256: d.sha256,
       dataText: d.text,
+      // In key order: every decision record carries it, and its canonical text has nothing to reorder then.
       documents: {
+        catalog: b.models.sha256,
+        guardrails: b.guardrails.sha256,
         policy: runtime.policy.sha256,
+        'policy-data': d.sha256,
         // The Rego the wasm was built from (a runtime is only compiled from a bundle whose manifest matches it).
         ...(sourceHash ? { 'policy-sources': sourceHash } : {}),
-        'policy-data': d.sha256,
-        catalog: b.models.sha256,
         rungs: b.rungs.sha256,
-        guardrails: b.guardrails.sha256,
       },
     };
     facts.set(runtime, f);

@@ -129,7 +129,8 @@ export interface Meter extends Ledger {
 }
 
 export const NOTHING_REPORTED: SettleInput = { usage: null, chargeable: false };
-export const ZERO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, cached_tokens: 0 };
+// In key order, as src/openai/answer.ts's usage: the receipt carries it.
+export const ZERO_USAGE: Usage = { cached_tokens: 0, completion_tokens: 0, prompt_tokens: 0, total_tokens: 0 };
 
 /** The UTC calendar day of an instant, YYYY-MM-DD. */
 export function utcDay(at: Date | number): string {

@@ -61,7 +61,8 @@ function readUsage(raw: unknown): Usage {
       cached = c;
     }
   }
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, cached_tokens: cached };
+  // In key order: the receipt carries it, and its canonical text has nothing to reorder then (src/canonical-json.ts).
+  return { cached_tokens: cached, completion_tokens: completion, prompt_tokens: prompt, total_tokens: prompt + completion };
 }
 
 /** Text content: a string, null (none), or an array of text parts joined; anything else is malformed. */

@@ -11,6 +11,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { loadPolicy } from '@open-policy-agent/opa-wasm';
 import { DEFAULT_WASM_PATH, ENTRYPOINT } from './manifest.js';
+import { inCanonicalOrder } from '../canonical-json.js';
 
 export { ENTRYPOINT, readPolicyManifest } from './manifest.js';
 
@@ -169,7 +170,9 @@ export async function loadPolicyEngine(wasmPath: string = DEFAULT_WASM_PATH): Pr
       }
       const decision = (resultSet as Array<{ result?: unknown }> | null)?.[0]?.result;
       if (!isDecision(decision)) throw new Error('admission policy returned no decision');
-      return memo.set(key, deepFreeze(decision));
+      // Kept in key order: every call's decision record carries it, and its canonical text (src/canonical-json.ts)
+      // has nothing to reorder then.
+      return memo.set(key, deepFreeze(inCanonicalOrder(decision)));
     },
   };
 }

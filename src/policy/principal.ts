@@ -8,12 +8,13 @@ import type { PrincipalRecord } from '../store/store.js';
 
 export function policyPrincipal(p: PrincipalRecord, aupVersion: string, now = Date.now()): PolicyPrincipal {
   const rungValid = p.rung !== null && Date.parse(p.rung.expiresAt) > now;
+  // In key order: the decision record carries it (src/call/policy-input.ts).
   return {
+    // Consent counts for the AUP version in force; a new AUP version asks for consent again.
+    aup: p.aup !== null && p.aup.version === aupVersion,
     id: p.id,
     rung: rungValid ? p.rung!.id : null,
     rungExpired: p.rung !== null && !rungValid,
-    // Consent counts for the AUP version in force; a new AUP version asks for consent again.
-    aup: p.aup !== null && p.aup.version === aupVersion,
     scopes: p.scopes.filter((s) => s.status === 'approved').map((s) => ({ id: s.id, tasks: s.tasks })),
   };
 }

@@ -37,6 +37,14 @@ export interface Target {
   healthy: boolean;
 }
 
+/**
+ * What each origin's up gauge was last set to, by route and origin. A call's report sets the gauge again only
+ * when its value changes: prom-client hashes the label set on every set (about 0.3 µs a call measured alone,
+ * 0.4 to 2 % of the small call's profiles). Shared by every RouteUpstream (a reload makes new ones for the same routes), so the
+ * gauge still reads what the last report of any of them found.
+ */
+const lastPublished = new Map<string, 0 | 1>();
+
 export class RouteUpstream {
   readonly route: string;
   readonly targets: readonly Target[];
@@ -122,7 +130,11 @@ export class RouteUpstream {
   }
 
   #publish(t: Target): void {
-    upstreamMetrics.originUp.set({ route: this.route, origin: t.name }, this.available(t) ? 1 : 0);
+    const up = this.available(t) ? 1 : 0;
+    const key = `${this.route}\u0000${t.name}`;
+    if (lastPublished.get(key) === up) return;
+    lastPublished.set(key, up);
+    upstreamMetrics.originUp.set({ route: this.route, origin: t.name }, up);
   }
 
   async close(): Promise<void> {
