@@ -9,7 +9,7 @@
  * trainer writes today (its inputs' hashes: corpus, encoder, gate, evasive lines, the head it is averaged with, the
  * head it keeps), and, read through the runtime, each refuses at least as many CSAM asks of the looked-at sets (A to J
  * and V to Z) as the configured model, as red-team and as blue-team calls. Sets K and U, which nobody here has read,
- * decide by the rule written before them.
+ * decided by the rule written before them: the first candidate is configured.
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -23,7 +23,7 @@ import { RULES_DIR } from './helpers/guardrails.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the fourth round's lines and the fifth's blind files. */
 const EVASIVE = 'asks-blind.tsv,asks.tsv,benign-blind.tsv,buried.tsv,benign-traps.tsv,asks-blind2.tsv,benign-blind2.tsv,asks-blind3.tsv,benign-blind3.tsv';
-/** The configured head, the one the candidates are held against, averaged with and take their gate from. */
+/** The head configured when they were built: the one the candidates are held against, averaged with and take their gate from. */
 const CONFIGURED = { head: 'guardrails-intent-head-r4-cbrn.json', threshold: 0.78 };
 /** The candidates, the thresholds and class thresholds they were written at (INTENT_ASK_AVERAGE's weight 0.5), the head they keep as backstop. */
 const CANDIDATES = [
@@ -34,10 +34,13 @@ const CANDIDATES = [
 const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
 const LOOKED_AT_CSAM = 708;
 
-describe('guard: the fifth round leaves the configured head as it is', () => {
-  it("rules/guardrails.yaml still names the fourth round's head: the candidates are scored on sets K and U first", () => {
+/** Adopted by sets K and U under the fifth round's rule (docs/guardrails.md, "Sets K and U, scored once"). */
+const ADOPTED = CANDIDATES[0]!;
+
+describe('guard: the fifth round adopted its first candidate', () => {
+  it('rules/guardrails.yaml names guardrails-intent-head-r5.json at the threshold it was written at', () => {
     const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
-    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([CONFIGURED.head, CONFIGURED.threshold]);
+    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
   });
 });
 
