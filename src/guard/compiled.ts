@@ -14,7 +14,9 @@
  * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
  * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
- * alignments the module says decode to something, `base64Readings`, `hexReadings`); and the intent word scorer
+ * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
+ * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), from the text the search
+ * has just written; and the intent word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read

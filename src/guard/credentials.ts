@@ -377,13 +377,7 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
  * credential export's names and headers can be. `passes`: the compiled scanner's reading of the AWS
  * secret keys' windows (absent: read here).
  */
-export function findCredentials(
-  text: string,
-  kinds: ReadonlySet<SecretKind>,
-  hits: SecretHit[],
-  starts: readonly number[],
-  passes?: CredentialPasses,
-): void {
+export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[], passes?: CredentialPasses): void {
   const hints = hintsOf(text, starts);
   const anchors = anchorsOf(text, starts);
   if (kinds.has('url-password')) findUrlPasswords(text, hits, starts, anchors);
