@@ -31,8 +31,11 @@
 //!    `scanRuns`), each as (kind, start, end), for TypeScript to decode; and, for each base64 run, which of
 //!    its four alignments (of a hex run, its two) decode to bytes TypeScript keeps (decodable.rs), so that
 //!    it decodes only those.
+//!  - aws.rs: the AWS secret access keys in the windows after the places that name AWS
+//!    (src/guard/credentials.ts `findAwsSecrets`), as offsets where each starts.
 
 mod anchors;
+mod aws;
 mod decodable;
 mod ders;
 mod joins;
@@ -519,4 +522,42 @@ pub extern "C" fn encoded_runs_masks() -> *const i32 {
 pub extern "C" fn encoded_runs_found() -> *const i32 {
     // SAFETY: as in `encoded_runs`.
     unsafe { (*core::ptr::addr_of!(RUNS)).as_ptr() }
+}
+
+/// The AWS secret keys' places (aws.rs): where the host writes them, and where each key found starts.
+static mut AWS_CONTEXT: Vec<u32> = Vec::new();
+static mut AWS_FOUND: Vec<i32> = Vec::new();
+
+/// Room for `count` places that name AWS; returns where the host writes them (ascending).
+#[no_mangle]
+pub extern "C" fn aws_context(count: u32) -> *mut u32 {
+    // SAFETY: one thread, no re-entry (see `state`).
+    let context = unsafe { &mut *core::ptr::addr_of_mut!(AWS_CONTEXT) };
+    context.resize(count as usize, 0);
+    context.as_mut_ptr()
+}
+
+/// Finds the AWS secret keys in the first `units` units of the input after the first `count` places of
+/// `aws_context`; returns how many starts `aws_found` holds.
+#[no_mangle]
+pub extern "C" fn aws_secrets(units: u32, count: u32) -> u32 {
+    // SAFETY: as in `aws_context`.
+    let (context, out) = unsafe {
+        (
+            &*core::ptr::addr_of!(AWS_CONTEXT),
+            &mut *core::ptr::addr_of_mut!(AWS_FOUND),
+        )
+    };
+    aws::secrets(
+        &state().input[..units as usize],
+        &context[..count as usize],
+        out,
+    );
+    out.len() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn aws_found() -> *const i32 {
+    // SAFETY: as in `aws_context`.
+    unsafe { (*core::ptr::addr_of!(AWS_FOUND)).as_ptr() }
 }

@@ -14,7 +14,9 @@
  * natively; where a key split by the syntax around it may be joined (joins.ts `joinMatches`) and whether the
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
  * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
- * alignments the module says decode to something, `base64Readings`, `hexReadings`); and the intent word scorer
+ * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
+ * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), from the text the search
+ * has just written; and the intent word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
@@ -31,6 +33,7 @@
  * caller still holds keep reading the old memory, which stays valid for them.
  */
 import { readFileSync } from 'node:fs';
+import { AWS_SPAN } from './credentials.js';
 import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
@@ -110,6 +113,9 @@ interface Exports {
   scorer_score(units: number): number;
   scorer_sums(): number;
   scorer_features(): number;
+  aws_context(count: number): number;
+  aws_secrets(units: number, count: number): number;
+  aws_found(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -129,6 +135,11 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   private lexiconsLoaded: Array<LexicalMatcher | undefined> = [undefined, undefined];
   /** Likewise the intent word scorer whose model the module holds (scanner/src/scorer.rs). */
   private scorerLoaded: IntentScorer | undefined = undefined;
+  /**
+   * The text the module's input buffer holds (the last one `write` put there), so that a reading of the
+   * text just searched (the AWS secret keys' windows, after `search`) does not write it again.
+   */
+  private written: string | undefined = undefined;
 
   constructor(module: WasmModule) {
     this.module = module;
@@ -191,12 +202,16 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
    * Writes `text`'s UTF-16 units (lone surrogates too, as they are) at `at`, by default the module's input
    * buffer. `at` is taken before the memory's buffer is read: reserving the room may grow the memory.
    */
-  private write(text: string, at = this.x.input(text.length)): void {
+  private write(text: string, at?: number): void {
+    // Another buffer (the word stream's) leaves the input buffer's text as it was.
+    if (at === undefined) this.written = text;
+    at ??= this.x.input(text.length);
     Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
   }
 
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
+    this.written = undefined;
     new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
   }
 
@@ -285,6 +300,40 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.write(text);
     const count = x.encoded_runs(text.length, (base64 ? 1 : 0) | (hex ? 2 : 0) | (base32 ? 4 : 0));
     return new Int32Array(x.memory.buffer, x.encoded_runs_masks(), count / 3).slice();
+  }
+
+  /**
+   * Where the AWS secret keys start in the windows after `context` (credentials.ts CredentialPasses,
+   * `awsSecretStarts`; scanner/src/aws.rs); null for a short text (read there, as for `search`).
+   */
+  awsSecrets(text: string, context: readonly number[]): Int32Array | null {
+    if (text.length < IN_MODULE) return null;
+    return this.awsSecretsInModule(text, context);
+  }
+
+  /** `awsSecrets` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  awsSecretsInModule(text: string, context: readonly number[]): Int32Array {
+    const x = this.x;
+    const n = text.length;
+    // The text the secret pass has just searched is still in the input buffer. Another (the boundary pass's
+    // joined request, whose search is stitched from its texts' own) is written from the unit before the
+    // first window to the unit after the last: what the windows and the checks beside a key read.
+    let from = 0;
+    if (this.written !== text) {
+      from = Math.max(0, Math.min(context[0]!, n) - 1);
+      const to = Math.min(n, context[context.length - 1]! + AWS_SPAN + 1);
+      if (from > 0 || to < n) this.write(text.slice(from, to));
+      else this.write(text);
+    }
+    const units = this.written === text ? n : this.written!.length;
+    const places = new Uint32Array(x.memory.buffer, x.aws_context(context.length), context.length);
+    // A place past the text reads nothing, as it does there at the text's end.
+    for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
+    const count = x.aws_secrets(units, context.length);
+    const found = new Int32Array(x.memory.buffer, x.aws_found(), count).slice();
+    if (from > 0) for (let k = 0; k < count; k++) found[k] = found[k]! + from;
+    this.bound();
+    return found;
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */

@@ -159,21 +159,24 @@ const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 // Besides the key ids found before this pass (`ids`): the words that name an AWS secret.
 
 const AWS_WINDOW = 512;
+/** The units a window after a place that names AWS reads: the key may start up to AWS_WINDOW after it. */
+export const AWS_SPAN = AWS_WINDOW + 40;
 const isBase64Code = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 
-function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void {
-  const context: number[] = [...anchors.aws];
-  for (const h of hits) if (h.kind === 'aws-access-key-id') context.push(h.end);
-  if (context.length === 0) return;
-  context.sort((a, b) => a - b);
+/**
+ * Where the AWS secret keys in the windows after the places in `context` (ascending) start: the reference
+ * of the compiled scanner's reading (scanner/src/aws.rs), which CredentialPasses.awsSecrets hands back.
+ */
+export function awsSecretStarts(text: string, context: readonly number[]): number[] {
+  const out: number[] = [];
   // Only the windows after the context are read, each once (windows that overlap are read as one).
   const secret = AWS_SECRET;
   let from = 0;
   for (let k = 0; k < context.length;) {
     const start = Math.max(from, context[k]!);
-    let end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
-    while (++k < context.length && context[k]! <= end) end = Math.min(text.length, context[k]! + AWS_WINDOW + 40);
+    let end = Math.min(text.length, context[k]! + AWS_SPAN);
+    while (++k < context.length && context[k]! <= end) end = Math.min(text.length, context[k]! + AWS_SPAN);
     // The window alone (a search in the whole text would run on past the window to the next match); the
     // characters just outside it decide whether a match at its edges is a longer run's part.
     const window = text.slice(start, end);
@@ -182,10 +185,20 @@ function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors): void
       const v = m[0];
       const at = start + m.index;
       if (isBase64Code(text.charCodeAt(at - 1)) || isBase64Code(text.charCodeAt(at + 40))) continue;
-      if (/[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v)) hits.push({ kind: 'aws-secret-key', start: at, end: at + 40 });
+      if (/[A-Z]/.test(v) && /[a-z]/.test(v) && /[0-9]/.test(v)) out.push(at);
     }
     from = end;
   }
+  return out;
+}
+
+function findAwsSecrets(text: string, hits: SecretHit[], anchors: Anchors, passes: CredentialPasses | undefined): void {
+  const context: number[] = [...anchors.aws];
+  for (const h of hits) if (h.kind === 'aws-access-key-id') context.push(h.end);
+  if (context.length === 0) return;
+  context.sort((a, b) => a - b);
+  const starts = passes?.awsSecrets?.(text, context) ?? awsSecretStarts(text, context);
+  for (let k = 0; k < starts.length; k++) hits.push({ kind: 'aws-secret-key', start: starts[k]!, end: starts[k]! + 40 });
 }
 
 // ---- CSV and INI credential exports ------------------------------------------------------------------
@@ -321,6 +334,12 @@ function hintsOf(text: string, starts: readonly number[]): number[] {
   return out;
 }
 
+/** What another engine reads instead of this module (the compiled scanner, compiled.ts); the same results. */
+export interface CredentialPasses {
+  /** awsSecretStarts, or null when this module is to read the text (a short one). */
+  awsSecrets?(text: string, context: readonly number[]): ArrayLike<number> | null;
+}
+
 interface Anchors {
   /** Offsets of `://`. */
   url: number[];
@@ -355,15 +374,16 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
 /**
  * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
  * key-like words start (generic.ts keywordStarts; with `passw`, `pwd` and the anchors), the only places a
- * credential export's names and headers can be.
+ * credential export's names and headers can be. `passes`: the compiled scanner's reading of the AWS
+ * secret keys' windows (absent: read here).
  */
-export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[]): void {
+export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[], passes?: CredentialPasses): void {
   const hints = hintsOf(text, starts);
   const anchors = anchorsOf(text, starts);
   if (kinds.has('url-password')) findUrlPasswords(text, hits, starts, anchors);
   if (kinds.has('connection-string')) findConnectionStrings(text, hits, hints, anchors);
   if (kinds.has('jwt') && anchors.jwt) findJwts(text, hits);
-  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors);
+  if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors, passes);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
     if (hints.length === 0) return;
     const lines = hintedLines(text, hints);

@@ -32,7 +32,7 @@
 import { forEachExtraRun, htmlDecodedView, mayHoldReversed, mayHoldRot13, REVERSED, reversed, ROT13, rot13 } from './decoders.js';
 import { forEachEncodedRun, mayBeInRun, runKinds, type EncodedRun } from './encodings.js';
 import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
-import { findCredentials } from './credentials.js';
+import { findCredentials, type CredentialPasses } from './credentials.js';
 import { joinedView } from './joins.js';
 import { findLaced, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
@@ -88,8 +88,11 @@ export interface Searched {
   ders?: ArrayLike<number>;
 }
 
-/** The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text. */
-export interface SecretPasses {
+/**
+ * The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text, and
+ * the credential detectors' readings it runs (credentials.ts CredentialPasses: the AWS secret keys' windows).
+ */
+export interface SecretPasses extends CredentialPasses {
   /** With `runs` (encodings.ts runKinds, not 0): the text's encoded runs too, in the same reading. */
   search(text: string, runs?: number): Searched;
   /** encodings.ts RunFinder: the base64, hex and base32 runs in a text (null: found by encodings.ts). */
@@ -467,7 +470,7 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   if (!prose) return groups;
   const starts = searched ? searched.keywordStarts : keywordStarts(text);
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
-  findCredentials(text, kinds, hits, starts);
+  findCredentials(text, kinds, hits, starts, opts.passes);
   const laced: SecretHit[] = [];
   findLaced(text, LACED, laced, searched?.lacedCandidates);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);

@@ -23,6 +23,7 @@ import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
+import { awsSecretStarts } from '../../src/guard/credentials.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
@@ -758,6 +759,56 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       }
     }
     expect(found).to.be.greaterThan(5000);
+  });
+
+  it('finds AWS secret keys alike in the windows after what names AWS: runs of 38 to 42 units, `=` and run units beside them, windows cut inside a run, places that overlap, repeat or lie past the text; and on the three corpora', () => {
+    const engine = compiledScanner();
+    const r = rng(15);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+    const classes = ['ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz', '0123456789', '/+'];
+    // A run of the key's class: sometimes without one of upper case, lower case or digits (not a key).
+    const run = (n: number) => {
+      const use = r() < 0.7 ? classes : classes.filter((_, k) => k !== int(3));
+      return Array.from({ length: n }, () => pick([...pick(use)])).join('');
+    };
+    const between = [' ', '\n', '=', '==', '"', ':', ',', '.', '-', '_', 'é', '\u200b', 'aws_secret_access_key = ', 'AKIAIOSFODNN7EXAMPLE ', 'x', '9', '/'];
+    const sameAws = (t: string, context: number[], label: string): number => {
+      const ts = awsSecretStarts(t, context);
+      expect([...engine.awsSecretsInModule(t, context)], `AWS secret key starts: ${label}`).to.deep.equal(ts);
+      return ts.length;
+    };
+    let found = 0;
+    for (let i = 0; i < 4000; i++) {
+      let t = '';
+      const keys: number[] = [];
+      for (let k = 1 + int(12); k > 0; k--) {
+        t += pick(between);
+        keys.push(t.length);
+        t += run(pick([38, 39, 40, 40, 40, 41, 42, 80]));
+        if (r() < 0.3) t += ' the key rotates every ninety days, '.repeat(int(20));
+      }
+      // Places before the keys, at distances that put a window's end before, inside and after a run.
+      const context: number[] = [];
+      for (let k = int(6); k >= 0; k--) {
+        const key = pick(keys);
+        context.push(Math.max(0, pick([key - 552 + int(45) - 2, key - int(600), key, key + int(40), t.length + int(3)])));
+      }
+      context.sort((a, b) => a - b);
+      found += sameAws(t, context, short(t));
+      // The text just searched is read from the input buffer as it stands; another string of the same units too.
+      engine.searchInModule(t);
+      sameAws(t, context, `after its search: ${short(t)}`);
+      sameAws([...t].join(''), context, `a copy: ${short(t)}`);
+    }
+    expect(found).to.be.greaterThan(2000);
+    // The corpora, with a place after every word that names AWS or a secret, and one at random.
+    for (const t of [...lines, ...evasions, ...fuzz]) {
+      const context = [...t.matchAll(/aws|secret|akia/gi)].map((m) => m.index + m[0].length);
+      context.push(int(t.length + 1));
+      context.sort((a, b) => a - b);
+      found += sameAws(t, context, short(t));
+    }
   });
 
   it('scores texts with the intent word scorer alike: the features in order and the class sums to the bit, on every text of the three corpora, the terms disguised, texts past the word limit, and concepts at the bounds of a prefix', () => {
