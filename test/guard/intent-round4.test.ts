@@ -18,7 +18,6 @@ import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
 import { describeCsamKept } from './helpers/intent-eval.js';
 import { RULES_DIR } from './helpers/guardrails.js';
-import { loadGuardrailsDoc } from '../../src/guard/index.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the third round's files and the fourth's blind files. */
 const EVASIVE = 'asks-blind.tsv,asks.tsv,benign-blind.tsv,buried.tsv,benign-traps.tsv,asks-blind2.tsv,benign-blind2.tsv';
