@@ -11,6 +11,7 @@ import { expect } from 'chai';
 import canonicalize from 'canonicalize';
 import { configure } from 'safe-stable-stringify';
 import { canonicalJson } from '../src/canonical-json.js';
+import { rng } from './helpers/rng.js';
 
 const library = configure({ deterministic: true, strict: true, bigint: false });
 const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;
@@ -30,18 +31,6 @@ const outcome = (f: () => string | undefined): { text?: string | undefined; refu
     return { refused: true };
   }
 };
-
-/** mulberry32: a failure names the seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Next = () => number;
 const pick = <T>(next: Next, xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
@@ -265,7 +254,7 @@ describe('canonical JSON: written by JSON.stringify in key order, byte for byte 
   it('writes what the library writes on 4,000 random JSON values of every shape, lone surrogates and all', () => {
     let refused = 0;
     for (let seed = 1; seed <= 4000; seed++) {
-      const next = random(seed);
+      const next = rng(seed);
       if (expectSame(value(next, 0, next() < 0.3, next() < 0.2), `seed ${seed}`).refused) refused++;
     }
     expect(refused).to.be.within(50, 2000);
@@ -273,7 +262,7 @@ describe('canonical JSON: written by JSON.stringify in key order, byte for byte 
 
   it('writes what the library writes on 3,000 receipts and 3,000 decision records, in random member orders', () => {
     for (let seed = 1; seed <= 3000; seed++) {
-      const next = random(100_000 + seed);
+      const next = rng(100_000 + seed);
       const lone = next() < 0.05;
       expectSame(receiptLike(next, lone), `receipt, seed ${seed}`);
       expectSame(recordLike(next, lone), `record, seed ${seed}`);
@@ -282,7 +271,7 @@ describe('canonical JSON: written by JSON.stringify in key order, byte for byte 
 
   it('writes the same text for a value in key order, in reverse order and with members shared between records', () => {
     for (let seed = 1; seed <= 500; seed++) {
-      const next = random(200_000 + seed);
+      const next = rng(200_000 + seed);
       const receipt = receiptLike(next, false);
       const reversed = JSON.parse(JSON.stringify(receipt), function (this: unknown, _k, v: unknown) {
         return v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v;

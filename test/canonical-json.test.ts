@@ -6,18 +6,7 @@
 import { expect } from 'chai';
 import canonicalize from 'canonicalize';
 import { canonicalJson } from '../src/canonical-json.js';
-
-/** A small deterministic generator (mulberry32), so a failure names a seed that reproduces it. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from './helpers/rng.js';
 
 // The pieces strings are made of: what escaping and key order are sensitive to.
 const PIECES = ['a', 'Z', 'é', '東', '\u2028', '\u0000', '\u001f', '"', '\\', 'ud800', '\\ud', '\ud83d\ude00', '\ud800', '\udfff', '\uffff', ' '];
@@ -46,7 +35,7 @@ describe('canonical JSON (RFC 8785)', () => {
   it('writes what the RFC 8785 reference writes, and refuses what it refuses, on random values', () => {
     let refused = 0;
     for (let seed = 1; seed <= 3000; seed++) {
-      const v = value(random(seed), 0);
+      const v = value(rng(seed), 0);
       const ours = outcome(() => canonicalJson(v));
       expect(ours, `seed ${seed}`).to.deep.equal(outcome(() => canonicalize(v)));
       if (ours.refused) refused++;

@@ -80,5 +80,5 @@ for (const { file: CANDIDATE, threshold: THRESHOLD, classThresholds, backstop } 
       expect([a!.weights, a!.bias, a!.mean, a!.scale, a!.classThresholds]).to.deep.equal([b!.weights, b!.bias, b!.mean, b!.scale, b!.classThresholds]);
     });
 
-    describeCsamAsMany({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, LOOKED_AT, LOOKED_AT_CSAM, 'the configured model');
+    describeCsamAsMany({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, LOOKED_AT, LOOKED_AT_CSAM, 'the fourth round head');
   });

@@ -71,23 +71,28 @@ interface HeadAt {
  * CSAM ask of `sets` that `against` (the head it is held against, called `name` in the output) refuses.
  */
 export function describeCsamKept(candidate: HeadAt, against: HeadAt, sets: string[], asks: number, title: string, name: string): void {
-  describe('through the runtime', () => {
-    let model: IntentModel;
-    let held: IntentModel;
-    before(() => {
-      model = evalModel(candidate);
-      held = evalModel(against);
-    });
-    after(() => Promise.all([model.close(), held.close()]));
-
+  describeBoth(candidate, against, (m) =>
     it(title, async () => {
-      const { asks: read, caught, was, lost } = await csamRefusals(model, held, sets);
+      const { asks: read, caught, was, lost } = await csamRefusals(m.model, m.held, sets);
       expect(read).to.equal(asks);
       const names = sets.map((s) => s.replace('set-', '').toUpperCase());
       console.log(`      sets ${names.join(', ')}, CSAM asks refused: ${caught}/${asks} (${name}: ${was})`);
       expect(lost, `CSAM asks ${name} refuses`).to.deep.equal([]);
       expect(caught).to.be.at.least(was);
+    }),
+  );
+}
+
+/** A suite with the candidate's model and the one it is held against, each started once and closed after. */
+function describeBoth(candidate: HeadAt, against: HeadAt, body: (models: { model: IntentModel; held: IntentModel }) => void): void {
+  describe('through the runtime', () => {
+    const models = {} as { model: IntentModel; held: IntentModel };
+    before(() => {
+      models.model = evalModel(candidate);
+      models.held = evalModel(against);
     });
+    after(() => Promise.all([models.model.close(), models.held.close()]));
+    body(models);
   });
 }
 
@@ -119,19 +124,11 @@ export async function csamCaught(model: IntentModel, sets: string[], team: 'red'
  * CSAM asks of `sets` as `against` (called `name` in the output), on each team.
  */
 export function describeCsamAsMany(candidate: HeadAt, against: HeadAt, sets: string[], asks: number, name: string): void {
-  describe('through the runtime', () => {
-    let model: IntentModel;
-    let held: IntentModel;
-    before(() => {
-      model = evalModel(candidate);
-      held = evalModel(against);
-    });
-    after(() => Promise.all([model.close(), held.close()]));
-
+  describeBoth(candidate, against, (m) => {
     for (const team of ['red', 'blue'] as const)
       it(`refuses at least as many CSAM asks of the looked-at sets as ${name}, as ${team}-team calls`, async () => {
-        const now = await csamCaught(model, sets, team);
-        const was = await csamCaught(held, sets, team);
+        const now = await csamCaught(m.model, sets, team);
+        const was = await csamCaught(m.held, sets, team);
         expect(now.asks).to.equal(asks);
         console.log(`      ${sets.length} sets as ${team}-team calls, CSAM asks refused: ${now.caught}/${asks} (${name}: ${was.caught})`);
         expect(now.caught).to.be.at.least(was.caught);

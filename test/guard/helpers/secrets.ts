@@ -4,18 +4,9 @@
  * secret scanners (GitHub push protection among them) have nothing to flag in the repository.
  */
 import type { SecretKind } from '../../../src/guard/index.js';
+import { rng } from '../../helpers/rng.js';
 
-/** mulberry32: a tiny seeded PRNG, so every run generates the same corpus. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { rng };
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 const LOWER = 'abcdefghijklmnopqrstuvwxyz';
