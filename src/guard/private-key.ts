@@ -54,12 +54,13 @@ function brAt(text: string, p: number): number {
   return text.charCodeAt(q) === 0x3e ? q + 1 - p : 0;
 }
 
-/** End of the line starting at `p`: the next real line break, literal `\n` / `\r`, or `<br>`. */
+/** End of the line starting at `p`: the next real line break, literal `\n` / `\r`, `<br>`, or a NUL. */
 function lineEnd(text: string, p: number): number {
   const n = text.length;
   for (let i = p; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c === 0x0a || c === 0x0d) return i;
+    // A NUL parts two windows of the joined reading (joins.ts), which no block spans: it ends the line, and the walk.
+    if (c === 0x0a || c === 0x0d || c === 0x00) return i;
     if (c === 0x5c && i + 1 < n) {
       const next = text.charCodeAt(i + 1);
       if (next === 0x6e || next === 0x72) return i;
@@ -96,6 +97,9 @@ function looksLikeBase64Token(text: string, s: number, e: number): boolean {
   }
   return e - s >= 16 || upper >= 2;
 }
+
+/** The longest armour header line taken as one (a `DEK-Info: AES-256-CBC,<32 hex>` line is 54 units). */
+const ARMOUR_LINE = 200;
 
 interface BodyScan {
   end: number;
@@ -164,8 +168,10 @@ function scanBody(text: string, from: number): BodyScan {
         q = t;
         continue;
       }
-      // Armour header line (before any base64): `Proc-Type: 4,ENCRYPTED`, `Version: GnuPG v2`.
-      if (!sawToken && body === 0 && !first && t - q <= 40 && text.charCodeAt(t - 1) === 0x3a) {
+      // Armour header line (before any base64): `Proc-Type: 4,ENCRYPTED`, `Version: GnuPG v2`. Such a line is
+      // short (a DEK-Info line with its IV is under 80 units); a longer "line" is prose or code on one line, and
+      // taking it whole would mask all of it, and whatever it holds, as the key.
+      if (!sawToken && body === 0 && !first && t - q <= 40 && le - q <= ARMOUR_LINE && text.charCodeAt(t - 1) === 0x3a) {
         end = le;
         q = le;
         sawToken = true;
@@ -178,7 +184,7 @@ function scanBody(text: string, from: number): BodyScan {
     if (sawToken) blanks = 0;
     else if (!first && ++blanks > MAX_BLANK_LINES) break;
     first = false;
-    if (le >= n) break;
+    if (le >= n || text.charCodeAt(le) === 0x00) break;
     p = skipSeparator(text, le);
   }
   return { end, body };

@@ -170,6 +170,20 @@ describe('guard: fast paths', () => {
     expect(secretFindings(g().scan(req))).to.deep.equal([]);
   });
 
+  it("masks a key's body, not the prose and code before it, when a key header and an armour line begin a long line", () => {
+    // One line of code: a key header, `Proc-Type:` and then, thousands of units on, a key's base64 lines joined by
+    // `+`. An armour line is short; read as one it took the whole line into the block and masked all of it.
+    const pem = samples.find((s) => s.name === 'pem rsa (pkcs#1)')!.value;
+    const [header, ...rest] = pem.split('\n');
+    const body = rest.filter((l) => l !== '' && !l.startsWith('-----'));
+    const prose = 'we review the change here and move on. '.repeat(40);
+    const text = `x = "${header}\\nProc-Type: 4,ENCRYPTED" + "aa"; ${prose} y = ${body.map((l) => `"${l}\\n"`).join(' + ')};`;
+    const out = g().redact({ messages: [user(text)] }).request.messages[0]!.content as string;
+    expect(out.startsWith(`x = "${header}\\nProc-Type: 4,ENCRYPTED" + "aa"; ${prose} y = `), out.slice(0, 200)).to.equal(true);
+    expect(out).to.include('[REDACTED:private-key]');
+    expect(out).not.to.include(body[5]!);
+  });
+
   it('masks a key in base64 of binary data wherever it lies', () => {
     const aws = samples.find((s) => s.kind === 'aws-access-key-id')!;
     const r = rng(7);
