@@ -15,6 +15,7 @@ import { EncoderPool } from '../src/guard/model/pool.js';
 import { modelText } from '../src/guard/model/readings.js';
 import { HEAD_FEATURES, IntentHead, headInput, softmaxScores, type IntentHeadDoc } from '../src/guard/model/head.js';
 import { ConceptMap, type IntentModelDoc } from '../src/guard/intent.js';
+import { rng } from './rng.js';
 
 /** Model input of a corpus line, as the runtime builds it for a request of that one text. */
 export const readingOf = (text: string, chars: number) => {
@@ -75,18 +76,6 @@ export interface HeadTrainOptions {
   hidden?: number;
   /** Seed of the hidden layer's initial weights and of the mini-batch order (deterministic training). */
   seed?: number;
-}
-
-/** mulberry32: a small seeded generator, so the same corpus trains the same head. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Mean and spread of each input over the rows, and the class weights (see trainHead). */

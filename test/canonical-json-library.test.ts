@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import canonicalize from 'canonicalize';
 import { configure } from 'safe-stable-stringify';
 import { canonicalJson } from '../src/canonical-json.js';
-import { rng } from './helpers/rng.js';
+import { rng } from '../scripts/rng.js';
 
 const library = configure({ deterministic: true, strict: true, bigint: false });
 const LONE_SURROGATE_ESCAPE = /(?<!\\)(?:\\\\)*\\ud[89a-f]/;

@@ -6,7 +6,7 @@
 import { expect } from 'chai';
 import canonicalize from 'canonicalize';
 import { canonicalJson } from '../src/canonical-json.js';
-import { rng } from './helpers/rng.js';
+import { rng } from '../scripts/rng.js';
 
 // The pieces strings are made of: what escaping and key order are sensitive to.
 const PIECES = ['a', 'Z', 'é', '東', '\u2028', '\u0000', '\u001f', '"', '\\', 'ud800', '\\ud', '\ud83d\ude00', '\ud800', '\udfff', '\uffff', ' '];

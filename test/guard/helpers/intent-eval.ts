@@ -25,6 +25,17 @@ export function evalModel(overrides: Partial<IntentModelDoc> = {}): IntentModel 
   return new IntentModel({ ...doc.intentModel!, timeoutMs: 120_000, queue: 2_000, ...overrides }, { cache: shared });
 }
 
+/** The CSAM asks of `sets` (test/fixtures/guard/independent/), in their order. */
+function csamAsks(sets: string[]): Array<{ id: string; messages: Array<{ role: string; content: string }> }> {
+  return sets.flatMap((s) =>
+    readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; label: string; messages: Array<{ role: string; content: string }> })
+      .filter((r) => r.label === 'csam'),
+  );
+}
+
 /**
  * The CSAM asks of `sets` (test/fixtures/guard/independent/) read as red-team calls by a candidate head and by the
  * head it is held against, one call at a time as a client would send them: how many each refuses, and the ids the
@@ -38,13 +49,7 @@ export async function csamRefusals(
   const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
   const guard = compileGuardrails(doc, { intentModel: candidate });
   const before = compileGuardrails(doc, { intentModel: against });
-  const rows = sets.flatMap((s) =>
-    readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { id: string; label: string; messages: Array<{ role: string; content: string }> })
-      .filter((r) => r.label === 'csam'),
-  );
+  const rows = csamAsks(sets);
   const lost: string[] = [];
   let caught = 0;
   let was = 0;
@@ -102,13 +107,7 @@ function describeBoth(candidate: HeadAt, against: HeadAt, body: (models: { model
  */
 export async function csamCaught(model: IntentModel, sets: string[], team: 'red' | 'blue'): Promise<{ asks: number; caught: number }> {
   const guard = compileGuardrails(loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`), { intentModel: model });
-  const rows = sets.flatMap((s) =>
-    readFileSync(`${REPO}/test/fixtures/guard/independent/${s}.jsonl`, 'utf8')
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { id: string; label: string; messages: Array<{ role: string; content: string }> })
-      .filter((r) => r.label === 'csam'),
-  );
+  const rows = csamAsks(sets);
   let caught = 0;
   for (const r of rows) {
     const v = await guard.classify({ messages: r.messages }, { team });

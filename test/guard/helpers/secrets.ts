@@ -4,7 +4,7 @@
  * secret scanners (GitHub push protection among them) have nothing to flag in the repository.
  */
 import type { SecretKind } from '../../../src/guard/index.js';
-import { rng } from '../../helpers/rng.js';
+import { rng } from '../../../scripts/rng.js';
 
 export { rng };
 

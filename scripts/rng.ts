@@ -1,4 +1,4 @@
-/** mulberry32: a tiny seeded generator, so a run (a corpus, a fuzz) is the same every time and a failure names its seed. */
+/** mulberry32: a tiny seeded generator, so a run (a trained head, a corpus, a fuzz) is the same every time and a failure names its seed. */
 export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
