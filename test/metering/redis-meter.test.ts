@@ -52,7 +52,9 @@ describe('redis meter', () => {
   });
   after(() => redis.stop());
   beforeEach(async () => {
-    store = await RedisStore.connect({ url: redis.url, keyPrefix: `rm${n++}:`, commandTimeoutMs: 300 });
+    // A deadline no busy machine reaches (every write waits for its fsync: appendfsync always); the one
+    // test that needs a deadline to pass opens its own store with a short one.
+    store = await RedisStore.connect({ url: redis.url, keyPrefix: `rm${n++}:`, commandTimeoutMs: 10_000 });
     meter = new RedisMeter(store, {});
     await meter.grant({ operationId: `g-${n}`, principalId: PID, kind: 'credits', microUSD: 10_000, source: 'test' });
   });
@@ -183,14 +185,17 @@ describe('redis meter', () => {
 
   it('charges once when a settlement reply is lost (Redis frozen past the deadline) and the settlement is retried', async () => {
     const r = await meter.reserve(paid());
-    await redis.kill('SIGSTOP');
+    const hasty = await RedisStore.connect({ url: redis.url, keyPrefix: store.keyPrefix, commandTimeoutMs: 300 });
     let lost: unknown;
     try {
-      await meter.settle(r, { usage, chargeable: true }, receipt(r));
+      await redis.kill('SIGSTOP');
+      await new RedisMeter(hasty, {}).settle(r, { usage, chargeable: true }, receipt(r));
     } catch (err) {
       lost = err;
+    } finally {
+      await redis.kill('SIGCONT');
+      await hasty.close();
     }
-    await redis.kill('SIGCONT');
     expect(lost).to.be.instanceOf(StoreUnavailable);
     await untilAnswers(store);
     // The frozen server still had the script in its socket buffer and ran it once it thawed: the charge

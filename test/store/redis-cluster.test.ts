@@ -34,7 +34,7 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
   after(() => cluster?.stop());
 
   it('fails calls with StoreUnavailable while the cluster is gone, and heals by itself once it is back', async () => {
-    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 500, connectTimeoutMs: 500 });
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 2000, connectTimeoutMs: 500 });
     try {
       await store.createPrincipal({ id: PID, username: 'frozen', createdAt: '2030-01-01T00:00:00.000Z', rung: null, aup: null, scopes: [] });
       // Frozen: a call misses its deadline, and the store swaps in a fresh client that cannot connect yet.
@@ -61,7 +61,7 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
   });
 
   it('fails calls at once while every node is down, and heals by itself once they are back', async () => {
-    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 500, connectTimeoutMs: 500 });
+    const store = await RedisStore.connect({ clusterNodes: cluster.seeds, commandTimeoutMs: 2000, connectTimeoutMs: 500 });
     try {
       const id = `${PID}-2`;
       await store.createPrincipal({ id, username: 'down', createdAt: '2030-01-01T00:00:00.000Z', rung: null, aup: null, scopes: [] });
@@ -86,7 +86,7 @@ describe('redis store on a cluster that freezes, dies and comes back', function 
   it('leaves no connection behind when closed while its client re-learns the cluster', async () => {
     const store = await RedisStore.connect({
       clusterNodes: cluster.seeds,
-      commandTimeoutMs: 500,
+      commandTimeoutMs: 2000,
       connectTimeoutMs: 500,
       identityCacheEntries: 0,
       replicaAcks: 0,

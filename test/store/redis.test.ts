@@ -204,7 +204,8 @@ describe('redis store', () => {
     });
     beforeEach(async () => {
       await untilAnswersUrl(server);
-      store = await RedisStore.connect({ url: server.url, commandTimeoutMs: 500 });
+      // No test here needs this store's deadline to pass: long enough for any fsync on a busy machine.
+      store = await RedisStore.connect({ url: server.url, commandTimeoutMs: 10_000 });
     });
     afterEach(async () => {
       await store?.close();
