@@ -127,7 +127,32 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
   it('answers as the reference on all-ASCII texts, long ones cut around the sample included', () => {
     // The ASCII reading counts words in one pass over the text's two ends, without a copy: words in capitals,
     // runs longer than any listed word, and tokens that straddle either end of the sample are held to it.
-    const ascii = ['the ', 'The ', 'THE ', 'and ', 'De ', 'dE ', 'que ', 'QUE ', 'la ', 'und ', 'istiyorum ', 'Istiyorumx ', 'bagaimana ', 'x', 'y ', 'Y ', '7', '_', ' ', '.', 'review ', 'function ', 'Zz', '@[`{'];
+    const ascii = [
+      'the ',
+      'The ',
+      'THE ',
+      'and ',
+      'De ',
+      'dE ',
+      'que ',
+      'QUE ',
+      'la ',
+      'und ',
+      'istiyorum ',
+      'Istiyorumx ',
+      'bagaimana ',
+      'x',
+      'y ',
+      'Y ',
+      '7',
+      '_',
+      ' ',
+      '.',
+      'review ',
+      'function ',
+      'Zz',
+      '@[`{',
+    ];
     let seed = 0x1f123bb5;
     const rand = (n: number): number => {
       seed ^= seed << 13;
