@@ -115,6 +115,18 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
     }
     return lo;
   };
+  // joined[from, to) made of the texts' own slices: a slice of `joined` itself would first flatten the whole
+  // of it (a copy of every text, 100 KB at a 100 KB call) for a window of at most twice BOUNDARY_WINDOW.
+  const regionOf = (from: number, to: number): string => {
+    let region = '';
+    order.forEach((i, k) => {
+      const text = norm[i]!.text;
+      const a = Math.max(from - offsets[k]!, 0);
+      const b = Math.min(to - offsets[k]!, text.length);
+      if (a < b) region += a === 0 && b === text.length ? text : text.slice(a, b);
+    });
+    return region;
+  };
   // Windows around every boundary, merged where they overlap, with the boundaries inside each.
   const regions: Array<{ from: number; to: number; cuts: number[] }> = [];
   for (let k = 1; k < offsets.length; k++) {
@@ -126,7 +138,7 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
     regions[regions.length - 1]!.cuts.push(offsets[k]!);
   }
   for (const { from, to, cuts } of regions) {
-    const region = from === 0 && to === joined.length ? joined : joined.slice(from, to);
+    const region = from === 0 && to === joined.length ? joined : regionOf(from, to);
     let opts = union;
     const passes = union.passes;
     if (passes && searched && region.length >= STITCH_FROM) {

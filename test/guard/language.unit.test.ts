@@ -123,4 +123,65 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
     // The corpus exercises both answers.
     expect(yes).to.be.within(300, 2700);
   });
+
+  it('answers as the reference on all-ASCII texts, long ones cut around the sample included', () => {
+    // The ASCII reading counts words in one pass over the text's two ends, without a copy: words in capitals,
+    // runs longer than any listed word, and tokens that straddle either end of the sample are held to it.
+    const ascii = [
+      'the ',
+      'The ',
+      'THE ',
+      'and ',
+      'De ',
+      'dE ',
+      'que ',
+      'QUE ',
+      'la ',
+      'und ',
+      'istiyorum ',
+      'Istiyorumx ',
+      'bagaimana ',
+      'x',
+      'y ',
+      'Y ',
+      '7',
+      '_',
+      ' ',
+      '.',
+      'review ',
+      'function ',
+      'Zz',
+      '@[`{',
+    ];
+    let seed = 0x1f123bb5;
+    const rand = (n: number): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return (seed >>> 0) % n;
+    };
+    let yes = 0;
+    for (let i = 0; i < 1500; i++) {
+      // A third past the sample's two ends (2 × 2000 characters), the rest short.
+      const len = 1 + rand(i % 3 === 0 ? 2500 : 80);
+      const parts: string[] = [];
+      // English words weighted up in some texts so that both answers occur.
+      const englishBias = rand(4);
+      for (let j = 0; j < len; j++) parts.push(rand(10) < englishBias ? ['the ', 'How ', 'you '][rand(3)]! : ascii[rand(ascii.length)]!);
+      const text = parts.join('');
+      const want = reference(text);
+      if (want) yes++;
+      expect(looksNonEnglish(text), JSON.stringify(text.slice(0, 200))).to.equal(want);
+    }
+    expect(yes).to.be.within(150, 1350);
+    // A token across the cut between the sample's two ends, and across each end's far side.
+    for (const cut of [SAMPLE - 1, SAMPLE, SAMPLE + 1]) {
+      const text = 'x'.repeat(cut - 2) + 'de la que ' + ' the'.repeat(400) + ' de'.repeat(1500);
+      expect(looksNonEnglish(text)).to.equal(reference(text));
+    }
+    // A word cut out of a longer run by the sample's end is read as that word.
+    expect(looksNonEnglish('.'.repeat(SAMPLE - 2) + 'de' + 'z'.repeat(3000))).to.equal(true);
+    expect(looksNonEnglish('z'.repeat(3000) + 'de' + '.'.repeat(SAMPLE - 2))).to.equal(true);
+    expect(looksNonEnglish('z'.repeat(3000) + 'de' + '.'.repeat(SAMPLE - 1))).to.equal(false);
+  });
 });

@@ -44,13 +44,82 @@ const TOKEN = /[\p{L}\p{N}_]+/gu;
 const NOT_A_WORD = /[\p{N}_]/u;
 const LETTER = /\p{L}/u;
 
+/** The longest all-ASCII word of either list: a longer run of letters is neither, and is not sliced out. */
+const LONGEST = Math.max(...[...ENGLISH, ...OTHER].filter((w) => /^[a-z]+$/.test(w)).map((w) => w.length));
+/**
+ * Whether some all-ASCII listed word has this length, first and last letter: most words of a call have
+ * none, and are neither copied out nor hashed for a lookup (a slice and a set lookup a word were most of the
+ * check's time).
+ */
+const SHAPES = new Uint8Array((LONGEST + 1) * 26 * 26);
+const shapeOf = (length: number, first: number, last: number) => (length * 26 + (first - 0x61)) * 26 + (last - 0x61);
+for (const w of [...ENGLISH, ...OTHER]) {
+  if (/^[a-z]+$/.test(w)) SHAPES[shapeOf(w.length, w.charCodeAt(0), w.charCodeAt(w.length - 1))] = 1;
+}
+
 /** True when the text reads as something other than English. */
 export function looksNonEnglish(text: string): boolean {
+  const ascii = asciiVerdict(text);
+  return ascii === undefined ? mixedVerdict(text) : ascii;
+}
+
+/**
+ * The verdict on an all-ASCII sample in one pass over the text, with no copy of it: undefined at its first
+ * character above ASCII, which the full reading below takes. On ASCII the letter shares decide nothing (no
+ * letter of another script, none with a diacritic), so the answer is the word count alone: the runs of a-z,
+ * A-Z, 0-9 and _ (a token; the sample's two ends cut by a space, as the full reading joins them), a word when
+ * it holds letters only, looked up in lower case. This was a count of letters, a lower-case copy of the
+ * sample and then the word pass: the language check was about 2 % of a small call.
+ */
+function asciiVerdict(text: string): boolean | undefined {
+  const n = text.length;
+  words.en = 0;
+  words.foreign = 0;
+  if (n <= 2 * SAMPLE) {
+    if (!countWords(text, 0, n)) return undefined;
+  } else if (!countWords(text, 0, SAMPLE) || !countWords(text, n - SAMPLE, n)) return undefined;
+  return words.foreign > words.en;
+}
+
+/** English and other words counted by countWords (one call at a time: no object per call). */
+const words = { en: 0, foreign: 0 };
+
+/** Counts the words of text[from, to) into `words`; false at a character above ASCII. */
+function countWords(text: string, from: number, to: number): boolean {
+  let start = -1;
+  let letters = true;
+  let upper = false;
+  for (let i = from; i <= to; i++) {
+    const c = i < to ? text.charCodeAt(i) : 0;
+    if (c >= 0x80) return false;
+    const lower = c | 0x20;
+    const letter = lower >= 0x61 && lower <= 0x7a;
+    if (letter || (c >= 0x30 && c <= 0x39) || c === 0x5f) {
+      if (start < 0) {
+        start = i;
+        letters = true;
+        upper = false;
+      }
+      if (!letter) letters = false;
+      else if (c < 0x61) upper = true;
+    } else if (start >= 0) {
+      if (letters && i - start <= LONGEST && SHAPES[shapeOf(i - start, text.charCodeAt(start) | 0x20, text.charCodeAt(i - 1) | 0x20)] === 1) {
+        const w = upper ? text.slice(start, i).toLowerCase() : text.slice(start, i);
+        if (ENGLISH.has(w)) words.en++;
+        else if (OTHER.has(w)) words.foreign++;
+      }
+      start = -1;
+    }
+  }
+  return true;
+}
+
+/** The full reading, for a sample with characters above ASCII. */
+function mixedVerdict(text: string): boolean {
   const sample = text.length <= 2 * SAMPLE ? text : text.slice(0, SAMPLE) + ' ' + text.slice(-SAMPLE);
   let latin = 0;
   let accented = 0;
   let other = 0;
-  let ascii = true;
   // ASCII, almost every character of most calls, is classified by its code: its only Latin-script characters
   // and its only letters are A-Z and a-z. A regex test per character was a few per cent of a small call.
   for (let i = 0; i < sample.length; i++) {
@@ -59,7 +128,6 @@ export function looksNonEnglish(text: string): boolean {
       if ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a) latin++;
       continue;
     }
-    ascii = false;
     const cp = codePointAt(sample, i);
     if (cp > 0xffff) i++;
     const ch = String.fromCodePoint(cp);
@@ -76,31 +144,6 @@ export function looksNonEnglish(text: string): boolean {
   let en = 0;
   let foreign = 0;
   const lower = sample.toLowerCase();
-  if (ascii) {
-    // All ASCII: the tokens are the runs of a-z, 0-9 and _, cut by code, no regex match per word; a token
-    // is a word when it holds letters only.
-    let start = -1;
-    let letters = true;
-    for (let i = 0; i <= lower.length; i++) {
-      const c = i < lower.length ? lower.charCodeAt(i) : 0;
-      const letter = c >= 0x61 && c <= 0x7a;
-      if (letter || (c >= 0x30 && c <= 0x39) || c === 0x5f) {
-        if (start < 0) {
-          start = i;
-          letters = true;
-        }
-        if (!letter) letters = false;
-      } else if (start >= 0) {
-        if (letters) {
-          const w = lower.slice(start, i);
-          if (ENGLISH.has(w)) en++;
-          else if (OTHER.has(w)) foreign++;
-        }
-        start = -1;
-      }
-    }
-    return foreign > en;
-  }
   for (const m of lower.matchAll(TOKEN)) {
     const w = m[0];
     if (NOT_A_WORD.test(w)) continue;
