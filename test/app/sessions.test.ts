@@ -223,7 +223,9 @@ describe('session cookie attributes', () => {
 
   it('never scopes the cookie to a platform domain of the Public Suffix List private section', async () => {
     expect((await cookiePolicy('sid', origins('https://pc-auth.fly.dev', 'https://pc-console.fly.dev', 'https://pc-api.fly.dev'))).domain).to.equal(null);
-    expect((await cookiePolicy('sid', origins('https://auth.a.github.io', 'https://console.a.github.io', 'https://api.a.github.io'))).domain).to.equal('a.github.io');
+    expect((await cookiePolicy('sid', origins('https://auth.a.github.io', 'https://console.a.github.io', 'https://api.a.github.io'))).domain).to.equal(
+      'a.github.io',
+    );
   });
 
   it('no Domain when the hosts share no registrable parent; Secure for plain http off localhost too', async () => {
