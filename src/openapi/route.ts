@@ -1,27 +1,27 @@
 /**
  * `GET /openapi.json` on the API host: the document of document.ts for the routes the API app serves, built
- * once per app (it depends only on the code: the routes, the request schemas and the error table).
+ * once per app (it depends only on the code: the routes, the request schemas and the error table). document.ts
+ * (its tables of operations and schemas) is imported by the first request for it, not at start.
  */
 import { readFileSync } from 'node:fs';
 import type Koa from 'koa';
 import type { Context } from 'koa';
-import { buildOpenApi } from './document.js';
 
 export function packageVersion(): string {
   return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 /** The document of an API app. */
-export function openApiDocument(app: Koa): Record<string, unknown> {
+export async function openApiDocument(app: Koa): Promise<Record<string, unknown>> {
+  const { buildOpenApi } = await import('./document.js');
   return buildOpenApi(packageVersion(), appRoutes(app));
 }
 
 /** The route; `app` is the API app it is mounted on (read at the first request, once every route is in). */
 export function serveOpenApi(app: () => Koa) {
-  let built: Record<string, unknown> | undefined;
+  let built: Promise<Record<string, unknown>> | undefined;
   return async function openApi(ctx: Context): Promise<void> {
-    built ??= openApiDocument(app());
-    ctx.body = built;
+    ctx.body = await (built ??= openApiDocument(app()));
   };
 }
 

@@ -7,9 +7,10 @@
  *   seed    = BIP-39 mnemonicToSeed(phrase, passphrase "portcullis-recovery-v1"), first 32 bytes
  *   key     = the Ed25519 key with that seed; publicKey = its raw 32 bytes, base64url
  *   message = "portcullis recovery v1\n" + <auth origin> + "\n" + <challenge>, signed with Ed25519
- * The server side (`verifyRecoverySignature`) needs only node:crypto.
+ * The server side (`verifyRecoverySignature`, in signature.ts) needs only node:crypto, and the server imports
+ * only that module: BIP-39 and its word list stay out of the gateway's heap.
  */
-import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { generateMnemonic, mnemonicToSeedSync, validateMnemonic } from '@scure/bip39';
 import { wordlist } from '@scure/bip39/wordlists/english.js';
 
@@ -25,9 +26,7 @@ export function isPhrase(phrase: string): boolean {
   return validateMnemonic(phrase.trim().toLowerCase().split(/\s+/).join(' '), wordlist);
 }
 
-export function recoveryMessage(authOrigin: string, challenge: string): string {
-  return `portcullis recovery v1\n${authOrigin}\n${challenge}`;
-}
+export { recoveryMessage } from './signature.js';
 
 export function recoveryKey(phrase: string): { publicKey: string; sign(message: string): string } {
   const normal = phrase.trim().toLowerCase().split(/\s+/).join(' ');
@@ -35,14 +34,4 @@ export function recoveryKey(phrase: string): { publicKey: string; sign(message: 
   const privateKey = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519, Buffer.from(seed)]), format: 'der', type: 'pkcs8' });
   const jwk = createPublicKey(privateKey).export({ format: 'jwk' }) as { x: string };
   return { publicKey: jwk.x, sign: (message) => sign(null, Buffer.from(message), privateKey).toString('base64url') };
-}
-
-/** Whether `signature` (base64url) is the key's Ed25519 signature of `message`; false for any malformed input. */
-export function verifyRecoverySignature(publicKey: string, message: string, signature: string): boolean {
-  try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: publicKey }, format: 'jwk' });
-    return verify(null, Buffer.from(message), key, Buffer.from(signature, 'base64url'));
-  } catch {
-    return false;
-  }
 }

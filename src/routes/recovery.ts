@@ -27,7 +27,7 @@ import { GatewayError } from '../errors.js';
 import { jsonBody } from '../auth/schemas.js';
 import { resolveCaller, SESSION_ONLY, signInAnswer, startSession } from '../auth/caller.js';
 import { requirePrincipal } from '../auth/principals.js';
-import { recoveryMessage, verifyRecoverySignature } from '../recovery/phrase.js';
+import { recoveryMessage, verifyRecoverySignature } from '../recovery/signature.js';
 import { hashRecoverySecret, newRecoverySecret } from '../recovery/secret.js';
 import type { SessionRecord } from '../sessions/store.js';
 import type { Deps } from '../app/deps.js';

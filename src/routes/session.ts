@@ -28,7 +28,7 @@ export function getSession(deps: SessionRouteDeps) {
     const found = await deps.sessions.read(ctx);
     ctx.set('cache-control', 'no-store');
     if (found.kind !== 'live') {
-      if (found.kind === 'ended') deps.sessions.clearCookie(ctx);
+      if (found.kind === 'ended') await deps.sessions.clearCookie(ctx);
       ctx.body = { valid: false };
       return;
     }
@@ -49,7 +49,7 @@ export function endSession(deps: SessionRouteDeps) {
     const found = await deps.sessions.read(ctx);
     // A pending-2fa session is ended too: signing out must work at every step.
     const ended = found.kind === 'live' ? await deps.sessions.end(found.session) : false;
-    deps.sessions.clearCookie(ctx);
+    await deps.sessions.clearCookie(ctx);
     ctx.body = { ended };
   };
 }
@@ -59,7 +59,7 @@ export function endAllSessions(deps: SessionRouteDeps) {
     const caller = await resolveCaller(ctx, deps, SESSION_ONLY);
     await jsonBody(ctx, deps.holder.current.gateway.limits.bodyBytes, 'empty');
     const ended = await deps.sessions.endAll(caller.principal.id);
-    deps.sessions.clearCookie(ctx);
+    await deps.sessions.clearCookie(ctx);
     ctx.body = { ended };
   };
 }

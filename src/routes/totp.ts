@@ -36,7 +36,7 @@ async function wrongCode(ctx: Context, deps: TotpRouteDeps, principalId: string,
   if (n >= cfg.maxAttempts) {
     if (pending) {
       await deps.sessions.end(pending);
-      deps.sessions.clearCookie(ctx);
+      await deps.sessions.clearCookie(ctx);
     }
     ctx.set('retry-after', String(Math.ceil(cfg.lockoutMs / 1000)));
     throw new GatewayError('totp-locked');

@@ -11,7 +11,7 @@ import type { Context } from 'koa';
 import { createHash, randomBytes } from 'node:crypto';
 import type { RuntimeHolder } from '../config/reloader.js';
 import type { HostName } from '../config/types.js';
-import { cookiePolicy, setCookie } from './cookie.js';
+import { cookieScope, setCookie, type CookiePolicy, type CookieScope } from './cookie.js';
 import { requireSameOrigin, trustedOrigins } from './same-origin.js';
 import type { SessionRecord, SessionState, SessionStore } from './store.js';
 
@@ -34,6 +34,8 @@ export class Sessions {
   readonly #origins: Record<HostName, string>;
   readonly #trusted: Set<string>;
   readonly #now: () => number;
+  /** The cookie's scope, fixed by the origins: computed by the first cookie set (cookie.ts says why not at start). */
+  #scope: Promise<CookieScope> | null = null;
   #secondFactor: (principalId: string) => Promise<boolean> = async () => false;
   #ownerActed: (principalId: string, how: string) => Promise<boolean> = async () => false;
 
@@ -68,8 +70,10 @@ export class Sessions {
     return this.#store;
   }
 
-  #policy() {
-    return cookiePolicy(this.#config.cookieName, this.#origins);
+  /** The name is read on each use (a reload may change it); the scope once. */
+  async #policy(): Promise<CookiePolicy> {
+    const scope = await (this.#scope ??= cookieScope(this.#origins));
+    return { name: this.#config.cookieName, ...scope };
   }
 
   /**
@@ -88,7 +92,7 @@ export class Sessions {
     const lifetime = st === 'active' ? absoluteMs : this.#holder.current.gateway.totp.pendingMs;
     const record: SessionRecord = { hash: hashSessionId(id), principalId, method, state: st, createdAt: now, lastSeenAt: now, expiresAt: now + lifetime };
     await this.#store.create(record, idleMs);
-    ctx.append('set-cookie', setCookie(this.#policy(), id, absoluteMs));
+    ctx.append('set-cookie', setCookie(await this.#policy(), id, absoluteMs));
     if (method !== 'recovery') await this.#ownerActed(principalId, method);
     return record;
   }
@@ -114,8 +118,8 @@ export class Sessions {
   }
 
   /** Clears the cookie on the answer (the session itself is ended with `end`). */
-  clearCookie(ctx: Context): void {
-    ctx.append('set-cookie', setCookie(this.#policy(), '', 0));
+  async clearCookie(ctx: Context): Promise<void> {
+    ctx.append('set-cookie', setCookie(await this.#policy(), '', 0));
   }
 
   async end(session: SessionRecord): Promise<boolean> {

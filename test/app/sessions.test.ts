@@ -209,25 +209,27 @@ describe('session cookie attributes', () => {
   const origins = (auth: string, consoleO: string, api: string) =>
     ({ auth, console: consoleO, api, site: 'http://localhost:8083', graph: 'http://localhost:8084', admin: 'http://localhost:8090' }) as const;
 
-  it('on localhost: HttpOnly, SameSite=Lax, Path=/, no Secure, no Domain', () => {
-    const p = cookiePolicy('sid', origins('http://localhost:8081', 'http://localhost:8082', 'http://localhost:8080'));
+  it('on localhost: HttpOnly, SameSite=Lax, Path=/, no Secure, no Domain', async () => {
+    const p = await cookiePolicy('sid', origins('http://localhost:8081', 'http://localhost:8082', 'http://localhost:8080'));
     expect(p).to.deep.equal({ name: 'sid', secure: false, domain: null });
     expect(setCookie(p, 'v', 3_600_000)).to.equal('sid=v; Path=/; Max-Age=3600; HttpOnly; SameSite=Lax');
   });
 
-  it('on a real domain: Secure, and Domain = the registrable parent the hosts share', () => {
-    const p = cookiePolicy('sid', origins('https://auth.example.com', 'https://console.example.com', 'https://api.example.com'));
+  it('on a real domain: Secure, and Domain = the registrable parent the hosts share', async () => {
+    const p = await cookiePolicy('sid', origins('https://auth.example.com', 'https://console.example.com', 'https://api.example.com'));
     expect(setCookie(p, 'v', 1000)).to.equal('sid=v; Path=/; Max-Age=1; HttpOnly; SameSite=Lax; Secure; Domain=example.com');
-    expect(cookiePolicy('sid', origins('https://auth.x.co.uk', 'https://console.x.co.uk', 'https://x.co.uk')).domain).to.equal('x.co.uk');
+    expect((await cookiePolicy('sid', origins('https://auth.x.co.uk', 'https://console.x.co.uk', 'https://x.co.uk'))).domain).to.equal('x.co.uk');
   });
 
-  it('never scopes the cookie to a platform domain of the Public Suffix List private section', () => {
-    expect(cookiePolicy('sid', origins('https://pc-auth.fly.dev', 'https://pc-console.fly.dev', 'https://pc-api.fly.dev')).domain).to.equal(null);
-    expect(cookiePolicy('sid', origins('https://auth.a.github.io', 'https://console.a.github.io', 'https://api.a.github.io')).domain).to.equal('a.github.io');
+  it('never scopes the cookie to a platform domain of the Public Suffix List private section', async () => {
+    expect((await cookiePolicy('sid', origins('https://pc-auth.fly.dev', 'https://pc-console.fly.dev', 'https://pc-api.fly.dev'))).domain).to.equal(null);
+    expect((await cookiePolicy('sid', origins('https://auth.a.github.io', 'https://console.a.github.io', 'https://api.a.github.io'))).domain).to.equal(
+      'a.github.io',
+    );
   });
 
-  it('no Domain when the hosts share no registrable parent; Secure for plain http off localhost too', () => {
-    const p = cookiePolicy('sid', origins('http://auth.example.com', 'https://console.example.org', 'https://api.example.com'));
+  it('no Domain when the hosts share no registrable parent; Secure for plain http off localhost too', async () => {
+    const p = await cookiePolicy('sid', origins('http://auth.example.com', 'https://console.example.org', 'https://api.example.com'));
     expect(p).to.deep.equal({ name: 'sid', secure: true, domain: null });
   });
 });
