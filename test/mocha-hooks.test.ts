@@ -80,7 +80,7 @@ describe('mocha root hooks: a run held open says what holds it', function () {
   });
 
   it('fails a run whose tests all passed, once it has not ended', () => {
-    expect(run.report.stats).to.include({ passes: 2, failures: 0 });
+    expect(run.report.stats).to.include({ passes: 3, failures: 0 });
     expect(run.code).to.equal(1);
     expect(run.stderr).to.contain('[hooks] the run did not end 1 s after its last suite; what holds it open:');
   });
@@ -89,5 +89,11 @@ describe('mocha root hooks: a run held open says what holds it', function () {
     const report = run.stderr.slice(run.stderr.indexOf('what holds it open'));
     expect(report).to.match(/redis client to 127\.0\.0\.1:\d+, connected by "held open by a client never closed"/);
     expect(report).to.not.contain('by nothing');
+  });
+
+  it('names the interval never cleared by where it was set, and not the one cleared', () => {
+    const report = run.stderr.slice(run.stderr.indexOf('what holds it open'));
+    expect(report).to.match(/an interval of 60000 ms, set at\n\s+at .*held-open\.ts/);
+    expect(report).to.not.contain('45000');
   });
 });
