@@ -8,7 +8,9 @@ import { configRoot, editFile } from './helpers/gateway.js';
 import { spawnGateway, type GatewayProcess } from './helpers/process.js';
 import { until } from './helpers/wait.js';
 
-describe('npm start (embedded defaults)', () => {
+describe('npm start (embedded defaults)', function () {
+  // The gateway process's start, which its helper gives up to a minute (START_MS) on a busy machine.
+  this.timeout(90_000);
   let gw: GatewayProcess;
   let root: string;
   const grab = (re: RegExp) => re.exec(gw.stdout())?.[1];

@@ -17,6 +17,12 @@ import { startModerationServer, type ModerationServer } from '../helpers/moderat
 import { secretSamples } from '../guard/helpers/secrets.js';
 
 const KEY_ENV = 'TEST_MODERATION_KEY';
+/**
+ * The classifier's budget: the moderation server and the gateways run in this process, and a busy machine
+ * that stalled it past a few hundred milliseconds would turn a call the endpoint answered into a refusal
+ * (fail closed) or an admission without its findings (fail open). The timeout cases answer twice as late.
+ */
+const TIMEOUT_MS = 2000;
 
 function classifierYaml(url: string, failClosed: boolean | null, extra = ''): string {
   return `
@@ -27,7 +33,7 @@ classifiers:
     url: ${url}
     apiKeyEnv: ${KEY_ENV}
     model: omni-moderation-latest
-    timeoutMs: 400
+    timeoutMs: ${TIMEOUT_MS}
 ${failClosed === null ? '' : `    failClosed: ${failClosed}\n`}    categories:
       illicit: fraud-block
       self-harm: { rule: pii-passkeys, minScore: 0.5 }
@@ -119,7 +125,7 @@ describe('external classifier: a moderation endpoint (local moderation server, r
 
   const failures: Array<[string, () => void, string]> = [
     ['answers 500', () => m.behave({ mode: 'status', status: 500 }), 'http 500'],
-    ['times out', () => m.behave({ mode: 'slow', delayMs: 1500 }), 'timeout (400 ms)'],
+    ['times out', () => m.behave({ mode: 'slow', delayMs: 2 * TIMEOUT_MS }), `timeout (${TIMEOUT_MS} ms)`],
     ['answers a malformed body', () => m.behave({ mode: 'malformed' }), 'malformed answer'],
     ['drops the connection', () => m.behave({ mode: 'drop' }), 'connection lost'],
   ];
@@ -167,7 +173,7 @@ describe('external classifier: a moderation endpoint (local moderation server, r
         kind: 'moderation',
         description: 'A moderation endpoint run by the test.',
         model: 'omni-moderation-latest',
-        timeoutMs: 400,
+        timeoutMs: TIMEOUT_MS,
         failClosed: true,
         categories: { illicit: 'fraud-block', 'self-harm': { rule: 'pii-passkeys', minScore: 0.5 } },
       },

@@ -1,7 +1,7 @@
 /**
  * Gateways sharing one Redis need not agree on the time: job leases and reservation expiries are written as
  * "this long from now" and judged on the Redis server's clock. So an instance whose wall clock runs ahead
- * sweeps nothing another instance is still running: 20 s ahead (far past a 600 ms lease) it fails no job,
+ * sweeps nothing another instance is still running: 20 s ahead (far past a 3 s lease) it fails no job,
  * 49 h ahead (past a reservation's hour) it releases no hold (which would have made the call free). The
  * healthy instance's slow call answers 200 and is charged once, at the usage its upstream reported.
  */
@@ -16,14 +16,21 @@ import { until } from '../helpers/wait.js';
 
 const SKEWED_CLOCK = fileURLToPath(new URL('../helpers/skewed-clock.mjs', import.meta.url));
 
-/** No free allowance (every call is paid), and a short lease swept often, so a wrong sweep would show within a call. */
+/**
+ * No free allowance (every call is paid), and a lease far shorter than the skew, swept often, so a wrong sweep
+ * would show within a call. The lease is 3 s, not less: the healthy gateway runs in the test process and renews
+ * every third of it, and a busy machine that stalled it past a shorter lease would fail its job for that reason
+ * alone, whatever the clocks say.
+ */
 function root(): string {
   const r = smallLimitsRoot(0);
-  editFile(r, 'config/gateway.yaml', (t) => t.replace('leaseMs: 15000', 'leaseMs: 600').replace('sweepEveryMs: 5000', 'sweepEveryMs: 200'));
+  editFile(r, 'config/gateway.yaml', (t) => t.replace('leaseMs: 15000', 'leaseMs: 3000').replace('sweepEveryMs: 5000', 'sweepEveryMs: 200'));
   return r;
 }
 
-describe('gateways whose clocks disagree', () => {
+describe('gateways whose clocks disagree', function () {
+  // Each test starts a gateway process, which its helper gives up to a minute (START_MS) on a busy machine.
+  this.timeout(90_000);
   let redis: RedisServer;
   let upstream: RecordingUpstream;
   let healthy: TestGateway;
@@ -67,8 +74,8 @@ describe('gateways whose clocks disagree', () => {
     const ahead = await skewed(20_000);
     try {
       const p = await paidPrincipal();
-      // Runs for several leases (600 ms) while the skewed gateway sweeps every 200 ms.
-      await upstream.behave({ mode: 'echo', delayMs: 2500, content: 'long answer', usage });
+      // Runs past a lease (3 s), renewed meanwhile, while the skewed gateway sweeps every 200 ms.
+      await upstream.behave({ mode: 'echo', delayMs: 3500, content: 'long answer', usage });
       const res = await healthy.chat(p.token, slowCall);
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.choices[0].message.content).to.equal('long answer');

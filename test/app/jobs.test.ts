@@ -12,20 +12,27 @@ import { streamBody } from '../../src/stages/respond.js';
 import { until as waitUntil } from '../helpers/wait.js';
 import { createLogger } from '../../src/log.js';
 
-/** A config root with short waits and leases, so timeouts and takeovers happen within a test. */
+/**
+ * A config root with short waits and leases, so timeouts and takeovers happen within a test. The lease is 3 s,
+ * not less: these gateways run in the test process and renew every third of it, and a busy machine that
+ * stalled one past a shorter lease would have a sweep fail a job it is still running (job-interrupted), for
+ * that reason alone.
+ */
 function fastRoot(): string {
   const root = configRoot();
   editFile(root, 'config/gateway.yaml', (t) =>
     t
       .replace('syncWaitMs: 840000', 'syncWaitMs: 300')
-      .replace('leaseMs: 15000', 'leaseMs: 600')
+      .replace('leaseMs: 15000', 'leaseMs: 3000')
       .replace('sweepEveryMs: 5000', 'sweepEveryMs: 200')
       .replace('pollAfterMs: 1000', 'pollAfterMs: 100'),
   );
   return root;
 }
 
-describe('jobs', () => {
+describe('jobs', function () {
+  // A test starts a gateway process (the SIGKILLed instance), which its helper gives up to a minute (START_MS).
+  this.timeout(90_000);
   let w: World;
   let p: { id: string; token: string };
   const chat = { model: 'shared-general-a', max_tokens: 256, messages: [{ role: 'user', content: 'slow one' }] };
@@ -100,7 +107,9 @@ describe('jobs', () => {
   });
 
   it('queues a job (202), answers 202 with pollAfterMs while it runs, and 200 with the content when done', async () => {
-    await w.upstream.behave({ mode: 'echo', delayMs: 300, content: 'job done' });
+    // Held until the test has seen it running: a job that ended on its own after a delay could pass from
+    // queued to done between two polls of a busy machine, and the poll for running would never see it.
+    await w.upstream.behave({ mode: 'echo', hold: true, content: 'job done' });
     const q = await submit(w.gw, p.token, job);
     expect(q.status).to.equal(202);
     expect(q.body).to.include({ status: 'queued', billing: 'free', model: 'red-whitehacker-a' });
@@ -110,6 +119,7 @@ describe('jobs', () => {
     const running = await until(w.gw, p.token, q.body.jobId, 'running');
     expect(running.status).to.equal(202);
     expect(running.body.pollAfterMs).to.equal(100);
+    await w.upstream.release();
     const done = await until(w.gw, p.token, q.body.jobId, 'succeeded');
     expect(done.status).to.equal(200);
     expect(done.body).to.deep.include({ content: 'job done', toolCalls: null, finishReason: 'stop', receiptId: q.body.receiptId });
@@ -251,7 +261,9 @@ describe('jobs whose store goes down as they end', () => {
 
   it('keeps the gateway serving, then fails each job with its receipt once Redis is back', async () => {
     const p = await w.gw.principal({ rung: 'card' });
-    await w.upstream.behave({ mode: 'echo', delayMs: 1500 });
+    // Redis is killed once the third call reached the upstream, and must be down before the first answers: 3 s
+    // leaves room for a busy machine to admit the three calls apart and to be slow to kill it.
+    await w.upstream.behave({ mode: 'echo', delayMs: 3000 });
     const submitted = await Promise.all(
       [1, 2, 3].map(async (i) => {
         const res = await fetch(`${w.gw.apiUrl}/v1/research/jobs`, {

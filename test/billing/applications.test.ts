@@ -21,7 +21,9 @@ const VALID = {
   scope: { id: 'acme-app', tasks: ['code-review', 'vulnerability-triage'] },
 };
 
-describe('research applications (redis, admin API and CLI)', () => {
+describe('research applications (redis, admin API and CLI)', function () {
+  // A test runs five CLI processes, each loading TypeScript: 6 s on CI, 10 s on a loaded two-core machine.
+  this.timeout(120_000);
   let w: World;
   const apply = async (token: string, body: unknown) => {
     const res = await fetch(`${w.gw.apiUrl}/v1/research/applications`, {

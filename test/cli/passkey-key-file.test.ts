@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cli } from '../helpers/cli.js';
 
-describe('portcullis passkey sign-in --key <a path it cannot write>', () => {
+describe('portcullis passkey sign-in --key <a path it cannot write>', function () {
+  // CLI processes, each loading TypeScript: 2.4 s on CI, 6 s on a loaded two-core machine for one test.
+  this.timeout(60_000);
   let requests: string[];
   let url: string;
   const server = createServer((req, res) => {

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli } from '../helpers/cli.js';
 
-describe('portcullis passkey sign-in (the walk-through)', () => {
+describe('portcullis passkey sign-in (the walk-through)', function () {
+  // CLI processes, each loading TypeScript: 2.6 s on CI, 3.7 s on a loaded two-core machine for one test.
+  this.timeout(60_000);
   let gw: TestGateway;
   const key = join(mkdtempSync(join(tmpdir(), 'portcullis-passkey-')), 'me.passkey.json');
   before(async () => {

@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { cli } from '../helpers/cli.js';
 
-describe('portcullis recovery (the procedure)', () => {
+describe('portcullis recovery (the procedure)', function () {
+  // The procedure runs six CLI processes in one test, each loading TypeScript: 8 s on CI, 19 s on a loaded
+  // two-core machine, which would pass mocha's 30 s default with a little more load.
+  this.timeout(120_000);
   let gw: TestGateway;
   let clock = Date.now();
   before(async () => {

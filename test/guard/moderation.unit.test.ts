@@ -20,7 +20,8 @@ describe('guard: moderation-endpoint classifier', () => {
       url: m.url,
       authorization: 'Bearer test-key',
       model: 'omni-moderation-latest',
-      timeoutMs: 300,
+      // A budget no busy machine reaches: only the timeout case is about it, and it sets its own.
+      timeoutMs: 10_000,
       failClosed: true,
       categories: new Map([
         ['illicit', { rule: 'fraud-block', action: 'block' as const }],
@@ -71,17 +72,17 @@ describe('guard: moderation-endpoint classifier', () => {
     expect(m.requests).to.have.length(0);
   });
 
-  const failures: Array<[string, () => void, RegExp]> = [
+  const failures: Array<[string, () => void, RegExp, Partial<ModerationOptions>?]> = [
     ['an error status', () => m.behave({ mode: 'status', status: 503 }), /^http 503$/],
-    ['a timeout', () => m.behave({ mode: 'slow', delayMs: 1000 }), /^timeout \(300 ms\)$/],
+    ['a timeout', () => m.behave({ mode: 'slow', delayMs: 1000 }), /^timeout \(300 ms\)$/, { timeoutMs: 300 }],
     ['a malformed body', () => m.behave({ mode: 'malformed' }), /^malformed answer$/],
     ['too few results', () => m.behave({ mode: 'short' }), /^malformed answer$/],
     ['a dropped connection', () => m.behave({ mode: 'drop' }), /^connection lost$/],
   ];
-  for (const [what, set, reason] of failures) {
+  for (const [what, set, reason, patch] of failures) {
     it(`turns ${what} into a ClassifierError with a fixed reason`, async () => {
       set();
-      const err = await classifier()
+      const err = await classifier(patch)
         .classify([{ where: 'messages[0].content', text: 'secret prompt words' }])
         .then(
           () => null,

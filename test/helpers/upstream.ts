@@ -21,6 +21,8 @@ export interface RecordingUpstream {
   baseUrl: string;
   requests(): Promise<RecordedRequest[]>;
   behave(b: Record<string, unknown>): Promise<void>;
+  /** Sends the answers a `hold` behaviour kept back. */
+  release(): Promise<void>;
   reset(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export async function startRecordingUpstream(opts: { port?: number; listenAfterM
       return ((await res.json()) as { requests: RecordedRequest[] }).requests;
     },
     behave: (b) => post('/_behaviour', b),
+    release: () => post('/_release'),
     reset: () => post('/_reset'),
     async stop() {
       if (child.exitCode !== null) return;

@@ -15,7 +15,10 @@ import { graphNode, neighbours, shortestPath } from '../../src/knowledge/graph.j
 import { readNeighboursArgs, readPathArgs, readSearchArgs, readSearchQuery } from '../../src/knowledge/schemas.js';
 import { GatewayError } from '../../src/errors.js';
 
-describe('knowledge: evidence, search and graph (real data)', () => {
+describe('knowledge: evidence, search and graph (real data)', function () {
+  // A test builds the search index from all the evidence four times: 7 s in the last CI, 14 s on a loaded
+  // two-core machine here, half of mocha's 30 s default.
+  this.timeout(90_000);
   const k = sharedKnowledge();
   const search = (q: string, limit = 10, offset = 0) => k.search.search(q, { limit, offset });
 

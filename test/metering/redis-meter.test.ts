@@ -67,39 +67,45 @@ describe('redis meter', () => {
     const spy = createClient({ url: redis.url });
     spy.on('error', () => {});
     await spy.connect();
-    const evalshas = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await spy.info('commandstats'))?.[1] ?? 0);
-    const r0 = await meter.reserve(paid()); // loads the script cache
-    await meter.settle(r0, { usage, chargeable: true }, receipt(r0));
-    const before = await evalshas();
-    const r = await meter.reserve(paid());
-    expect(await evalshas()).to.equal(before + 1);
-    await meter.settle(r, { usage, chargeable: true }, receipt(r));
-    expect(await evalshas()).to.equal(before + 2);
-    await spy.quit();
+    try {
+      const evalshas = async () => Number(/cmdstat_evalsha:calls=(\d+)/.exec(await spy.info('commandstats'))?.[1] ?? 0);
+      const r0 = await meter.reserve(paid()); // loads the script cache
+      await meter.settle(r0, { usage, chargeable: true }, receipt(r0));
+      const before = await evalshas();
+      const r = await meter.reserve(paid());
+      expect(await evalshas()).to.equal(before + 1);
+      await meter.settle(r, { usage, chargeable: true }, receipt(r));
+      expect(await evalshas()).to.equal(before + 2);
+    } finally {
+      await spy.quit();
+    }
   });
 
   it("gives the day's usage key its expiry when a hold creates it, and keeps it through later holds and settlements", async () => {
     const spy = createClient({ url: redis.url });
     spy.on('error', () => {});
     await spy.connect();
-    const free = (): ReserveRequest => ({ ...paid(), limits: { free: { perDay: 5, unit: 'requests' }, rung: null } });
-    const useKey = `${store.keyPrefix}use:${meter.today()}:${PID}`;
-    const first = await meter.reserve(free());
-    expect(first.billing).to.equal('free');
-    const ttl = await spy.ttl(useKey);
-    // Two days past the end of today (UTC), in seconds: more than two days, at most three.
-    expect(ttl)
-      .to.be.greaterThan(2 * 86_400)
-      .and.at.most(3 * 86_400);
-    const second = await meter.reserve(free());
-    await meter.settle(first, { usage, chargeable: true }, receipt(first));
-    await meter.settle(second, { usage, chargeable: true }, receipt(second));
-    expect(await spy.hmGet(useKey, ['freeUsed', 'freeHeld'])).to.deep.equal(['2', '0']);
-    const after = await spy.ttl(useKey);
-    expect(after)
-      .to.be.greaterThan(2 * 86_400)
-      .and.at.most(ttl);
-    await spy.quit();
+    try {
+      const free = (): ReserveRequest => ({ ...paid(), limits: { free: { perDay: 5, unit: 'requests' }, rung: null } });
+      const useKey = `${store.keyPrefix}use:${meter.today()}:${PID}`;
+      const first = await meter.reserve(free());
+      expect(first.billing).to.equal('free');
+      const ttl = await spy.ttl(useKey);
+      // Two days past the end of today (UTC), in seconds: more than two days, at most three.
+      expect(ttl)
+        .to.be.greaterThan(2 * 86_400)
+        .and.at.most(3 * 86_400);
+      const second = await meter.reserve(free());
+      await meter.settle(first, { usage, chargeable: true }, receipt(first));
+      await meter.settle(second, { usage, chargeable: true }, receipt(second));
+      expect(await spy.hmGet(useKey, ['freeUsed', 'freeHeld'])).to.deep.equal(['2', '0']);
+      const after = await spy.ttl(useKey);
+      expect(after)
+        .to.be.greaterThan(2 * 86_400)
+        .and.at.most(ttl);
+    } finally {
+      await spy.quit();
+    }
   });
 
   it("answers a repeated free reserve and settle as the first, counting once and leaving the usage key's expiry where the first set it", async () => {

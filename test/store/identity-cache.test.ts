@@ -149,7 +149,9 @@ describe('identity cache through a failover of the identity master', function ()
 
   before(async () => {
     cluster = await startRedisCluster({ replicas: 1 });
-    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000 };
+    // No call here needs a deadline to fail: a dead master's connection is refused at once. So one no busy
+    // machine reaches, for the writes before the kill (each waits for its fsync).
+    const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 10_000 };
     [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
   });
   after(async () => {
@@ -218,22 +220,30 @@ describe('a hung (frozen, not dead) identity master, its replica promoted', func
   let writer: RedisStore;
   let reader: RedisStore;
   let frozen: RedisServer | undefined;
+  /** The token's writes before the freeze, under a deadline no busy machine reaches (each waits for its fsync). */
+  let setup: RedisStore;
 
   before(async () => {
     cluster = await startRedisCluster({ replicas: 1 });
+    // The frozen master is found by the command deadline (a call past it gets a fresh client, which re-learns
+    // the cluster): short, so the calls after the freeze find the promoted replica within the test's waits.
     const options = { clusterNodes: cluster.seeds, commandTimeoutMs: 1000, connectTimeoutMs: 3000 };
-    [writer, reader] = await Promise.all([RedisStore.connect(options), RedisStore.connect(options)]);
+    [writer, reader, setup] = await Promise.all([
+      RedisStore.connect(options),
+      RedisStore.connect(options),
+      RedisStore.connect({ ...options, commandTimeoutMs: 10_000, identityCacheEntries: 0 }),
+    ]);
   });
   after(async () => {
     await frozen?.kill('SIGCONT');
-    await Promise.all([writer?.close(), reader?.close()]);
+    await Promise.all([writer?.close(), reader?.close(), setup?.close()]);
     await cluster?.stop();
   });
 
   it('serves again from the promoted replica while the old master is still frozen, revocation included', async () => {
     const f = fresh();
-    await writer.createPrincipal(f.principal);
-    await writer.putToken(f.token);
+    await setup.createPrincipal(f.principal);
+    await setup.putToken(f.token);
     expect((await reader.identify(f.token.hash))?.token.revokedAt).to.equal(null);
     const master = await cluster.masterOf('{pc:id}:');
     const replica = await cluster.replicaOf(master);

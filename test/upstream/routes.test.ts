@@ -75,9 +75,11 @@ describe('routes: several origins, failover, health, per-route timeouts, fallbac
   it('leaves out an origin that fails its active health check, so no call is sent to it', async () => {
     await sick.behave({ mode: 'status', status: 503 });
     const root = configRoot();
+    // The check's own deadline no busy machine reaches: one check of the live origin timing out would leave
+    // no origin up, and the route would then try them all, the sick one (weighted 1000:1) first.
     withSharedRoute(
       root,
-      `    origins:\n      - { name: sick, baseUrl: "${sick.baseUrl}", weight: 1000 }\n      - { name: live, baseUrl: "${live.baseUrl}" }\n    healthCheck: { path: /models, intervalMs: 100, timeoutMs: 1000 }\n`,
+      `    origins:\n      - { name: sick, baseUrl: "${sick.baseUrl}", weight: 1000 }\n      - { name: live, baseUrl: "${live.baseUrl}" }\n    healthCheck: { path: /models, intervalMs: 100, timeoutMs: 10000 }\n`,
     );
     const gw = await startTestGateway({ root });
     try {
