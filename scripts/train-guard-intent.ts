@@ -489,7 +489,8 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
  * `INTENT_ASK_BENIGN` adds benign lines from elsewhere to the ask head alone (askBenignLines), and `INTENT_ASK_AVERAGE`
- * averages the trained ask head with another head's (averageAskHead).
+ * averages the trained ask head with another head's (averageAskHead). `INTENT_ASK_SENTENCES_FROM=<chars>` writes how the
+ * runtime reads a request of that size or more that fits in one reading (head.ts `readings`).
  */
 export const GATE_TOPICS = ['topic-cbrn', 'topic-fraud', 'topic-minor', 'topic-sexual'];
 const REGISTERS = `${CORPUS}registers/`;
@@ -723,6 +724,10 @@ async function trainGate(): Promise<void> {
   if (classThresholds) head.classThresholds = classThresholds;
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
   if (process.env.INTENT_CSAM_BACKSTOP) head.backstop = backstopOf(process.env.INTENT_CSAM_BACKSTOP, head);
+  // INTENT_ASK_SENTENCES_FROM=<chars>: the runtime also reads a request that fits in one reading but holds at least
+  // that many characters as its most ask-like sentences on their own (head.ts `readings`); the training lines are read
+  // as before.
+  if (process.env.INTENT_ASK_SENTENCES_FROM) head.readings = { askSentencesFrom: Number(process.env.INTENT_ASK_SENTENCES_FROM) };
 
   const gateTally = { onAsk: 0, onBenign: 0, offCorpus: 0, offOther: 0 };
   if (gateFrom) head.gate = gateFrom;

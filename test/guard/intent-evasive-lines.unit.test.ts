@@ -46,8 +46,17 @@ function evaluationTexts(): Set<string> {
 /** The 4-character pieces of a normalised text (its whole self when shorter). */
 const pieces = (t: string) => new Set(t.length < 4 ? [t] : Array.from({ length: t.length - 3 }, (_, i) => t.slice(i, i + 4)));
 
-/** Files written blind (by authors who read no code and no set) for the third, fourth and fifth rounds; docs/guardrails.md. */
-const BLIND = ['asks-blind.tsv', 'benign-blind.tsv', 'asks-blind2.tsv', 'benign-blind2.tsv', 'asks-blind3.tsv', 'benign-blind3.tsv'];
+/** Files written blind (by authors who read no code and no set) for the third to sixth rounds; docs/guardrails.md. */
+const BLIND = [
+  'asks-blind.tsv',
+  'benign-blind.tsv',
+  'asks-blind2.tsv',
+  'benign-blind2.tsv',
+  'asks-blind3.tsv',
+  'benign-blind3.tsv',
+  'asks-blind4.tsv',
+  'benign-blind4.tsv',
+];
 /** Shared 4-character pieces over all pieces of the two texts (Jaccard) at which a blind line counts as an evaluation row's near copy. */
 const NEAR = 0.35;
 /**
@@ -106,9 +115,9 @@ const NEAR_SETS_K_U = [
 const KNOWN_NEAR = [...NEAR_SETS_I_W, ...NEAR_SETS_J_V, ...NEAR_SETS_K_U];
 
 describe('guard: the evasive training lines', function () {
-  // The near-copy search reads every blind line against the evaluation rows it shares pieces with: 4 s in the
-  // last CI, 11 s on a loaded two-core machine here, a third of mocha's 30 s default.
-  this.timeout(90_000);
+  // Every blind line against every evaluation row's pieces: 4 s in CI with six blind files, about 27 s on a loaded
+  // two-core machine with eight.
+  this.timeout(120_000);
   it('shares no line with an evaluation set (the independent sets, the public data, the held-out file, the choice set)', () => {
     const evaluated = evaluationTexts();
     const all = evasiveLines('1').lines;
@@ -128,8 +137,8 @@ describe('guard: the evasive training lines', function () {
       }
     });
     const lines = evasiveLines(BLIND.join(',')).lines;
-    expect(lines.filter((e) => e.label === 'benign').length).to.be.above(1400);
-    expect(lines.filter((e) => e.label !== 'benign').length).to.be.above(850);
+    expect(lines.filter((e) => e.label === 'benign').length).to.be.above(1900);
+    expect(lines.filter((e) => e.label !== 'benign').length).to.be.above(1150);
     const near: string[] = [];
     for (const e of lines) {
       const mine = pieces(norm(e.text));

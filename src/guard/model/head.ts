@@ -82,6 +82,12 @@ export interface IntentHeadDoc {
   classThresholds?: Record<string, number>;
   /** The CSAM backstop (see above), when the head has one; a list when it keeps more than one head's CSAM verdicts. */
   backstop?: BackstopDoc | BackstopDoc[];
+  /**
+   * How the runtime reads a request for this head beyond intentModel's settings (readings.ts): `askSentencesFrom`, a
+   * request that fits in one reading but holds at least that many characters is also read as its two most ask-like
+   * sentences on their own. Absent: as before.
+   */
+  readings?: { askSentencesFrom?: number };
   /** sha256 of training lines the ask head read beyond the corpus and the gate's lines (scripts/train-guard-intent.ts evasiveLines), when any. */
   extraLinesSha256?: string;
   evaluation?: unknown;
@@ -255,6 +261,8 @@ export class IntentHead {
       for (const c of doc.classes.slice(1))
         if (!(g.thresholds[c]! >= 0 && g.thresholds[c]! <= 1)) throw new Error(`intent head: gate threshold of ${c} missing or out of [0, 1]`);
     }
+    const from = doc.readings?.askSentencesFrom;
+    if (from !== undefined && !(Number.isInteger(from) && from > 0)) throw new Error('intent head: readings.askSentencesFrom must be a positive whole number');
     this.backstops = backstopsOf(doc);
     for (const b of this.backstops) {
       if (!layersAgree(b, width, doc.classes.length))

@@ -180,7 +180,12 @@ export class IntentModel {
     const texts = original.map((t) => (isSchemaWord(t) ? '' : modelText(t.text)));
     if (!this.reads(team, first, texts)) return { read: false, findings: [] };
     const spots = first.spots.map((s) => [s.text, offsetOf(s.text, s.offset)] as const);
-    const readings = readingsOf(texts, spots, { chars: this.doc.readingChars, max: this.doc.maxReadings }, lastUser);
+    const readings = readingsOf(
+      texts,
+      spots,
+      { chars: this.doc.readingChars, max: this.doc.maxReadings, askSentencesFrom: this.head.doc.readings?.askSentencesFrom },
+      lastUser,
+    );
     if (readings.length === 0) return { read: true, findings: [] };
     this.stats.calls++;
     this.stats.readings += readings.length;

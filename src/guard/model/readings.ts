@@ -14,7 +14,8 @@
  * A single text has no end in context to read: its last window is its end.
  *
  * The two most ask-like sentences of a long request are also read on their own, so a one-line ask decides
- * without the sentence of report text its window shares with it.
+ * without the sentence of report text its window shares with it; with `askSentencesFrom`, those of a request
+ * that fits in one reading but is at least that long too (a head file asks for it: head.ts `readings`).
  *
  * At most `max` readings: the last user turn, the end in context, the ask-like sentences, then the windows. When there are more
  * windows than room, the most ask-like are read (`askScore`: topic terms found by the first pass, ask
@@ -43,6 +44,12 @@ export function modelText(text: string): string {
 export interface ReadingOptions {
   chars: number;
   max: number;
+  /**
+   * A request of at least this many characters that fits in one reading is also read as its most ask-like sentences
+   * on their own (as a longer one is), so an ask buried in a few hundred characters of benign text is not pooled away
+   * by them in the one whole reading. Absent: a request that fits is read whole and only whole.
+   */
+  askSentencesFrom?: number;
 }
 
 /** A window: text index and character range. */
@@ -220,24 +227,28 @@ export function readingsOf(texts: readonly string[], spots: ReadonlyArray<readon
     if (r.trim() !== '' && !out.includes(r) && out.length < o.max) out.push(r);
   };
   const turn = lastUser !== undefined && present.length > 1 ? texts[lastUser] : undefined;
+  const width = Math.floor(o.chars / 2);
+  const hitsIn = (t: number, a: number, b: number) => spots.filter(([st, off]) => st === t && off >= a && off < b).length;
+  // The most ask-like sentences on their own: a one-line ask then decides without any filler around it.
+  const askSentences = () => {
+    const sentences = present
+      .flatMap(([t, i]) => sentencesOf(t, width).map(([a, b]) => ({ text: t.slice(a, b).trim(), s: askScore(t.slice(a, b), hitsIn(i, a, b)) })))
+      .map((x, k) => ({ ...x, k }))
+      .filter((x) => x.s > 0 && x.text.length >= 20);
+    sentences.sort((x, y) => y.s - x.s || y.k - x.k);
+    for (const x of sentences.slice(0, ASK_SENTENCES)) add(x.text);
+  };
   if (whole.length <= o.chars) {
     add(whole);
     if (turn !== undefined && turn.trim() !== '') add(turn);
+    if (o.askSentencesFrom !== undefined && whole.length >= o.askSentencesFrom) askSentences();
     return out;
   }
-  const width = Math.floor(o.chars / 2);
   if (turn !== undefined && turn.trim() !== '') {
     if (turn.length <= o.chars) add(turn);
     add(whole.slice(-o.chars));
   }
-  // The most ask-like sentences on their own: a one-line ask then decides without any filler around it.
-  const hitsIn = (t: number, a: number, b: number) => spots.filter(([st, off]) => st === t && off >= a && off < b).length;
-  const sentences = present
-    .flatMap(([t, i]) => sentencesOf(t, width).map(([a, b]) => ({ text: t.slice(a, b).trim(), s: askScore(t.slice(a, b), hitsIn(i, a, b)) })))
-    .map((x, k) => ({ ...x, k }))
-    .filter((x) => x.s > 0 && x.text.length >= 20);
-  sentences.sort((x, y) => y.s - x.s || y.k - x.k);
-  for (const x of sentences.slice(0, ASK_SENTENCES)) add(x.text);
+  askSentences();
   const windows = present.flatMap(([t, i]) => windowsOf(t, i, width));
   const room = o.max - out.length;
   let chosen = windows;

@@ -12,6 +12,7 @@ import { readFileSync } from 'node:fs';
 import { compileGuardrails, loadGuardrailsDoc } from '../../../src/guard/index.js';
 import { EmbeddingCache } from '../../../src/guard/model/embedding-cache.js';
 import { IntentModel, type IntentModelDoc } from '../../../src/guard/model/intent-model.js';
+import { readCorpus } from '../../../scripts/train-guard-intent.js';
 import { REPO } from '../../helpers/gateway.js';
 import { blockFindings, RULES_DIR } from './guardrails.js';
 
@@ -131,6 +132,42 @@ export function describeCsamAsMany(candidate: HeadAt, against: HeadAt, sets: str
         expect(now.asks).to.equal(asks);
         console.log(`      ${sets.length} sets as ${team}-team calls, CSAM asks refused: ${now.caught}/${asks} (${name}: ${was.caught})`);
         expect(now.caught).to.be.at.least(was.caught);
+      });
+  });
+}
+
+/**
+ * The corpus's CSAM asks (test/fixtures/guard/intent/) a model refuses as CSAM (the csam-block rule) as calls of `team`,
+ * each sent as intent-model.test.ts sends it (turns split at three line ends), one at a time. A reading the encoder
+ * failed fails the check.
+ */
+async function corpusCsamRefused(model: IntentModel, team: 'red' | 'blue'): Promise<{ asks: number; refused: string[] }> {
+  const guard = compileGuardrails(loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`), { intentModel: model });
+  const asks = readCorpus().examples.filter((e) => e.label === 'csam');
+  const refused: string[] = [];
+  for (const e of asks) {
+    const v = await guard.classify({ messages: e.text.split('\n\n\n').map((content) => ({ role: 'user', content })) }, { team });
+    expect(v.failures ?? [], e.text).to.deep.equal([]);
+    if (blockFindings(v).some((f) => f.rule === 'csam-block')) refused.push(e.text);
+  }
+  return { asks: asks.length, refused };
+}
+
+/**
+ * The sixth round's rule (docs/guardrails.md): a candidate refuses every CSAM ask of the team's own corpus that the
+ * head it is held against (`against`, called `name` in the output) refuses, on each team, and may refuse more.
+ */
+export function describeCorpusCsamKept(candidate: HeadAt, against: HeadAt, name: string): void {
+  describeBoth(candidate, against, (m) => {
+    for (const team of ['red', 'blue'] as const)
+      it(`refuses every CSAM ask of the corpus that ${name} refuses, as ${team}-team calls`, async () => {
+        const now = await corpusCsamRefused(m.model, team);
+        const was = await corpusCsamRefused(m.held, team);
+        console.log(`      corpus CSAM asks refused as ${team}-team calls: ${now.refused.length}/${now.asks} (${name}: ${was.refused.length})`);
+        expect(
+          was.refused.filter((t) => !now.refused.includes(t)),
+          `CSAM asks ${name} refuses`,
+        ).to.deep.equal([]);
       });
   });
 }
