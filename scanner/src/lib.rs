@@ -33,11 +33,13 @@
 //!    it decodes only those.
 //!  - aws.rs: the AWS secret access keys in the windows after the places that name AWS
 //!    (src/guard/credentials.ts `findAwsSecrets`), as offsets where each starts.
+//!  - ini.rs: whether a text holds an INI `[section]` line (src/guard/credentials.ts `findIniExports`).
 
 mod anchors;
 mod aws;
 mod decodable;
 mod ders;
+mod ini;
 mod joins;
 mod keywords;
 mod laced;
@@ -560,4 +562,10 @@ pub extern "C" fn aws_secrets(units: u32, count: u32) -> u32 {
 pub extern "C" fn aws_found() -> *const i32 {
     // SAFETY: as in `aws_context`.
     unsafe { (*core::ptr::addr_of!(AWS_FOUND)).as_ptr() }
+}
+
+/// Whether the first `units` units of the input hold an INI `[section]` line (ini.rs): 1 or 0.
+#[no_mangle]
+pub extern "C" fn ini_section(units: u32) -> u32 {
+    u32::from(ini::section(&state().input[..units as usize]))
 }

@@ -15,8 +15,9 @@
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
  * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
  * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
- * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), from the text the search
- * has just written; and the intent word scorer
+ * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`) and whether a text holds an
+ * INI section line (credentials.ts `iniSection`), from the text the search has just written; and the intent
+ * word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
@@ -116,6 +117,7 @@ interface Exports {
   aws_context(count: number): number;
   aws_secrets(units: number, count: number): number;
   aws_found(): number;
+  ini_section(units: number): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -137,7 +139,8 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   private scorerLoaded: IntentScorer | undefined = undefined;
   /**
    * The text the module's input buffer holds (the last one `write` put there), so that a reading of the
-   * text just searched (the AWS secret keys' windows, after `search`) does not write it again.
+   * text just searched (the AWS secret keys' windows and the INI section line, after `search`) does not
+   * write it again.
    */
   private written: string | undefined = undefined;
 
@@ -332,6 +335,24 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     const count = x.aws_secrets(units, context.length);
     const found = new Int32Array(x.memory.buffer, x.aws_found(), count).slice();
     if (from > 0) for (let k = 0; k < count; k++) found[k] = found[k]! + from;
+    this.bound();
+    return found;
+  }
+
+  /**
+   * Whether `text` holds an INI `[section]` line (credentials.ts CredentialPasses, `iniSection`;
+   * scanner/src/ini.rs); null for a short text (read there, as for `search`).
+   */
+  iniSection(text: string): boolean | null {
+    if (text.length < IN_MODULE) return null;
+    return this.iniSectionInModule(text);
+  }
+
+  /** `iniSection` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  iniSectionInModule(text: string): boolean {
+    // The text the secret pass has just searched is still in the input buffer; another is written whole.
+    if (this.written !== text) this.write(text);
+    const found = this.x.ini_section(text.length) === 1;
     this.bound();
     return found;
   }

@@ -287,8 +287,16 @@ const INI_LINE = /[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,25
 const INI_NAME =
   /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
 
-function findIniExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
-  if (!text.includes('[') || !INI_SECTION.test(text)) return;
+/**
+ * Whether `text` holds an INI `[section]` line, so that its lines are read as an INI file's: the reference of
+ * the compiled scanner's reading (scanner/src/ini.rs), which CredentialPasses.iniSection hands back.
+ */
+export function iniSection(text: string): boolean {
+  return INI_SECTION.test(text);
+}
+
+function findIniExports(text: string, lines: readonly number[], hits: SecretHit[], passes: CredentialPasses | undefined): void {
+  if (!text.includes('[') || !(passes?.iniSection?.(text) ?? iniSection(text))) return;
   const re = INI_LINE;
   for (const lineStart of lines) {
     re.lastIndex = lineStart;
@@ -338,6 +346,8 @@ function hintsOf(text: string, starts: readonly number[]): number[] {
 export interface CredentialPasses {
   /** awsSecretStarts, or null when this module is to read the text (a short one). */
   awsSecrets?(text: string, context: readonly number[]): ArrayLike<number> | null;
+  /** iniSection, or null when this module is to read the text (a short one). */
+  iniSection?(text: string): boolean | null;
 }
 
 interface Anchors {
@@ -375,7 +385,7 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
  * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
  * key-like words start (generic.ts keywordStarts; with `passw`, `pwd` and the anchors), the only places a
  * credential export's names and headers can be. `passes`: the compiled scanner's reading of the AWS
- * secret keys' windows (absent: read here).
+ * secret keys' windows and the INI section line (absent: read here).
  */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[], passes?: CredentialPasses): void {
   const hints = hintsOf(text, starts);
@@ -389,7 +399,7 @@ export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hi
     const lines = hintedLines(text, hints);
     const csv: SecretHit[] = [];
     findCsvExports(text, lines, csv);
-    findIniExports(text, lines, csv);
+    findIniExports(text, lines, csv, passes);
     findAssignedPasswords(text, hints, csv);
     for (const h of csv) if (kinds.has(h.kind)) hits.push(h);
   }

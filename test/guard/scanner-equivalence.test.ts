@@ -23,7 +23,7 @@ import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
-import { awsSecretStarts } from '../../src/guard/credentials.js';
+import { awsSecretStarts, iniSection } from '../../src/guard/credentials.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
@@ -809,6 +809,48 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       context.sort((a, b) => a - b);
       found += sameAws(t, context, short(t));
     }
+  });
+
+  it('tells texts with an INI section line alike: names of 0 to 66 units of the class and near misses, blanks, `\\r` and other units after the `]`, every line end, nested and repeated brackets; and on the three corpora', () => {
+    const engine = compiledScanner();
+    const r = rng(16);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+    const name = 'ABCXYZabcxyz0189 _.:-';
+    // Around the `]`: the line may end (every terminator `$` knows, the text's end) or not.
+    const after = ['', '\n', '\r', '\r\n', '\u2028', '\u2029', ' ', '\t', ' \t ', ' \r', '\t\n', 'x', ' x', '\r x', '\u0085', ']', '[', '\v', '\f', '\u00a0'];
+    const before = ['', '\n', 'x', ' ', '[', '[[', ']', 'key = value\n', '\r'];
+    const section = () => {
+      const n = pick([0, 1, 2, 63, 64, 64, 65, 66, int(70)]);
+      let body = Array.from({ length: n }, () => pick([...name])).join('');
+      // A unit outside the class somewhere in the name (a near miss), sometimes.
+      if (n > 0 && r() < 0.2) {
+        const k = int(n);
+        body = body.slice(0, k) + pick(['[', ']', '/', '\n', 'é', '\t', '=']) + body.slice(k + 1);
+      }
+      return `[${body}${r() < 0.9 ? ']' : ''}`;
+    };
+    const sameIni = (t: string, label: string): boolean => {
+      const ts = iniSection(t);
+      expect(engine.iniSectionInModule(t), `INI section line: ${label}`).to.equal(ts);
+      return ts;
+    };
+    let sections = 0;
+    let misses = 0;
+    for (let i = 0; i < 4000; i++) {
+      let t = '';
+      for (let k = 1 + int(4); k > 0; k--) t += pick(before) + section() + pick(after) + pick(after);
+      if (r() < 0.3) t += ' user = admin\n'.repeat(int(12));
+      if (sameIni(t, short(t))) sections++;
+      else misses++;
+      // The text just searched is read from the input buffer as it stands; another string of the same units too.
+      engine.searchInModule(t);
+      sameIni(t, `after its search: ${short(t)}`);
+      sameIni([...t].join(''), `a copy: ${short(t)}`);
+    }
+    expect(sections).to.be.greaterThan(1000);
+    expect(misses).to.be.greaterThan(1000);
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) sameIni(t, short(t));
   });
 
   it('scores texts with the intent word scorer alike: the features in order and the class sums to the bit, on every text of the three corpora, the terms disguised, texts past the word limit, and concepts at the bounds of a prefix', () => {
