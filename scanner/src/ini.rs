@@ -24,14 +24,38 @@ fn line_end(c: u16) -> bool {
 /// The longest a section's name may be.
 const NAME: usize = 64;
 
+/// Where the first `[` at or after `from` is (`t.len()` when none is). Most of a text holds no bracket and
+/// most texts no section line, so this is nearly all of the reading: eight units a look with WebAssembly's
+/// 128-bit instructions (as normalise.rs `plain_ascii`; a unit a look cost what V8's expression did).
+#[target_feature(enable = "simd128")]
+fn next_bracket(t: &[u16], from: usize) -> usize {
+    use core::arch::wasm32::{u16x8_bitmask, u16x8_eq, u16x8_splat, v128, v128_load};
+    let n = t.len();
+    let mut i = from;
+    let bracket = u16x8_splat(0x5b);
+    while i + 8 <= n {
+        // SAFETY: t[i, i + 8) is in bounds, 16 bytes; v128_load has no alignment requirement.
+        let v = unsafe { v128_load(t[i..].as_ptr() as *const v128) };
+        let found = u16x8_bitmask(u16x8_eq(v, bracket));
+        if found != 0 {
+            return i + found.trailing_zeros() as usize;
+        }
+        i += 8;
+    }
+    while i < n && t[i] != 0x5b {
+        i += 1;
+    }
+    i
+}
+
 /// Whether `t` holds a `[section]` line as `INI_SECTION` reads one.
 pub(crate) fn section(t: &[u16]) -> bool {
     let n = t.len();
     let mut i = 0;
-    while i < n {
-        if t[i] != 0x5b {
-            i += 1;
-            continue;
+    loop {
+        i = next_bracket(t, i);
+        if i >= n {
+            return false;
         }
         // The run of name units after the `[`, read no further than one unit past the longest name.
         let from = i + 1;
@@ -52,5 +76,4 @@ pub(crate) fn section(t: &[u16]) -> bool {
         // No `[` lies inside the run read: the next one to try is at `j` or after it.
         i = j.max(i + 1);
     }
-    false
 }

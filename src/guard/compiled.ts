@@ -341,10 +341,13 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
 
   /**
    * Whether `text` holds an INI `[section]` line (credentials.ts CredentialPasses, `iniSection`;
-   * scanner/src/ini.rs); null for a short text (read there, as for `search`).
+   * scanner/src/ini.rs); null for a short text (read there, as for `search`) and for a text the input
+   * buffer does not hold (the boundary pass's joined request): writing 524,288 characters costs about what
+   * the module's reading does, and the expression stops at the first section line, which a request that
+   * holds one tends to reach early.
    */
   iniSection(text: string): boolean | null {
-    if (text.length < IN_MODULE) return null;
+    if (text.length < IN_MODULE || this.written !== text) return null;
     return this.iniSectionInModule(text);
   }
 
