@@ -15,8 +15,9 @@
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
  * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
  * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
- * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`) and whether a text holds an
- * INI section line (credentials.ts `iniSection`), from the text the search has just written; and the intent
+ * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), whether a text holds an
+ * INI section line (credentials.ts `iniSection`) and the lines holding a credential's name with whether each
+ * may be a CSV header (`hintedLines`, `csvHeader`), from the text the search has just written; and the intent
  * word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
@@ -118,6 +119,9 @@ interface Exports {
   aws_secrets(units: number, count: number): number;
   aws_found(): number;
   ini_section(units: number): number;
+  csv_hints(count: number): number;
+  csv_lines(units: number, count: number): number;
+  csv_lines_found(): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -358,6 +362,33 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     const found = this.x.ini_section(text.length) === 1;
     this.bound();
     return found;
+  }
+
+  /**
+   * The lines of `text` that hold `hints` (ascending), and whether each may be a CSV export's header
+   * (credentials.ts CredentialPasses, `hintedLines` and `csvHeader`; scanner/src/csv.rs); null for a short
+   * text and for one the input buffer does not hold, as for `iniSection`.
+   */
+  csvLines(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } | null {
+    if (text.length < IN_MODULE || this.written !== text) return null;
+    return this.csvLinesInModule(text, hints);
+  }
+
+  /** `csvLines` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
+    const x = this.x;
+    if (this.written !== text) this.write(text);
+    new Uint32Array(x.memory.buffer, x.csv_hints(hints.length), hints.length).set(hints);
+    const count = x.csv_lines(text.length, hints.length);
+    const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
+    const starts: number[] = [];
+    const headers = new Int32Array(count >> 1);
+    for (let k = 0; k < count; k += 2) {
+      starts.push(found[k]!);
+      headers[k >> 1] = found[k + 1]!;
+    }
+    this.bound();
+    return { starts, headers };
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */

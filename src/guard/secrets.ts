@@ -91,7 +91,7 @@ export interface Searched {
 /**
  * The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text, and
  * the credential detectors' readings it runs (credentials.ts CredentialPasses: the AWS secret keys' windows,
- * the INI section line).
+ * the INI section line, the hinted lines and their CSV headers).
  */
 export interface SecretPasses extends CredentialPasses {
   /** With `runs` (encodings.ts runKinds, not 0): the text's encoded runs too, in the same reading. */

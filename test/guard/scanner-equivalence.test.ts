@@ -23,7 +23,7 @@ import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
-import { awsSecretStarts, iniSection } from '../../src/guard/credentials.js';
+import { awsSecretStarts, csvHeader, hintedLines, iniSection } from '../../src/guard/credentials.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
@@ -851,6 +851,66 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     expect(sections).to.be.greaterThan(1000);
     expect(misses).to.be.greaterThan(1000);
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) sameIni(t, short(t));
+  });
+
+  it('finds the hinted lines and tells CSV headers alike: every column name in any case, quoted, spaced and near misses, every delimiter, lines cut by \\n, \\r\\n and a lone \\r, hints anywhere, at 0 and repeated; and on the three corpora', () => {
+    const engine = compiledScanner();
+    const r = rng(17);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+    const names = ['password', 'passwd', 'secret access key', 'secret_access_key', 'secretaccesskey', 'secret key', 'secret', 'client secret', 'client_secret', 'api key', 'api_key', 'token', 'access token', 'private key'];
+    const anyCase = (w: string) => [...w].map((c) => (r() < 0.3 ? c.toUpperCase() : c)).join('');
+    // Near misses: a unit more or less, a non-ASCII letter whose upper case is ASCII (\u017f, \u0131), the Kelvin sign.
+    const miss = (w: string) => pick([w.slice(1), w + 's', 'x' + w, w.replace('s', '\u017f'), w.replace('i', '\u0131'), w.replace('k', '\u212a'), w.slice(0, -1)]);
+    const cell = () => {
+      const w = r() < 0.6 ? anyCase(pick(names)) : r() < 0.5 ? miss(pick(names)) : pick(['user', 'name', 'id', 'Access key ID', '', 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE']);
+      return pick(['', ' ', '"', ' "', '""']) + w + pick(['', ' ', '"', '" ', '\r', ' \r', 'x', '\u00a0']);
+    };
+    const line = () => Array.from({ length: 1 + int(5) }, cell).join(pick([',', ';', '\t', ', ', ' ', '|']));
+    let headers = 0;
+    let others = 0;
+    for (let i = 0; i < 4000; i++) {
+      let t = r() < 0.05 ? '\n' : '';
+      for (let k = 1 + int(8); k > 0; k--) t += line() + pick(['\n', '\r\n', '\r', '\n\n', '\n']);
+      if (r() < 0.2) t = t.slice(0, -1);
+      // Hints anywhere (the reading takes any ascending places in the text), at 0, and repeated.
+      const hints = [...new Set([...Array.from({ length: int(10) }, () => int(t.length)), ...(r() < 0.2 ? [0] : [])])].sort((a, b) => a - b);
+      if (r() < 0.2 && hints.length > 0) hints.splice(int(hints.length), 0, hints[int(hints.length)]!);
+      hints.sort((a, b) => a - b);
+      const check = (u: string, label: string) => {
+        const starts = hintedLines(u, hints);
+        const found = engine.csvLinesInModule(u, hints);
+        expect(found.starts, `hinted lines: ${label}`).to.deep.equal(starts);
+        const ts = starts.map((s) => {
+          const e = u.indexOf('\n', s);
+          return csvHeader(u, s, e < 0 ? u.length : e) ? 1 : 0;
+        });
+        expect([...found.headers], `CSV headers: ${label}`).to.deep.equal(ts);
+        return ts;
+      };
+      for (const h of check(t, short(t))) if (h) headers++;
+      else others++;
+      // The text just searched is read from the input buffer as it stands; another string of the same units too.
+      engine.searchInModule(t);
+      check(t, `after its search: ${short(t)}`);
+      check([...t].join(''), `a copy: ${short(t)}`);
+    }
+    expect(headers).to.be.greaterThan(2000);
+    expect(others).to.be.greaterThan(2000);
+    // The corpora, with a hint at every word that names a credential, and one at random.
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) {
+      const hints = [...t.matchAll(/passw|pwd|secret|token|api[ _-]?key/gi)].map((m) => m.index);
+      if (t.length > 0) hints.push(int(t.length));
+      const sorted = [...new Set(hints)].sort((a, b) => a - b);
+      const found = engine.csvLinesInModule(t, sorted);
+      const starts = hintedLines(t, sorted);
+      expect(found.starts, `hinted lines: ${short(t)}`).to.deep.equal(starts);
+      const ts = starts.map((s) => {
+        const e = t.indexOf('\n', s);
+        return csvHeader(t, s, e < 0 ? t.length : e) ? 1 : 0;
+      });
+      expect([...found.headers], `CSV headers: ${short(t)}`).to.deep.equal(ts);
+    }
   });
 
   it('scores texts with the intent word scorer alike: the features in order and the class sums to the bit, on every text of the three corpora, the terms disguised, texts past the word limit, and concepts at the bounds of a prefix', () => {
