@@ -269,11 +269,12 @@ function findCsvExportsBy(text: string, lines: Lines, delimiter: number, hits: S
   const { starts, headers } = lines;
   for (let k = 0; k < starts.length; k++) {
     let lineStart = starts[k]!;
-    if (lineStart < done) continue;
+    // Only a line with a secret column's name between delimiters can be a header (when the other engine has
+    // said which lines may be, the others are passed before their ends are looked for).
+    if (lineStart < done || (headers && headers[k] !== 1)) continue;
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = n;
-    // Only a line with a secret column's name between delimiters can be a header.
-    if (!(headers ? headers[k] === 1 : csvHeader(text, lineStart, lineEnd))) continue;
+    if (!headers && !csvHeader(text, lineStart, lineEnd)) continue;
     const header = csvCells(text, lineStart, lineEnd, delimiter);
     const columns: Array<{ index: number; kind: SecretKind }> = [];
     if (header.length >= 2 && header.length <= 64) {
