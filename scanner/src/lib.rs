@@ -606,3 +606,16 @@ pub extern "C" fn csv_lines_found() -> *const i32 {
     // SAFETY: as in `csv_hints`.
     unsafe { (*core::ptr::addr_of!(CSV_LINES)).as_ptr() }
 }
+
+/// The joins (joins.rs) of the first `units` units of the input, read alone (not in the search's walk):
+/// returns how many units `joins_found` holds, or -1 when `QUICK` matches nowhere (no join is read).
+#[no_mangle]
+pub extern "C" fn joins_read(units: u32) -> i32 {
+    let s = state();
+    search::joins_only(s, units as usize);
+    if s.joins.quick() {
+        s.joins.count() as i32
+    } else {
+        -1
+    }
+}

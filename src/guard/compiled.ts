@@ -17,7 +17,8 @@
  * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
  * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), whether a text holds an
  * INI section line (credentials.ts `iniSection`) and the lines holding a credential's name with whether each
- * may be a CSV header (`hintedLines`, `csvHeader`), from the text the search has just written; and the intent
+ * may be a CSV header (`hintedLines`, `csvHeader`), from the text the search has just written; the joins of a text the search
+ * has not read (the boundary pass's joined request: joins.ts `joinMatches`); and the intent
  * word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
@@ -122,6 +123,7 @@ interface Exports {
   csv_hints(count: number): number;
   csv_lines(units: number, count: number): number;
   csv_lines_found(): number;
+  joins_read(units: number): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -389,6 +391,27 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     }
     this.bound();
     return { starts, headers };
+  }
+
+  /**
+   * joins.ts `joinMatches` of a text the search has not read (secrets.ts SecretPasses `joins`: the boundary
+   * pass's joined request, whose search is stitched from its texts' own and carries no joins), read in the
+   * module alone (scanner/src/joins.rs `read`); undefined for a short text (joins.ts reads it, as for
+   * `search`).
+   */
+  joins(text: string): Int32Array | null | undefined {
+    if (text.length < IN_MODULE) return undefined;
+    return this.joinsInModule(text);
+  }
+
+  /** `joins` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  joinsInModule(text: string): Int32Array | null {
+    const x = this.x;
+    if (this.written !== text) this.write(text);
+    const count = x.joins_read(text.length);
+    const found = count < 0 ? null : new Int32Array(x.memory.buffer, x.joins_found(), count).slice();
+    this.bound();
+    return found;
   }
 
   /** normalise.ts `normalise`, compiled for text that is not plain ASCII (and not short: as for `search`). */

@@ -664,7 +664,7 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (const t of texts) for (let cut = 1; cut < 200; cut += 37) sameRuns(t.slice(cut, cut + 5000), `slice ${cut}: ${short(t)}`);
   });
 
-  it('finds the joins alike: every join form at random, around the bounds of its runs, alone and in keys split by it', () => {
+  it('finds the joins alike: every join form at random, around the bounds of its runs, alone and in keys split by it, in the search and read alone (in texts joined from several, too)', () => {
     const engine = compiledScanner();
     const texts = joinTexts(20_000, 11);
     let matched = 0;
@@ -673,8 +673,28 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       const wasm = engine.searchInModule(t).joins;
       if (ts && ts.length > 0) matched++;
       expect(wasm && [...wasm], `joins: ${short(t)}`).to.deep.equal(ts);
+      // Read alone (the boundary pass's joined request): from the text just searched, and written afresh.
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(ts);
+      const copy = [...t].join('');
+      const again = engine.joinsInModule(copy);
+      expect(again && [...again], `joins read alone, a copy: ${short(t)}`).to.deep.equal(ts);
     }
     expect(matched).to.be.greaterThan(2000);
+    // Several of those texts joined, as the boundary pass joins messages (each start unit at every offset modulo 8).
+    const rj = rng(18);
+    for (let i = 0; i < 3000; i++) {
+      const parts = Array.from({ length: 2 + Math.floor(rj() * 6) }, () => texts[Math.floor(rj() * texts.length)]!);
+      const t = 'x'.repeat(Math.floor(rj() * 9)) + parts.join(['\n', '', ' ', '\n\n'][i % 4]!);
+      const ts = joinMatches(t);
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(ts);
+    }
+    // The corpora, each text read alone.
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) {
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(joinMatches(t));
+    }
     // Keys split by those texts, in messages long enough for the module to read them.
     const r = rng(12);
     const prose = 'the build reads its settings from the environment and a file; ';
