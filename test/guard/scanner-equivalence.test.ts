@@ -685,7 +685,7 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     const rj = rng(18);
     for (let i = 0; i < 3000; i++) {
       const parts = Array.from({ length: 2 + Math.floor(rj() * 6) }, () => texts[Math.floor(rj() * texts.length)]!);
-      const t = 'x'.repeat(Math.floor(rj() * 9)) + parts.join(['\n', '', ' ', '\n\n'][i % 4]!);
+      const t = 'x'.repeat(Math.floor(rj() * 9)) + parts.join(['\n', '', ' ', '\n\n'][i % 4]);
       const ts = joinMatches(t);
       const alone = engine.joinsInModule(t);
       expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(ts);
@@ -878,12 +878,33 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     const r = rng(17);
     const int = (n: number) => Math.floor(r() * n);
     const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
-    const names = ['password', 'passwd', 'secret access key', 'secret_access_key', 'secretaccesskey', 'secret key', 'secret', 'client secret', 'client_secret', 'api key', 'api_key', 'token', 'access token', 'private key'];
+    const names = [
+      'password',
+      'passwd',
+      'secret access key',
+      'secret_access_key',
+      'secretaccesskey',
+      'secret key',
+      'secret',
+      'client secret',
+      'client_secret',
+      'api key',
+      'api_key',
+      'token',
+      'access token',
+      'private key',
+    ];
     const anyCase = (w: string) => [...w].map((c) => (r() < 0.3 ? c.toUpperCase() : c)).join('');
     // Near misses: a unit more or less, a non-ASCII letter whose upper case is ASCII (\u017f, \u0131), the Kelvin sign.
-    const miss = (w: string) => pick([w.slice(1), w + 's', 'x' + w, w.replace('s', '\u017f'), w.replace('i', '\u0131'), w.replace('k', '\u212a'), w.slice(0, -1)]);
+    const miss = (w: string) =>
+      pick([w.slice(1), w + 's', 'x' + w, w.replace('s', '\u017f'), w.replace('i', '\u0131'), w.replace('k', '\u212a'), w.slice(0, -1)]);
     const cell = () => {
-      const w = r() < 0.6 ? anyCase(pick(names)) : r() < 0.5 ? miss(pick(names)) : pick(['user', 'name', 'id', 'Access key ID', '', 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE']);
+      const w =
+        r() < 0.6
+          ? anyCase(pick(names))
+          : r() < 0.5
+            ? miss(pick(names))
+            : pick(['user', 'name', 'id', 'Access key ID', '', 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE']);
       return pick(['', ' ', '"', ' "', '""']) + w + pick(['', ' ', '"', '" ', '\r', ' \r', 'x', '\u00a0']);
     };
     const line = () => Array.from({ length: 1 + int(5) }, cell).join(pick([',', ';', '\t', ', ', ' ', '|']));
@@ -908,8 +929,9 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
         expect([...found.headers], `CSV headers: ${label}`).to.deep.equal(ts);
         return ts;
       };
-      for (const h of check(t, short(t))) if (h) headers++;
-      else others++;
+      for (const h of check(t, short(t)))
+        if (h) headers++;
+        else others++;
       // The text just searched is read from the input buffer as it stands; another string of the same units too.
       engine.searchInModule(t);
       check(t, `after its search: ${short(t)}`);
