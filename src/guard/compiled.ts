@@ -335,7 +335,9 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
       else this.write(text);
     }
     const units = this.written === text ? n : this.written!.length;
-    const places = new Uint32Array(x.memory.buffer, x.aws_context(context.length), context.length);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = x.aws_context(context.length);
+    const places = new Uint32Array(x.memory.buffer, at, context.length);
     // A place past the text reads nothing, as it does there at the text's end.
     for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
     const count = x.aws_secrets(units, context.length);
@@ -380,7 +382,9 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
     const x = this.x;
     if (this.written !== text) this.write(text);
-    new Uint32Array(x.memory.buffer, x.csv_hints(hints.length), hints.length).set(hints);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = x.csv_hints(hints.length);
+    new Uint32Array(x.memory.buffer, at, hints.length).set(hints);
     const count = x.csv_lines(text.length, hints.length);
     const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
     const starts: number[] = [];
