@@ -171,12 +171,16 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.x.keywords_set(keywords.length);
     if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
     const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
-    new Uint32Array(this.x.memory.buffer, this.x.laced_limits(PREFIXES.length), PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    // Each room is reserved before the memory's buffer is read: reserving it may grow the memory, which
+    // detaches a buffer read before.
+    const limits = this.x.laced_limits(PREFIXES.length);
+    new Uint32Array(this.x.memory.buffer, limits, PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
     this.write(prefixes);
     this.x.laced_set(prefixes.length);
     const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
     if (literals.some(([w]) => !/^[\x21-\x7e]{2,}$/.test(w))) throw new Error('compiled scanner: an anchor is not printable ASCII of two units or more');
-    new Uint32Array(this.x.memory.buffer, this.x.anchors_groups(literals.length), literals.length).set(literals.map(([, g]) => g));
+    const groups = this.x.anchors_groups(literals.length);
+    new Uint32Array(this.x.memory.buffer, groups, literals.length).set(literals.map(([, g]) => g));
     const anchors = literals.map(([w]) => w).join('\u0000');
     this.write(anchors);
     this.x.anchors_set(anchors.length);
@@ -221,7 +225,9 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
     this.written = undefined;
-    new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = this.x.input(units.length);
+    new Uint16Array(this.x.memory.buffer, at, units.length).set(units);
   }
 
   /**
