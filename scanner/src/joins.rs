@@ -4,7 +4,8 @@
 //! What is done with them (which joins have key characters on both sides, the view built around them)
 //! stays in TypeScript, which reads these spans instead of running the expressions. search.rs calls
 //! `check` at every offset whose unit starts either expression (a quote, backtick, `$`, `\` or `^`), in
-//! its one reading of the text.
+//! its one reading of the text; search.rs `joins_only` calls it at the same offsets of a text the search
+//! does not read (the boundary pass's joined request, whose search is stitched from its texts' own).
 //!
 //! Each alternative of `JOIN` is read here as the backtracking engine reads it: its character classes are
 //! disjoint from what follows each quantifier, so the greedy reading is the only one that can match, and a
@@ -234,4 +235,29 @@ impl Joins {
     pub(crate) fn quick(&self) -> bool {
         self.quick
     }
+}
+
+/// Which of the eight units at `t[i..]` start `JOIN` or `QUICK` (a quote, backtick, `$`, `\\` or `^`), as
+/// bits, lowest first: one look with WebAssembly's 128-bit instructions (as ini.rs).
+#[target_feature(enable = "simd128")]
+pub(crate) fn starts8(t: &[u16], i: usize) -> u32 {
+    use core::arch::wasm32::{u16x8_bitmask, u16x8_eq, u16x8_splat, v128, v128_load, v128_or};
+    let c = &t[i..i + 8];
+    // SAFETY: `c` is eight u16 units, 16 bytes; v128_load has no alignment requirement.
+    let v = unsafe { v128_load(c.as_ptr() as *const v128) };
+    let quotes = v128_or(
+        v128_or(u16x8_eq(v, u16x8_splat(0x22)), u16x8_eq(v, u16x8_splat(0x27))),
+        u16x8_eq(v, u16x8_splat(0x60)),
+    );
+    let others = v128_or(
+        v128_or(u16x8_eq(v, u16x8_splat(0x24)), u16x8_eq(v, u16x8_splat(0x5c))),
+        u16x8_eq(v, u16x8_splat(0x5e)),
+    );
+    u32::from(u16x8_bitmask(v128_or(quotes, others)))
+}
+
+/// Whether the unit starts `JOIN` or `QUICK` (what `starts8` looks for, a unit at a time).
+#[inline]
+pub(crate) fn starts(c: u16) -> bool {
+    matches!(c, 0x22 | 0x27 | 0x60 | 0x24 | 0x5c | 0x5e)
 }

@@ -33,11 +33,16 @@
 //!    it decodes only those.
 //!  - aws.rs: the AWS secret access keys in the windows after the places that name AWS
 //!    (src/guard/credentials.ts `findAwsSecrets`), as offsets where each starts.
+//!  - ini.rs: whether a text holds an INI `[section]` line (src/guard/credentials.ts `findIniExports`).
+//!  - csv.rs: the lines holding a credential's name, and whether each may be a CSV export's header
+//!    (src/guard/credentials.ts `hintedLines`, `csvHeader`).
 
 mod anchors;
 mod aws;
+mod csv;
 mod decodable;
 mod ders;
+mod ini;
 mod joins;
 mod keywords;
 mod laced;
@@ -560,4 +565,57 @@ pub extern "C" fn aws_secrets(units: u32, count: u32) -> u32 {
 pub extern "C" fn aws_found() -> *const i32 {
     // SAFETY: as in `aws_context`.
     unsafe { (*core::ptr::addr_of!(AWS_FOUND)).as_ptr() }
+}
+
+/// Whether the first `units` units of the input hold an INI `[section]` line (ini.rs): 1 or 0.
+#[no_mangle]
+pub extern "C" fn ini_section(units: u32) -> u32 {
+    u32::from(ini::section(&state().input[..units as usize]))
+}
+
+/// The hinted lines' places (csv.rs): where the host writes the hints, and the lines found.
+static mut CSV_HINTS: Vec<u32> = Vec::new();
+static mut CSV_LINES: Vec<i32> = Vec::new();
+
+/// Room for `count` hints (ascending offsets); returns where the host writes them.
+#[no_mangle]
+pub extern "C" fn csv_hints(count: u32) -> *mut u32 {
+    // SAFETY: one thread, no re-entry (see `state`).
+    let hints = unsafe { &mut *core::ptr::addr_of_mut!(CSV_HINTS) };
+    hints.resize(count as usize, 0);
+    hints.as_mut_ptr()
+}
+
+/// The lines of the first `units` units of the input that hold the first `count` hints of `csv_hints`;
+/// returns how many units `csv_lines_found` holds: (line start, whether it may be a CSV header) each.
+#[no_mangle]
+pub extern "C" fn csv_lines(units: u32, count: u32) -> u32 {
+    // SAFETY: as in `csv_hints`.
+    let (hints, out) = unsafe {
+        (
+            &*core::ptr::addr_of!(CSV_HINTS),
+            &mut *core::ptr::addr_of_mut!(CSV_LINES),
+        )
+    };
+    csv::lines(&state().input[..units as usize], &hints[..count as usize], out);
+    out.len() as u32
+}
+
+#[no_mangle]
+pub extern "C" fn csv_lines_found() -> *const i32 {
+    // SAFETY: as in `csv_hints`.
+    unsafe { (*core::ptr::addr_of!(CSV_LINES)).as_ptr() }
+}
+
+/// The joins (joins.rs) of the first `units` units of the input, read alone (not in the search's walk):
+/// returns how many units `joins_found` holds, or -1 when `QUICK` matches nowhere (no join is read).
+#[no_mangle]
+pub extern "C" fn joins_read(units: u32) -> i32 {
+    let s = state();
+    search::joins_only(s, units as usize);
+    if s.joins.quick() {
+        s.joins.count() as i32
+    } else {
+        -1
+    }
 }

@@ -196,3 +196,34 @@ pub(crate) fn run(s: &mut State, units: usize) {
         c = d;
     }
 }
+
+/// The joins of the first `units` units of the input alone, for a text `run` does not read (the boundary
+/// pass's joined request): `check` at the offsets where `run` calls it, each unit that starts a join or the
+/// quick look (found eight units a look: joins.rs `starts8`) whose pair with the next unit has the table's
+/// JOIN flag, in order. So the joins are those `run` would find, without its other searches.
+pub(crate) fn joins_only(s: &mut State, units: usize) {
+    s.joins.clear();
+    let t = &s.input[..units];
+    let n = t.len();
+    let flags: &[u8; TABLE] = &s.pair_flags;
+    let mut at = |p: usize| {
+        let d = if p + 1 < n { code(t[p + 1]) } else { 128 };
+        if flags[code(t[p]) * 129 + d] & JOIN != 0 {
+            s.joins.check(t, p);
+        }
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        let mut bits = crate::joins::starts8(t, i);
+        while bits != 0 {
+            at(i + bits.trailing_zeros() as usize);
+            bits &= bits - 1;
+        }
+        i += 8;
+    }
+    for (p, &c) in t.iter().enumerate().skip(i) {
+        if crate::joins::starts(c) {
+            at(p);
+        }
+    }
+}

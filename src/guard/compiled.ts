@@ -15,8 +15,11 @@
  * text holds an HTML character reference (decoders.ts `holdsHtmlRef`); where a private key body without its
  * header may start (private-key.ts `derStarts`); and where encoded runs may be (encodings.ts `scanRuns`, decoded in TypeScript: a base64 or hex run only at the
  * alignments the module says decode to something, `base64Readings`, `hexReadings`); the AWS secret access keys
- * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), from the text the search
- * has just written; and the intent word scorer
+ * in the windows after the places that name AWS (credentials.ts `awsSecretStarts`), whether a text holds an
+ * INI section line (credentials.ts `iniSection`) and the lines holding a credential's name with whether each
+ * may be a CSV header (`hintedLines`, `csvHeader`), from the text the search has just written; the joins of a text the search
+ * has not read (the boundary pass's joined request: joins.ts `joinMatches`); and the intent
+ * word scorer
  * (intent.ts `IntentScorer.score` of `intentWords`: the words cut and folded, their features hashed, the model's
  * rows summed; the softmax stays in TypeScript). The character classes and folds that depend on Unicode data are asked of the TypeScript side
  * (`isWordUnit`, `foldCodePoint`) once per code point and remembered by the module, so both engines read
@@ -116,6 +119,11 @@ interface Exports {
   aws_context(count: number): number;
   aws_secrets(units: number, count: number): number;
   aws_found(): number;
+  ini_section(units: number): number;
+  csv_hints(count: number): number;
+  csv_lines(units: number, count: number): number;
+  csv_lines_found(): number;
+  joins_read(units: number): number;
 }
 
 const utf16 = new TextDecoder('utf-16le');
@@ -137,7 +145,8 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   private scorerLoaded: IntentScorer | undefined = undefined;
   /**
    * The text the module's input buffer holds (the last one `write` put there), so that a reading of the
-   * text just searched (the AWS secret keys' windows, after `search`) does not write it again.
+   * text just searched (the AWS secret keys' windows and the INI section line, after `search`) does not
+   * write it again.
    */
   private written: string | undefined = undefined;
 
@@ -162,12 +171,16 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.x.keywords_set(keywords.length);
     if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
     const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
-    new Uint32Array(this.x.memory.buffer, this.x.laced_limits(PREFIXES.length), PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    // Each room is reserved before the memory's buffer is read: reserving it may grow the memory, which
+    // detaches a buffer read before.
+    const limits = this.x.laced_limits(PREFIXES.length);
+    new Uint32Array(this.x.memory.buffer, limits, PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
     this.write(prefixes);
     this.x.laced_set(prefixes.length);
     const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
     if (literals.some(([w]) => !/^[\x21-\x7e]{2,}$/.test(w))) throw new Error('compiled scanner: an anchor is not printable ASCII of two units or more');
-    new Uint32Array(this.x.memory.buffer, this.x.anchors_groups(literals.length), literals.length).set(literals.map(([, g]) => g));
+    const groups = this.x.anchors_groups(literals.length);
+    new Uint32Array(this.x.memory.buffer, groups, literals.length).set(literals.map(([, g]) => g));
     const anchors = literals.map(([w]) => w).join('\u0000');
     this.write(anchors);
     this.x.anchors_set(anchors.length);
@@ -212,7 +225,9 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
     this.written = undefined;
-    new Uint16Array(this.x.memory.buffer, this.x.input(units.length), units.length).set(units);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = this.x.input(units.length);
+    new Uint16Array(this.x.memory.buffer, at, units.length).set(units);
   }
 
   /**
@@ -326,12 +341,85 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
       else this.write(text);
     }
     const units = this.written === text ? n : this.written!.length;
-    const places = new Uint32Array(x.memory.buffer, x.aws_context(context.length), context.length);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = x.aws_context(context.length);
+    const places = new Uint32Array(x.memory.buffer, at, context.length);
     // A place past the text reads nothing, as it does there at the text's end.
     for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
     const count = x.aws_secrets(units, context.length);
     const found = new Int32Array(x.memory.buffer, x.aws_found(), count).slice();
     if (from > 0) for (let k = 0; k < count; k++) found[k] = found[k]! + from;
+    this.bound();
+    return found;
+  }
+
+  /**
+   * Whether `text` holds an INI `[section]` line (credentials.ts CredentialPasses, `iniSection`;
+   * scanner/src/ini.rs); null for a short text (read there, as for `search`) and for a text the input
+   * buffer does not hold (the boundary pass's joined request): writing 524,288 characters costs about what
+   * the module's reading does, and the expression stops at the first section line, which a request that
+   * holds one tends to reach early.
+   */
+  iniSection(text: string): boolean | null {
+    if (text.length < IN_MODULE || this.written !== text) return null;
+    return this.iniSectionInModule(text);
+  }
+
+  /** `iniSection` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  iniSectionInModule(text: string): boolean {
+    // The text the secret pass has just searched is still in the input buffer; another is written whole.
+    if (this.written !== text) this.write(text);
+    const found = this.x.ini_section(text.length) === 1;
+    this.bound();
+    return found;
+  }
+
+  /**
+   * The lines of `text` that hold `hints` (ascending), and whether each may be a CSV export's header
+   * (credentials.ts CredentialPasses, `hintedLines` and `csvHeader`; scanner/src/csv.rs); null for a short
+   * text and for one the input buffer does not hold, as for `iniSection`.
+   */
+  csvLines(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } | null {
+    if (text.length < IN_MODULE || this.written !== text) return null;
+    return this.csvLinesInModule(text, hints);
+  }
+
+  /** `csvLines` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
+    const x = this.x;
+    if (this.written !== text) this.write(text);
+    // The room first: reserving it may grow the memory, which detaches a buffer read before.
+    const at = x.csv_hints(hints.length);
+    new Uint32Array(x.memory.buffer, at, hints.length).set(hints);
+    const count = x.csv_lines(text.length, hints.length);
+    const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
+    const starts: number[] = [];
+    const headers = new Int32Array(count >> 1);
+    for (let k = 0; k < count; k += 2) {
+      starts.push(found[k]!);
+      headers[k >> 1] = found[k + 1]!;
+    }
+    this.bound();
+    return { starts, headers };
+  }
+
+  /**
+   * joins.ts `joinMatches` of a text the search has not read (secrets.ts SecretPasses `joins`: the boundary
+   * pass's joined request, whose search is stitched from its texts' own and carries no joins), read in the
+   * module alone (scanner/src/joins.rs `read`); undefined for a short text (joins.ts reads it, as for
+   * `search`).
+   */
+  joins(text: string): Int32Array | null | undefined {
+    if (text.length < IN_MODULE) return undefined;
+    return this.joinsInModule(text);
+  }
+
+  /** `joins` in the module whatever the text's length (the equivalence test reads short texts with it too). */
+  joinsInModule(text: string): Int32Array | null {
+    const x = this.x;
+    if (this.written !== text) this.write(text);
+    const count = x.joins_read(text.length);
+    const found = count < 0 ? null : new Int32Array(x.memory.buffer, x.joins_found(), count).slice();
     this.bound();
     return found;
   }

@@ -229,8 +229,11 @@ function csvCells(text: string, start: number, end: number, delimiter: number): 
 // Commas, or the semicolons and tabs of spreadsheets saved in other locales.
 const DELIMITERS = [0x2c, 0x3b, 0x09];
 
-/** The lines holding a hint (ascending starts), each once. */
-function hintedLines(text: string, hints: readonly number[]): number[] {
+/**
+ * The lines holding a hint (ascending starts), each once: the reference of the compiled scanner's reading
+ * (scanner/src/csv.rs), which CredentialPasses.csvLines hands back with `csvHeader` of each line.
+ */
+export function hintedLines(text: string, hints: readonly number[]): number[] {
   const starts: number[] = [];
   let lastEnd = -1;
   for (const h of hints) {
@@ -242,19 +245,36 @@ function hintedLines(text: string, hints: readonly number[]): number[] {
   return starts;
 }
 
-function findCsvExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
+/**
+ * Whether the line text[start, end) has a secret column's name between delimiters (only such a line can be
+ * a CSV export's header): the reference of the compiled scanner's reading (scanner/src/csv.rs).
+ */
+export function csvHeader(text: string, start: number, end: number): boolean {
+  return CSV_HEADER_CELL.test(text.slice(start, end));
+}
+
+/** The hinted lines' starts, and of each line whether it may be a CSV header (1) or not (0), when known. */
+interface Lines {
+  starts: readonly number[];
+  headers: ArrayLike<number> | undefined;
+}
+
+function findCsvExports(text: string, lines: Lines, hits: SecretHit[]): void {
   for (const d of DELIMITERS) if (text.includes(String.fromCharCode(d))) findCsvExportsBy(text, lines, d, hits);
 }
 
-function findCsvExportsBy(text: string, lines: readonly number[], delimiter: number, hits: SecretHit[]): void {
+function findCsvExportsBy(text: string, lines: Lines, delimiter: number, hits: SecretHit[]): void {
   const n = text.length;
   let done = 0; // rows up to here were read under an earlier header
-  for (let lineStart of lines) {
-    if (lineStart < done) continue;
+  const { starts, headers } = lines;
+  for (let k = 0; k < starts.length; k++) {
+    let lineStart = starts[k]!;
+    // Only a line with a secret column's name between delimiters can be a header (when the other engine has
+    // said which lines may be, the others are passed before their ends are looked for).
+    if (lineStart < done || (headers && headers[k] !== 1)) continue;
     let lineEnd = text.indexOf('\n', lineStart);
     if (lineEnd < 0) lineEnd = n;
-    // Only a line with a secret column's name between delimiters can be a header.
-    if (!CSV_HEADER_CELL.test(text.slice(lineStart, lineEnd))) continue;
+    if (!headers && !csvHeader(text, lineStart, lineEnd)) continue;
     const header = csvCells(text, lineStart, lineEnd, delimiter);
     const columns: Array<{ index: number; kind: SecretKind }> = [];
     if (header.length >= 2 && header.length <= 64) {
@@ -287,8 +307,16 @@ const INI_LINE = /[ \t]*([A-Za-z0-9_.-]{1,64})[ \t]*[=:][ \t]*("?)([^\s"#;]{4,25
 const INI_NAME =
   /(?:^|[_.-])(?:password|passwd|pass|pwd|secret[_-]?key|secret[_-]?access[_-]?key|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)$/i;
 
-function findIniExports(text: string, lines: readonly number[], hits: SecretHit[]): void {
-  if (!text.includes('[') || !INI_SECTION.test(text)) return;
+/**
+ * Whether `text` holds an INI `[section]` line, so that its lines are read as an INI file's: the reference of
+ * the compiled scanner's reading (scanner/src/ini.rs), which CredentialPasses.iniSection hands back.
+ */
+export function iniSection(text: string): boolean {
+  return INI_SECTION.test(text);
+}
+
+function findIniExports(text: string, lines: readonly number[], hits: SecretHit[], passes: CredentialPasses | undefined): void {
+  if (!text.includes('[') || !(passes?.iniSection?.(text) ?? iniSection(text))) return;
   const re = INI_LINE;
   for (const lineStart of lines) {
     re.lastIndex = lineStart;
@@ -338,6 +366,13 @@ function hintsOf(text: string, starts: readonly number[]): number[] {
 export interface CredentialPasses {
   /** awsSecretStarts, or null when this module is to read the text (a short one). */
   awsSecrets?(text: string, context: readonly number[]): ArrayLike<number> | null;
+  /**
+   * hintedLines, with csvHeader of each line (1 or 0); null when this module is to read the text (a short
+   * one, or one the other engine does not hold).
+   */
+  csvLines?(text: string, hints: readonly number[]): { starts: number[]; headers: ArrayLike<number> } | null;
+  /** iniSection, or null when this module is to read the text (a short one). */
+  iniSection?(text: string): boolean | null;
 }
 
 interface Anchors {
@@ -375,7 +410,7 @@ function anchorsOf(text: string, starts: readonly number[]): Anchors {
  * The credentials above that `kinds` asks for, as hits in `text`. `starts`: where the entropy fallback's
  * key-like words start (generic.ts keywordStarts; with `passw`, `pwd` and the anchors), the only places a
  * credential export's names and headers can be. `passes`: the compiled scanner's reading of the AWS
- * secret keys' windows (absent: read here).
+ * secret keys' windows, the INI section line, the hinted lines and their CSV headers (absent: read here).
  */
 export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hits: SecretHit[], starts: readonly number[], passes?: CredentialPasses): void {
   const hints = hintsOf(text, starts);
@@ -386,10 +421,10 @@ export function findCredentials(text: string, kinds: ReadonlySet<SecretKind>, hi
   if (kinds.has('aws-secret-key')) findAwsSecrets(text, hits, anchors, passes);
   if (kinds.has('password') || kinds.has('aws-secret-key')) {
     if (hints.length === 0) return;
-    const lines = hintedLines(text, hints);
+    const lines: Lines = passes?.csvLines?.(text, hints) ?? { starts: hintedLines(text, hints), headers: undefined };
     const csv: SecretHit[] = [];
     findCsvExports(text, lines, csv);
-    findIniExports(text, lines, csv);
+    findIniExports(text, lines.starts, csv, passes);
     findAssignedPasswords(text, hints, csv);
     for (const h of csv) if (kinds.has(h.kind)) hits.push(h);
   }

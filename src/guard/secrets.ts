@@ -90,13 +90,19 @@ export interface Searched {
 
 /**
  * The secret pass's searches that the compiled scanner runs (compiled.ts), all in one reading of a text, and
- * the credential detectors' readings it runs (credentials.ts CredentialPasses: the AWS secret keys' windows).
+ * the credential detectors' readings it runs (credentials.ts CredentialPasses: the AWS secret keys' windows,
+ * the INI section line, the hinted lines and their CSV headers).
  */
 export interface SecretPasses extends CredentialPasses {
   /** With `runs` (encodings.ts runKinds, not 0): the text's encoded runs too, in the same reading. */
   search(text: string, runs?: number): Searched;
   /** encodings.ts RunFinder: the base64, hex and base32 runs in a text (null: found by encodings.ts). */
   runs?(text: string, base64: boolean, hex: boolean, base32: boolean): ArrayLike<number> | null;
+  /**
+   * joins.ts joinMatches of a text whose search carries no joins (a stitched search); undefined: found by
+   * joins.ts.
+   */
+  joins?(text: string): ArrayLike<number> | null | undefined;
 }
 
 const MAX_DEPTH = 2;
@@ -535,7 +541,8 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
   }
   {
     // Keys split by string concatenation, template-literal interpolation or a shell line continuation.
-    const view = joinedView(text, found.joins);
+    // A stitched search (the boundary pass's joined request) carries no joins: the other engine reads them.
+    const view = joinedView(text, found.joins !== undefined ? found.joins : opts.passes?.joins?.(text));
     if (view) {
       const inner: SecretHit[] = [];
       findDirect(view.text, opts, inner);

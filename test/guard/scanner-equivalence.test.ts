@@ -23,7 +23,7 @@ import { compiledScanner } from '../../src/guard/compiled.js';
 import { compileGuardrails, loadGuardrailsDoc, normalise, type ChatLike, type GuardrailsDoc } from '../../src/guard/index.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { lacedCandidates } from '../../src/guard/laced.js';
-import { awsSecretStarts } from '../../src/guard/credentials.js';
+import { awsSecretStarts, csvHeader, hintedLines, iniSection } from '../../src/guard/credentials.js';
 import { anchorStarts } from '../../src/guard/secrets.js';
 import { joinMatches } from '../../src/guard/joins.js';
 import { holdsHtmlRef } from '../../src/guard/decoders.js';
@@ -664,7 +664,7 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (const t of texts) for (let cut = 1; cut < 200; cut += 37) sameRuns(t.slice(cut, cut + 5000), `slice ${cut}: ${short(t)}`);
   });
 
-  it('finds the joins alike: every join form at random, around the bounds of its runs, alone and in keys split by it', () => {
+  it('finds the joins alike: every join form at random, around the bounds of its runs, alone and in keys split by it, in the search and read alone (in texts joined from several, too)', () => {
     const engine = compiledScanner();
     const texts = joinTexts(20_000, 11);
     let matched = 0;
@@ -673,8 +673,28 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       const wasm = engine.searchInModule(t).joins;
       if (ts && ts.length > 0) matched++;
       expect(wasm && [...wasm], `joins: ${short(t)}`).to.deep.equal(ts);
+      // Read alone (the boundary pass's joined request): from the text just searched, and written afresh.
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(ts);
+      const copy = [...t].join('');
+      const again = engine.joinsInModule(copy);
+      expect(again && [...again], `joins read alone, a copy: ${short(t)}`).to.deep.equal(ts);
     }
     expect(matched).to.be.greaterThan(2000);
+    // Several of those texts joined, as the boundary pass joins messages (each start unit at every offset modulo 8).
+    const rj = rng(18);
+    for (let i = 0; i < 3000; i++) {
+      const parts = Array.from({ length: 2 + Math.floor(rj() * 6) }, () => texts[Math.floor(rj() * texts.length)]!);
+      const t = 'x'.repeat(Math.floor(rj() * 9)) + parts.join(['\n', '', ' ', '\n\n'][i % 4]);
+      const ts = joinMatches(t);
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(ts);
+    }
+    // The corpora, each text read alone.
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) {
+      const alone = engine.joinsInModule(t);
+      expect(alone && [...alone], `joins read alone: ${short(t)}`).to.deep.equal(joinMatches(t));
+    }
     // Keys split by those texts, in messages long enough for the module to read them.
     const r = rng(12);
     const prose = 'the build reads its settings from the environment and a file; ';
@@ -808,6 +828,130 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
       context.push(int(t.length + 1));
       context.sort((a, b) => a - b);
       found += sameAws(t, context, short(t));
+    }
+  });
+
+  it('tells texts with an INI section line alike: names of 0 to 66 units of the class and near misses, blanks, `\\r` and other units after the `]`, every line end, nested and repeated brackets; and on the three corpora', () => {
+    const engine = compiledScanner();
+    const r = rng(16);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+    const name = 'ABCXYZabcxyz0189 _.:-';
+    // Around the `]`: the line may end (every terminator `$` knows, the text's end) or not.
+    const after = ['', '\n', '\r', '\r\n', '\u2028', '\u2029', ' ', '\t', ' \t ', ' \r', '\t\n', 'x', ' x', '\r x', '\u0085', ']', '[', '\v', '\f', '\u00a0'];
+    const before = ['', '\n', 'x', ' ', '[', '[[', ']', 'key = value\n', '\r'];
+    const section = () => {
+      const n = pick([0, 1, 2, 63, 64, 64, 65, 66, int(70)]);
+      let body = Array.from({ length: n }, () => pick([...name])).join('');
+      // A unit outside the class somewhere in the name (a near miss), sometimes.
+      if (n > 0 && r() < 0.2) {
+        const k = int(n);
+        body = body.slice(0, k) + pick(['[', ']', '/', '\n', 'é', '\t', '=']) + body.slice(k + 1);
+      }
+      return `[${body}${r() < 0.9 ? ']' : ''}`;
+    };
+    const sameIni = (t: string, label: string): boolean => {
+      const ts = iniSection(t);
+      expect(engine.iniSectionInModule(t), `INI section line: ${label}`).to.equal(ts);
+      return ts;
+    };
+    let sections = 0;
+    let misses = 0;
+    for (let i = 0; i < 4000; i++) {
+      let t = '';
+      for (let k = 1 + int(4); k > 0; k--) t += pick(before) + section() + pick(after) + pick(after);
+      if (r() < 0.3) t += ' user = admin\n'.repeat(int(12));
+      if (sameIni(t, short(t))) sections++;
+      else misses++;
+      // The text just searched is read from the input buffer as it stands; another string of the same units too.
+      engine.searchInModule(t);
+      sameIni(t, `after its search: ${short(t)}`);
+      sameIni([...t].join(''), `a copy: ${short(t)}`);
+    }
+    expect(sections).to.be.greaterThan(1000);
+    expect(misses).to.be.greaterThan(1000);
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) sameIni(t, short(t));
+  });
+
+  it('finds the hinted lines and tells CSV headers alike: every column name in any case, quoted, spaced and near misses, every delimiter, lines cut by \\n, \\r\\n and a lone \\r, hints anywhere, at 0 and repeated; and on the three corpora', () => {
+    const engine = compiledScanner();
+    const r = rng(17);
+    const int = (n: number) => Math.floor(r() * n);
+    const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
+    const names = [
+      'password',
+      'passwd',
+      'secret access key',
+      'secret_access_key',
+      'secretaccesskey',
+      'secret key',
+      'secret',
+      'client secret',
+      'client_secret',
+      'api key',
+      'api_key',
+      'token',
+      'access token',
+      'private key',
+    ];
+    const anyCase = (w: string) => [...w].map((c) => (r() < 0.3 ? c.toUpperCase() : c)).join('');
+    // Near misses: a unit more or less, a non-ASCII letter whose upper case is ASCII (\u017f, \u0131), the Kelvin sign.
+    const miss = (w: string) =>
+      pick([w.slice(1), w + 's', 'x' + w, w.replace('s', '\u017f'), w.replace('i', '\u0131'), w.replace('k', '\u212a'), w.slice(0, -1)]);
+    const cell = () => {
+      const w =
+        r() < 0.6
+          ? anyCase(pick(names))
+          : r() < 0.5
+            ? miss(pick(names))
+            : pick(['user', 'name', 'id', 'Access key ID', '', 'hunter2hunter2', 'AKIAIOSFODNN7EXAMPLE']);
+      return pick(['', ' ', '"', ' "', '""']) + w + pick(['', ' ', '"', '" ', '\r', ' \r', 'x', '\u00a0']);
+    };
+    const line = () => Array.from({ length: 1 + int(5) }, cell).join(pick([',', ';', '\t', ', ', ' ', '|']));
+    let headers = 0;
+    let others = 0;
+    for (let i = 0; i < 4000; i++) {
+      let t = r() < 0.05 ? '\n' : '';
+      for (let k = 1 + int(8); k > 0; k--) t += line() + pick(['\n', '\r\n', '\r', '\n\n', '\n']);
+      if (r() < 0.2) t = t.slice(0, -1);
+      // Hints anywhere (the reading takes any ascending places in the text), at 0, and repeated.
+      const hints = [...new Set([...Array.from({ length: int(10) }, () => int(t.length)), ...(r() < 0.2 ? [0] : [])])].sort((a, b) => a - b);
+      if (r() < 0.2 && hints.length > 0) hints.splice(int(hints.length), 0, hints[int(hints.length)]!);
+      hints.sort((a, b) => a - b);
+      const check = (u: string, label: string) => {
+        const starts = hintedLines(u, hints);
+        const found = engine.csvLinesInModule(u, hints);
+        expect(found.starts, `hinted lines: ${label}`).to.deep.equal(starts);
+        const ts = starts.map((s) => {
+          const e = u.indexOf('\n', s);
+          return csvHeader(u, s, e < 0 ? u.length : e) ? 1 : 0;
+        });
+        expect([...found.headers], `CSV headers: ${label}`).to.deep.equal(ts);
+        return ts;
+      };
+      for (const h of check(t, short(t)))
+        if (h) headers++;
+        else others++;
+      // The text just searched is read from the input buffer as it stands; another string of the same units too.
+      engine.searchInModule(t);
+      check(t, `after its search: ${short(t)}`);
+      check([...t].join(''), `a copy: ${short(t)}`);
+    }
+    expect(headers).to.be.greaterThan(2000);
+    expect(others).to.be.greaterThan(2000);
+    // The corpora, with a hint at every word that names a credential, and one at random.
+    for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) {
+      const hints = [...t.matchAll(/passw|pwd|secret|token|api[ _-]?key/gi)].map((m) => m.index);
+      if (t.length > 0) hints.push(int(t.length));
+      const sorted = [...new Set(hints)].sort((a, b) => a - b);
+      const found = engine.csvLinesInModule(t, sorted);
+      const starts = hintedLines(t, sorted);
+      expect(found.starts, `hinted lines: ${short(t)}`).to.deep.equal(starts);
+      const ts = starts.map((s) => {
+        const e = t.indexOf('\n', s);
+        return csvHeader(t, s, e < 0 ? t.length : e) ? 1 : 0;
+      });
+      expect([...found.headers], `CSV headers: ${short(t)}`).to.deep.equal(ts);
     }
   });
 
