@@ -9,7 +9,8 @@
  * trainer writes today (its inputs' hashes: corpus, encoder, gate, evasive lines, the head it is averaged with, the
  * head it keeps), and, read through the runtime, each refuses at least as many CSAM asks of the looked-at sets (A to J
  * and V to Z) as the configured model, as red-team and as blue-team calls. Sets K and U, which nobody here has read,
- * decided by the rule written before them: the first candidate is configured.
+ * decided by the rule written before them: the first candidate was configured, until the sixth round replaced it
+ * (intent-round6.test.ts).
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,6 @@ import { readFileSync } from 'node:fs';
 import { extraLines, readCorpus } from '../../scripts/train-guard-intent.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
-import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { describeCsamAsMany } from './helpers/intent-eval.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
@@ -33,16 +33,6 @@ const CANDIDATES = [
 /** The looked-at sets of the rule's (b), and their CSAM asks. */
 const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
 const LOOKED_AT_CSAM = 708;
-
-/** Adopted by sets K and U under the fifth round's rule (docs/guardrails.md, "Sets K and U, scored once"). */
-const ADOPTED = CANDIDATES[0]!;
-
-describe('guard: the fifth round adopted its first candidate', () => {
-  it('rules/guardrails.yaml names guardrails-intent-head-r5.json at the threshold it was written at', () => {
-    const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
-    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
-  });
-});
 
 for (const { file: CANDIDATE, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
   describe(`guard: the fifth round candidate ${CANDIDATE}, trained on the third blind files, CSAM by its own threshold${backstop ? ' beside the traps head' : ''}`, function () {
