@@ -6,6 +6,7 @@
  */
 import { expect } from 'chai';
 import { looksNonEnglish } from '../../src/guard/model/language.js';
+import { rng } from '../../scripts/rng.js';
 
 const SAMPLE = 2000;
 const ENGLISH_WORDS =
@@ -101,13 +102,8 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
       'ABC ',
       'x',
     ];
-    let seed = 0x2545f491;
-    const rand = (n: number): number => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const next = rng(0x2545f491);
+    const rand = (n: number): number => Math.floor(next() * n);
     let yes = 0;
     for (let i = 0; i < 3000; i++) {
       const parts: string[] = [];
@@ -153,13 +149,8 @@ describe('looksNonEnglish (the intent model routing language check)', () => {
       'Zz',
       '@[`{',
     ];
-    let seed = 0x1f123bb5;
-    const rand = (n: number): number => {
-      seed ^= seed << 13;
-      seed ^= seed >>> 17;
-      seed ^= seed << 5;
-      return (seed >>> 0) % n;
-    };
+    const next = rng(0x1f123bb5);
+    const rand = (n: number): number => Math.floor(next() * n);
     let yes = 0;
     for (let i = 0; i < 1500; i++) {
       // A third past the sample's two ends (2 × 2000 characters), the rest short.

@@ -112,16 +112,21 @@ diagnostics.subscribe('tracing:node-redis:connect:error', (message) => {
  * Timers set once the run is over: what keeps a leaked loop going (a retry, a poll) sets a fresh one at each
  * turn, and its stack says whose loop it is. Recorded from the end of the run only, so no suite pays for it.
  */
+/** Where the caller's caller was called from: up to six frames outside Node and this file, one a line. */
+function whereSet(): string {
+  return (new Error().stack ?? '')
+    .split('\n')
+    .slice(3)
+    .filter((l) => !/node:internal|hooks\.ts/.test(l))
+    .slice(0, 6)
+    .join('\n      ');
+}
+
 const lateTimers = new Map<string, number>();
 const timerHook = createHook({
   init(_id, type) {
     if (type !== 'Timeout') return;
-    const stack = (new Error().stack ?? '')
-      .split('\n')
-      .slice(2)
-      .filter((l) => !/node:internal|hooks\.ts/.test(l))
-      .slice(0, 6)
-      .join('\n      ');
+    const stack = whereSet();
     if (lateTimers.has(stack) || lateTimers.size < 20) lateTimers.set(stack, (lateTimers.get(stack) ?? 0) + 1);
   },
 });
@@ -147,12 +152,7 @@ for (const name of ['setTimeout', 'setInterval'] as const) {
   const wrapped = function (this: unknown, ...args: unknown[]): NodeJS.Timeout {
     const timer = original.apply(this, args);
     if (name === 'setInterval' || Number(args[1]) >= CLOSE_GRACE_MS) {
-      const stack = (new Error().stack ?? '')
-        .split('\n')
-        .slice(2)
-        .filter((l) => !/node:internal|hooks\.ts/.test(l))
-        .slice(0, 6)
-        .join('\n      ');
+      const stack = whereSet();
       timerOrigins.set(timer, `${name === 'setInterval' ? 'an interval' : 'a timeout'} of ${Number(args[1])} ms, set at\n      ${stack}`);
       if (longTimers.size >= 5000) for (const ref of longTimers) if (!pending(ref.deref())) longTimers.delete(ref);
       longTimers.add(new WeakRef(timer));
