@@ -21,6 +21,9 @@ describe('repository stands alone', () => {
     for (const file of tracked) {
       // A tracked symlink to a folder (the Helm chart's files/) is not a document.
       if (file === 'test/repository.test.ts' || !existsSync(join(REPO, file)) || statSync(join(REPO, file)).isDirectory()) continue;
+      // Prompts vendored as evaluation and training data are other people's text, not documents: a red-team row
+      // may well be a bot command that names a ticket ("Issue #77: ...").
+      if (/^test\/fixtures\/guard\/.*\.(jsonl|tsv)$/.test(file)) continue;
       readFileSync(join(REPO, file), 'utf8')
         .split('\n')
         .forEach((line, i) => {
