@@ -93,10 +93,15 @@ function findUrlPasswords(text: string, hits: SecretHit[], starts: readonly numb
 
 // ---- connection strings ------------------------------------------------------------------------------
 
-// `Name=value`, the value bare or quoted (ADO.NET quotes a value holding `;`); or JSON/YAML `"AccountKey": "..."`.
+// `Name=value`, the value bare or quoted (ADO.NET quotes a value holding `;`, ODBC puts it in braces, a `}`
+// inside written `}}`); or JSON/YAML `"AccountKey": "..."`.
 // Matched where a name can start: the key-like words `pass`/`pwd`, and the Azure names found by search.
 const KEYED =
-  /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/iy;
+  /(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)(?:[ \t]{0,2}=[ \t]{0,2}(?:"([^"\r\n]{1,256})"|'([^'\r\n]{1,256})'|\{((?:[^{}\r\n]|\}\}){1,256})\}(?=[;'"\s]|$)|([^;"'\s<>]{1,1024}))|["']?[ \t]{0,2}:[ \t]{0,2}["']([A-Za-z0-9+/_-]{20,1024}={0,2})["'])/iy;
+
+// In braces, what reads as a format string's field rather than a password: `{0}`, `{password}`, `{db_pass}`,
+// `{self.pwd}` (a program's template, filled in later) - a lower-case name or a number, with a format spec.
+const FORMAT_FIELD = /^(?:[a-z_][a-z0-9_.]*|[0-9]+)(?::[^}]*)?$/;
 
 // What makes `Password=` part of a connection string rather than a shell or .env assignment.
 const CONNECTION_CONTEXT = /(?:server|data source|host|hostname|address|addr|user id|uid|user|username|database|initial catalog|dsn|driver)[ \t]{0,2}=/i;
@@ -108,10 +113,10 @@ function findConnectionStrings(text: string, hits: SecretHit[], hints: readonly 
     re.lastIndex = p;
     const m = re.exec(text);
     if (!m) continue;
-    const value = m[1] ?? m[2] ?? m[3] ?? m[4]!;
+    const value = m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5]!;
     const name = m[0].slice(0, 3).toLowerCase();
-    if (isPlaceholder(value)) continue;
-    if (m[4] !== undefined) {
+    if (isPlaceholder(value) || (m[3] !== undefined && FORMAT_FIELD.test(value))) continue;
+    if (m[5] !== undefined) {
       // The JSON form names keys only (a JSON "password" is the assignment detectors' business).
       if (name === 'pas' || name === 'pwd') continue;
     } else if (name === 'pas' || name === 'pwd') {
@@ -128,7 +133,7 @@ function findConnectionStrings(text: string, hits: SecretHit[], hints: readonly 
       // An account or shared access key is base64.
       continue;
     }
-    const end = m.index + m[0].length - (m[3] !== undefined ? 0 : 1);
+    const end = m.index + m[0].length - (m[4] !== undefined ? 0 : 1);
     hits.push({ kind: 'connection-string', start: end - value.length, end });
   }
 }
@@ -347,9 +352,22 @@ function findAssignedPasswords(text: string, hints: readonly number[], hits: Sec
     const value = m[2]!;
     if (isPlaceholder(value) || !/[A-Za-z]/.test(value) || !/[^A-Za-z]/.test(value) || /^[$%{<(]/.test(value) || /^[A-Za-z_]+\.[A-Za-z_.]+$/.test(value))
       continue;
+    if (encodesPlaceholder(value)) continue;
     const end = m.index + m[0].length - m[1]!.length;
     hits.push({ kind: 'password', start: end - value.length, end });
   }
+}
+
+// A Kubernetes Secret's `data:` holds each value in base64: `password: Y2hhbmdlbWU=` is the password
+// `changeme`. The encoding of a real password is masked like the password (anyone decodes it), but the encoding
+// of a placeholder is a placeholder. Only canonical base64 (padded to a multiple of 4) whose decoding is
+// printable ASCII is decoded, and only to ask isPlaceholder.
+const BASE64_VALUE = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function encodesPlaceholder(value: string): boolean {
+  if (value.length % 4 !== 0 || !BASE64_VALUE.test(value)) return false;
+  const decoded = Buffer.from(value, 'base64').toString('latin1');
+  return /^[\x20-\x7e]+$/.test(decoded) && isPlaceholder(decoded);
 }
 
 // Where a credential export's names and headers can be: the words they contain.
