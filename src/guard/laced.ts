@@ -10,7 +10,10 @@
  * longer gap ends the laced run, and so does a token longer than 32 characters). Only at a token where a secret's prefix can start (`sk`, an AWS prefix in
  * either case, `gh?_`, `github_pat_`, `npm_`, `glpat-`, `xox?-`, `sk_`/`rk_`, `AIza`, `hf_`) are the
  * following tokens joined, as many characters as the longest shape after that prefix needs, in two readings: separators removed (`-` and `_`
- * kept, as real keys hold them) and separators, `-` and `_` all removed (dashes put in as separators). Each
+ * kept, as real keys hold them) and separators, `-` and `_` all removed (dashes put in as separators); and,
+ * for a provider's shape that holds `-` or `_` of its own and found nothing in those, two more: one of the two
+ * removed and the other kept (a key laced with dashes whose body holds an underscore, `AIza7fn-8rW3fAo-SO_7cf3-…`;
+ * one laced with underscores, one of them inside its prefix, `glpa_t-79_98Pm_…`). Each
  * reading is matched with the shapes' own patterns, anchored where the token starts; a fixed-length shape
  * must end where a token ends, a variable-length one is widened to the end of its last token. The hit covers
  * the original span, separators included.
@@ -26,8 +29,12 @@ export interface LacedShape {
   prefixes: readonly string[];
   /** Pattern without lookarounds, matched sticky at the start of the joined reading. */
   re: RegExp;
-  /** Which reading: 'kept' (separators removed, `-`/`_` kept) or 'bare' (those removed too). */
-  reading: 'kept' | 'bare';
+  /**
+   * Which reading: 'kept' (separators removed, `-`/`_` kept), 'bare' (those removed too), or one of them
+   * removed and the other kept ('no-dash', 'no-underscore': tried at a token only when the other shapes
+   * found nothing there, so they add keys and change no other hit).
+   */
+  reading: Reading;
   /** A fixed-length shape must end exactly at the end of a token. */
   fixed: boolean;
   /** Extra check on the match; `kept` is the kept reading from the same token (the original's dashes). */
@@ -38,7 +45,19 @@ export interface LacedShape {
    * not joined at all: no shape could be reported from it. Absent: any reading may be.
    */
   leads?: readonly string[];
+  /**
+   * Pieces that, whole and after the first, say the reading is a list rather than a key: an AWS id whose
+   * body is laced from other AWS prefixes (`AKIA|ASIA|ABIA|ACCA`, a detection rule or documentation) is none.
+   */
+  notPieces?: ReadonlySet<string>;
 }
+
+export type Reading = 'kept' | 'bare' | 'no-dash' | 'no-underscore';
+
+/** The unit a reading drops besides the separators: -1 none ('kept'), -2 both `-` and `_` ('bare'). */
+const DROPS: Record<Reading, number> = { kept: -1, bare: -2, 'no-dash': 0x2d, 'no-underscore': 0x5f };
+/** Does a token unit `c` count in a reading that drops `drop`? */
+const counts = (c: number, drop: number): boolean => (drop === -2 ? c !== 0x2d && c !== 0x5f : c !== drop);
 
 export interface LacedHit {
   kind: SecretKind;
@@ -142,16 +161,21 @@ const keptOf = (text: string, bounds: readonly number[]): string => {
   return out;
 };
 const JOINERS = /[-_]/g;
+/** A kept reading as `reading` reads it. */
+const readingOf = (kept: string, reading: Reading): string =>
+  reading === 'kept' ? kept : reading === 'bare' ? kept.replace(JOINERS, '') : kept.replaceAll(reading === 'no-dash' ? '-' : '_', '');
 
 /**
  * The original offset just after the `count`-th character of a reading, and the end of its token: in the
- * kept reading every token character counts, in the bare one only letters and digits.
+ * kept reading every token character counts, in the bare one only letters and digits, in the others all but
+ * the one they drop.
  */
-function mapBack(text: string, bounds: readonly number[], count: number, bare: boolean): { at: number; tokenEnd: number } {
+function mapBack(text: string, bounds: readonly number[], count: number, reading: Reading): { at: number; tokenEnd: number } {
+  const drop = DROPS[reading];
   let left = count;
   for (let k = 0; k < bounds.length; k += 2) {
     for (let i = bounds[k]!; i < bounds[k + 1]!; i++) {
-      if (bare && !isAlnum(text.charCodeAt(i))) continue;
+      if (!counts(text.charCodeAt(i), drop)) continue;
       if (--left === 0) return { at: i + 1, tokenEnd: bounds[k + 1]! };
     }
   }
@@ -176,20 +200,24 @@ const LEAD = Math.max(...PREFIXES.map(([x]) => x.length));
 // made for them (findLaced is synchronous; each call overwrites them).
 const KEPT_LEAD = new Uint16Array(LEAD);
 const BARE_LEAD = new Uint16Array(LEAD);
+// The leads of the readings that drop one joiner, read only for a token where a shape of theirs is tried.
+const DROP_LEAD = new Uint16Array(LEAD);
 
 /**
  * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
- * too), stopping at the end of the laced run, written into `out` as code units; returns its length. Character
- * by character, so no string is made (test/guard/scan-sharing.test.ts holds it to a piece-by-piece reading).
+ * too; a unit: with that one skipped), stopping at the end of the laced run, written into `out` as code units;
+ * returns its length. Character by character, so no string is made (test/guard/scan-sharing.test.ts holds it
+ * to a piece-by-piece reading).
  */
-export function leadInto(text: string, p: number, max: number, bare: boolean, out: Uint16Array): number {
+export function leadInto(text: string, p: number, max: number, bare: boolean | number, out: Uint16Array): number {
+  const drop = bare === true ? -2 : bare === false ? -1 : bare;
   const n = text.length;
   let length = 0;
   let i = p;
   while (length < max && i < n) {
     const c = text.charCodeAt(i);
     if (isTokenCode(c)) {
-      if (!bare || (c !== 0x2d && c !== 0x5f)) out[length++] = c;
+      if (counts(c, drop)) out[length++] = c;
       i++;
       continue;
     }
@@ -245,16 +273,16 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
 }
 
 /**
- * May the kept reading whose first units KEPT_LEAD holds (`length` of them, LEAD when it goes on) start
- * with one of `shape`'s leads? A lead longer than LEAD is compared as far as KEPT_LEAD reaches.
+ * May the reading whose first units `units` holds (`length` of them, LEAD when it goes on) start with one
+ * of `shape`'s leads? A lead longer than LEAD is compared as far as the units reach.
  */
-function mayLead(shape: LacedShape, length: number): boolean {
+function mayLead(shape: LacedShape, units: Uint16Array, length: number): boolean {
   const leads = shape.leads;
   if (!leads) return true;
   for (const lead of leads) {
     if (lead.length > length && length < LEAD) continue;
     let k = 0;
-    while (k < lead.length && k < length && KEPT_LEAD[k] === lead.charCodeAt(k)) k++;
+    while (k < lead.length && k < length && units[k] === lead.charCodeAt(k)) k++;
     if (k === lead.length || k === length) return true;
   }
   return false;
@@ -319,7 +347,7 @@ function keyEnd(text: string, bounds: readonly number[], shape: LacedShape): num
   const last = bounds[bounds.length - 1]!;
   if (bounds.length <= 2) return last;
   const first = text.slice(bounds[0], bounds[1]);
-  const reading = shape.reading === 'kept' ? first : first.replace(JOINERS, '');
+  const reading = readingOf(first, shape.reading);
   shape.re.lastIndex = 0;
   const m = shape.re.exec(reading);
   if (!m || m.index !== 0 || m[0].length !== reading.length || (shape.accept && !shape.accept(m[0], first))) {
@@ -331,6 +359,12 @@ function keyEnd(text: string, bounds: readonly number[], shape: LacedShape): num
   let end = bounds[1]!;
   for (let k = 2; k < bounds.length && keyLike(text, bounds[k]!, bounds[k + 1]!); k += 2) end = bounds[k + 1]!;
   return end;
+}
+
+/** Is one of the tokens after the first, up to `at`, one of `pieces`? */
+function hasPiece(text: string, bounds: readonly number[], at: number, pieces: ReadonlySet<string>): boolean {
+  for (let k = 2; k < bounds.length && bounds[k + 1]! <= at; k += 2) if (pieces.has(text.slice(bounds[k], bounds[k + 1]))) return true;
+  return false;
 }
 
 /**
@@ -404,7 +438,17 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     const tried = new Set<LacedShape>();
     for (const x of prefixes) for (const shape of byPrefix.get(x) ?? []) tried.add(shape);
     let leads = false;
-    for (const shape of tried) if ((leads = mayLead(shape, keptLength))) break;
+    let dropped = 0; // the unit DROP_LEAD was read without, and its length
+    let droppedLength = 0;
+    for (const shape of tried) {
+      const drop = DROPS[shape.reading];
+      if (drop < 0) leads = mayLead(shape, KEPT_LEAD, keptLength);
+      else {
+        if (dropped !== drop) droppedLength = leadInto(text, tokenStart, LEAD, (dropped = drop), DROP_LEAD);
+        leads = mayLead(shape, DROP_LEAD, droppedLength);
+      }
+      if (leads) break;
+    }
     if (!leads) {
       if (limit > 24) unmade.push(tokenStart, limit);
       from = Math.max(from, p);
@@ -414,18 +458,33 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     if (limit > 24) longEnd = Math.max(longEnd, bounds[bounds.length - 1]!);
     const kept = keptOf(text, bounds);
     let bare: string | null = null;
+    let noDash: string | null = null;
+    let noUnderscore: string | null = null;
     let matchedEnd = -1;
-    for (const shape of tried) {
-      const reading = shape.reading === 'kept' ? kept : (bare ??= kept.replace(JOINERS, ''));
-      shape.re.lastIndex = 0;
-      const m = shape.re.exec(reading);
-      if (!m || m.index !== 0 || m[0].length === 0) continue;
-      if (shape.accept && !shape.accept(m[0], kept)) continue;
-      const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading === 'bare');
-      if (shape.fixed && at !== tokenEnd) continue;
-      const end = Math.min(tokenEnd, keyEnd(text, bounds, shape));
-      hits.push({ kind: shape.kind, start: tokenStart, end });
-      matchedEnd = Math.max(matchedEnd, end);
+    // The readings that drop one joiner in a second round, only where the first found nothing.
+    for (let round = 0; round < 2 && matchedEnd < 0; round++) {
+      for (const shape of tried) {
+        if (DROPS[shape.reading] >= 0 !== (round === 1)) continue;
+        const r = shape.reading;
+        const reading =
+          r === 'kept'
+            ? kept
+            : r === 'bare'
+              ? (bare ??= readingOf(kept, r))
+              : r === 'no-dash'
+                ? (noDash ??= readingOf(kept, r))
+                : (noUnderscore ??= readingOf(kept, r));
+        shape.re.lastIndex = 0;
+        const m = shape.re.exec(reading);
+        if (!m || m.index !== 0 || m[0].length === 0) continue;
+        if (shape.accept && !shape.accept(m[0], kept)) continue;
+        const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading);
+        if (shape.fixed && at !== tokenEnd) continue;
+        if (shape.notPieces && hasPiece(text, bounds, at, shape.notPieces)) continue;
+        const end = Math.min(tokenEnd, keyEnd(text, bounds, shape));
+        hits.push({ kind: shape.kind, start: tokenStart, end });
+        matchedEnd = Math.max(matchedEnd, end);
+      }
     }
     if (matchedEnd > p) p = matchedEnd;
     from = Math.max(from, p);

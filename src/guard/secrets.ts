@@ -289,6 +289,14 @@ function keptLeads(re: RegExp): string[] {
   return out;
 }
 
+// An AWS id's body is random: one laced from the documented prefixes themselves, forwards or turned round (the
+// whole text is also read reversed), is a list of them (`AKIA|ASIA|ABIA|ACCA` in a detection rule, `AKIA, ASIA,
+// ABIA, ACCA, AGPA` in documentation). A random body laced in fours has one of these 23 pieces (in its own case)
+// as a piece about once in 10,000 ids, and one laced otherwise cannot have one.
+const AWS_PREFIX_PIECES: ReadonlySet<string> = new Set(
+  AWS_PREFIXES.split('|').flatMap((x) => [x, [...x].reverse().join('')]).flatMap((x) => [x, x.toLowerCase()]),
+);
+
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
 const bare = (re: RegExp) => new RegExp(re.source.replace(/^\(\?<![^)]*\)/, '').replace(/\(\?![^)]*\)$/, ''), 'y');
 const LACED: LacedShape[] = [
@@ -314,7 +322,14 @@ const LACED: LacedShape[] = [
     leads: ['sk-'], // accept
     accept: (m, kept) => kept.startsWith('sk-') && !kept.startsWith('sk-ant-') && looksRandom(m.slice(2)) && entropy(m.slice(2)) >= 3.5,
   },
-  { kind: 'aws-access-key-id', prefixes: AWS_PREFIXES.split('|'), re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'), reading: 'bare', fixed: true },
+  {
+    kind: 'aws-access-key-id',
+    prefixes: AWS_PREFIXES.split('|'),
+    re: new RegExp(`(?:${AWS_PREFIXES})[A-Z0-9]{16}`, 'y'),
+    reading: 'bare',
+    fixed: true,
+    notPieces: AWS_PREFIX_PIECES,
+  },
   {
     kind: 'aws-access-key-id',
     prefixes: AWS_PREFIXES.toLowerCase().split('|'),
@@ -322,6 +337,7 @@ const LACED: LacedShape[] = [
     reading: 'bare',
     fixed: true,
     accept: hasDigit,
+    notPieces: AWS_PREFIX_PIECES,
   },
   // Provider prefixes hold an underscore, which a laced reading without `-`/`_` drops: their own bare forms.
   {
@@ -351,15 +367,22 @@ const LACED: LacedShape[] = [
     leads: ['sk_', 'rk_'], // accept
     accept: (m, kept) => /^[sr]k_/.test(kept) && looksRandom(m.slice(6)),
   },
-  ...PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map((p): LacedShape => ({
-    kind: p.kind,
-    prefixes: p.laced!,
-    re: bare(p.re),
-    reading: 'kept',
-    fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
-    leads: keptLeads(p.re),
-    ...(p.accept ? { accept: p.accept } : {}),
-  })),
+  // Each provider shape in the kept reading, then (where that and the shapes above find nothing) with only
+  // the dashes or only the underscores dropped: a key laced with one of them whose body or prefix holds the
+  // other (`AIza7fn-8rW3fAo-SO_7cf3-…`, `glpa_t-79_98Pm_…`).
+  ...(['kept', 'no-dash', 'no-underscore'] as const).flatMap((reading) =>
+    PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
+      (p): LacedShape => ({
+        kind: p.kind,
+        prefixes: p.laced!,
+        re: bare(p.re),
+        reading,
+        fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+        leads: keptLeads(p.re),
+        ...(p.accept ? { accept: p.accept } : {}),
+      }),
+    ),
+  ),
 ];
 
 /** Does the run after `sk-` (at text[s, e)) read as a random key rather than an identifier? */
