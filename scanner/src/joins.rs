@@ -84,13 +84,17 @@ fn concat_join(t: &[u16], p: usize) -> Option<usize> {
     quote(at(t, i)).then_some(i + 1)
 }
 
-/// `["'][ \t]{0,8}\r?\n[ \t]{0,32}["']`
+/// `["'][ \t]{0,8}\\?\r?\n[ \t]{0,32}["']` (the backslash: C's adjacent literals in a macro continued over
+/// lines; a backslash not followed by a line break fails the alternative, as the expression's would)
 fn line_join(t: &[u16], p: usize) -> Option<usize> {
     if at(t, p) == 0x60 {
         return None;
     }
     let mut i = p + 1;
     i += spaces(t, i, 8)?;
+    if at(t, i) == 0x5c {
+        i += 1;
+    }
     let nl = newline(t, i);
     if nl == 0 {
         return None;

@@ -55,8 +55,8 @@ fn unit_flags(c: usize, d: usize) -> u8 {
     let alnum = |u: usize| matches!(u, 0x30..=0x39 | 0x41..=0x5a | 0x61..=0x7a);
     let laced = laced_second(c).is_some_and(|second| !alnum(d) || second.contains(&(d as u8)));
     // What may follow a unit that starts a join or the quick look (joins.rs): after a quote, a space or tab,
-    // a line break, an operator's first unit, `)` or `}` (and `-` for the quick look); `{` after `$`; a line
-    // break after `\` or `^`.
+    // a line break, a `\` before one, an operator's first unit, `)` or `}` (and `-` for the quick look); `{`
+    // after `$`; a line break after `\` or `^`.
     let join = match c {
         0x22 | 0x27 | 0x60 => matches!(
             d,
@@ -72,6 +72,7 @@ fn unit_flags(c: usize, d: usize) -> u8 {
                 | 0x29
                 | 0x7d
                 | 0x2d
+                | 0x5c
         ),
         0x24 => d == 0x7b,
         0x5c | 0x5e => d == 0x0d || d == 0x0a,

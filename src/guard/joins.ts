@@ -3,7 +3,7 @@
  * "Ef5h..."`, the concatenation operators of PHP, SQL, Lua, VB and others, `.concat(`, Python's and C's
  * adjacent literals), an interpolation inside a JS template literal (`` `sk-proj-Ab3d${""}Ef5h...` ``,
  * `${"Ef5h"}`, `${[]}` - any short interpolation is read as empty), a line continuation (a URL cut by `\` at
- * the end of a line in a shell, `^` in cmd). Adjacent literals on one line count in double quotes only (C,
+ * the end of a line in a shell, `^` in cmd; adjacent literals on lines continued by `\` in a C macro). Adjacent literals on one line count in double quotes only (C,
  * Python): single-quoted words side by side are a CSP or a shell's arguments. A compiler, a shell and a model all read the pieces as one string; so does this
  * pass: it removes the joining syntax and reads the text around each join again, with every detector, hits
  * mapped back to the original (a hit covers the pieces and the syntax between them).
@@ -21,12 +21,13 @@ export interface JoinedView {
   ends: Int32Array;
 }
 
-// A join: quote, optional +, quote (spaces and one line break around the +), `${}`/`${"`/`"}`, or a
+// A join: quote, optional +, quote (spaces and one line break around the +; without the +, the line break may
+// follow a backslash: C's adjacent literals in a `#define` continued over lines), `${}`/`${"`/`"}`, or a
 // backslash at the end of a line (with the next line's indentation).
 // Concatenation operators: + (JS, Java, C#, Python), . (PHP, Perl), .. (Lua), || (SQL), & (VB), ++ (Haskell),
 // <> (Elixir), ~ (D, Raku); and a `.concat(` call.
 const JOIN =
-  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\r?\n[ \t]{0,32}["']|"[ \t]{1,4}"|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^]\r?\n[ \t]{0,32}/g;
+  /["'`][ \t]{0,8}(?:\r?\n[ \t]{0,32})?(?:\+\+?|\.\.?|\|\||&|<>|~)[ \t]{0,8}(?:\r?\n[ \t]{0,32})?["'`]|["'`]\)?\.concat\([ \t]{0,4}["'`]|["'][ \t]{0,8}\\?\r?\n[ \t]{0,32}["']|"[ \t]{1,4}"|\$\{[ \t]{0,4}(?:""|''|``)?[ \t]{0,4}\}|\$\{[ \t]{0,4}["'`]|\$\{[^{}"'`\r\n]{1,24}\}|["'`][ \t]{0,4}\}|[\\^]\r?\n[ \t]{0,32}/g;
 const QUICK = /["'`][ \t]{0,8}[-+.|&<~\r\n)]|"[ \t]{1,4}"|\$\{|[\\^]\r?\n/;
 const WINDOW = 320;
 const MIN_SIDE = 3;
