@@ -9,7 +9,7 @@
  *    the password, up to the last `@` before the host.
  *  - connection-string: `AccountKey=`, `SharedAccessKey=`, `SharedAccessSignature=` values (Azure storage,
  *    Service Bus, Event Hubs, IoT Hub), and `Password=`/`Pwd=` in an ADO.NET or ODBC string (one that also
- *    names a server, host, data source or user).
+ *    names a server, host, data source or user), the value bare, quoted or in ODBC's braces.
  *  - jwt: `eyJ...` header, `.eyJ...` payload and a signature of at least 16 characters, whole (a long
  *    token's signature is past where the bearer fallback's 200 characters end).
  *  - aws-secret-key: 40 characters of base64 with upper case, lower case and digits, within 512

@@ -292,9 +292,11 @@ function keptLeads(re: RegExp): string[] {
 // An AWS id's body is random: one laced from the documented prefixes themselves, forwards or turned round (the
 // whole text is also read reversed), is a list of them (`AKIA|ASIA|ABIA|ACCA` in a detection rule, `AKIA, ASIA,
 // ABIA, ACCA, AGPA` in documentation). A random body laced in fours has one of these 23 pieces (in its own case)
-// as a piece about once in 10,000 ids, and one laced otherwise cannot have one.
+// as a piece about once in 10,000 ids; laced in other widths, fewer of its pieces are four long.
 const AWS_PREFIX_PIECES: ReadonlySet<string> = new Set(
-  AWS_PREFIXES.split('|').flatMap((x) => [x, [...x].reverse().join('')]).flatMap((x) => [x, x.toLowerCase()]),
+  AWS_PREFIXES.split('|')
+    .flatMap((x) => [x, [...x].reverse().join('')])
+    .flatMap((x) => [x, x.toLowerCase()]),
 );
 
 /** The patterns of laced.ts: each shape without its lookarounds (the token start and end stand for them). */
@@ -371,17 +373,15 @@ const LACED: LacedShape[] = [
   // the dashes or only the underscores dropped: a key laced with one of them whose body or prefix holds the
   // other (`AIza7fn-8rW3fAo-SO_7cf3-…`, `glpa_t-79_98Pm_…`).
   ...(['kept', 'no-dash', 'no-underscore'] as const).flatMap((reading) =>
-    PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map(
-      (p): LacedShape => ({
-        kind: p.kind,
-        prefixes: p.laced!,
-        re: bare(p.re),
-        reading,
-        fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
-        leads: keptLeads(p.re),
-        ...(p.accept ? { accept: p.accept } : {}),
-      }),
-    ),
+    PROVIDER_SHAPES.filter((p) => p.laced !== undefined).map((p): LacedShape => ({
+      kind: p.kind,
+      prefixes: p.laced!,
+      re: bare(p.re),
+      reading,
+      fixed: p.re.source.endsWith(')') && p.re.source.includes('(?!'),
+      leads: keptLeads(p.re),
+      ...(p.accept ? { accept: p.accept } : {}),
+    })),
   ),
 ];
 
