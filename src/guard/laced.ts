@@ -228,6 +228,16 @@ export function leadInto(text: string, p: number, max: number, bare: boolean | n
   return length;
 }
 
+/**
+ * The lead of the reading from `p` without the unit `drop` into DROP_LEAD, given the kept lead (KEPT_LEAD,
+ * `keptLength` units): that lead itself when it holds no such unit, else read again. Returns its length.
+ */
+function dropLeadInto(text: string, p: number, keptLength: number, drop: number): number {
+  for (let k = 0; k < keptLength; k++) if (KEPT_LEAD[k] === drop) return leadInto(text, p, LEAD, drop, DROP_LEAD);
+  DROP_LEAD.set(KEPT_LEAD);
+  return keptLength;
+}
+
 const startsWithUnits = (units: Uint16Array, length: number, s: string): boolean => {
   if (length < s.length) return false;
   for (let k = 0; k < s.length; k++) if (units[k] !== s.charCodeAt(k)) return false;
@@ -444,7 +454,7 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
       const drop = DROPS[shape.reading];
       if (drop < 0) leads = mayLead(shape, KEPT_LEAD, keptLength);
       else {
-        if (dropped !== drop) droppedLength = leadInto(text, tokenStart, LEAD, (dropped = drop), DROP_LEAD);
+        if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
         leads = mayLead(shape, DROP_LEAD, droppedLength);
       }
       if (leads) break;
@@ -464,7 +474,13 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     // The readings that drop one joiner in a second round, only where the first found nothing.
     for (let round = 0; round < 2 && matchedEnd < 0; round++) {
       for (const shape of tried) {
-        if (DROPS[shape.reading] >= 0 !== (round === 1)) continue;
+        const drop = DROPS[shape.reading];
+        if (drop >= 0 !== (round === 1)) continue;
+        if (drop >= 0) {
+          // Only a shape whose lead this reading starts with (most tokens of a long join: none).
+          if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
+          if (!mayLead(shape, DROP_LEAD, droppedLength)) continue;
+        }
         const r = shape.reading;
         const reading =
           r === 'kept'

@@ -181,7 +181,7 @@ describe('guard: shared scan work', () => {
       for (let k = 0; k < length; k++) text += pieces[Math.floor(r() * pieces.length)];
       for (let p = 0; p < text.length; p++) {
         for (const max of [4, 11]) {
-          for (const bare of [false, true]) {
+          for (const bare of [false, true, 0x2d, 0x5f]) {
             const n = leadInto(text, p, max, bare, out);
             expect(String.fromCharCode(...out.subarray(0, n)), JSON.stringify({ text, p, max, bare })).to.equal(lead(text, p, max, bare));
             compared++;

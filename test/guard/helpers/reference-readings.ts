@@ -32,9 +32,10 @@ const JOINERS = /[-_]/g;
 
 /**
  * The first `max` characters the text from `p` reads as across separators (`bare`: with `-`/`_` skipped
- * too), stopping at the end of the laced run: leadInto as a string, built piece by piece.
+ * too; a unit: with that one skipped), stopping at the end of the laced run: leadInto as a string, built
+ * piece by piece.
  */
-export function lead(text: string, p: number, max: number, bare: boolean): string {
+export function lead(text: string, p: number, max: number, bare: boolean | number): string {
   const n = text.length;
   let out = '';
   let i = p;
@@ -44,7 +45,7 @@ export function lead(text: string, p: number, max: number, bare: boolean): strin
     while (e < n && e - i < max && isTokenCode(text.charCodeAt(e))) e++;
     if (e > i) {
       const piece = text.slice(i, e);
-      out += bare ? piece.replace(JOINERS, '') : piece;
+      out += bare === true ? piece.replace(JOINERS, '') : bare === false ? piece : piece.replaceAll(String.fromCharCode(bare), '');
       i = e;
       continue;
     }
