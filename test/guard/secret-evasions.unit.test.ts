@@ -280,3 +280,62 @@ describe('guard: masks cover exactly the secret', () => {
     });
   }
 });
+
+describe('guard: the forms a blind attacker set found', () => {
+  // Fake bodies, random; the checksummed and fixed-length shapes are whole keys of their kind.
+  const gitlab = 'glpat-TXf8cuNb2yTh0rGkFqYr';
+  const hf = 'hf_PXYZ6aBPIpARRZNxdh0mrBibfpSe7Mg4lA';
+  const pat = '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';
+  const slack = 'xoxb-683756509706-287958212972-U1wrrMzzvNJFPVdeDUm4LCPw';
+  const google = 'AIza7fn8rW3fAoSO_7cf3DG3rcI5puyto0B0bEL';
+  const lace = (s: string, n: number, sep: string) => s.match(new RegExp(`.{1,${n}}`, 'g'))!.join(sep);
+  for (const [name, text, secret, kind] of [
+    ['a Google key laced with dashes, an underscore in its body', lace(google, 7, '-'), google, 'google-api-key'],
+    ['a GitLab token laced with underscores, one inside its prefix', lace(gitlab, 4, '_'), gitlab, 'gitlab-token'],
+    ['a Hugging Face token laced with dashes', lace(hf, 5, '-'), hf, 'huggingface-token'],
+    ['a fine-grained GitHub token laced with dashes', lace(pat, 8, '-'), pat, 'github-token'],
+    ['a Slack token laced with underscores', lace(slack, 5, '_'), slack, 'slack-token'],
+  ] as const) {
+    it(`masks ${name}`, () => {
+      const out = redacted(text);
+      expect(out).to.equal(BEFORE + mask(kind) + AFTER);
+      expect(leaks(out, secret)).to.equal(null);
+    });
+  }
+
+  it('masks the pieces of a key in C adjacent literals of a #define continued over lines', () => {
+    const key =
+      'sk-proj-Q2Cr9YcvmBkrSyigsD8EDz5GuCWBeSDJr0XArERhvxZPHFYX0GpBEFL3IlwY6nBET3BlbkFJRXldniegT1R67GDsQU3AgohYPwzmwadkqYm4yQduISpZ5O2I04LgypuY2lFFrUsy';
+    const text = `#define OPENAI_KEY "${key.slice(0, 50)}" \\\n                   "${key.slice(50, 100)}" \\\n                   "${key.slice(100)}"`;
+    const out = redacted(text);
+    expect(out).to.equal(`${BEFORE}#define OPENAI_KEY "${mask('openai-key')}"${AFTER}`);
+  });
+
+  it('masks an ODBC password in braces, and leaves a format field in braces alone', () => {
+    const odbc = (pwd: string) => `DRIVER={ODBC Driver 18 for SQL Server};SERVER=sql02;DATABASE=fin;UID=fin_ro;PWD=${pwd};`;
+    expect(redacted(odbc('{6jIerkEz2m92}'))).to.equal(BEFORE + odbc(`{${mask('connection-string')}}`) + AFTER);
+    expect(redacted(odbc('{a;b}}c9Xq}'))).to.equal(BEFORE + odbc(`{${mask('connection-string')}}`) + AFTER);
+    for (const field of ['{password}', '{db_pass}', '{0}', '{self.pwd}', '{{ vault_pwd }}'])
+      expect(redacted(odbc(field))).to.equal(BEFORE + odbc(field) + AFTER);
+  });
+
+  it("masks a Kubernetes Secret's base64 password, unless it is the base64 of a placeholder", () => {
+    const secret = (b64: string) => `data:\n  password: ${b64}\n  username: YWRtaW4=\n`;
+    const real = Buffer.from('s3cr3t-Pwd-2024!').toString('base64');
+    expect(redacted(secret(real))).to.not.include(real);
+    for (const placeholder of ['changeme', 'password', 'CHANGE_ME', '<password>']) {
+      const b64 = Buffer.from(placeholder).toString('base64');
+      expect(redacted(secret(b64)), placeholder).to.equal(BEFORE + secret(b64) + AFTER);
+    }
+  });
+
+  it('leaves lists of AWS prefixes alone: a detection rule, documentation, either case', () => {
+    for (const text of [
+      "regex = '''(A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}'''",
+      '(A3T[A-Z0-9]|AKIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|ASIA)[A-Z0-9]{16}',
+      'The prefixes are AKIA, ASIA, ABIA, ACCA, AGPA and AIDA.',
+      'akia|asia|abia|acca|agpa',
+    ])
+      expect(redacted(text), text).to.equal(BEFORE + text + AFTER);
+  });
+});
