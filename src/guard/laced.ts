@@ -34,7 +34,7 @@ export interface LacedShape {
    * removed and the other kept ('no-dash', 'no-underscore': tried at a token only when the other shapes
    * found nothing there, so they add keys and change no other hit).
    */
-  reading: Reading;
+  reading: 'kept' | 'bare' | 'no-dash' | 'no-underscore';
   /** A fixed-length shape must end exactly at the end of a token. */
   fixed: boolean;
   /** Extra check on the match; `kept` is the kept reading from the same token (the original's dashes). */
@@ -52,7 +52,7 @@ export interface LacedShape {
   notPieces?: ReadonlySet<string>;
 }
 
-export type Reading = 'kept' | 'bare' | 'no-dash' | 'no-underscore';
+type Reading = LacedShape['reading'];
 
 /** The unit a reading drops besides the separators: -1 none ('kept'), -2 both `-` and `_` ('bare'). */
 const DROPS: Record<Reading, number> = { kept: -1, bare: -2, 'no-dash': 0x2d, 'no-underscore': 0x5f };
