@@ -171,16 +171,12 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.x.keywords_set(keywords.length);
     if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
     const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
-    // Each room is reserved before the memory's buffer is read: reserving it may grow the memory, which
-    // detaches a buffer read before.
-    const limits = this.x.laced_limits(PREFIXES.length);
-    new Uint32Array(this.x.memory.buffer, limits, PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    this.reserved(Uint32Array, PREFIXES.length, (n) => this.x.laced_limits(n)).set(PREFIXES.map(([, limit]) => limit));
     this.write(prefixes);
     this.x.laced_set(prefixes.length);
     const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
     if (literals.some(([w]) => !/^[\x21-\x7e]{2,}$/.test(w))) throw new Error('compiled scanner: an anchor is not printable ASCII of two units or more');
-    const groups = this.x.anchors_groups(literals.length);
-    new Uint32Array(this.x.memory.buffer, groups, literals.length).set(literals.map(([, g]) => g));
+    this.reserved(Uint32Array, literals.length, (n) => this.x.anchors_groups(n)).set(literals.map(([, g]) => g));
     const anchors = literals.map(([w]) => w).join('\u0000');
     this.write(anchors);
     this.x.anchors_set(anchors.length);
@@ -222,12 +218,20 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
   }
 
+  /**
+   * A view of `length` elements of room the module reserves (`reserve` returns where it starts). The view is
+   * taken after the call, never before: reserving may grow the memory, which detaches a buffer read before
+   * (the pathological tests' thousands of CSV hints did).
+   */
+  private reserved<View>(view: new (buffer: ArrayBuffer, at: number, length: number) => View, length: number, reserve: (length: number) => number): View {
+    const at = reserve(length);
+    return new view(this.x.memory.buffer, at, length);
+  }
+
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
     this.written = undefined;
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = this.x.input(units.length);
-    new Uint16Array(this.x.memory.buffer, at, units.length).set(units);
+    this.reserved(Uint16Array, units.length, (n) => this.x.input(n)).set(units);
   }
 
   /**
@@ -341,9 +345,7 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
       else this.write(text);
     }
     const units = this.written === text ? n : this.written!.length;
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = x.aws_context(context.length);
-    const places = new Uint32Array(x.memory.buffer, at, context.length);
+    const places = this.reserved(Uint32Array, context.length, (n) => x.aws_context(n));
     // A place past the text reads nothing, as it does there at the text's end.
     for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
     const count = x.aws_secrets(units, context.length);
@@ -388,9 +390,7 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
     const x = this.x;
     if (this.written !== text) this.write(text);
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = x.csv_hints(hints.length);
-    new Uint32Array(x.memory.buffer, at, hints.length).set(hints);
+    this.reserved(Uint32Array, hints.length, (n) => x.csv_hints(n)).set(hints);
     const count = x.csv_lines(text.length, hints.length);
     const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
     const starts: number[] = [];
