@@ -34,7 +34,7 @@ import { forEachEncodedRun, mayBeInRun, runKinds, type EncodedRun } from './enco
 import { entropy, findGenericSecrets, keywordStarts } from './generic.js';
 import { findCredentials, type CredentialPasses } from './credentials.js';
 import { joinedView } from './joins.js';
-import { findLaced, type LacedShape } from './laced.js';
+import { findLaced, type LacedReading, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
 import { findHeaderlessKeys, findPrivateKeyBlocks, HEADERLESS_KEY_LITERALS, mayHoldPrivateKey, PRIVATE_KEY_HEADER_LITERALS } from './private-key.js';
 import { base62Crc32Ok, PROVIDER_SHAPES, scanRe } from './providers.js';
@@ -66,6 +66,11 @@ export interface Kept {
   text: string;
   searched?: Searched;
   make?: () => Searched;
+  /**
+   * The laced-key reading at an offset of `text` that another text's own pass made (its Searched `laced`),
+   * when that text holds the same units from there (the boundary pass's joined request: boundaries.ts).
+   */
+  laced?: (p: number) => LacedReading | undefined;
 }
 
 /** What SecretPasses.search finds in a text. */
@@ -86,6 +91,11 @@ export interface Searched {
   htmlRef?: boolean;
   /** private-key.ts derStarts (absent: private-key.ts searches the text itself). */
   ders?: ArrayLike<number>;
+  /**
+   * The laced-key readings the text's own pass made, by token start (laced.ts LacedMemo `keep`): kept by
+   * findSecrets with the search, for the boundary pass's reading of the joined request (Kept `laced`).
+   */
+  laced?: Map<number, LacedReading>;
 }
 
 /**
@@ -478,7 +488,9 @@ function findDirect(text: string, opts: SecretScanOptions, hits: SecretHit[], pr
   if (kinds.has('generic-secret')) findGenericSecrets(text, hits, starts);
   findCredentials(text, kinds, hits, starts, opts.passes);
   const laced: SecretHit[] = [];
-  findLaced(text, LACED, laced, searched?.lacedCandidates);
+  // The text's own pass keeps its laced readings; the joined request's reuses them where a text holds the units.
+  const own = kept?.text === text ? kept : undefined;
+  findLaced(text, LACED, laced, searched?.lacedCandidates, own ? { keep: own.searched?.laced, reuse: own.laced } : undefined);
   for (const h of laced) if (kinds.has(h.kind)) hits.push(h);
   return groups;
 }
@@ -566,6 +578,7 @@ export function findSecrets(text: string, opts: SecretScanOptions): SecretHit[] 
   const hits: SecretHit[] = [];
   if (opts.searched && opts.passes && !opts.searched.has(text)) {
     const searched = opts.passes.search(text, runKinds(opts.decoders));
+    searched.laced = new Map();
     opts.searched.set(text, searched);
     // The text's own reading answers from the kept search (its decodings are searched as before).
     scan(text, { ...opts, kept: { text, searched } }, 0, hits);
