@@ -36,7 +36,6 @@
  * caller still holds keep reading the old memory, which stays valid for them.
  */
 import { readFileSync } from 'node:fs';
-import { AWS_SPAN } from './credentials.js';
 import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
@@ -228,6 +227,14 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     return new view(this.x.memory.buffer, at, length);
   }
 
+  /**
+   * Makes the input buffer hold `text`: the text the secret pass has just searched is there already (the
+   * module's readings after the search read it without writing it again); another is written whole.
+   */
+  private hold(text: string): void {
+    if (this.written !== text) this.write(text);
+  }
+
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
     this.written = undefined;
@@ -335,42 +342,32 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     const x = this.x;
     const n = text.length;
     // The text the secret pass has just searched is still in the input buffer. Another (the boundary pass's
-    // joined request, whose search is stitched from its texts' own) is written from the unit before the
-    // first window to the unit after the last: what the windows and the checks beside a key read.
-    let from = 0;
-    if (this.written !== text) {
-      from = Math.max(0, Math.min(context[0]!, n) - 1);
-      const to = Math.min(n, context[context.length - 1]! + AWS_SPAN + 1);
-      if (from > 0 || to < n) this.write(text.slice(from, to));
-      else this.write(text);
-    }
-    const units = this.written === text ? n : this.written!.length;
+    // joined request, whose search is stitched from its texts' own) is written whole, once: its INI and CSV
+    // readings just after and its joins (joinsInModule) read it there too.
+    this.hold(text);
     const places = this.reserved(Uint32Array, context.length, (n) => x.aws_context(n));
     // A place past the text reads nothing, as it does there at the text's end.
-    for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
-    const count = x.aws_secrets(units, context.length);
+    for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n);
+    const count = x.aws_secrets(n, context.length);
     const found = new Int32Array(x.memory.buffer, x.aws_found(), count).slice();
-    if (from > 0) for (let k = 0; k < count; k++) found[k] = found[k]! + from;
     this.bound();
     return found;
   }
 
   /**
    * Whether `text` holds an INI `[section]` line (credentials.ts CredentialPasses, `iniSection`;
-   * scanner/src/ini.rs); null for a short text (read there, as for `search`) and for a text the input
-   * buffer does not hold (the boundary pass's joined request): writing 524,288 characters costs about what
-   * the module's reading does, and the expression stops at the first section line, which a request that
-   * holds one tends to reach early.
+   * scanner/src/ini.rs); null for a short text (read there, as for `search`). A text the input buffer does
+   * not hold (the boundary pass's joined request, when no AWS window wrote it) is written: its joins are read
+   * from the same buffer after (joinsInModule), so the write is made once either way.
    */
   iniSection(text: string): boolean | null {
-    if (text.length < IN_MODULE || this.written !== text) return null;
+    if (text.length < IN_MODULE) return null;
     return this.iniSectionInModule(text);
   }
 
   /** `iniSection` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   iniSectionInModule(text: string): boolean {
-    // The text the secret pass has just searched is still in the input buffer; another is written whole.
-    if (this.written !== text) this.write(text);
+    this.hold(text);
     const found = this.x.ini_section(text.length) === 1;
     this.bound();
     return found;
@@ -379,17 +376,17 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /**
    * The lines of `text` that hold `hints` (ascending), and whether each may be a CSV export's header
    * (credentials.ts CredentialPasses, `hintedLines` and `csvHeader`; scanner/src/csv.rs); null for a short
-   * text and for one the input buffer does not hold, as for `iniSection`.
+   * text; a text the input buffer does not hold is written, as for `iniSection`.
    */
   csvLines(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } | null {
-    if (text.length < IN_MODULE || this.written !== text) return null;
+    if (text.length < IN_MODULE) return null;
     return this.csvLinesInModule(text, hints);
   }
 
   /** `csvLines` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
     const x = this.x;
-    if (this.written !== text) this.write(text);
+    this.hold(text);
     this.reserved(Uint32Array, hints.length, (n) => x.csv_hints(n)).set(hints);
     const count = x.csv_lines(text.length, hints.length);
     const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
@@ -417,7 +414,7 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /** `joins` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   joinsInModule(text: string): Int32Array | null {
     const x = this.x;
-    if (this.written !== text) this.write(text);
+    this.hold(text);
     const count = x.joins_read(text.length);
     const found = count < 0 ? null : new Int32Array(x.memory.buffer, x.joins_found(), count).slice();
     this.bound();
