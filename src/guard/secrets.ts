@@ -310,9 +310,11 @@ const LACED: LacedShape[] = [
     fixed: false,
     leads: ['sk-'],
     accept: (m) => {
-      // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`).
+      // Joined pieces must read as a key, not as words run together (`sk-learn upgrade until ...`). The body
+      // without dashes is made only for a reading that passes the first checks: most joined prose has no digit.
+      if (m.startsWith('sk-ant-') || !looksLikeOpenAIBody(m, 3, m.length)) return false;
       const body = m.slice(3).replace(/[-_]/g, '');
-      return !m.startsWith('sk-ant-') && looksLikeOpenAIBody(m, 3, m.length) && looksRandom(body) && entropy(body) >= 3.5;
+      return looksRandom(body) && entropy(body) >= 3.5;
     },
   },
   {
