@@ -147,7 +147,7 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       order.forEach((i, k) => {
         const at = Math.max(offsets[k]!, from);
         const end = Math.min(offsets[k]! + norm[i]!.text.length, to);
-        if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched.get(norm[i]!.text) });
+        if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched[i] });
       });
       opts = { ...union, kept: { text: region, make: () => stitchedSearch(region, parts, (w) => passes.search(w)), laced: lacedOf(parts) } };
     }
