@@ -562,7 +562,7 @@ function scan(text: string, opts: SecretScanOptions, depth: number, hits: Secret
     if (view) {
       const inner: SecretHit[] = [];
       findDirect(view.text, opts, inner);
-      for (const h of inner) hits.push({ kind: h.kind, start: view.starts[h.start]!, end: view.ends[h.end - 1]! });
+      for (const h of inner) hits.push({ kind: h.kind, start: view.startOf(h.start), end: view.endOf(h.end - 1) });
     }
   }
   if (opts.decoders.has('rot13') && mayHold(text, groups, ROT13_ANCHOR, mayHoldRot13)) {
