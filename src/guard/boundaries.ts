@@ -12,7 +12,7 @@
  */
 import { holdsHtmlRef } from './decoders.js';
 import { KEYWORDS } from './generic.js';
-import { isTokenCode } from './laced.js';
+import { isTokenCode, type LacedReading } from './laced.js';
 import { foldCodePoint, type Normalised } from './normalise.js';
 import { derStarts } from './private-key.js';
 import {
@@ -147,9 +147,9 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
       order.forEach((i, k) => {
         const at = Math.max(offsets[k]!, from);
         const end = Math.min(offsets[k]! + norm[i]!.text.length, to);
-        if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched.get(norm[i]!.text) });
+        if (at < end) parts.push({ at: at - from, text: norm[i]!.text, from: at - offsets[k]!, to: end - offsets[k]!, searched: searched[i] });
       });
-      opts = { ...union, kept: { text: region, make: () => stitchedSearch(region, parts, (w) => passes.search(w)) } };
+      opts = { ...union, kept: { text: region, make: () => stitchedSearch(region, parts, (w) => passes.search(w)), laced: lacedOf(parts) } };
     }
     for (const hit of findSecretsAcross(
       region,
@@ -213,6 +213,28 @@ export interface Part {
   from: number;
   to: number;
   searched: Searched | undefined;
+}
+
+/**
+ * The laced-key reading at offset `p` of a region made of `parts`, as the part's own text read it (its kept
+ * Searched `laced`), when the part holds every unit that reading may have looked at (its reach): the region
+ * holds the same units there, so its reading is the same. Otherwise undefined, and the region reads it.
+ * Most of the joined request's laced readings are its texts' (the boundary pass read each of them twice).
+ */
+function lacedOf(parts: readonly Part[]): (p: number) => LacedReading | undefined {
+  return (p) => {
+    let lo = 0;
+    let hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (parts[mid]!.at <= p) lo = mid;
+      else hi = mid - 1;
+    }
+    const part = parts[lo]!;
+    const q = p - part.at + part.from;
+    const reading = part.at <= p ? part.searched?.laced?.get(q) : undefined;
+    return reading && q + reading.reach <= part.to ? reading : undefined;
+  };
 }
 
 /**

@@ -204,9 +204,9 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
       out.push({ slot, kind: hit.kind, start: s, end: e, ...(hit.via ? { via: hit.via } : {}) });
     };
     // The texts' searches are kept for the boundary pass, which reads the texts joined.
-    const opts: SecretScanOptions = anyBoundaries && norm.length > 1 && union.passes ? { ...union, searched: new Map() } : union;
+    const opts: SecretScanOptions = anyBoundaries && norm.length > 1 && union.passes ? { ...union, searched: [] } : union;
     norm.forEach((n, slot) => {
-      for (const h of findSecrets(n.text, opts)) push(slot, h, h.start, h.end);
+      for (const h of findSecrets(n.text, opts, slot)) push(slot, h, h.start, h.end);
     });
     if (anyBoundaries) {
       // Texts in the order the model reads them; and message contents alone, so that a secret split between

@@ -36,7 +36,6 @@
  * caller still holds keep reading the old memory, which stays valid for them.
  */
 import { readFileSync } from 'node:fs';
-import { AWS_SPAN } from './credentials.js';
 import { KEYWORDS, keywordStarts } from './generic.js';
 import { lacedCandidates, PREFIXES } from './laced.js';
 import { foldCodePoint, normalise, type Normalised } from './normalise.js';
@@ -171,16 +170,12 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     this.x.keywords_set(keywords.length);
     if (PREFIXES.some(([x]) => !/^[\x21-\x7e]+$/.test(x))) throw new Error('compiled scanner: a laced prefix is not printable ASCII');
     const prefixes = PREFIXES.map(([x]) => x).join('\u0000');
-    // Each room is reserved before the memory's buffer is read: reserving it may grow the memory, which
-    // detaches a buffer read before.
-    const limits = this.x.laced_limits(PREFIXES.length);
-    new Uint32Array(this.x.memory.buffer, limits, PREFIXES.length).set(PREFIXES.map(([, limit]) => limit));
+    this.reserved(Uint32Array, PREFIXES.length, (n) => this.x.laced_limits(n)).set(PREFIXES.map(([, limit]) => limit));
     this.write(prefixes);
     this.x.laced_set(prefixes.length);
     const literals = ANCHOR_GROUPS.flatMap((ws, g) => ws.map((w) => [w, g] as const));
     if (literals.some(([w]) => !/^[\x21-\x7e]{2,}$/.test(w))) throw new Error('compiled scanner: an anchor is not printable ASCII of two units or more');
-    const groups = this.x.anchors_groups(literals.length);
-    new Uint32Array(this.x.memory.buffer, groups, literals.length).set(literals.map(([, g]) => g));
+    this.reserved(Uint32Array, literals.length, (n) => this.x.anchors_groups(n)).set(literals.map(([, g]) => g));
     const anchors = literals.map(([w]) => w).join('\u0000');
     this.write(anchors);
     this.x.anchors_set(anchors.length);
@@ -222,12 +217,28 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     Buffer.from(this.x.memory.buffer, at, text.length * 2).write(text, 0, 'utf16le');
   }
 
+  /**
+   * A view of `length` elements of room the module reserves (`reserve` returns where it starts). The view is
+   * taken after the call, never before: reserving may grow the memory, which detaches a buffer read before
+   * (the pathological tests' thousands of CSV hints did).
+   */
+  private reserved<View>(view: new (buffer: ArrayBuffer, at: number, length: number) => View, length: number, reserve: (length: number) => number): View {
+    const at = reserve(length);
+    return new view(this.x.memory.buffer, at, length);
+  }
+
+  /**
+   * Makes the input buffer hold `text`: the text the secret pass has just searched is there already (the
+   * module's readings after the search read it without writing it again); another is written whole.
+   */
+  private hold(text: string): void {
+    if (this.written !== text) this.write(text);
+  }
+
   /** Writes `units` (UTF-16 code units or small numbers) into the module's input buffer. */
   private writeUnits(units: ArrayLike<number>): void {
     this.written = undefined;
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = this.x.input(units.length);
-    new Uint16Array(this.x.memory.buffer, at, units.length).set(units);
+    this.reserved(Uint16Array, units.length, (n) => this.x.input(n)).set(units);
   }
 
   /**
@@ -331,44 +342,32 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
     const x = this.x;
     const n = text.length;
     // The text the secret pass has just searched is still in the input buffer. Another (the boundary pass's
-    // joined request, whose search is stitched from its texts' own) is written from the unit before the
-    // first window to the unit after the last: what the windows and the checks beside a key read.
-    let from = 0;
-    if (this.written !== text) {
-      from = Math.max(0, Math.min(context[0]!, n) - 1);
-      const to = Math.min(n, context[context.length - 1]! + AWS_SPAN + 1);
-      if (from > 0 || to < n) this.write(text.slice(from, to));
-      else this.write(text);
-    }
-    const units = this.written === text ? n : this.written!.length;
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = x.aws_context(context.length);
-    const places = new Uint32Array(x.memory.buffer, at, context.length);
+    // joined request, whose search is stitched from its texts' own) is written whole, once: its INI and CSV
+    // readings just after and its joins (joinsInModule) read it there too.
+    this.hold(text);
+    const places = this.reserved(Uint32Array, context.length, (n) => x.aws_context(n));
     // A place past the text reads nothing, as it does there at the text's end.
-    for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n) - from;
-    const count = x.aws_secrets(units, context.length);
+    for (let k = 0; k < context.length; k++) places[k] = Math.min(context[k]!, n);
+    const count = x.aws_secrets(n, context.length);
     const found = new Int32Array(x.memory.buffer, x.aws_found(), count).slice();
-    if (from > 0) for (let k = 0; k < count; k++) found[k] = found[k]! + from;
     this.bound();
     return found;
   }
 
   /**
    * Whether `text` holds an INI `[section]` line (credentials.ts CredentialPasses, `iniSection`;
-   * scanner/src/ini.rs); null for a short text (read there, as for `search`) and for a text the input
-   * buffer does not hold (the boundary pass's joined request): writing 524,288 characters costs about what
-   * the module's reading does, and the expression stops at the first section line, which a request that
-   * holds one tends to reach early.
+   * scanner/src/ini.rs); null for a short text (read there, as for `search`). A text the input buffer does
+   * not hold (the boundary pass's joined request, when no AWS window wrote it) is written: its joins are read
+   * from the same buffer after (joinsInModule), so the write is made once either way.
    */
   iniSection(text: string): boolean | null {
-    if (text.length < IN_MODULE || this.written !== text) return null;
+    if (text.length < IN_MODULE) return null;
     return this.iniSectionInModule(text);
   }
 
   /** `iniSection` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   iniSectionInModule(text: string): boolean {
-    // The text the secret pass has just searched is still in the input buffer; another is written whole.
-    if (this.written !== text) this.write(text);
+    this.hold(text);
     const found = this.x.ini_section(text.length) === 1;
     this.bound();
     return found;
@@ -377,20 +376,18 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /**
    * The lines of `text` that hold `hints` (ascending), and whether each may be a CSV export's header
    * (credentials.ts CredentialPasses, `hintedLines` and `csvHeader`; scanner/src/csv.rs); null for a short
-   * text and for one the input buffer does not hold, as for `iniSection`.
+   * text; a text the input buffer does not hold is written, as for `iniSection`.
    */
   csvLines(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } | null {
-    if (text.length < IN_MODULE || this.written !== text) return null;
+    if (text.length < IN_MODULE) return null;
     return this.csvLinesInModule(text, hints);
   }
 
   /** `csvLines` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   csvLinesInModule(text: string, hints: readonly number[]): { starts: number[]; headers: Int32Array } {
     const x = this.x;
-    if (this.written !== text) this.write(text);
-    // The room first: reserving it may grow the memory, which detaches a buffer read before.
-    const at = x.csv_hints(hints.length);
-    new Uint32Array(x.memory.buffer, at, hints.length).set(hints);
+    this.hold(text);
+    this.reserved(Uint32Array, hints.length, (n) => x.csv_hints(n)).set(hints);
     const count = x.csv_lines(text.length, hints.length);
     const found = new Int32Array(x.memory.buffer, x.csv_lines_found(), count);
     const starts: number[] = [];
@@ -417,7 +414,7 @@ export class CompiledScanner implements SecretPasses, IntentScoring {
   /** `joins` in the module whatever the text's length (the equivalence test reads short texts with it too). */
   joinsInModule(text: string): Int32Array | null {
     const x = this.x;
-    if (this.written !== text) this.write(text);
+    this.hold(text);
     const count = x.joins_read(text.length);
     const found = count < 0 ? null : new Int32Array(x.memory.buffer, x.joins_found(), count).slice();
     this.bound();

@@ -165,7 +165,7 @@ const AWS_SECRET = /(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])/g;
 
 const AWS_WINDOW = 512;
 /** The units a window after a place that names AWS reads: the key may start up to AWS_WINDOW after it. */
-export const AWS_SPAN = AWS_WINDOW + 40;
+const AWS_SPAN = AWS_WINDOW + 40;
 const isBase64Code = (c: number): boolean =>
   (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2f || c === 0x3d;
 

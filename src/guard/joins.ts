@@ -17,8 +17,10 @@
 
 export interface JoinedView {
   text: string;
-  starts: Int32Array;
-  ends: Int32Array;
+  /** Where unit `i` of the view came from in the text (a window's separator: where that window ends). */
+  startOf(i: number): number;
+  /** The end of what unit `i` of the view stands for (a window's separator stands for nothing: its start). */
+  endOf(i: number): number;
 }
 
 // A join: quote, optional +, quote (spaces and one line break around the +; without the +, the line break may
@@ -81,45 +83,59 @@ export function joinedView(text: string, matches: ArrayLike<number> | null = joi
   }
   if (joins.length === 0) return null;
   const n = text.length;
-  // The view's length at most: the windows' (overlapping windows merge) and a separator each.
-  let size = 0;
-  for (let k = 0, reach = -1; k < joins.length; k += 2) {
-    const from = Math.max(reach, joins[k]! - WINDOW);
-    reach = Math.min(n, joins[k + 1]! + WINDOW);
-    size += reach - from + 1;
-  }
-  const starts = new Int32Array(size);
-  const ends = new Int32Array(size);
+  // Where each stretch of the view starts in it (`at`) and in the text (`from`, or -1 - the window's end for a
+  // separator): a hit maps back through these, where a table of every unit's place was allocated and filled
+  // (two arrays of the view's length: 4 MiB for a joined request of 524,288 units, each text's again).
+  const at: number[] = [];
+  const from: number[] = [];
   const parts: string[] = [];
   let length = 0;
-  const copy = (from: number, to: number) => {
-    for (let i = from; i < to; i++) {
-      starts[length] = i;
-      ends[length] = i + 1;
-      length++;
-    }
-    parts.push(text.slice(from, to));
+  const copy = (a: number, b: number) => {
+    if (b <= a) return;
+    at.push(length);
+    from.push(a);
+    length += b - a;
+    parts.push(text.slice(a, b));
   };
   let windowEnd = -1; // end of the current window in `text`
-  let at = 0; // text[.., at) is done
+  let done = 0; // text[.., done) is done
   for (let k = 0; k < joins.length; k += 2) {
     const s = joins[k]!;
     const e = joins[k + 1]!;
     if (s - WINDOW > windowEnd) {
       // A new window: close the last one, separate.
       if (windowEnd >= 0) {
-        copy(at, windowEnd);
+        copy(done, windowEnd);
         parts.push('\u0000');
-        starts[length] = windowEnd;
-        ends[length] = windowEnd;
+        at.push(length);
+        from.push(-1 - windowEnd);
         length++;
       }
-      at = Math.max(0, s - WINDOW);
+      done = Math.max(0, s - WINDOW);
     }
-    copy(at, s);
-    at = e;
+    copy(done, s);
+    done = e;
     windowEnd = Math.min(n, e + WINDOW);
   }
-  copy(at, windowEnd);
-  return { text: parts.join(''), starts: starts.subarray(0, length), ends: ends.subarray(0, length) };
+  copy(done, windowEnd);
+  /** The stretch unit `i` of the view is in. */
+  const stretch = (i: number): number => {
+    let lo = 0;
+    let hi = at.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (at[mid]! <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const startOf = (i: number): number => {
+    const k = stretch(i);
+    return from[k]! < 0 ? -1 - from[k]! : from[k]! + i - at[k]!;
+  };
+  const endOf = (i: number): number => {
+    const k = stretch(i);
+    return from[k]! < 0 ? -1 - from[k]! : from[k]! + i - at[k]! + 1;
+  };
+  return { text: parts.join(''), startOf, endOf };
 }

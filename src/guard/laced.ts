@@ -183,6 +183,36 @@ function mapBack(text: string, bounds: readonly number[], count: number, reading
   return { at: last, tokenEnd: last };
 }
 
+/**
+ * What findLaced read at one token start: the reading of the units from it, not the loop's state around it
+ * (the tokens passed, the long joins counted), so that another text holding the same units from there reads
+ * the same. Offsets are from the token start.
+ */
+export interface LacedReading {
+  /** The joined length the prefixes found there need (prefixesAt); 0: no prefix, nothing else is set. */
+  limit: number;
+  /** Whether some shape of those prefixes may lead from the token (mayLead): then it was joined. */
+  joined: boolean;
+  /** With `joined`: where the join ended, and each hit's kind and end. */
+  laceEnd: number;
+  hits: Array<{ kind: SecretKind; end: number }>;
+  /**
+   * One past the last unit the reading may have looked at (the furthest place it stopped at, and LOOKAHEAD):
+   * a text that holds the same units up to there, and does not end before, reads the same.
+   */
+  reach: number;
+}
+
+/**
+ * Readings findLaced keeps (`keep`, by token start, only those that end inside the text) or takes from a
+ * reading made before (`reuse`: the reading at a token start that another text, holding the same units there,
+ * made; undefined when none is known). Both for LACED in secrets.ts only: a reading depends on the shapes.
+ */
+export interface LacedMemo {
+  keep?: Map<number, LacedReading>;
+  reuse?: (p: number) => LacedReading | undefined;
+}
+
 // The second characters of the prefixes by first character: a token whose second character is a letter or
 // digit outside this set (nearly every word) starts no prefix, decided without reading further.
 const SECOND = new Map<number, Set<number>>();
@@ -225,6 +255,7 @@ export function leadInto(text: string, p: number, max: number, bare: boolean | n
     if (q < 0) break;
     i = q;
   }
+  if (i > readTo) readTo = i;
   return length;
 }
 
@@ -237,6 +268,16 @@ function dropLeadInto(text: string, p: number, keptLength: number, drop: number)
   DROP_LEAD.set(KEPT_LEAD);
   return keptLength;
 }
+
+/**
+ * How far past the last offset a reading stopped at (a token's end, where leadInto stopped) it may have
+ * looked: nextPiece reads at most five separator units of up to six units each (`<br />`), and then one.
+ */
+const LOOKAHEAD = 64;
+
+// The furthest offset the reading at one token start stopped at (leadInto, laceFrom), for LacedReading's
+// `reach`; set to the token start before each reading (findLaced is synchronous).
+let readTo = 0;
 
 const startsWithUnits = (units: Uint16Array, length: number, s: string): boolean => {
   if (length < s.length) return false;
@@ -263,6 +304,8 @@ function prefixesAt(text: string, p: number): { limit: number; prefixes: string[
   if (!candidates) return null;
   const second = text.charCodeAt(p + 1);
   if (isAlnum(second) && !SECOND.get(text.charCodeAt(p))!.has(second)) return null;
+  // The second unit looked at above, and what leadInto reads below (it moves readTo on).
+  if (p + 1 > readTo) readTo = p + 1;
   const keptLength = leadInto(text, p, LEAD, false, KEPT_LEAD);
   let bareLength = -1;
   let limit = 0;
@@ -395,9 +438,11 @@ export function lacedCandidates(text: string): number[] {
 
 /**
  * Secrets written with separators inside them, as spans of `text`. `candidates`, when given, lists the token
- * starts to read (lacedCandidates, from another engine) instead of the search here.
+ * starts to read (lacedCandidates, from another engine) instead of the search here; `memo`, the readings at
+ * token starts to keep, or to take from another text's (the boundary pass's joined request reads most of its
+ * token starts as its texts did: it joins and matches only where a text's reading ran to that text's end).
  */
-export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[], candidates?: ArrayLike<number>): void {
+export function findLaced(text: string, shapes: readonly LacedShape[], hits: LacedHit[], candidates?: ArrayLike<number>, memo?: LacedMemo): void {
   const n = text.length;
   let p = 0;
   let longJoins = 0;
@@ -436,73 +481,105 @@ export function findLaced(text: string, shapes: readonly LacedShape[], hits: Lac
     // Past the long-join budget, inside the last long join, a token whose every prefix needs a long join is
     // skipped whatever prefixesAt would say: decided by its first character, without reading the prefix.
     if (longJoins >= MAX_LONG_JOINS && tokenStart < longEndNow() && !SHORT_FIRST.has(text.charCodeAt(tokenStart))) continue;
-    const found = prefixesAt(text, tokenStart);
-    if (!found) continue;
-    const { limit, prefixes, keptLength } = found;
+    // The reading at this token start, made before in a text holding the same units (the boundary pass's
+    // joined request reuses its texts' own), or made here: the loop's steps below are the same either way.
+    const known = memo?.reuse?.(tokenStart);
+    readTo = tokenStart;
+    const found = known ? null : prefixesAt(text, tokenStart);
+    const limit = known ? known.limit : (found?.limit ?? 0);
+    if (limit === 0) {
+      keep(memo, tokenStart, n, { limit: 0, joined: false, laceEnd: 0, hits: [], reach: readTo + LOOKAHEAD - tokenStart });
+      continue;
+    }
     if (limit > 24) {
       if (longJoins >= MAX_LONG_JOINS && tokenStart < longEndNow()) continue;
       longJoins++;
     }
-    // The shapes these prefixes start, each once, in order; none of them may lead from this token (a word
-    // such as `sklearn` or `npmjs`): nothing is joined, as nothing would match.
-    const tried = new Set<LacedShape>();
-    for (const x of prefixes) for (const shape of byPrefix.get(x) ?? []) tried.add(shape);
-    let leads = false;
-    let dropped = 0; // the unit DROP_LEAD was read without, and its length
-    let droppedLength = 0;
-    for (const shape of tried) {
-      const drop = DROPS[shape.reading];
-      if (drop < 0) leads = mayLead(shape, KEPT_LEAD, keptLength);
-      else {
-        if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
-        leads = mayLead(shape, DROP_LEAD, droppedLength);
-      }
-      if (leads) break;
-    }
-    if (!leads) {
+    const reading = known ?? read(text, tokenStart, found!, byPrefix);
+    if (!known) keep(memo, tokenStart, n, reading);
+    if (!reading.joined) {
       if (limit > 24) unmade.push(tokenStart, limit);
       from = Math.max(from, p);
       continue;
     }
-    const bounds = laceFrom(text, tokenStart, limit);
-    if (limit > 24) longEnd = Math.max(longEnd, bounds[bounds.length - 1]!);
-    const kept = keptOf(text, bounds);
-    let bare: string | null = null;
-    let noDash: string | null = null;
-    let noUnderscore: string | null = null;
+    if (limit > 24) longEnd = Math.max(longEnd, tokenStart + reading.laceEnd);
     let matchedEnd = -1;
-    // The readings that drop one joiner in a second round, only where the first found nothing.
-    for (let round = 0; round < 2 && matchedEnd < 0; round++) {
-      for (const shape of tried) {
-        const drop = DROPS[shape.reading];
-        if (drop >= 0 !== (round === 1)) continue;
-        if (drop >= 0) {
-          // Only a shape whose lead this reading starts with (most tokens of a long join: none).
-          if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
-          if (!mayLead(shape, DROP_LEAD, droppedLength)) continue;
-        }
-        const r = shape.reading;
-        const reading =
-          r === 'kept'
-            ? kept
-            : r === 'bare'
-              ? (bare ??= readingOf(kept, r))
-              : r === 'no-dash'
-                ? (noDash ??= readingOf(kept, r))
-                : (noUnderscore ??= readingOf(kept, r));
-        shape.re.lastIndex = 0;
-        const m = shape.re.exec(reading);
-        if (!m || m.index !== 0 || m[0].length === 0) continue;
-        if (shape.accept && !shape.accept(m[0], kept)) continue;
-        const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading);
-        if (shape.fixed && at !== tokenEnd) continue;
-        if (shape.notPieces && hasPiece(text, bounds, at, shape.notPieces)) continue;
-        const end = Math.min(tokenEnd, keyEnd(text, bounds, shape));
-        hits.push({ kind: shape.kind, start: tokenStart, end });
-        matchedEnd = Math.max(matchedEnd, end);
-      }
+    for (const h of reading.hits) {
+      const end = tokenStart + h.end;
+      hits.push({ kind: h.kind, start: tokenStart, end });
+      matchedEnd = Math.max(matchedEnd, end);
     }
     if (matchedEnd > p) p = matchedEnd;
     from = Math.max(from, p);
   }
+}
+
+/** Keeps `reading` (made at `start` of a text of `n` units) in `memo` when it ends inside the text. */
+function keep(memo: LacedMemo | undefined, start: number, n: number, reading: LacedReading): void {
+  if (memo?.keep && start + reading.reach <= n) memo.keep.set(start, reading);
+}
+
+/** The reading at `tokenStart`, where prefixesAt `found` its prefixes: joined and matched when a shape may lead. */
+function read(
+  text: string,
+  tokenStart: number,
+  found: { limit: number; prefixes: string[]; keptLength: number },
+  byPrefix: ReadonlyMap<string, LacedShape[]>,
+): LacedReading {
+  const { limit, prefixes, keptLength } = found;
+  // The shapes these prefixes start, each once, in order; none of them may lead from this token (a word
+  // such as `sklearn` or `npmjs`): nothing is joined, as nothing would match.
+  const tried = new Set<LacedShape>();
+  for (const x of prefixes) for (const shape of byPrefix.get(x) ?? []) tried.add(shape);
+  let leads = false;
+  let dropped = 0; // the unit DROP_LEAD was read without, and its length
+  let droppedLength = 0;
+  for (const shape of tried) {
+    const drop = DROPS[shape.reading];
+    if (drop < 0) leads = mayLead(shape, KEPT_LEAD, keptLength);
+    else {
+      if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
+      leads = mayLead(shape, DROP_LEAD, droppedLength);
+    }
+    if (leads) break;
+  }
+  if (!leads) return { limit, joined: false, laceEnd: 0, hits: [], reach: readTo + LOOKAHEAD - tokenStart };
+  const bounds = laceFrom(text, tokenStart, limit);
+  const laceEnd = bounds[bounds.length - 1]!;
+  if (laceEnd > readTo) readTo = laceEnd;
+  const kept = keptOf(text, bounds);
+  let bare: string | null = null;
+  let noDash: string | null = null;
+  let noUnderscore: string | null = null;
+  const hits: LacedReading['hits'] = [];
+  // The readings that drop one joiner in a second round, only where the first found nothing.
+  for (let round = 0; round < 2 && hits.length === 0; round++) {
+    for (const shape of tried) {
+      const drop = DROPS[shape.reading];
+      if (drop >= 0 !== (round === 1)) continue;
+      if (drop >= 0) {
+        // Only a shape whose lead this reading starts with (most tokens of a long join: none).
+        if (dropped !== drop) droppedLength = dropLeadInto(text, tokenStart, keptLength, (dropped = drop));
+        if (!mayLead(shape, DROP_LEAD, droppedLength)) continue;
+      }
+      const r = shape.reading;
+      const reading =
+        r === 'kept'
+          ? kept
+          : r === 'bare'
+            ? (bare ??= readingOf(kept, r))
+            : r === 'no-dash'
+              ? (noDash ??= readingOf(kept, r))
+              : (noUnderscore ??= readingOf(kept, r));
+      shape.re.lastIndex = 0;
+      const m = shape.re.exec(reading);
+      if (!m || m.index !== 0 || m[0].length === 0) continue;
+      if (shape.accept && !shape.accept(m[0], kept)) continue;
+      const { at, tokenEnd } = mapBack(text, bounds, m[0].length, shape.reading);
+      if (shape.fixed && at !== tokenEnd) continue;
+      if (shape.notPieces && hasPiece(text, bounds, at, shape.notPieces)) continue;
+      hits.push({ kind: shape.kind, end: Math.min(tokenEnd, keyEnd(text, bounds, shape)) - tokenStart });
+    }
+  }
+  return { limit, joined: true, laceEnd: laceEnd - tokenStart, hits, reach: readTo + LOOKAHEAD - tokenStart };
 }

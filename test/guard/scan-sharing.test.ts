@@ -15,7 +15,8 @@ import { IntentDetectors, type IntentDetectorSpec } from '../../src/guard/intent
 import { reversed, rot13 } from '../../src/guard/decoders.js';
 import { keywordStarts } from '../../src/guard/generic.js';
 import { leadInto } from '../../src/guard/laced.js';
-import { keywordStartsBySearch, lead, reversedByChar, rot13ByReplace } from './helpers/reference-readings.js';
+import { joinedViewTable, keywordStartsBySearch, lead, reversedByChar, rot13ByReplace } from './helpers/reference-readings.js';
+import { joinedView, joinMatches } from '../../src/guard/joins.js';
 import { fillStream, LexicalMatcher, type LexicalDetectorSpec } from '../../src/guard/lexical.js';
 import { normalise } from '../../src/guard/normalise.js';
 import { WordStream } from '../../src/guard/words.js';
@@ -208,6 +209,37 @@ describe('guard: shared scan work', () => {
       expect(rot13(text) === rot13ByReplace(text), text.slice(0, 100)).to.equal(true);
     }
   });
+  it("maps the joined view's units back to the text exactly as a table of every unit's place did", () => {
+    // joins.ts joinedView keeps where each stretch of the view starts, not a table of every unit (two arrays of
+    // the view's length, 4 MiB for the boundary pass's joined request): every unit of every view, the
+    // windows' separators too, against that table. Join forms of every kind, key characters around them,
+    // stretches longer than a window (320 units) between them, and the clean corpus.
+    const pieces = ['"ab12" + "cd34"', "'Ab3' . 'Cd4'", '${x}', '${"', '"}', 'sk-proj-', 'AbCd', '0123', ' ', '\n', '\\\n  ', '"', "'", '`', '+', 'é', 'Ж'];
+    const r = rng(23);
+    const texts = [...clean];
+    for (let t = 0; t < 800; t++) {
+      let text = '';
+      const length = Math.floor(r() * (t % 20 === 0 ? 4000 : 200));
+      while (text.length < length) text += r() < 0.05 ? 'x'.repeat(Math.floor(r() * 700)) : pieces[Math.floor(r() * pieces.length)];
+      texts.push(text);
+    }
+    let units = 0;
+    for (const text of texts) {
+      const matches = joinMatches(text);
+      const view = joinedView(text, matches);
+      const table = joinedViewTable(text, matches);
+      expect(view === null, text.slice(0, 100)).to.equal(table === null);
+      if (!view || !table) continue;
+      expect(view.text === table.text, text.slice(0, 100)).to.equal(true);
+      for (let i = 0; i < table.starts.length; i++) {
+        if (view.startOf(i) !== table.starts[i] || view.endOf(i) !== table.ends[i])
+          expect([i, view.startOf(i), view.endOf(i)], text.slice(0, 100)).to.deep.equal([i, table.starts[i], table.ends[i]]);
+      }
+      units += table.starts.length;
+    }
+    expect(units).to.be.greaterThan(100_000);
+  });
+
   it('reads the same words into a stream that made room for them first as into one that grew', () => {
     const text = readFileSync(`${FIXTURES_DIR}intent/${readdirSync(`${FIXTURES_DIR}intent/`).sort()[0]!}`, 'utf8').repeat(40);
     const grown = new WordStream(4);

@@ -553,6 +553,46 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     }
   });
 
+  it('laced keys and the fuzzed corpus cut across messages of long requests that say "begin" (the joined request reuses its texts\' laced readings)', () => {
+    // The boundary pass's joined request (16 KiB or more: read from its texts' own searches) takes each laced
+    // reading its texts made where the text holds every unit the reading looked at (laced.ts LacedReading
+    // `reach`); a reading that ran to its text's end is made again in the joined request, where the text goes on.
+    const r = rng(20261129);
+    const filler = (n: number) => 'Before we begin, the BEGIN marker and the review. '.repeat(Math.ceil(n / 50)).slice(0, n);
+    const SEPARATORS = [' ', ' | ', '\n', '<br>', '\\n', '" "', '-', '**', ' > '];
+    const lace = (key: string) => {
+      const sep = SEPARATORS[Math.floor(r() * SEPARATORS.length)]!;
+      const pieces: string[] = [];
+      for (let i = 0; i < key.length;) {
+        const n = 2 + Math.floor(r() * 5);
+        pieces.push(key.slice(i, i + n));
+        i += n;
+      }
+      return pieces.join(sep);
+    };
+    let laced = 0;
+    for (const key of keys) {
+      const text = lace(key);
+      for (const k of [1, Math.floor(text.length / 3), Math.floor(text.length / 2), text.length - 1]) {
+        const req = chat(filler(9000), filler(9000) + ' see ' + text.slice(0, k), text.slice(k) + ' here ' + filler(9000));
+        sameFindings(req, `laced ${short(text)} cut at ${k}`);
+        if (compiled.scan(req).findings.some((f) => f.via === 'split')) laced++;
+      }
+    }
+    // The cases must hold what is compared: laced keys found across the cut (92 of the 160 requests). A
+    // reading kept, and reused, although it ran to its text's end, fails them; so does a reach without LOOKAHEAD.
+    expect(laced).to.be.greaterThan(keys.length);
+    for (let i = 0; i < fuzz.length; i += 8) {
+      const parts = [filler(17_000)];
+      for (const f of fuzz.slice(i, i + 8)) {
+        const cut = Math.floor(r() * (f.length + 1));
+        parts[parts.length - 1] += ' ' + f.slice(0, cut);
+        parts.push(f.slice(cut) + ' ' + filler(40));
+      }
+      sameFindings(chat(...parts), `fuzzed ${i}..${i + 7} cut in long prose`);
+    }
+  });
+
   it('the fuzzed corpus: alone, and as neighbouring messages', () => {
     for (const f of fuzz) sameFindings(chat(f), short(f));
     for (let i = 0; i + 3 <= fuzz.length; i += 3) sameFindings(chat(fuzz[i]!, fuzz[i + 1]!, fuzz[i + 2]!), `messages ${i}..${i + 2}`);

@@ -55,3 +55,59 @@ export function lead(text: string, p: number, max: number, bare: boolean | numbe
   }
   return out.length > max ? out.slice(0, max) : out;
 }
+
+const JOIN_WINDOW = 320;
+const isJoinKeyChar = (c: number): boolean => /[A-Za-z0-9_\-/+=.]/.test(String.fromCharCode(c));
+
+/**
+ * joins.ts `joinedView` as it was first written: the view, and a table of where each of its units came from
+ * (`starts`, `ends`: a window's separator stands for nothing, at that window's end), two arrays of the view's
+ * length filled unit by unit. `matches` is joinMatches(text).
+ */
+export function joinedViewTable(text: string, matches: ArrayLike<number> | null): { text: string; starts: number[]; ends: number[] } | null {
+  if (matches === null) return null;
+  const sides = (at: number, to: number) => {
+    for (let k = 1; k <= 3; k++) if (at - k < 0 || !isJoinKeyChar(text.charCodeAt(at - k))) return false;
+    for (let k = 0; k < 3; k++) if (to + k >= text.length || !isJoinKeyChar(text.charCodeAt(to + k))) return false;
+    return true;
+  };
+  const joins: number[] = [];
+  for (let k = 0; k < matches.length; k += 2) {
+    const at = matches[k]!;
+    const to = matches[k + 1]!;
+    const c = text.charCodeAt(at);
+    const oneSided = c === 0x24 ? text.charCodeAt(to - 1) !== 0x7d : text.charCodeAt(to - 1) === 0x7d;
+    if (oneSided ? isJoinKeyChar(text.charCodeAt(at - 1)) || isJoinKeyChar(text.charCodeAt(to)) : sides(at, to)) joins.push(at, to);
+  }
+  if (joins.length === 0) return null;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let view = '';
+  const copy = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      starts.push(i);
+      ends.push(i + 1);
+      view += text[i];
+    }
+  };
+  let windowEnd = -1;
+  let at = 0;
+  for (let k = 0; k < joins.length; k += 2) {
+    const s = joins[k]!;
+    const e = joins[k + 1]!;
+    if (s - JOIN_WINDOW > windowEnd) {
+      if (windowEnd >= 0) {
+        copy(at, windowEnd);
+        view += '\u0000';
+        starts.push(windowEnd);
+        ends.push(windowEnd);
+      }
+      at = Math.max(0, s - JOIN_WINDOW);
+    }
+    copy(at, s);
+    at = e;
+    windowEnd = Math.min(text.length, e + JOIN_WINDOW);
+  }
+  copy(at, windowEnd);
+  return { text: view, starts, ends };
+}
