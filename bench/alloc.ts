@@ -293,7 +293,9 @@ try {
   );
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const s of sides) {
-    log(`median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB ${args.survivors ? 'outliving a scavenge' : 'allocated'} a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+    log(
+      `median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB ${args.survivors ? 'outliving a scavenge' : 'allocated'} a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`,
+    );
     log(
       `  less the idle allocation: ${(median(s.perCallBusy) / 1024).toFixed(1)} KiB a call (rounds: ${s.perCallBusy.map((b) => (b / 1024).toFixed(1)).join(', ')})`,
     );

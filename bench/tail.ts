@@ -140,7 +140,12 @@ const gw = await startPortcullis({
 const gcTrace: string[] = [];
 if (args['node-flag'].some((f) => f.startsWith('--trace-gc') || f.startsWith('--trace-memory-reducer'))) {
   gw.server.child.stdout!.on('data', (c: Buffer) =>
-    gcTrace.push(...c.toString().split('\n').filter((l) => /Mark-Compact|Scavenge|Mark-sweep|pause=|Memory reducer/i.test(l))),
+    gcTrace.push(
+      ...c
+        .toString()
+        .split('\n')
+        .filter((l) => /Mark-Compact|Scavenge|Mark-sweep|pause=|Memory reducer/i.test(l)),
+    ),
   );
 }
 const who = (pid: number) => (pid === gw.server.pid ? 'gateway' : pid === mock.pid ? 'mock' : `pid ${pid}`);
