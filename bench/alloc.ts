@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/alloc.ts [--size small|large] [--stream] [--seconds 6] [--rounds 3] [--warmup 15]
  *                          [--connections 16] [--interval 4096] [--top 25] [--depth 1] [--gateway auto|worktree|head]
- *                          [--compare] [--pin] [--rate N] [--idle 5]
+ *                          [--compare] [--pin] [--rate N] [--idle 5] [--survivors]
  *
  * The gateway starts as bench/cpu-per-call.ts starts it (the built snapshot, a real redis-server, the instant
  * mock; bench/harness/portcullis.ts), with the inspector on a free local port. After the warm-up (V8's
@@ -31,6 +31,10 @@
  *    (the function, then its callers), to tell apart the callers of a shared helper;
  *  - by allocating function (self): the innermost frame, whoever's (a V8 builtin's with its caller);
  *  - inclusive: every portcullis function on the stack, counted once.
+ * `--survivors` counts only what outlived a young-generation collection (V8's sampling leaves out what the
+ * scavenger freed): what is promoted, or still young at the window's end, by the site that allocated it. A
+ * call's objects appear here only when a scavenge caught them alive, so the figure follows the calls in flight
+ * and anything that keeps a call's objects reachable after it ended.
  * `--compare` measures HEAD and the working tree side by side, rounds interleaved, and prints both columns.
  *
  * What the gateway allocates between calls is charged to them, so the figure a call grows as the rate falls
@@ -65,6 +69,7 @@ const { values: args } = parseArgs({
     pin: { type: 'boolean', default: false },
     rate: { type: 'string' },
     idle: { type: 'string', default: '5' },
+    survivors: { type: 'boolean', default: false },
   },
 });
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -247,7 +252,9 @@ async function sampled<T>(s: Side, during: () => Promise<T>): Promise<{ tally: T
   await s.inspector.send('HeapProfiler.startSampling', {
     samplingInterval: Number(args.interval),
     includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
+    // --survivors: leave out what the scavenger freed, so what is left is what outlived a young-generation
+    // collection: what was promoted (and what the full collector freed later) or is still young at the end.
+    includeObjectsCollectedByMinorGC: !args.survivors,
   });
   const result = await during();
   const { profile } = await s.inspector.send<{ profile: { head: HeapNode } }>('HeapProfiler.stopSampling');
@@ -256,7 +263,7 @@ async function sampled<T>(s: Side, during: () => Promise<T>): Promise<{ tally: T
   return { tally: t, result };
 }
 try {
-  log(`${args.size}${args.stream ? '-stream' : ''} calls; warming up`);
+  log(`${args.size}${args.stream ? '-stream' : ''} calls; warming up${args.survivors ? '; counting only what outlived a scavenge (--survivors)' : ''}`);
   for (const s of sides) await load(s, Number(args.warmup));
   // What the gateway allocates with no call at all (timers, the metrics, the store's connections): charged to
   // the calls of a window, it weighs more per call the fewer calls a second a side reaches.
@@ -286,7 +293,9 @@ try {
   );
   const median = (xs: number[]) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const s of sides) {
-    log(`median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB allocated a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`);
+    log(
+      `median ${s.name}: ${(median(s.perCall) / 1024).toFixed(1)} KiB ${args.survivors ? 'outliving a scavenge' : 'allocated'} a call (rounds: ${s.perCall.map((b) => (b / 1024).toFixed(1)).join(', ')})`,
+    );
     log(
       `  less the idle allocation: ${(median(s.perCallBusy) / 1024).toFixed(1)} KiB a call (rounds: ${s.perCallBusy.map((b) => (b / 1024).toFixed(1)).join(', ')})`,
     );

@@ -16,7 +16,7 @@
  *
  *   npx tsx bench/tail.ts [--windows 6] [--seconds 3] [--appendfsync everysec|always] [--node auto|current|22|24]
  *                         [--no-pin] [--gateway auto|worktree|head] [--fill-mib N] [--rewrite-at W,...]
- *                         [--warmup SEC] [--rate N] [--skip-r1] [--node-flag FLAG ...]
+ *                         [--warmup SEC] [--rate N] [--skip-r1] [--node-flag FLAG ...] [--size small|large]
  *
  * Each round is R0, R1 twice (the bare forwarder on the gateway's core: two identical windows, the method's own
  * noise) and R3, all at one rate; each line gives R3's CPU per call (its process's ticks over the window) and
@@ -25,12 +25,17 @@
  * (no saturation window to find the rate) the first window is then the gateway's first load: the sequence shows
  * when its path settles. `--node-flag` passes a flag to the gateway's Node (e.g. --max-semi-space-size=16).
  *
+ * `--size large` loads every window with the bench's 100 KB calls instead of its small ones (the warm-up stays the
+ * bench's). With `--node-flag=--trace-gc-nvp` the gateway's own line for each collection is kept in a file, R3's
+ * windows marked in it, and each window's scavenges, bytes promoted out of those allocated and full collections
+ * (with their pauses) are printed: what fills the old generation while the p99 is read.
+ *
  * `--fill-mib N` first writes N MiB of filler keys (what `npm run bench` has put in its Redis by the time it
  * measures: about 5.8 KiB a call); `--rewrite-at W[,W...]` starts an AOF rewrite (BGREWRITEAOF, what Redis starts by
  * itself each time the AOF doubles: auto-aof-rewrite-percentage 100, min-size 64 MiB) as each window W begins:
  * a controlled before/after of what a rewrite does to the tail.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PerformanceObserver, constants, performance, type PerformanceEntry } from 'node:perf_hooks';
@@ -60,6 +65,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string' },
     'skip-r1': { type: 'boolean', default: false },
     'node-flag': { type: 'string', multiple: true, default: [] },
+    size: { type: 'string', default: 'small' },
   },
 });
 const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -118,6 +124,7 @@ for (let done = 0, i = 0; done < Number(args['fill-mib']) * 1048576;) {
   done += 500 * 4000;
 }
 const snapshot = await buildSnapshot(args.gateway as SourceChoice, log);
+const spawnedAt = performance.timeOrigin + performance.now();
 const gw = await startPortcullis({
   snapshot,
   mockBaseUrl: `http://127.0.0.1:${mock.port}/v1`,
@@ -127,6 +134,20 @@ const gw = await startPortcullis({
   nodeFlags: ['--import', monitor, ...args['node-flag']],
   name: 'R3 portcullis (tail)',
 });
+// With --trace-gc (or -nvp) among the gateway's flags, V8's own lines for each collection (the young
+// generation's capacity, what was promoted, why a full collection came), kept apart in a file of their own,
+// each with the time since the gateway's isolate started.
+const gcTrace: string[] = [];
+if (args['node-flag'].some((f) => f.startsWith('--trace-gc') || f.startsWith('--trace-memory-reducer'))) {
+  gw.server.child.stdout!.on('data', (c: Buffer) =>
+    gcTrace.push(
+      ...c
+        .toString()
+        .split('\n')
+        .filter((l) => /Mark-Compact|Scavenge|Mark-sweep|pause=|Memory reducer/i.test(l)),
+    ),
+  );
+}
 const who = (pid: number) => (pid === gw.server.pid ? 'gateway' : pid === mock.pid ? 'mock' : `pid ${pid}`);
 log(
   `gateway ${snapshot.source} on Node ${node.version}${args['node-flag'].length ? ` (${args['node-flag'].join(' ')})` : ''}; ${pin.how}; appendfsync ${args.appendfsync}`,
@@ -165,7 +186,7 @@ const poller = (async () => {
 
 /** The windows at whose start an AOF rewrite is started (`--rewrite-at 2,4,6`). */
 const rewriteAt = new Set(args['rewrite-at'].split(',').map(Number));
-const body = bodyTemplate({ size: 'small', stream: false });
+const body = bodyTemplate({ size: args.size === 'large' ? 'large' : 'small', stream: false });
 const connections = Number(args.connections);
 const r3 = { url: `${gw.apiUrl}/v1/chat/completions`, headers: { authorization: `Bearer ${gw.token}` }, body, connections };
 const r0 = { url: `http://127.0.0.1:${mock.port}/v1/chat/completions`, headers: {}, body, connections };
@@ -255,6 +276,8 @@ try {
     const b = await withCpu(gw.server.pid, () => runLoad({ ...r3, durationSec: seconds, rate, onAnswer: (at, ms) => answers.push([at, ms]) }));
     const w3 = record('R3', i + 1, b);
     windows.push({ from, to: performance.timeOrigin + performance.now(), answers, r0p50: a.latency.p50, r0p99: a.latency.p99 });
+    // In the gateway's clock of the trace lines (ms since it was spawned, within its start-up's few ms).
+    gcTrace.push(`# R3 window ${i + 1}: ${(from - spawnedAt).toFixed(0)} to ${(windows.at(-1)!.to - spawnedAt).toFixed(0)} ms`);
     log(
       `round ${i + 1} (at ${since.toFixed(0)} s, R3 under load for ${(i * seconds + (warmSmall > 0 ? FULL_WARMUP.largeSec + warmSmall : 0) + (args.rate ? 0 : 4)).toFixed(0)} s before it; load average ${w3.load}): R0 p99 ${fmt2(w0.p99)} (slot ${fmt2(w0.p99Intended)});${r1line} ` +
         `R3 ${w3.n} answers, CPU ${w3.cpuMsPerReq.toFixed(3)} ms/call, p50 ${fmt2(w3.p50)} p99 ${fmt2(w3.p99)} (slot ${fmt2(w3.p99Intended)}), added p99 ${fmt2(w3.p99 - w0.p99)} ms`,
@@ -357,6 +380,12 @@ try {
     );
 } finally {
   polling = false;
+  if (gcTrace.length) {
+    const file = join(tmpdir(), `portcullis-tail-gc-${gw.server.pid}.log`);
+    writeFileSync(file, `${gcTrace.join('\n')}\n`);
+    log(`the gateway's --trace-gc lines, with R3's windows marked: ${file}`);
+    for (const l of promotionByWindow(gcTrace)) log(`  ${l}`);
+  }
   await gw.server.stop();
   await r1Server?.stop();
   snapshot.remove();
@@ -365,4 +394,41 @@ try {
   await redis.stop();
   rmSync(monitorDir, { recursive: true, force: true });
   clearInterval(lateTimer);
+}
+
+/**
+ * With --trace-gc-nvp: for each R3 window, the scavenges, what they promoted out of what was allocated, and the
+ * full collections with their pauses: what fills the old generation in the windows the p99 is read from.
+ */
+function promotionByWindow(lines: readonly string[]): string[] {
+  const out: string[] = [];
+  const events: Array<{ at: number; f: Record<string, string> }> = [];
+  const windows: Array<{ n: number; from: number; to: number }> = [];
+  for (const l of lines) {
+    const w = /^# R3 window (\d+): (\d+) to (\d+)/.exec(l);
+    if (w) windows.push({ n: Number(w[1]), from: Number(w[2]), to: Number(w[3]) });
+    const e = /\s(\d+) ms: (pause=.*)/.exec(l);
+    if (e) events.push({ at: Number(e[1]), f: Object.fromEntries(e[2]!.split(/\s+/).map((kv) => kv.split('=') as [string, string])) });
+  }
+  if (events.length === 0) return out;
+  const mib = (b: number) => (b / 2 ** 20).toFixed(2);
+  const sum = { promoted: 0, allocated: 0, full: 0, over10: 0 };
+  for (const w of windows) {
+    const inside = events.filter((e) => e.at >= w.from && e.at <= w.to);
+    const scavenges = inside.filter((e) => e.f['gc'] === 's');
+    const full = inside.filter((e) => e.f['gc'] === 'mc');
+    const promoted = scavenges.reduce((a, e) => a + Number(e.f['promoted'] ?? 0), 0);
+    const allocated = scavenges.reduce((a, e) => a + Number(e.f['allocated'] ?? 0), 0);
+    sum.promoted += promoted;
+    sum.allocated += allocated;
+    sum.full += full.length;
+    sum.over10 += full.filter((e) => Number(e.f['pause']) > 10).length;
+    out.push(
+      `R3 window ${w.n}: ${scavenges.length} scavenges, promoted ${mib(promoted)} of ${mib(allocated)} MiB allocated; ${full.length} full collection(s)${full.length ? ` (pauses ${full.map((e) => e.f['pause']).join(', ')} ms)` : ''}`,
+    );
+  }
+  out.push(
+    `R3's windows in all: promoted ${mib(sum.promoted)} of ${mib(sum.allocated)} MiB (${sum.allocated ? ((100 * sum.promoted) / sum.allocated).toFixed(1) : '0'} %), ${sum.full} full collections, ${sum.over10} of them pausing over 10 ms`,
+  );
+  return out;
 }
