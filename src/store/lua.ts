@@ -87,4 +87,3 @@ export function evalLuaRaw(client: RawCommands, script: LuaScript, keys: string[
     return client.sendCommand(words(script.readOnly ? 'EVAL_RO' : 'EVAL', script.source));
   });
 }
-

@@ -154,7 +154,9 @@ describe('content serialised once for the job id and the upstream body', () => {
       );
     }
     const wrap = (contentJsonText: string, extra = '') =>
-      Buffer.from(`{"model":"shared-general-a","messages":[{"role":"system","content":"You review code."},{"role":"user",${extra}"content":${contentJsonText}}]}`);
+      Buffer.from(
+        `{"model":"shared-general-a","messages":[{"role":"system","content":"You review code."},{"role":"user",${extra}"content":${contentJsonText}}]}`,
+      );
     const pad = JSON.stringify(long).slice(1, -1);
 
     const written: Record<string, string> = {
@@ -183,7 +185,11 @@ describe('content serialised once for the job id and the upstream body', () => {
     });
 
     it('invalid UTF-8 and a byte-order mark: the content as decoded, not as the bytes were', () => {
-      const bad = Buffer.concat([Buffer.from(`{"model":"m","messages":[{"role":"user","content":"`), Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80]), Buffer.from(`${pad}"}]}`)]);
+      const bad = Buffer.concat([
+        Buffer.from(`{"model":"m","messages":[{"role":"user","content":"`),
+        Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80]),
+        Buffer.from(`${pad}"}]}`),
+      ]);
       expectAsReference(bad);
       expectAsReference(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), wrap(JSON.stringify(long))]));
     });
@@ -215,4 +221,3 @@ describe('content serialised once for the job id and the upstream body', () => {
     });
   });
 });
-
