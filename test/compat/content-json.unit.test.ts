@@ -194,6 +194,21 @@ describe('content serialised once for the job id and the upstream body', () => {
       expectAsReference(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), wrap(JSON.stringify(long))]));
     });
 
+    it('a large body of many values (parsed plainly) or deep ones: the same value, the same id and bytes', () => {
+      const values = Array.from({ length: 300 }, (_, i) => ({ n: i, s: 'x' }));
+      const many = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `\u0041${long}` }], tools: values }));
+      expect(parseJson(many)).to.deep.equal(JSON.parse(many.toString()));
+      expectAsReference(many);
+      const dense = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: long }], v: Array.from({ length: 20_000 }, () => 0) }));
+      expect(parseJson(dense)).to.deep.equal(JSON.parse(dense.toString()));
+      expectAsReference(dense);
+      const deep = `{"model":"m","messages":[{"role":"user","content":${JSON.stringify(long + long)}}],"v":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+      let level = (parseJson(Buffer.from(deep)) as { v: unknown }).v;
+      let depth = 0;
+      while (Array.isArray(level) && level.length === 1) [level, depth] = [level[0], depth + 1];
+      expect([level, depth]).to.deep.equal([[], 5999]);
+    });
+
     it('the parse is JSON.parse: the same value for large bodies of every JSON shape, deep ones included', () => {
       const next = seeded(0x5eed);
       const strings = ['', 'a', '"', '\\', '\n', 'é', '😀', '\ud800', 'content', '__proto__', long.slice(0, 1500)];
