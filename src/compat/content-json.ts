@@ -63,13 +63,15 @@ export function shareContentJson(from: object, to: object): void {
  * duplicate keys as JSON.parse keeps the last. The reviver returns every value as it got it, so the result
  * is JSON.parse's. An engine that gives no source leaves nothing remembered.
  *
- * A reviver costs per value, not per byte: the engine keeps each value's source while it parses (about 40 ns a
- * value) and makes a string of it for every call (about 0.7 µs). A chat body of 100 KB holds a few dozen
- * values; a body of the same size made of small values holds tens of thousands, and with the reviver its
- * parse would take 4 to 60 times as long. So the reviver is used only on a text with at most one comma or
- * opening bracket for every 32 characters (a bound on its values: each but the first of a container follows
- * a comma; counted with an early stop, a few µs at 100 KB), and it gives up after `MOST_CALLS` values (the
- * text is then parsed plainly): at most about 1.2 ns a character and 0.1 ms more than the plain parse.
+ * A reviver costs per value, not per byte: the engine keeps each value's source while it parses and makes a
+ * string of it for every call (about 0.7 µs). A chat body of 100 KB holds a few dozen values; a body of the
+ * same size made of small values holds tens of thousands, and with the reviver its parse took up to 60 times
+ * as long (2 MiB of zeros: 700 ms against 11). So the reviver is used only on a text with at most one comma or
+ * opening bracket for every 64 characters (a bound on its values: each but the first of a container follows a
+ * comma; counted with an early stop, about 18 µs at 100 KB), and it gives up after `MOST_CALLS` values (the
+ * text is then parsed plainly). What a body shaped to pass that bound can still cost is the values' sources
+ * kept during the parse: 1.7 times the plain parse at 2 MiB of strings, 2.3 times with thousands of levels of
+ * nesting (bench/README.md).
  */
 export function parseKeepingContents(text: string): unknown {
   if (!fewValues(text)) return JSON.parse(text);
@@ -84,8 +86,8 @@ export function parseKeepingContents(text: string): unknown {
   }
 }
 
-const CHARS_PER_VALUE = 32;
-const MOST_CALLS = 128;
+const CHARS_PER_VALUE = 64;
+const MOST_CALLS = 64;
 let calls = 0;
 const TOO_MANY = new Error('more values than the reviver is given');
 

@@ -202,7 +202,12 @@ describe('content serialised once for the job id and the upstream body', () => {
       const dense = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: long }], v: Array.from({ length: 20_000 }, () => 0) }));
       expect(parseJson(dense)).to.deep.equal(JSON.parse(dense.toString()));
       expectAsReference(dense);
-      const deep = `{"model":"m","messages":[{"role":"user","content":${JSON.stringify(long + long)}}],"v":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+      // Within the bound of commas and brackets, more values than the reviver is given: parsed again plainly.
+      const tools = Array.from({ length: 100 }, (_, i) => ({ type: 'function', function: { name: `f${i}`, description: 'y'.repeat(200) } }));
+      const within = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: long }], tools }));
+      expect(parseJson(within)).to.deep.equal(JSON.parse(within.toString()));
+      expectAsReference(within);
+      const deep = `{"model":"m","messages":[{"role":"user","content":${JSON.stringify(long + 'y'.repeat(400_000))}}],"v":${'['.repeat(6000)}${']'.repeat(6000)}}`;
       let level = (parseJson(Buffer.from(deep)) as { v: unknown }).v;
       let depth = 0;
       while (Array.isArray(level) && level.length === 1) [level, depth] = [level[0], depth + 1];
