@@ -23,8 +23,17 @@
  */
 const LONG = 1024;
 
-/** The JSON of a content: its bytes once made, or (from the parse) the text they will be made from. */
-type Known = { content: string; json: Buffer; source?: undefined } | { content: string; json?: undefined; source: string };
+/**
+ * The JSON of a content: its bytes once made, or (from the parse) the source text they will be made from. One
+ * entry is shared by a message and its copies, and made into bytes in place, so that the source (a slice that
+ * holds the whole body's text) is let go for all of them at once: kept for the length of the call, the body's
+ * 100 KB would be copied by every young-generation collection it survived.
+ */
+interface Known {
+  readonly content: string;
+  json: Buffer | undefined;
+  source: string | undefined;
+}
 
 const known = new WeakMap<object, Known>();
 
@@ -42,12 +51,13 @@ export function contentJson(message: object, content: string): Buffer {
   // The same string is the same pointer: this comparison is O(1) unless the content was replaced.
   if (seen !== undefined && seen.content === content) {
     if (seen.json !== undefined) return seen.json;
-    const json = Buffer.from(NOT_AS_STRINGIFY_WRITES.test(seen.source) ? JSON.stringify(content) : seen.source, 'utf8');
-    known.set(message, { content, json });
-    return json;
+    const source = seen.source!;
+    seen.json = Buffer.from(NOT_AS_STRINGIFY_WRITES.test(source) ? JSON.stringify(content) : source, 'utf8');
+    seen.source = undefined;
+    return seen.json;
   }
   const json = Buffer.from(JSON.stringify(content), 'utf8');
-  known.set(message, { content, json });
+  known.set(message, { content, json, source: undefined });
   return json;
 }
 
@@ -101,6 +111,7 @@ function fewValues(text: string): boolean {
 
 function keepContentSource(this: unknown, key: string, value: unknown, context?: { source?: string }): unknown {
   if (++calls > MOST_CALLS) throw TOO_MANY;
-  if (key === 'content' && isLongContent(value) && typeof context?.source === 'string') known.set(this as object, { content: value, source: context.source });
+  if (key === 'content' && isLongContent(value) && typeof context?.source === 'string')
+    known.set(this as object, { content: value, json: undefined, source: context.source });
   return value;
 }
