@@ -22,6 +22,7 @@
 import { GatewayError } from '../errors.js';
 import { checkDepth } from './depth.js';
 import { parseKeepingNumbers } from './json-numbers.js';
+import { shareContentJson } from './content-json.js';
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
 
@@ -110,6 +111,8 @@ export function normaliseMessages(messages: readonly ClientMessage[]): ChatMessa
     const at = `messages[${i}]`;
     const m = dropBookkeeping(sent, at);
     const out: ChatMessage = { ...m, role: m.role === 'developer' ? 'system' : m.role } as ChatMessage;
+    // The content's JSON text kept by the body's parse goes with the copy (used only while the content is the same string).
+    shareContentJson(sent, out);
     if (Array.isArray(m.content)) {
       const joined = joinParts(m.content, at, m.role === 'assistant');
       // An assistant turn made only of refusal parts has no text content.

@@ -7,6 +7,7 @@
 import type { Context } from 'koa';
 import getRawBody from 'raw-body';
 import { GatewayError } from '../errors.js';
+import { parseKeepingContents } from '../compat/content-json.js';
 
 export function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
@@ -49,10 +50,17 @@ async function readBytes(ctx: Context, limitBytes: number): Promise<Buffer> {
   }
 }
 
-function parseJson(bytes: Buffer): unknown {
+/**
+ * A body this large may carry a long message content: parsed so that each long content's JSON text is kept
+ * for the job id and the upstream body (src/compat/content-json.ts), which then need not serialise it again.
+ * The reviver that keeps it costs a few microseconds on a small body, more than it saves there.
+ */
+const KEEP_CONTENTS_FROM_BYTES = 8 * 1024;
+
+export function parseJson(bytes: Buffer): unknown {
   const raw = (hasUtf8Bom(bytes) ? bytes.subarray(3) : bytes).toString('utf8');
   try {
-    return JSON.parse(raw) as unknown;
+    return bytes.length >= KEEP_CONTENTS_FROM_BYTES ? parseKeepingContents(raw) : (JSON.parse(raw) as unknown);
   } catch {
     throw new GatewayError('invalid-json');
   }

@@ -20,6 +20,7 @@
  */
 import { loadLua } from '../store/lua.js';
 import type { RedisStore } from '../store/redis.js';
+import { isCluster } from '../store/connection.js';
 import type { JobRecord } from './job.js';
 import type { CreateOutcome, IdempotencyEntry, JobStore } from './store.js';
 
@@ -128,9 +129,17 @@ export class RedisJobStore implements JobStore {
     return outcome.created ? { created: true, job } : { created: false, job: outcome.job };
   }
 
-  async get(jobId: string) {
-    const fields = await this.#store.command('jobs.get', (c) => c.hGetAll(this.#job(jobId)));
-    return decode(Object.entries(fields).flat());
+  /**
+   * Every chat call asks this once (the look-ahead's job lookup), and nearly always finds nothing. On one
+   * primary HGETALL is sent as its words: its reply is the field and value list `decode` reads, where
+   * node-redis' `hGetAll` builds a command parser and two async layers and makes an object of the list, which
+   * was turned back into it here. A cluster's client routes the named command by its key.
+   */
+  get(jobId: string): Promise<JobRecord | null> {
+    const key = this.#job(jobId);
+    return this.#store
+      .command<unknown>('jobs.get', (c) => (isCluster(c) ? c.hGetAll(key) : c.sendCommand(['HGETALL', key])))
+      .then((fields) => decode(Array.isArray(fields) ? fields : Object.entries(fields ?? {}).flat()));
   }
 
   async update(jobId: string, owner: string, patch: Partial<JobRecord>, retentionMs: number) {

@@ -68,3 +68,22 @@ export function evalLua(client: LuaEvaluator, script: LuaScript, keys: string[],
     return script.readOnly ? client.evalRo(script.source, call) : client.eval(script.source, call);
   });
 }
+
+/** What one primary's client offers besides its named commands: a command sent as its words. */
+export interface RawCommands {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+/**
+ * `evalLua` on one primary, the command written as its words: the same EVALSHA on the wire (the source after
+ * NOSCRIPT, as above). node-redis' own `evalSha` builds a command parser and wraps the same words in two
+ * async layers more (about a dozen promises and 3 KiB a chat call, which runs three scripts). A cluster keeps
+ * `evalLua`: its client routes the named command by its first key and replays it on a redirection.
+ */
+export function evalLuaRaw(client: RawCommands, script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
+  const words = (command: string, script: string) => [command, script, String(keys.length), ...keys, ...args];
+  return client.sendCommand(words(script.readOnly ? 'EVALSHA_RO' : 'EVALSHA', script.sha1)).catch((err: unknown) => {
+    if (!(err instanceof ErrorReply && err.message.startsWith('NOSCRIPT'))) throw err;
+    return client.sendCommand(words(script.readOnly ? 'EVAL_RO' : 'EVAL', script.source));
+  });
+}

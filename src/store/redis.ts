@@ -51,7 +51,7 @@ import {
 } from './connection.js';
 
 export type { RedisStoreOptions } from './connection.js';
-import { evalLua, type LuaEvaluator, type LuaScript } from './lua.js';
+import { evalLua, evalLuaRaw, type LuaEvaluator, type LuaScript } from './lua.js';
 import { RedisIdentity } from './redis-identity.js';
 import { IDENTITY_CACHE_ENTRIES, IdentityCache } from './identity-cache.js';
 import { RedisReceipts } from '../receipts/redis-receipts.js';
@@ -276,8 +276,13 @@ export class RedisStore implements Store, RedisRunner {
    */
   async runScript(operation: string, script: LuaScript, keys: string[], args: string[], timeoutMs = this.#commandTimeoutMs): Promise<unknown> {
     if (keys.length === 0) throw new TypeError(`script ${script.name} names no key`);
-    // Both clients take EVALSHA and EVAL alike; node-redis types their replies per client.
-    return this.#call(operation, (c) => evalLua(c as unknown as LuaEvaluator, script, keys, args), timeoutMs);
+    // Both clients take EVALSHA and EVAL alike; node-redis types their replies per client. One primary is sent
+    // the command's words as they are, a cluster the named command its client routes (lua.ts).
+    return this.#call(
+      operation,
+      (c) => (isCluster(c) ? evalLua(c as unknown as LuaEvaluator, script, keys, args) : evalLuaRaw(c, script, keys, args)),
+      timeoutMs,
+    );
   }
 
   /**

@@ -12,6 +12,8 @@ import { jobIdFor, type JobKey } from '../../src/jobs/job.js';
 import { upstreamBody, upstreamPayload } from '../../src/compat/forwarded.js';
 import { normaliseMessages, type ClientMessage } from '../../src/compat/messages.js';
 import { reviewText } from '../../bench/harness/bodies.js';
+import { parseJson } from '../../src/http/read-json.js';
+import { rng as seeded } from '../../scripts/rng.js';
 
 /** jobIdFor as it was before the content was shared (commit a69e509), the reference for the ids. */
 function jobIdBefore(principalId: string, key: JobKey): string {
@@ -131,5 +133,111 @@ describe('content serialised once for the job id and the upstream body', () => {
     };
     expectWireOf(body);
     expectWireOf({ messages: [{ content: long }], model: 'm' });
+  });
+
+  /**
+   * A large body's parse keeps each long content's JSON text, used as the content's JSON when it is what
+   * JSON.stringify writes. Bodies written as clients write them: escapes JSON.stringify never writes (`\u`,
+   * `\/`), an escaped backslash before a `u`, raw and escaped non-ASCII, duplicate keys (the last counts),
+   * invalid UTF-8, a byte-order mark: the job id and the upstream's bytes are those of the parsed request.
+   */
+  describe('from the body as the client wrote it', () => {
+    /** The job id and wire bytes of a request parsed from `text`, against the reference on a clone of it. */
+    function expectAsReference(bytes: Buffer): void {
+      const body = parseJson(bytes) as { messages: ClientMessage[] };
+      const messages = normaliseMessages(body.messages);
+      const reference = structuredClone(messages);
+      expect(jobIdFor('p1', keyOf(messages))).to.equal(jobIdBefore('p1', keyOf(reference)));
+      expectWireOf(upstreamBody({ messages, max_tokens: 256 }, 'upstream-model'));
+      expect(Buffer.from(JSON.stringify(upstreamBody({ messages, max_tokens: 256 }, 'upstream-model')))).to.deep.equal(
+        Buffer.from(JSON.stringify(upstreamBody({ messages: reference, max_tokens: 256 }, 'upstream-model'))),
+      );
+    }
+    const wrap = (contentJsonText: string, extra = '') =>
+      Buffer.from(
+        `{"model":"shared-general-a","messages":[{"role":"system","content":"You review code."},{"role":"user",${extra}"content":${contentJsonText}}]}`,
+      );
+    const pad = JSON.stringify(long).slice(1, -1);
+
+    const written: Record<string, string> = {
+      'as JSON.stringify writes it': JSON.stringify(long),
+      'with a \\u escape of an ASCII letter': `"\\u0041${pad}"`,
+      'with \\/': `"a\\/b${pad}"`,
+      'with an escaped backslash before a u': `"\\\\u0041 \\\\/ ${pad}"`,
+      'with escaped non-ASCII and a surrogate pair': `"\\u00e9\\ud83d\\ude00${pad}"`,
+      'with a lone surrogate escaped in capitals': `"\\uD800${pad}"`,
+      'with raw non-ASCII': `"é日本😀${pad}"`,
+      'with every short escape': `"\\"\\\\\\b\\f\\n\\r\\t${pad}"`,
+    };
+    for (const [name, text] of Object.entries(written)) {
+      it(`a long content ${name}`, () => expectAsReference(wrap(text)));
+    }
+
+    it('duplicate content keys: the last one, as JSON.parse keeps it', () => {
+      const first = JSON.stringify(`first ${long}`);
+      const last = JSON.stringify(`last ${long}`);
+      const bytes = wrap(last, `"content":${first},`);
+      const body = parseJson(bytes) as { messages: ClientMessage[] };
+      expect(body.messages[1]!.content).to.equal(`last ${long}`);
+      expectAsReference(bytes);
+      const wire = upstreamPayload(upstreamBody({ messages: normaliseMessages(body.messages), max_tokens: 1 }, 'm')).toString();
+      expect(wire).to.include('last ').and.not.include('first ');
+    });
+
+    it('invalid UTF-8 and a byte-order mark: the content as decoded, not as the bytes were', () => {
+      const bad = Buffer.concat([
+        Buffer.from(`{"model":"m","messages":[{"role":"user","content":"`),
+        Buffer.from([0xc3, 0x28, 0xed, 0xa0, 0x80]),
+        Buffer.from(`${pad}"}]}`),
+      ]);
+      expectAsReference(bad);
+      expectAsReference(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), wrap(JSON.stringify(long))]));
+    });
+
+    it('a large body of many values (parsed plainly) or deep ones: the same value, the same id and bytes', () => {
+      const values = Array.from({ length: 300 }, (_, i) => ({ n: i, s: 'x' }));
+      const many = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: `\u0041${long}` }], tools: values }));
+      expect(parseJson(many)).to.deep.equal(JSON.parse(many.toString()));
+      expectAsReference(many);
+      const dense = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: long }], v: Array.from({ length: 20_000 }, () => 0) }));
+      expect(parseJson(dense)).to.deep.equal(JSON.parse(dense.toString()));
+      expectAsReference(dense);
+      // Within the bound of commas and brackets, more values than the reviver is given: parsed again plainly.
+      const tools = Array.from({ length: 100 }, (_, i) => ({ type: 'function', function: { name: `f${i}`, description: 'y'.repeat(200) } }));
+      const within = Buffer.from(JSON.stringify({ model: 'm', messages: [{ role: 'user', content: long }], tools }));
+      expect(parseJson(within)).to.deep.equal(JSON.parse(within.toString()));
+      expectAsReference(within);
+      const deep = `{"model":"m","messages":[{"role":"user","content":${JSON.stringify(long + 'y'.repeat(400_000))}}],"v":${'['.repeat(6000)}${']'.repeat(6000)}}`;
+      let level = (parseJson(Buffer.from(deep)) as { v: unknown }).v;
+      let depth = 0;
+      while (Array.isArray(level) && level.length === 1) [level, depth] = [level[0], depth + 1];
+      expect([level, depth]).to.deep.equal([[], 5999]);
+    });
+
+    it('the parse is JSON.parse: the same value for large bodies of every JSON shape, deep ones included', () => {
+      const next = seeded(0x5eed);
+      const strings = ['', 'a', '"', '\\', '\n', 'é', '😀', '\ud800', 'content', '__proto__', long.slice(0, 1500)];
+      const value = (depth: number): unknown => {
+        const r = next();
+        if (depth > 4 || r < 0.3) return strings[Math.floor(next() * strings.length)];
+        if (r < 0.4) return Math.floor(next() * 1e6) / 100;
+        if (r < 0.45) return null;
+        if (r < 0.7) return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1));
+        const o: Record<string, unknown> = {};
+        for (let i = Math.floor(next() * 5); i > 0; i--) o[strings[Math.floor(next() * strings.length)]!] = value(depth + 1);
+        return o;
+      };
+      for (let i = 0; i < 200; i++) {
+        const text = JSON.stringify({ pad: long.slice(0, 9000), v: value(0) });
+        expect(parseJson(Buffer.from(text))).to.deep.equal(JSON.parse(text));
+      }
+      const deep = `{"pad":${JSON.stringify(long.slice(0, 9000))},"v":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
+      // The reviver's walk overflows the stack at this depth; the body is still read (validation refuses it later).
+      let level = (parseJson(Buffer.from(deep)) as { v: unknown }).v;
+      let depth = 0;
+      while (Array.isArray(level) && level.length === 1) [level, depth] = [level[0], depth + 1];
+      expect(level).to.deep.equal([]);
+      expect(depth).to.equal(19_999);
+    });
   });
 });
