@@ -323,8 +323,18 @@ export const READING_CHARS = 600;
 export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
 export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1, mix: 1, k: 20, tau: 0.02 };
-/** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D). */
-const TRAIN_PARAMS: HeadParams = process.env.INTENT_HARM_WEIGHT ? { ...HEAD_PARAMS, harmWeight: Number(process.env.INTENT_HARM_WEIGHT) } : HEAD_PARAMS;
+/**
+ * One hidden layer for the ask head (`INTENT_HIDDEN=<units>`, the seventh round's third candidate): 40 epochs of
+ * seeded mini-batches, L2 0.001, as the gate's layer is trained (the linear head's 300 full-batch epochs and L2 0.05
+ * would not fit a layer in reasonable time, nor let it read combinations).
+ */
+export const HIDDEN_PARAMS = { epochs: 40, l2: 0.001 };
+/** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D); `INTENT_HIDDEN` a hidden layer. */
+const TRAIN_PARAMS: HeadParams = {
+  ...HEAD_PARAMS,
+  ...(process.env.INTENT_HARM_WEIGHT ? { harmWeight: Number(process.env.INTENT_HARM_WEIGHT) } : {}),
+  ...(process.env.INTENT_HIDDEN ? { hidden: Number(process.env.INTENT_HIDDEN), ...HIDDEN_PARAMS } : {}),
+};
 
 /**
  * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
@@ -488,6 +498,7 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
+ * `INTENT_HIDDEN=<units>` gives the ask head one hidden layer (HIDDEN_PARAMS).
  * `INTENT_ASK_BENIGN` adds benign lines from elsewhere to the ask head alone (askBenignLines), and `INTENT_ASK_AVERAGE`
  * averages the trained ask head with another head's (averageAskHead). `INTENT_ASK_SENTENCES_FROM=<chars>` writes how the
  * runtime reads a request of that size or more that fits in one reading (head.ts `readings`).
@@ -644,7 +655,8 @@ function askHeadAsBackstop(file: string, head: IntentHeadDoc): BackstopDoc {
  * head's, the trained head weighing `weight` and the other the rest, written as one linear head over the trained
  * head's standardisation (both are linear in the embedding, so the average is one: exact but for the rounding of the
  * weights to 6 decimals). The other head's ask head is the one it was configured with, so what the average keeps of
- * it is its reading of the lines the new one was not trained on. Both must be linear and read the same input.
+ * it is its reading of the lines the new one was not trained on. Both must read the same input, and the other head must
+ * be linear; a trained head with a hidden layer (`INTENT_HIDDEN`) keeps it, the linear head beside it (averageIntoHidden).
  * Returns what the head's evaluation records of it.
  */
 function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha256: string; weight: number } {
@@ -653,9 +665,13 @@ function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha2
   if (!file || !(weight > 0 && weight < 1)) throw new Error(`INTENT_ASK_AVERAGE: "${spec}" is not <head file>:<weight in (0, 1)>`);
   const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
   const o = JSON.parse(text) as IntentHeadDoc;
-  if (head.hidden || o.hidden || o.dim !== head.dim || o.classes.join() !== head.classes.join() || o.mean.length !== head.mean.length)
+  if (o.hidden || o.dim !== head.dim || o.classes.join() !== head.classes.join() || o.mean.length !== head.mean.length)
     throw new Error(`INTENT_ASK_AVERAGE: ${file} is not a linear head over the same input and classes`);
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  if (head.hidden) {
+    averageIntoHidden(head, o, weight);
+    return { from: file, sha256: createHash('sha256').update(text).digest('hex'), weight };
+  }
   // o's score of class c is sum_j o.W[c][j] (x_j - o.m_j) / o.s_j + o.b[c]: over this head's (x_j - m_j) / s_j its
   // weights are o.W[c][j] s_j / o.s_j, and its bias gains sum_j o.W[c][j] (m_j - o.m_j) / o.s_j.
   head.weights = head.weights.map((row, c) => row.map((v, j) => r6(weight * v + (1 - weight) * ((o.weights[c]![j]! * head.scale[j]!) / o.scale[j]!))));
@@ -665,6 +681,32 @@ function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha2
     return r6(weight * b + (1 - weight) * (o.bias[c]! + shift));
   });
   return { from: file, sha256: createHash('sha256').update(text).digest('hex'), weight };
+}
+
+/**
+ * The average of a head with one hidden layer and a linear head `o` (averageAskHead), written as one head with a
+ * hidden layer: o's score of class c over this head's standardised input u is a_c.u + b_c, and a_c.u is
+ * max(0, a_c.u) - max(0, -a_c.u), two more rectified units per class whose output weights are 1 - weight and
+ * -(1 - weight) into class c alone; the trained units' output weights are scaled by `weight`. Exact but for the
+ * rounding of the weights to 6 decimals.
+ */
+function averageIntoHidden(head: IntentHeadDoc, o: IntentHeadDoc, weight: number): void {
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const k = head.classes.length;
+  const a = o.weights.map((row) => row.map((v, j) => (v * head.scale[j]!) / o.scale[j]!));
+  const b = o.bias.map((b0, c) => {
+    let shift = 0;
+    for (let j = 0; j < head.mean.length; j++) shift += (o.weights[c]![j]! * (head.mean[j]! - o.mean[j]!)) / o.scale[j]!;
+    return b0 + shift;
+  });
+  const units = a.flatMap((row) => [row.map(r6), row.map((v) => r6(-v))]);
+  const hidden = head.hidden!;
+  head.hidden = { weights: [...hidden.weights, ...units], bias: [...hidden.bias, ...units.map(() => 0)] };
+  head.weights = head.weights.map((row, c) => [
+    ...row.map((v) => r6(weight * v)),
+    ...Array.from({ length: 2 * k }, (_, u) => (Math.floor(u / 2) !== c ? 0 : u % 2 === 0 ? r6(1 - weight) : r6(-(1 - weight)))),
+  ]);
+  head.bias = head.bias.map((v, c) => r6(weight * v + (1 - weight) * b[c]!));
 }
 
 /** The gate of a head file in rules/ (`INTENT_GATE_FROM`), which must have been trained on the gate lines of today. */
@@ -831,6 +873,7 @@ async function trainGate(): Promise<void> {
       : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     averagedWith: averaged,
+    hidden: TRAIN_PARAMS.hidden > 0 ? { units: TRAIN_PARAMS.hidden, epochs: TRAIN_PARAMS.epochs, l2: TRAIN_PARAMS.l2 } : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
