@@ -324,9 +324,9 @@ export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
 export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1, mix: 1, k: 20, tau: 0.02 };
 /**
- * One hidden layer for the ask head (`INTENT_HIDDEN=<units>`, the seventh round's third candidate): 40 epochs of
- * seeded mini-batches, L2 0.001, as the gate's layer is trained (the linear head's 300 full-batch epochs and L2 0.05
- * would not fit a layer in reasonable time, nor let it read combinations).
+ * One hidden layer for the ask head (`INTENT_HIDDEN=<units>`, the seventh round's candidates): 40 epochs of seeded
+ * mini-batches with the gate layer's L2, 0.001, in place of the linear head's 300 epochs and L2 0.05 (a minute a head
+ * on this corpus; docs/guardrails.md, "The candidates for sets M and S", gives the settings tried).
  */
 export const HIDDEN_PARAMS = { epochs: 40, l2: 0.001 };
 /** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D); `INTENT_HIDDEN` a hidden layer. */
