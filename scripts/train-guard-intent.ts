@@ -329,6 +329,8 @@ export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, e
  * on this corpus; docs/guardrails.md, "The candidates for sets M and S", gives the settings tried).
  */
 export const HIDDEN_PARAMS = { epochs: 40, l2: 0.001 };
+/** Seeds of a hidden-layer ask head (`INTENT_HIDDEN_SEEDS`, 1 unless set), their class scores averaged as the gate's five are. */
+const HIDDEN_SEEDS = Number(process.env.INTENT_HIDDEN_SEEDS ?? 1);
 /** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D); `INTENT_HIDDEN` a hidden layer. */
 const TRAIN_PARAMS: HeadParams = {
   ...HEAD_PARAMS,
@@ -498,7 +500,8 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
- * `INTENT_HIDDEN=<units>` gives the ask head one hidden layer (HIDDEN_PARAMS).
+ * `INTENT_HIDDEN=<units>` gives the ask head one hidden layer (HIDDEN_PARAMS), and `INTENT_HIDDEN_SEEDS=<n>` trains it
+ * from n seeds and averages them (mergeSeeds).
  * `INTENT_ASK_BENIGN` adds benign lines from elsewhere to the ask head alone (askBenignLines), and `INTENT_ASK_AVERAGE`
  * averages the trained ask head with another head's (averageAskHead). `INTENT_ASK_SENTENCES_FROM=<chars>` writes how the
  * runtime reads a request of that size or more that fits in one reading (head.ts `readings`).
@@ -709,6 +712,35 @@ function averageIntoHidden(head: IntentHeadDoc, o: IntentHeadDoc, weight: number
   head.bias = head.bias.map((v, c) => r6(weight * v + (1 - weight) * b[c]!));
 }
 
+/**
+ * One head from hidden-layer heads trained from several seeds (INTENT_HIDDEN_SEEDS), their class scores averaged: their
+ * units side by side, each re-expressed over the first head's standardisation (a unit reads (x - m) / s; over the first
+ * head's (x - m1) / s1 its weights are w s1 / s and its bias gains the sum of w (m1 - m) / s), their output weights
+ * divided by their number, their biases averaged. Exact but for rounding to 6 decimals. One head is returned as it is.
+ */
+function mergeSeeds(heads: IntentHeadDoc[]): IntentHeadDoc {
+  if (heads.length === 1) return heads[0]!;
+  if (heads.some((h) => !h.hidden)) throw new Error('INTENT_HIDDEN_SEEDS needs INTENT_HIDDEN: only hidden-layer heads are merged');
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const [first] = heads as [IntentHeadDoc];
+  const n = heads.length;
+  const weights: number[][] = [];
+  const bias: number[] = [];
+  for (const h of heads)
+    h.hidden!.weights.forEach((w, u) => {
+      let b = h.hidden!.bias[u]!;
+      for (let j = 0; j < w.length; j++) b += (w[j]! * (first.mean[j]! - h.mean[j]!)) / h.scale[j]!;
+      weights.push(w.map((v, j) => r6((v * first.scale[j]!) / h.scale[j]!)));
+      bias.push(r6(b));
+    });
+  return {
+    ...first,
+    hidden: { weights, bias },
+    weights: first.weights.map((_, c) => heads.flatMap((h) => h.weights[c]!.map((v) => r6(v / n)))),
+    bias: first.bias.map((_, c) => r6(heads.reduce((a, h) => a + h.bias[c]!, 0) / n)),
+  };
+}
+
 /** The gate of a head file in rules/ (`INTENT_GATE_FROM`), which must have been trained on the gate lines of today. */
 function gateOf(file: string, linesSha256: string, evasiveGate: boolean): GateDoc {
   const from = JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc;
@@ -754,12 +786,10 @@ async function trainGate(): Promise<void> {
   const nOff = nAsk + offLines.length;
   const regBen = !!process.env.INTENT_REGBEN;
   const isEvasive = (i: number) => i >= nRegAsk && i < nAsk;
-  const head = fitHead(
-    data,
-    (i) =>
-      (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut,
-    TRAIN_PARAMS,
-  );
+  const useLine = (i: number) =>
+    (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut;
+  // INTENT_HIDDEN_SEEDS=<n>: a hidden-layer ask head trained from n seeds, their class scores averaged (mergeSeeds).
+  const head = mergeSeeds(Array.from({ length: HIDDEN_SEEDS }, (_, s) => fitHead(data, useLine, { ...TRAIN_PARAMS, seed: TRAIN_PARAMS.seed + s })));
   if (evasive.lines.length > 0 || extra.askBenign.length > 0) head.extraLinesSha256 = extra.sha256;
   const averaged = process.env.INTENT_ASK_AVERAGE ? averageAskHead(head, process.env.INTENT_ASK_AVERAGE) : undefined;
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
@@ -873,7 +903,10 @@ async function trainGate(): Promise<void> {
       : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     averagedWith: averaged,
-    hidden: TRAIN_PARAMS.hidden > 0 ? { units: TRAIN_PARAMS.hidden, epochs: TRAIN_PARAMS.epochs, l2: TRAIN_PARAMS.l2 } : undefined,
+    hidden:
+      TRAIN_PARAMS.hidden > 0
+        ? { units: TRAIN_PARAMS.hidden, epochs: TRAIN_PARAMS.epochs, l2: TRAIN_PARAMS.l2, ...(HIDDEN_SEEDS > 1 ? { seeds: HIDDEN_SEEDS } : {}) }
+        : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',
