@@ -323,8 +323,20 @@ export const READING_CHARS = 600;
 export const MAX_READINGS = 8;
 export const HEAD_THRESHOLD = 0.65;
 export const HEAD_PARAMS: HeadParams = { l2: 0.05, harmWeight: 1.5, hidden: 0, epochs: 300, seed: 1, mix: 1, k: 20, tau: 0.02 };
-/** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D). */
-const TRAIN_PARAMS: HeadParams = process.env.INTENT_HARM_WEIGHT ? { ...HEAD_PARAMS, harmWeight: Number(process.env.INTENT_HARM_WEIGHT) } : HEAD_PARAMS;
+/**
+ * One hidden layer for the ask head (`INTENT_HIDDEN=<units>`, the seventh round's candidates): 40 epochs of seeded
+ * mini-batches with the gate layer's L2, 0.001, in place of the linear head's 300 epochs and L2 0.05 (a minute a head
+ * on this corpus; docs/guardrails.md, "The candidates for sets M and S", gives the settings tried).
+ */
+export const HIDDEN_PARAMS = { epochs: 40, l2: 0.001 };
+/** Seeds of a hidden-layer ask head (`INTENT_HIDDEN_SEEDS`, 1 unless set), their class scores averaged as the gate's five are. */
+const HIDDEN_SEEDS = Number(process.env.INTENT_HIDDEN_SEEDS ?? 1);
+/** `INTENT_HARM_WEIGHT=<w>` trains a candidate with another harm-class weight (docs/guardrails.md, set D); `INTENT_HIDDEN` a hidden layer. */
+const TRAIN_PARAMS: HeadParams = {
+  ...HEAD_PARAMS,
+  ...(process.env.INTENT_HARM_WEIGHT ? { harmWeight: Number(process.env.INTENT_HARM_WEIGHT) } : {}),
+  ...(process.env.INTENT_HIDDEN ? { hidden: Number(process.env.INTENT_HIDDEN), ...HIDDEN_PARAMS } : {}),
+};
 
 /**
  * The readings of a corpus line. Held-out lines are one user message, as test/guard/intent-model.test.ts
@@ -488,6 +500,8 @@ export function worstReading(d: HeadData, doc: IntentHeadDoc, i: number, thresho
  * the gate passes is refused as a class whose probability reaches its own threshold); `INTENT_THRESHOLD` sets
  * the threshold the evaluation in the file is computed at (the configured one is rules/guardrails.yaml's).
  * `INTENT_EVASIVE` and `INTENT_EVASIVE_GATE` add the evasive lines to the ask head and the gate (evasiveLines below).
+ * `INTENT_HIDDEN=<units>` gives the ask head one hidden layer (HIDDEN_PARAMS), and `INTENT_HIDDEN_SEEDS=<n>` trains it
+ * from n seeds and averages them (mergeSeeds).
  * `INTENT_ASK_BENIGN` adds benign lines from elsewhere to the ask head alone (askBenignLines), and `INTENT_ASK_AVERAGE`
  * averages the trained ask head with another head's (averageAskHead). `INTENT_ASK_SENTENCES_FROM=<chars>` writes how the
  * runtime reads a request of that size or more that fits in one reading (head.ts `readings`).
@@ -644,7 +658,8 @@ function askHeadAsBackstop(file: string, head: IntentHeadDoc): BackstopDoc {
  * head's, the trained head weighing `weight` and the other the rest, written as one linear head over the trained
  * head's standardisation (both are linear in the embedding, so the average is one: exact but for the rounding of the
  * weights to 6 decimals). The other head's ask head is the one it was configured with, so what the average keeps of
- * it is its reading of the lines the new one was not trained on. Both must be linear and read the same input.
+ * it is its reading of the lines the new one was not trained on. Both must read the same input, and the other head must
+ * be linear; a trained head with a hidden layer (`INTENT_HIDDEN`) keeps it, the linear head beside it (averageIntoHidden).
  * Returns what the head's evaluation records of it.
  */
 function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha256: string; weight: number } {
@@ -653,9 +668,13 @@ function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha2
   if (!file || !(weight > 0 && weight < 1)) throw new Error(`INTENT_ASK_AVERAGE: "${spec}" is not <head file>:<weight in (0, 1)>`);
   const text = readFileSync(`${ROOT}rules/${file}`, 'utf8');
   const o = JSON.parse(text) as IntentHeadDoc;
-  if (head.hidden || o.hidden || o.dim !== head.dim || o.classes.join() !== head.classes.join() || o.mean.length !== head.mean.length)
+  if (o.hidden || o.dim !== head.dim || o.classes.join() !== head.classes.join() || o.mean.length !== head.mean.length)
     throw new Error(`INTENT_ASK_AVERAGE: ${file} is not a linear head over the same input and classes`);
   const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  if (head.hidden) {
+    averageIntoHidden(head, o, weight);
+    return { from: file, sha256: createHash('sha256').update(text).digest('hex'), weight };
+  }
   // o's score of class c is sum_j o.W[c][j] (x_j - o.m_j) / o.s_j + o.b[c]: over this head's (x_j - m_j) / s_j its
   // weights are o.W[c][j] s_j / o.s_j, and its bias gains sum_j o.W[c][j] (m_j - o.m_j) / o.s_j.
   head.weights = head.weights.map((row, c) => row.map((v, j) => r6(weight * v + (1 - weight) * ((o.weights[c]![j]! * head.scale[j]!) / o.scale[j]!))));
@@ -665,6 +684,61 @@ function averageAskHead(head: IntentHeadDoc, spec: string): { from: string; sha2
     return r6(weight * b + (1 - weight) * (o.bias[c]! + shift));
   });
   return { from: file, sha256: createHash('sha256').update(text).digest('hex'), weight };
+}
+
+/**
+ * The average of a head with one hidden layer and a linear head `o` (averageAskHead), written as one head with a
+ * hidden layer: o's score of class c over this head's standardised input u is a_c.u + b_c, and a_c.u is
+ * max(0, a_c.u) - max(0, -a_c.u), two more rectified units per class whose output weights are 1 - weight and
+ * -(1 - weight) into class c alone; the trained units' output weights are scaled by `weight`. Exact but for the
+ * rounding of the weights to 6 decimals.
+ */
+function averageIntoHidden(head: IntentHeadDoc, o: IntentHeadDoc, weight: number): void {
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const k = head.classes.length;
+  const a = o.weights.map((row) => row.map((v, j) => (v * head.scale[j]!) / o.scale[j]!));
+  const b = o.bias.map((b0, c) => {
+    let shift = 0;
+    for (let j = 0; j < head.mean.length; j++) shift += (o.weights[c]![j]! * (head.mean[j]! - o.mean[j]!)) / o.scale[j]!;
+    return b0 + shift;
+  });
+  const units = a.flatMap((row) => [row.map(r6), row.map((v) => r6(-v))]);
+  const hidden = head.hidden!;
+  head.hidden = { weights: [...hidden.weights, ...units], bias: [...hidden.bias, ...units.map(() => 0)] };
+  head.weights = head.weights.map((row, c) => [
+    ...row.map((v) => r6(weight * v)),
+    ...Array.from({ length: 2 * k }, (_, u) => (Math.floor(u / 2) !== c ? 0 : u % 2 === 0 ? r6(1 - weight) : r6(-(1 - weight)))),
+  ]);
+  head.bias = head.bias.map((v, c) => r6(weight * v + (1 - weight) * b[c]!));
+}
+
+/**
+ * One head from hidden-layer heads trained from several seeds (INTENT_HIDDEN_SEEDS), their class scores averaged: their
+ * units side by side, each re-expressed over the first head's standardisation (a unit reads (x - m) / s; over the first
+ * head's (x - m1) / s1 its weights are w s1 / s and its bias gains the sum of w (m1 - m) / s), their output weights
+ * divided by their number, their biases averaged. Exact but for rounding to 6 decimals. One head is returned as it is.
+ */
+function mergeSeeds(heads: IntentHeadDoc[]): IntentHeadDoc {
+  if (heads.length === 1) return heads[0]!;
+  if (heads.some((h) => !h.hidden)) throw new Error('INTENT_HIDDEN_SEEDS needs INTENT_HIDDEN: only hidden-layer heads are merged');
+  const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+  const [first] = heads as [IntentHeadDoc];
+  const n = heads.length;
+  const weights: number[][] = [];
+  const bias: number[] = [];
+  for (const h of heads)
+    h.hidden!.weights.forEach((w, u) => {
+      let b = h.hidden!.bias[u]!;
+      for (let j = 0; j < w.length; j++) b += (w[j]! * (first.mean[j]! - h.mean[j]!)) / h.scale[j]!;
+      weights.push(w.map((v, j) => r6((v * first.scale[j]!) / h.scale[j]!)));
+      bias.push(r6(b));
+    });
+  return {
+    ...first,
+    hidden: { weights, bias },
+    weights: first.weights.map((_, c) => heads.flatMap((h) => h.weights[c]!.map((v) => r6(v / n)))),
+    bias: first.bias.map((_, c) => r6(heads.reduce((a, h) => a + h.bias[c]!, 0) / n)),
+  };
 }
 
 /** The gate of a head file in rules/ (`INTENT_GATE_FROM`), which must have been trained on the gate lines of today. */
@@ -712,12 +786,10 @@ async function trainGate(): Promise<void> {
   const nOff = nAsk + offLines.length;
   const regBen = !!process.env.INTENT_REGBEN;
   const isEvasive = (i: number) => i >= nRegAsk && i < nAsk;
-  const head = fitHead(
-    data,
-    (i) =>
-      (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut,
-    TRAIN_PARAMS,
-  );
+  const useLine = (i: number) =>
+    (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut;
+  // INTENT_HIDDEN_SEEDS=<n>: a hidden-layer ask head trained from n seeds, their class scores averaged (mergeSeeds).
+  const head = mergeSeeds(Array.from({ length: HIDDEN_SEEDS }, (_, s) => fitHead(data, useLine, { ...TRAIN_PARAMS, seed: TRAIN_PARAMS.seed + s })));
   if (evasive.lines.length > 0 || extra.askBenign.length > 0) head.extraLinesSha256 = extra.sha256;
   const averaged = process.env.INTENT_ASK_AVERAGE ? averageAskHead(head, process.env.INTENT_ASK_AVERAGE) : undefined;
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
@@ -831,6 +903,10 @@ async function trainGate(): Promise<void> {
       : undefined,
     evasive: evasiveAll.length > 0 ? { askHead: [...headFiles], gate: [...gateFiles] } : undefined,
     averagedWith: averaged,
+    hidden:
+      TRAIN_PARAMS.hidden > 0
+        ? { units: TRAIN_PARAMS.hidden, epochs: TRAIN_PARAMS.epochs, l2: TRAIN_PARAMS.l2, ...(HIDDEN_SEEDS > 1 ? { seeds: HIDDEN_SEEDS } : {}) }
+        : undefined,
     readingChars: READING_CHARS,
     maxReadings: MAX_READINGS,
     note: 'ask head and topic gate on each corpus line, read as the gateway reads it; blocked = the gate passes and 1 - p(benign) >= threshold on the most harmful reading',

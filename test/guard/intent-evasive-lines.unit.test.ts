@@ -46,7 +46,7 @@ function evaluationTexts(): Set<string> {
 /** The 4-character pieces of a normalised text (its whole self when shorter). */
 const pieces = (t: string) => new Set(t.length < 4 ? [t] : Array.from({ length: t.length - 3 }, (_, i) => t.slice(i, i + 4)));
 
-/** Files written blind (by authors who read no code and no set) for the third to sixth rounds; docs/guardrails.md. */
+/** Files written blind (by authors who read no code and no set) for the third to seventh rounds; docs/guardrails.md. */
 const BLIND = [
   'asks-blind.tsv',
   'benign-blind.tsv',
@@ -56,6 +56,8 @@ const BLIND = [
   'benign-blind3.tsv',
   'asks-blind4.tsv',
   'benign-blind4.tsv',
+  'asks-blind5.tsv',
+  'benign-blind5.tsv',
 ];
 /** Shared 4-character pieces over all pieces of the two texts (Jaccard) at which a blind line counts as an evaluation row's near copy. */
 const NEAR = 0.35;
