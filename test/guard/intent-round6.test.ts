@@ -8,7 +8,7 @@
  * evasive lines, the head it is averaged with), and, read through the runtime, each refuses at least as many CSAM asks
  * of the looked-at sets (A to K and U to Z) as the configured model, as red-team and as blue-team calls, and every CSAM
  * ask of the corpus the configured model refuses, on both teams. Sets L and T, which nobody here had read, decided by
- * the rule written before them: the third candidate is configured.
+ * the rule written before them: the third candidate was configured, until the seventh round's rule replaced it.
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -47,16 +47,6 @@ const CANDIDATES: Array<{ file: string; threshold: number; classThresholds: Reco
 /** The looked-at sets of the rule's (b), and their CSAM asks. */
 const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'u', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
 const LOOKED_AT_CSAM = 818;
-
-/** Adopted by sets L and T under the sixth round's rule (docs/guardrails.md, "Sets L and T, scored once"). */
-const ADOPTED = CANDIDATES[2]!;
-
-describe('guard: the sixth round adopted its third candidate', () => {
-  it('rules/guardrails.yaml names guardrails-intent-head-r6-sentences-csam.json at the threshold it was written at', () => {
-    const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
-    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
-  });
-});
 
 for (const { file: CANDIDATE, threshold: THRESHOLD, classThresholds, weight, readings } of CANDIDATES)
   describe(`guard: the sixth round candidate ${CANDIDATE}, trained on the fourth blind files${readings ? ', reading ask-like sentences of shorter requests' : ''}`, function () {

@@ -9,7 +9,7 @@
  * gate, evasive lines, the head it is averaged with and backs up on), and, read through the runtime, each refuses at
  * least as many CSAM asks of the looked-at sets (A to L and T to Z) as the configured model, as red-team and as
  * blue-team calls, and every CSAM ask of the corpus the configured model refuses, on both teams. Sets M and S, which
- * nobody here has read, decide by the rule written before them.
+ * nobody here had read, decided by the rule written before them: the second candidate is configured.
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard-intent.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
+import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { describeCorpusCsamKept, describeCsamAsMany } from './helpers/intent-eval.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
@@ -42,6 +43,16 @@ const CANDIDATES: Array<{
 /** The looked-at sets of the rule's (b), and their CSAM asks. */
 const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 't', 'u', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
 const LOOKED_AT_CSAM = 928;
+
+/** Adopted by sets M and S under the seventh round's rule (docs/guardrails.md, "Sets M and S, scored once"). */
+const ADOPTED = CANDIDATES[1]!;
+
+describe('guard: the seventh round adopted its second candidate', () => {
+  it('rules/guardrails.yaml names guardrails-intent-head-r7-hidden-backstop.json at the threshold it was written at', () => {
+    const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
+    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
+  });
+});
 
 for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
   describe(`guard: the seventh round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the fifth blind files${backstop ? ', the configured head as CSAM backstop' : ''}`, function () {
