@@ -22,8 +22,7 @@ const MIN_ECHO = 20;
 /** Distinct values searched for per request (each is one search of every text). */
 const MAX_VALUES = 64;
 
-const echoable = (value: string): boolean =>
-  value.length >= MIN_ECHO && !/\s/.test(value) && looksRandom(value.replace(/[^A-Za-z0-9]/g, ''));
+const echoable = (value: string): boolean => value.length >= MIN_ECHO && !/\s/.test(value) && looksRandom(value.replace(/[^A-Za-z0-9]/g, ''));
 
 /** The found secrets and, after them, every other exact occurrence of an echoable value among `texts`. */
 export function withEchoes<K, V>(texts: readonly string[], found: readonly Found<K, V>[]): Found<K, V>[] {
@@ -34,8 +33,7 @@ export function withEchoes<K, V>(texts: readonly string[], found: readonly Found
     if (!values.has(value) && values.size < MAX_VALUES && echoable(value)) values.set(value, f);
   }
   if (values.size === 0) return out;
-  const covered = (slot: number, start: number, end: number): boolean =>
-    found.some((f) => f.slot === slot && f.start <= start && f.end >= end);
+  const covered = (slot: number, start: number, end: number): boolean => found.some((f) => f.slot === slot && f.start <= start && f.end >= end);
   for (const [value, source] of values) {
     texts.forEach((text, slot) => {
       for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) {
