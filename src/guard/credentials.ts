@@ -157,10 +157,14 @@ function findJwts(text: string, hits: SecretHit[]): void {
 }
 
 // A JWT wrapped at a column: the same three parts with line breaks anywhere in them (none of the parts holds
-// a dot, so each still ends at one).
+// a dot, so each still ends at one), its lines counted from where it starts. Its header is read up to 256 characters (`alg`, `typ`,
+// `kid`; a JOSE header with a certificate chain is longer, and is not read wrapped): each line that starts `ey`
+// in a long run of base64url lines is read that far before the attempt fails, so the bound keeps the cost of
+// such a text (crafted: every line `ey…`) within a few times the unwrapped reading's; a start is tried only when
+// its line from there is as wide as a column may be (16 to 80) and ends in a line break: short lines cost a glance.
 const WRAPPED_UNIT = '(?:[A-Za-z0-9_-]|\\r?\\n)';
 const WRAPPED_JWT = new RegExp(
-  `(?<![A-Za-z0-9_-])e(?:\\r?\\n)?[yw]${WRAPPED_UNIT}{8,16384}\\.(?:\\r?\\n)?e(?:\\r?\\n)?[yw]${WRAPPED_UNIT}{2,65536}\\.${WRAPPED_UNIT}{16,4096}`,
+  `(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_.-]{16,80}\\r?\\n)e[yw]${WRAPPED_UNIT}{8,256}\\.(?:\\r?\\n)?e(?:\\r?\\n)?[yw]${WRAPPED_UNIT}{2,65536}\\.${WRAPPED_UNIT}{16,4096}`,
   'g',
 );
 const WHOLE_JWT = new RegExp(`^${JWT.source.slice(JWT.source.indexOf(')') + 1)}$`);
