@@ -20,6 +20,7 @@ import { applyMasks, type Span } from './mask.js';
 import { compilePattern, findPatternHits, type OperatorPattern } from './patterns.js';
 import { normalise, originalSpan, type Normalised } from './normalise.js';
 import { boundaryPass, type Push } from './boundaries.js';
+import { withEchoes } from './echoes.js';
 import { compiledScanner } from './compiled.js';
 import { findSecrets, type SecretScanOptions } from './secrets.js';
 import { collectSlots, type Slot } from './slots.js';
@@ -273,7 +274,12 @@ export function compileGuardrails(doc: GuardrailsDoc, options: CompileGuardrails
   function analyse(req: ChatLike) {
     const collected = collectSlots(req);
     const norm = collected.slots.map((s) => normaliseText(s.text));
-    const found = findSlotSecrets(collected.slots, norm);
+    // Each found value's other exact occurrences in the request too (echoes.ts): a shared stage after either
+    // engine's findings, so both report and mask alike.
+    const found = withEchoes(
+      collected.slots.map((s) => s.text),
+      findSlotSecrets(collected.slots, norm),
+    );
     const patterned = findSlotPatterns(norm);
     return { collected, norm, found, patterned };
   }

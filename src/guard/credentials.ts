@@ -153,6 +153,49 @@ function findJwts(text: string, hits: SecretHit[]): void {
     const header = Buffer.from(m[0].slice(0, m[0].indexOf('.')), 'base64url').toString('latin1');
     if (JOSE_HEADER.test(header)) hits.push({ kind: 'jwt', start: m.index, end: m.index + m[0].length });
   }
+  if (text.includes('\n')) findWrappedJwts(text, hits);
+}
+
+// A JWT wrapped at a column: the same three parts with line breaks anywhere in them (none of the parts holds
+// a dot, so each still ends at one), its lines counted from where it starts. Its header is read up to 256 characters (`alg`, `typ`,
+// `kid`; a JOSE header with a certificate chain is longer, and is not read wrapped): each line that starts `ey`
+// in a long run of base64url lines is read that far before the attempt fails, so the bound keeps the cost of
+// such a text (crafted: every line `ey…`) within a few times the unwrapped reading's; a start is tried only when
+// its line from there is as wide as a column may be (16 to 80) and ends in a line break: short lines cost a glance.
+const WRAPPED_UNIT = '(?:[A-Za-z0-9_-]|\\r?\\n)';
+const WRAPPED_JWT = new RegExp(
+  `(?<![A-Za-z0-9_-])(?=[A-Za-z0-9_.-]{16,80}\\r?\\n)e[yw]${WRAPPED_UNIT}{8,256}\\.(?:\\r?\\n)?e(?:\\r?\\n)?[yw]${WRAPPED_UNIT}{2,65536}\\.${WRAPPED_UNIT}{16,4096}`,
+  'g',
+);
+const WHOLE_JWT = new RegExp(`^${JWT.source.slice(JWT.source.indexOf(')') + 1)}$`);
+/** The columns a key is wrapped at (as the laced readings: up to 80 wide). */
+const MIN_COLUMN = 16;
+const MAX_COLUMN = 80;
+
+/**
+ * Wrapped tokens: every line of the token but its last is as wide as its first (the column, 16 to 80), the
+ * last no wider. The lines are taken while they keep the column, so the prose on the line after a token is
+ * not read as more of its signature unless it is exactly as wide; a token whose first line is a whole JWT is
+ * the unwrapped reading's (the next line is not more of it).
+ */
+function findWrappedJwts(text: string, hits: SecretHit[]): void {
+  const re = WRAPPED_JWT;
+  re.lastIndex = 0;
+  for (let m: RegExpExecArray | null; (m = re.exec(text)) !== null;) {
+    const lines = m[0].split('\n').map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+    const column = lines[0]!.length;
+    if (lines.length < 2 || column < MIN_COLUMN || column > MAX_COLUMN || WHOLE_JWT.test(lines[0]!)) continue;
+    let n = 1;
+    while (n < lines.length && lines[n]!.length === column) n++;
+    if (n < lines.length && lines[n]!.length > 0 && lines[n]!.length < column) n++;
+    const token = lines.slice(0, n).join('');
+    if (!WHOLE_JWT.test(token)) continue;
+    const header = Buffer.from(token.slice(0, token.indexOf('.')), 'base64url').toString('latin1');
+    if (!JOSE_HEADER.test(header)) continue;
+    let end = m.index;
+    for (let i = 0; i < n; i++) end = text.indexOf(lines[i]!, end) + lines[i]!.length;
+    hits.push({ kind: 'jwt', start: m.index, end });
+  }
 }
 
 // ---- AWS secret access keys -----------------------------------------------------------------------------

@@ -58,6 +58,10 @@ const EXTRA: ReadonlyArray<readonly [string, string]> = [
   ['⧸', '/'],
   // The middle dot itself (the skeleton the dot look-alikes share).
   ['\u00b7', '.'],
+  // The ideographic full stop (and its halfwidth form): a dot to a CJK reader, no confusable of one in
+  // Unicode's data; `SG。…。…` is a SendGrid key.
+  ['\u3002', '.'],
+  ['\uff61', '.'],
   // Line and paragraph separators read as line breaks.
   ['\u2028', '\n'],
   ['\u2029', '\n'],

@@ -339,3 +339,51 @@ describe('guard: the forms a blind attacker set found', () => {
       expect(redacted(text), text).to.equal(BEFORE + text + AFTER);
   });
 });
+
+describe('guard: the forms a second blind attacker set found', () => {
+  const b64url = (s: string) => Buffer.from(s).toString('base64url');
+  const jwt = `${b64url('{"alg":"HS256","typ":"JWT"}')}.${b64url('{"sub":"520867179","iat":1790647687,"scope":"read write"}')}.9CHlo3E9HHbvCfqeqSVuUZiX0Sm3OVZh26TEH-ubDhE`;
+  const wrap = (s: string, n: number, eol: string) => s.match(new RegExp(`.{1,${n}}`, 'g'))!.join(eol);
+
+  it('masks a value found as a secret where it is assigned at its other exact occurrences in the request too', () => {
+    const value = 'TrsfsGGmQAYnhH8Eevs3mWOwZy61ZaADUFUKV2eeJiJt1Fb0nrmZw9nv0FoS7eEA';
+    const sql = `INSERT INTO integrations (name, api_key) VALUES ('crm','${value}');\n-- api_key: ${value}`;
+    // The question first: a secret at the end of one message may take the next message's first word.
+    const { request, masked } = guardrails().redact({ messages: [user(`is ${value} still valid?`), user(sql)] });
+    expect(JSON.stringify(request)).to.not.include(value);
+    expect(masked).to.equal(3);
+    expect(request.messages[0]!.content).to.equal(`is ${mask('generic-secret')} still valid?`);
+  });
+
+  it('leaves a short or word-like value found as a password where it appears again unassigned', () => {
+    const text = 'db_password: Xy7pass99\nthe old one was Xy7pass99 too';
+    expect(redacted(text)).to.equal(`${BEFORE}db_password: ${mask('password')}\nthe old one was Xy7pass99 too${AFTER}`);
+  });
+
+  for (const [column, eol] of [
+    [16, '\n'],
+    [30, '\n'],
+    [64, '\r\n'],
+    [76, '\n'],
+  ] as const) {
+    it(`masks a JWT wrapped at ${column} columns${eol === '\r\n' ? ' with CRLF' : ''}, and not the line after it`, () => {
+      const text = `${wrap(jwt, column, eol)}${eol}Thanks`;
+      expect(redacted(text)).to.equal(`${BEFORE}${mask('jwt')}${eol}Thanks${AFTER}`);
+    });
+  }
+
+  it('leaves three dotted parts wrapped at a column whose first does not decode to a JOSE header', () => {
+    const text = wrap(`${b64url('{"sub":"520867179","iat":1790647687}')}.${b64url('{"scope":"read"}')}.9CHlo3E9HHbvCfqeqSVuUZiX0Sm3OVZh26TE`, 30, '\n');
+    expect(redacted(text)).to.equal(BEFORE + text + AFTER);
+  });
+
+  for (const [name, dot] of [
+    ['ideographic full stops', '\u3002'],
+    ['halfwidth ideographic full stops', '\uff61'],
+  ] as const) {
+    it(`masks a SendGrid key whose dots are ${name}`, () => {
+      const key = `SG${dot}aPdRcRO5VxDr1uTUS43nFZ${dot}_AgTWjZJQtFjyo1Q7xM1INcRNXD2Wz0K2yJkolcrhM6`;
+      expect(redacted(key)).to.equal(BEFORE + mask('sendgrid-key') + AFTER);
+    });
+  }
+});

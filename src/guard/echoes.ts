@@ -1,0 +1,46 @@
+/**
+ * Echoes: a secret found where it is assigned (`-- api_key: X`) is as live where the same value appears again
+ * without a name beside it (`VALUES ('crm','X')`), which no detector reads as a secret on its own. Once a
+ * value is found, its other exact occurrences anywhere in the request are masked as the same kind, by the same
+ * rules. This is a shared stage after the findings of either engine, so both mask alike.
+ *
+ * Only values long and random enough that an exact repeat can be nothing else are echoed: a short password
+ * (`hunter2`) or a word-like value could also be ordinary text elsewhere.
+ */
+import { looksRandom } from './secrets.js';
+
+export interface Found<K, V> {
+  slot: number;
+  kind: K;
+  start: number;
+  end: number;
+  via?: V;
+}
+
+/** The shortest value echoed: as long as the shortest generic secret the entropy reading accepts. */
+const MIN_ECHO = 20;
+/** Distinct values searched for per request (each is one search of every text). */
+const MAX_VALUES = 64;
+
+const echoable = (value: string): boolean => value.length >= MIN_ECHO && !/\s/.test(value) && looksRandom(value.replace(/[^A-Za-z0-9]/g, ''));
+
+/** The found secrets and, after them, every other exact occurrence of an echoable value among `texts`. */
+export function withEchoes<K, V>(texts: readonly string[], found: readonly Found<K, V>[]): Found<K, V>[] {
+  const out = [...found];
+  const values = new Map<string, Found<K, V>>();
+  for (const f of found) {
+    const value = texts[f.slot]!.slice(f.start, f.end);
+    if (!values.has(value) && values.size < MAX_VALUES && echoable(value)) values.set(value, f);
+  }
+  if (values.size === 0) return out;
+  const covered = (slot: number, start: number, end: number): boolean => found.some((f) => f.slot === slot && f.start <= start && f.end >= end);
+  for (const [value, source] of values) {
+    texts.forEach((text, slot) => {
+      for (let at = text.indexOf(value); at >= 0; at = text.indexOf(value, at + value.length)) {
+        if (covered(slot, at, at + value.length)) continue;
+        out.push({ slot, kind: source.kind, start: at, end: at + value.length, ...(source.via !== undefined ? { via: source.via } : {}) });
+      }
+    });
+  }
+  return out;
+}
