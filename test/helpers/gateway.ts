@@ -3,7 +3,7 @@
  * (so a test may edit its configuration without touching the repository's), with the routes pointed at a
  * recording upstream through the same environment overrides an operator uses.
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,9 +18,20 @@ export const FREE_PORTS: Record<string, string> = Object.fromEntries(
   ['PORT', ...HOST_NAMES.map((h) => `PORTCULLIS_${h.toUpperCase()}_PORT`)].map((name) => [name, '0']),
 );
 
+/**
+ * The roots made here, removed when the test process exits: each holds a copy of rules/ (several MB of intent
+ * heads), and a run starts hundreds of gateways, so roots left behind filled a machine's disk. Removed at exit,
+ * not when a gateway closes, since a test may restart a gateway on the same root or read it afterwards.
+ */
+const roots: string[] = [];
+process.once('exit', () => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+});
+
 /** Copies the configuration folders into a fresh temporary root. */
 export function configRoot(): string {
   const root = mkdtempSync(join(tmpdir(), 'portcullis-'));
+  roots.push(root);
   for (const dir of ['catalog', 'rules', 'config']) cpSync(join(REPO, dir), join(root, dir), { recursive: true });
   return root;
 }
