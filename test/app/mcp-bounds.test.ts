@@ -110,7 +110,10 @@ describe('MCP hosts: bounded like the API host', function () {
   });
 
   it('stops a graph call past its budget of worker time (graph.callMs) and says so; the host keeps answering', async () => {
-    const heavy = await rpc(tight.gw.urls.graph, call(1, 'graph_search', { q: 'a the of and input', limit: 50 }));
+    // A search whose words match thousands of entries: tens of milliseconds of ranking, far past the 1 ms budget on
+    // any machine (a query of stop words took under 2 ms, and a fast thread could answer it before the timer fired).
+    const q = 'input validation injection memory buffer overflow attack network access control';
+    const heavy = await rpc(tight.gw.urls.graph, call(1, 'graph_search', { q, limit: 50 }));
     expect(heavy.status).to.equal(200);
     expect(heavy.body.result.isError).to.equal(true);
     expect(heavy.body.result.structuredContent).to.deep.include({ status: 422 });
