@@ -627,9 +627,23 @@ export function parseClassThresholds(spec: string | undefined): Record<string, n
  * as the configured model, not the same ones, may keep one older head's CSAM verdicts without the rest).
  */
 function backstopOf(file: string, head: IntentHeadDoc): NonNullable<IntentHeadDoc['backstop']> {
-  const own = askHeadAsBackstop(file, head);
+  const own = narrowed(askHeadAsBackstop(file, head), process.env.INTENT_CSAM_BACKSTOP_AT);
   const kept = process.env.INTENT_CSAM_BACKSTOP_OWN ? [] : backstopsOf(JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc);
   return kept.length === 0 ? own : [own, ...kept];
+}
+
+/**
+ * `INTENT_CSAM_BACKSTOP_AT=<p>` (the eighth round's candidates): the backstop refuses as CSAM only a reading whose CSAM
+ * probability, by the head it keeps, reaches `p`, not every reading that head refused as CSAM. Its harm threshold is set
+ * to 1, which 1 - p(benign) reaches only when the benign probability rounds to nothing: a head refuses a protective
+ * prompt about children as CSAM mostly by a CSAM probability between its CSAM threshold and well under certainty (0.33
+ * for the sixth round's), while the asks it keeps read higher; a narrower backstop keeps those and lets the others go.
+ */
+export function narrowed(b: BackstopDoc, at: string | undefined): BackstopDoc {
+  if (at === undefined) return b;
+  const p = Number(at);
+  if (!(p > 0 && p <= 1) || p < b.csamThreshold) throw new Error(`INTENT_CSAM_BACKSTOP_AT: "${at}" is not a CSAM probability in [${b.csamThreshold}, 1]`);
+  return { ...b, threshold: 1, csamThreshold: p };
 }
 
 function askHeadAsBackstop(file: string, head: IntentHeadDoc): BackstopDoc {
