@@ -15,6 +15,7 @@ import { KEYWORDS } from './generic.js';
 import { isTokenCode, type LacedReading } from './laced.js';
 import { foldCodePoint, type Normalised } from './normalise.js';
 import { derStarts } from './private-key.js';
+import { lastAtOrBefore } from './sorted.js';
 import {
   ANCHOR_GROUP_BITS,
   ANCHOR_GROUPS,
@@ -105,16 +106,7 @@ export function boundaryPass(norm: readonly Normalised[], order: readonly number
     offsets.push(joined.length);
     joined += norm[i]!.text;
   });
-  const at = (pos: number): number => {
-    let lo = 0;
-    let hi = offsets.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (offsets[mid]! <= pos) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const at = (pos: number): number => Math.max(0, lastAtOrBefore(offsets, pos));
   // joined[from, to) made of the texts' own slices: a slice of `joined` itself would first flatten the whole
   // of it (a copy of every text, 100 KB at a 100 KB call) for a window of at most twice BOUNDARY_WINDOW.
   const regionOf = (from: number, to: number): string => {
@@ -222,15 +214,9 @@ export interface Part {
  * Most of the joined request's laced readings are its texts' (the boundary pass read each of them twice).
  */
 function lacedOf(parts: readonly Part[]): (p: number) => LacedReading | undefined {
+  const ats = parts.map((part) => part.at);
   return (p) => {
-    let lo = 0;
-    let hi = parts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (parts[mid]!.at <= p) lo = mid;
-      else hi = mid - 1;
-    }
-    const part = parts[lo]!;
+    const part = parts[Math.max(0, lastAtOrBefore(ats, p))]!;
     const q = p - part.at + part.from;
     const reading = part.at <= p ? part.searched?.laced?.get(q) : undefined;
     return reading && q + reading.reach <= part.to ? reading : undefined;

@@ -8,6 +8,7 @@
  * (`hunter2`) or a word-like value could also be ordinary text elsewhere.
  */
 import { looksRandom } from './secrets.js';
+import { lastAtOrBefore } from './sorted.js';
 
 export interface Found<K, V> {
   slot: number;
@@ -62,13 +63,7 @@ function coverage<K, V>(found: readonly Found<K, V>[]): (slot: number, start: nu
     const s = bySlot.get(slot);
     if (!s) return false;
     // The last finding that starts at or before `start`; any finding before it reaches no further than `reach`.
-    let lo = 0;
-    let hi = s.starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (s.starts[mid]! <= start) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo > 0 && s.reach[lo - 1]! >= end;
+    const k = lastAtOrBefore(s.starts, start);
+    return k >= 0 && s.reach[k]! >= end;
   };
 }

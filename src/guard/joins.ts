@@ -14,6 +14,7 @@
  * variables, costs one regular-expression pass. Linear: each pattern is a bounded sequence anchored on a
  * literal, windows are merged, and the view is at most the text's length.
  */
+import { lastAtOrBefore } from './sorted.js';
 
 export interface JoinedView {
   text: string;
@@ -119,16 +120,7 @@ export function joinedView(text: string, matches: ArrayLike<number> | null = joi
   }
   copy(done, windowEnd);
   /** The stretch unit `i` of the view is in. */
-  const stretch = (i: number): number => {
-    let lo = 0;
-    let hi = at.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (at[mid]! <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo;
-  };
+  const stretch = (i: number): number => Math.max(0, lastAtOrBefore(at, i));
   const startOf = (i: number): number => {
     const k = stretch(i);
     return from[k]! < 0 ? -1 - from[k]! : from[k]! + i - at[k]!;

@@ -38,6 +38,7 @@ import { findLaced, type LacedReading, type LacedShape } from './laced.js';
 import { normalise } from './normalise.js';
 import { findHeaderlessKeys, findPrivateKeyBlocks, HEADERLESS_KEY_LITERALS, mayHoldPrivateKey, PRIVATE_KEY_HEADER_LITERALS } from './private-key.js';
 import { base62Crc32Ok, PROVIDER_SHAPES, scanRe } from './providers.js';
+import { lastAtOrBefore } from './sorted.js';
 import type { Decoder, SecretKind, Via } from './types.js';
 
 export interface SecretHit {
@@ -689,20 +690,8 @@ function findSecretsInStretches(text: string, cuts: readonly number[], opts: Sec
   }
   if (joined === '') return [];
   return find(joined).map((hit) => {
-    const k = lastAtOrBefore(at, hit.start);
+    const k = Math.max(0, lastAtOrBefore(at, hit.start));
     const shift = starts[k]! - at[k]!;
     return { ...hit, start: hit.start + shift, end: hit.end + shift };
   });
-}
-
-/** Index of the last entry of ascending `xs` that is <= `x` (xs[0] <= x). */
-function lastAtOrBefore(xs: readonly number[], x: number): number {
-  let lo = 0;
-  let hi = xs.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (xs[mid]! <= x) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }

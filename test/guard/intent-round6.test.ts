@@ -5,10 +5,11 @@
  * (INTENT_ASK_AVERAGE), the configured gate weight for weight (INTENT_GATE_FROM), no CSAM backstop; one of them also
  * reads a request that fits in one reading as its most ask-like sentences on their own (head.ts `readings`,
  * INTENT_ASK_SENTENCES_FROM). Each must be the one the trainer writes today (its inputs' hashes: corpus, encoder, gate,
- * evasive lines, the head it is averaged with), and, read through the runtime, each refuses at least as many CSAM asks
- * of the looked-at sets (A to K and U to Z) as the configured model, as red-team and as blue-team calls, and every CSAM
- * ask of the corpus the configured model refuses, on both teams. Sets L and T, which nobody here had read, decided by
- * the rule written before them: the third candidate was configured, until the seventh round's rule replaced it.
+ * evasive lines, the head it is averaged with). Sets L and T, which nobody here had read, decided by the rule written
+ * before them: the third candidate was configured, until the seventh round's rule replaced it; it stays in the
+ * configured head as the half its ask scores are averaged with and as its CSAM backstop. Their CSAM checks against the
+ * fifth round's head are gone with the round: the configured head is held to its own figures on every set
+ * (intent-independent.test.ts) and to the corpus's CSAM asks (intent-model.test.ts).
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,7 @@ import { extraLines, readCorpus } from '../../scripts/train-guard-intent.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
 import { compileGuardrails, loadGuardrailsDoc } from '../../src/guard/index.js';
-import { describeCorpusCsamKept, describeCsamAsMany, evalModel } from './helpers/intent-eval.js';
+import { evalModel } from './helpers/intent-eval.js';
 import { RULES_DIR, user } from './helpers/guardrails.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the fifth round's lines and the sixth's blind files. */
@@ -44,9 +45,6 @@ const CANDIDATES: Array<{ file: string; threshold: number; classThresholds: Reco
       readings: { askSentencesFrom: 400 },
     },
   ];
-/** The looked-at sets of the rule's (b), and their CSAM asks. */
-const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'u', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
-const LOOKED_AT_CSAM = 818;
 
 for (const { file: CANDIDATE, threshold: THRESHOLD, classThresholds, weight, readings } of CANDIDATES)
   describe(`guard: the sixth round candidate ${CANDIDATE}, trained on the fourth blind files${readings ? ', reading ask-like sentences of shorter requests' : ''}`, function () {
@@ -100,7 +98,4 @@ for (const { file: CANDIDATE, threshold: THRESHOLD, classThresholds, weight, rea
         expect(counts[1]).to.equal(1);
         expect(counts[0]).to.be.within(2, 3);
       });
-
-    describeCsamAsMany({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, LOOKED_AT, LOOKED_AT_CSAM, 'the fifth round head');
-    describeCorpusCsamKept({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, 'the fifth round head');
   });
