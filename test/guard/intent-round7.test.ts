@@ -6,10 +6,10 @@
  * rectified units per class), the configured gate weight for weight, and the configured reading of requests of 400 to
  * 600 characters; two of them also keep the configured head as their CSAM backstop (head.ts), the first a CSAM
  * threshold of its own instead. Each must be the one the trainer writes today (its inputs' hashes: corpus, encoder,
- * gate, evasive lines, the head it is averaged with and backs up on), and, read through the runtime, each refuses at
- * least as many CSAM asks of the looked-at sets (A to L and T to Z) as the configured model, as red-team and as
- * blue-team calls, and every CSAM ask of the corpus the configured model refuses, on both teams. Sets M and S, which
- * nobody here had read, decided by the rule written before them: the second candidate is configured.
+ * gate, evasive lines, the head it is averaged with and backs up on). Sets M and S, which nobody here had read, decided
+ * by the rule written before them: the second candidate is configured. Their CSAM checks against the sixth round's head
+ * are gone with the round: the configured head is held to its own figures on every set (intent-independent.test.ts) and
+ * to the corpus's CSAM asks (intent-model.test.ts), and the eighth round's candidates to it (intent-round8.test.ts).
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -18,7 +18,6 @@ import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
 import { loadGuardrailsDoc } from '../../src/guard/index.js';
-import { describeCorpusCsamKept, describeCsamAsMany } from './helpers/intent-eval.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the sixth round's lines and the seventh's blind files. */
@@ -40,10 +39,6 @@ const CANDIDATES: Array<{
   { file: 'guardrails-intent-head-r7-hidden-backstop.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.78, backstop: true },
   { file: 'guardrails-intent-head-r7-hidden64-backstop.json', units: 64, seeds: 1, weight: 0.3, threshold: 0.8, backstop: true },
 ];
-/** The looked-at sets of the rule's (b), and their CSAM asks. */
-const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 't', 'u', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
-const LOOKED_AT_CSAM = 928;
-
 /** Adopted by sets M and S under the seventh round's rule (docs/guardrails.md, "Sets M and S, scored once"). */
 const ADOPTED = CANDIDATES[1]!;
 
@@ -56,7 +51,7 @@ describe('guard: the seventh round adopted its second candidate', () => {
 
 for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
   describe(`guard: the seventh round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the fifth blind files${backstop ? ', the configured head as CSAM backstop' : ''}`, function () {
-    this.timeout(1_800_000);
+    this.timeout(120_000);
     const text = (f: string) => readFileSync(`${RULES_DIR}${f}`, 'utf8');
     const read = (f: string) => JSON.parse(text(f)) as IntentHeadDoc;
     const sha256 = (f: string) => createHash('sha256').update(text(f)).digest('hex');
@@ -85,6 +80,4 @@ for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classT
       );
     });
 
-    describeCsamAsMany({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, LOOKED_AT, LOOKED_AT_CSAM, 'the sixth round head');
-    describeCorpusCsamKept({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, 'the sixth round head');
   });
