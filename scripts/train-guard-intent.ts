@@ -727,6 +727,47 @@ function averageIntoHidden(head: IntentHeadDoc, o: IntentHeadDoc, weight: number
 }
 
 /**
+ * `INTENT_ASK_FROM=<head file in rules/>`: the ask head of a file written by this same command but for its thresholds
+ * (INTENT_THRESHOLD, INTENT_CLASS_THRESHOLDS) and its backstop (INTENT_CSAM_BACKSTOP, INTENT_CSAM_BACKSTOP_AT), taken
+ * as it is instead of trained again: training is deterministic, so the file written is byte for byte the one the
+ * command writes without it, in seconds instead of minutes (the eighth round's candidates share one ask head). What the
+ * file records of its training must be what this command would record (corpus, encoder, evasive lines, gate, hidden
+ * layer, averaged head with its sha256, reading of the register lines), or it is refused; its harm weight is not
+ * recorded, so the command must give the same INTENT_HARM_WEIGHT.
+ */
+function askHeadFrom(
+  file: string,
+  want: { corpusSha256: string; extraLinesSha256: string | undefined; gate: GateDoc | undefined },
+): { head: IntentHeadDoc; averaged: { from: string; sha256: string; weight: number } | undefined } {
+  const from = JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc;
+  const ev = (from.evaluation ?? {}) as { averagedWith?: { from: string; sha256: string; weight: number }; hidden?: unknown; regBen?: boolean; regAsk?: boolean };
+  const spec = process.env.INTENT_ASK_AVERAGE?.split(':');
+  const averaged = spec
+    ? { from: spec[0]!, sha256: createHash('sha256').update(readFileSync(`${ROOT}rules/${spec[0]}`, 'utf8')).digest('hex'), weight: Number(spec[1]) }
+    : undefined;
+  const hidden =
+    TRAIN_PARAMS.hidden > 0
+      ? { units: TRAIN_PARAMS.hidden, epochs: TRAIN_PARAMS.epochs, l2: TRAIN_PARAMS.l2, ...(HIDDEN_SEEDS > 1 ? { seeds: HIDDEN_SEEDS } : {}) }
+      : undefined;
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const differs = [
+    from.corpusSha256 !== want.corpusSha256 && 'corpus',
+    from.encoderSha256 !== encoderFiles().sha256 && 'encoder',
+    from.extraLinesSha256 !== want.extraLinesSha256 && 'evasive lines',
+    !same(from.gate, want.gate) && 'gate',
+    !same(ev.hidden, hidden) && 'hidden layer',
+    !same(ev.averagedWith, averaged) && 'averaged head',
+    ev.regBen !== !!process.env.INTENT_REGBEN && 'INTENT_REGBEN',
+    ev.regAsk !== !!process.env.INTENT_REGASK && 'INTENT_REGASK',
+  ].filter(Boolean);
+  if (differs.length > 0) throw new Error(`INTENT_ASK_FROM: ${file} was written with another ${differs.join(', ')}`);
+  // What the trainer sets after the ask head is set again here, in the same order, so the file is the same bytes.
+  const head = structuredClone(from);
+  for (const k of ['classThresholds', 'backstop', 'readings', 'gate', 'evaluation'] as const) delete head[k];
+  return { head, averaged };
+}
+
+/**
  * One head from hidden-layer heads trained from several seeds (INTENT_HIDDEN_SEEDS), their class scores averaged: their
  * units side by side, each re-expressed over the first head's standardisation (a unit reads (x - m) / s; over the first
  * head's (x - m1) / s1 its weights are w s1 / s and its bias gains the sum of w (m1 - m) / s), their output weights
@@ -802,10 +843,16 @@ async function trainGate(): Promise<void> {
   const isEvasive = (i: number) => i >= nRegAsk && i < nAsk;
   const useLine = (i: number) =>
     (i < nCorpus || (isEvasive(i) && headFiles.has(all[i]!.file)) || (regBen && all[i]!.file.endsWith('-defensive.tsv')) || i >= nOff) && !all[i]!.heldOut;
+  // INTENT_ASK_FROM=<head file in rules/>: the ask head that file holds, written by this same command but for its
+  // thresholds and backstop (askHeadFrom), instead of training it again.
+  const askFrom = process.env.INTENT_ASK_FROM
+    ? askHeadFrom(process.env.INTENT_ASK_FROM, { corpusSha256: sha256, extraLinesSha256: evasive.lines.length > 0 || extra.askBenign.length > 0 ? extra.sha256 : undefined, gate: gateFrom })
+    : undefined;
   // INTENT_HIDDEN_SEEDS=<n>: a hidden-layer ask head trained from n seeds, their class scores averaged (mergeSeeds).
-  const head = mergeSeeds(Array.from({ length: HIDDEN_SEEDS }, (_, s) => fitHead(data, useLine, { ...TRAIN_PARAMS, seed: TRAIN_PARAMS.seed + s })));
-  if (evasive.lines.length > 0 || extra.askBenign.length > 0) head.extraLinesSha256 = extra.sha256;
-  const averaged = process.env.INTENT_ASK_AVERAGE ? averageAskHead(head, process.env.INTENT_ASK_AVERAGE) : undefined;
+  const head =
+    askFrom?.head ?? mergeSeeds(Array.from({ length: HIDDEN_SEEDS }, (_, s) => fitHead(data, useLine, { ...TRAIN_PARAMS, seed: TRAIN_PARAMS.seed + s })));
+  if (!askFrom && (evasive.lines.length > 0 || extra.askBenign.length > 0)) head.extraLinesSha256 = extra.sha256;
+  const averaged = askFrom ? askFrom.averaged : process.env.INTENT_ASK_AVERAGE ? averageAskHead(head, process.env.INTENT_ASK_AVERAGE) : undefined;
   const classThresholds = parseClassThresholds(process.env.INTENT_CLASS_THRESHOLDS);
   if (classThresholds) head.classThresholds = classThresholds;
   const threshold = process.env.INTENT_THRESHOLD ? Number(process.env.INTENT_THRESHOLD) : HEAD_THRESHOLD;
