@@ -28,7 +28,7 @@ describe('lastAtOrBefore', () => {
     const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648) % 50;
     for (let round = 0; round < 300; round++) {
       const xs = Array.from({ length: next() }, () => next()).sort((a, b) => a - b);
-      for (let x = -1; x <= 51; x++) expect(lastAtOrBefore(xs, x), `${xs} at ${x}`).to.equal(byScan(xs, x));
+      for (let x = -1; x <= 51; x++) expect(lastAtOrBefore(xs, x), `[${xs.join(', ')}] at ${x}`).to.equal(byScan(xs, x));
     }
   });
 });
