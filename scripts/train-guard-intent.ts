@@ -740,10 +740,21 @@ function askHeadFrom(
   want: { corpusSha256: string; extraLinesSha256: string | undefined; gate: GateDoc | undefined },
 ): { head: IntentHeadDoc; averaged: { from: string; sha256: string; weight: number } | undefined } {
   const from = JSON.parse(readFileSync(`${ROOT}rules/${file}`, 'utf8')) as IntentHeadDoc;
-  const ev = (from.evaluation ?? {}) as { averagedWith?: { from: string; sha256: string; weight: number }; hidden?: unknown; regBen?: boolean; regAsk?: boolean };
+  const ev = (from.evaluation ?? {}) as {
+    averagedWith?: { from: string; sha256: string; weight: number };
+    hidden?: unknown;
+    regBen?: boolean;
+    regAsk?: boolean;
+  };
   const spec = process.env.INTENT_ASK_AVERAGE?.split(':');
   const averaged = spec
-    ? { from: spec[0]!, sha256: createHash('sha256').update(readFileSync(`${ROOT}rules/${spec[0]}`, 'utf8')).digest('hex'), weight: Number(spec[1]) }
+    ? {
+        from: spec[0]!,
+        sha256: createHash('sha256')
+          .update(readFileSync(`${ROOT}rules/${spec[0]}`, 'utf8'))
+          .digest('hex'),
+        weight: Number(spec[1]),
+      }
     : undefined;
   const hidden =
     TRAIN_PARAMS.hidden > 0
@@ -846,7 +857,11 @@ async function trainGate(): Promise<void> {
   // INTENT_ASK_FROM=<head file in rules/>: the ask head that file holds, written by this same command but for its
   // thresholds and backstop (askHeadFrom), instead of training it again.
   const askFrom = process.env.INTENT_ASK_FROM
-    ? askHeadFrom(process.env.INTENT_ASK_FROM, { corpusSha256: sha256, extraLinesSha256: evasive.lines.length > 0 || extra.askBenign.length > 0 ? extra.sha256 : undefined, gate: gateFrom })
+    ? askHeadFrom(process.env.INTENT_ASK_FROM, {
+        corpusSha256: sha256,
+        extraLinesSha256: evasive.lines.length > 0 || extra.askBenign.length > 0 ? extra.sha256 : undefined,
+        gate: gateFrom,
+      })
     : undefined;
   // INTENT_HIDDEN_SEEDS=<n>: a hidden-layer ask head trained from n seeds, their class scores averaged (mergeSeeds).
   const head =

@@ -79,5 +79,4 @@ for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classT
         backstop ? [[CONFIGURED.head, sha256(CONFIGURED.head), CONFIGURED.threshold, configured.classThresholds!.csam]] : [],
       );
     });
-
   });
