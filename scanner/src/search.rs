@@ -11,8 +11,8 @@
 //! a token does). The table is built from the keywords' and the anchors' lists when either is handed over
 //! (`rebuild`). The sixteen pairs' places in it are computed with WebAssembly's 128-bit instructions and read
 //! without a branch, so an offset where nothing starts (about fourteen in fifteen of prose) costs a few
-//! instructions, and only the others are visited (`visit`); a word whose first two letters start no laced
-//! prefix (`should`, `after`) is not looked at for one.
+//! instructions, and only the others are checked (`check`, with the flags found for them, not read again);
+//! a word whose first two letters start no laced prefix (`should`, `after`) is not looked at for one.
 
 use crate::State;
 
@@ -146,19 +146,20 @@ fn codes16(t: &[u16], i: usize) -> core::arch::wasm32::v128 {
 /// the pair table that `run` may want there, as bits, lowest first: the laced key's only where the unit
 /// before is no token character. With WebAssembly's 128-bit instructions the pairs' places in the table and
 /// the units before are read sixteen at a look; the table is then read at each place without a branch, so
-/// the offsets with no flag (most of them) cost a few instructions each, and `run` visits only the rest
-/// (where it decides what it wants as before: this only leaves out offsets it would find nothing at).
+/// the offsets with no flag (most of them) cost a few instructions each. Each offset's place goes into
+/// `places` and its flags (the laced key's dropped after a token character) into `found`, so that `run`
+/// checks only the offsets with a flag without reading their units again (`check` drops REF once a
+/// reference is found, as `visit` does).
 #[target_feature(enable = "simd128")]
-fn flagged16(flags: &[u8; TABLE], t: &[u16], i: usize) -> u32 {
+fn flagged16(flags: &[u8; TABLE], t: &[u16], i: usize, places: &mut [u16; 16], found: &mut [u8; 16]) -> u32 {
     use core::arch::wasm32::{
         i16x8_add, i16x8_mul, i16x8_splat, u16x8_extend_high_u8x16, u16x8_extend_low_u8x16, u8x16_bitmask,
-        u8x16_eq, u8x16_lt, u8x16_ne, u8x16_splat, u8x16_sub, v128, v128_and, v128_load, v128_or, v128_store,
+        u8x16_eq, u8x16_lt, u8x16_ne, u8x16_splat, u8x16_sub, v128, v128_and, v128_load, v128_not, v128_or, v128_store,
     };
     let b = codes16(t, i - 1);
     let c = codes16(t, i);
     let d = codes16(t, i + 1);
     let row = i16x8_splat(129);
-    let mut places = [0u16; 16];
     // SAFETY: `places` is sixteen u16 units, 32 bytes; v128_store has no alignment requirement.
     unsafe {
         let at = places.as_mut_ptr() as *mut v128;
@@ -170,17 +171,17 @@ fn flagged16(flags: &[u8; TABLE], t: &[u16], i: usize) -> u32 {
     let letter = u8x16_lt(u8x16_sub(v128_or(b, u8x16_splat(0x20)), u8x16_splat(0x61)), u8x16_splat(26));
     let digit = u8x16_lt(u8x16_sub(b, u8x16_splat(0x30)), u8x16_splat(10));
     let joiner = v128_or(u8x16_eq(b, u8x16_splat(0x2d)), u8x16_eq(b, u8x16_splat(0x5f)));
-    let token = u32::from(u8x16_bitmask(v128_or(v128_or(letter, digit), joiner)));
-    let mut found = [0u8; 16];
-    for (f, &k) in found.iter_mut().zip(&places) {
+    let token_lanes = v128_or(v128_or(letter, digit), joiner);
+    for (f, &k) in found.iter_mut().zip(places.iter()) {
         // SAFETY: both units are at most 128, so k = c * 129 + d < 129 * 129 = TABLE.
         *f = unsafe { *flags.get_unchecked(k as usize) };
     }
     // SAFETY: `found` is sixteen bytes; v128_load has no alignment requirement.
-    let found = unsafe { v128_load(found.as_ptr() as *const v128) };
-    let others = u32::from(u8x16_bitmask(u8x16_ne(v128_and(found, u8x16_splat(!LACED)), u8x16_splat(0))));
-    let laced = u32::from(u8x16_bitmask(u8x16_ne(v128_and(found, u8x16_splat(LACED)), u8x16_splat(0))));
-    others | (laced & !token)
+    let bytes = unsafe { v128_load(found.as_ptr() as *const v128) };
+    // The laced key's flag dropped where the unit before is a token character, as `visit` drops it.
+    let bytes = v128_and(bytes, v128_or(v128_not(token_lanes), u8x16_splat(!LACED)));
+    unsafe { v128_store(found.as_mut_ptr() as *mut v128, bytes) };
+    u32::from(u8x16_bitmask(u8x16_ne(bytes, u8x16_splat(0))))
 }
 
 /// Per row of the pair table: 1 when its unit is a token character (laced.rs `is_token_code`), else 0.
@@ -216,13 +217,17 @@ pub(crate) fn run(s: &mut State, units: usize) {
         return;
     }
     // The offsets whose pair has a flag, sixteen at a look (`flagged16`), while a unit after the sixteenth is
-    // there; every other offset's pair has none `visit` would want, so skipping it skips nothing.
+    // there, each checked with the flags found for it there; every other offset's pair has none `visit`
+    // would want, so skipping it skips nothing.
     visit(s, n, 0);
     let mut p = 1;
+    let mut places = [0u16; 16];
+    let mut found = [0u8; 16];
     while p + 17 <= n {
-        let mut bits = flagged16(&s.pair_flags, &s.input[..n], p);
+        let mut bits = flagged16(&s.pair_flags, &s.input[..n], p, &mut places, &mut found);
         while bits != 0 {
-            visit(s, n, p + bits.trailing_zeros() as usize);
+            let j = bits.trailing_zeros() as usize;
+            check(s, n, p + j, places[j] as usize, found[j]);
             bits &= bits - 1;
         }
         p += 16;
@@ -249,10 +254,18 @@ fn visit(s: &mut State, n: usize, p: usize) {
         | DER
         | (if s.html_ref { 0 } else { REF })
         | (if token_before { 0 } else { LACED });
-    let f = s.pair_flags[k] & wanted;
+    check(s, n, p, k, s.pair_flags[k] & wanted);
+}
+
+/// At offset `p`, whose pair is `k` in the table: the checks of the flags `f` the search wants there (REF
+/// dropped here once a reference is found).
+#[inline(always)]
+fn check(s: &mut State, n: usize, p: usize, k: usize, f: u8) {
+    let f = if s.html_ref { f & !REF } else { f };
     if f == 0 {
         return;
     }
+    let t = &s.input[..n];
     if f & LACED != 0 {
         s.laced.check(t, p);
     }
