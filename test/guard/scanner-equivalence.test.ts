@@ -644,28 +644,35 @@ describe('guard: the compiled scanner gives the reference scanner findings', fun
     for (const t of [...wholes, ...lines, ...evasions, ...fuzz]) samePasses(t, short(t));
   });
 
-  it('tells plain ASCII text from other text alike, with the odd unit at every place of a long text', () => {
+  it('tells plain ASCII text from other text alike, with the odd unit at every place of a long text, and normalises it alike when it is not', () => {
     // The module reads eight units at a look (normalise.rs `plain_ascii`): each unit on either side of the
     // printable range, the line breaks and tab, and units of other planes, at every place of two looks and
-    // of the last ones (the units past the last whole look are read one by one).
-    const plain = 'the quick brown fox reviews code: {a: 1, b: [2, 3]} ~ ok!\n'.repeat(6).slice(0, 301);
+    // of the last ones (the units past the last whole look are read one by one). Then the same in a text
+    // that is not plain ASCII whatever the odd unit (a letter with an accent first, a curly quote last),
+    // whose runs of plain units are copied eight units a look (normalise.rs `plain_run_end`).
+    const plain = 'the quick brown fox reviews code: {a: 1, b: [2, 3]} ~ ok!\r\n'.repeat(6).slice(0, 301);
     const units = [0x00, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x1f, 0x20, 0x7e, 0x7f, 0x80, 0xa0, 0xff, 0x100, 0x200b, 0xd800, 0xdc00, 0xff21, 0xffff];
     const places = [...Array.from({ length: 18 }, (_, i) => i), ...Array.from({ length: 18 }, (_, i) => plain.length - 1 - i)];
     const engine = compiledScanner();
     let checked = 0;
-    for (const u of units) {
-      for (const at of places) {
-        const text = plain.slice(0, at) + String.fromCharCode(u) + plain.slice(at + 1);
-        const a = normalise(text);
-        const b = engine.normaliseInModule(text);
-        const label = `U+${u.toString(16).padStart(4, '0')} at ${at}`;
-        expect(b.text, `normalised text: ${label}`).to.equal(a.text);
-        expect(b.starts && [...b.starts], `starts: ${label}`).to.deep.equal(a.starts && [...a.starts]);
-        expect(b.ends && [...b.ends], `ends: ${label}`).to.deep.equal(a.ends && [...a.ends]);
-        checked++;
+    for (const [before, after] of [
+      ['', ''],
+      ['\u00e9', '\u2019'],
+    ]) {
+      for (const u of units) {
+        for (const at of places) {
+          const text = before + plain.slice(0, at) + String.fromCharCode(u) + plain.slice(at + 1) + after;
+          const a = normalise(text);
+          const b = engine.normaliseInModule(text);
+          const label = `U+${u.toString(16).padStart(4, '0')} at ${at}${before ? ' (not plain ASCII)' : ''}`;
+          expect(b.text, `normalised text: ${label}`).to.equal(a.text);
+          expect(b.starts && [...b.starts], `starts: ${label}`).to.deep.equal(a.starts && [...a.starts]);
+          expect(b.ends && [...b.ends], `ends: ${label}`).to.deep.equal(a.ends && [...a.ends]);
+          checked++;
+        }
       }
     }
-    expect(checked).to.equal(units.length * places.length);
+    expect(checked).to.equal(2 * units.length * places.length);
   });
 
   it('finds the encoded runs alike in long encoded inputs: wrapped base64, byte lists, base32, runs glued to prose', () => {
