@@ -63,7 +63,8 @@ class PipelineRun {
     this.#next = next;
   }
 
-  dispatch(i: number): Promise<void> {
+  /** Runs stage `i`; `at`, when the stage before it just handed on, is the clock reading that ended it. */
+  dispatch(i: number, at = -1): Promise<void> {
     if (i <= this.#index) return Promise.reject(new Error('next() called multiple times'));
     this.#index = i;
     const steps = this.#steps;
@@ -85,14 +86,12 @@ class PipelineRun {
       }
     }
     this.#open = i;
-    this.#started = performance.now();
+    // One clock reading for both sides of a hand-on: the previous stage's end is this one's start.
+    this.#started = at >= 0 ? at : performance.now();
     this.#span = tracingOn() ? stageSpan(step.stage) : null;
     let result: unknown;
     try {
-      result = step.fn(this.#ctx, () => {
-        this.#end(i);
-        return this.dispatch(i + 1);
-      });
+      result = step.fn(this.#ctx, () => this.dispatch(i + 1, this.#end(i)));
     } catch (err) {
       this.#end(i);
       return rejected(err);
@@ -111,15 +110,20 @@ class PipelineRun {
     ) as Promise<void>;
   }
 
-  /** Stage `i`'s clock stops, once: at its handing on or at its settling, whichever comes first. */
-  #end(i: number): void {
-    if (this.#open !== i) return;
+  /**
+   * Stage `i`'s clock stops, once: at its handing on or at its settling, whichever comes first. Returns the
+   * clock's reading, or -1 when it had stopped already.
+   */
+  #end(i: number): number {
+    if (this.#open !== i) return -1;
     this.#open = -1;
-    this.#steps[i]!.histogram!.observe((performance.now() - this.#started) / 1000);
+    const now = performance.now();
+    this.#steps[i]!.histogram!.observe((now - this.#started) / 1000);
     const span = this.#span;
     if (span !== null) {
       this.#span = null;
       span();
     }
+    return now;
   }
 }
