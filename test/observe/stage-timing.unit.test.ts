@@ -6,6 +6,7 @@
  * never charged with the time of the stages after it.
  */
 import { expect } from 'chai';
+import compose from 'koa-compose';
 import type Koa from 'koa';
 import { timedPipeline } from '../../src/http/stage-timing.js';
 import { registry } from '../../src/observe/metrics.js';
@@ -137,5 +138,45 @@ describe('stage timing observes each stage a call enters exactly once', () => {
       1,
       undefined,
     ]);
+  });
+
+  it('settles as koa-compose settles, stage for stage, whatever the stages do', async () => {
+    // The same stages through both: what each call sees in order, and how the whole settles.
+    const script = (log: string[]) => [
+      function t_a(_c: Koa.Context, next: Koa.Next) {
+        log.push('a');
+        return next().then(() => log.push('a after'));
+      },
+      async function t_b(_c: Koa.Context, next: Koa.Next) {
+        log.push('b');
+        await tick();
+        try {
+          await next();
+        } catch (err) {
+          log.push(`b caught ${(err as Error).message}`);
+          throw new Error('from b', { cause: err });
+        }
+      },
+      (_c: Koa.Context, next: Koa.Next) => {
+        log.push('anonymous');
+        return next();
+      },
+      function t_c(_c: Koa.Context, next: Koa.Next) {
+        log.push('c');
+        next().catch((err: Error) => log.push(`c saw ${err.message}`));
+        return next(); // a second next(): refused
+      },
+      function t_d() {
+        log.push('d');
+        throw new Error('from d');
+      },
+    ];
+    const outcome = async (run: (c: Koa.Context) => Promise<unknown>, log: string[]) => [await rejection(run(ctx())), ...log];
+    const viaCompose: string[] = [];
+    const viaPipeline: string[] = [];
+    const composed = await outcome((c) => compose(script(viaCompose))(c), viaCompose);
+    const piped = await outcome((c) => timedPipeline(...script(viaPipeline))(c), viaPipeline);
+    expect(piped).to.deep.equal(composed);
+    expect(composed[0]).to.equal('from b');
   });
 });
