@@ -10,6 +10,7 @@
  * (src/http/request-context.ts), so `warn` is the level for a quiet production log.
  */
 import { pino } from 'pino';
+import { isoNow } from './iso-time.js';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 export type Logger = Record<Level, (event: string, fields?: Record<string, unknown>) => void>;
@@ -71,7 +72,7 @@ export function createLogger(minimum: Level = 'info', write?: (line: string) => 
       level: minimum,
       base: null,
       messageKey: 'event',
-      timestamp: () => `,"t":"${new Date().toISOString()}"`,
+      timestamp: () => `,"t":"${isoNow()}"`,
       formatters: { level: (label) => ({ level: label }) },
     },
     destination,

@@ -12,7 +12,6 @@
  * singleExit. Each stage is timed where the pipeline is composed here (src/http/stage-timing.ts).
  */
 import type Koa from 'koa';
-import compose from 'koa-compose';
 import { Router } from '@koa/router';
 import type { Deps } from './deps.js';
 import { hostApp, type Front } from './host-app.js';
@@ -45,7 +44,7 @@ import { secure } from '../routes/secure.js';
 import { historyList, historyVersion } from '../decisions/history-routes.js';
 import { serveOpenApi } from '../openapi/route.js';
 import { APPLICATION_LIMIT, hitSubject, limitAddress, limitPrincipal, principalHit } from '../ratelimit/middleware.js';
-import { timedStages } from '../http/stage-timing.js';
+import { timedPipeline } from '../http/stage-timing.js';
 import type { Call } from '../call/call.js';
 import { endAllSessions, endSession, getSession } from '../routes/session.js';
 import { issueAccountToken, listAccountApplications, listAccountTokens, revokeAccountToken } from '../routes/account.js';
@@ -93,8 +92,8 @@ export function createApiApp(deps: Deps, front: Front): Koa {
   const ahead = lookAhead(jobs, principalHit(limits, holder));
   /** After attach: a call attached to an identical request's live job goes on through `attached`, any other through `admitted`. */
   const afterAttach = (attached: Koa.Middleware[], admitted: Koa.Middleware[]): Koa.Middleware => {
-    const whenAttached = compose(timedStages(...attached));
-    const otherwise = compose(timedStages(...admitted));
+    const whenAttached = timedPipeline(...attached);
+    const otherwise = timedPipeline(...admitted);
     return (ctx, next) => ((ctx.state.call as Call).state.at === 'attached' ? whenAttached : otherwise)(ctx, next);
   };
 
@@ -130,15 +129,22 @@ export function createApiApp(deps: Deps, front: Front): Koa {
     router.options(path, openCors());
   }
 
-  const chatStages = [
-    ...timedStages(openCall(holder), readBody(bodyLimit), validate('chat'), ahead, identify(caller), limitPrincipal(limits, holder), jobKey(), attach(jobs)),
+  const chat = timedPipeline(
+    openCall(holder),
+    readBody(bodyLimit),
+    validate('chat'),
+    ahead,
+    identify(caller),
+    limitPrincipal(limits, holder),
+    jobKey(),
+    attach(jobs),
     afterAttach([wait(engine), respond()], [...admission('chat'), run(runner, engine), wait(engine), respond()]),
-  ];
-  router.post(CHAT_PATH, ...chatStages);
+  );
+  router.post(CHAT_PATH, chat);
 
   router.post(
     '/v1/research/jobs',
-    ...timedStages(
+    timedPipeline(
       openCall(holder),
       requireIdempotencyKey(),
       readBody(bodyLimit),
@@ -149,8 +155,8 @@ export function createApiApp(deps: Deps, front: Front): Koa {
       jobKey(),
       checkIdempotencyKey(jobs),
       attach(jobs),
+      afterAttach([bindIdempotencyKey(jobs), queued()], [...admission('api'), bindIdempotencyKey(jobs), run(runner, engine), queued()]),
     ),
-    afterAttach([bindIdempotencyKey(jobs), queued()], [...admission('api'), bindIdempotencyKey(jobs), run(runner, engine), queued()]),
   );
   router.get('/v1/research/job', getJob(deps, jobs, holder));
   router.get('/v1/billing/status', billingStatus(deps, deps.meter));
@@ -190,7 +196,7 @@ export function createApiApp(deps: Deps, front: Front): Koa {
   app.use(singleExit(log));
   app.use(consoleCors(deps.origins.console));
   app.use(wiresNotOffered());
-  app.use(chatFirst(compose(chatStages)));
+  app.use(chatFirst(chat));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

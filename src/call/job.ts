@@ -6,6 +6,7 @@ import { jobIdFor, type JobRecord } from '../jobs/job.js';
 import type { Reservation } from '../metering/meter.js';
 import type { Call } from './call.js';
 import { newReceiptId } from './receipt.js';
+import { isoNow } from '../iso-time.js';
 
 export function callJobId(call: Call, principalId: string): string {
   const { request, maxTokens } = call.valid!;
@@ -22,7 +23,7 @@ export function callJobId(call: Call, principalId: string): string {
 }
 
 export function jobRecord(call: Call, origin: JobRecord['origin'], reservation: Reservation): JobRecord {
-  const now = new Date().toISOString();
+  const now = isoNow();
   return {
     jobId: call.jobId!,
     principalId: call.identity!.principal.id,

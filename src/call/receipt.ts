@@ -12,6 +12,7 @@ import type { Receipt } from '../store/store.js';
 import type { Settlement } from '../metering/meter.js';
 import type { JobRecord } from '../jobs/job.js';
 import type { Call } from './call.js';
+import { isoNow, isoTime } from '../iso-time.js';
 
 export type Outcome = 'answered' | 'refused' | 'failed';
 
@@ -32,7 +33,7 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
     callId: call.id,
     chargedMicroUSD: s?.chargedMicroUSD ?? 0,
     countedTokens: s?.countedTokens ?? 0,
-    createdAt: call.startedAt.toISOString(),
+    createdAt: isoTime(call.startedAt.getTime()),
     ...(r ? { day: r.day } : {}),
     decision: {
       allow: d?.allow ?? false,
@@ -41,7 +42,7 @@ export function buildReceipt(call: Call, outcome: Outcome, error?: { code: strin
       versions: decisionVersions(v),
     },
     ...(error ? { error } : {}),
-    finishedAt: new Date().toISOString(),
+    finishedAt: isoNow(),
     guardrails: d?.guardrails ?? { block: [], flag: [], redact: [] },
     id: call.receiptId ?? newReceiptId(call.id),
     model: call.model?.id ?? call.valid?.request.model,

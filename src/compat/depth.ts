@@ -11,18 +11,31 @@ import { isRawNumber } from './json-numbers.js';
 /** Deeper than any tool schema or argument object a client writes by hand; far below any stack limit. */
 export const MAX_DEPTH = 64;
 
-/** The depth of a parsed JSON value (a scalar is 0, `[]` is 1), without recursion; stops past `limit`. */
+/**
+ * The depth of a parsed JSON value (a scalar is 0, `[]` is 1), without recursion; stops past `limit`. The
+ * containers still to read and their depths are kept in two parallel stacks, not a pair per container, and an
+ * array's members are read by index (every call measures its body here).
+ */
 export function jsonDepth(value: unknown, limit = MAX_DEPTH): number {
   let deepest = 0;
-  const stack: Array<[unknown, number]> = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, d] = stack.pop()!;
+  const values: unknown[] = [value];
+  const depths: number[] = [0];
+  while (values.length > 0) {
+    const v = values.pop();
+    const d = depths.pop()!;
     // A number kept as its source text (json-numbers.ts) is an object only in form: a leaf, like any number.
     if (v === null || typeof v !== 'object' || isRawNumber(v)) continue;
     const depth = d + 1;
     if (depth > deepest) deepest = depth;
     if (deepest > limit) return deepest;
-    for (const x of Array.isArray(v) ? v : Object.values(v)) if (x !== null && typeof x === 'object' && !isRawNumber(x)) stack.push([x, depth]);
+    const members = Array.isArray(v) ? (v as unknown[]) : Object.values(v as Record<string, unknown>);
+    for (let i = 0; i < members.length; i++) {
+      const x = members[i];
+      if (x !== null && typeof x === 'object' && !isRawNumber(x)) {
+        values.push(x);
+        depths.push(depth);
+      }
+    }
   }
   return deepest;
 }

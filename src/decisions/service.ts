@@ -20,6 +20,7 @@ import type { DecisionStore } from './store.js';
 import { runtimeFacts, runtimeVersions } from './versions.js';
 import { answerOf, decisionChanges, Shadow, shadowMetrics } from './shadow.js';
 import { decisionVersions } from '../config/compile.js';
+import { isoTime } from '../iso-time.js';
 
 const DEFAULT_RETENTION_DAYS = 30;
 const DAY_MS = 86_400_000;
@@ -87,7 +88,7 @@ export class Decisions {
       path: DECISION_PATH,
       result: call.decision!,
       sizes: { inputChars: valid?.inputChars ?? 0, inputTokens: valid?.inputTokens ?? 0, messages: valid?.request.messages.length ?? 0 },
-      timestamp: new Date(this.#now()).toISOString(),
+      timestamp: isoTime(this.#now()),
       versions: decisionVersions(runtime.versions),
     };
   }

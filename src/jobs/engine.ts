@@ -28,6 +28,7 @@ import type { JobClosing, JobOpening } from '../metering/ledger.js';
 import { TERMINAL, type JobRecord, type JobResult } from './job.js';
 import { interruptedReceipt } from '../call/receipt.js';
 import type { CreateOutcome, JobStore } from './store.js';
+import { isoNow } from '../iso-time.js';
 
 export interface JobSettings {
   leaseMs: number;
@@ -123,7 +124,7 @@ export class JobEngine {
     let ended: { job: JobRecord | null } | undefined;
     const ending: JobEnding = {
       succeeded: (result) => {
-        const patch: Partial<JobRecord> = { status: 'succeeded', result, updatedAt: new Date().toISOString() };
+        const patch: Partial<JobRecord> = { status: 'succeeded', result, updatedAt: isoNow() };
         return {
           jobId: job.jobId,
           owner: this.instanceId,
@@ -136,12 +137,10 @@ export class JobEngine {
       },
     };
     const finish = async (patch: Partial<JobRecord>): Promise<JobRecord> => {
-      const updated = await this.jobs
-        .update(job.jobId, this.instanceId, { ...patch, updatedAt: new Date().toISOString() }, s.retentionMs)
-        .catch((err: Error) => {
-          this.log.error('job.update.failed', { jobId: job.jobId, error: err.name });
-          return null;
-        });
+      const updated = await this.jobs.update(job.jobId, this.instanceId, { ...patch, updatedAt: isoNow() }, s.retentionMs).catch((err: Error) => {
+        this.log.error('job.update.failed', { jobId: job.jobId, error: err.name });
+        return null;
+      });
       // null: the lease was lost and a sweeper decided; what it stored is the truth.
       return updated ?? (await this.jobs.get(job.jobId)) ?? { ...job, ...patch };
     };

@@ -81,9 +81,24 @@ export interface RawCommands {
  * `evalLua`: its client routes the named command by its first key and replays it on a redirection.
  */
 export function evalLuaRaw(client: RawCommands, script: LuaScript, keys: string[], args: string[]): Promise<unknown> {
-  const words = (command: string, script: string) => [command, script, String(keys.length), ...keys, ...args];
-  return client.sendCommand(words(script.readOnly ? 'EVALSHA_RO' : 'EVALSHA', script.sha1)).catch((err: unknown) => {
+  return client.sendCommand(scriptWords(script.readOnly ? 'EVALSHA_RO' : 'EVALSHA', script.sha1, keys, args)).catch((err: unknown) => {
     if (!(err instanceof ErrorReply && err.message.startsWith('NOSCRIPT'))) throw err;
-    return client.sendCommand(words(script.readOnly ? 'EVAL_RO' : 'EVAL', script.source));
+    return client.sendCommand(scriptWords(script.readOnly ? 'EVAL_RO' : 'EVAL', script.source, keys, args));
   });
+}
+
+/**
+ * `command script numkeys key... arg...`, filled by index into an array of its final length: spreading the
+ * keys and arguments into a literal went through the array iterator (its result objects were 3 KiB of a
+ * chat call's garbage, which runs three scripts).
+ */
+function scriptWords(command: string, script: string, keys: readonly string[], args: readonly string[]): string[] {
+  const words = new Array<string>(3 + keys.length + args.length);
+  words[0] = command;
+  words[1] = script;
+  words[2] = String(keys.length);
+  for (let i = 0; i < keys.length; i++) words[3 + i] = keys[i]!;
+  const from = 3 + keys.length;
+  for (let i = 0; i < args.length; i++) words[from + i] = args[i]!;
+  return words;
 }
