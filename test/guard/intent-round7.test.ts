@@ -7,9 +7,10 @@
  * 600 characters; two of them also keep the configured head as their CSAM backstop (head.ts), the first a CSAM
  * threshold of its own instead. Each must be the one the trainer writes today (its inputs' hashes: corpus, encoder,
  * gate, evasive lines, the head it is averaged with and backs up on). Sets M and S, which nobody here had read, decided
- * by the rule written before them: the second candidate is configured. Their CSAM checks against the sixth round's head
- * are gone with the round: the configured head is held to its own figures on every set (intent-independent.test.ts) and
- * to the corpus's CSAM asks (intent-model.test.ts), and the eighth round's candidates to it (intent-round8.test.ts).
+ * by the rule written before them: the second candidate was configured, until sets N and O, by the eighth round's rule,
+ * replaced it (intent-round8.test.ts). Their CSAM checks against the sixth round's head are gone with the round: the
+ * configured head is held to its own figures on every set (intent-independent.test.ts) and to the corpus's CSAM asks
+ * (intent-model.test.ts).
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -17,7 +18,6 @@ import { readFileSync } from 'node:fs';
 import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard-intent.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
-import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the sixth round's lines and the seventh's blind files. */
@@ -39,16 +39,6 @@ const CANDIDATES: Array<{
   { file: 'guardrails-intent-head-r7-hidden-backstop.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.78, backstop: true },
   { file: 'guardrails-intent-head-r7-hidden64-backstop.json', units: 64, seeds: 1, weight: 0.3, threshold: 0.8, backstop: true },
 ];
-/** Adopted by sets M and S under the seventh round's rule (docs/guardrails.md, "Sets M and S, scored once"). */
-const ADOPTED = CANDIDATES[1]!;
-
-describe('guard: the seventh round adopted its second candidate', () => {
-  it('rules/guardrails.yaml names guardrails-intent-head-r7-hidden-backstop.json at the threshold it was written at', () => {
-    const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
-    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
-  });
-});
-
 for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
   describe(`guard: the seventh round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the fifth blind files${backstop ? ', the configured head as CSAM backstop' : ''}`, function () {
     this.timeout(120_000);

@@ -7,10 +7,12 @@
  * 400 to 600 characters. They decide CSAM by a CSAM threshold of their own; one keeps the sixth round's head as a CSAM
  * backstop narrowed to what it reads as plainly CSAM (INTENT_CSAM_BACKSTOP_AT), not every reading it refused as CSAM,
  * which kept the configured head refusing protective prompts about children. Each must be the one the trainer writes
- * today (its inputs' hashes: corpus, encoder, gate, evasive lines, the head it is averaged with and backs up on), and,
- * read through the runtime, each refuses at least as many CSAM asks of the looked-at sets (A to M and S to Z) as the
- * configured head, as red-team and as blue-team calls, and every CSAM ask of the corpus the configured head refuses, on
- * both teams. Sets N and O, which nobody here has read, decide by the rule written before them.
+ * today (its inputs' hashes: corpus, encoder, gate, evasive lines, the head it is averaged with and backs up on). Sets N
+ * and O, which nobody here had read, decided by the rule written before them: the second candidate is configured
+ * (docs/guardrails.md, "Sets N and O, scored once"). While the round was open each was also held, through the runtime, to
+ * at least as many CSAM asks of the looked-at sets (A to M and S to Z) as the head configured then, on both teams, and to
+ * every CSAM ask of the corpus it refused; with the round decided those checks are retired: the configured head is held
+ * to its own figures on every set (intent-independent.test.ts) and to the corpus's CSAM asks (intent-model.test.ts).
  */
 import { expect } from 'chai';
 import { createHash } from 'node:crypto';
@@ -18,13 +20,13 @@ import { readFileSync } from 'node:fs';
 import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard-intent.js';
 import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
-import { describeCorpusCsamKept, describeCsamAsMany } from './helpers/intent-eval.js';
+import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { RULES_DIR } from './helpers/guardrails.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the seventh round's lines and the eighth's blind files. */
 const EVASIVE =
   'asks-blind.tsv,asks.tsv,benign-blind.tsv,buried.tsv,benign-traps.tsv,asks-blind2.tsv,benign-blind2.tsv,asks-blind3.tsv,benign-blind3.tsv,asks-blind4.tsv,benign-blind4.tsv,asks-blind5.tsv,benign-blind5.tsv,asks-blind6.tsv,benign-blind6.tsv';
-/** The head configured when they were built: the one the candidates are held against, and whose gate and reading they keep. */
+/** The head configured when they were built: the one the candidates were held against, and whose gate and reading they keep. */
 const CONFIGURED = { head: 'guardrails-intent-head-r7-hidden-backstop.json', threshold: 0.78 };
 /** The linear ask head their scores are averaged with (INTENT_ASK_AVERAGE), as the configured head's are. */
 const AVERAGED = 'guardrails-intent-head-r6-sentences-csam.json';
@@ -50,9 +52,15 @@ const CANDIDATES: Array<{
     backstop: { from: AVERAGED, at: 0.5 },
   },
 ];
-/** The looked-at sets of the rule's (b), and their CSAM asks. */
-const LOOKED_AT = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 's', 't', 'u', 'v', 'w', 'x', 'y', 'z'].map((s) => `set-${s}`);
-const LOOKED_AT_CSAM = 1038;
+/** Adopted by sets N and O under the eighth round's rule (docs/guardrails.md, "Sets N and O, scored once"). */
+const ADOPTED = CANDIDATES[1]!;
+
+describe('guard: the eighth round adopted its second candidate', () => {
+  it('rules/guardrails.yaml names guardrails-intent-head-r8-hidden-csam.json at the threshold it was written at', () => {
+    const doc = loadGuardrailsDoc(`${RULES_DIR}guardrails.yaml`);
+    expect([doc.intentModel?.head, doc.intentModel?.threshold]).to.deep.equal([ADOPTED.file, ADOPTED.threshold]);
+  });
+});
 
 describe('guard: the eighth round candidates share one ask head (INTENT_ASK_FROM wrote the second and third from the first)', () => {
   it('holds the same hidden layer, output weights and standardisation in each file', () => {
@@ -67,7 +75,7 @@ describe('guard: the eighth round candidates share one ask head (INTENT_ASK_FROM
 
 for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
   describe(`guard: the eighth round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the sixth blind files${backstop ? `, a CSAM backstop from ${backstop.at}` : ''}`, function () {
-    this.timeout(1_800_000);
+    this.timeout(120_000);
     const text = (f: string) => readFileSync(`${RULES_DIR}${f}`, 'utf8');
     const read = (f: string) => JSON.parse(text(f)) as IntentHeadDoc;
     const sha256 = (f: string) => createHash('sha256').update(text(f)).digest('hex');
@@ -96,7 +104,4 @@ for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classT
         backstop ? [[backstop.from, sha256(backstop.from), 1, backstop.at]] : [],
       );
     });
-
-    describeCsamAsMany({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, LOOKED_AT, LOOKED_AT_CSAM, 'the configured head');
-    describeCorpusCsamKept({ head: CANDIDATE, threshold: THRESHOLD }, CONFIGURED, 'the configured head');
   });
