@@ -13,12 +13,8 @@
  * (intent-model.test.ts).
  */
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard-intent.js';
-import { encoderFiles } from '../../src/guard/model/encoder.js';
-import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
-import { RULES_DIR } from './helpers/guardrails.js';
+import { backstopsOf } from '../../src/guard/model/head.js';
+import { expectHiddenHeadAsWritten, headSha256, type HiddenCandidate, readHead } from './helpers/hidden-head.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the sixth round's lines and the seventh's blind files. */
 const EVASIVE =
@@ -26,47 +22,21 @@ const EVASIVE =
 /** The head configured when they were built: the one the candidates are held against, averaged with, backed up on and take their gate from. */
 const CONFIGURED = { head: 'guardrails-intent-head-r6-sentences-csam.json', threshold: 0.74 };
 /** The candidates: hidden units, INTENT_ASK_AVERAGE's weight, the threshold and class thresholds they were written at. */
-const CANDIDATES: Array<{
-  file: string;
-  units: number;
-  seeds: number;
-  weight: number;
-  threshold: number;
-  classThresholds?: Record<string, number>;
-  backstop: boolean;
-}> = [
+const CANDIDATES: Array<HiddenCandidate & { backstop: boolean }> = [
   { file: 'guardrails-intent-head-r7-hidden.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.74, classThresholds: { csam: 0.2 }, backstop: false },
   { file: 'guardrails-intent-head-r7-hidden-backstop.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.78, backstop: true },
   { file: 'guardrails-intent-head-r7-hidden64-backstop.json', units: 64, seeds: 1, weight: 0.3, threshold: 0.8, backstop: true },
 ];
-for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
+for (const candidate of CANDIDATES) {
+  const { file: CANDIDATE, units, seeds, weight, backstop } = candidate;
   describe(`guard: the seventh round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the fifth blind files${backstop ? ', the configured head as CSAM backstop' : ''}`, function () {
     this.timeout(120_000);
-    const text = (f: string) => readFileSync(`${RULES_DIR}${f}`, 'utf8');
-    const read = (f: string) => JSON.parse(text(f)) as IntentHeadDoc;
-    const sha256 = (f: string) => createHash('sha256').update(text(f)).digest('hex');
 
     it(`is what the trainer writes today: this corpus, encoder and evasive lines, averaged with the configured ask head (${weight}), the configured gate and reading${backstop ? ', the configured head as CSAM backstop' : ', no backstop'}`, () => {
-      const head = read(CANDIDATE);
-      const configured = read(CONFIGURED.head);
-      const evaluation = head.evaluation as {
-        threshold: number;
-        averagedWith?: { from: string; sha256: string; weight: number };
-        hidden?: { units: number; epochs: number; l2: number; seeds?: number };
-      };
-      expect(head.corpusSha256).to.equal(readCorpus().sha256);
-      expect(head.encoderSha256).to.equal(encoderFiles().sha256);
-      expect(head.extraLinesSha256).to.equal(extraLines(EVASIVE, undefined).sha256);
-      expect(head.classThresholds).to.deep.equal(classThresholds);
-      expect(evaluation.threshold).to.equal(THRESHOLD);
-      expect(evaluation.hidden).to.deep.equal({ units, ...HIDDEN_PARAMS, ...(seeds > 1 ? { seeds } : {}) });
-      expect(evaluation.averagedWith).to.deep.equal({ from: CONFIGURED.head, sha256: sha256(CONFIGURED.head), weight });
-      // The trained units of every seed and, per class, the two that carry the configured ask head's linear score.
-      expect(head.hidden?.weights.length).to.equal(units * seeds + 2 * head.classes.length);
-      expect(head.gate).to.deep.equal(configured.gate);
-      expect(head.readings).to.deep.equal(configured.readings);
+      const head = expectHiddenHeadAsWritten(candidate, { evasive: EVASIVE, averagedWith: CONFIGURED.head, beside: CONFIGURED.head });
       expect(backstopsOf(head).map((b) => [b.from, b.sha256, b.threshold, b.csamThreshold])).to.deep.equal(
-        backstop ? [[CONFIGURED.head, sha256(CONFIGURED.head), CONFIGURED.threshold, configured.classThresholds!.csam]] : [],
+        backstop ? [[CONFIGURED.head, headSha256(CONFIGURED.head), CONFIGURED.threshold, readHead(CONFIGURED.head).classThresholds!.csam]] : [],
       );
     });
   });
+}

@@ -15,13 +15,11 @@
  * to its own figures on every set (intent-independent.test.ts) and to the corpus's CSAM asks (intent-model.test.ts).
  */
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { extraLines, HIDDEN_PARAMS, readCorpus } from '../../scripts/train-guard-intent.js';
-import { encoderFiles } from '../../src/guard/model/encoder.js';
 import { backstopsOf, type IntentHeadDoc } from '../../src/guard/model/head.js';
 import { loadGuardrailsDoc } from '../../src/guard/index.js';
 import { RULES_DIR } from './helpers/guardrails.js';
+import { expectHiddenHeadAsWritten, headSha256, type HiddenCandidate } from './helpers/hidden-head.js';
 
 /** INTENT_EVASIVE of the commands that write them (docs/guardrails.md): the seventh round's lines and the eighth's blind files. */
 const EVASIVE =
@@ -31,15 +29,7 @@ const CONFIGURED = { head: 'guardrails-intent-head-r7-hidden-backstop.json', thr
 /** The linear ask head their scores are averaged with (INTENT_ASK_AVERAGE), as the configured head's are. */
 const AVERAGED = 'guardrails-intent-head-r6-sentences-csam.json';
 /** The candidates: hidden units, seeds, INTENT_ASK_AVERAGE's weight, the thresholds they were written at, any backstop and its level. */
-const CANDIDATES: Array<{
-  file: string;
-  units: number;
-  seeds: number;
-  weight: number;
-  threshold: number;
-  classThresholds?: Record<string, number>;
-  backstop?: { from: string; at: number };
-}> = [
+const CANDIDATES: Array<HiddenCandidate & { backstop?: { from: string; at: number } }> = [
   { file: 'guardrails-intent-head-r8-hidden.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.74, classThresholds: { csam: 0.3 } },
   { file: 'guardrails-intent-head-r8-hidden-csam.json', units: 32, seeds: 3, weight: 0.5, threshold: 0.74, classThresholds: { csam: 0.23 } },
   {
@@ -73,35 +63,17 @@ describe('guard: the eighth round candidates share one ask head (INTENT_ASK_FROM
   });
 });
 
-for (const { file: CANDIDATE, units, seeds, weight, threshold: THRESHOLD, classThresholds, backstop } of CANDIDATES)
+for (const candidate of CANDIDATES) {
+  const { file: CANDIDATE, units, seeds, weight, backstop } = candidate;
   describe(`guard: the eighth round candidate ${CANDIDATE}, a hidden layer of ${units}${seeds > 1 ? ` from ${seeds} seeds` : ''} trained on the sixth blind files${backstop ? `, a CSAM backstop from ${backstop.at}` : ''}`, function () {
     this.timeout(120_000);
-    const text = (f: string) => readFileSync(`${RULES_DIR}${f}`, 'utf8');
-    const read = (f: string) => JSON.parse(text(f)) as IntentHeadDoc;
-    const sha256 = (f: string) => createHash('sha256').update(text(f)).digest('hex');
 
     it(`is what the trainer writes today: this corpus, encoder and evasive lines, averaged with the sixth round's ask head (${weight}), the configured gate and reading${backstop ? `, the sixth round's head as CSAM backstop from ${backstop.at}` : ', no backstop'}`, () => {
-      const head = read(CANDIDATE);
-      const configured = read(CONFIGURED.head);
-      const evaluation = head.evaluation as {
-        threshold: number;
-        averagedWith?: { from: string; sha256: string; weight: number };
-        hidden?: { units: number; epochs: number; l2: number; seeds?: number };
-      };
-      expect(head.corpusSha256).to.equal(readCorpus().sha256);
-      expect(head.encoderSha256).to.equal(encoderFiles().sha256);
-      expect(head.extraLinesSha256).to.equal(extraLines(EVASIVE, undefined).sha256);
-      expect(head.classThresholds).to.deep.equal(classThresholds);
-      expect(evaluation.threshold).to.equal(THRESHOLD);
-      expect(evaluation.hidden).to.deep.equal({ units, ...HIDDEN_PARAMS, ...(seeds > 1 ? { seeds } : {}) });
-      expect(evaluation.averagedWith).to.deep.equal({ from: AVERAGED, sha256: sha256(AVERAGED), weight });
-      // The trained units of every seed and, per class, the two that carry the averaged head's linear score.
-      expect(head.hidden?.weights.length).to.equal(units * seeds + 2 * head.classes.length);
-      expect(head.gate).to.deep.equal(configured.gate);
-      expect(head.readings).to.deep.equal(configured.readings);
+      const head = expectHiddenHeadAsWritten(candidate, { evasive: EVASIVE, averagedWith: AVERAGED, beside: CONFIGURED.head });
       // A narrowed backstop refuses by its CSAM probability alone (its harm threshold 1).
       expect(backstopsOf(head).map((b) => [b.from, b.sha256, b.threshold, b.csamThreshold])).to.deep.equal(
-        backstop ? [[backstop.from, sha256(backstop.from), 1, backstop.at]] : [],
+        backstop ? [[backstop.from, headSha256(backstop.from), 1, backstop.at]] : [],
       );
     });
   });
+}
